@@ -1,0 +1,24 @@
+/**
+ * One jest run covers every tier. DynamoDB Local is started once for the whole run
+ * (test/global-setup.ts) and stopped in test/global-teardown.ts.
+ * middy 7 ships ESM only, so @swc/jest also transforms node_modules/@middy.
+ */
+const swc = ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }];
+const common = {
+  transform: { '^.+\\.(t|j|mj)s$': swc },
+  transformIgnorePatterns: ['/node_modules/(?!@middy/)'],
+  // @middy/core exports only an `import` condition, which jest's CommonJS resolver skips.
+  moduleNameMapper: { '^@middy/core$': '<rootDir>/node_modules/@middy/core/index.js' },
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
+  testEnvironment: 'node',
+};
+module.exports = {
+  globalSetup: '<rootDir>/test/global-setup.ts',
+  globalTeardown: '<rootDir>/test/global-teardown.ts',
+  testTimeout: 30000,
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    { ...common, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },
+    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+  ],
+};

@@ -1,0 +1,125 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { CreateTableCommand, DynamoDBClient, ListTablesCommand, ResourceInUseException } from '@aws-sdk/client-dynamodb';
+import { createTableInput } from '../../shared/store/table';
+import { ensureDynamoDbLocal } from './dynamodb-jar';
+
+export interface DynamoDbLocalOptions {
+  /** 0 (default) picks a free port. */
+  port?: number;
+  /** Keep data in this folder across restarts; in memory when absent. */
+  dataDir?: string;
+}
+
+export interface DynamoDbLocal {
+  endpoint: string;
+  port: number;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  await once(server, 'close');
+  if (!address || typeof address === 'string') throw new Error('could not find a free port');
+  return address.port;
+}
+
+function assertJava(): void {
+  const probe = spawnSync('java', ['-version'], { stdio: 'ignore' });
+  if (probe.error || probe.status !== 0) {
+    throw new Error('DynamoDB Local needs Java 17+. Install it, e.g. `apt-get install -y openjdk-17-jre-headless`.');
+  }
+}
+
+/**
+ * The JVM runs under a small shell watchdog that holds a pipe from this process: when
+ * the pipe closes (stop(), Ctrl-C, a crash, even SIGKILL of node) the watchdog kills
+ * the JVM, so no java process outlives its owner.
+ */
+const WATCHDOG = 'java "$@" >/dev/null 2>&1 & j=$!; trap \'kill $j 2>/dev/null; exit 0\' INT TERM; while read -r _; do :; done; kill $j 2>/dev/null; wait $j';
+
+export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
+  assertJava();
+  const emulator = ensureDynamoDbLocal();
+  const port = options.port || (await freePort());
+  const storage = options.dataDir ? ['-dbPath', options.dataDir] : ['-inMemory'];
+  const args = [
+    `-Djava.library.path=${join(emulator, 'DynamoDBLocal_lib')}`,
+    '-Xms64m',
+    '-jar',
+    join(emulator, 'DynamoDBLocal.jar'),
+    ...storage,
+    '-sharedDb',
+    '-disableTelemetry',
+    '-port',
+    String(port),
+  ];
+  const child: ChildProcess = spawn('sh', ['-c', WATCHDOG, 'dynamodb-local', ...args], { stdio: ['pipe', 'ignore', 'inherit'] });
+  const exited = once(child, 'exit');
+  const endpoint = `http://127.0.0.1:${port}`;
+
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.stdin?.end();
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  };
+
+  try {
+    await waitUntilReady(endpoint, child);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { endpoint, port, pid: child.pid ?? -1, stop };
+}
+
+async function waitUntilReady(endpoint: string, child: ChildProcess, timeoutMs = 30000): Promise<void> {
+  const client = localClient(endpoint);
+  const deadline = Date.now() + timeoutMs;
+  try {
+    while (Date.now() < deadline) {
+      if (child.exitCode !== null) throw new Error(`DynamoDB Local exited with code ${child.exitCode} (is the port in use?)`);
+      try {
+        await client.send(new ListTablesCommand({ Limit: 1 }));
+        return;
+      } catch {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    throw new Error(`DynamoDB Local did not answer on ${endpoint} within ${timeoutMs} ms`);
+  } finally {
+    client.destroy();
+  }
+}
+
+export function localClient(endpoint: string): DynamoDBClient {
+  return new DynamoDBClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    maxAttempts: 1,
+  });
+}
+
+/** Creates the table if absent; returns true when it was created now (an empty store). */
+export async function ensureTable(endpoint: string, tableName: string): Promise<boolean> {
+  const client = localClient(endpoint);
+  try {
+    await client.send(new CreateTableCommand(createTableInput(tableName)));
+    return true;
+  } catch (err) {
+    if (err instanceof ResourceInUseException) return false;
+    throw err;
+  } finally {
+    client.destroy();
+  }
+}

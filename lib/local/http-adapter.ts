@@ -1,0 +1,114 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { once } from 'node:events';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { handler as authorizer } from '../../functions/authorizer';
+import { handler as fallback } from '../../functions/fallback';
+import { AppError } from '../../shared/errors';
+import { requestIdOf } from '../../shared/http/event';
+import { errorResult } from '../../shared/http/response';
+import { logger } from '../../shared/logger';
+import { resolve, type Route } from '../../shared/routes';
+import { lambdaContext, toAuthorizerEvent, toProxyEvent } from './lambda-events';
+
+type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+
+/** API Gateway's own payload limit; the handlers enforce the contract's 64 KiB. */
+const MAX_PAYLOAD = 10 * 1024 * 1024;
+
+const loaded = new Map<string, Promise<LambdaHandler>>();
+function loadHandler(file: string): Promise<LambdaHandler> {
+  let handler = loaded.get(file);
+  if (!handler) {
+    // Relative to this file (lib/local), so it resolves the same under tsx (ESM) and jest (CJS).
+    handler = import(`../../${file.replace(/\.ts$/, '')}`).then((mod: { handler: LambdaHandler }) => mod.handler);
+    loaded.set(file, handler);
+  }
+  return handler;
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_PAYLOAD) return null;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** What API Gateway does for one request: match the route, run the authorizer, invoke the Lambda. */
+async function dispatch(req: IncomingMessage, body: Buffer, url: URL): Promise<APIGatewayProxyStructuredResultV2> {
+  const method = req.method ?? 'GET';
+  const resolution = resolve(method, url.pathname);
+  const built: Route | null = resolution.kind === 'route' && resolution.route.handler ? resolution.route : null;
+  const event = toProxyEvent(req, {
+    method,
+    url,
+    body,
+    routeKey: built ? `${built.method} ${built.path}` : '$default',
+    pathParameters: built && resolution.kind === 'route' ? resolution.pathParameters : undefined,
+  });
+  if (!built?.handler) return fallback(event, lambdaContext('fallback', event.requestContext.requestId));
+
+  const verdict = await authorizer(toAuthorizerEvent(event));
+  if (!verdict.isAuthorized) return { statusCode: 403, body: JSON.stringify({ message: 'Forbidden' }) };
+  const authorized = { ...event, requestContext: { ...event.requestContext, authorizer: { lambda: verdict.context } } };
+  const handler = await loadHandler(built.handler);
+  return handler(authorized, lambdaContext(built.operationId, event.requestContext.requestId));
+}
+
+function write(res: ServerResponse, result: APIGatewayProxyStructuredResultV2): void {
+  const body = result.body ? Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8') : Buffer.alloc(0);
+  res.writeHead(result.statusCode ?? 200, { ...(result.headers as Record<string, string>), 'content-length': body.length });
+  res.end(body);
+}
+
+async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const started = performance.now();
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  let result: APIGatewayProxyStructuredResultV2;
+  try {
+    const body = await readBody(req);
+    result = body
+      ? await dispatch(req, body, url)
+      : errorResult(new AppError('body_too_large', 'Request body exceeds 10 MiB.'), requestIdOf({}));
+  } catch (err) {
+    // A Lambda that throws is a 500 at API Gateway; never show the error text.
+    logger.error('Handler failed', { error: err as Error, path: url.pathname });
+    result = errorResult(new AppError('internal_error', 'An internal error occurred.'), requestIdOf({}));
+  }
+  write(res, result);
+  logger.info('request', {
+    method: req.method,
+    path: url.pathname,
+    status: result.statusCode,
+    duration_ms: Math.round((performance.now() - started) * 100) / 100,
+  });
+}
+
+export interface HttpAdapter {
+  url: string;
+  port: number;
+  server: Server;
+  close(): Promise<void>;
+}
+
+export async function startHttpAdapter(port: number, host = '127.0.0.1'): Promise<HttpAdapter> {
+  const server = createServer((req, res) => void serve(req, res));
+  server.keepAliveTimeout = 5000;
+  server.listen(port, host);
+  await once(server, 'listening');
+  const address = server.address();
+  const boundPort = typeof address === 'object' && address ? address.port : port;
+  return {
+    url: `http://${host}:${boundPort}`,
+    port: boundPort,
+    server,
+    close: async () => {
+      server.closeAllConnections();
+      server.close();
+      await once(server, 'close').catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,104 @@
+import type { IncomingMessage } from 'node:http';
+import type { APIGatewayProxyEventV2, APIGatewayRequestAuthorizerEventV2, Context } from 'aws-lambda';
+import { newId } from '../../shared/ids';
+
+/** Header and query maps as API Gateway HTTP APIs build them: lower-case names, repeats joined by commas. */
+function headerMap(req: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = (req.rawHeaders[i] as string).toLowerCase();
+    const value = req.rawHeaders[i + 1] as string;
+    headers[name] = name in headers ? `${headers[name]},${value}` : value;
+  }
+  return headers;
+}
+
+function queryMap(search: URLSearchParams): Record<string, string> | undefined {
+  const query: Record<string, string> = {};
+  for (const [name, value] of search) query[name] = name in query ? `${query[name]},${value}` : value;
+  return Object.keys(query).length > 0 ? query : undefined;
+}
+
+const TEXT_TYPES = /^(application\/(json|.*\+json|x-www-form-urlencoded|xml)|text\/)/i;
+
+export interface RequestFacts {
+  method: string;
+  url: URL;
+  body: Buffer;
+  routeKey: string;
+  pathParameters?: Record<string, string>;
+}
+
+/** A payload format 2.0 event, as API Gateway would hand it to the route's Lambda. */
+export function toProxyEvent(req: IncomingMessage, facts: RequestFacts): APIGatewayProxyEventV2 {
+  const headers = headerMap(req);
+  const now = new Date();
+  const isText = TEXT_TYPES.test(headers['content-type'] ?? '');
+  const requestId = newId('req').slice(4);
+  return {
+    version: '2.0',
+    routeKey: facts.routeKey,
+    rawPath: facts.url.pathname,
+    rawQueryString: facts.url.search.slice(1),
+    headers,
+    queryStringParameters: queryMap(facts.url.searchParams),
+    pathParameters: facts.pathParameters,
+    requestContext: {
+      accountId: 'local',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      domainPrefix: 'local',
+      http: {
+        method: facts.method,
+        path: facts.url.pathname,
+        protocol: `HTTP/${req.httpVersion}`,
+        sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+        userAgent: headers['user-agent'] ?? '',
+      },
+      requestId,
+      routeKey: facts.routeKey,
+      stage: '$default',
+      time: now.toISOString(),
+      timeEpoch: now.getTime(),
+    },
+    body: facts.body.length > 0 ? facts.body.toString(isText ? 'utf8' : 'base64') : undefined,
+    isBase64Encoded: facts.body.length > 0 && !isText,
+  };
+}
+
+export function toAuthorizerEvent(event: APIGatewayProxyEventV2): APIGatewayRequestAuthorizerEventV2 {
+  return {
+    version: '2.0',
+    type: 'REQUEST',
+    routeArn: `arn:aws:execute-api:local:local:local/$default/${event.routeKey.replace(' ', '')}`,
+    identitySource: event.headers.authorization ? [event.headers.authorization] : [],
+    routeKey: event.routeKey,
+    rawPath: event.rawPath,
+    rawQueryString: event.rawQueryString,
+    cookies: [],
+    headers: event.headers as Record<string, string>,
+    queryStringParameters: (event.queryStringParameters ?? {}) as Record<string, string>,
+    requestContext: event.requestContext,
+    pathParameters: (event.pathParameters ?? {}) as Record<string, string>,
+    stageVariables: {},
+  };
+}
+
+/** A Lambda context with the deadline API Gateway imposes on integrations (30 s). */
+export function lambdaContext(functionName: string, requestId: string, timeoutMs = 29000): Context {
+  const deadline = Date.now() + timeoutMs;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}

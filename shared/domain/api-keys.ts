@@ -1,0 +1,124 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { SCOPES, type Scope } from '../routes';
+import { newId } from '../ids';
+
+export type KeyMode = 'test' | 'live';
+
+/** What the store keeps of a key: never the clear key, only its SHA-256. */
+export interface ApiKeyRecord {
+  id: string;
+  shop_id: string;
+  key_hash: string;
+  mode: KeyMode;
+  scopes: Scope[];
+  write: boolean;
+  revoked: boolean;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface ApiKeyStore {
+  put(record: ApiKeyRecord): Promise<void>;
+  getByHash(keyHash: string): Promise<ApiKeyRecord | null>;
+  /** Marks the key revoked; null when no key has that id. */
+  revoke(keyId: string, at: string): Promise<ApiKeyRecord | null>;
+}
+
+/** The authenticated caller, as the authorizer hands it to every operation. */
+export interface Principal {
+  shopId: string;
+  keyId: string;
+  mode: KeyMode;
+  scopes: Scope[];
+  write: boolean;
+  keyCreatedAt: string;
+}
+
+export type AuthOutcome =
+  | { ok: true; principal: Principal }
+  | { ok: false; code: 'missing_api_key' | 'invalid_api_key'; message: string };
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const TOKEN_LENGTH = 40; // ~238 bits
+const KEY_PATTERN = /^sk_(test|live)_[0-9A-Za-z]{32,128}$/;
+
+/** `sk_<mode>_<40 base62>`, drawn without modulo bias. */
+export function generateSecretKey(mode: KeyMode): string {
+  let token = '';
+  while (token.length < TOKEN_LENGTH) {
+    for (const byte of randomBytes(64)) {
+      if (byte < 248 && token.length < TOKEN_LENGTH) token += BASE62[byte % 62];
+    }
+  }
+  return `sk_${mode}_${token}`;
+}
+
+export const hashKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
+
+export function parseScopes(value: string): Scope[] {
+  if (value === 'all') return [...SCOPES];
+  const scopes = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+  if (unknown.length > 0 || scopes.length === 0) {
+    throw new Error(`Unknown scope(s) ${unknown.join(', ') || '(none given)'}; known: ${SCOPES.join(', ')}, or all`);
+  }
+  return [...new Set(scopes)] as Scope[];
+}
+
+export interface IssueKeyInput {
+  shopId: string;
+  scopes: Scope[];
+  write: boolean;
+  mode: KeyMode;
+}
+
+/** Creates a key and returns the clear key: the only moment it exists outside the caller. */
+export async function issueKey(
+  store: ApiKeyStore,
+  input: IssueKeyInput,
+  now: Date = new Date(),
+): Promise<{ record: ApiKeyRecord; key: string }> {
+  const key = generateSecretKey(input.mode);
+  const record: ApiKeyRecord = {
+    id: newId('key', now.getTime()),
+    shop_id: input.shopId,
+    key_hash: hashKey(key),
+    mode: input.mode,
+    scopes: input.scopes,
+    write: input.write,
+    revoked: false,
+    created_at: now.toISOString(),
+    revoked_at: null,
+  };
+  await store.put(record);
+  return { record, key };
+}
+
+/** Resolves an `Authorization` header value to a principal, or the contract's 401 code. */
+export async function authenticate(store: ApiKeyStore, authorization: string | undefined): Promise<AuthOutcome> {
+  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization ?? '');
+  if (!match) {
+    return {
+      ok: false,
+      code: 'missing_api_key',
+      message: 'No API key provided. Send it as the header "Authorization: Bearer <API_KEY>".',
+    };
+  }
+  const key = match[1] as string;
+  const invalid = { ok: false, code: 'invalid_api_key', message: 'Invalid API key provided.' } as const;
+  if (!KEY_PATTERN.test(key)) return invalid;
+  const record = await store.getByHash(hashKey(key));
+  if (!record) return invalid;
+  if (record.revoked) return { ...invalid, message: 'This API key has been revoked.' };
+  return {
+    ok: true,
+    principal: {
+      shopId: record.shop_id,
+      keyId: record.id,
+      mode: record.mode,
+      scopes: record.scopes,
+      write: record.write,
+      keyCreatedAt: record.created_at,
+    },
+  };
+}

@@ -1,0 +1,79 @@
+import { z } from 'zod';
+
+export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
+export type Weekday = (typeof WEEKDAYS)[number];
+export const BOOKING_MODES = ['auto_book', 'approval_required', 'message_only'] as const;
+
+const TIME = /^([01]\d|2[0-3]):[0-5]\d$/;
+// Only a closing time may be 24:00 (open until midnight).
+const CLOSE_TIME = /^(([01]\d|2[0-3]):[0-5]\d|24:00)$/;
+// IANA names: Area/Location[/Sub] or single names like UTC; letters, digits, _ + -.
+const TZ_SHAPE = /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+){0,2}$/;
+
+/** The canonical IANA name of a zone, or null when the runtime's tz database does not know it. */
+export function canonicalTimeZone(name: string): string | null {
+  if (!TZ_SHAPE.test(name)) return null;
+  try {
+    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+  } catch {
+    return null;
+  }
+}
+
+export const timeZoneSchema = z.string().transform((value, ctx) => {
+  const canonical = canonicalTimeZone(value);
+  if (!canonical) {
+    ctx.addIssue({ code: 'custom', message: `'${value}' is not an IANA time zone such as America/Chicago` });
+    return z.NEVER;
+  }
+  return canonical;
+});
+
+const interval = z.strictObject({
+  open: z.string().regex(TIME, 'must be HH:MM (00:00 to 23:59)'),
+  close: z.string().regex(CLOSE_TIME, 'must be HH:MM (00:01 to 24:00)'),
+});
+
+/** One day's opening intervals: each open < close, sorted, not overlapping. `[]` is closed. */
+const dayHours = z
+  .array(interval)
+  .max(6, 'at most 6 intervals per day')
+  .superRefine((intervals, ctx) => {
+    intervals.forEach((iv, i) => {
+      if (iv.open >= iv.close) {
+        ctx.addIssue({ code: 'custom', path: [i, 'close'], message: `close (${iv.close}) must be after open (${iv.open})` });
+      }
+      const prev = intervals[i - 1];
+      if (prev && iv.open < prev.close) {
+        ctx.addIssue({ code: 'custom', path: [i, 'open'], message: 'intervals must be in order and must not overlap' });
+      }
+    });
+  });
+
+export const hoursPatchSchema = z.strictObject(
+  Object.fromEntries(WEEKDAYS.map((d) => [d, dayHours.optional()])) as Record<Weekday, z.ZodOptional<typeof dayHours>>,
+);
+export type Hours = Record<Weekday, { open: string; close: string }[]>;
+
+const text = (min: number, max: number) => z.string().trim().min(min).max(max);
+
+/** PATCH /v1/shop body: any subset of these fields; anything else is rejected. */
+export const shopPatchSchema = z
+  .strictObject({
+    name: text(1, 200),
+    greeting: text(1, 1000),
+    trade: text(1, 100),
+    timezone: timeZoneSchema,
+    booking_mode: z.enum(BOOKING_MODES),
+    hours: hoursPatchSchema,
+    emergency_triggers: z.array(text(1, 100)).max(50),
+    paused: z.boolean(),
+    pause_reason: text(1, 500).nullable(),
+  })
+  .partial()
+  .superRefine((patch, ctx) => {
+    if (patch.paused === false && typeof patch.pause_reason === 'string') {
+      ctx.addIssue({ code: 'custom', path: ['pause_reason'], message: 'a pause_reason cannot be set while unpausing' });
+    }
+  });
+export type ShopPatch = z.output<typeof shopPatchSchema>;

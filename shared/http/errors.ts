@@ -1,0 +1,79 @@
+import { AppError, type ErrorCode } from '../errors';
+
+type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'permission_error'
+  | 'idempotency_error'
+  | 'rate_limit_error'
+  | 'api_error';
+
+/** Status and type of every code (API-CONTRACT.md, Errors). */
+const STATUS: Record<ErrorCode, [number, ErrorType]> = {
+  invalid_json: [400, 'invalid_request_error'],
+  parameter_missing: [400, 'invalid_request_error'],
+  parameter_invalid: [400, 'invalid_request_error'],
+  parameter_unknown: [400, 'invalid_request_error'],
+  invalid_cursor: [400, 'invalid_request_error'],
+  missing_api_key: [401, 'authentication_error'],
+  invalid_api_key: [401, 'authentication_error'],
+  insufficient_scope: [403, 'permission_error'],
+  write_key_required: [403, 'permission_error'],
+  resource_missing: [404, 'invalid_request_error'],
+  route_not_found: [404, 'invalid_request_error'],
+  method_not_allowed: [405, 'invalid_request_error'],
+  version_conflict: [409, 'invalid_request_error'],
+  invalid_state: [409, 'invalid_request_error'],
+  idempotency_key_in_use: [409, 'idempotency_error'],
+  idempotency_key_reused: [422, 'idempotency_error'],
+  body_too_large: [413, 'invalid_request_error'],
+  unsupported_media_type: [415, 'invalid_request_error'],
+  rate_limited: [429, 'rate_limit_error'],
+  not_implemented: [501, 'api_error'],
+  internal_error: [500, 'api_error'],
+};
+
+/** Errors raised by libraries that have a meaning in the contract. Everything else is a 500. */
+function fromLibraryError(err: Error): AppError | null {
+  switch (err.name) {
+    case 'IdempotencyAlreadyInProgressError':
+      return new AppError(
+        'idempotency_key_in_use',
+        'A request with this Idempotency-Key is still being processed; retry after it completes.',
+      );
+    case 'IdempotencyValidationError':
+      return new AppError(
+        'idempotency_key_reused',
+        'This Idempotency-Key was already used with a different method, path or body.',
+      );
+    default:
+      return null;
+  }
+}
+
+export function asAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  if (err instanceof Error) {
+    const mapped = fromLibraryError(err);
+    if (mapped) return mapped;
+  }
+  return new AppError('internal_error', 'An internal error occurred. Retry later, quoting the request_id if it persists.');
+}
+
+export function errorStatus(err: AppError): number {
+  return STATUS[err.code][0];
+}
+
+export function errorBody(err: AppError, requestId: string): Record<string, unknown> {
+  const [, type] = STATUS[err.code];
+  return {
+    error: {
+      type,
+      code: err.code,
+      message: err.message,
+      param: err.options.param ?? null,
+      ...err.options.extra,
+      request_id: requestId,
+    },
+  };
+}

@@ -1,0 +1,71 @@
+import type { MiddlewareObj } from '@middy/core';
+import type { z } from 'zod';
+import { AppError } from '../errors';
+import type { Route } from '../routes';
+import { fromAuthorizerContext } from './auth-context';
+import type { ApiEvent } from './event';
+import type { HttpResult } from './response';
+import { parseOrThrow } from './validation';
+
+type Middleware = MiddlewareObj<ApiEvent, HttpResult>;
+
+export const MAX_BODY_BYTES = 64 * 1024;
+
+/** 401 unless the authorizer vouched for the key, then 403 without the route's scope, then 403 for read-only keys on writes. */
+export const authorize = (route: Route): Middleware => ({
+  before: ({ event }) => {
+    const outcome = fromAuthorizerContext(event.requestContext.authorizer?.lambda);
+    if (!outcome.ok) throw new AppError(outcome.code, outcome.message);
+    const principal = outcome.principal;
+    if (!principal.scopes.includes(route.scope)) {
+      throw new AppError(
+        'insufficient_scope',
+        `This API key lacks the '${route.scope}' scope required by ${route.method} ${route.path}.`,
+      );
+    }
+    if (route.write && !principal.write) {
+      throw new AppError('write_key_required', `${route.method} ${route.path} needs a write key; this key is read-only.`);
+    }
+    event.principal = principal;
+  },
+});
+
+/** Enforces the contract's body rules: JSON content type, at most 64 KiB, a JSON object. */
+export const requestBody = (): Middleware => ({
+  before: ({ event }) => {
+    const raw = event.body ?? '';
+    const size = Buffer.byteLength(raw, event.isBase64Encoded ? 'base64' : 'utf8');
+    if (size > MAX_BODY_BYTES) {
+      throw new AppError('body_too_large', `Request body is ${size} bytes; the limit is ${MAX_BODY_BYTES} bytes.`);
+    }
+    if (size === 0) {
+      event.jsonBody = {};
+      return;
+    }
+    const contentType = event.headers['content-type'] ?? '';
+    if (!/^application\/json\s*(;.*)?$/i.test(contentType)) {
+      throw new AppError('unsupported_media_type', 'Send request bodies as JSON with "Content-Type: application/json".');
+    }
+    const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new AppError('invalid_json', 'Request body is not valid JSON.');
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      throw new AppError('invalid_json', 'Request body must be a JSON object.');
+    }
+    event.jsonBody = parsed as Record<string, unknown>;
+  },
+});
+
+/** Validates body and query with the operation's zod schemas before anything is stored. */
+export const validateInput = (schemas: { body: z.ZodType; query: z.ZodType }): Middleware => ({
+  before: ({ event }) => {
+    event.input = {
+      body: parseOrThrow(schemas.body, event.jsonBody ?? {}),
+      query: parseOrThrow(schemas.query, event.queryStringParameters ?? {}),
+    };
+  },
+});

@@ -1,0 +1,32 @@
+import type { z } from 'zod';
+import { AppError } from '../errors';
+
+/** Parses with zod and turns the first issue into the contract's 400 (param = dotted path). */
+export function parseOrThrow<T extends z.ZodType>(schema: T, data: unknown, root?: string): z.output<T> {
+  const result = schema.safeParse(data);
+  if (result.success) return result.data;
+  throw issueToError(result.error.issues[0], data, root);
+}
+
+function issueToError(issue: z.core.$ZodIssue | undefined, data: unknown, root?: string): AppError {
+  if (!issue) return new AppError('parameter_invalid', 'Invalid request');
+  const path = [...(root ? [root] : []), ...issue.path.map(String)];
+  if (issue.code === 'unrecognized_keys') {
+    const param = [...path, issue.keys[0] ?? ''].join('.');
+    return new AppError('parameter_unknown', `Received unknown parameter: ${param}`, { param });
+  }
+  const param = path.join('.');
+  if (issue.code === 'invalid_type' && valueAt(data, issue.path) === undefined) {
+    return new AppError('parameter_missing', `Missing required parameter: ${param}`, { param });
+  }
+  return new AppError('parameter_invalid', `Invalid ${param}: ${issue.message}`, { param });
+}
+
+function valueAt(data: unknown, path: readonly PropertyKey[]): unknown {
+  let current: unknown = data;
+  for (const key of path) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<PropertyKey, unknown>)[key];
+  }
+  return current;
+}

@@ -1,0 +1,119 @@
+/**
+ * THE route table. CDK (one function per route), the local HTTP adapter, the scope and
+ * write-key checks and the fallback (404/405/501) all read it. To find an operation's
+ * code, follow `handler`: it is the file, relative to the repository root.
+ */
+export const SCOPES = [
+  'calls:read',
+  'transcripts:read',
+  'jobs:read',
+  'jobs:write',
+  'settings:read',
+  'settings:write',
+  'webhooks:write',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH';
+
+export interface Route {
+  operationId: string;
+  method: HttpMethod;
+  /** API Gateway route syntax: `{name}` is a path parameter. */
+  path: string;
+  scope: Scope;
+  /** Needs a write key (every POST and PATCH). */
+  write: boolean;
+  /** Accepts an Idempotency-Key header. */
+  idempotent: boolean;
+  /** Handler file; `null` while the operation is not built (the fallback answers 501). */
+  handler: string | null;
+}
+
+const route = (
+  operationId: string,
+  method: HttpMethod,
+  path: string,
+  scope: Scope,
+  handler: string | null,
+  opts: { idempotent?: boolean } = {},
+): Route => ({
+  operationId,
+  method,
+  path,
+  scope,
+  write: method !== 'GET',
+  idempotent: opts.idempotent ?? false,
+  handler,
+});
+
+export const routes: readonly Route[] = [
+  route('createWebhookEndpoint', 'POST', '/v1/webhook-endpoints', 'webhooks:write', null, { idempotent: true }),
+  route('listWebhookEndpoints', 'GET', '/v1/webhook-endpoints', 'webhooks:write', null),
+  route('updateWebhookEndpoint', 'PATCH', '/v1/webhook-endpoints/{id}', 'webhooks:write', null),
+  route('rotateWebhookEndpointSecret', 'POST', '/v1/webhook-endpoints/{id}/rotate-secret', 'webhooks:write', null),
+  route('testWebhookEndpoint', 'POST', '/v1/webhook-endpoints/{id}/test', 'webhooks:write', null),
+  route('listEvents', 'GET', '/v1/events', 'webhooks:write', null),
+  route('getEvent', 'GET', '/v1/events/{id}', 'webhooks:write', null),
+  route('redeliverEvent', 'POST', '/v1/events/{id}/redeliver', 'webhooks:write', null),
+  route('listCalls', 'GET', '/v1/calls', 'calls:read', null),
+  route('getCall', 'GET', '/v1/calls/{id}', 'calls:read', null),
+  route('getCallTranscript', 'GET', '/v1/calls/{id}/transcript', 'transcripts:read', null),
+  route('getCallSummary', 'GET', '/v1/calls/{id}/summary', 'calls:read', null),
+  route('listJobs', 'GET', '/v1/jobs', 'jobs:read', null),
+  route('getJob', 'GET', '/v1/jobs/{id}', 'jobs:read', null),
+  route('approveJob', 'POST', '/v1/jobs/{id}/approve', 'jobs:write', null, { idempotent: true }),
+  route('declineJob', 'POST', '/v1/jobs/{id}/decline', 'jobs:write', null, { idempotent: true }),
+  route('getShop', 'GET', '/v1/shop', 'settings:read', 'functions/api/get-shop.ts'),
+  route('updateShop', 'PATCH', '/v1/shop', 'settings:write', 'functions/api/update-shop.ts', { idempotent: true }),
+  route('getMe', 'GET', '/v1/me', 'settings:read', 'functions/api/get-me.ts'),
+];
+
+export function routeById(operationId: string): Route {
+  const found = routes.find((r) => r.operationId === operationId);
+  if (!found) throw new Error(`Unknown operation ${operationId}`);
+  return found;
+}
+
+/** Matches a concrete path against a route path; returns its parameters, or null. */
+export function matchPath(routePath: string, path: string): Record<string, string> | null {
+  const want = routePath.split('/');
+  const got = path.split('/');
+  if (want.length !== got.length) return null;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < want.length; i++) {
+    const w = want[i] as string;
+    const g = got[i] as string;
+    if (w.startsWith('{') && w.endsWith('}')) {
+      if (g === '') return null;
+      params[w.slice(1, -1)] = decodeURIComponent(g);
+    } else if (w !== g) {
+      return null;
+    }
+  }
+  return params;
+}
+
+export type Resolution =
+  | { kind: 'route'; route: Route; pathParameters: Record<string, string> }
+  | { kind: 'method_not_allowed'; allow: HttpMethod[] }
+  | { kind: 'not_found' };
+
+/** What a (method, path) pair means: a route, a known path with another method, or nothing. */
+export function resolve(method: string, path: string): Resolution {
+  const onPath = routes
+    .map((r) => ({ route: r, params: safeMatch(r.path, path) }))
+    .filter((m): m is { route: Route; params: Record<string, string> } => m.params !== null);
+  const hit = onPath.find((m) => m.route.method === method);
+  if (hit) return { kind: 'route', route: hit.route, pathParameters: hit.params };
+  if (onPath.length > 0) return { kind: 'method_not_allowed', allow: onPath.map((m) => m.route.method) };
+  return { kind: 'not_found' };
+}
+
+function safeMatch(routePath: string, path: string): Record<string, string> | null {
+  try {
+    return matchPath(routePath, path);
+  } catch {
+    return null; // malformed percent-encoding never matches a route
+  }
+}

@@ -1,0 +1,29 @@
+import type { ApiKeyStore } from './domain/api-keys';
+import type { ShopStore } from './domain/shop';
+import { DynamoApiKeyStore } from './store/api-keys';
+import { dynamo, storeConfigFromEnv, type Dynamo } from './store/client';
+import { DynamoShopStore } from './store/shops';
+
+/** Everything a handler needs from the outside world; tests pass fakes instead. */
+export interface Deps {
+  db: Dynamo;
+  shops: ShopStore;
+  apiKeys: ApiKeyStore;
+  now: () => Date;
+}
+
+let cached: { key: string; deps: Deps } | undefined;
+
+/** The adapters for the current environment (AWS, or DynamoDB Local when DYNAMODB_ENDPOINT is set). */
+export function runtimeDeps(): Deps {
+  const config = storeConfigFromEnv();
+  const key = `${config.endpoint}|${config.tableName}|${config.region}`;
+  if (cached?.key !== key) {
+    const db = dynamo(config);
+    cached = {
+      key,
+      deps: { db, shops: new DynamoShopStore(db), apiKeys: new DynamoApiKeyStore(db), now: () => new Date() },
+    };
+  }
+  return cached.deps;
+}

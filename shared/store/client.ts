@@ -1,0 +1,49 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+
+export interface StoreConfig {
+  tableName: string;
+  /** Set for DynamoDB Local; absent in AWS, where the SDK finds the regional endpoint. */
+  endpoint?: string;
+  region: string;
+}
+
+/** Read at call time, so the local stack can set the environment before the first request. */
+export function storeConfigFromEnv(env: NodeJS.ProcessEnv = process.env): StoreConfig {
+  const tableName = env.TABLE_NAME;
+  if (!tableName) throw new Error('TABLE_NAME is not set');
+  return { tableName, endpoint: env.DYNAMODB_ENDPOINT || undefined, region: env.AWS_REGION ?? 'us-east-1' };
+}
+
+export interface Dynamo {
+  client: DynamoDBClient;
+  doc: DynamoDBDocumentClient;
+  tableName: string;
+}
+
+const clients = new Map<string, DynamoDBClient>();
+
+/** One client per endpoint for the life of the process (Lambda reuses it across invocations). */
+export function dynamo(config: StoreConfig = storeConfigFromEnv()): Dynamo {
+  const cacheKey = `${config.endpoint ?? 'aws'}|${config.region}`;
+  let client = clients.get(cacheKey);
+  if (!client) {
+    client = new DynamoDBClient({
+      region: config.region,
+      ...(config.endpoint
+        ? { endpoint: config.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
+        : {}),
+    });
+    clients.set(cacheKey, client);
+  }
+  const doc = DynamoDBDocumentClient.from(client, {
+    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+  });
+  return { client, doc, tableName: config.tableName };
+}
+
+/** Drops the item's key attributes, leaving the record the domain knows. */
+export function stripKeys<T>(item: Record<string, unknown>): T {
+  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, type: _type, expires_at: _exp, ...record } = item;
+  return record as T;
+}

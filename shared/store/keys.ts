@@ -1,0 +1,53 @@
+/**
+ * Key builders of the single table: the only place that knows how items are addressed.
+ * Adapters and tests use these; docs/data-model.md describes the same layout.
+ *
+ * Everything a shop owns lives in its partition `SHOP#<shopId>`, so an id from another
+ * shop can never be read: the lookup simply finds nothing.
+ */
+export const shopPk = (shopId: string): string => `SHOP#${shopId}`;
+
+export const keys = {
+  shop: (shopId: string) => ({ pk: shopPk(shopId), sk: 'PROFILE' }),
+
+  /** API keys are addressed by the SHA-256 of the clear key; the clear key is never stored. */
+  apiKey: (keyHash: string) => ({ pk: `APIKEY#${keyHash}`, sk: 'APIKEY' }),
+  /** GSI1 entry to find a key by its public id (revocation). */
+  apiKeyById: (keyId: string) => ({ gsi1pk: `APIKEY#${keyId}`, gsi1sk: 'APIKEY' }),
+
+  call: (shopId: string, callId: string) => ({ pk: shopPk(shopId), sk: `CALL#${callId}` }),
+  transcript: (shopId: string, callId: string) => ({ pk: shopPk(shopId), sk: `TRANSCRIPT#${callId}` }),
+  summary: (shopId: string, callId: string) => ({ pk: shopPk(shopId), sk: `SUMMARY#${callId}` }),
+
+  job: (shopId: string, jobId: string) => ({ pk: shopPk(shopId), sk: `JOB#${jobId}` }),
+  /** GSI1 entry listing a shop's jobs of one status, newest first. */
+  jobByStatus: (shopId: string, status: string, jobId: string) => ({
+    gsi1pk: `${shopPk(shopId)}#JOBS#${status}`,
+    gsi1sk: jobId,
+  }),
+
+  webhookEndpoint: (shopId: string, endpointId: string) => ({ pk: shopPk(shopId), sk: `WE#${endpointId}` }),
+
+  event: (shopId: string, eventId: string) => ({ pk: shopPk(shopId), sk: `EVT#${eventId}` }),
+  /** GSI1 entry listing a shop's events of one type, newest first. */
+  eventByType: (shopId: string, type: string, eventId: string) => ({
+    gsi1pk: `${shopPk(shopId)}#EVENTS#${type}`,
+    gsi1sk: eventId,
+  }),
+  delivery: (shopId: string, eventId: string, deliveryId: string) => ({
+    pk: shopPk(shopId),
+    sk: `DLV#${eventId}#${deliveryId}`,
+  }),
+
+  /** Powertools idempotency records; `recordKey` is `IDEMPOTENCY#<hash>` (see store/idempotency.ts). */
+  idempotency: (recordKey: string) => ({ pk: recordKey, sk: 'IDEMPOTENCY' }),
+} as const;
+
+/** sk prefixes used with begins_with to list one item type inside a shop partition. */
+export const skPrefix = {
+  call: 'CALL#',
+  job: 'JOB#',
+  webhookEndpoint: 'WE#',
+  event: 'EVT#',
+  delivery: (eventId: string) => `DLV#${eventId}#`,
+} as const;

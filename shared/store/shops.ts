@@ -1,0 +1,62 @@
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import type { Shop, ShopChanges, ShopStore } from '../domain/shop';
+import type { Dynamo } from './client';
+import { stripKeys } from './client';
+import { keys } from './keys';
+
+export class DynamoShopStore implements ShopStore {
+  constructor(private readonly db: Dynamo) {}
+
+  async get(shopId: string): Promise<Shop | null> {
+    const out = await this.db.doc.send(
+      new GetCommand({ TableName: this.db.tableName, Key: keys.shop(shopId), ConsistentRead: true }),
+    );
+    return out.Item ? stripKeys<Shop>(out.Item) : null;
+  }
+
+  async create(shop: Shop): Promise<void> {
+    await this.db.doc.send(
+      new PutCommand({
+        TableName: this.db.tableName,
+        Item: { ...keys.shop(shop.id), type: 'shop', ...shop },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  }
+
+  /** One UpdateItem: whole fields are SET, hours are SET day by day so other days are kept. */
+  async update(shopId: string, changes: ShopChanges, updatedAt: string): Promise<Shop | null> {
+    const names: Record<string, string> = { '#updated_at': 'updated_at' };
+    const values: Record<string, unknown> = { ':updated_at': updatedAt };
+    const sets = ['#updated_at = :updated_at'];
+    for (const [field, value] of Object.entries(changes.fields)) {
+      names[`#${field}`] = field;
+      values[`:${field}`] = value;
+      sets.push(`#${field} = :${field}`);
+    }
+    if (Object.keys(changes.hours).length > 0) names['#hours'] = 'hours';
+    for (const [day, intervals] of Object.entries(changes.hours)) {
+      names[`#h_${day}`] = day;
+      values[`:h_${day}`] = intervals;
+      sets.push(`#hours.#h_${day} = :h_${day}`);
+    }
+    try {
+      const out = await this.db.doc.send(
+        new UpdateCommand({
+          TableName: this.db.tableName,
+          Key: keys.shop(shopId),
+          UpdateExpression: `SET ${sets.join(', ')}`,
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return out.Attributes ? stripKeys<Shop>(out.Attributes) : null;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return null;
+      throw err;
+    }
+  }
+}
