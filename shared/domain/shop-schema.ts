@@ -10,11 +10,16 @@ const CLOSE_TIME = /^(([01]\d|2[0-3]):[0-5]\d|24:00)$/;
 // IANA names: Area/Location[/Sub] or single names like UTC; letters, digits, _ + -.
 const TZ_SHAPE = /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+){0,2}$/;
 
-/** The canonical IANA name of a zone, or null when the runtime's tz database does not know it. */
+/**
+ * The zone name to store, or null when the runtime's tz database does not know it.
+ * ICU resolves IANA names to CLDR aliases (Asia/Kolkata → Asia/Calcutta), so the
+ * client's spelling is kept; only its letter case is corrected when ICU agrees on the name.
+ */
 export function canonicalTimeZone(name: string): string | null {
   if (!TZ_SHAPE.test(name)) return null;
   try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+    const resolved = new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+    return resolved.toLowerCase() === name.toLowerCase() ? resolved : name;
   } catch {
     return null;
   }

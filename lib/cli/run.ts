@@ -1,0 +1,128 @@
+import { parseArgs } from 'node:util';
+import { issueKey, parseScopes, type KeyMode } from '../../shared/domain/api-keys';
+import { createShop, PLANS, toShopResource } from '../../shared/domain/shop';
+import { canonicalTimeZone } from '../../shared/domain/shop-schema';
+import { isId } from '../../shared/ids';
+import type { Deps } from '../../shared/runtime';
+
+export interface Io {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+class UsageError extends Error {}
+
+const USAGE = `Usage: npm run cli -- <command> [options]
+
+  shop create --name NAME --owner-email EMAIL [--timezone ZONE] [--trade TRADE]
+              [--phone E164] [--plan starter|pro] [--json]
+  key create  --shop SHOP_ID --scopes a,b,...|all [--write] [--mode test|live] [--json]
+  key revoke  --key-id KEY_ID [--json]
+
+Environment: DYNAMODB_ENDPOINT (default http://127.0.0.1:8000, as npm start), TABLE_NAME (default shop-calls).
+Against AWS: unset DYNAMODB_ENDPOINT=, set AWS_REGION, TABLE_NAME and credentials.`;
+
+type Options = Record<string, { type: 'string' | 'boolean' }>;
+
+function parse(args: string[], options: Options) {
+  try {
+    return parseArgs({ args, options, strict: true, allowPositionals: false }).values as Record<string, string | boolean | undefined>;
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
+function required(values: Record<string, unknown>, name: string): string {
+  const value = values[name];
+  if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`--${name} is required`);
+  return value.trim();
+}
+
+type Command = (args: string[], deps: Deps, io: Io) => Promise<void>;
+
+const commands: Record<string, Command> = {
+  'shop create': async (args, deps, io) => {
+    const v = parse(args, {
+      name: { type: 'string' },
+      'owner-email': { type: 'string' },
+      timezone: { type: 'string' },
+      trade: { type: 'string' },
+      phone: { type: 'string' },
+      plan: { type: 'string' },
+      json: { type: 'boolean' },
+    });
+    const email = required(v, 'owner-email');
+    if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) throw new UsageError(`--owner-email '${email}' is not an email address`);
+    const timezone = typeof v.timezone === 'string' ? canonicalTimeZone(v.timezone) : undefined;
+    if (timezone === null) throw new UsageError(`--timezone '${String(v.timezone)}' is not an IANA time zone`);
+    const phone = v.phone as string | undefined;
+    if (phone !== undefined && !/^\+[1-9]\d{6,14}$/.test(phone)) throw new UsageError(`--phone '${phone}' is not E.164 (+15551234567)`);
+    const plan = (v.plan as string | undefined) ?? 'starter';
+    if (!(plan in PLANS)) throw new UsageError(`--plan must be one of ${Object.keys(PLANS).join(', ')}`);
+    const shop = await createShop(deps, {
+      name: required(v, 'name'),
+      owner_email: email,
+      timezone,
+      trade: v.trade as string | undefined,
+      phone_number: phone,
+      plan: plan as keyof typeof PLANS,
+    });
+    io.out(v.json ? JSON.stringify(toShopResource(shop)) : `Created shop ${shop.id} (${shop.name})`);
+  },
+
+  'key create': async (args, deps, io) => {
+    const v = parse(args, {
+      shop: { type: 'string' },
+      scopes: { type: 'string' },
+      write: { type: 'boolean' },
+      mode: { type: 'string' },
+      json: { type: 'boolean' },
+    });
+    const shopId = required(v, 'shop');
+    if (!isId('shop', shopId) || !(await deps.shops.get(shopId))) throw new UsageError(`No such shop: ${shopId}`);
+    let scopes;
+    try {
+      scopes = parseScopes(required(v, 'scopes'));
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+    const mode = (v.mode as string | undefined) ?? 'test';
+    if (mode !== 'test' && mode !== 'live') throw new UsageError('--mode must be test or live');
+    const { record, key } = await issueKey(deps.apiKeys, { shopId, scopes, write: v.write === true, mode: mode as KeyMode });
+    const out = { id: record.id, key, shop_id: shopId, scopes: record.scopes, write: record.write, mode: record.mode };
+    io.out(v.json ? JSON.stringify(out) : `Created key ${record.id}: ${key}\n(shown once; only its hash is stored)`);
+  },
+
+  'key revoke': async (args, deps, io) => {
+    const v = parse(args, { 'key-id': { type: 'string' }, json: { type: 'boolean' } });
+    const keyId = required(v, 'key-id');
+    const record = isId('key', keyId) ? await deps.apiKeys.revoke(keyId, deps.now().toISOString()) : null;
+    if (!record) throw new UsageError(`No such key: ${keyId}`);
+    io.out(v.json ? JSON.stringify({ id: record.id, revoked: true, revoked_at: record.revoked_at }) : `Revoked key ${record.id}`);
+  },
+};
+
+/** Runs one CLI command; returns the process exit code (0 ok, 2 usage or input error, 1 failure). */
+export async function runCli(argv: string[], deps: () => Deps, io: Io): Promise<number> {
+  const [noun, verb, ...rest] = argv;
+  if (!noun || noun === 'help' || noun === '--help' || noun === '-h') {
+    io.out(USAGE);
+    return noun ? 0 : 2;
+  }
+  const command = commands[`${noun} ${verb ?? ''}`];
+  if (!command) {
+    io.err(`Unknown command '${[noun, verb].filter(Boolean).join(' ')}'.\n\n${USAGE}`);
+    return 2;
+  }
+  try {
+    await command(rest, deps(), io);
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.err(`Error: ${err.message}`);
+      return 2;
+    }
+    io.err(`Failed: ${(err as Error).message}`);
+    return 1;
+  }
+}

@@ -1,0 +1,62 @@
+import { issueKey } from '../../shared/domain/api-keys';
+import { runtimeDeps } from '../../shared/runtime';
+import { call, expectError } from '../helpers/http';
+import { startTestStack } from '../helpers/stack';
+
+describe('authentication and routing through the local HTTP adapter', () => {
+  let stack: Awaited<ReturnType<typeof startTestStack>>;
+  beforeAll(async () => {
+    stack = await startTestStack();
+  });
+  afterAll(() => stack.stop());
+
+  it('GET /v1/me returns the key profile', async () => {
+    const reply = await call(stack.url, 'GET', '/v1/me', { key: stack.demo.writeKey.key });
+    expect(reply.status).toBe(200);
+    expect(reply.json).toEqual({
+      object: 'key_profile',
+      shop: { id: stack.demo.shop.id, name: 'Demo Plumbing Co', trade: 'plumbing', timezone: 'America/New_York', phone_number: stack.demo.shop.phone_number },
+      plan: { name: 'starter', included_credits: 500 },
+      credits: { balance: 500, used_this_period: 0 },
+      line: { status: 'active', phone_number: stack.demo.shop.phone_number },
+      key: { id: stack.demo.writeKey.id, mode: 'test', scopes: expect.arrayContaining(['settings:read']), write: true, created_at: expect.any(String) },
+    });
+    expect(reply.headers.get('request-id')).toMatch(/^req_/);
+  });
+
+  it.each([
+    ['no Authorization header', {}, 'missing_api_key'],
+    ['a garbled header', { authorization: 'Token abc' }, 'missing_api_key'],
+    ['an empty bearer', { authorization: 'Bearer ' }, 'missing_api_key'],
+    ['a malformed key', { authorization: 'Bearer sk_test_nope' }, 'invalid_api_key'],
+    ['an unknown key', { authorization: `Bearer sk_test_${'A'.repeat(40)}` }, 'invalid_api_key'],
+  ])('%s → 401 %s', async (_label, headers, code) => {
+    const reply = await call(stack.url, 'GET', '/v1/me', { headers });
+    expectError(reply, 401, code);
+    expect(reply.headers.get('www-authenticate')).toMatch(/^Bearer/);
+  });
+
+  it('a revoked key → 401 invalid_api_key', async () => {
+    const deps = runtimeDeps();
+    const { record, key } = await issueKey(deps.apiKeys, { shopId: stack.demo.shop.id, scopes: ['settings:read'], write: false, mode: 'test' });
+    expect((await call(stack.url, 'GET', '/v1/me', { key })).status).toBe(200);
+    await deps.apiKeys.revoke(record.id, new Date().toISOString());
+    const reply = await call(stack.url, 'GET', '/v1/me', { key });
+    expect(expectError(reply, 401, 'invalid_api_key').message).toMatch(/revoked/);
+  });
+
+  it('a key without the scope → 403 insufficient_scope; a read-only key on PATCH → 403 write_key_required', async () => {
+    const { key } = await issueKey(runtimeDeps().apiKeys, { shopId: stack.demo.shop.id, scopes: ['calls:read'], write: true, mode: 'test' });
+    expect(expectError(await call(stack.url, 'GET', '/v1/shop', { key }), 403, 'insufficient_scope').message).toContain('settings:read');
+    const readOnly = await call(stack.url, 'PATCH', '/v1/shop', { key: stack.demo.readKey.key, body: { greeting: 'hi' } });
+    expectError(readOnly, 403, 'write_key_required');
+  });
+
+  it('unknown path → 404, wrong method → 405 with Allow, unbuilt operation → 501', async () => {
+    expectError(await call(stack.url, 'GET', '/v1/unknown', { key: stack.demo.writeKey.key }), 404, 'route_not_found');
+    const wrong = await call(stack.url, 'DELETE', '/v1/me', { key: stack.demo.writeKey.key });
+    expectError(wrong, 405, 'method_not_allowed');
+    expect(wrong.headers.get('allow')).toBe('GET');
+    expectError(await call(stack.url, 'GET', '/v1/jobs', { key: stack.demo.writeKey.key }), 501, 'not_implemented');
+  });
+});

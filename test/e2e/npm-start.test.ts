@@ -1,0 +1,86 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { freePort } from '../../lib/local/dynamodb-local';
+import { call } from '../helpers/http';
+
+/** PIDs of java processes listening as DynamoDB Local on this port. */
+function dynamoJavaPids(port: number): string[] {
+  // Anchored on `java`, so the watchdog shell (whose arguments repeat the command) is not counted.
+  const out = spawnSync('pgrep', ['-f', `^java .*DynamoDBLocal.jar .*-port ${port}$`], { encoding: 'utf8' });
+  return out.stdout.split('\n').filter(Boolean);
+}
+
+async function waitFor<T>(probe: () => T | undefined, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** tsx runs the script in a child node process: that child is the app that owns DynamoDB Local. */
+function appPid(tsxPid: number): number {
+  const out = spawnSync('pgrep', ['-P', String(tsxPid)], { encoding: 'utf8' });
+  const pid = Number(out.stdout.split('\n')[0]);
+  if (!pid) throw new Error(`no child of tsx ${tsxPid}`);
+  return pid;
+}
+
+describe('npm start (the real entry point, as a child process)', () => {
+  const started: ChildProcess[] = [];
+  afterEach(() => {
+    // Whatever a failed assertion left running: the whole process group.
+    for (const child of started.splice(0)) {
+      if (child.exitCode === null && child.pid) {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+    }
+  });
+
+  async function start(): Promise<{ child: ChildProcess; output: () => string; apiPort: number; dbPort: number }> {
+    const [apiPort, dbPort] = [await freePort(), await freePort()];
+    // tsx directly, as `npm start` runs it, so the signals reach the node process itself.
+    const child = spawn('node_modules/.bin/tsx', ['bin/local.ts'], {
+      env: { ...process.env, PORT: String(apiPort), DYNAMODB_PORT: String(dbPort), DYNAMODB_ENDPOINT: '', POWERTOOLS_LOG_LEVEL: 'WARN' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    started.push(child);
+    let output = '';
+    child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+    await waitFor(() => (output.includes('API listening on') ? true : undefined), 60000).catch(() => {
+      throw new Error(`npm start did not come up:\n${output}`);
+    });
+    return { child, output: () => output, apiPort, dbPort };
+  }
+
+  it('serves with the printed key and leaves no java process after Ctrl-C', async () => {
+    const { child, output, apiPort, dbPort } = await start();
+    expect(output()).toContain(`API listening on http://127.0.0.1:${apiPort}`);
+    const key = /Write key:\s+(sk_test_\S+)/.exec(output())?.[1];
+    const me = await call(`http://127.0.0.1:${apiPort}`, 'GET', '/v1/me', { key });
+    expect(me.status).toBe(200);
+    expect(me.json.object).toBe('key_profile');
+    expect(dynamoJavaPids(dbPort)).toHaveLength(1);
+
+    child.kill('SIGINT');
+    const [code] = await once(child, 'exit');
+    expect(code).toBe(0);
+    await waitFor(() => (dynamoJavaPids(dbPort).length === 0 ? true : undefined), 10000);
+  }, 90000);
+
+  it('leaves no java process even when the app is killed with SIGKILL', async () => {
+    const { child, dbPort } = await start();
+    expect(dynamoJavaPids(dbPort)).toHaveLength(1);
+    process.kill(appPid(child.pid as number), 'SIGKILL');
+    await once(child, 'exit');
+    await waitFor(() => (dynamoJavaPids(dbPort).length === 0 ? true : undefined), 10000);
+  }, 90000);
+});

@@ -1,0 +1,15 @@
+import { startDynamoDbLocal, type DynamoDbLocal } from '../lib/local/dynamodb-local';
+
+declare global {
+  var __dynamodbLocal: DynamoDbLocal | undefined;
+}
+
+/** One DynamoDB Local for the whole run; workers inherit its endpoint through the environment. */
+export default async function globalSetup(): Promise<void> {
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+  process.env.POWERTOOLS_LOG_LEVEL = process.env.TEST_LOG_LEVEL ?? 'SILENT';
+  process.env.AWS_REGION = 'us-east-1';
+  const dynamodb = await startDynamoDbLocal({ port: 0 });
+  globalThis.__dynamodbLocal = dynamodb;
+  process.env.TEST_DYNAMODB_ENDPOINT = dynamodb.endpoint;
+}

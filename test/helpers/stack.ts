@@ -1,0 +1,10 @@
+import { startLocalStack, type LocalStack } from '../../lib/local/stack';
+import type { DemoSeed } from '../../lib/local/seed';
+import { testEndpoint, uniqueTableName } from './table';
+
+/** The local stack in this process, on the run's DynamoDB Local with a fresh, seeded table. */
+export async function startTestStack(): Promise<LocalStack & { demo: DemoSeed }> {
+  const stack = await startLocalStack({ port: 0, dynamodbEndpoint: testEndpoint(), tableName: uniqueTableName() });
+  if (!stack.demo) throw new Error('expected a seeded demo shop');
+  return stack as LocalStack & { demo: DemoSeed };
+}
