@@ -1,0 +1,31 @@
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { AttributeType, Billing, StreamViewType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { Construct } from 'constructs';
+import { TABLE } from '../../shared/store/table';
+
+/**
+ * The service's single table, built from shared/store/table.ts (the same description the
+ * local stack's CreateTable uses). Data outlives the stack: RETAIN and deletion protection.
+ */
+export class ServiceTable extends Construct {
+  readonly table: TableV2;
+
+  constructor(scope: Construct, id: string) {
+    super(scope, id);
+    this.table = new TableV2(this, 'Table', {
+      partitionKey: { name: TABLE.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: TABLE.sortKey, type: AttributeType.STRING },
+      billing: Billing.onDemand(),
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+      timeToLiveAttribute: TABLE.ttlAttribute,
+      dynamoStream: StreamViewType[TABLE.streamView],
+      globalSecondaryIndexes: TABLE.globalIndexes.map((gsi) => ({
+        indexName: gsi.name,
+        partitionKey: { name: gsi.partitionKey, type: AttributeType.STRING },
+        sortKey: { name: gsi.sortKey, type: AttributeType.STRING },
+      })),
+    });
+  }
+}
