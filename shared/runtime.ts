@@ -1,6 +1,10 @@
 import type { ApiKeyStore } from './domain/api-keys';
+import type { CallStore } from './domain/calls';
+import type { JobStore } from './domain/jobs';
 import type { ShopStore } from './domain/shop';
 import { DynamoApiKeyStore } from './store/api-keys';
+import { DynamoCallStore } from './store/calls';
+import { DynamoJobStore } from './store/jobs';
 import { dynamo, storeConfigFromEnv, type Dynamo } from './store/client';
 import { DynamoShopStore } from './store/shops';
 
@@ -9,6 +13,8 @@ export interface Deps {
   db: Dynamo;
   shops: ShopStore;
   apiKeys: ApiKeyStore;
+  calls: CallStore;
+  jobs: JobStore;
   now: () => Date;
 }
 
@@ -22,7 +28,14 @@ export function runtimeDeps(): Deps {
     const db = dynamo(config);
     cached = {
       key,
-      deps: { db, shops: new DynamoShopStore(db), apiKeys: new DynamoApiKeyStore(db), now: () => new Date() },
+      deps: {
+        db,
+        shops: new DynamoShopStore(db),
+        apiKeys: new DynamoApiKeyStore(db),
+        calls: new DynamoCallStore(db),
+        jobs: new DynamoJobStore(db),
+        now: () => new Date(),
+      },
     };
   }
   return cached.deps;

@@ -9,6 +9,7 @@ export default async function globalSetup(): Promise<void> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
   process.env.POWERTOOLS_LOG_LEVEL = process.env.TEST_LOG_LEVEL ?? 'SILENT';
   process.env.AWS_REGION = 'us-east-1';
+  process.env.CURSOR_SECRET = 'test-cursor-secret-0123456789abcdef0123456789';
   const dynamodb = await startDynamoDbLocal({ port: 0 });
   globalThis.__dynamodbLocal = dynamodb;
   process.env.TEST_DYNAMODB_ENDPOINT = dynamodb.endpoint;

@@ -2,7 +2,9 @@ import { parseArgs } from 'node:util';
 import { issueKey, parseScopes, type KeyMode } from '../../shared/domain/api-keys';
 import { createShop, PLANS, toShopResource } from '../../shared/domain/shop';
 import { canonicalTimeZone } from '../../shared/domain/shop-schema';
+import { ingestCall } from '../../shared/domain/calls';
 import { isId } from '../../shared/ids';
+import { simulatedCall } from './simulate';
 import type { Deps } from '../../shared/runtime';
 
 export interface Io {
@@ -18,6 +20,7 @@ const USAGE = `Usage: npm run cli -- <command> [options]
               [--phone E164] [--plan starter|pro] [--json]
   key create  --shop SHOP_ID --scopes a,b,...|all [--write] [--mode test|live] [--json]
   key revoke  --key-id KEY_ID [--json]
+  call simulate --shop SHOP_ID [--count N] [--with-job] [--emergency] [--json]
 
 Environment: DYNAMODB_ENDPOINT (default http://127.0.0.1:8000, as npm start), TABLE_NAME (default shop-calls).
 Against AWS: unset DYNAMODB_ENDPOINT=, set AWS_REGION, TABLE_NAME and credentials.`;
@@ -99,6 +102,31 @@ const commands: Record<string, Command> = {
     const record = isId('key', keyId) ? await deps.apiKeys.revoke(keyId, deps.now().toISOString()) : null;
     if (!record) throw new UsageError(`No such key: ${keyId}`);
     io.out(v.json ? JSON.stringify({ id: record.id, revoked: true, revoked_at: record.revoked_at }) : `Revoked key ${record.id}`);
+  },
+
+  'call simulate': async (args, deps, io) => {
+    const v = parse(args, {
+      shop: { type: 'string' },
+      count: { type: 'string' },
+      'with-job': { type: 'boolean' },
+      emergency: { type: 'boolean' },
+      json: { type: 'boolean' },
+    });
+    const shopId = required(v, 'shop');
+    const shop = isId('shop', shopId) ? await deps.shops.get(shopId) : null;
+    if (!shop) throw new UsageError(`No such shop: ${shopId}`);
+    const count = Number(v.count ?? '1');
+    if (!Number.isInteger(count) || count < 1 || count > 1000) throw new UsageError('--count must be an integer from 1 to 1000');
+    const results = [];
+    const start = deps.now().getTime();
+    for (let i = 0; i < count; i++) {
+      // Spaced in time like a real day of calls, oldest first, so ids and times agree.
+      const endedAt = new Date(start - (count - 1 - i) * 180_000);
+      const call = simulatedCall(shop, { withJob: v['with-job'] === true || v.emergency === true, emergency: v.emergency === true, endedAt });
+      const r = await ingestCall(deps, call);
+      results.push({ call_id: r.call_id, job_ids: r.job_ids, event_ids: r.event_ids });
+    }
+    io.out(v.json ? JSON.stringify(results) : results.map((r) => `${r.call_id}${r.job_ids.length ? ` → ${r.job_ids.join(', ')}` : ''}`).join('\n'));
   },
 };
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { runtimeDeps } from '../../shared/runtime';
 import { ensureTable, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local';
 import { startHttpAdapter, type HttpAdapter } from './http-adapter';
@@ -48,6 +49,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     process.env.TABLE_NAME = tableName;
     process.env.DYNAMODB_ENDPOINT = endpoint;
     process.env.AWS_REGION ??= 'us-east-1';
+    // Signs list cursors; a fresh one per start unless configured (cursors then last one run).
+    process.env.CURSOR_SECRET ??= randomBytes(32).toString('hex');
 
     const created = await ensureTable(endpoint, tableName);
     const demo = created && options.seed !== false ? await seedDemo(runtimeDeps()) : undefined;

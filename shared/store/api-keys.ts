@@ -12,7 +12,7 @@ export class DynamoApiKeyStore implements ApiKeyStore {
     await this.db.doc.send(
       new PutCommand({
         TableName: this.db.tableName,
-        Item: { ...keys.apiKey(record.key_hash), ...keys.apiKeyById(record.id), type: 'api_key', ...record },
+        Item: { ...keys.apiKey(record.key_hash), ...keys.apiKeyById(record.id), entity: 'api_key', ...record },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );

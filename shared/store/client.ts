@@ -44,6 +44,6 @@ export function dynamo(config: StoreConfig = storeConfigFromEnv()): Dynamo {
 
 /** Drops the item's key attributes, leaving the record the domain knows. */
 export function stripKeys<T>(item: Record<string, unknown>): T {
-  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, type: _type, expires_at: _exp, ...record } = item;
+  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, entity: _entity, expires_at: _exp, ...record } = item;
   return record as T;
 }

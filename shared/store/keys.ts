@@ -16,6 +16,8 @@ export const keys = {
   apiKeyById: (keyId: string) => ({ gsi1pk: `APIKEY#${keyId}`, gsi1sk: 'APIKEY' }),
 
   call: (shopId: string, callId: string) => ({ pk: shopPk(shopId), sk: `CALL#${callId}` }),
+  /** Marks a voice-platform call id as recorded, so a retried ingest writes nothing twice. */
+  callExternal: (shopId: string, externalId: string) => ({ pk: shopPk(shopId), sk: `CALLEXT#${externalId}` }),
   transcript: (shopId: string, callId: string) => ({ pk: shopPk(shopId), sk: `TRANSCRIPT#${callId}` }),
   summary: (shopId: string, callId: string) => ({ pk: shopPk(shopId), sk: `SUMMARY#${callId}` }),
 

@@ -19,7 +19,7 @@ export class DynamoShopStore implements ShopStore {
     await this.db.doc.send(
       new PutCommand({
         TableName: this.db.tableName,
-        Item: { ...keys.shop(shop.id), type: 'shop', ...shop },
+        Item: { ...keys.shop(shop.id), entity: 'shop', ...shop },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );

@@ -57,6 +57,6 @@ describe('authentication and routing through the local HTTP adapter', () => {
     const wrong = await call(stack.url, 'DELETE', '/v1/me', { key: stack.demo.writeKey.key });
     expectError(wrong, 405, 'method_not_allowed');
     expect(wrong.headers.get('allow')).toBe('GET');
-    expectError(await call(stack.url, 'GET', '/v1/jobs', { key: stack.demo.writeKey.key }), 501, 'not_implemented');
+    expectError(await call(stack.url, 'GET', '/v1/events', { key: stack.demo.writeKey.key }), 501, 'not_implemented');
   });
 });

@@ -47,6 +47,21 @@ describe('operator CLI (DynamoDB Local)', () => {
     expect(result.err).toMatch(message);
   });
 
+  it('simulates calls with jobs through the domain code', async () => {
+    const shop = JSON.parse((await cli('shop', 'create', '--name', 'Sim', '--owner-email', 's@sim.co', '--trade', 'electrical', '--json')).out);
+    const result = await cli('call', 'simulate', '--shop', shop.id, '--count', '3', '--with-job', '--json');
+    expect(result.code).toBe(0);
+    const calls = JSON.parse(result.out) as { call_id: string; job_ids: string[] }[];
+    expect(calls).toHaveLength(3);
+    const page = await deps.calls.list(shop.id, { limit: 10 });
+    expect(page.items.map((c) => c.id)).toEqual(calls.map((c) => c.call_id).reverse());
+    const job = await deps.jobs.get(shop.id, calls[0]?.job_ids[0] as string);
+    expect(job).toMatchObject({ status: 'pending', urgency: 'routine' });
+    const emergency = JSON.parse((await cli('call', 'simulate', '--shop', shop.id, '--emergency', '--json')).out);
+    expect(await deps.jobs.get(shop.id, emergency[0].job_ids[0])).toMatchObject({ urgency: 'emergency' });
+    expect((await cli('call', 'simulate', '--shop', shop.id, '--count', '0')).code).toBe(2);
+  });
+
   it('rejects unknown scopes', async () => {
     const shop = JSON.parse((await cli('shop', 'create', '--name', 'S', '--owner-email', 's@s.co', '--json')).out);
     const result = await cli('key', 'create', '--shop', shop.id, '--scopes', 'calls:read,calls:delete');

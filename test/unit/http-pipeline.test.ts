@@ -87,7 +87,7 @@ describe('HTTP pipeline (store faked)', () => {
     expect([notFound.statusCode, errorCode(notFound)]).toEqual([404, 'route_not_found']);
     const wrongMethod = await fallback(apiEvent({ method: 'PUT', path: '/v1/me' }), context());
     expect([wrongMethod.statusCode, errorCode(wrongMethod), wrongMethod.headers.allow]).toEqual([405, 'method_not_allowed', 'GET']);
-    const unbuilt = await fallback(apiEvent({ method: 'GET', path: '/v1/calls' }), context());
+    const unbuilt = await fallback(apiEvent({ method: 'GET', path: '/v1/events' }), context());
     expect(unbuilt.statusCode).toBe(501);
   });
 });

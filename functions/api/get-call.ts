@@ -1,0 +1,11 @@
+import { getCall } from '../../shared/domain/calls';
+import { apiHandler } from '../../shared/http/handler';
+import { runtimeDeps, type Deps } from '../../shared/runtime';
+
+export const makeHandler = (deps: () => Pick<Deps, 'calls'> = runtimeDeps) =>
+  apiHandler('getCall', {}, async ({ principal, pathParameters }) => ({
+    status: 200,
+    body: await getCall(deps(), principal.shopId, pathParameters.id ?? ''),
+  }));
+
+export const handler = makeHandler();

@@ -1,0 +1,17 @@
+import { z } from 'zod';
+import { JOB_STATUSES, listJobs } from '../../shared/domain/jobs';
+import { apiHandler } from '../../shared/http/handler';
+import { listBody, pageQuery, pageRequest } from '../../shared/http/list';
+import { runtimeDeps, type Deps } from '../../shared/runtime';
+
+const query = z.strictObject({ ...pageQuery, status: z.enum(JOB_STATUSES).optional() });
+
+export const makeHandler = (deps: () => Pick<Deps, 'jobs'> = runtimeDeps) =>
+  apiHandler('listJobs', { query }, async ({ principal, query }) => {
+    // The filter is part of the cursor's scope: a cursor of one filter is refused by another.
+    const scope = { shopId: principal.shopId, list: `jobs?status=${query.status ?? ''}` };
+    const page = await listJobs(deps(), principal.shopId, pageRequest(query, scope), query.status);
+    return { status: 200, body: listBody(page, scope) };
+  });
+
+export const handler = makeHandler();

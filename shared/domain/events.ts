@@ -1,0 +1,37 @@
+import { newId } from '../ids';
+import type { EventType } from './event-types';
+
+/** Events are kept 30 days (table TTL). */
+export const EVENT_RETENTION_SECONDS = 30 * 24 * 60 * 60;
+
+/**
+ * An event as stored: the contract's event plus the shop it belongs to and, for test
+ * events, the one endpoint it is addressed to. It is written in the same transaction as
+ * the change it reports (outbox), so the pipeline only has to deliver it.
+ */
+export interface EventRecord {
+  id: string;
+  object: 'event';
+  type: EventType;
+  timestamp: string;
+  data: Record<string, unknown>;
+  shop_id: string;
+  endpoint_id: string | null;
+}
+
+export function newEvent(shopId: string, type: EventType, data: object, now: Date, endpointId: string | null = null): EventRecord {
+  return {
+    id: newId('evt', now.getTime()),
+    object: 'event',
+    type,
+    timestamp: now.toISOString(),
+    data: data as Record<string, unknown>,
+    shop_id: shopId,
+    endpoint_id: endpointId,
+  };
+}
+
+/** The event as the API and webhook bodies show it. */
+export function toEventResource(event: EventRecord) {
+  return { id: event.id, object: 'event' as const, type: event.type, timestamp: event.timestamp, data: event.data };
+}

@@ -1,0 +1,140 @@
+import { z } from 'zod';
+import { AppError, notFound } from '../errors';
+import { isId, newId } from '../ids';
+import type { JobInput } from './call-schema';
+import { newEvent, type EventRecord } from './events';
+import { mapPage, type Page, type PageRequest } from './pagination';
+import type { Shop } from './shop';
+
+export const JOB_STATUSES = ['pending', 'approved', 'declined', 'completed', 'cancelled'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+export interface JobRecord extends JobInput {
+  id: string;
+  shop_id: string;
+  version: number;
+  status: JobStatus;
+  call_id: string | null;
+  created_at: string;
+  updated_at: string;
+  decided_at: string | null;
+  decline_reason: string | null;
+}
+
+export type DecideOutcome = { ok: true } | { ok: false; current: JobRecord | null };
+
+export interface JobStore {
+  get(shopId: string, jobId: string): Promise<JobRecord | null>;
+  list(shopId: string, page: PageRequest, status?: JobStatus): Promise<Page<JobRecord>>;
+  /**
+   * Writes `next` and its event in one transaction, only if the stored job still has
+   * `expectedVersion` and is pending. On refusal returns the job as it now is.
+   */
+  decide(next: JobRecord, expectedVersion: number, event: EventRecord): Promise<DecideOutcome>;
+}
+
+export interface JobDeps {
+  jobs: JobStore;
+  now: () => Date;
+}
+
+export const approveBodySchema = z.strictObject({ version: z.number().int().min(1) });
+export const declineBodySchema = z.strictObject({ version: z.number().int().min(1), reason: z.string().trim().min(1).max(500).optional() });
+
+/** A job created from a call: pending, or approved at once when the shop books automatically. */
+export function newJob(shop: Shop, callId: string | null, input: JobInput, now: Date): JobRecord {
+  const autoBooked = shop.booking_mode === 'auto_book';
+  return {
+    id: newId('job', now.getTime()),
+    shop_id: shop.id,
+    version: 1,
+    status: autoBooked ? 'approved' : 'pending',
+    call_id: callId,
+    ...input,
+    created_at: now.toISOString(),
+    updated_at: now.toISOString(),
+    decided_at: autoBooked ? now.toISOString() : null,
+    decline_reason: null,
+  };
+}
+
+export function toJobResource(j: JobRecord) {
+  return {
+    id: j.id,
+    object: 'job' as const,
+    version: j.version,
+    status: j.status,
+    call_id: j.call_id,
+    customer: j.customer,
+    service: j.service,
+    description: j.description,
+    urgency: j.urgency,
+    requested_window: j.requested_window,
+    created_at: j.created_at,
+    updated_at: j.updated_at,
+    decided_at: j.decided_at,
+    decline_reason: j.decline_reason,
+  };
+}
+
+function jobIdOrThrow(id: string): string {
+  if (!isId('job', id)) throw notFound('job', id);
+  return id;
+}
+
+export async function getJob(deps: Pick<JobDeps, 'jobs'>, shopId: string, id: string) {
+  const job = await deps.jobs.get(shopId, jobIdOrThrow(id));
+  if (!job) throw notFound('job', id);
+  return toJobResource(job);
+}
+
+export async function listJobs(deps: Pick<JobDeps, 'jobs'>, shopId: string, page: PageRequest, status?: JobStatus) {
+  return mapPage(await deps.jobs.list(shopId, page, status), toJobResource);
+}
+
+/** Version first: a client holding a stale version learns the current one, whatever the status. */
+function refusal(job: JobRecord, version: number): AppError | null {
+  if (job.version !== version) {
+    return new AppError('version_conflict', `Job version is ${job.version}, not ${version}; fetch the job and retry.`, {
+      param: 'version',
+      extra: { current_version: job.version },
+    });
+  }
+  if (job.status !== 'pending') {
+    return new AppError('invalid_state', `Job is ${job.status}; only pending jobs can be approved or declined.`);
+  }
+  return null;
+}
+
+const MAX_ATTEMPTS = 5;
+
+async function decide(
+  deps: JobDeps,
+  shopId: string,
+  id: string,
+  version: number,
+  change: { status: 'approved' | 'declined'; decline_reason: string | null },
+) {
+  let job = await deps.jobs.get(shopId, jobIdOrThrow(id));
+  for (let attempt = 1; ; attempt++) {
+    if (!job) throw notFound('job', id);
+    const refused = refusal(job, version);
+    if (refused) throw refused;
+    const now = deps.now().toISOString();
+    const next: JobRecord = { ...job, ...change, version: job.version + 1, updated_at: now, decided_at: now };
+    const event = newEvent(shopId, change.status === 'approved' ? 'job.approved' : 'job.declined', toJobResource(next), new Date(now));
+    const outcome = await deps.jobs.decide(next, version, event);
+    if (outcome.ok) return toJobResource(next);
+    // Refused: the job changed (someone else won) or a concurrent transaction collided.
+    // Re-check against what is stored now; only a collision on an unchanged job retries.
+    job = outcome.current;
+    if (attempt >= MAX_ATTEMPTS) throw new AppError('version_conflict', 'The job is being changed concurrently; retry.', { extra: { current_version: job?.version ?? null } });
+    await new Promise((r) => setTimeout(r, 5 * attempt + Math.random() * 10));
+  }
+}
+
+export const approveJob = (deps: JobDeps, shopId: string, id: string, version: number) =>
+  decide(deps, shopId, id, version, { status: 'approved', decline_reason: null });
+
+export const declineJob = (deps: JobDeps, shopId: string, id: string, version: number, reason?: string) =>
+  decide(deps, shopId, id, version, { status: 'declined', decline_reason: reason ?? null });

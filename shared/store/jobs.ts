@@ -1,0 +1,63 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type { EventRecord } from '../domain/events';
+import type { DecideOutcome, JobRecord, JobStatus, JobStore } from '../domain/jobs';
+import type { PageRequest } from '../domain/pagination';
+import { stripKeys, type Dynamo } from './client';
+import { eventItem } from './events';
+import { keys, shopPk, skPrefix } from './keys';
+import { queryPage } from './pagination';
+
+/** The job item; its GSI1 key carries the status, so every status change moves it in the index. */
+export function jobItem(job: JobRecord): Record<string, unknown> {
+  return { ...keys.job(job.shop_id, job.id), ...keys.jobByStatus(job.shop_id, job.status, job.id), entity: 'job', ...job };
+}
+
+export class DynamoJobStore implements JobStore {
+  constructor(private readonly db: Dynamo) {}
+
+  async get(shopId: string, jobId: string): Promise<JobRecord | null> {
+    const out = await this.db.doc.send(new GetCommand({ TableName: this.db.tableName, Key: keys.job(shopId, jobId), ConsistentRead: true }));
+    return out.Item ? stripKeys<JobRecord>(out.Item) : null;
+  }
+
+  async list(shopId: string, page: PageRequest, status?: JobStatus) {
+    const query = status
+      ? {
+          IndexName: 'gsi1',
+          KeyConditionExpression: 'gsi1pk = :pk',
+          ExpressionAttributeValues: { ':pk': keys.jobByStatus(shopId, status, '').gsi1pk },
+        }
+      : {
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+          ExpressionAttributeValues: { ':pk': shopPk(shopId), ':prefix': skPrefix.job },
+        };
+    const result = await queryPage(this.db, { ...query, ScanIndexForward: false }, page);
+    return { items: result.items.map((i) => stripKeys<JobRecord>(i)), next: result.next };
+  }
+
+  async decide(next: JobRecord, expectedVersion: number, event: EventRecord): Promise<DecideOutcome> {
+    try {
+      await this.db.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.db.tableName,
+                Item: jobItem(next),
+                ConditionExpression: 'version = :v AND #status = :pending',
+                ExpressionAttributeNames: { '#status': 'status' },
+                ExpressionAttributeValues: { ':v': expectedVersion, ':pending': 'pending' },
+              },
+            },
+            { Put: { TableName: this.db.tableName, Item: eventItem(event), ConditionExpression: 'attribute_not_exists(pk)' } },
+          ],
+        }),
+      );
+      return { ok: true };
+    } catch (err) {
+      if (!(err instanceof TransactionCanceledException)) throw err;
+      return { ok: false, current: await this.get(next.shop_id, next.id) };
+    }
+  }
+}

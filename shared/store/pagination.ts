@@ -1,0 +1,36 @@
+import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { Page, PageRequest } from '../domain/pagination';
+import type { Dynamo } from './client';
+import { TABLE } from './table';
+
+const KEY_ATTRIBUTES = [TABLE.partitionKey, TABLE.sortKey, ...TABLE.globalIndexes.flatMap((g) => [g.partitionKey, g.sortKey])];
+
+/** The item's position, usable as ExclusiveStartKey on the table or an index. */
+function positionOf(item: Record<string, unknown>, indexName?: string): Record<string, unknown> {
+  const index = TABLE.globalIndexes.find((g) => g.name === indexName);
+  const wanted = index ? [TABLE.partitionKey, TABLE.sortKey, index.partitionKey, index.sortKey] : [TABLE.partitionKey, TABLE.sortKey];
+  return Object.fromEntries(wanted.filter((k) => KEY_ATTRIBUTES.includes(k)).map((k) => [k, item[k]]));
+}
+
+/**
+ * One page of a Query. Asks for limit + 1 items so `next` is absent exactly on the last
+ * page, and keeps reading when DynamoDB stops early at its 1 MB response limit.
+ */
+export async function queryPage(
+  db: Dynamo,
+  input: Omit<QueryCommandInput, 'TableName' | 'Limit' | 'ExclusiveStartKey'>,
+  page: PageRequest,
+): Promise<Page<Record<string, unknown>>> {
+  const items: Record<string, unknown>[] = [];
+  let start = page.after;
+  do {
+    const out = await db.doc.send(
+      new QueryCommand({ ...input, TableName: db.tableName, Limit: page.limit + 1 - items.length, ExclusiveStartKey: start }),
+    );
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start && items.length <= page.limit);
+  const pageItems = items.slice(0, page.limit);
+  const last = pageItems[pageItems.length - 1];
+  return { items: pageItems, next: items.length > page.limit && last ? positionOf(last, input.IndexName) : undefined };
+}
