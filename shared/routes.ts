@@ -48,11 +48,11 @@ const route = (
 });
 
 export const routes: readonly Route[] = [
-  route('createWebhookEndpoint', 'POST', '/v1/webhook-endpoints', 'webhooks:write', null, { idempotent: true }),
-  route('listWebhookEndpoints', 'GET', '/v1/webhook-endpoints', 'webhooks:write', null),
-  route('updateWebhookEndpoint', 'PATCH', '/v1/webhook-endpoints/{id}', 'webhooks:write', null),
-  route('rotateWebhookEndpointSecret', 'POST', '/v1/webhook-endpoints/{id}/rotate-secret', 'webhooks:write', null),
-  route('testWebhookEndpoint', 'POST', '/v1/webhook-endpoints/{id}/test', 'webhooks:write', null),
+  route('createWebhookEndpoint', 'POST', '/v1/webhook-endpoints', 'webhooks:write', 'functions/api/create-webhook-endpoint.ts', { idempotent: true }),
+  route('listWebhookEndpoints', 'GET', '/v1/webhook-endpoints', 'webhooks:write', 'functions/api/list-webhook-endpoints.ts'),
+  route('updateWebhookEndpoint', 'PATCH', '/v1/webhook-endpoints/{id}', 'webhooks:write', 'functions/api/update-webhook-endpoint.ts'),
+  route('rotateWebhookEndpointSecret', 'POST', '/v1/webhook-endpoints/{id}/rotate-secret', 'webhooks:write', 'functions/api/rotate-webhook-endpoint-secret.ts'),
+  route('testWebhookEndpoint', 'POST', '/v1/webhook-endpoints/{id}/test', 'webhooks:write', 'functions/api/test-webhook-endpoint.ts'),
   route('listEvents', 'GET', '/v1/events', 'webhooks:write', null),
   route('getEvent', 'GET', '/v1/events/{id}', 'webhooks:write', null),
   route('redeliverEvent', 'POST', '/v1/events/{id}/redeliver', 'webhooks:write', null),

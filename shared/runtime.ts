@@ -1,6 +1,13 @@
 import type { ApiKeyStore } from './domain/api-keys';
 import type { CallStore } from './domain/calls';
 import type { JobStore } from './domain/jobs';
+import type { SecretCipher } from './domain/secrets';
+import type { EndpointStore, EventWriter } from './domain/webhook-endpoints';
+import { secretCipherFromEnv } from './secrets/from-env';
+import { DynamoEventStore } from './store/events';
+import { DynamoEndpointStore } from './store/webhook-endpoints';
+import { guardPolicyFromEnv, ROTATION_GRACE_MS, timeScale } from './webhooks/config';
+import { checkUrl, type GuardPolicy, type GuardResult } from './webhooks/url-guard';
 import type { ShopStore } from './domain/shop';
 import { DynamoApiKeyStore } from './store/api-keys';
 import { DynamoCallStore } from './store/calls';
@@ -15,6 +22,13 @@ export interface Deps {
   apiKeys: ApiKeyStore;
   calls: CallStore;
   jobs: JobStore;
+  endpoints: EndpointStore;
+  events: EventWriter;
+  /** Read on first use: only operations that touch secrets need the key configuration. */
+  readonly cipher: SecretCipher;
+  checkUrl: (url: string, policy: GuardPolicy) => Promise<GuardResult>;
+  policy: GuardPolicy;
+  rotationGraceMs: number;
   now: () => Date;
 }
 
@@ -34,6 +48,14 @@ export function runtimeDeps(): Deps {
         apiKeys: new DynamoApiKeyStore(db),
         calls: new DynamoCallStore(db),
         jobs: new DynamoJobStore(db),
+        endpoints: new DynamoEndpointStore(db),
+        events: new DynamoEventStore(db),
+        get cipher() {
+          return secretCipherFromEnv();
+        },
+        checkUrl: (url, policy) => checkUrl(url, policy),
+        policy: guardPolicyFromEnv(),
+        rotationGraceMs: ROTATION_GRACE_MS * timeScale(),
         now: () => new Date(),
       },
     };

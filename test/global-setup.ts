@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startDynamoDbLocal, type DynamoDbLocal } from '../lib/local/dynamodb-local';
 
 declare global {
@@ -10,6 +13,8 @@ export default async function globalSetup(): Promise<void> {
   process.env.POWERTOOLS_LOG_LEVEL = process.env.TEST_LOG_LEVEL ?? 'SILENT';
   process.env.AWS_REGION = 'us-east-1';
   process.env.CURSOR_SECRET = 'test-cursor-secret-0123456789abcdef0123456789';
+  // The local stand-in for KMS: a key file created on first use, removed in teardown.
+  process.env.SECRETS_KEY_FILE = join(mkdtempSync(join(tmpdir(), 'shop-calls-test-')), 'secrets.key');
   const dynamodb = await startDynamoDbLocal({ port: 0 });
   globalThis.__dynamodbLocal = dynamodb;
   process.env.TEST_DYNAMODB_ENDPOINT = dynamodb.endpoint;

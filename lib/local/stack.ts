@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { runtimeDeps } from '../../shared/runtime';
 import { ensureTable, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local';
 import { startHttpAdapter, type HttpAdapter } from './http-adapter';
@@ -15,6 +16,13 @@ export interface LocalStackOptions {
   dynamodbPort?: number;
   /** Keep DynamoDB Local's data in this folder across restarts. */
   dataDir?: string;
+  /**
+   * Let webhook endpoints target http:// and loopback, so developers can receive on their
+   * own machine. Local stack only (default on); the cloud stack never sets it.
+   */
+  allowInsecureWebhookTargets?: boolean;
+  /** Key file for webhook secrets (the local stand-in for KMS). */
+  secretsKeyFile?: string;
   /** Seed a demo shop and keys when the table was created now. */
   seed?: boolean;
 }
@@ -51,6 +59,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     process.env.AWS_REGION ??= 'us-east-1';
     // Signs list cursors; a fresh one per start unless configured (cursors then last one run).
     process.env.CURSOR_SECRET ??= randomBytes(32).toString('hex');
+    process.env.WEBHOOK_ALLOW_INSECURE_LOCAL = String(options.allowInsecureWebhookTargets ?? true);
+    process.env.SECRETS_KEY_FILE = options.secretsKeyFile ?? process.env.SECRETS_KEY_FILE ?? join('.local', 'secrets.key');
 
     const created = await ensureTable(endpoint, tableName);
     const demo = created && options.seed !== false ? await seedDemo(runtimeDeps()) : undefined;

@@ -2,10 +2,9 @@ import type { MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { IdempotencyConfig } from '@aws-lambda-powertools/idempotency';
 import { makeHandlerIdempotent } from '@aws-lambda-powertools/idempotency/middleware';
-import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import { AppError } from '../errors';
 import { runtimeDeps } from '../runtime';
-import { SingleTableIdempotencyStore } from '../store/idempotency';
+import { isSealed, SingleTableIdempotencyStore } from '../store/idempotency';
 import type { ApiEvent } from './event';
 import type { HttpResult } from './response';
 
@@ -22,19 +21,15 @@ const config = new IdempotencyConfig({
   // What must match for a replay: method, path and the parsed body (key order does not matter).
   payloadValidationJmesPath: '[requestContext.http.method, rawPath, jsonBody]',
   expiresAfterSeconds: 24 * 60 * 60,
-  responseHook: (response) => {
-    const stored = response as unknown as HttpResult;
-    return { ...stored, headers: { ...stored.headers, 'idempotent-replayed': 'true' } };
-  },
 });
 
-const stores = new WeakMap<object, BasePersistenceLayer>();
-function defaultPersistence(): BasePersistenceLayer {
-  const { db } = runtimeDeps();
-  let store = stores.get(db);
+const stores = new WeakMap<object, SingleTableIdempotencyStore>();
+function defaultPersistence(): SingleTableIdempotencyStore {
+  const deps = runtimeDeps();
+  let store = stores.get(deps.db);
   if (!store) {
-    store = new SingleTableIdempotencyStore(db);
-    stores.set(db, store);
+    store = new SingleTableIdempotencyStore(deps.db, () => deps.cipher);
+    stores.set(deps.db, store);
   }
   return store;
 }
@@ -46,7 +41,7 @@ function defaultPersistence(): BasePersistenceLayer {
  * created the in-progress record: Powertools' onError deletes the record unconditionally,
  * which would erase the first request's record on a 409 or 422 of the second.
  */
-export function idempotent(persistence: () => BasePersistenceLayer = defaultPersistence): MiddlewareObj<ApiEvent, HttpResult, Error, Context, Internal> {
+export function idempotent(persistence: () => SingleTableIdempotencyStore = defaultPersistence): MiddlewareObj<ApiEvent, HttpResult, Error, Context, Internal> {
   let powertools: ReturnType<typeof makeHandlerIdempotent> | undefined;
   const inner = () => (powertools ??= makeHandlerIdempotent({ persistenceStore: persistence(), config, keyPrefix: KEY_PREFIX }));
 
@@ -59,8 +54,12 @@ export function idempotent(persistence: () => BasePersistenceLayer = defaultPers
           param: 'Idempotency-Key',
         });
       }
-      const replay = await inner().before?.(request);
-      if (replay !== undefined) return replay as HttpResult;
+      const replay: unknown = await inner().before?.(request);
+      if (replay !== undefined) {
+        if (!isSealed(replay)) throw new Error('stored idempotent response is not sealed');
+        const stored = (await persistence().unseal(request.event as never, replay)) as HttpResult;
+        return { ...stored, headers: { ...stored.headers, 'idempotent-replayed': 'true' } };
+      }
       request.internal[OWNS_RECORD] = true;
       return undefined;
     },

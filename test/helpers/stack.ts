@@ -1,10 +1,10 @@
-import { startLocalStack, type LocalStack } from '../../lib/local/stack';
+import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../lib/local/stack';
 import type { DemoSeed } from '../../lib/local/seed';
 import { testEndpoint, uniqueTableName } from './table';
 
 /** The local stack in this process, on the run's DynamoDB Local with a fresh, seeded table. */
-export async function startTestStack(): Promise<LocalStack & { demo: DemoSeed }> {
-  const stack = await startLocalStack({ port: 0, dynamodbEndpoint: testEndpoint(), tableName: uniqueTableName() });
+export async function startTestStack(options: Pick<LocalStackOptions, 'allowInsecureWebhookTargets'> = {}): Promise<LocalStack & { demo: DemoSeed }> {
+  const stack = await startLocalStack({ port: 0, dynamodbEndpoint: testEndpoint(), tableName: uniqueTableName(), secretsKeyFile: process.env.SECRETS_KEY_FILE, ...options });
   if (!stack.demo) throw new Error('expected a seeded demo shop');
   return stack as LocalStack & { demo: DemoSeed };
 }

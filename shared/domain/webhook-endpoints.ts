@@ -1,0 +1,166 @@
+import { AppError, notFound } from '../errors';
+import { isId, newId } from '../ids';
+import type { GuardPolicy, GuardResult } from '../webhooks/url-guard';
+import { newEvent, toEventResource, type EventRecord } from './events';
+import { newSigningSecret, type SecretCipher } from './secrets';
+import type { CreateEndpointInput, UpdateEndpointInput } from './webhook-endpoint-schema';
+
+export const MAX_ENDPOINTS_PER_SHOP = 16;
+
+export interface StoredSecret {
+  ciphertext: string;
+  created_at: string;
+  /** null for the current secret; set for the previous one during its rotation grace. */
+  expires_at: string | null;
+}
+
+export interface EndpointRecord {
+  id: string;
+  shop_id: string;
+  url: string;
+  description: string | null;
+  events: string[];
+  enabled: boolean;
+  disabled_reason: 'manual' | 'failing' | 'gone' | null;
+  failing_since: string | null;
+  created_at: string;
+  updated_at: string;
+  secrets: StoredSecret[];
+  secrets_version: number;
+}
+
+export type EndpointChanges = Partial<Pick<EndpointRecord, 'url' | 'description' | 'events' | 'enabled' | 'disabled_reason' | 'failing_since'>>;
+
+export interface EndpointStore {
+  create(endpoint: EndpointRecord, maxPerShop: number): Promise<'created' | 'limit_reached' | 'shop_missing'>;
+  list(shopId: string): Promise<EndpointRecord[]>;
+  get(shopId: string, id: string): Promise<EndpointRecord | null>;
+  update(shopId: string, id: string, changes: EndpointChanges, updatedAt: string): Promise<EndpointRecord | null>;
+  /** Replaces the secrets only if nobody rotated since `expectedVersion`; null on a lost race. */
+  replaceSecrets(endpoint: EndpointRecord, secrets: StoredSecret[], expectedVersion: number, updatedAt: string): Promise<EndpointRecord | null>;
+}
+
+export interface EventWriter {
+  put(event: EventRecord): Promise<void>;
+}
+
+export interface EndpointDeps {
+  endpoints: EndpointStore;
+  events: EventWriter;
+  cipher: SecretCipher;
+  /** Runs the URL guard, DNS included (injectable for tests). */
+  checkUrl: (url: string, policy: GuardPolicy) => Promise<GuardResult>;
+  policy: GuardPolicy;
+  rotationGraceMs: number;
+  now: () => Date;
+}
+
+export function toEndpointResource(e: EndpointRecord) {
+  return {
+    id: e.id,
+    object: 'webhook_endpoint' as const,
+    url: e.url,
+    description: e.description,
+    events: e.events,
+    enabled: e.enabled,
+    disabled_reason: e.disabled_reason,
+    failing_since: e.failing_since,
+    created_at: e.created_at,
+    updated_at: e.updated_at,
+  };
+}
+
+/** The additional authenticated data binding a secret's ciphertext to its endpoint. */
+export const secretContext = (shopId: string, endpointId: string) => `webhook_endpoint:${shopId}:${endpointId}`;
+
+async function guardedUrl(deps: EndpointDeps, url: string): Promise<string> {
+  const verdict = await deps.checkUrl(url, deps.policy);
+  if (!verdict.ok) throw new AppError('parameter_invalid', `url ${verdict.reason}.`, { param: 'url' });
+  return verdict.url.toString();
+}
+
+async function loadEndpoint(deps: Pick<EndpointDeps, 'endpoints'>, shopId: string, id: string): Promise<EndpointRecord> {
+  const endpoint = isId('we', id) ? await deps.endpoints.get(shopId, id) : null;
+  if (!endpoint) throw notFound('webhook endpoint', id);
+  return endpoint;
+}
+
+export async function createEndpoint(deps: EndpointDeps, shopId: string, input: CreateEndpointInput) {
+  const url = await guardedUrl(deps, input.url);
+  const now = deps.now();
+  const id = newId('we', now.getTime());
+  const secret = newSigningSecret();
+  const endpoint: EndpointRecord = {
+    id,
+    shop_id: shopId,
+    url,
+    description: input.description ?? null,
+    events: input.events,
+    enabled: true,
+    disabled_reason: null,
+    failing_since: null,
+    created_at: now.toISOString(),
+    updated_at: now.toISOString(),
+    secrets: [{ ciphertext: await deps.cipher.encrypt(secret, secretContext(shopId, id)), created_at: now.toISOString(), expires_at: null }],
+    secrets_version: 1,
+  };
+  const outcome = await deps.endpoints.create(endpoint, MAX_ENDPOINTS_PER_SHOP);
+  if (outcome === 'shop_missing') throw notFound('shop', shopId);
+  if (outcome === 'limit_reached') {
+    throw new AppError('parameter_invalid', `A shop can have at most ${MAX_ENDPOINTS_PER_SHOP} webhook endpoints.`);
+  }
+  return { ...toEndpointResource(endpoint), secret };
+}
+
+export async function listEndpoints(deps: Pick<EndpointDeps, 'endpoints'>, shopId: string) {
+  const endpoints = await deps.endpoints.list(shopId);
+  return { items: endpoints.map(toEndpointResource) };
+}
+
+export async function updateEndpoint(deps: EndpointDeps, shopId: string, id: string, input: UpdateEndpointInput) {
+  const endpoint = await loadEndpoint(deps, shopId, id);
+  const changes: EndpointChanges = {};
+  if (input.url !== undefined) changes.url = await guardedUrl(deps, input.url);
+  if (input.events !== undefined) changes.events = input.events;
+  if (input.description !== undefined) changes.description = input.description;
+  if (input.enabled === true) Object.assign(changes, { enabled: true, disabled_reason: null, failing_since: null });
+  if (input.enabled === false) Object.assign(changes, { enabled: false, disabled_reason: endpoint.enabled ? 'manual' : endpoint.disabled_reason });
+  if (Object.keys(changes).length === 0) return toEndpointResource(endpoint);
+  const updated = await deps.endpoints.update(shopId, endpoint.id, changes, deps.now().toISOString());
+  if (!updated) throw notFound('webhook endpoint', id);
+  return toEndpointResource(updated);
+}
+
+/**
+ * New secret first; the current one stays valid for the grace period so receivers can
+ * switch verifiers without losing a delivery; anything older is dropped.
+ */
+export async function rotateSecret(deps: EndpointDeps, shopId: string, id: string) {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const endpoint = await loadEndpoint(deps, shopId, id);
+    const now = deps.now();
+    const secret = newSigningSecret();
+    const current = endpoint.secrets.find((s) => s.expires_at === null);
+    const secrets: StoredSecret[] = [
+      { ciphertext: await deps.cipher.encrypt(secret, secretContext(shopId, endpoint.id)), created_at: now.toISOString(), expires_at: null },
+      ...(current ? [{ ...current, expires_at: new Date(now.getTime() + deps.rotationGraceMs).toISOString() }] : []),
+    ];
+    const updated = await deps.endpoints.replaceSecrets(endpoint, secrets, endpoint.secrets_version, now.toISOString());
+    if (updated) return { ...toEndpointResource(updated), secret };
+  }
+  throw new AppError('version_conflict', 'The secret was rotated concurrently; retry.');
+}
+
+/** Every secret a delivery must be signed with now: the current one, and the previous one during its grace. */
+export async function signingSecrets(deps: Pick<EndpointDeps, 'cipher'>, endpoint: EndpointRecord, now: Date): Promise<string[]> {
+  const valid = endpoint.secrets.filter((s) => s.expires_at === null || Date.parse(s.expires_at) > now.getTime());
+  return Promise.all(valid.map((s) => deps.cipher.decrypt(s.ciphertext, secretContext(endpoint.shop_id, endpoint.id))));
+}
+
+/** Queues a `webhook_endpoint.test` event for this one endpoint, whatever its filter or state. */
+export async function sendTestEvent(deps: EndpointDeps, shopId: string, id: string) {
+  const endpoint = await loadEndpoint(deps, shopId, id);
+  const event = newEvent(shopId, 'webhook_endpoint.test', { endpoint_id: endpoint.id }, deps.now(), endpoint.id);
+  await deps.events.put(event);
+  return toEventResource(event);
+}

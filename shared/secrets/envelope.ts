@@ -1,0 +1,35 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import type { SecretCipher } from '../domain/secrets';
+
+/** Where data keys come from: a local key file, or KMS. `ref` identifies the key in the ciphertext. */
+export interface DataKeyProvider {
+  /** The key new values are encrypted with. */
+  current(): Promise<{ ref: string; key: Buffer }>;
+  /** The key a stored value names. */
+  resolve(ref: string): Promise<Buffer>;
+}
+
+const VERSION = 'v1';
+
+/** AES-256-GCM envelope: `v1.<key ref>.<iv>.<tag>.<ciphertext>`, all base64url. */
+export class EnvelopeCipher implements SecretCipher {
+  constructor(private readonly keys: DataKeyProvider) {}
+
+  async encrypt(plaintext: string, context: string): Promise<string> {
+    const { ref, key } = await this.keys.current();
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', key, iv);
+    cipher.setAAD(Buffer.from(context, 'utf8'));
+    const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+    return [VERSION, ref, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), body.toString('base64url')].join('.');
+  }
+
+  async decrypt(ciphertext: string, context: string): Promise<string> {
+    const [version, ref, iv, tag, body] = ciphertext.split('.');
+    if (version !== VERSION || !ref || !iv || !tag || body === undefined) throw new Error('unrecognised ciphertext');
+    const decipher = createDecipheriv('aes-256-gcm', await this.keys.resolve(ref), Buffer.from(iv, 'base64url'));
+    decipher.setAAD(Buffer.from(context, 'utf8'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+  }
+}
