@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 
 /** External id prefixes (API-CONTRACT.md, Wire conventions). */
@@ -15,4 +16,25 @@ export function newId(prefix: IdPrefix, now: number = Date.now()): string {
 /** True when `value` is a well-formed id of that prefix; anything else is a 404, never a lookup. */
 export function isId(prefix: IdPrefix, value: string): boolean {
   return new RegExp(`^${prefix}_${ULID_BODY}$`).test(value);
+}
+
+const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
+
+/**
+ * A ULID-shaped id derived from a seed: the same inputs always give the same id. Used for
+ * delivery rows made by the fan-out, so a retried stream batch rewrites nothing new.
+ */
+export function derivedId(prefix: IdPrefix, timeMs: number, seed: string): string {
+  let time = '';
+  for (let t = timeMs, i = 0; i < 10; i++, t = Math.floor(t / 32)) time = CROCKFORD[t % 32] + time;
+  const digest = createHash('sha256').update(seed).digest();
+  let random = '';
+  for (let i = 0; i < 16; i++) random += CROCKFORD[(digest[i] as number) % 32];
+  return `${prefix}_${time}${random}`;
+}
+
+/** The creation time encoded in a prefixed ULID. */
+export function idTime(id: string): number {
+  const body = id.slice(id.indexOf('_') + 1, id.indexOf('_') + 11);
+  return [...body].reduce((acc, ch) => acc * 32 + CROCKFORD.indexOf(ch), 0);
 }

@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { handler as deliverHandler } from '../../functions/deliver';
+import { handler as fanoutHandler } from '../../functions/fanout';
+import { LocalRetryScheduler } from '../../shared/local-adapters';
 import { runtimeDeps } from '../../shared/runtime';
+import { DEFAULT_TIMEOUT_MS } from '../../shared/webhooks/policy';
+import { startQueuePoller, type QueuePoller } from './queue-poller';
+import { startLocalQueues, type LocalQueues } from './sqs';
+import { startStreamPoller, type StreamPoller } from './stream-poller';
 import { ensureTable, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local';
 import { startHttpAdapter, type HttpAdapter } from './http-adapter';
 import { seedDemo, type DemoSeed } from './seed';
@@ -25,10 +32,37 @@ export interface LocalStackOptions {
   secretsKeyFile?: string;
   /** Seed a demo shop and keys when the table was created now. */
   seed?: boolean;
+  /** Multiplies retry offsets, the auto-disable window and the rotation grace (default 1). */
+  timeScale?: number;
+  /** Webhook delivery timeout in ms (default 10 000). */
+  deliveryTimeoutMs?: number;
+  /** Visibility timeout of the local delivery queue, in seconds (default 60: 6 × the delivery timeout). */
+  queueVisibilitySeconds?: number;
+  /** Run the delivery consumer in this process (default true); false to run it elsewhere (bin/consumer.ts). */
+  consumer?: boolean;
+  /** Where the local mailer writes .eml files (default .local/outbox). */
+  outboxDir?: string;
+}
+
+/** The environment the fan-out and consumer handlers read, as the cloud stack sets it for the Lambdas. */
+export function pipelineEnv(queues: Pick<LocalQueues, 'endpoint' | 'queueUrl' | 'queueArn'>, options: LocalStackOptions): Record<string, string> {
+  return {
+    QUEUE_URL: queues.queueUrl,
+    QUEUE_ARN: queues.queueArn,
+    AWS_ENDPOINT_URL_SQS: queues.endpoint,
+    AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? 'local',
+    AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? 'local',
+    RETRY_SCHEDULER: 'local',
+    OUTBOX_DIR: options.outboxDir ?? process.env.OUTBOX_DIR ?? join('.local', 'outbox'),
+    TIME_SCALE: String(options.timeScale ?? process.env.TIME_SCALE ?? 1),
+    DELIVERY_TIMEOUT_MS: String(options.deliveryTimeoutMs ?? DEFAULT_TIMEOUT_MS),
+  };
 }
 
 export interface LocalStack {
   url: string;
+  /** The local delivery queue, for a consumer run in another process. */
+  queue: { endpoint: string; url: string; arn: string; dlqUrl: string };
   dynamodbEndpoint: string;
   tableName: string;
   /** Present when this start created the table and seeded it. */
@@ -45,8 +79,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const tableName = options.tableName ?? 'shop-calls';
   let dynamodb: DynamoDbLocal | undefined;
   let http: HttpAdapter | undefined;
+  let queues: LocalQueues | undefined;
+  let streamPoller: StreamPoller | undefined;
+  let queuePoller: QueuePoller | undefined;
   const stop = async () => {
     await http?.close();
+    await streamPoller?.stop();
+    await queuePoller?.stop();
+    LocalRetryScheduler.clearAll();
+    await queues?.stop();
     await dynamodb?.stop();
   };
   try {
@@ -64,8 +105,20 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
     const created = await ensureTable(endpoint, tableName);
     const demo = created && options.seed !== false ? await seedDemo(runtimeDeps()) : undefined;
+
+    // The event pipeline: stream → fan-out → queue → consumer, with local stand-ins for
+    // the Lambda event sources, EventBridge Scheduler and SES.
+    const timeoutMs = options.deliveryTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+    queues = await startLocalQueues({ visibilityTimeoutSeconds: options.queueVisibilitySeconds ?? Math.ceil((6 * timeoutMs) / 1000) });
+    Object.assign(process.env, pipelineEnv(queues, { ...options, deliveryTimeoutMs: timeoutMs }));
+    streamPoller = await startStreamPoller({ endpoint, tableName, handler: fanoutHandler });
+    if (options.consumer !== false) {
+      queuePoller = startQueuePoller({ sqs: queues.client, queueUrl: queues.queueUrl, queueArn: queues.queueArn, handler: deliverHandler });
+    }
+
     http = await startHttpAdapter(options.port ?? 0, options.host);
-    return { url: http.url, dynamodbEndpoint: endpoint, tableName, demo, stop };
+    const queue = { endpoint: queues.endpoint, url: queues.queueUrl, arn: queues.queueArn, dlqUrl: queues.dlqUrl };
+    return { url: http.url, queue, dynamodbEndpoint: endpoint, tableName, demo, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -157,9 +157,11 @@ export async function signingSecrets(deps: Pick<EndpointDeps, 'cipher'>, endpoin
   return Promise.all(valid.map((s) => deps.cipher.decrypt(s.ciphertext, secretContext(endpoint.shop_id, endpoint.id))));
 }
 
-/** Queues a `webhook_endpoint.test` event for this one endpoint, whatever its filter or state. */
+/** Queues a `webhook_endpoint.test` event for this one endpoint, whatever its filter. */
 export async function sendTestEvent(deps: EndpointDeps, shopId: string, id: string) {
   const endpoint = await loadEndpoint(deps, shopId, id);
+  // Deliveries to a disabled endpoint are cancelled, so a test would never arrive: say so now.
+  if (!endpoint.enabled) throw new AppError('invalid_state', `Webhook endpoint '${id}' is disabled; enable it before testing.`);
   const event = newEvent(shopId, 'webhook_endpoint.test', { endpoint_id: endpoint.id }, deps.now(), endpoint.id);
   await deps.events.put(event);
   return toEventResource(event);

@@ -41,6 +41,12 @@ export const keys = {
     sk: `DLV#${eventId}#${deliveryId}`,
   }),
 
+  /** GSI1 entry of a delivery while it is pending or retrying: what to cancel when its endpoint is disabled. */
+  openDeliveryByEndpoint: (shopId: string, endpointId: string, deliveryId: string) => ({
+    gsi1pk: `${shopPk(shopId)}#WE#${endpointId}#OPEN`,
+    gsi1sk: deliveryId,
+  }),
+
   /** Powertools idempotency records; `recordKey` is `IDEMPOTENCY#<hash>` (see store/idempotency.ts). */
   idempotency: (recordKey: string) => ({ pk: recordKey, sk: 'IDEMPOTENCY' }),
 } as const;

@@ -1,10 +1,13 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { FailureStateStore } from '../domain/delivery-attempt';
+import type { EventRecord } from '../domain/events';
 import type { EndpointChanges, EndpointRecord, EndpointStore, StoredSecret } from '../domain/webhook-endpoints';
+import { eventItem } from './events';
 import { stripKeys, type Dynamo } from './client';
 import { keys, shopPk, skPrefix } from './keys';
 
-export class DynamoEndpointStore implements EndpointStore {
+export class DynamoEndpointStore implements EndpointStore, FailureStateStore {
   constructor(private readonly db: Dynamo) {}
 
   /** The shop item counts its endpoints, so concurrent creates cannot pass the limit. */
@@ -96,5 +99,41 @@ export class DynamoEndpointStore implements EndpointStore {
       'attribute_exists(pk) AND secrets_version = :expected',
       { ':expected': expectedVersion },
     );
+  }
+
+  /** Set at the first failure after a success; a concurrent first failure keeps the earlier time. */
+  async markFailing(endpoint: EndpointRecord, since: string): Promise<void> {
+    await this.conditionalUpdate(endpoint.shop_id, endpoint.id, { failing_since: since }, 'attribute_exists(pk) AND attribute_type(failing_since, :nullType)', {
+      ':nullType': 'NULL',
+    });
+  }
+
+  async clearFailing(endpoint: EndpointRecord): Promise<void> {
+    await this.conditionalUpdate(endpoint.shop_id, endpoint.id, { failing_since: null }, 'attribute_exists(pk)');
+  }
+
+  async disable(endpoint: EndpointRecord, reason: 'failing' | 'gone', lastErrors: string[], event: EventRecord, at: string): Promise<boolean> {
+    try {
+      await this.db.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.db.tableName,
+                Key: keys.webhookEndpoint(endpoint.shop_id, endpoint.id),
+                UpdateExpression: 'SET enabled = :false, disabled_reason = :reason, last_errors = :errors, updated_at = :at',
+                ConditionExpression: 'enabled = :true',
+                ExpressionAttributeValues: { ':false': false, ':true': true, ':reason': reason, ':errors': lastErrors, ':at': at },
+              },
+            },
+            { Put: { TableName: this.db.tableName, Item: eventItem(event), ConditionExpression: 'attribute_not_exists(pk)' } },
+          ],
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof TransactionCanceledException) return false;
+      throw err;
+    }
   }
 }

@@ -1,0 +1,36 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { fanOut, messageOf, type DeliveryRecord } from '../shared/domain/deliveries';
+import type { EventRecord } from '../shared/domain/events';
+import { notifyEndpointDisabled } from '../shared/domain/notifications';
+import { pipelineDeps, type PipelineDeps } from '../shared/pipeline';
+import { stripKeys } from '../shared/store/client';
+
+/**
+ * Table stream → deliveries. The event source's filter passes only new event items and
+ * rows inserted by redeliver. Records fail individually (partial batch response), so one
+ * bad record never makes the others run twice.
+ */
+export async function handleRecord(deps: PipelineDeps, record: DynamoDBRecord): Promise<void> {
+  const image = record.dynamodb?.NewImage;
+  if (!image) return;
+  const item = unmarshall(image as Record<string, AttributeValue>);
+  if (item.entity === 'event') {
+    const event = stripKeys<EventRecord>(item);
+    await fanOut(deps, event);
+    if (event.type === 'webhook_endpoint.disabled') await notifyEndpointDisabled(deps, event);
+  } else if (item.entity === 'delivery') {
+    await deps.queue.send([messageOf(stripKeys<DeliveryRecord>(item))]);
+  }
+}
+
+export const makeHandler =
+  (deps: () => PipelineDeps = pipelineDeps) =>
+  (event: DynamoDBStreamEvent) =>
+    processPartialResponse(event, (record: DynamoDBRecord) => handleRecord(deps(), record), new BatchProcessor(EventType.DynamoDBStreams), {
+      throwOnFullBatchFailure: false,
+    });
+
+export const handler = makeHandler();

@@ -1,0 +1,97 @@
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { logger } from '../../shared/logger';
+
+export interface QueuePoller {
+  /** Stops receiving and waits for batches in flight. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Lambda's SQS event source, locally: receive batches of up to `batchSize`, invoke the
+ * handler with up to `concurrency` batches at a time, delete what succeeded; the rest
+ * becomes visible again after the visibility timeout. Short polls with a short pause when
+ * the queue is empty: local-aws-sqs holds long polls for the full wait when asked for
+ * more than one message.
+ */
+export function startQueuePoller(opts: {
+  sqs: SQSClient;
+  queueUrl: string;
+  queueArn: string;
+  handler: (event: SQSEvent) => Promise<SQSBatchResponse>;
+  batchSize?: number;
+  concurrency?: number;
+  idleMs?: number;
+}): QueuePoller {
+  const batchSize = opts.batchSize ?? 10;
+  const concurrency = opts.concurrency ?? 4;
+  const idleMs = opts.idleMs ?? 2;
+  let running = true;
+  const inFlight = new Set<Promise<void>>();
+
+  const invoke = async (messages: Message[]) => {
+    const event: SQSEvent = {
+      Records: messages.map((m) => ({
+        messageId: m.MessageId as string,
+        receiptHandle: m.ReceiptHandle as string,
+        body: m.Body as string,
+        attributes: (m.Attributes ?? {}) as never,
+        messageAttributes: {},
+        md5OfBody: m.MD5OfBody as string,
+        eventSource: 'aws:sqs',
+        eventSourceARN: opts.queueArn,
+        awsRegion: 'us-east-1',
+      })),
+    };
+    let failed = new Set<string>(event.Records.map((r) => r.messageId));
+    try {
+      const response = await opts.handler(event);
+      failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+    } catch (err) {
+      logger.error('Delivery consumer failed a whole batch', { error: err as Error });
+    }
+    const done = event.Records.filter((r) => !failed.has(r.messageId));
+    if (done.length > 0) {
+      await opts.sqs.send(
+        new DeleteMessageBatchCommand({ QueueUrl: opts.queueUrl, Entries: done.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle })) }),
+      );
+    }
+  };
+
+  const loop = async () => {
+    while (running) {
+      if (inFlight.size >= concurrency) {
+        await Promise.race(inFlight);
+        continue;
+      }
+      let messages: Message[];
+      try {
+        const out = await opts.sqs.send(
+          new ReceiveMessageCommand({ QueueUrl: opts.queueUrl, MaxNumberOfMessages: batchSize, WaitTimeSeconds: 0, AttributeNames: ['All'] }),
+        );
+        messages = out.Messages ?? [];
+      } catch (err) {
+        if (!running) break;
+        logger.error('Local queue receive failed', { error: err as Error });
+        await new Promise((r) => setTimeout(r, 200));
+        continue;
+      }
+      if (messages.length === 0) {
+        await new Promise((r) => setTimeout(r, idleMs));
+        continue;
+      }
+      const batch = invoke(messages).catch((err: unknown) => logger.error('Local queue delete failed', { error: err as Error }));
+      inFlight.add(batch);
+      void batch.finally(() => inFlight.delete(batch));
+    }
+  };
+  const loopDone = loop();
+
+  return {
+    stop: async () => {
+      running = false;
+      await loopDone;
+      await Promise.allSettled([...inFlight]);
+    },
+  };
+}

@@ -1,0 +1,133 @@
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import {
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  ExpiredIteratorException,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  type _Record,
+} from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { logger } from '../../shared/logger';
+import { passesFanoutFilter } from '../../shared/stream-filters';
+import { localClient } from './dynamodb-local';
+
+export interface StreamPoller {
+  stop(): Promise<void>;
+}
+
+const MAX_RETRIES = 5;
+
+/** The SDK's stream record in the shape Lambda hands to a stream-triggered function. */
+function toLambdaRecord(r: _Record, streamArn: string): DynamoDBRecord {
+  const d = r.dynamodb ?? {};
+  return {
+    eventID: r.eventID,
+    eventName: r.eventName as DynamoDBRecord['eventName'],
+    eventVersion: r.eventVersion,
+    eventSource: 'aws:dynamodb',
+    awsRegion: 'us-east-1',
+    eventSourceARN: streamArn,
+    dynamodb: {
+      Keys: d.Keys as never,
+      NewImage: d.NewImage as never,
+      OldImage: d.OldImage as never,
+      SequenceNumber: d.SequenceNumber,
+      SizeBytes: d.SizeBytes,
+      StreamViewType: d.StreamViewType,
+      ApproximateCreationDateTime: d.ApproximateCreationDateTime ? d.ApproximateCreationDateTime.getTime() / 1000 : undefined,
+    },
+  };
+}
+
+/**
+ * Lambda's DynamoDB stream event source, locally: follows every shard of the table's
+ * stream from its start, applies the same filter patterns as the cloud event source, and
+ * invokes the handler in batches. A partial batch failure is retried from the first
+ * failed record (as Lambda does), up to 5 times, then logged and skipped.
+ */
+export async function startStreamPoller(opts: {
+  endpoint: string;
+  tableName: string;
+  handler: (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse>;
+  idleMs?: number;
+}): Promise<StreamPoller> {
+  const ddb = localClient(opts.endpoint);
+  const table = await ddb.send(new DescribeTableCommand({ TableName: opts.tableName }));
+  ddb.destroy();
+  const streamArn = table.Table?.LatestStreamArn;
+  if (!streamArn) throw new Error(`table ${opts.tableName} has no stream`);
+  const streams = new DynamoDBStreamsClient({ endpoint: opts.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const idleMs = opts.idleMs ?? 2;
+  let running = true;
+  const iterators = new Map<string, string | undefined>();
+  const finished = new Set<string>();
+
+  const discoverShards = async () => {
+    const description = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }));
+    for (const shard of description.StreamDescription?.Shards ?? []) {
+      const id = shard.ShardId as string;
+      if (iterators.has(id) || finished.has(id)) continue;
+      const it = await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: id, ShardIteratorType: 'TRIM_HORIZON' }));
+      iterators.set(id, it.ShardIterator);
+    }
+  };
+
+  const deliver = async (records: DynamoDBRecord[]) => {
+    let pending = records;
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      const result = await opts.handler({ Records: pending }).catch((err: unknown) => {
+        logger.error('Fan-out failed a whole batch', { error: err as Error });
+        return { batchItemFailures: [{ itemIdentifier: pending[0]?.dynamodb?.SequenceNumber ?? '' }] };
+      });
+      const failedSeqs = new Set(result.batchItemFailures.map((f) => f.itemIdentifier));
+      const firstFailed = pending.findIndex((r) => failedSeqs.has(r.dynamodb?.SequenceNumber ?? ''));
+      if (firstFailed < 0) return;
+      if (attempt >= MAX_RETRIES) {
+        logger.error('Fan-out gave up on stream records', { count: pending.length - firstFailed });
+        return;
+      }
+      pending = pending.slice(firstFailed);
+      await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
+    }
+  };
+
+  const loop = async () => {
+    let lastDiscovery = 0;
+    while (running) {
+      try {
+        if (Date.now() - lastDiscovery > 1000) {
+          await discoverShards();
+          lastDiscovery = Date.now();
+        }
+        let got = 0;
+        for (const [shardId, iterator] of iterators) {
+          if (!iterator) {
+            iterators.delete(shardId);
+            finished.add(shardId);
+            continue;
+          }
+          const out = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 100 }));
+          iterators.set(shardId, out.NextShardIterator);
+          const records = (out.Records ?? []).map((r) => toLambdaRecord(r, streamArn)).filter(passesFanoutFilter);
+          got += out.Records?.length ?? 0;
+          if (records.length > 0) await deliver(records);
+        }
+        if (got === 0) await new Promise((r) => setTimeout(r, idleMs));
+      } catch (err) {
+        if (!running) break;
+        if (err instanceof ExpiredIteratorException) iterators.clear();
+        else logger.error('Local stream poll failed', { error: err as Error });
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  };
+  const loopDone = loop();
+  return {
+    stop: async () => {
+      running = false;
+      await loopDone;
+      streams.destroy();
+    },
+  };
+}

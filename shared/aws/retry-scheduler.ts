@@ -1,0 +1,62 @@
+import { ConflictException, CreateScheduleCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
+import type { DeliveryMessage } from '../domain/deliveries';
+import type { RetryScheduler } from '../domain/delivery-attempt';
+import type { SqsDeliveryQueue } from './sqs-queue';
+
+export const SQS_MAX_DELAY_MS = 15 * 60 * 1000;
+
+export interface SchedulerTarget {
+  groupName: string;
+  /** ARN of the delivery queue the schedule puts the message on. */
+  queueArn: string;
+  /** Role Scheduler assumes; it may only sqs:SendMessage to the delivery queue. */
+  roleArn: string;
+  /** Where Scheduler puts a message it could not deliver. */
+  deadLetterArn: string;
+}
+
+/** `at()` wants local time without zone; with ScheduleExpressionTimezone UTC that is UTC. */
+export const atExpression = (at: Date): string => `at(${at.toISOString().slice(0, 19)})`;
+
+/** Names are unique per delivery and attempt, so a duplicate create is a harmless conflict. */
+export const scheduleName = (m: DeliveryMessage): string => `${m.delivery_id}-a${m.attempt}`;
+
+/**
+ * Retries up to 15 minutes out (1m, 5m) go back on the queue with DelaySeconds: exact and
+ * free of Scheduler quotas. Later ones become one-time EventBridge Scheduler schedules
+ * that delete themselves after firing (within the minute, fine at 30m and beyond).
+ */
+export class AwsRetryScheduler implements RetryScheduler {
+  constructor(
+    private readonly queue: SqsDeliveryQueue,
+    private readonly scheduler: SchedulerClient,
+    private readonly target: SchedulerTarget,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async schedule(message: DeliveryMessage, at: Date): Promise<void> {
+    const delayMs = at.getTime() - this.now();
+    if (delayMs <= SQS_MAX_DELAY_MS) return this.queue.sendDelayed(message, delayMs / 1000);
+    try {
+      await this.scheduler.send(
+        new CreateScheduleCommand({
+          Name: scheduleName(message),
+          GroupName: this.target.groupName,
+          ScheduleExpression: atExpression(at),
+          ScheduleExpressionTimezone: 'UTC',
+          FlexibleTimeWindow: { Mode: 'OFF' },
+          ActionAfterCompletion: 'DELETE',
+          Target: {
+            Arn: this.target.queueArn,
+            RoleArn: this.target.roleArn,
+            Input: JSON.stringify(message),
+            RetryPolicy: { MaximumRetryAttempts: 20, MaximumEventAgeInSeconds: 3600 },
+            DeadLetterConfig: { Arn: this.target.deadLetterArn },
+          },
+        }),
+      );
+    } catch (err) {
+      if (!(err instanceof ConflictException)) throw err;
+    }
+  }
+}

@@ -1,0 +1,158 @@
+import { AppError, notFound } from '../errors';
+import { derivedId, idTime, isId, newId } from '../ids';
+import { toEventResource, type EventRecord } from './events';
+import type { EndpointRecord } from './webhook-endpoints';
+
+export type DeliveryStatus = 'pending' | 'retrying' | 'succeeded' | 'failed' | 'cancelled';
+export const OPEN_STATUSES: readonly DeliveryStatus[] = ['pending', 'retrying'];
+
+export interface AttemptRecord {
+  attempt: number;
+  at: string;
+  status: number | null;
+  duration_ms: number;
+  error: string | null;
+  response_snippet: string | null;
+}
+
+export interface DeliveryRecord {
+  id: string;
+  shop_id: string;
+  event_id: string;
+  endpoint_id: string;
+  status: DeliveryStatus;
+  attempts: number;
+  last_attempt_at: string | null;
+  next_attempt_at: string | null;
+  last_response_status: number | null;
+  last_error: string | null;
+  /** The attempts so far (at most 8), for operators; not part of the API resource. */
+  history: AttemptRecord[];
+  /** `fanout` for the first delivery of an event, `redeliver` for one asked for by the API. */
+  origin: 'fanout' | 'redeliver';
+  created_at: string;
+}
+
+/** What travels on the queue and in schedules: ids only, never payloads. */
+export interface DeliveryMessage {
+  shop_id: string;
+  event_id: string;
+  delivery_id: string;
+  attempt: number;
+}
+
+export interface DeliveryStore {
+  /** Creates the rows that do not exist yet; returns those to enqueue (new, or existing but never attempted). */
+  createMissing(rows: DeliveryRecord[]): Promise<DeliveryRecord[]>;
+  /** Creates new rows (redelivery); the stream turns each into a queue message. */
+  createAll(rows: DeliveryRecord[]): Promise<void>;
+  get(shopId: string, eventId: string, deliveryId: string): Promise<DeliveryRecord | null>;
+  listForEvent(shopId: string, eventId: string): Promise<DeliveryRecord[]>;
+}
+
+export interface DeliveryQueue {
+  send(messages: DeliveryMessage[]): Promise<void>;
+}
+
+export function toDeliveryResource(d: DeliveryRecord) {
+  return {
+    id: d.id,
+    object: 'delivery' as const,
+    endpoint_id: d.endpoint_id,
+    status: d.status,
+    attempts: d.attempts,
+    last_attempt_at: d.last_attempt_at,
+    next_attempt_at: d.next_attempt_at,
+    last_response_status: d.last_response_status,
+    last_error: d.last_error,
+  };
+}
+
+export const messageOf = (d: DeliveryRecord, attempt = d.attempts + 1): DeliveryMessage => ({
+  shop_id: d.shop_id,
+  event_id: d.event_id,
+  delivery_id: d.id,
+  attempt,
+});
+
+export function isSubscribed(endpoint: EndpointRecord, event: EventRecord): boolean {
+  if (event.endpoint_id) return endpoint.id === event.endpoint_id;
+  return endpoint.enabled && (endpoint.events.includes('*') || endpoint.events.includes(event.type));
+}
+
+function newDelivery(event: EventRecord, endpointId: string, id: string, origin: DeliveryRecord['origin'], now: Date): DeliveryRecord {
+  return {
+    id,
+    shop_id: event.shop_id,
+    event_id: event.id,
+    endpoint_id: endpointId,
+    status: 'pending',
+    attempts: 0,
+    last_attempt_at: null,
+    next_attempt_at: now.toISOString(),
+    last_response_status: null,
+    last_error: null,
+    history: [],
+    origin,
+    created_at: now.toISOString(),
+  };
+}
+
+export interface FanOutDeps {
+  endpoints: { list(shopId: string): Promise<EndpointRecord[]> };
+  deliveries: DeliveryStore;
+  queue: DeliveryQueue;
+  now: () => Date;
+}
+
+/**
+ * One delivery row per subscribed endpoint, then one queue message per row. Row ids derive
+ * from event and endpoint, so a retried stream batch finds its rows and only re-sends
+ * those never attempted: a crash between writing rows and sending loses nothing.
+ */
+export async function fanOut(deps: FanOutDeps, event: EventRecord): Promise<number> {
+  const endpoints = (await deps.endpoints.list(event.shop_id)).filter((e) => isSubscribed(e, event));
+  if (endpoints.length === 0) return 0;
+  const now = deps.now();
+  const rows = endpoints.map((e) => newDelivery(event, e.id, derivedId('dlv', idTime(event.id), `${event.id}/${e.id}`), 'fanout', now));
+  const toSend = await deps.deliveries.createMissing(rows);
+  await deps.queue.send(toSend.map((d) => messageOf(d)));
+  return toSend.length;
+}
+
+export interface EventReader {
+  get(shopId: string, eventId: string): Promise<EventRecord | null>;
+}
+
+export interface RedeliverDeps {
+  events: EventReader;
+  endpoints: { list(shopId: string): Promise<EndpointRecord[]> };
+  deliveries: DeliveryStore;
+  now: () => Date;
+}
+
+/**
+ * New deliveries of an existing event. `endpointIds` omitted or empty: every enabled
+ * endpoint subscribed to its type now. Rows only; the table stream enqueues them.
+ */
+export async function redeliver(deps: RedeliverDeps, shopId: string, eventId: string, endpointIds: string[] = []) {
+  const event = isId('evt', eventId) ? await deps.events.get(shopId, eventId) : null;
+  if (!event) throw notFound('event', eventId);
+  const all = await deps.endpoints.list(shopId);
+  let targets: EndpointRecord[];
+  if (endpointIds.length === 0) {
+    targets = all.filter((e) => isSubscribed(e, event));
+  } else {
+    targets = [...new Set(endpointIds)].map((id, i) => {
+      const endpoint = all.find((e) => e.id === id);
+      if (!endpoint) throw new AppError('parameter_invalid', `No such webhook endpoint: '${id}'`, { param: `endpoint_ids.${i}` });
+      if (!endpoint.enabled) throw new AppError('parameter_invalid', `Webhook endpoint '${id}' is disabled; enable it first.`, { param: `endpoint_ids.${i}` });
+      return endpoint;
+    });
+  }
+  const now = deps.now();
+  const rows = targets.map((e) => newDelivery(event, e.id, newId('dlv', now.getTime()), 'redeliver', now));
+  await deps.deliveries.createAll(rows);
+  return { ...toEventResource(event), deliveries: rows.map(toDeliveryResource) };
+}
+

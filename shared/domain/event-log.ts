@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { notFound } from '../errors';
+import { isId } from '../ids';
+import { toDeliveryResource, type DeliveryRecord, type EventReader } from './deliveries';
+import { EVENT_TYPES } from './event-types';
+import { toEventResource, type EventRecord } from './events';
+import { mapPage, type Page, type PageRequest } from './pagination';
+
+export interface EventLogDeps {
+  events: EventReader & { list(shopId: string, page: PageRequest, type?: string): Promise<Page<EventRecord>> };
+  deliveries: { listForEvent(shopId: string, eventId: string): Promise<DeliveryRecord[]> };
+}
+
+export const eventTypeFilter = z.enum(EVENT_TYPES).optional();
+export const redeliverBodySchema = z.strictObject({ endpoint_ids: z.array(z.string()).max(16).optional() });
+
+export async function listEvents(deps: EventLogDeps, shopId: string, page: PageRequest, type?: string) {
+  return mapPage(await deps.events.list(shopId, page, type), toEventResource);
+}
+
+/** One event with its deliveries, oldest delivery first. */
+export async function getEvent(deps: EventLogDeps, shopId: string, id: string) {
+  const event = isId('evt', id) ? await deps.events.get(shopId, id) : null;
+  if (!event) throw notFound('event', id);
+  const deliveries = await deps.deliveries.listForEvent(shopId, id);
+  return { ...toEventResource(event), deliveries: deliveries.map(toDeliveryResource) };
+}

@@ -1,0 +1,55 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DeliveryMessage, DeliveryQueue } from './domain/deliveries';
+import type { RetryScheduler } from './domain/delivery-attempt';
+import type { Mail, Mailer } from './domain/notifications';
+import { logger } from './logger';
+
+/**
+ * Stand-ins the local stack selects through the environment (RETRY_SCHEDULER=local,
+ * OUTBOX_DIR). They live here, beside the AWS adapters, because the Lambda handlers pick
+ * their adapters at run time; nothing in the cloud stack enables them.
+ */
+
+/** EventBridge Scheduler and SQS delays locally: a timer that puts the message on the local queue, to the millisecond. */
+export class LocalRetryScheduler implements RetryScheduler {
+  private static readonly timers = new Set<NodeJS.Timeout>();
+
+  constructor(private readonly queue: DeliveryQueue) {}
+
+  async schedule(message: DeliveryMessage, at: Date): Promise<void> {
+    const timer = setTimeout(() => {
+      LocalRetryScheduler.timers.delete(timer);
+      this.queue.send([message]).catch((err: unknown) => logger.error('Local scheduler could not enqueue', { error: err as Error, message }));
+    }, Math.max(0, at.getTime() - Date.now()));
+    LocalRetryScheduler.timers.add(timer);
+  }
+
+  /** Pending local retries do not survive the local stack; stopping it clears them. */
+  static clearAll(): void {
+    for (const timer of LocalRetryScheduler.timers) clearTimeout(timer);
+    LocalRetryScheduler.timers.clear();
+  }
+}
+
+/** SES locally: one .eml file per mail in a git-ignored folder, and a log line. */
+export class OutboxMailer implements Mailer {
+  constructor(private readonly dir: string) {}
+
+  async send(mail: Mail): Promise<void> {
+    mkdirSync(this.dir, { recursive: true });
+    const file = join(this.dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${Math.random().toString(36).slice(2, 8)}.eml`);
+    const eml = [
+      'From: Shop Calls <no-reply@shop-calls.local>',
+      `To: ${mail.to}`,
+      `Subject: ${mail.subject}`,
+      `Date: ${new Date().toUTCString()}`,
+      'Content-Type: text/plain; charset=utf-8',
+      '',
+      mail.text,
+      '',
+    ].join('\r\n');
+    writeFileSync(file, eml);
+    logger.warn('Email written to the local outbox', { to: mail.to, subject: mail.subject, file });
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * Delivery policy as pure functions (after svix's worker): what an attempt's result means
+ * and when the next attempt runs. Every number comes from the contract.
+ */
+export const RETRY_SCHEDULE_MS = [1, 5, 30, 120, 360, 720, 1440].map((minutes) => minutes * 60_000);
+/** Attempt 1 is immediate, then one per scheduled retry. */
+export const MAX_ATTEMPTS = RETRY_SCHEDULE_MS.length + 1;
+export const AUTO_DISABLE_AFTER_MS = 3 * 24 * 60 * 60 * 1000;
+export const DEFAULT_TIMEOUT_MS = 10_000;
+
+export interface AttemptResult {
+  /** HTTP status, when a response arrived. */
+  status: number | null;
+  /** Why no usable response arrived (timeout, connection refused, refused target…). */
+  error: string | null;
+  /** Retry-After of a 429/503, in milliseconds. */
+  retryAfterMs: number | null;
+}
+
+export type Outcome =
+  | { kind: 'succeeded' }
+  | { kind: 'retry'; delayMs: number }
+  | { kind: 'failed' }
+  | { kind: 'gone' };
+
+/** 2xx succeeds; 410 disables the endpoint; anything else (3xx included: redirects are not followed) fails. */
+export function decide(attempt: number, result: AttemptResult, timeScale = 1): Outcome {
+  if (result.status !== null && result.status >= 200 && result.status < 300) return { kind: 'succeeded' };
+  if (result.status === 410) return { kind: 'gone' };
+  if (attempt >= MAX_ATTEMPTS) return { kind: 'failed' };
+  const scheduled = (RETRY_SCHEDULE_MS[attempt - 1] as number) * timeScale;
+  const honoured = result.status === 429 || result.status === 503 ? result.retryAfterMs : null;
+  // A receiver may ask for more time, up to twice the scheduled delay; never for less.
+  const delayMs = honoured === null ? scheduled : Math.min(Math.max(scheduled, honoured), 2 * scheduled);
+  return { kind: 'retry', delayMs };
+}
+
+/** Retry-After as seconds or an HTTP date, in milliseconds from `now`; null when absent or unreadable. */
+export function parseRetryAfter(value: string | undefined, now: number): number | null {
+  if (!value) return null;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? null : Math.max(0, date - now);
+}
+
+/** An endpoint failing with no success since `failingSince` for 3 (scaled) days is disabled on its next failure. */
+export function shouldDisable(failingSince: string | null, now: number, timeScale = 1): boolean {
+  return failingSince !== null && now - Date.parse(failingSince) >= AUTO_DISABLE_AFTER_MS * timeScale;
+}

@@ -1,0 +1,91 @@
+import { ConflictException, CreateScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
+import { SendEmailCommand, SESv2Client } from '@aws-sdk/client-sesv2';
+import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { mockClient } from 'aws-sdk-client-mock';
+import { atExpression, AwsRetryScheduler } from '../../shared/aws/retry-scheduler';
+import { SesMailer } from '../../shared/aws/ses-mailer';
+import { SqsDeliveryQueue } from '../../shared/aws/sqs-queue';
+import { RETRY_SCHEDULE_MS } from '../../shared/webhooks/policy';
+
+const sqs = mockClient(SQSClient);
+const scheduler = mockClient(SchedulerClient);
+const NOW = Date.parse('2026-11-21T18:04:05.123Z');
+const message = { shop_id: 'shop_1', event_id: 'evt_1', delivery_id: 'dlv_01jd0000000000000000000000', attempt: 3 };
+const target = { groupName: 'deliveries', queueArn: 'arn:aws:sqs:eu-west-1:1:deliveries', roleArn: 'arn:aws:iam::1:role/sched', deadLetterArn: 'arn:aws:sqs:eu-west-1:1:sched-dlq' };
+
+function retryScheduler() {
+  const queue = new SqsDeliveryQueue(new SQSClient({}), 'https://sqs/deliveries');
+  return new AwsRetryScheduler(queue, new SchedulerClient({}), target, () => NOW);
+}
+
+beforeEach(() => {
+  sqs.reset();
+  scheduler.reset();
+  sqs.on(SendMessageCommand).resolves({});
+  sqs.on(SendMessageBatchCommand).resolves({ Failed: [] });
+  scheduler.on(CreateScheduleCommand).resolves({});
+});
+
+describe('retry scheduling on AWS', () => {
+  it.each([
+    [RETRY_SCHEDULE_MS[0] as number, 60],
+    [RETRY_SCHEDULE_MS[1] as number, 300],
+  ])('a retry %d ms out goes back on the queue with DelaySeconds %d', async (delayMs, seconds) => {
+    await retryScheduler().schedule(message, new Date(NOW + delayMs));
+    expect(sqs.commandCalls(SendMessageCommand)[0]?.args[0].input).toEqual({ QueueUrl: 'https://sqs/deliveries', MessageBody: JSON.stringify(message), DelaySeconds: seconds });
+    expect(scheduler.commandCalls(CreateScheduleCommand)).toHaveLength(0);
+  });
+
+  it.each(RETRY_SCHEDULE_MS.slice(2))('a retry %d ms out becomes a one-time EventBridge schedule', async (delayMs) => {
+    const at = new Date(NOW + delayMs);
+    await retryScheduler().schedule(message, at);
+    expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
+    expect(scheduler.commandCalls(CreateScheduleCommand)[0]?.args[0].input).toEqual({
+      Name: 'dlv_01jd0000000000000000000000-a3',
+      GroupName: 'deliveries',
+      ScheduleExpression: `at(${at.toISOString().slice(0, 19)})`,
+      ScheduleExpressionTimezone: 'UTC',
+      FlexibleTimeWindow: { Mode: 'OFF' },
+      ActionAfterCompletion: 'DELETE',
+      Target: {
+        Arn: target.queueArn,
+        RoleArn: target.roleArn,
+        Input: JSON.stringify(message),
+        RetryPolicy: { MaximumRetryAttempts: 20, MaximumEventAgeInSeconds: 3600 },
+        DeadLetterConfig: { Arn: target.deadLetterArn },
+      },
+    });
+  });
+
+  it('treats a duplicate schedule name as done', async () => {
+    scheduler.on(CreateScheduleCommand).rejects(new ConflictException({ message: 'exists', Message: 'exists', $metadata: {} }));
+    await expect(retryScheduler().schedule(message, new Date(NOW + 2 * 3600_000))).resolves.toBeUndefined();
+  });
+
+  it('writes at() in UTC without milliseconds', () => {
+    expect(atExpression(new Date('2026-11-21T20:34:05.999Z'))).toBe('at(2026-11-21T20:34:05)');
+  });
+});
+
+describe('delivery queue', () => {
+  it('sends 16 messages in 2 batches and retries entries SQS refused', async () => {
+    sqs.on(SendMessageBatchCommand).resolvesOnce({ Failed: [{ Id: '3', SenderFault: false, Code: 'x' }] }).resolves({ Failed: [] });
+    const queue = new SqsDeliveryQueue(new SQSClient({}), 'https://sqs/deliveries');
+    await queue.send(Array.from({ length: 16 }, (_, i) => ({ ...message, delivery_id: `dlv_${i}` })));
+    const calls = sqs.commandCalls(SendMessageBatchCommand).map((c) => c.args[0].input.Entries?.length);
+    expect(calls).toEqual([10, 1, 6]);
+  });
+});
+
+describe('SES mailer', () => {
+  it('sends a plain-text email from the configured sender', async () => {
+    const ses = mockClient(SESv2Client);
+    ses.on(SendEmailCommand).resolves({});
+    await new SesMailer(new SESv2Client({}), 'alerts@shop-calls.example').send({ to: 'owner@shop.test', subject: 'S', text: 'T' });
+    expect(ses.commandCalls(SendEmailCommand)[0]?.args[0].input).toEqual({
+      FromEmailAddress: 'alerts@shop-calls.example',
+      Destination: { ToAddresses: ['owner@shop.test'] },
+      Content: { Simple: { Subject: { Data: 'S' }, Body: { Text: { Data: 'T' } } } },
+    });
+  });
+});
