@@ -3,10 +3,10 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { fanOut, messageOf, type DeliveryRecord } from '../shared/domain/deliveries';
-import type { EventRecord } from '../shared/domain/events';
 import { notifyEndpointDisabled } from '../shared/domain/notifications';
 import { pipelineDeps, type PipelineDeps } from '../shared/pipeline';
 import { stripKeys } from '../shared/store/client';
+import { eventFromItem } from '../shared/store/events';
 
 /**
  * Table stream → deliveries. The event source's filter passes only new event items and
@@ -18,7 +18,7 @@ export async function handleRecord(deps: PipelineDeps, record: DynamoDBRecord): 
   if (!image) return;
   const item = unmarshall(image as Record<string, AttributeValue>);
   if (item.entity === 'event') {
-    const event = stripKeys<EventRecord>(item);
+    const event = eventFromItem(item);
     await fanOut(deps, event);
     if (event.type === 'webhook_endpoint.disabled') await notifyEndpointDisabled(deps, event);
   } else if (item.entity === 'delivery') {

@@ -8,15 +8,27 @@ import { queryPage } from './pagination';
 import { keys, shopPk, skPrefix } from './keys';
 import { TABLE } from './table';
 
-/** The table item of an event: listed by shop and by type, expiring after 30 days. */
+/**
+ * The table item of an event: listed by shop and by type, expiring after 30 days. `data`
+ * is kept as JSON text: a DynamoDB map would lose the field order, and every delivery of
+ * the event must send the same body.
+ */
 export function eventItem(event: EventRecord): Record<string, unknown> {
+  const { data, ...rest } = event;
   return {
     ...keys.event(event.shop_id, event.id),
     ...keys.eventByType(event.shop_id, event.type, event.id),
     entity: 'event',
     [TABLE.ttlAttribute]: Math.floor(Date.parse(event.timestamp) / 1000) + EVENT_RETENTION_SECONDS,
-    ...event,
+    ...rest,
+    data_json: JSON.stringify(data),
   };
+}
+
+/** The event of a table item (or of an unmarshalled stream image). */
+export function eventFromItem(item: Record<string, unknown>): EventRecord {
+  const { data_json, ...rest } = stripKeys<Omit<EventRecord, 'data'> & { data_json: string }>(item);
+  return { ...rest, data: JSON.parse(data_json) as Record<string, unknown> };
 }
 
 export class DynamoEventStore implements EventWriter, EventReader {
@@ -30,7 +42,7 @@ export class DynamoEventStore implements EventWriter, EventReader {
 
   async get(shopId: string, eventId: string): Promise<EventRecord | null> {
     const out = await this.db.doc.send(new GetCommand({ TableName: this.db.tableName, Key: keys.event(shopId, eventId), ConsistentRead: true }));
-    return out.Item ? stripKeys<EventRecord>(out.Item) : null;
+    return out.Item ? eventFromItem(out.Item) : null;
   }
 
   /** Newest first; with a type, through GSI1 rather than a filter. */
@@ -42,6 +54,6 @@ export class DynamoEventStore implements EventWriter, EventReader {
           ExpressionAttributeValues: { ':pk': shopPk(shopId), ':prefix': skPrefix.event },
         };
     const result = await queryPage(this.db, { ...query, ScanIndexForward: false }, page);
-    return { items: result.items.map((i) => stripKeys<EventRecord>(i)), next: result.next };
+    return { items: result.items.map(eventFromItem), next: result.next };
   }
 }

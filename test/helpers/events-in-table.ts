@@ -1,7 +1,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { EventRecord } from '../../shared/domain/events';
 import type { Deps } from '../../shared/runtime';
-import { stripKeys } from '../../shared/store/client';
+import { eventFromItem } from '../../shared/store/events';
 import { shopPk, skPrefix } from '../../shared/store/keys';
 
 /** Every event item of a shop, read straight from the table (oldest first). */
@@ -21,5 +21,5 @@ export async function eventsOf(deps: Pick<Deps, 'db'>, shopId: string): Promise<
     items.push(...(out.Items ?? []));
     start = out.LastEvaluatedKey;
   } while (start);
-  return items.map((i) => stripKeys<EventRecord>(i));
+  return items.map(eventFromItem);
 }
