@@ -1,12 +1,56 @@
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, RemovalPolicy, Stack, Validations, type CfnElement, type StackProps } from 'aws-cdk-lib';
+import { Key } from 'aws-cdk-lib/aws-kms';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
+import { configFromContext } from './config';
+import { Alarms } from './constructs/alarms';
+import { Api } from './constructs/api';
+import { Delivery } from './constructs/delivery';
 import { ServiceTable } from './constructs/table';
 
 /** Wires the constructs; each concern lives in its own construct under lib/constructs. */
 export class ShopCallsStack extends Stack {
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
+    const config = configFromContext(this.node);
+    const logRetention = config.logRetentionDays as RetentionDays;
     const { table } = new ServiceTable(this, 'Data');
+
+    // Encrypts webhook signing secrets and stored idempotent responses (envelope encryption).
+    const secretsKey = new Key(this, 'SecretsKey', { enableKeyRotation: true, description: 'Shop Calls API: webhook secrets', removalPolicy: RemovalPolicy.RETAIN });
+    const cursorSecret = new Secret(this, 'CursorKey', {
+      description: 'HMAC key of list cursors (rotating it invalidates open cursors: clients restart the listing)',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+    });
+
+    const api = new Api(this, 'Api', { table, secretsKey, cursorSecret, config, logRetention });
+    const delivery = new Delivery(this, 'Delivery', { table, secretsKey, config, logRetention });
+    const alarms = new Alarms(this, 'Alarms', {
+      httpApi: api.httpApi,
+      functions: [...api.functions, ...delivery.functions].map((fn) => ({ id: fn.node.id, fn })),
+      deadLetterQueues: delivery.deadLetterQueues,
+      deliveryQueue: delivery.queue,
+      alarmEmail: config.alarmEmail,
+    });
+
+    Validations.of(cursorSecret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason: 'Rotating the cursor key invalidates every open list cursor; it is rotated by hand (docs/operations.md).',
+    });
+    // Stack-wide, with the reason each applies everywhere.
+    Validations.of(this).acknowledge({
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+      reason: "The standard Lambda logging policy (create log streams, put log events); each function writes to its own log group.",
+    });
+    Validations.of(this).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${this.getLogicalId(table.node.defaultChild as CfnElement)}.Arn>/index/*]`,
+      reason: 'Table grants include its global secondary index (gsi1), which IAM expresses as index/*.',
+    });
+
+    new CfnOutput(this, 'ApiUrl', { value: api.url, description: 'Base URL; paths start with /v1' });
     new CfnOutput(this, 'TableName', { value: table.tableName });
+    new CfnOutput(this, 'IngestFunctionArn', { value: delivery.ingest.functionArn, description: 'The voice platform invokes this to record calls' });
+    new CfnOutput(this, 'AlarmTopicArn', { value: alarms.topic.topicArn });
   }
 }

@@ -53,3 +53,10 @@ export class OutboxMailer implements Mailer {
     logger.warn('Email written to the local outbox', { to: mail.to, subject: mail.subject, file });
   }
 }
+
+/** When no sender is configured: the email is not sent, and the log says so. */
+export class LogOnlyMailer implements Mailer {
+  async send(mail: Mail): Promise<void> {
+    logger.warn('Owner email not sent: no SES sender configured', { to: mail.to, subject: mail.subject });
+  }
+}

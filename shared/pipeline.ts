@@ -7,7 +7,7 @@ import type { Mailer, NotifyDeps } from './domain/notifications';
 import { AwsRetryScheduler } from './aws/retry-scheduler';
 import { SesMailer } from './aws/ses-mailer';
 import { SqsDeliveryQueue } from './aws/sqs-queue';
-import { LocalRetryScheduler, OutboxMailer } from './local-adapters';
+import { LocalRetryScheduler, LogOnlyMailer, OutboxMailer } from './local-adapters';
 import { runtimeDeps } from './runtime';
 import { DynamoDeliveryStore } from './store/deliveries';
 import { DynamoEventStore } from './store/events';
@@ -37,7 +37,8 @@ function scheduler(env: NodeJS.ProcessEnv, queue: SqsDeliveryQueue): RetrySchedu
 
 function mailer(env: NodeJS.ProcessEnv): Mailer {
   if (env.SES_FROM_ADDRESS) return new SesMailer(new SESv2Client({}), env.SES_FROM_ADDRESS);
-  return new OutboxMailer(required(env, 'OUTBOX_DIR'));
+  if (env.OUTBOX_DIR) return new OutboxMailer(env.OUTBOX_DIR);
+  return new LogOnlyMailer();
 }
 
 let cached: { key: string; deps: PipelineDeps } | undefined;

@@ -28,6 +28,11 @@ export interface Route {
   idempotent: boolean;
   /** Handler file; `null` while the operation is not built (the fallback answers 501). */
   handler: string | null;
+  /**
+   * Keys the handler uses besides the table: `cipher` (KMS: webhook secrets, and the stored
+   * responses of idempotent operations), `cursor` (the HMAC key of list cursors).
+   */
+  secrets: ('cipher' | 'cursor')[];
 }
 
 const route = (
@@ -36,7 +41,7 @@ const route = (
   path: string,
   scope: Scope,
   handler: string | null,
-  opts: { idempotent?: boolean } = {},
+  opts: { idempotent?: boolean; secrets?: Route['secrets'] } = {},
 ): Route => ({
   operationId,
   method,
@@ -45,22 +50,24 @@ const route = (
   write: method !== 'GET',
   idempotent: opts.idempotent ?? false,
   handler,
+  // Idempotent operations store their responses encrypted.
+  secrets: [...new Set([...(opts.idempotent ? (['cipher'] as const) : []), ...(opts.secrets ?? [])])],
 });
 
 export const routes: readonly Route[] = [
   route('createWebhookEndpoint', 'POST', '/v1/webhook-endpoints', 'webhooks:write', 'functions/api/create-webhook-endpoint.ts', { idempotent: true }),
   route('listWebhookEndpoints', 'GET', '/v1/webhook-endpoints', 'webhooks:write', 'functions/api/list-webhook-endpoints.ts'),
   route('updateWebhookEndpoint', 'PATCH', '/v1/webhook-endpoints/{id}', 'webhooks:write', 'functions/api/update-webhook-endpoint.ts'),
-  route('rotateWebhookEndpointSecret', 'POST', '/v1/webhook-endpoints/{id}/rotate-secret', 'webhooks:write', 'functions/api/rotate-webhook-endpoint-secret.ts'),
+  route('rotateWebhookEndpointSecret', 'POST', '/v1/webhook-endpoints/{id}/rotate-secret', 'webhooks:write', 'functions/api/rotate-webhook-endpoint-secret.ts', { secrets: ['cipher'] }),
   route('testWebhookEndpoint', 'POST', '/v1/webhook-endpoints/{id}/test', 'webhooks:write', 'functions/api/test-webhook-endpoint.ts'),
-  route('listEvents', 'GET', '/v1/events', 'webhooks:write', 'functions/api/list-events.ts'),
+  route('listEvents', 'GET', '/v1/events', 'webhooks:write', 'functions/api/list-events.ts', { secrets: ['cursor'] }),
   route('getEvent', 'GET', '/v1/events/{id}', 'webhooks:write', 'functions/api/get-event.ts'),
   route('redeliverEvent', 'POST', '/v1/events/{id}/redeliver', 'webhooks:write', 'functions/api/redeliver-event.ts'),
-  route('listCalls', 'GET', '/v1/calls', 'calls:read', 'functions/api/list-calls.ts'),
+  route('listCalls', 'GET', '/v1/calls', 'calls:read', 'functions/api/list-calls.ts', { secrets: ['cursor'] }),
   route('getCall', 'GET', '/v1/calls/{id}', 'calls:read', 'functions/api/get-call.ts'),
   route('getCallTranscript', 'GET', '/v1/calls/{id}/transcript', 'transcripts:read', 'functions/api/get-call-transcript.ts'),
   route('getCallSummary', 'GET', '/v1/calls/{id}/summary', 'calls:read', 'functions/api/get-call-summary.ts'),
-  route('listJobs', 'GET', '/v1/jobs', 'jobs:read', 'functions/api/list-jobs.ts'),
+  route('listJobs', 'GET', '/v1/jobs', 'jobs:read', 'functions/api/list-jobs.ts', { secrets: ['cursor'] }),
   route('getJob', 'GET', '/v1/jobs/{id}', 'jobs:read', 'functions/api/get-job.ts'),
   route('approveJob', 'POST', '/v1/jobs/{id}/approve', 'jobs:write', 'functions/api/approve-job.ts', { idempotent: true }),
   route('declineJob', 'POST', '/v1/jobs/{id}/decline', 'jobs:write', 'functions/api/decline-job.ts', { idempotent: true }),

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Principal } from '../domain/api-keys';
 import { logger } from '../logger';
 import { routeById } from '../routes';
+import { loadCursorSecret } from './cursor';
 import { asAppError } from './errors';
 import { requestIdOf, type ApiEvent } from './event';
 import { idempotent } from './idempotency';
@@ -59,6 +60,7 @@ export function apiHandler<BS extends z.ZodType = typeof noFields, QS extends z.
   const route = routeById(operationId);
   const pipeline = middy<ApiEvent, HttpResult>()
     .use(authorize(route))
+    .use({ before: () => loadCursorSecret() })
     .use(route.write ? [requestBody()] : [])
     .use(validateInput({ body: schemas.body ?? noFields, query: schemas.query ?? noFields }))
     .use(route.idempotent ? [idempotent()] : [])

@@ -7,6 +7,7 @@ import { ingestCall } from '../../shared/domain/calls';
 import { createShop, type Shop } from '../../shared/domain/shop';
 import { SCOPES } from '../../shared/routes';
 import { runtimeDeps } from '../../shared/runtime';
+import type { DeliveryRecord } from '../../shared/domain/deliveries';
 import { DynamoDeliveryStore } from '../../shared/store/deliveries';
 import { call, expectError } from '../helpers/http';
 import { closeReceivers, startReceiver, waitFor } from '../helpers/receiver';
@@ -28,6 +29,15 @@ async function newTenant(stack: Stack) {
 }
 
 const deliveryRows = (shop: Shop, eventId: string) => new DynamoDeliveryStore(runtimeDeps().db).listForEvent(shop.id, eventId);
+
+async function waitForRow(shop: Shop, eventId: string, done: (d: DeliveryRecord) => boolean): Promise<DeliveryRecord> {
+  for (let i = 0; i < 250; i++) {
+    const [row] = await deliveryRows(shop, eventId);
+    if (row && done(row)) return row;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error('delivery row never reached the expected state');
+}
 
 describe('event pipeline, fast clock (TIME_SCALE 0.00002: 3 days ≈ 5.2 s, all retries ≈ 3.2 s)', () => {
   let stack: Stack;
@@ -79,7 +89,7 @@ describe('event pipeline, fast clock (TIME_SCALE 0.00002: 3 days ≈ 5.2 s, all 
     const row = await waitFor(() => receiver.received.length >= 8 && receiver.received, 10000, '8 attempts');
     await new Promise((r) => setTimeout(r, 1000));
     expect(row).toHaveLength(8);
-    const [delivery] = await deliveryRows(t.shop, event_ids[0] as string);
+    const delivery = await waitForRow(t.shop, event_ids[0] as string, (d) => d.status === 'failed');
     expect(delivery).toMatchObject({ status: 'failed', attempts: 8, last_response_status: 500, next_attempt_at: null });
     expect(delivery?.history.map((h) => h.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(delivery?.history[0]?.response_snippet).toBe('down for maintenance');
@@ -125,7 +135,11 @@ describe('event pipeline, fast clock (TIME_SCALE 0.00002: 3 days ≈ 5.2 s, all 
     const { event_ids } = await t.simulate();
     await waitFor(() => redirecting.received.length >= 2 && gone.received.length >= 1 && hanging.received.length >= 2, 5000, 'attempts');
     expect(target.received).toHaveLength(0);
-    const rows = await deliveryRows(t.shop, event_ids[0] as string);
+    let rows = await deliveryRows(t.shop, event_ids[0] as string);
+    for (let i = 0; i < 250 && !(rows.length === 3 && rows.every((d) => d.history.length > 0)); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      rows = await deliveryRows(t.shop, event_ids[0] as string);
+    }
     const byEndpoint = (id: string) => rows.find((d) => d.endpoint_id === id);
     expect(byEndpoint(ids.redirecting as string)?.history[0]).toMatchObject({ status: 302, error: 'HTTP 302' });
     expect(byEndpoint(ids.gone as string)).toMatchObject({ status: 'failed', attempts: 1, last_response_status: 410 });
@@ -181,8 +195,12 @@ describe('event pipeline, fast clock (TIME_SCALE 0.00002: 3 days ≈ 5.2 s, all 
     expect(expectError(refused, 400, 'parameter_invalid').param).toBe('endpoint_ids.1');
     expectError(await call(stack.url, 'POST', `/v1/events/${eventId}/redeliver`, { key: other.key, body: {} }), 404, 'resource_missing');
 
-    const detail = await call(stack.url, 'GET', `/v1/events/${eventId}`, { key: t.key });
-    expect((detail.json.deliveries as { status: string }[]).filter((d) => d.status === 'succeeded')).toHaveLength(5);
+    const succeeded = async () => {
+      const detail = await call(stack.url, 'GET', `/v1/events/${eventId}`, { key: t.key });
+      return (detail.json.deliveries as { status: string }[]).filter((d) => d.status === 'succeeded').length;
+    };
+    for (let i = 0; i < 100 && (await succeeded()) < 5; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await succeeded()).toBe(5);
     await Promise.all([a.close(), b.close()]);
   });
 
@@ -233,7 +251,8 @@ describe('event pipeline, retry offsets (TIME_SCALE 0.001: 1m = 60 ms)', () => {
       expect(gaps[i]).toBeGreaterThanOrEqual(offset - 5);
       expect(gaps[i]).toBeLessThan(offset + 400);
     });
-    const [delivery] = await deliveryRows(t.shop, event_ids[0] as string);
+    // The row is recorded after the receiver answers: wait for it rather than racing it.
+    const delivery = await waitForRow(t.shop, event_ids[0] as string, (d) => d.status === 'succeeded');
     expect(delivery).toMatchObject({ status: 'succeeded', attempts: 4, last_response_status: 200, last_error: null });
     expect(delivery?.history.map((h) => h.status)).toEqual([500, 500, 500, 200]);
     await new Promise((r) => setTimeout(r, 300));

@@ -1,0 +1,37 @@
+import type { Node } from 'constructs';
+
+/** Deployment settings, from CDK context (`cdk deploy -c senderEmail=…`); see docs/deploy.md. */
+export interface ServiceConfig {
+  /** Verified SES identity the owner emails come from; unset: emails are logged, not sent. */
+  senderEmail?: string;
+  /** Subscribed to the alarm topic when set. */
+  alarmEmail?: string;
+  logRetentionDays: number;
+  logLevel: string;
+  throttleRate: number;
+  throttleBurst: number;
+  /** Upper bound on concurrent delivery consumers, so slow receivers cannot starve the API. */
+  consumerMaxConcurrency: number;
+  deliveryTimeoutMs: number;
+}
+
+export function configFromContext(node: Node): ServiceConfig {
+  const num = (key: string, fallback: number) => {
+    const raw: unknown = node.tryGetContext(key);
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (!Number.isFinite(value) || value <= 0) throw new Error(`context ${key} must be a positive number, got ${String(raw)}`);
+    return value;
+  };
+  const str = (key: string) => (node.tryGetContext(key) as string | undefined) || undefined;
+  return {
+    senderEmail: str('senderEmail'),
+    alarmEmail: str('alarmEmail'),
+    logRetentionDays: num('logRetentionDays', 30),
+    logLevel: str('logLevel') ?? 'INFO',
+    throttleRate: num('throttleRate', 100),
+    throttleBurst: num('throttleBurst', 200),
+    consumerMaxConcurrency: num('consumerMaxConcurrency', 20),
+    deliveryTimeoutMs: num('deliveryTimeoutMs', 10_000),
+  };
+}

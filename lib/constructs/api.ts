@@ -1,0 +1,110 @@
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import type { CfnStage} from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpApi, HttpMethod, HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaAuthorizer, HttpLambdaResponseType } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Construct } from 'constructs';
+import { routes } from '../../shared/routes';
+import type { ServiceConfig } from '../config';
+import { PIPELINE_FUNCTIONS } from './entries';
+import { ServiceFunction } from './function';
+
+export interface ApiProps {
+  table: ITableV2;
+  secretsKey: IKey;
+  cursorSecret: ISecret;
+  config: ServiceConfig;
+  logRetention: RetentionDays;
+}
+
+/**
+ * The public API: an HTTP API whose routes come from shared/routes.ts, one function each,
+ * all behind one Lambda authorizer. Its results are cached on the Authorization header for
+ * 5 minutes, which is also how long a revoked key may still be accepted.
+ */
+export class Api extends Construct {
+  readonly httpApi: HttpApi;
+  readonly stage: HttpStage;
+  readonly functions: ServiceFunction[] = [];
+
+  constructor(scope: Construct, id: string, props: ApiProps) {
+    super(scope, id);
+    const common = { logRetention: props.logRetention, logLevel: props.config.logLevel };
+
+    const authorizerFn = new ServiceFunction(this, 'Authorizer', { ...common, entry: PIPELINE_FUNCTIONS.Authorizer, description: 'API key authorizer' }).bindTable(props.table, 'r');
+    const fallbackFn = new ServiceFunction(this, 'Fallback', { ...common, entry: PIPELINE_FUNCTIONS.Fallback, description: '$default: 404/405 in the contract format' });
+    this.functions.push(authorizerFn, fallbackFn);
+
+    const authorizer = new HttpLambdaAuthorizer('KeyAuthorizer', authorizerFn, {
+      responseTypes: [HttpLambdaResponseType.SIMPLE],
+      resultsCacheTtl: Duration.minutes(5),
+      identitySource: ['$request.header.Authorization'],
+    });
+
+    this.httpApi = new HttpApi(this, 'Http', {
+      description: 'Shop call-handling API (/v1)',
+      createDefaultStage: false,
+      // Unmatched requests reach the fallback, which answers in the contract's error format.
+      defaultIntegration: new HttpLambdaIntegration('FallbackIntegration', fallbackFn),
+    });
+
+    for (const route of routes) {
+      if (!route.handler) continue;
+      const id = route.operationId[0]?.toUpperCase() + route.operationId.slice(1);
+      const fn = new ServiceFunction(this, id, { ...common, entry: route.handler, description: `${route.method} ${route.path}` });
+      fn.bindTable(props.table, route.method === 'GET' ? 'r' : 'rw');
+      if (route.secrets.includes('cipher')) {
+        // Exactly what envelope encryption uses; CDK's grantEncryptDecrypt adds wildcard actions.
+        props.secretsKey.grant(fn, 'kms:GenerateDataKey', 'kms:Decrypt');
+        fn.addEnvironment('SECRETS_KMS_KEY_ID', props.secretsKey.keyArn);
+      }
+      if (route.secrets.includes('cursor')) {
+        props.cursorSecret.grantRead(fn);
+        fn.addEnvironment('CURSOR_SECRET_ARN', props.cursorSecret.secretArn);
+      }
+      this.httpApi.addRoutes({
+        path: route.path,
+        methods: [HttpMethod[route.method]],
+        integration: new HttpLambdaIntegration(`${id}Integration`, fn),
+        authorizer,
+      });
+      this.functions.push(fn);
+    }
+
+    Validations.of(this.httpApi).acknowledge({
+      id: 'AwsSolutions-APIG4',
+      reason: 'Only the $default route is unauthenticated: its fallback function answers 404/405 and reads nothing.',
+    });
+
+    this.stage = new HttpStage(this, 'Stage', {
+      httpApi: this.httpApi,
+      stageName: '$default',
+      autoDeploy: true,
+      throttle: { rateLimit: props.config.throttleRate, burstLimit: props.config.throttleBurst },
+    });
+    const accessLogs = new LogGroup(this, 'AccessLogs', { retention: props.logRetention, removalPolicy: RemovalPolicy.DESTROY });
+    (this.stage.node.defaultChild as CfnStage).accessLogSettings = {
+      destinationArn: accessLogs.logGroupArn,
+      format: JSON.stringify({
+        requestId: '$context.requestId',
+        ip: '$context.identity.sourceIp',
+        time: '$context.requestTime',
+        method: '$context.httpMethod',
+        path: '$context.path',
+        routeKey: '$context.routeKey',
+        status: '$context.status',
+        latencyMs: '$context.responseLatency',
+        integrationError: '$context.integrationErrorMessage',
+        authorizerError: '$context.authorizer.error',
+      }),
+    };
+  }
+
+  get url(): string {
+    return `https://${this.httpApi.apiId}.execute-api.${Stack.of(this).region}.${Stack.of(this).urlSuffix}`;
+  }
+}

@@ -1,0 +1,149 @@
+import { Aws, Duration, Stack, Token, Validations } from 'aws-cdk-lib';
+import type { ITable, ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { CfnScheduleGroup } from 'aws-cdk-lib/aws-scheduler';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { FANOUT_FILTER_PATTERNS } from '../../shared/stream-filters';
+import type { ServiceConfig } from '../config';
+import { PIPELINE_FUNCTIONS } from './entries';
+import { ServiceFunction } from './function';
+
+export interface DeliveryProps {
+  table: ITableV2;
+  secretsKey: IKey;
+  config: ServiceConfig;
+  logRetention: RetentionDays;
+}
+
+const CONSUMER_TIMEOUT = Duration.seconds(30);
+
+/**
+ * Event delivery: table stream → fan-out → SQS → consumer → receivers; retries beyond 15
+ * minutes through one-time EventBridge Scheduler schedules. Every asynchronous hop has a
+ * dead-letter queue or an on-failure destination. Also the internal call-ingest function.
+ */
+export class Delivery extends Construct {
+  readonly queue: Queue;
+  readonly deadLetterQueues: Queue[];
+  readonly functions: ServiceFunction[];
+  readonly ingest: ServiceFunction;
+  readonly schedulerRole: Role;
+
+  constructor(scope: Construct, id: string, props: DeliveryProps) {
+    super(scope, id);
+    const { table, secretsKey, config } = props;
+    const common = { logRetention: props.logRetention, logLevel: config.logLevel };
+    const dlq = (name: string) => {
+      const queue = new Queue(this, name, { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
+      Validations.of(queue).acknowledge({ id: 'AwsSolutions-SQS3', reason: 'This queue is itself a dead-letter queue; an alarm watches it.' });
+      return queue;
+    };
+
+    const deliveryDlq = dlq('DeliveryDlq');
+    const streamDlq = dlq('FanoutFailures');
+    const schedulerDlq = dlq('SchedulerDlq');
+    const ingestDlq = dlq('IngestDlq');
+    this.deadLetterQueues = [deliveryDlq, streamDlq, schedulerDlq, ingestDlq];
+
+    this.queue = new Queue(this, 'Deliveries', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      // At least 6 × the consumer timeout, so a batch still running is never handed out twice.
+      visibilityTimeout: Duration.seconds(CONSUMER_TIMEOUT.toSeconds() * 6),
+      deadLetterQueue: { queue: deliveryDlq, maxReceiveCount: 5 },
+    });
+
+    const group = new CfnScheduleGroup(this, 'Retries', { name: `${Stack.of(this).stackName}-delivery-retries` });
+    // Scheduler may do one thing: put a message on the delivery queue (and on its own DLQ).
+    this.schedulerRole = new Role(this, 'SchedulerRole', {
+      assumedBy: new ServicePrincipal('scheduler.amazonaws.com', { conditions: { StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID } } }),
+      description: 'EventBridge Scheduler: put delivery retries on the delivery queue',
+    });
+    this.schedulerRole.addToPolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.queue.queueArn, schedulerDlq.queueArn] }));
+
+    const fanout = new ServiceFunction(this, 'Fanout', { ...common, entry: PIPELINE_FUNCTIONS.Fanout, description: 'Stream → delivery rows and queue messages', timeout: Duration.seconds(30) });
+    fanout.bindTable(table, 'rw');
+    this.queue.grantSendMessages(fanout);
+    fanout.addEnvironment('QUEUE_URL', this.queue.queueUrl);
+    if (config.senderEmail) {
+      fanout.addEnvironment('SES_FROM_ADDRESS', config.senderEmail);
+      fanout.addToRolePolicy(
+        new PolicyStatement({
+          actions: ['ses:SendEmail'],
+          resources: [Stack.of(this).formatArn({ service: 'ses', resource: 'identity', resourceName: config.senderEmail.split('@')[1] ?? config.senderEmail })],
+        }),
+      );
+    }
+    fanout.addEventSource(
+      new DynamoEventSource(table as unknown as ITable, {
+        startingPosition: StartingPosition.TRIM_HORIZON,
+        batchSize: 100,
+        bisectBatchOnError: true,
+        retryAttempts: 10,
+        maxRecordAge: Duration.hours(24),
+        reportBatchItemFailures: true,
+        onFailure: new SqsDlq(streamDlq),
+        filters: FANOUT_FILTER_PATTERNS.map((pattern) => FilterCriteria.filter(pattern as never)),
+      }),
+    );
+
+    const consumer = new ServiceFunction(this, 'Deliver', {
+      ...common,
+      entry: PIPELINE_FUNCTIONS.Deliver,
+      description: 'Signs and POSTs webhook deliveries',
+      timeout: CONSUMER_TIMEOUT,
+      environment: {
+        QUEUE_URL: this.queue.queueUrl,
+        QUEUE_ARN: this.queue.queueArn,
+        SCHEDULER_GROUP: group.ref,
+        SCHEDULER_ROLE_ARN: this.schedulerRole.roleArn,
+        SCHEDULER_DLQ_ARN: schedulerDlq.queueArn,
+        SECRETS_KMS_KEY_ID: secretsKey.keyArn,
+        DELIVERY_TIMEOUT_MS: String(config.deliveryTimeoutMs),
+      },
+    });
+    consumer.bindTable(table, 'rw');
+    secretsKey.grant(consumer, 'kms:Decrypt');
+    this.queue.grantSendMessages(consumer); // retries up to 15 minutes out
+    // Schedules get generated names (<delivery>-a<attempt>), so the grant is every schedule of this one group.
+    consumer.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['scheduler:CreateSchedule'],
+        resources: [Stack.of(this).formatArn({ service: 'scheduler', resource: 'schedule', resourceName: `${group.ref}/*` })],
+      }),
+    );
+    consumer.addToRolePolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: ['iam:PassRole'],
+        resources: [this.schedulerRole.roleArn],
+        conditions: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
+      }),
+    );
+    // cdk-nag names the finding by the rendered ARN: pseudo parameters when the stack is environment-agnostic.
+    const stack = Stack.of(this);
+    const region = Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region;
+    const account = Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account;
+    Validations.of(consumer).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:${region}:${account}:schedule/<${stack.getLogicalId(group)}>/*]`,
+      reason: 'Retry schedules have generated names; the grant is limited to the service\'s own schedule group.',
+    });
+    consumer.addEventSource(
+      new SqsEventSource(this.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: config.consumerMaxConcurrency }),
+    );
+
+    this.ingest = new ServiceFunction(this, 'Ingest', {
+      ...common,
+      entry: PIPELINE_FUNCTIONS.Ingest,
+      description: 'Internal: the voice platform records finished calls (lambda:InvokeFunction)',
+      deadLetterQueue: ingestDlq,
+    });
+    this.ingest.bindTable(table, 'rw');
+    this.functions = [fanout, consumer, this.ingest];
+  }
+}

@@ -1,0 +1,25 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { routes } from '../../shared/routes';
+
+/** The repository root: cdk runs the app there, and so do the tests. */
+export function repoRoot(): string {
+  const root = process.cwd();
+  if (!existsSync(join(root, 'shared', 'routes.ts'))) throw new Error(`run from the repository root (not ${root})`);
+  return root;
+}
+
+/** Functions that are not /v1 routes. */
+export const PIPELINE_FUNCTIONS = {
+  Authorizer: 'functions/authorizer.ts',
+  Fallback: 'functions/fallback.ts',
+  Fanout: 'functions/fanout.ts',
+  Deliver: 'functions/deliver.ts',
+  Ingest: 'functions/ingest.ts',
+} as const;
+
+/** Every Lambda function of the stack, by construct id: one per built route, plus the pipeline's. */
+export function allFunctionEntries(): Record<string, string> {
+  const routeEntries = routes.filter((r) => r.handler).map((r) => [r.operationId[0]?.toUpperCase() + r.operationId.slice(1), r.handler as string]);
+  return { ...Object.fromEntries(routeEntries), ...PIPELINE_FUNCTIONS };
+}

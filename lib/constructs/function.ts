@@ -1,0 +1,71 @@
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { join } from 'node:path';
+import { repoRoot } from './entries';
+
+/** How every function is bundled; bin/bundle-report.ts builds with the same options. */
+export const BUNDLING = {
+  minify: true,
+  sourceMap: true,
+  target: 'node24',
+  format: OutputFormat.CJS,
+  // Bundle the AWS SDK too: a pinned, tree-shaken copy instead of whatever the runtime ships.
+  externalModules: [],
+  mainFields: ['module', 'main'],
+} satisfies BundlingOptions;
+
+export interface ServiceFunctionProps {
+  /** Handler file relative to the repository root. */
+  entry: string;
+  description?: string;
+  timeout?: Duration;
+  memorySize?: number;
+  environment?: Record<string, string>;
+  logRetention: RetentionDays;
+  logLevel: string;
+  /** Where failed asynchronous invocations go. */
+  deadLetterQueue?: IQueue;
+}
+
+/** The one Function base class: Node.js 24 on arm64, bundled with esbuild, its own log group, Powertools env. */
+export class ServiceFunction extends NodejsFunction {
+  constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
+    const root = repoRoot();
+    const logGroup = new LogGroup(scope, `${id}Logs`, { retention: props.logRetention, removalPolicy: RemovalPolicy.DESTROY });
+    super(scope, id, {
+      entry: join(root, props.entry),
+      projectRoot: root,
+      depsLockFilePath: join(root, 'package-lock.json'),
+      handler: 'handler',
+      description: props.description,
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      memorySize: props.memorySize ?? 256,
+      timeout: props.timeout ?? Duration.seconds(10),
+      bundling: BUNDLING,
+      logGroup,
+      deadLetterQueue: props.deadLetterQueue,
+      environment: {
+        POWERTOOLS_SERVICE_NAME: 'shop-calls-api',
+        POWERTOOLS_LOG_LEVEL: props.logLevel,
+        NODE_OPTIONS: '--enable-source-maps',
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+        ...props.environment,
+      },
+    });
+  }
+
+  /** Least privilege on the table: read-only handlers get no write action. */
+  bindTable(table: ITableV2, access: 'r' | 'rw'): this {
+    if (access === 'r') table.grantReadData(this);
+    else table.grantReadWriteData(this);
+    this.addEnvironment('TABLE_NAME', table.tableName);
+    return this;
+  }
+}

@@ -1,0 +1,151 @@
+import { App, Validations } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { allFunctionEntries } from '../../lib/constructs/entries';
+import { ShopCallsStack } from '../../lib/stack';
+import { routes } from '../../shared/routes';
+
+type Resource = { Type: string; Properties: Record<string, unknown> };
+type Statement = { Action: string | string[]; Resource: unknown; Effect: string };
+
+const synth = () => {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const stack = new ShopCallsStack(app, 'Test', { env: { account: '123456789012', region: 'eu-west-1' } });
+  return { app, stack, template: Template.fromStack(stack) };
+};
+const { template } = synth();
+const resources = Object.entries(template.toJSON().Resources as Record<string, Resource>);
+const ofType = (type: string) => resources.filter(([, r]) => r.Type === type);
+const asArray = <T>(v: T | T[]): T[] => (Array.isArray(v) ? v : [v]);
+const ref = (v: unknown): string => JSON.stringify(v);
+
+/** The logical id of the function an integration or role belongs to. */
+function functionOfRoute(routeKey: string): string {
+  const [, routeRes] = ofType('AWS::ApiGatewayV2::Route').find(([, r]) => r.Properties.RouteKey === routeKey) ?? [];
+  const target = ref(routeRes?.Properties.Target);
+  const [, integration] = ofType('AWS::ApiGatewayV2::Integration').find(([id]) => target.includes(id)) ?? [];
+  const uri = ref(integration?.Properties.IntegrationUri);
+  const [fnId] = ofType('AWS::Lambda::Function').find(([id]) => uri.includes(`"${id}"`)) ?? [];
+  return fnId as string;
+}
+
+function statementsOfFunction(fnId: string): Statement[] {
+  const [, fn] = resources.find(([id]) => id === fnId) as [string, Resource];
+  const roleId = ref(fn.Properties.Role).match(/"([A-Za-z0-9]+)"/)?.[1] as string;
+  return ofType('AWS::IAM::Policy')
+    .filter(([, p]) => ref(p.Properties.Roles).includes(`"${roleId}"`))
+    .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+}
+
+describe('cloud stack template', () => {
+  it.each([
+    ['a given account and region', { account: '123456789012', region: 'eu-west-1' }],
+    ['an environment-agnostic stack', undefined],
+  ])('passes cdk-nag AwsSolutions for %s (every acknowledgment carries a reason)', (_label, env) => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    new ShopCallsStack(app, 'Nag', { env });
+    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+    expect(() => app.synth()).not.toThrow();
+  });
+
+  it('has every function of the service, on Node.js 24 and arm64', () => {
+    const fns = ofType('AWS::Lambda::Function').filter(([, r]) => r.Properties.Runtime === 'nodejs24.x');
+    expect(fns).toHaveLength(Object.keys(allFunctionEntries()).length);
+    for (const [, fn] of fns) expect(fn.Properties.Architectures).toEqual(['arm64']);
+  });
+
+  it('routes all 19 operations, each through the authorizer to its own function', () => {
+    const authorizers = ofType('AWS::ApiGatewayV2::Authorizer');
+    expect(authorizers).toHaveLength(1);
+    expect(authorizers[0]?.[1].Properties).toMatchObject({ AuthorizerType: 'REQUEST', EnableSimpleResponses: true, AuthorizerResultTtlInSeconds: 300, IdentitySource: ['$request.header.Authorization'] });
+    const fnIds = new Set<string>();
+    for (const route of routes) {
+      const routeKey = `${route.method} ${route.path}`;
+      const [, r] = ofType('AWS::ApiGatewayV2::Route').find(([, x]) => x.Properties.RouteKey === routeKey) ?? [];
+      expect(r?.Properties).toMatchObject({ AuthorizationType: 'CUSTOM' });
+      fnIds.add(functionOfRoute(routeKey));
+    }
+    expect(fnIds.size).toBe(19);
+    const fallback = ofType('AWS::ApiGatewayV2::Route').find(([, x]) => x.Properties.RouteKey === '$default');
+    expect(fallback?.[1].Properties.AuthorizationType ?? 'NONE').toBe('NONE');
+  });
+
+  it('gives read-only operations no write permission on the table', () => {
+    const writes = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
+    const gets = routes.filter((r) => r.method === 'GET');
+    expect(gets.length).toBe(11);
+    for (const route of gets) {
+      const actions = statementsOfFunction(functionOfRoute(`${route.method} ${route.path}`)).flatMap((s) => asArray(s.Action));
+      expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query']));
+      for (const w of writes) expect(actions).not.toContain(w);
+    }
+  });
+
+  it('has no IAM statement with a * action', () => {
+    const statements = [
+      ...ofType('AWS::IAM::Policy').flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement),
+      ...ofType('AWS::IAM::Role').flatMap(([, r]) => ((r.Properties.Policies ?? []) as { PolicyDocument: { Statement: Statement[] } }[]).flatMap((p) => p.PolicyDocument.Statement)),
+    ];
+    expect(statements.length).toBeGreaterThan(20);
+    for (const action of statements.flatMap((s) => asArray(s.Action))) expect(action).not.toMatch(/(^\*$|:\*$)/);
+  });
+
+  it('lets the scheduler role only send to the delivery queue (and its own dead-letter queue)', () => {
+    const [roleId] = ofType('AWS::IAM::Role').find(([, r]) => ref(r.Properties.AssumeRolePolicyDocument).includes('scheduler.amazonaws.com')) ?? [];
+    const policies = ofType('AWS::IAM::Policy').filter(([, p]) => ref(p.Properties.Roles).includes(`"${roleId}"`));
+    const statements = policies.flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+    expect(statements).toHaveLength(1);
+    expect(asArray(statements[0]?.Action)).toEqual(['sqs:SendMessage']);
+    const targets = ref(statements[0]?.Resource);
+    expect(targets).toMatch(/DeliveryDeliveries[0-9A-F]+/);
+    expect(targets).toMatch(/DeliverySchedulerDlq[0-9A-F]+/);
+    expect(asArray(statements[0]?.Resource as unknown[])).toHaveLength(2);
+  });
+
+  it('gives every asynchronous path a dead-letter queue or an on-failure destination', () => {
+    const mappings = ofType('AWS::Lambda::EventSourceMapping');
+    expect(mappings).toHaveLength(2);
+    const stream = mappings.find(([, m]) => ref(m.Properties.EventSourceArn).includes('StreamArn'))?.[1].Properties;
+    expect(stream).toMatchObject({ BisectBatchOnFunctionError: true, FunctionResponseTypes: ['ReportBatchItemFailures'], MaximumRetryAttempts: 10 });
+    expect(ref(stream?.DestinationConfig)).toMatch(/FanoutFailures/);
+    expect((stream?.FilterCriteria as { Filters: unknown[] }).Filters).toHaveLength(2);
+    const sqs = mappings.find(([, m]) => !ref(m.Properties.EventSourceArn).includes('StreamArn'))?.[1].Properties;
+    expect(sqs).toMatchObject({ BatchSize: 10, FunctionResponseTypes: ['ReportBatchItemFailures'], ScalingConfig: { MaximumConcurrency: 20 } });
+    const queues = ofType('AWS::SQS::Queue');
+    const main = queues.filter(([id]) => id.includes('Deliveries'));
+    expect(main).toHaveLength(1);
+    expect(main[0]?.[1].Properties).toMatchObject({ VisibilityTimeout: 180, RedrivePolicy: { maxReceiveCount: 5 } });
+    for (const [, q] of queues) expect(q.Properties.SqsManagedSseEnabled).toBe(true);
+    const ingest = ofType('AWS::Lambda::Function').find(([id]) => id.includes('Ingest'));
+    expect(ref(ingest?.[1].Properties.DeadLetterConfig)).toMatch(/IngestDlq/);
+  });
+
+  it('alarms on dead letters, old deliveries, 5xx, and every function\'s errors and throttles, to one topic', () => {
+    const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
+    expect(alarms.filter((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible')).toHaveLength(4);
+    expect(alarms.filter((a) => a.MetricName === 'ApproximateAgeOfOldestMessage')).toHaveLength(1);
+    expect(alarms.filter((a) => a.MetricName === '5xx')).toHaveLength(1);
+    const fnCount = Object.keys(allFunctionEntries()).length;
+    expect(alarms.filter((a) => a.MetricName === 'Errors')).toHaveLength(fnCount);
+    expect(alarms.filter((a) => a.MetricName === 'Throttles')).toHaveLength(fnCount);
+    expect(new Set(alarms.map((a) => ref(a.AlarmActions))).size).toBe(1);
+  });
+
+  it('throttles the stage, writes access logs, and outputs the API URL and table name', () => {
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      DefaultRouteSettings: { ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 },
+      AccessLogSettings: { DestinationArn: {} },
+    });
+    const outputs = template.toJSON().Outputs as Record<string, unknown>;
+    expect(Object.keys(outputs)).toEqual(expect.arrayContaining(['ApiUrl', 'TableName', 'IngestFunctionArn', 'AlarmTopicArn']));
+  });
+
+  it('reads its settings from context', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [], senderEmail: 'alerts@shop.example', consumerMaxConcurrency: '5', throttleRate: '50' } });
+    const t = Template.fromStack(new ShopCallsStack(app, 'Configured', { env: { account: '123456789012', region: 'eu-west-1' } }));
+    t.hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: { MaximumConcurrency: 5 } });
+    t.hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: { SES_FROM_ADDRESS: 'alerts@shop.example' } } });
+    expect(() => new ShopCallsStack(new App({ context: { throttleRate: 'lots' } }), 'Bad')).toThrow(/throttleRate/);
+  });
+});
