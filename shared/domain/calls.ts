@@ -1,7 +1,7 @@
 import { newId } from '../ids';
 import { AppError, notFound } from '../errors';
-import { isId } from '../ids';
 import type { CallIngest } from './call-schema';
+import { findOr404, requireId } from './lookup';
 import { newEvent, type EventRecord } from './events';
 import { newJob, toJobResource, type JobRecord } from './jobs';
 import { mapPage, type Page, type PageRequest } from './pagination';
@@ -125,15 +125,10 @@ export async function ingestCall(deps: CallDeps, input: CallIngest): Promise<Ing
   return { call_id: callId, job_ids: jobs.map((j) => j.id), event_ids: events.map((e) => e.id), duplicate: false };
 }
 
-function callIdOrThrow(id: string): string {
-  if (!isId('call', id)) throw notFound('call', id);
-  return id;
-}
+const callIdOrThrow = (id: string) => requireId('call', 'call', id);
 
 export async function getCall(deps: Pick<CallDeps, 'calls'>, shopId: string, id: string) {
-  const call = await deps.calls.get(shopId, callIdOrThrow(id));
-  if (!call) throw notFound('call', id);
-  return toCallResource(call);
+  return toCallResource(await findOr404('call', 'call', id, (callId) => deps.calls.get(shopId, callId)));
 }
 
 export async function getTranscript(deps: Pick<CallDeps, 'calls'>, shopId: string, id: string) {

@@ -1,5 +1,6 @@
-import { AppError, notFound } from '../errors';
-import { derivedId, idTime, isId, newId } from '../ids';
+import { AppError } from '../errors';
+import { derivedId, idTime, newId } from '../ids';
+import { findOr404 } from './lookup';
 import { toEventResource, type EventRecord } from './events';
 import type { EndpointRecord } from './webhook-endpoints';
 
@@ -136,8 +137,7 @@ export interface RedeliverDeps {
  * endpoint subscribed to its type now. Rows only; the table stream enqueues them.
  */
 export async function redeliver(deps: RedeliverDeps, shopId: string, eventId: string, endpointIds: string[] = []) {
-  const event = isId('evt', eventId) ? await deps.events.get(shopId, eventId) : null;
-  if (!event) throw notFound('event', eventId);
+  const event = await findOr404('evt', 'event', eventId, (id) => deps.events.get(shopId, id));
   const all = await deps.endpoints.list(shopId);
   let targets: EndpointRecord[];
   if (endpointIds.length === 0) {

@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { notFound } from '../errors';
-import { isId } from '../ids';
 import { toDeliveryResource, type DeliveryRecord, type EventReader } from './deliveries';
 import { EVENT_TYPES } from './event-types';
+import { findOr404 } from './lookup';
 import { toEventResource, type EventRecord } from './events';
 import { mapPage, type Page, type PageRequest } from './pagination';
 
@@ -20,8 +19,7 @@ export async function listEvents(deps: EventLogDeps, shopId: string, page: PageR
 
 /** One event with its deliveries, oldest delivery first. */
 export async function getEvent(deps: EventLogDeps, shopId: string, id: string) {
-  const event = isId('evt', id) ? await deps.events.get(shopId, id) : null;
-  if (!event) throw notFound('event', id);
+  const event = await findOr404('evt', 'event', id, (eventId) => deps.events.get(shopId, eventId));
   const deliveries = await deps.deliveries.listForEvent(shopId, id);
   return { ...toEventResource(event), deliveries: deliveries.map(toDeliveryResource) };
 }

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { AppError, notFound } from '../errors';
-import { isId, newId } from '../ids';
+import { newId } from '../ids';
 import type { JobInput } from './call-schema';
+import { findOr404 } from './lookup';
 import { newEvent, type EventRecord } from './events';
 import { mapPage, type Page, type PageRequest } from './pagination';
 import type { Shop } from './shop';
@@ -77,15 +78,8 @@ export function toJobResource(j: JobRecord) {
   };
 }
 
-function jobIdOrThrow(id: string): string {
-  if (!isId('job', id)) throw notFound('job', id);
-  return id;
-}
-
 export async function getJob(deps: Pick<JobDeps, 'jobs'>, shopId: string, id: string) {
-  const job = await deps.jobs.get(shopId, jobIdOrThrow(id));
-  if (!job) throw notFound('job', id);
-  return toJobResource(job);
+  return toJobResource(await findOr404('job', 'job', id, (jobId) => deps.jobs.get(shopId, jobId)));
 }
 
 export async function listJobs(deps: Pick<JobDeps, 'jobs'>, shopId: string, page: PageRequest, status?: JobStatus) {
@@ -115,7 +109,7 @@ async function decide(
   version: number,
   change: { status: 'approved' | 'declined'; decline_reason: string | null },
 ) {
-  let job = await deps.jobs.get(shopId, jobIdOrThrow(id));
+  let job: JobRecord | null = await findOr404('job', 'job', id, (jobId) => deps.jobs.get(shopId, jobId));
   for (let attempt = 1; ; attempt++) {
     if (!job) throw notFound('job', id);
     const refused = refusal(job, version);

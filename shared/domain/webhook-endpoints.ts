@@ -1,5 +1,6 @@
 import { AppError, notFound } from '../errors';
-import { isId, newId } from '../ids';
+import { newId } from '../ids';
+import { findOr404 } from './lookup';
 import type { GuardPolicy, GuardResult } from '../webhooks/url-guard';
 import { newEvent, toEventResource, type EventRecord } from './events';
 import { newSigningSecret, type SecretCipher } from './secrets';
@@ -80,9 +81,7 @@ async function guardedUrl(deps: EndpointDeps, url: string): Promise<string> {
 }
 
 async function loadEndpoint(deps: Pick<EndpointDeps, 'endpoints'>, shopId: string, id: string): Promise<EndpointRecord> {
-  const endpoint = isId('we', id) ? await deps.endpoints.get(shopId, id) : null;
-  if (!endpoint) throw notFound('webhook endpoint', id);
-  return endpoint;
+  return findOr404('we', 'webhook endpoint', id, (endpointId) => deps.endpoints.get(shopId, endpointId));
 }
 
 export async function createEndpoint(deps: EndpointDeps, shopId: string, input: CreateEndpointInput) {

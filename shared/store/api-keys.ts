@@ -1,8 +1,8 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { ApiKeyRecord, ApiKeyStore } from '../domain/api-keys';
 import type { Dynamo } from './client';
-import { stripKeys } from './client';
+import { getRecord, stripKeys } from './client';
 import { keys } from './keys';
 
 export class DynamoApiKeyStore implements ApiKeyStore {
@@ -20,10 +20,7 @@ export class DynamoApiKeyStore implements ApiKeyStore {
 
   async getByHash(keyHash: string): Promise<ApiKeyRecord | null> {
     // Strongly consistent, so a revocation takes effect on the next authorizer run.
-    const out = await this.db.doc.send(
-      new GetCommand({ TableName: this.db.tableName, Key: keys.apiKey(keyHash), ConsistentRead: true }),
-    );
-    return out.Item ? stripKeys<ApiKeyRecord>(out.Item) : null;
+    return getRecord<ApiKeyRecord>(this.db, keys.apiKey(keyHash));
   }
 
   async revoke(keyId: string, at: string): Promise<ApiKeyRecord | null> {

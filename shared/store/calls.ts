@@ -2,7 +2,7 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { CallBatch, CallRecord, CallStore, SummaryRecord, TranscriptRecord } from '../domain/calls';
 import type { PageRequest } from '../domain/pagination';
-import { stripKeys, type Dynamo } from './client';
+import { getRecord, stripKeys, type Dynamo } from './client';
 import { eventItem } from './events';
 import { jobItem } from './jobs';
 import { keys, shopPk, skPrefix } from './keys';
@@ -56,19 +56,14 @@ export class DynamoCallStore implements CallStore {
     }
   }
 
-  private async getItem<T>(Key: Record<string, string>): Promise<T | null> {
-    const out = await this.db.doc.send(new GetCommand({ TableName: this.db.tableName, Key, ConsistentRead: true }));
-    return out.Item ? stripKeys<T>(out.Item) : null;
-  }
-
   get(shopId: string, callId: string) {
-    return this.getItem<CallRecord>(keys.call(shopId, callId));
+    return getRecord<CallRecord>(this.db, keys.call(shopId, callId));
   }
   getTranscript(shopId: string, callId: string) {
-    return this.getItem<TranscriptRecord>(keys.transcript(shopId, callId));
+    return getRecord<TranscriptRecord>(this.db, keys.transcript(shopId, callId));
   }
   getSummary(shopId: string, callId: string) {
-    return this.getItem<SummaryRecord>(keys.summary(shopId, callId));
+    return getRecord<SummaryRecord>(this.db, keys.summary(shopId, callId));
   }
 
   async list(shopId: string, page: PageRequest) {

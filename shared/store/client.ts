@@ -1,5 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 
 export interface StoreConfig {
   tableName: string;
@@ -46,4 +46,31 @@ export function dynamo(config: StoreConfig = storeConfigFromEnv()): Dynamo {
 export function stripKeys<T>(item: Record<string, unknown>): T {
   const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, entity: _entity, expires_at: _exp, ...record } = item;
   return record as T;
+}
+
+/** One item by key, strongly consistent, without its key attributes; null when absent. */
+export async function getRecord<T>(db: Dynamo, key: Record<string, string>): Promise<T | null> {
+  const out = await db.doc.send(new GetCommand({ TableName: db.tableName, Key: key, ConsistentRead: true }));
+  return out.Item ? stripKeys<T>(out.Item) : null;
+}
+
+/** Every item of a partition whose sort key starts with `prefix`, strongly consistent, in key order. */
+export async function queryPrefix(db: Dynamo, pk: string, prefix: string, opts: { newestFirst?: boolean } = {}): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await db.doc.send(
+      new QueryCommand({
+        TableName: db.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix },
+        ScanIndexForward: !opts.newestFirst,
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items;
 }

@@ -1,10 +1,10 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { BatchWriteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DeliveryRecord } from '../domain/deliveries';
 import type { AttemptDeliveryStore, AttemptUpdate } from '../domain/delivery-attempt';
 import { EVENT_RETENTION_SECONDS } from '../domain/events';
-import { stripKeys, type Dynamo } from './client';
+import { getRecord, queryPrefix, stripKeys, type Dynamo } from './client';
 import { keys, shopPk, skPrefix } from './keys';
 import { TABLE } from './table';
 
@@ -65,22 +65,12 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
   }
 
   async get(shopId: string, eventId: string, deliveryId: string): Promise<DeliveryRecord | null> {
-    const out = await this.db.doc.send(
-      new GetCommand({ TableName: this.db.tableName, Key: keys.delivery(shopId, eventId, deliveryId), ConsistentRead: true }),
-    );
-    return out.Item ? stripKeys<DeliveryRecord>(out.Item) : null;
+    return getRecord<DeliveryRecord>(this.db, keys.delivery(shopId, eventId, deliveryId));
   }
 
   async listForEvent(shopId: string, eventId: string): Promise<DeliveryRecord[]> {
-    const out = await this.db.doc.send(
-      new QueryCommand({
-        TableName: this.db.tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': shopPk(shopId), ':prefix': skPrefix.delivery(eventId) },
-        ConsistentRead: true,
-      }),
-    );
-    return (out.Items ?? []).map((i) => stripKeys<DeliveryRecord>(i));
+    const items = await queryPrefix(this.db, shopPk(shopId), skPrefix.delivery(eventId));
+    return items.map((i) => stripKeys<DeliveryRecord>(i));
   }
 
   async recordAttempt(d: DeliveryRecord, u: AttemptUpdate): Promise<boolean> {

@@ -42,7 +42,7 @@ export class DynamoEventStore implements EventWriter, EventReader {
 
   async get(shopId: string, eventId: string): Promise<EventRecord | null> {
     const out = await this.db.doc.send(new GetCommand({ TableName: this.db.tableName, Key: keys.event(shopId, eventId), ConsistentRead: true }));
-    return out.Item ? eventFromItem(out.Item) : null;
+    return out.Item ? eventFromItem(out.Item) : null; // data_json needs parsing: not getRecord
   }
 
   /** Newest first; with a type, through GSI1 rather than a filter. */

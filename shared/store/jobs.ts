@@ -1,9 +1,9 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { EventRecord } from '../domain/events';
 import type { DecideOutcome, JobRecord, JobStatus, JobStore } from '../domain/jobs';
 import type { PageRequest } from '../domain/pagination';
-import { stripKeys, type Dynamo } from './client';
+import { getRecord, stripKeys, type Dynamo } from './client';
 import { eventItem } from './events';
 import { keys, shopPk, skPrefix } from './keys';
 import { queryPage } from './pagination';
@@ -17,8 +17,7 @@ export class DynamoJobStore implements JobStore {
   constructor(private readonly db: Dynamo) {}
 
   async get(shopId: string, jobId: string): Promise<JobRecord | null> {
-    const out = await this.db.doc.send(new GetCommand({ TableName: this.db.tableName, Key: keys.job(shopId, jobId), ConsistentRead: true }));
-    return out.Item ? stripKeys<JobRecord>(out.Item) : null;
+    return getRecord<JobRecord>(this.db, keys.job(shopId, jobId));
   }
 
   async list(shopId: string, page: PageRequest, status?: JobStatus) {

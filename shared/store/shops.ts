@@ -1,18 +1,15 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { Shop, ShopChanges, ShopStore } from '../domain/shop';
 import type { Dynamo } from './client';
-import { stripKeys } from './client';
+import { getRecord, stripKeys } from './client';
 import { keys } from './keys';
 
 export class DynamoShopStore implements ShopStore {
   constructor(private readonly db: Dynamo) {}
 
   async get(shopId: string): Promise<Shop | null> {
-    const out = await this.db.doc.send(
-      new GetCommand({ TableName: this.db.tableName, Key: keys.shop(shopId), ConsistentRead: true }),
-    );
-    return out.Item ? stripKeys<Shop>(out.Item) : null;
+    return getRecord<Shop>(this.db, keys.shop(shopId));
   }
 
   async create(shop: Shop): Promise<void> {

@@ -1,10 +1,10 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { FailureStateStore } from '../domain/delivery-attempt';
 import type { EventRecord } from '../domain/events';
 import type { EndpointChanges, EndpointRecord, EndpointStore, StoredSecret } from '../domain/webhook-endpoints';
 import { eventItem } from './events';
-import { stripKeys, type Dynamo } from './client';
+import { getRecord, queryPrefix, stripKeys, type Dynamo } from './client';
 import { keys, shopPk, skPrefix } from './keys';
 
 export class DynamoEndpointStore implements EndpointStore, FailureStateStore {
@@ -46,23 +46,12 @@ export class DynamoEndpointStore implements EndpointStore, FailureStateStore {
   }
 
   async list(shopId: string): Promise<EndpointRecord[]> {
-    const out = await this.db.doc.send(
-      new QueryCommand({
-        TableName: this.db.tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': shopPk(shopId), ':prefix': skPrefix.webhookEndpoint },
-        ScanIndexForward: false,
-        ConsistentRead: true,
-      }),
-    );
-    return (out.Items ?? []).map((i) => stripKeys<EndpointRecord>(i));
+    const items = await queryPrefix(this.db, shopPk(shopId), skPrefix.webhookEndpoint, { newestFirst: true });
+    return items.map((i) => stripKeys<EndpointRecord>(i));
   }
 
   async get(shopId: string, id: string): Promise<EndpointRecord | null> {
-    const out = await this.db.doc.send(
-      new GetCommand({ TableName: this.db.tableName, Key: keys.webhookEndpoint(shopId, id), ConsistentRead: true }),
-    );
-    return out.Item ? stripKeys<EndpointRecord>(out.Item) : null;
+    return getRecord<EndpointRecord>(this.db, keys.webhookEndpoint(shopId, id));
   }
 
   private async conditionalUpdate(shopId: string, id: string, sets: Record<string, unknown>, condition: string, values: Record<string, unknown> = {}) {
