@@ -1,9 +1,13 @@
 import { approveBodySchema, approveJob } from '../../shared/domain/jobs';
 import { apiHandler } from '../../shared/http/handler';
 import { runtimeDeps, type Deps } from '../../shared/runtime';
+import { jobSchema } from '../../shared/openapi/resources';
+
+/** Request and response of this operation, for validation and the OpenAPI document. */
+export const spec = { body: approveBodySchema, response: jobSchema };
 
 export const makeHandler = (deps: () => Pick<Deps, 'jobs' | 'now'> = runtimeDeps) =>
-  apiHandler('approveJob', { body: approveBodySchema }, async ({ principal, pathParameters, body }) => ({
+  apiHandler('approveJob', spec, async ({ principal, pathParameters, body }) => ({
     status: 200,
     body: await approveJob(deps(), principal.shopId, pathParameters.id ?? '', body.version),
   }));

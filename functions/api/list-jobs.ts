@@ -3,11 +3,15 @@ import { JOB_STATUSES, listJobs } from '../../shared/domain/jobs';
 import { apiHandler } from '../../shared/http/handler';
 import { listBody, pageQuery, pageRequest } from '../../shared/http/list';
 import { runtimeDeps, type Deps } from '../../shared/runtime';
+import { jobSchema, listOf } from '../../shared/openapi/resources';
 
 const query = z.strictObject({ ...pageQuery, status: z.enum(JOB_STATUSES).optional() });
 
+/** Request and response of this operation, for validation and the OpenAPI document. */
+export const spec = { query, response: listOf(jobSchema, 'Job') };
+
 export const makeHandler = (deps: () => Pick<Deps, 'jobs'> = runtimeDeps) =>
-  apiHandler('listJobs', { query }, async ({ principal, query }) => {
+  apiHandler('listJobs', spec, async ({ principal, query }) => {
     // The filter is part of the cursor's scope: a cursor of one filter is refused by another.
     const scope = { shopId: principal.shopId, list: `jobs?status=${query.status ?? ''}` };
     const page = await listJobs(deps(), principal.shopId, pageRequest(query, scope), query.status);

@@ -1,9 +1,13 @@
 import { listEndpoints } from '../../shared/domain/webhook-endpoints';
 import { apiHandler } from '../../shared/http/handler';
 import { runtimeDeps, type Deps } from '../../shared/runtime';
+import { listOf, webhookEndpointSchema } from '../../shared/openapi/resources';
+
+/** Request and response of this operation, for validation and the OpenAPI document. */
+export const spec = { response: listOf(webhookEndpointSchema, 'WebhookEndpoint') };
 
 export const makeHandler = (deps: () => Pick<Deps, 'endpoints'> = runtimeDeps) =>
-  apiHandler('listWebhookEndpoints', {}, async ({ principal }) => {
+  apiHandler('listWebhookEndpoints', spec, async ({ principal }) => {
     const { items } = await listEndpoints(deps(), principal.shopId);
     // At most 16 per shop: always one page, in the same envelope as every list.
     return { status: 200, body: { object: 'list', data: items, has_more: false, next_cursor: null } };

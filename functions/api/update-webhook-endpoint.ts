@@ -2,9 +2,13 @@ import { updateEndpoint } from '../../shared/domain/webhook-endpoints';
 import { updateEndpointSchema } from '../../shared/domain/webhook-endpoint-schema';
 import { apiHandler } from '../../shared/http/handler';
 import { runtimeDeps, type Deps } from '../../shared/runtime';
+import { webhookEndpointSchema } from '../../shared/openapi/resources';
+
+/** Request and response of this operation, for validation and the OpenAPI document. */
+export const spec = { body: updateEndpointSchema, response: webhookEndpointSchema };
 
 export const makeHandler = (deps: () => Deps = runtimeDeps) =>
-  apiHandler('updateWebhookEndpoint', { body: updateEndpointSchema }, async ({ principal, pathParameters, body }) => ({
+  apiHandler('updateWebhookEndpoint', spec, async ({ principal, pathParameters, body }) => ({
     status: 200,
     body: await updateEndpoint(deps(), principal.shopId, pathParameters.id ?? '', body),
   }));

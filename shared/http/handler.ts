@@ -52,9 +52,18 @@ export function envelope<E extends { requestContext?: { requestId?: string } }>(
  * A /v1 operation: authorize → body rules → validation → Idempotency-Key (when the route
  * accepts it) → `run`, which calls the domain and says what to answer.
  */
+/** An operation's request schemas (validated) and its success response (documented, and checked by the e2e tests). */
+export interface OperationSpec<BS extends z.ZodType, QS extends z.ZodType> {
+  body?: BS;
+  query?: QS;
+  response: z.ZodType;
+  /** Success status (default 200). */
+  status?: number;
+}
+
 export function apiHandler<BS extends z.ZodType = typeof noFields, QS extends z.ZodType = typeof noFields>(
   operationId: string,
-  schemas: { body?: BS; query?: QS },
+  schemas: OperationSpec<BS, QS>,
   run: (input: OperationInput<z.output<BS>, z.output<QS>>) => Promise<Reply>,
 ): Handler<ApiEvent> {
   const route = routeById(operationId);

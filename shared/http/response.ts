@@ -24,6 +24,6 @@ export function errorResult(err: AppError, requestId: string): HttpResult {
 export function withCommonHeaders(result: HttpResult, requestId: string): HttpResult {
   return {
     ...result,
-    headers: { ...result.headers, 'request-id': requestId, 'cache-control': 'no-store' },
+    headers: { 'cache-control': 'no-store', ...result.headers, 'request-id': requestId },
   };
 }

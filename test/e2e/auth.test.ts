@@ -52,6 +52,13 @@ describe('authentication and routing through the local HTTP adapter', () => {
     expectError(readOnly, 403, 'write_key_required');
   });
 
+  it('serves the OpenAPI document without a key', async () => {
+    const reply = await call(stack.url, 'GET', '/v1/openapi.json');
+    expect(reply.status).toBe(200);
+    expect(reply.json).toMatchObject({ openapi: '3.1.0', info: { title: 'Shop Calls API' } });
+    expect(Object.keys(reply.json.paths as object)).toContain('/v1/jobs/{id}/approve');
+  });
+
   it('unknown path → 404, wrong method → 405 with Allow', async () => {
     expectError(await call(stack.url, 'GET', '/v1/unknown', { key: stack.demo.writeKey.key }), 404, 'route_not_found');
     const wrong = await call(stack.url, 'DELETE', '/v1/me', { key: stack.demo.writeKey.key });

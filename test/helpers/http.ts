@@ -1,3 +1,5 @@
+import { validateResponse } from './openapi-validator';
+
 export interface HttpReply {
   status: number;
   headers: Headers;
@@ -21,12 +23,9 @@ export async function call(
   }
   const res = await fetch(`${baseUrl}${path}`, { method, headers, body });
   const text = await res.text();
-  let json: Record<string, unknown> = {};
-  try {
-    json = JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    // non-JSON bodies keep json empty; tests assert on text
-  }
+  const json = JSON.parse(text) as Record<string, unknown>; // every answer of the API is JSON
+  // Every response any e2e test receives must match the published OpenAPI document.
+  validateResponse(method, path, res.status, json);
   return { status: res.status, headers: res.headers, text, json };
 }
 

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { createShop } from '../../shared/domain/shop';
 import { makeHandler as makeGetShop } from '../../functions/api/get-shop';
 import { makeHandler as makeUpdateShop } from '../../functions/api/update-shop';
@@ -73,7 +74,7 @@ describe('HTTP pipeline (store faked)', () => {
   });
 
   it('turns an unexpected failure into a 500 that reveals nothing', async () => {
-    const failing = apiHandler('getShop', {}, async () => {
+    const failing = apiHandler('getShop', { response: z.unknown() }, async () => {
       throw new Error('connect ECONNREFUSED 10.0.3.7:443 table/prod-secret');
     });
     const result = await failing(apiEvent({ method: 'GET', path: '/v1/shop', principal: me }), context());

@@ -1,0 +1,137 @@
+import { z } from 'zod';
+import { EVENT_TYPES, SUBSCRIBABLE_EVENT_TYPES } from '../domain/event-types';
+import type { OperationSpec } from '../http/handler';
+import { routes, type Route } from '../routes';
+import { errorSchema, webhookBodies } from './resources';
+
+type Json = Record<string, unknown>;
+const REF = (id: string) => ({ $ref: `#/components/schemas/${id}` });
+
+/** JSON Schema 2020-12 of a zod schema; registered schemas become $refs into components. */
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
+  const id = z.globalRegistry.get(schema)?.id;
+  if (id && io === 'output') return REF(id);
+  const { $schema: _s, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Json;
+  return rest;
+}
+
+function components(): Json {
+  const all = z.toJSONSchema(z.globalRegistry, { target: 'draft-2020-12', io: 'output', unrepresentable: 'any', uri: (id) => `#/components/schemas/${id}` }) as { schemas: Record<string, Json> };
+  return Object.fromEntries(Object.entries(all.schemas).sort(([a], [b]) => a.localeCompare(b)).map(([name, { $schema: _s, id: _id, ...schema }]) => [name, schema]));
+}
+
+const ERROR_RESPONSES: Record<string, string> = {
+  '400': 'Invalid request: malformed JSON, a missing, invalid or unknown parameter (`param` names it), or an invalid cursor.',
+  '401': 'No API key, or an unknown or revoked one.',
+  '403': 'The key lacks the scope (`insufficient_scope`), or is read-only on a write (`write_key_required`).',
+  '404': 'Unknown id, another shop\'s id, or unknown path.',
+  '409': 'Version conflict (with `current_version`), invalid state, or an Idempotency-Key still in use.',
+  '413': 'Body over 64 KiB.',
+  '415': 'A body without `Content-Type: application/json`.',
+  '422': 'Idempotency-Key reused with another method, path or body.',
+  '429': 'Rate limited; see `Retry-After`.',
+  '500': 'Internal error; the body never carries internal details.',
+};
+
+function errorCodesFor(route: Route): string[] {
+  const codes = ['400', '401', '403', '429', '500'];
+  if (route.path.includes('{id}')) codes.push('404');
+  if (route.write) codes.push('413', '415');
+  if (route.idempotent) codes.push('409', '422');
+  if (['approveJob', 'declineJob', 'rotateWebhookEndpointSecret', 'testWebhookEndpoint'].includes(route.operationId)) codes.push('409');
+  return [...new Set(codes)].sort();
+}
+
+function operation(route: Route, spec: OperationSpec<z.ZodType, z.ZodType>): Json {
+  const parameters: Json[] = [];
+  for (const name of route.path.match(/\{(\w+)\}/g) ?? []) {
+    parameters.push({ name: name.slice(1, -1), in: 'path', required: true, schema: { type: 'string' }, description: 'External id with its type prefix' });
+  }
+  if (spec.query) {
+    const q = jsonSchema(spec.query, 'input') as { properties?: Record<string, Json>; required?: string[] };
+    for (const [name, schema] of Object.entries(q.properties ?? {})) {
+      parameters.push({ name, in: 'query', required: q.required?.includes(name) ?? false, schema });
+    }
+  }
+  if (route.idempotent) {
+    parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'Replays the first successful response for 24 hours.' });
+  }
+  const status = String(spec.status ?? 200);
+  const responses: Json = {
+    [status]: {
+      description: 'Success',
+      headers: { 'Request-Id': { $ref: '#/components/headers/Request-Id' } },
+      content: { 'application/json': { schema: jsonSchema(spec.response, 'output') } },
+    },
+  };
+  for (const code of errorCodesFor(route)) responses[code] = { $ref: `#/components/responses/Error${code}` };
+  return {
+    operationId: route.operationId,
+    summary: `${route.method} ${route.path}`,
+    description: `Scope \`${route.scope}\`${route.write ? '; needs a write key' : ''}${route.idempotent ? '; accepts Idempotency-Key' : ''}.`,
+    security: [{ apiKey: [route.scope] }],
+    'x-scope': route.scope,
+    'x-write-key': route.write,
+    parameters,
+    ...(spec.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(spec.body, 'input') } } } } : {}),
+    responses,
+  };
+}
+
+function webhooks(): Json {
+  const header = (description: string) => ({ required: true, schema: { type: 'string' }, description });
+  return Object.fromEntries(
+    EVENT_TYPES.map((type) => [
+      type,
+      {
+        post: {
+          summary: `${type} webhook`,
+          description: (SUBSCRIBABLE_EVENT_TYPES as readonly string[]).includes(type)
+            ? `Sent to endpoints subscribed to \`${type}\` (or \`*\`). Verify the raw body with the Standard Webhooks scheme.`
+            : 'Sent only to the endpoint named by POST /v1/webhook-endpoints/{id}/test.',
+          parameters: [
+            { name: 'webhook-id', in: 'header', ...header('The event id: the same on every retry and redelivery; deduplicate on it.') },
+            { name: 'webhook-timestamp', in: 'header', ...header('Unix seconds of this attempt.') },
+            { name: 'webhook-signature', in: 'header', ...header('Space-separated `v1,<base64>` HMAC-SHA256 signatures, one per valid secret.') },
+          ],
+          requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(webhookBodies[type] as z.ZodType, 'output') } } },
+          responses: { '2XX': { description: 'Acknowledged. Anything else, a timeout (10 s) or a redirect is retried.' } },
+        },
+      },
+    ]),
+  );
+}
+
+/** The OpenAPI 3.1 document of the service, from the route table and each operation's spec. */
+export function buildOpenApiDocument(specs: Record<string, OperationSpec<z.ZodType, z.ZodType>>): Json {
+  const paths: Record<string, Json> = {};
+  for (const route of routes) {
+    const spec = specs[route.operationId];
+    if (!spec) continue;
+    paths[route.path] = { ...paths[route.path], [route.method.toLowerCase()]: operation(route, spec) };
+  }
+  jsonSchema(errorSchema, 'output');
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Shop Calls API',
+      version: '1.0.0',
+      description: 'Calls, transcripts, summaries and work-queue jobs of a trade shop; shop settings; signed webhooks. See README.md and API-CONTRACT.md.',
+    },
+    servers: [{ url: 'http://127.0.0.1:3000', description: 'local stack (npm start)' }],
+    security: [{ apiKey: [] }],
+    paths,
+    webhooks: webhooks(),
+    components: {
+      securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: '`Authorization: Bearer sk_test_…` or `sk_live_…`. The requirement lists the scope the operation needs.' } },
+      headers: { 'Request-Id': { description: 'Id of this request; error bodies repeat it.', schema: { type: 'string' } } },
+      responses: Object.fromEntries(
+        Object.entries(ERROR_RESPONSES).map(([code, description]) => [
+          `Error${code}`,
+          { description, headers: { 'Request-Id': { $ref: '#/components/headers/Request-Id' } }, content: { 'application/json': { schema: REF('Error') } } },
+        ]),
+      ),
+      schemas: components(),
+    },
+  };
+}

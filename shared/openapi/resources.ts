@@ -1,0 +1,171 @@
+import { z } from 'zod';
+import { CALL_OUTCOMES, URGENCIES } from '../domain/call-schema';
+import { EVENT_TYPES } from '../domain/event-types';
+import { JOB_STATUSES } from '../domain/jobs';
+import { BOOKING_MODES, WEEKDAYS } from '../domain/shop-schema';
+import { SCOPES } from '../routes';
+
+/**
+ * The response objects of API-CONTRACT.md as zod schemas: the source of the OpenAPI
+ * document's components, and (through it) what every end-to-end response is checked
+ * against. Strict, so a field that drifts fails a test.
+ */
+const time = z.iso.datetime();
+const nullableTime = time.nullable();
+const id = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[0-9a-z]{26}$`));
+
+export const callSchema = z
+  .strictObject({
+    id: id('call'),
+    object: z.literal('call'),
+    direction: z.literal('inbound'),
+    status: z.enum(['in_progress', 'completed', 'missed', 'failed']),
+    from_number: z.string(),
+    to_number: z.string(),
+    caller_name: z.string().nullable(),
+    started_at: time,
+    ended_at: nullableTime,
+    duration_seconds: z.int().nullable(),
+    outcome: z.enum(CALL_OUTCOMES).nullable(),
+    created_at: time,
+  })
+  .meta({ id: 'Call' });
+
+export const transcriptSchema = z
+  .strictObject({
+    object: z.literal('transcript'),
+    call_id: id('call'),
+    turns: z.array(z.strictObject({ index: z.int(), speaker: z.enum(['agent', 'caller']), text: z.string(), offset_ms: z.int() })),
+  })
+  .meta({ id: 'Transcript' });
+
+export const callSummarySchema = z
+  .strictObject({
+    object: z.literal('call_summary'),
+    call_id: id('call'),
+    summary: z.string(),
+    outcome: z.enum(CALL_OUTCOMES),
+    details: z.strictObject({
+      caller_name: z.string().nullable(),
+      callback_number: z.string().nullable(),
+      service_requested: z.string().nullable(),
+      address: z.string().nullable(),
+      urgency: z.enum(URGENCIES).nullable(),
+    }),
+    usage: z.strictObject({ credits: z.int(), billable_seconds: z.int() }),
+  })
+  .meta({ id: 'CallSummary' });
+
+export const jobSchema = z
+  .strictObject({
+    id: id('job'),
+    object: z.literal('job'),
+    version: z.int().min(1),
+    status: z.enum(JOB_STATUSES),
+    call_id: id('call').nullable(),
+    customer: z.strictObject({ name: z.string().nullable(), phone: z.string().nullable(), address: z.string().nullable() }),
+    service: z.string(),
+    description: z.string(),
+    urgency: z.enum(URGENCIES),
+    requested_window: z.strictObject({ start: time, end: time }).nullable(),
+    created_at: time,
+    updated_at: time,
+    decided_at: nullableTime,
+    decline_reason: z.string().nullable(),
+  })
+  .meta({ id: 'Job' });
+
+const interval = z.strictObject({ open: z.string(), close: z.string() });
+export const shopSchema = z
+  .strictObject({
+    id: id('shop'),
+    object: z.literal('shop'),
+    name: z.string(),
+    greeting: z.string(),
+    trade: z.string(),
+    timezone: z.string(),
+    booking_mode: z.enum(BOOKING_MODES),
+    hours: z.strictObject(Object.fromEntries(WEEKDAYS.map((d) => [d, z.array(interval)])) as Record<(typeof WEEKDAYS)[number], z.ZodArray<typeof interval>>),
+    emergency_triggers: z.array(z.string()),
+    paused: z.boolean(),
+    pause_reason: z.string().nullable(),
+    owner_email: z.string(),
+    phone_number: z.string(),
+    updated_at: time,
+  })
+  .meta({ id: 'Shop' });
+
+export const keyProfileSchema = z
+  .strictObject({
+    object: z.literal('key_profile'),
+    shop: z.strictObject({ id: id('shop'), name: z.string(), trade: z.string(), timezone: z.string(), phone_number: z.string() }),
+    plan: z.strictObject({ name: z.string(), included_credits: z.int() }),
+    credits: z.strictObject({ balance: z.int(), used_this_period: z.int() }),
+    line: z.strictObject({ status: z.enum(['active', 'paused', 'suspended']), phone_number: z.string() }),
+    key: z.strictObject({ id: id('key'), mode: z.enum(['test', 'live']), scopes: z.array(z.enum(SCOPES)), write: z.boolean(), created_at: time }),
+  })
+  .meta({ id: 'KeyProfile' });
+
+const endpointShape = {
+  id: id('we'),
+  object: z.literal('webhook_endpoint'),
+  url: z.string(),
+  description: z.string().nullable(),
+  events: z.array(z.string()),
+  enabled: z.boolean(),
+  disabled_reason: z.enum(['manual', 'failing', 'gone']).nullable(),
+  failing_since: nullableTime,
+  created_at: time,
+  updated_at: time,
+};
+export const webhookEndpointSchema = z.strictObject(endpointShape).meta({ id: 'WebhookEndpoint' });
+export const webhookEndpointWithSecretSchema = z
+  .strictObject({ ...endpointShape, secret: z.string().regex(/^whsec_/).describe('Shown only in this response: store it now.') })
+  .meta({ id: 'WebhookEndpointWithSecret' });
+
+export const deliverySchema = z
+  .strictObject({
+    id: id('dlv'),
+    object: z.literal('delivery'),
+    endpoint_id: id('we'),
+    status: z.enum(['pending', 'retrying', 'succeeded', 'failed', 'cancelled']),
+    attempts: z.int(),
+    last_attempt_at: nullableTime,
+    next_attempt_at: nullableTime,
+    last_response_status: z.int().nullable(),
+    last_error: z.string().nullable(),
+  })
+  .meta({ id: 'Delivery' });
+
+const eventShape = { id: id('evt'), object: z.literal('event'), type: z.enum(EVENT_TYPES), timestamp: time, data: z.record(z.string(), z.unknown()) };
+export const eventSchema = z.strictObject(eventShape).meta({ id: 'Event' });
+export const eventWithDeliveriesSchema = z.strictObject({ ...eventShape, deliveries: z.array(deliverySchema) }).meta({ id: 'EventWithDeliveries' });
+
+export const listOf = <T extends z.ZodType>(item: T, name: string) =>
+  z.strictObject({ object: z.literal('list'), data: z.array(item), has_more: z.boolean(), next_cursor: z.string().nullable() }).meta({ id: `${name}List` });
+
+export const errorSchema = z
+  .strictObject({
+    error: z.strictObject({
+      type: z.enum(['invalid_request_error', 'authentication_error', 'permission_error', 'idempotency_error', 'rate_limit_error', 'api_error']),
+      code: z.string(),
+      message: z.string(),
+      param: z.string().nullable(),
+      current_version: z.int().nullable().optional(),
+      request_id: z.string(),
+    }),
+  })
+  .meta({ id: 'Error' });
+
+/** The webhook body of each event type: the event with its `data` object. */
+const webhookBody = (type: (typeof EVENT_TYPES)[number], data: z.ZodType, id: string) =>
+  z.strictObject({ ...eventShape, type: z.literal(type), data }).meta({ id });
+
+export const webhookBodies: Record<string, z.ZodType> = {
+  'call.completed': webhookBody('call.completed', callSchema, 'CallCompletedEvent'),
+  'job.created': webhookBody('job.created', jobSchema, 'JobCreatedEvent'),
+  'job.approved': webhookBody('job.approved', jobSchema, 'JobApprovedEvent'),
+  'job.declined': webhookBody('job.declined', jobSchema, 'JobDeclinedEvent'),
+  'webhook_endpoint.disabled': webhookBody('webhook_endpoint.disabled', webhookEndpointSchema, 'WebhookEndpointDisabledEvent'),
+  'webhook_endpoint.test': webhookBody('webhook_endpoint.test', z.strictObject({ endpoint_id: id('we') }), 'WebhookEndpointTestEvent'),
+};
