@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { listCalls } from '../../shared/domain/calls';
 import { apiHandler } from '../../shared/http/handler';
 import { listBody, pageQuery, pageRequest } from '../../shared/http/list';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { eventTypeFilter, listEvents } from '../../shared/domain/event-log';
 import { apiHandler } from '../../shared/http/handler';
 import { listBody, pageQuery, pageRequest } from '../../shared/http/list';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const CALL_OUTCOMES = ['job_created', 'message_taken', 'emergency_escalated', 'information_provided', 'spam', 'no_action'] as const;
 export const URGENCIES = ['emergency', 'urgent', 'routine'] as const;

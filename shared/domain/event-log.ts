@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { toDeliveryResource, type DeliveryRecord, type EventReader } from './deliveries';
 import { EVENT_TYPES } from './event-types';
 import { findOr404 } from './lookup';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { AppError, notFound } from '../errors';
 import { newId } from '../ids';
 import type { JobInput } from './call-schema';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { SUBSCRIBABLE_EVENT_TYPES } from './event-types';
 
 const ALLOWED = [...SUBSCRIBABLE_EVENT_TYPES, '*'] as const;

@@ -1,6 +1,6 @@
 import type { Context } from 'aws-lambda';
 import middy from '@middy/core';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Principal } from '../domain/api-keys';
 import { logger } from '../logger';
 import { routeById } from '../routes';

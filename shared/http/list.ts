@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Page } from '../domain/pagination';
 import { decodeCursor, encodeCursor, type CursorScope } from './cursor';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { EVENT_TYPES, SUBSCRIBABLE_EVENT_TYPES } from '../domain/event-types';
 import type { OperationSpec } from '../http/handler';
 import { routes, type Route } from '../routes';

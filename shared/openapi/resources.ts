@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { CALL_OUTCOMES, URGENCIES } from '../domain/call-schema';
 import { EVENT_TYPES } from '../domain/event-types';
 import { JOB_STATUSES } from '../domain/jobs';

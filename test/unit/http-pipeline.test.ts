@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { createShop } from '../../shared/domain/shop';
 import { makeHandler as makeGetShop } from '../../functions/api/get-shop';
 import { makeHandler as makeUpdateShop } from '../../functions/api/update-shop';
