@@ -1,7 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { CreateTableCommand, DynamoDBClient, ListTablesCommand, ResourceInUseException } from '@aws-sdk/client-dynamodb';
 import { createTableInput } from '../../shared/store/table';
 import { ensureDynamoDbLocal } from './dynamodb-jar';
@@ -49,7 +50,9 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   assertJava();
   const emulator = ensureDynamoDbLocal();
   const port = options.port || (await freePort());
-  const storage = options.dataDir ? ['-dbPath', options.dataDir] : ['-inMemory'];
+  // Absolute: the JVM runs in the cache folder, not here.
+  const storage = options.dataDir ? ['-dbPath', resolve(options.dataDir)] : ['-inMemory'];
+  if (options.dataDir) mkdirSync(resolve(options.dataDir), { recursive: true });
   const args = [
     `-Djava.library.path=${join(emulator, 'DynamoDBLocal_lib')}`,
     '-Xms64m',
@@ -61,7 +64,8 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
     '-port',
     String(port),
   ];
-  const child: ChildProcess = spawn('sh', ['-c', WATCHDOG, 'dynamodb-local', ...args], { stdio: ['pipe', 'ignore', 'inherit'] });
+  // In the cache folder: DynamoDB Local writes a metadata file into its working directory.
+  const child: ChildProcess = spawn('sh', ['-c', WATCHDOG, 'dynamodb-local', ...args], { stdio: ['pipe', 'ignore', 'inherit'], cwd: emulator });
   const exited = once(child, 'exit');
   const endpoint = `http://127.0.0.1:${port}`;
 
