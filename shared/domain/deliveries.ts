@@ -5,7 +5,6 @@ import { toEventResource, type EventRecord } from './events';
 import type { EndpointRecord } from './webhook-endpoints';
 
 export type DeliveryStatus = 'pending' | 'retrying' | 'succeeded' | 'failed' | 'cancelled';
-export const OPEN_STATUSES: readonly DeliveryStatus[] = ['pending', 'retrying'];
 
 export interface AttemptRecord {
   attempt: number;

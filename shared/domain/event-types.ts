@@ -6,7 +6,6 @@ export const SUBSCRIBABLE_EVENT_TYPES = [
   'job.declined',
   'webhook_endpoint.disabled',
 ] as const;
-export type SubscribableEventType = (typeof SUBSCRIBABLE_EVENT_TYPES)[number];
 
 /** Sent only to the one endpoint named by POST /v1/webhook-endpoints/{id}/test. */
 export const TEST_EVENT_TYPE = 'webhook_endpoint.test';
