@@ -1,6 +1,6 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { AppError } from '../shared/errors';
-import { envelope } from '../shared/http/handler';
+import { envelope } from '../shared/http/envelope';
 import { resolve } from '../shared/routes';
 import openapi from '../docs/openapi.json';
 

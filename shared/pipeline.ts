@@ -8,7 +8,7 @@ import { AwsRetryScheduler } from './aws/retry-scheduler';
 import { SesMailer } from './aws/ses-mailer';
 import { SqsDeliveryQueue } from './aws/sqs-queue';
 import { LocalRetryScheduler, LogOnlyMailer, OutboxMailer } from './local-adapters';
-import { runtimeDeps } from './runtime';
+import { secretDeps } from './runtime-secrets';
 import { DynamoDeliveryStore } from './store/deliveries';
 import { DynamoEventStore } from './store/events';
 import { DynamoEndpointStore } from './store/webhook-endpoints';
@@ -45,7 +45,7 @@ let cached: { key: string; deps: PipelineDeps } | undefined;
 
 /** Adapters of the fan-out and delivery functions, chosen from the environment once per container. */
 export function pipelineDeps(env: NodeJS.ProcessEnv = process.env): PipelineDeps {
-  const base = runtimeDeps();
+  const base = secretDeps();
   const key = `${base.db.tableName}|${env.QUEUE_URL}|${env.TIME_SCALE}|${env.DELIVERY_TIMEOUT_MS}`;
   if (cached?.key === key) return cached.deps;
   const queue = new SqsDeliveryQueue(new SQSClient({}), required(env, 'QUEUE_URL'));

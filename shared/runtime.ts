@@ -3,7 +3,6 @@ import type { CallStore } from './domain/calls';
 import type { JobStore } from './domain/jobs';
 import type { SecretCipher } from './domain/secrets';
 import type { EndpointStore, EventWriter } from './domain/webhook-endpoints';
-import { secretCipherFromEnv } from './secrets/from-env';
 import { DynamoEventStore } from './store/events';
 import { DynamoEndpointStore } from './store/webhook-endpoints';
 import { guardPolicyFromEnv, ROTATION_GRACE_MS, timeScale } from './webhooks/config';
@@ -24,7 +23,7 @@ export interface Deps {
   jobs: JobStore;
   endpoints: EndpointStore;
   events: EventWriter;
-  /** Read on first use: only operations that touch secrets need the key configuration. */
+  /** Only in `secretDeps()` (./runtime-secrets): the other functions bundle without KMS. */
   readonly cipher: SecretCipher;
   checkUrl: (url: string, policy: GuardPolicy) => Promise<GuardResult>;
   policy: GuardPolicy;
@@ -32,10 +31,13 @@ export interface Deps {
   now: () => Date;
 }
 
-let cached: { key: string; deps: Deps } | undefined;
+/** Everything but the secret cipher. */
+export type TableDeps = Omit<Deps, 'cipher'>;
+
+let cached: { key: string; deps: TableDeps } | undefined;
 
 /** The adapters for the current environment (AWS, or DynamoDB Local when DYNAMODB_ENDPOINT is set). */
-export function runtimeDeps(): Deps {
+export function runtimeDeps(): TableDeps {
   const config = storeConfigFromEnv();
   const key = `${config.endpoint}|${config.tableName}|${config.region}`;
   if (cached?.key !== key) {
@@ -50,9 +52,6 @@ export function runtimeDeps(): Deps {
         jobs: new DynamoJobStore(db),
         endpoints: new DynamoEndpointStore(db),
         events: new DynamoEventStore(db),
-        get cipher() {
-          return secretCipherFromEnv();
-        },
         checkUrl: (url, policy) => checkUrl(url, policy),
         policy: guardPolicyFromEnv(),
         rotationGraceMs: ROTATION_GRACE_MS * timeScale(),

@@ -11,7 +11,7 @@ export const spec = { query: z.strictObject(pageQuery), response: listOf(callSch
 export const makeHandler = (deps: () => Pick<Deps, 'calls'> = runtimeDeps) =>
   apiHandler('listCalls', spec, async ({ principal, query }) => {
     const scope = { shopId: principal.shopId, list: 'calls' };
-    const page = await listCalls(deps(), principal.shopId, pageRequest(query, scope));
+    const page = await listCalls(deps(), principal.shopId, await pageRequest(query, scope));
     return { status: 200, body: listBody(page, scope) };
   });
 

@@ -13,7 +13,7 @@ export const spec = { query, response: listOf(eventSchema, 'Event') };
 export const makeHandler = (deps = pipelineReadDeps) =>
   apiHandler('listEvents', spec, async ({ principal, query }) => {
     const scope = { shopId: principal.shopId, list: `events?type=${query.type ?? ''}` };
-    const page = await listEvents(deps(), principal.shopId, pageRequest(query, scope), query.type);
+    const page = await listEvents(deps(), principal.shopId, await pageRequest(query, scope), query.type);
     return { status: 200, body: listBody(page, scope) };
   });
 

@@ -14,7 +14,7 @@ export const makeHandler = (deps: () => Pick<Deps, 'jobs'> = runtimeDeps) =>
   apiHandler('listJobs', spec, async ({ principal, query }) => {
     // The filter is part of the cursor's scope: a cursor of one filter is refused by another.
     const scope = { shopId: principal.shopId, list: `jobs?status=${query.status ?? ''}` };
-    const page = await listJobs(deps(), principal.shopId, pageRequest(query, scope), query.status);
+    const page = await listJobs(deps(), principal.shopId, await pageRequest(query, scope), query.status);
     return { status: 200, body: listBody(page, scope) };
   });
 

@@ -6,7 +6,7 @@ import { eventSchema } from '../../shared/openapi/resources';
 /** Request and response of this operation, for validation and the OpenAPI document. */
 export const spec = { response: eventSchema, status: 202 };
 
-export const makeHandler = (deps: () => Deps = runtimeDeps) =>
+export const makeHandler = (deps: () => Pick<Deps, 'endpoints' | 'events' | 'now'> = runtimeDeps) =>
   apiHandler('testWebhookEndpoint', spec, async ({ principal, pathParameters }) => ({
     status: 202,
     body: await sendTestEvent(deps(), principal.shopId, pathParameters.id ?? ''),

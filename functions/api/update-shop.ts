@@ -1,6 +1,7 @@
 import { updateShop } from '../../shared/domain/shop';
 import { shopPatchSchema } from '../../shared/domain/shop-schema';
 import { apiHandler } from '../../shared/http/handler';
+import { idempotent } from '../../shared/http/idempotency';
 import { runtimeDeps, type Deps } from '../../shared/runtime';
 import { shopSchema } from '../../shared/openapi/resources';
 
@@ -11,6 +12,6 @@ export const makeHandler = (deps: () => Pick<Deps, 'shops' | 'now'> = runtimeDep
   apiHandler('updateShop', spec, async ({ principal, body }) => ({
     status: 200,
     body: await updateShop(deps(), principal.shopId, body),
-  }));
+  }), { idempotency: idempotent() });
 
 export const handler = makeHandler();

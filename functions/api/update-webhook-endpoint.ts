@@ -7,7 +7,7 @@ import { webhookEndpointSchema } from '../../shared/openapi/resources';
 /** Request and response of this operation, for validation and the OpenAPI document. */
 export const spec = { body: updateEndpointSchema, response: webhookEndpointSchema };
 
-export const makeHandler = (deps: () => Deps = runtimeDeps) =>
+export const makeHandler = (deps: () => Omit<Deps, 'cipher'> = runtimeDeps) =>
   apiHandler('updateWebhookEndpoint', spec, async ({ principal, pathParameters, body }) => ({
     status: 200,
     body: await updateEndpoint(deps(), principal.shopId, pathParameters.id ?? '', body),

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { allFunctionEntries, repoRoot } from '../constructs/entries';
-import { BUNDLING } from '../constructs/function';
+import { BUNDLE_ALIASES, BUNDLING } from '../constructs/function';
 
 export interface BundleSize {
   name: string;
@@ -38,6 +38,8 @@ export async function bundleSizes(): Promise<BundleSize[]> {
         minify: BUNDLING.minify,
         sourcemap: false,
         mainFields: BUNDLING.mainFields,
+        alias: BUNDLE_ALIASES,
+        absWorkingDir: root,
         logLevel: 'error',
       });
       results.push({ name, entry, bytes: statSync(outfile).size, initMs: initTime(outfile) });

@@ -9,7 +9,15 @@ import type { Construct } from 'constructs';
 import { join } from 'node:path';
 import { repoRoot } from './entries';
 
-/** How every function is bundled; bin/bundle-report.ts builds with the same options. */
+/**
+ * Module substitutions in the Lambda bundles, relative to the repository root (esbuild's
+ * working directory when the CDK bundles): see shared/aws/lambda-credentials.ts.
+ */
+export const BUNDLE_ALIASES: Record<string, string> = {
+  '@aws-sdk/credential-provider-node': './shared/aws/lambda-credentials.ts',
+};
+
+/** How every function is bundled; lib/build/bundles.ts builds with the same options. */
 export const BUNDLING = {
   minify: true,
   sourceMap: true,
@@ -18,6 +26,7 @@ export const BUNDLING = {
   // Bundle the AWS SDK too: a pinned, tree-shaken copy instead of whatever the runtime ships.
   externalModules: [],
   mainFields: ['module', 'main'],
+  esbuildArgs: Object.fromEntries(Object.entries(BUNDLE_ALIASES).map(([from, to]) => ['--alias', `${from}=${to}`])),
 } satisfies BundlingOptions;
 
 export interface ServiceFunctionProps {

@@ -80,7 +80,8 @@ export function isSubscribed(endpoint: EndpointRecord, event: EventRecord): bool
   return endpoint.enabled && (endpoint.events.includes('*') || endpoint.events.includes(event.type));
 }
 
-function newDelivery(event: EventRecord, endpointId: string, id: string, origin: DeliveryRecord['origin'], now: Date): DeliveryRecord {
+/** A delivery row as created for one endpoint, before any attempt. */
+export function newDelivery(event: EventRecord, endpointId: string, id: string, origin: DeliveryRecord['origin'], now: Date): DeliveryRecord {
   return {
     id,
     shop_id: event.shop_id,

@@ -74,7 +74,7 @@ export function toEndpointResource(e: EndpointRecord) {
 /** The additional authenticated data binding a secret's ciphertext to its endpoint. */
 export const secretContext = (shopId: string, endpointId: string) => `webhook_endpoint:${shopId}:${endpointId}`;
 
-async function guardedUrl(deps: EndpointDeps, url: string): Promise<string> {
+async function guardedUrl(deps: Pick<EndpointDeps, 'checkUrl' | 'policy'>, url: string): Promise<string> {
   const verdict = await deps.checkUrl(url, deps.policy);
   if (!verdict.ok) throw new AppError('parameter_invalid', `url ${verdict.reason}.`, { param: 'url' });
   return verdict.url.toString();
@@ -116,7 +116,7 @@ export async function listEndpoints(deps: Pick<EndpointDeps, 'endpoints'>, shopI
   return { items: endpoints.map(toEndpointResource) };
 }
 
-export async function updateEndpoint(deps: EndpointDeps, shopId: string, id: string, input: UpdateEndpointInput) {
+export async function updateEndpoint(deps: Omit<EndpointDeps, 'cipher'>, shopId: string, id: string, input: UpdateEndpointInput) {
   const endpoint = await loadEndpoint(deps, shopId, id);
   const changes: EndpointChanges = {};
   if (input.url !== undefined) changes.url = await guardedUrl(deps, input.url);
@@ -157,7 +157,7 @@ export async function signingSecrets(deps: Pick<EndpointDeps, 'cipher'>, endpoin
 }
 
 /** Queues a `webhook_endpoint.test` event for this one endpoint, whatever its filter. */
-export async function sendTestEvent(deps: EndpointDeps, shopId: string, id: string) {
+export async function sendTestEvent(deps: Pick<EndpointDeps, 'endpoints' | 'events' | 'now'>, shopId: string, id: string) {
   const endpoint = await loadEndpoint(deps, shopId, id);
   // Deliveries to a disabled endpoint are cancelled, so a test would never arrive: say so now.
   if (!endpoint.enabled) throw new AppError('invalid_state', `Webhook endpoint '${id}' is disabled; enable it before testing.`);

@@ -1,15 +1,12 @@
 import type { Context } from 'aws-lambda';
-import middy from '@middy/core';
+import middy, { type MiddlewareObj } from '@middy/core';
 import * as z from 'zod';
 import type { Principal } from '../domain/api-keys';
-import { logger } from '../logger';
 import { routeById } from '../routes';
-import { loadCursorSecret } from './cursor';
-import { asAppError } from './errors';
+import { envelope, type Handler } from './envelope';
 import { requestIdOf, type ApiEvent } from './event';
-import { idempotent } from './idempotency';
 import { authorize, requestBody, validateInput } from './middleware';
-import { errorResult, jsonResult, withCommonHeaders, type HttpResult } from './response';
+import { jsonResult, type HttpResult } from './response';
 
 export interface OperationInput<B, Q> {
   principal: Principal;
@@ -26,32 +23,6 @@ export interface Reply {
 
 const noFields = z.strictObject({});
 
-type Handler<E> = (event: E, context: Context) => Promise<HttpResult>;
-
-/**
- * Outside the middleware chain on purpose: middy skips `after` middlewares when a `before`
- * answers early (an idempotent replay), yet every response, replays and errors included,
- * needs its Request-Id and the contract's error body.
- */
-export function envelope<E extends { requestContext?: { requestId?: string } }>(inner: Handler<E>): Handler<E> {
-  return async (event, context) => {
-    const requestId = requestIdOf(event);
-    let result: HttpResult;
-    try {
-      result = await inner(event, context);
-    } catch (err) {
-      const appError = asAppError(err);
-      if (appError.code === 'internal_error') logger.error('Unhandled error', { request_id: requestId, error: err as Error });
-      result = errorResult(appError, requestId);
-    }
-    return withCommonHeaders(result, requestId);
-  };
-}
-
-/**
- * A /v1 operation: authorize → body rules → validation → Idempotency-Key (when the route
- * accepts it) → `run`, which calls the domain and says what to answer.
- */
 /** An operation's request schemas (validated) and its success response (documented, and checked by the e2e tests). */
 export interface OperationSpec<BS extends z.ZodType, QS extends z.ZodType> {
   body?: BS;
@@ -61,18 +32,31 @@ export interface OperationSpec<BS extends z.ZodType, QS extends z.ZodType> {
   status?: number;
 }
 
+/** What an operation adds to the common chain. Each is imported only by the operations that use it, so the others bundle without it. */
+export interface OperationOptions {
+  /** Required exactly on the routes that accept an Idempotency-Key (`idempotent()` from ./idempotency). */
+  idempotency?: MiddlewareObj<ApiEvent, HttpResult, Error, Context, Record<string, unknown>>;
+}
+
+/**
+ * A /v1 operation: authorize → body rules → validation → Idempotency-Key (when the route
+ * accepts it) → `run`, which calls the domain and says what to answer.
+ */
 export function apiHandler<BS extends z.ZodType = typeof noFields, QS extends z.ZodType = typeof noFields>(
   operationId: string,
   schemas: OperationSpec<BS, QS>,
   run: (input: OperationInput<z.output<BS>, z.output<QS>>) => Promise<Reply>,
+  options: OperationOptions = {},
 ): Handler<ApiEvent> {
   const route = routeById(operationId);
+  if (route.idempotent !== (options.idempotency !== undefined)) {
+    throw new Error(`${operationId}: the route table says idempotent=${route.idempotent}; pass the idempotency middleware exactly when it is true`);
+  }
   const pipeline = middy<ApiEvent, HttpResult>()
     .use(authorize(route))
-    .use({ before: () => loadCursorSecret() })
     .use(route.write ? [requestBody()] : [])
     .use(validateInput({ body: schemas.body ?? noFields, query: schemas.query ?? noFields }))
-    .use(route.idempotent ? [idempotent()] : [])
+    .use(options.idempotency ? [options.idempotency] : [])
     .handler(async (event) => {
       const reply = await run({
         principal: event.principal as Principal,

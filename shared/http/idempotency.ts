@@ -3,7 +3,7 @@ import type { Context } from 'aws-lambda';
 import { IdempotencyConfig } from '@aws-lambda-powertools/idempotency';
 import { makeHandlerIdempotent } from '@aws-lambda-powertools/idempotency/middleware';
 import { AppError } from '../errors';
-import { runtimeDeps } from '../runtime';
+import { secretDeps } from '../runtime-secrets';
 import { isSealed, SingleTableIdempotencyStore } from '../store/idempotency';
 import type { ApiEvent } from './event';
 import type { HttpResult } from './response';
@@ -25,7 +25,7 @@ const config = new IdempotencyConfig({
 
 const stores = new WeakMap<object, SingleTableIdempotencyStore>();
 function defaultPersistence(): SingleTableIdempotencyStore {
-  const deps = runtimeDeps();
+  const deps = secretDeps();
   let store = stores.get(deps.db);
   if (!store) {
     store = new SingleTableIdempotencyStore(deps.db, () => deps.cipher);

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import type { Page } from '../domain/pagination';
-import { decodeCursor, encodeCursor, type CursorScope } from './cursor';
+import { decodeCursor, encodeCursor, loadCursorSecret, type CursorScope } from './cursor';
 
 const LIMIT_MESSAGE = 'limit must be an integer between 1 and 100';
 
@@ -15,7 +15,9 @@ export const pageQuery = {
   cursor: z.string().min(1).max(4096).optional(),
 };
 
-export function pageRequest(query: { limit?: number; cursor?: string }, scope: CursorScope) {
+/** Loads the cursor key on first use (Secrets Manager in AWS), so only list operations bundle that client. */
+export async function pageRequest(query: { limit?: number; cursor?: string }, scope: CursorScope) {
+  await loadCursorSecret();
   return { limit: query.limit ?? 20, after: query.cursor ? decodeCursor(query.cursor, scope) : undefined };
 }
 

@@ -5,6 +5,7 @@ import { signingSecrets } from '../../shared/domain/webhook-endpoints';
 import { logger } from '../../shared/logger';
 import { SCOPES } from '../../shared/routes';
 import { runtimeDeps } from '../../shared/runtime';
+import { secretDeps } from '../../shared/runtime-secrets';
 import { eventsOf } from '../helpers/events-in-table';
 import { call, expectError } from '../helpers/http';
 import { startTestStack } from '../helpers/stack';
@@ -82,7 +83,7 @@ describe('webhook endpoints over HTTP (cloud policy: https and public targets on
     const id = created.json.id as string;
     const r1 = await call(stack.url, 'POST', `/v1/webhook-endpoints/${id}/rotate-secret`, { key });
     const r2 = await call(stack.url, 'POST', `/v1/webhook-endpoints/${id}/rotate-secret`, { key });
-    const deps = runtimeDeps();
+    const deps = secretDeps();
     const endpoint = await deps.endpoints.get(stack.demo.shop.id, id);
     expect(await signingSecrets(deps, endpoint!, new Date())).toEqual([r2.json.secret, r1.json.secret]);
     const afterGrace = new Date(Date.now() + 24 * 60 * 60 * 1000 + 1000);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ensureTable } from '../../lib/local/dynamodb-local';
-import { runtimeDeps, type Deps } from '../../shared/runtime';
+import type { Deps } from '../../shared/runtime';
+import { secretDeps } from '../../shared/runtime-secrets';
 
 export function testEndpoint(): string {
   const endpoint = process.env.TEST_DYNAMODB_ENDPOINT;
@@ -16,5 +17,5 @@ export async function useFreshTable(): Promise<Deps> {
   await ensureTable(testEndpoint(), tableName);
   process.env.DYNAMODB_ENDPOINT = testEndpoint();
   process.env.TABLE_NAME = tableName;
-  return runtimeDeps();
+  return secretDeps();
 }
