@@ -11,7 +11,9 @@ import { eventFromItem } from '../shared/store/events';
 /**
  * Table stream → deliveries. The event source's filter passes only new event items and
  * rows inserted by redeliver. Records fail individually (partial batch response), so one
- * bad record never makes the others run twice.
+ * bad record never makes the others run twice. The records of a batch fan out in
+ * parallel: each is independent, and a retried record recreates nothing (delivery ids
+ * derive from event and endpoint, and rows are written only if absent).
  */
 export async function handleRecord(deps: PipelineDeps, record: DynamoDBRecord): Promise<void> {
   const image = record.dynamodb?.NewImage;
@@ -31,6 +33,7 @@ export const makeHandler =
   (event: DynamoDBStreamEvent) =>
     processPartialResponse(event, (record: DynamoDBRecord) => handleRecord(deps(), record), new BatchProcessor(EventType.DynamoDBStreams), {
       throwOnFullBatchFailure: false,
+      processInParallel: true,
     });
 
 export const handler = makeHandler();

@@ -1,6 +1,8 @@
-import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import { DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { logger } from '../../shared/logger';
+
+const LONG_POLL_SECONDS = 20;
 
 export interface QueuePoller {
   /** Stops receiving and waits for batches in flight. */
@@ -10,9 +12,12 @@ export interface QueuePoller {
 /**
  * Lambda's SQS event source, locally: receive batches of up to `batchSize`, invoke the
  * handler with up to `concurrency` batches at a time, delete what succeeded; the rest
- * becomes visible again after the visibility timeout. Short polls with a short pause when
- * the queue is empty: local-aws-sqs holds long polls for the full wait when asked for
- * more than one message.
+ * becomes visible again after the visibility timeout.
+ *
+ * local-aws-sqs answers a receive only once it has `MaxNumberOfMessages` messages or its
+ * wait is over (at least 40 ms), checking every 10 ms. So an idle queue is watched with a
+ * long poll for one message (answered within 10 ms of a send, no busy loop), and a busy
+ * one is received from in batches sized to what is visible (answered on the next check).
  */
 export function startQueuePoller(opts: {
   sqs: SQSClient;
@@ -21,12 +26,12 @@ export function startQueuePoller(opts: {
   handler: (event: SQSEvent) => Promise<SQSBatchResponse>;
   batchSize?: number;
   concurrency?: number;
-  idleMs?: number;
 }): QueuePoller {
   const batchSize = opts.batchSize ?? 10;
   const concurrency = opts.concurrency ?? 4;
-  const idleMs = opts.idleMs ?? 2;
   let running = true;
+  // stop() aborts a pending long poll instead of waiting it out.
+  const stopping = new AbortController();
   const inFlight = new Set<Promise<void>>();
 
   const invoke = async (messages: Message[]) => {
@@ -58,6 +63,23 @@ export function startQueuePoller(opts: {
     }
   };
 
+  const receive = async (): Promise<Message[]> => {
+    const attributes = await opts.sqs.send(new GetQueueAttributesCommand({ QueueUrl: opts.queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }), {
+      abortSignal: stopping.signal,
+    });
+    const visible = Number(attributes.Attributes?.ApproximateNumberOfMessages ?? 0);
+    const out = await opts.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: opts.queueUrl,
+        MaxNumberOfMessages: Math.max(1, Math.min(batchSize, visible)),
+        WaitTimeSeconds: visible > 0 ? 0 : LONG_POLL_SECONDS,
+        AttributeNames: ['All'],
+      }),
+      { abortSignal: stopping.signal },
+    );
+    return out.Messages ?? [];
+  };
+
   const loop = async () => {
     while (running) {
       if (inFlight.size >= concurrency) {
@@ -66,20 +88,14 @@ export function startQueuePoller(opts: {
       }
       let messages: Message[];
       try {
-        const out = await opts.sqs.send(
-          new ReceiveMessageCommand({ QueueUrl: opts.queueUrl, MaxNumberOfMessages: batchSize, WaitTimeSeconds: 0, AttributeNames: ['All'] }),
-        );
-        messages = out.Messages ?? [];
+        messages = await receive();
       } catch (err) {
         if (!running) break;
         logger.error('Local queue receive failed', { error: err as Error });
         await new Promise((r) => setTimeout(r, 200));
         continue;
       }
-      if (messages.length === 0) {
-        await new Promise((r) => setTimeout(r, idleMs));
-        continue;
-      }
+      if (messages.length === 0) continue;
       const batch = invoke(messages).catch((err: unknown) => logger.error('Local queue delete failed', { error: err as Error }));
       inFlight.add(batch);
       void batch.finally(() => inFlight.delete(batch));
@@ -90,6 +106,7 @@ export function startQueuePoller(opts: {
   return {
     stop: async () => {
       running = false;
+      stopping.abort();
       await loopDone;
       await Promise.allSettled([...inFlight]);
     },

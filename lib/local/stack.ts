@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { join } from 'node:path';
 import { handler as deliverHandler } from '../../functions/deliver';
 import { handler as fanoutHandler } from '../../functions/fanout';
@@ -44,6 +45,25 @@ export interface LocalStackOptions {
   outboxDir?: string;
 }
 
+const WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'BatchWriteItemCommand', 'TransactWriteItemsCommand']);
+const WATCHER = 'localStreamWake';
+
+/**
+ * The local stand-in for "the stream sees the write at once": after every table write
+ * this process makes, wake the stream poller. Returns the undo.
+ */
+function watchWrites(client: DynamoDBClient, wake: () => void): () => void {
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const out = await next(args);
+      if (WRITES.has(context.commandName ?? '')) wake();
+      return out;
+    },
+    { step: 'initialize', name: WATCHER },
+  );
+  return () => client.middlewareStack.remove(WATCHER);
+}
+
 /** The environment the fan-out and consumer handlers read, as the cloud stack sets it for the Lambdas. */
 export function pipelineEnv(queues: Pick<LocalQueues, 'endpoint' | 'queueUrl' | 'queueArn'>, options: LocalStackOptions): Record<string, string> {
   return {
@@ -82,8 +102,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   let queues: LocalQueues | undefined;
   let streamPoller: StreamPoller | undefined;
   let queuePoller: QueuePoller | undefined;
+  let unwatch: (() => void) | undefined;
   const stop = async () => {
     await http?.close();
+    unwatch?.();
     await streamPoller?.stop();
     await queuePoller?.stop();
     LocalRetryScheduler.clearAll();
@@ -112,6 +134,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     queues = await startLocalQueues({ visibilityTimeoutSeconds: options.queueVisibilitySeconds ?? Math.ceil((6 * timeoutMs) / 1000) });
     Object.assign(process.env, pipelineEnv(queues, { ...options, deliveryTimeoutMs: timeoutMs }));
     streamPoller = await startStreamPoller({ endpoint, tableName, handler: fanoutHandler });
+    unwatch = watchWrites(runtimeDeps().db.client, streamPoller.wake);
     if (options.consumer !== false) {
       queuePoller = startQueuePoller({ sqs: queues.client, queueUrl: queues.queueUrl, queueArn: queues.queueArn, handler: deliverHandler });
     }

@@ -13,10 +13,15 @@ import { passesFanoutFilter } from '../../shared/stream-filters';
 import { localClient } from './dynamodb-local';
 
 export interface StreamPoller {
+  /** Polls now: a write just committed (see watchWrites in ./stack.ts). */
+  wake(): void;
   stop(): Promise<void>;
 }
 
 const MAX_RETRIES = 5;
+/** After a wake-up, empty polls this many times in a row before falling back to `idleMs`. */
+const EAGER_POLLS = 50;
+const EAGER_PAUSE_MS = 2;
 
 /** The SDK's stream record in the shape Lambda hands to a stream-triggered function. */
 function toLambdaRecord(r: _Record, streamArn: string): DynamoDBRecord {
@@ -45,6 +50,11 @@ function toLambdaRecord(r: _Record, streamArn: string): DynamoDBRecord {
  * stream from its start, applies the same filter patterns as the cloud event source, and
  * invokes the handler in batches. A partial batch failure is retried from the first
  * failed record (as Lambda does), up to 5 times, then logged and skipped.
+ *
+ * DynamoDB Streams has no long poll, and polling DynamoDB Local every few milliseconds
+ * costs it a core. So the poller reads when woken (the local stack wakes it after each
+ * table write made in its process), keeps reading while records come, and otherwise
+ * polls every `idleMs` (default 100) for writes made by other processes.
  */
 export async function startStreamPoller(opts: {
   endpoint: string;
@@ -58,8 +68,24 @@ export async function startStreamPoller(opts: {
   const streamArn = table.Table?.LatestStreamArn;
   if (!streamArn) throw new Error(`table ${opts.tableName} has no stream`);
   const streams = new DynamoDBStreamsClient({ endpoint: opts.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  const idleMs = opts.idleMs ?? 2;
+  const idleMs = opts.idleMs ?? 100;
   let running = true;
+  let eager = 0;
+  let wakeUp: (() => void) | undefined;
+  const wake = () => {
+    eager = EAGER_POLLS;
+    wakeUp?.();
+  };
+  const pause = (delay: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(done, delay);
+      function done() {
+        clearTimeout(timer);
+        wakeUp = undefined;
+        resolve();
+      }
+      wakeUp = done;
+    });
   const iterators = new Map<string, string | undefined>();
   const finished = new Set<string>();
 
@@ -113,7 +139,11 @@ export async function startStreamPoller(opts: {
           got += out.Records?.length ?? 0;
           if (records.length > 0) await deliver(records);
         }
-        if (got === 0) await new Promise((r) => setTimeout(r, idleMs));
+        if (got > 0) eager = EAGER_POLLS;
+        else if (eager > 0) {
+          eager--;
+          await pause(EAGER_PAUSE_MS);
+        } else await pause(idleMs);
       } catch (err) {
         if (!running) break;
         if (err instanceof ExpiredIteratorException) iterators.clear();
@@ -124,8 +154,10 @@ export async function startStreamPoller(opts: {
   };
   const loopDone = loop();
   return {
+    wake,
     stop: async () => {
       running = false;
+      wakeUp?.();
       await loopDone;
       streams.destroy();
     },

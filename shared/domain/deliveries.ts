@@ -38,6 +38,8 @@ export interface DeliveryMessage {
   shop_id: string;
   event_id: string;
   delivery_id: string;
+  /** Lets the consumer read row, event and endpoint in one request (absent in messages from before it was added). */
+  endpoint_id?: string;
   attempt: number;
 }
 
@@ -72,6 +74,7 @@ export const messageOf = (d: DeliveryRecord, attempt = d.attempts + 1): Delivery
   shop_id: d.shop_id,
   event_id: d.event_id,
   delivery_id: d.id,
+  endpoint_id: d.endpoint_id,
   attempt,
 });
 

@@ -18,7 +18,16 @@ export interface AttemptUpdate {
   entry: AttemptRecord;
 }
 
+/** What one attempt reads: its delivery row, its event and the endpoint, each null when gone. */
+export interface AttemptInputs {
+  delivery: DeliveryRecord | null;
+  event: EventRecord | null;
+  endpoint: EndpointRecord | null;
+}
+
 export interface AttemptDeliveryStore extends DeliveryStore {
+  /** The row, its event and the endpoint in one round trip (strongly consistent). */
+  getForAttempt(shopId: string, eventId: string, deliveryId: string, endpointId: string): Promise<AttemptInputs>;
   /** Records attempt N only if the row still says N-1 attempts; false when another worker did. */
   recordAttempt(delivery: DeliveryRecord, update: AttemptUpdate): Promise<boolean>;
   cancel(delivery: DeliveryRecord, at: string): Promise<void>;
@@ -61,10 +70,8 @@ const STATUS_OF: Record<Outcome['kind'], DeliveryStatus> = { succeeded: 'succeed
  * after; a redelivered message of a recorded attempt only re-ensures that schedule.
  */
 export async function attemptDelivery(deps: AttemptDeps, message: DeliveryMessage): Promise<AttemptVerdict> {
-  const [delivery, event] = await Promise.all([
-    deps.deliveries.get(message.shop_id, message.event_id, message.delivery_id),
-    deps.events.get(message.shop_id, message.event_id),
-  ]);
+  const read = await readInputs(deps, message);
+  const { delivery, event } = read;
   if (!delivery || !event) return 'missing';
   if (delivery.status !== 'pending' && delivery.status !== 'retrying') return 'duplicate';
   if (delivery.attempts >= message.attempt) {
@@ -73,7 +80,7 @@ export async function attemptDelivery(deps: AttemptDeps, message: DeliveryMessag
     }
     return 'duplicate';
   }
-  const endpoint = await deps.endpoints.get(delivery.shop_id, delivery.endpoint_id);
+  const endpoint = read.endpoint !== undefined && delivery.endpoint_id === message.endpoint_id ? read.endpoint : await deps.endpoints.get(delivery.shop_id, delivery.endpoint_id);
   const now = deps.now();
   if (!endpoint || !endpoint.enabled) {
     await deps.deliveries.cancel(delivery, now.toISOString());
@@ -100,6 +107,16 @@ export async function attemptDelivery(deps: AttemptDeps, message: DeliveryMessag
   await updateFailureState(deps, endpoint, outcome, [...delivery.history, update.entry], now);
   if (outcome.kind === 'succeeded') return 'delivered';
   return nextAt ? 'retry_scheduled' : 'failed';
+}
+
+/** One request when the message names its endpoint; two (row and event, then endpoint) for older messages. */
+async function readInputs(deps: AttemptDeps, message: DeliveryMessage): Promise<Omit<AttemptInputs, 'endpoint'> & { endpoint?: EndpointRecord | null }> {
+  if (message.endpoint_id) return deps.deliveries.getForAttempt(message.shop_id, message.event_id, message.delivery_id, message.endpoint_id);
+  const [delivery, event] = await Promise.all([
+    deps.deliveries.get(message.shop_id, message.event_id, message.delivery_id),
+    deps.events.get(message.shop_id, message.event_id),
+  ]);
+  return { delivery, event };
 }
 
 async function send(deps: AttemptDeps, endpoint: EndpointRecord, event: EventRecord, now: Date): Promise<SendResult> {

@@ -1,12 +1,14 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { BatchWriteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DeliveryRecord } from '../domain/deliveries';
-import type { AttemptDeliveryStore, AttemptUpdate } from '../domain/delivery-attempt';
+import type { AttemptDeliveryStore, AttemptInputs, AttemptUpdate } from '../domain/delivery-attempt';
+import type { EndpointRecord } from '../domain/webhook-endpoints';
 import { EVENT_RETENTION_SECONDS } from '../domain/events';
 import { getRecord, queryPrefix, stripKeys, type Dynamo } from './client';
 import { keys, shopPk, skPrefix } from './keys';
 import { TABLE } from './table';
+import { eventFromItem } from './events';
 
 /** Open deliveries carry the GSI1 entry of their endpoint; it is removed when they end. */
 function deliveryItem(d: DeliveryRecord): Record<string, unknown> {
@@ -66,6 +68,25 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
 
   async get(shopId: string, eventId: string, deliveryId: string): Promise<DeliveryRecord | null> {
     return getRecord<DeliveryRecord>(this.db, keys.delivery(shopId, eventId, deliveryId));
+  }
+
+  async getForAttempt(shopId: string, eventId: string, deliveryId: string, endpointId: string): Promise<AttemptInputs> {
+    const wanted = [keys.delivery(shopId, eventId, deliveryId), keys.event(shopId, eventId), keys.webhookEndpoint(shopId, endpointId)];
+    const found = new Map<string, Record<string, unknown>>();
+    let pending: Record<string, unknown>[] = wanted;
+    for (let tries = 0; pending.length > 0; tries++) {
+      if (tries > 8) throw new Error('could not read the delivery inputs');
+      if (tries > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** tries));
+      const out = await this.db.doc.send(new BatchGetCommand({ RequestItems: { [this.db.tableName]: { Keys: pending, ConsistentRead: true } } }));
+      for (const item of out.Responses?.[this.db.tableName] ?? []) found.set(item.sk as string, item);
+      pending = out.UnprocessedKeys?.[this.db.tableName]?.Keys ?? [];
+    }
+    const [delivery, event, endpoint] = wanted.map((k) => found.get(k.sk));
+    return {
+      delivery: delivery ? stripKeys<DeliveryRecord>(delivery) : null,
+      event: event ? eventFromItem(event) : null,
+      endpoint: endpoint ? stripKeys<EndpointRecord>(endpoint) : null,
+    };
   }
 
   async listForEvent(shopId: string, eventId: string): Promise<DeliveryRecord[]> {
