@@ -13,6 +13,11 @@ export interface ServiceConfig {
   /** Upper bound on concurrent delivery consumers, so slow receivers cannot starve the API. */
   consumerMaxConcurrency: number;
   deliveryTimeoutMs: number;
+  /**
+   * Map stack traces to the TypeScript sources at run time (NODE_OPTIONS=--enable-source-maps).
+   * Off by default: parsing the source map costs every cold start ~30 ms (docs/performance.md).
+   */
+  sourceMaps: boolean;
 }
 
 export function configFromContext(node: Node): ServiceConfig {
@@ -33,5 +38,6 @@ export function configFromContext(node: Node): ServiceConfig {
     throttleBurst: num('throttleBurst', 200),
     consumerMaxConcurrency: num('consumerMaxConcurrency', 20),
     deliveryTimeoutMs: num('deliveryTimeoutMs', 10_000),
+    sourceMaps: String(node.tryGetContext('sourceMaps') ?? 'false') === 'true',
   };
 }

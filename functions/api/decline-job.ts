@@ -2,10 +2,9 @@ import { declineBodySchema, declineJob } from '../../shared/domain/jobs';
 import { apiHandler } from '../../shared/http/handler';
 import { idempotent } from '../../shared/http/idempotency';
 import { runtimeDeps, type Deps } from '../../shared/runtime';
-import { jobSchema } from '../../shared/openapi/resources';
 
-/** Request and response of this operation, for validation and the OpenAPI document. */
-export const spec = { body: declineBodySchema, response: jobSchema };
+/** The request schemas of this operation (validated here); its success response is documented in shared/openapi/responses.ts. */
+export const spec = { body: declineBodySchema };
 
 export const makeHandler = (deps: () => Pick<Deps, 'jobs' | 'now'> = runtimeDeps) =>
   apiHandler('declineJob', spec, async ({ principal, pathParameters, body }) => ({

@@ -3,10 +3,9 @@ import { listCalls } from '../../shared/domain/calls';
 import { apiHandler } from '../../shared/http/handler';
 import { listBody, pageQuery, pageRequest } from '../../shared/http/list';
 import { runtimeDeps, type Deps } from '../../shared/runtime';
-import { callSchema, listOf } from '../../shared/openapi/resources';
 
-/** Request and response of this operation, for validation and the OpenAPI document. */
-export const spec = { query: z.strictObject(pageQuery), response: listOf(callSchema, 'Call') };
+/** The request schemas of this operation (validated here); its success response is documented in shared/openapi/responses.ts. */
+export const spec = { query: z.strictObject(pageQuery) };
 
 export const makeHandler = (deps: () => Pick<Deps, 'calls'> = runtimeDeps) =>
   apiHandler('listCalls', spec, async ({ principal, query }) => {

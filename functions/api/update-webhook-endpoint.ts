@@ -2,10 +2,9 @@ import { updateEndpoint } from '../../shared/domain/webhook-endpoints';
 import { updateEndpointSchema } from '../../shared/domain/webhook-endpoint-schema';
 import { apiHandler } from '../../shared/http/handler';
 import { runtimeDeps, type Deps } from '../../shared/runtime';
-import { webhookEndpointSchema } from '../../shared/openapi/resources';
 
-/** Request and response of this operation, for validation and the OpenAPI document. */
-export const spec = { body: updateEndpointSchema, response: webhookEndpointSchema };
+/** The request schemas of this operation (validated here); its success response is documented in shared/openapi/responses.ts. */
+export const spec = { body: updateEndpointSchema };
 
 export const makeHandler = (deps: () => Omit<Deps, 'cipher'> = runtimeDeps) =>
   apiHandler('updateWebhookEndpoint', spec, async ({ principal, pathParameters, body }) => ({

@@ -33,7 +33,7 @@ export class Api extends Construct {
 
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
-    const common = { logRetention: props.logRetention, logLevel: props.config.logLevel };
+    const common = { logRetention: props.logRetention, logLevel: props.config.logLevel, sourceMaps: props.config.sourceMaps };
 
     const authorizerFn = new ServiceFunction(this, 'Authorizer', { ...common, entry: PIPELINE_FUNCTIONS.Authorizer, description: 'API key authorizer' }).bindTable(props.table, 'r');
     const fallbackFn = new ServiceFunction(this, 'Fallback', { ...common, entry: PIPELINE_FUNCTIONS.Fallback, description: '$default: 404/405 in the contract format' });

@@ -37,7 +37,7 @@ export class Delivery extends Construct {
   constructor(scope: Construct, id: string, props: DeliveryProps) {
     super(scope, id);
     const { table, secretsKey, config } = props;
-    const common = { logRetention: props.logRetention, logLevel: config.logLevel };
+    const common = { logRetention: props.logRetention, logLevel: config.logLevel, sourceMaps: config.sourceMaps };
     const dlq = (name: string) => {
       const queue = new Queue(this, name, { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
       Validations.of(queue).acknowledge({ id: 'AwsSolutions-SQS3', reason: 'This queue is itself a dead-letter queue; an alarm watches it.' });

@@ -38,6 +38,8 @@ export interface ServiceFunctionProps {
   environment?: Record<string, string>;
   logRetention: RetentionDays;
   logLevel: string;
+  /** Set NODE_OPTIONS=--enable-source-maps (costs cold-start time; the .map files ship either way). */
+  sourceMaps?: boolean;
   /** Where failed asynchronous invocations go. */
   deadLetterQueue?: IQueue;
 }
@@ -63,7 +65,7 @@ export class ServiceFunction extends NodejsFunction {
       environment: {
         POWERTOOLS_SERVICE_NAME: 'shop-calls-api',
         POWERTOOLS_LOG_LEVEL: props.logLevel,
-        NODE_OPTIONS: '--enable-source-maps',
+        ...(props.sourceMaps ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
         AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
         ...props.environment,
       },

@@ -23,13 +23,10 @@ export interface Reply {
 
 const noFields = z.strictObject({});
 
-/** An operation's request schemas (validated) and its success response (documented, and checked by the e2e tests). */
+/** An operation's request schemas, validated before `run`; its success response is in shared/openapi/responses.ts. */
 export interface OperationSpec<BS extends z.ZodType, QS extends z.ZodType> {
   body?: BS;
   query?: QS;
-  response: z.ZodType;
-  /** Success status (default 200). */
-  status?: number;
 }
 
 /** What an operation adds to the common chain. Each is imported only by the operations that use it, so the others bundle without it. */

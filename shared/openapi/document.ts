@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { EVENT_TYPES, SUBSCRIBABLE_EVENT_TYPES } from '../domain/event-types';
 import type { OperationSpec } from '../http/handler';
+import { responses as successResponses } from './responses';
 import { routes, type Route } from '../routes';
 import { errorSchema, webhookBodies } from './resources';
 
@@ -43,6 +44,8 @@ function errorCodesFor(route: Route): string[] {
 }
 
 function operation(route: Route, spec: OperationSpec<z.ZodType, z.ZodType>): Json {
+  const success = successResponses[route.operationId];
+  if (!success) throw new Error(`${route.operationId} has no entry in shared/openapi/responses.ts`);
   const parameters: Json[] = [];
   for (const name of route.path.match(/\{(\w+)\}/g) ?? []) {
     parameters.push({ name: name.slice(1, -1), in: 'path', required: true, schema: { type: 'string' }, description: 'External id with its type prefix' });
@@ -56,12 +59,12 @@ function operation(route: Route, spec: OperationSpec<z.ZodType, z.ZodType>): Jso
   if (route.idempotent) {
     parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'Replays the first successful response for 24 hours.' });
   }
-  const status = String(spec.status ?? 200);
+  const status = String(success.status ?? 200);
   const responses: Json = {
     [status]: {
       description: 'Success',
       headers: { 'Request-Id': { $ref: '#/components/headers/Request-Id' } },
-      content: { 'application/json': { schema: jsonSchema(spec.response, 'output') } },
+      content: { 'application/json': { schema: jsonSchema(success.schema, 'output') } },
     },
   };
   for (const code of errorCodesFor(route)) responses[code] = { $ref: `#/components/responses/Error${code}` };

@@ -1,4 +1,3 @@
-import * as z from 'zod';
 import { createShop } from '../../shared/domain/shop';
 import { makeHandler as makeGetShop } from '../../functions/api/get-shop';
 import { makeHandler as makeUpdateShop } from '../../functions/api/update-shop';
@@ -73,8 +72,15 @@ describe('HTTP pipeline (store faked)', () => {
     expect([result.statusCode, errorCode(result)]).toEqual([400, 'parameter_unknown']);
   });
 
+  it('refuses to build an operation whose idempotency disagrees with the route table', () => {
+    const run = async () => ({ status: 200, body: {} });
+    expect(() => apiHandler('approveJob', {}, run)).toThrow(/idempotent=true/);
+    expect(() => apiHandler('getShop', {}, run, { idempotency: { before: () => undefined } })).toThrow(/idempotent=false/);
+    expect(() => apiHandler('approveJob', {}, run, { idempotency: { before: () => undefined } })).not.toThrow();
+  });
+
   it('turns an unexpected failure into a 500 that reveals nothing', async () => {
-    const failing = apiHandler('getShop', { response: z.unknown() }, async () => {
+    const failing = apiHandler('getShop', {}, async () => {
       throw new Error('connect ECONNREFUSED 10.0.3.7:443 table/prod-secret');
     });
     const result = await failing(apiEvent({ method: 'GET', path: '/v1/shop', principal: me }), context());

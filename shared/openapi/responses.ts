@@ -1,0 +1,35 @@
+import type { z } from 'zod';
+import { callSchema, callSummarySchema, eventSchema, eventWithDeliveriesSchema, jobSchema, keyProfileSchema, listOf, shopSchema, transcriptSchema, webhookEndpointSchema, webhookEndpointWithSecretSchema } from './resources';
+
+export interface OperationResponse {
+  schema: z.ZodType;
+  /** Success status (default 200). */
+  status?: number;
+}
+
+/**
+ * What each operation answers on success: for the OpenAPI document and the e2e tests that
+ * check responses against it. Kept apart from the handler files so the Lambda bundles do
+ * not build schemas they never use (docs/performance.md).
+ */
+export const responses: Record<string, OperationResponse> = {
+  approveJob: { schema: jobSchema },
+  createWebhookEndpoint: { schema: webhookEndpointWithSecretSchema, status: 201 },
+  declineJob: { schema: jobSchema },
+  getCallSummary: { schema: callSummarySchema },
+  getCallTranscript: { schema: transcriptSchema },
+  getCall: { schema: callSchema },
+  getEvent: { schema: eventWithDeliveriesSchema },
+  getJob: { schema: jobSchema },
+  getMe: { schema: keyProfileSchema },
+  getShop: { schema: shopSchema },
+  listCalls: { schema: listOf(callSchema, 'Call') },
+  listEvents: { schema: listOf(eventSchema, 'Event') },
+  listJobs: { schema: listOf(jobSchema, 'Job') },
+  listWebhookEndpoints: { schema: listOf(webhookEndpointSchema, 'WebhookEndpoint') },
+  redeliverEvent: { schema: eventWithDeliveriesSchema, status: 202 },
+  rotateWebhookEndpointSecret: { schema: webhookEndpointWithSecretSchema },
+  testWebhookEndpoint: { schema: eventSchema, status: 202 },
+  updateShop: { schema: shopSchema },
+  updateWebhookEndpoint: { schema: webhookEndpointSchema },
+};
