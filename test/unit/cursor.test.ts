@@ -21,4 +21,16 @@ describe('list cursors', () => {
     const cursor = mutate(encodeCursor(scope, position, secret));
     expect(() => decodeCursor(cursor, checkScope, secret)).toThrow(expect.objectContaining({ code: 'invalid_cursor' }));
   });
+
+  it('refuses every other spelling of the signature, including ones that decode to the same bytes', () => {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const cursor = encodeCursor(scope, position, secret);
+    // The last character of a 32-byte base64url signature carries 2 spare bits: 3 of its
+    // 63 alternatives decode to the same bytes and must still be refused.
+    for (const ch of alphabet) {
+      if (ch === cursor.at(-1)) continue;
+      const altered = cursor.slice(0, -1) + ch;
+      expect(() => decodeCursor(altered, scope, secret)).toThrow(expect.objectContaining({ code: 'invalid_cursor' }));
+    }
+  });
 });
