@@ -20,7 +20,7 @@ export interface ServiceConfig {
   sourceMaps: boolean;
 }
 
-export function configFromContext(node: Node): ServiceConfig {
+export function configFromContext(node: Pick<Node, 'tryGetContext'>): ServiceConfig {
   const num = (key: string, fallback: number) => {
     const raw: unknown = node.tryGetContext(key);
     if (raw === undefined) return fallback;

@@ -43,4 +43,4 @@ export function countCalls(client: AnyClient): CallCounter {
   return counter;
 }
 
-export const DYNAMODB_WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems']);
+export { DYNAMODB_WRITES } from '../../lib/local/stack';

@@ -45,7 +45,8 @@ export interface LocalStackOptions {
   outboxDir?: string;
 }
 
-const WRITES = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'BatchWriteItemCommand', 'TransactWriteItemsCommand']);
+/** The DynamoDB operations that write (the SDK's command names without `Command`). */
+export const DYNAMODB_WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems']);
 const WATCHER = 'localStreamWake';
 
 /**
@@ -56,7 +57,7 @@ function watchWrites(client: DynamoDBClient, wake: () => void): () => void {
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const out = await next(args);
-      if (WRITES.has(context.commandName ?? '')) wake();
+      if (DYNAMODB_WRITES.has((context.commandName ?? '').replace(/Command$/, ''))) wake();
       return out;
     },
     { step: 'initialize', name: WATCHER },

@@ -10,6 +10,12 @@ import { keys, shopPk, skPrefix } from './keys';
 import { TABLE } from './table';
 import { eventFromItem } from './events';
 
+/** Before retry `tries` of what a batch request left unprocessed: exponential pause, and a limit. */
+async function backOff(tries: number, failure: string): Promise<void> {
+  if (tries > 8) throw new Error(failure);
+  if (tries > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** tries));
+}
+
 /** Open deliveries carry the GSI1 entry of their endpoint; it is removed when they end. */
 function deliveryItem(d: DeliveryRecord): Record<string, unknown> {
   return {
@@ -58,8 +64,7 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
         [this.db.tableName]: rows.slice(i, i + 25).map((r) => ({ PutRequest: { Item: deliveryItem(r) } })),
       };
       for (let tries = 0; Object.keys(requests).length > 0; tries++) {
-        if (tries > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** tries));
-        if (tries > 8) throw new Error('could not write delivery rows');
+        await backOff(tries, 'could not write delivery rows');
         const out = await this.db.doc.send(new BatchWriteCommand({ RequestItems: requests }));
         requests = (out.UnprocessedItems ?? {}) as typeof requests;
       }
@@ -75,8 +80,7 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
     const found = new Map<string, Record<string, unknown>>();
     let pending: Record<string, unknown>[] = wanted;
     for (let tries = 0; pending.length > 0; tries++) {
-      if (tries > 8) throw new Error('could not read the delivery inputs');
-      if (tries > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** tries));
+      await backOff(tries, 'could not read the delivery inputs');
       const out = await this.db.doc.send(new BatchGetCommand({ RequestItems: { [this.db.tableName]: { Keys: pending, ConsistentRead: true } } }));
       for (const item of out.Responses?.[this.db.tableName] ?? []) found.set(item.sk as string, item);
       pending = out.UnprocessedKeys?.[this.db.tableName]?.Keys ?? [];

@@ -1,0 +1,16 @@
+import { configFromContext } from '../../lib/config';
+
+const context = (values: Record<string, unknown>) => ({ tryGetContext: (key: string): unknown => values[key] });
+
+describe('deployment settings from CDK context', () => {
+  it('leaves runtime source maps off unless asked, from cdk.json (boolean) or -c (string)', () => {
+    expect(configFromContext(context({})).sourceMaps).toBe(false);
+    expect(configFromContext(context({ sourceMaps: 'true' })).sourceMaps).toBe(true);
+    expect(configFromContext(context({ sourceMaps: true })).sourceMaps).toBe(true);
+    expect(configFromContext(context({ sourceMaps: 'yes' })).sourceMaps).toBe(false);
+  });
+
+  it('refuses a non-positive number', () => {
+    expect(() => configFromContext(context({ deliveryTimeoutMs: '0' }))).toThrow(/deliveryTimeoutMs/);
+  });
+});
