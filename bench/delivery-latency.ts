@@ -201,6 +201,7 @@ async function measureFloor(stack: Awaited<ReturnType<typeof startBenchStack>>['
         attempts: 1,
         last_attempt_at: at,
         next_attempt_at: null,
+      sweep_at: null,
         last_response_status: 204,
         last_error: null,
         entry: { attempt: 1, at, status: 204, duration_ms: 1, error: null, response_snippet: null },

@@ -118,6 +118,7 @@ async function floorLoop(rows: DeliveryRecord[], store: DynamoDeliveryStore, url
         attempts: 1,
         last_attempt_at: at.toISOString(),
         next_attempt_at: null,
+      sweep_at: null,
         last_response_status: sent.status,
         last_error: null,
         entry: { attempt: 1, at: at.toISOString(), status: sent.status, duration_ms: sent.durationMs, error: null, response_snippet: null },

@@ -3,6 +3,7 @@ import type { RedeliverDeps } from './domain/deliveries';
 import { runtimeDeps } from './runtime';
 import { DynamoDeliveryStore } from './store/deliveries';
 import { DynamoEventStore } from './store/events';
+import { timeScale } from './webhooks/config';
 
 let cached: { db: object; deps: EventLogDeps & RedeliverDeps } | undefined;
 
@@ -12,7 +13,7 @@ export function pipelineReadDeps(): EventLogDeps & RedeliverDeps {
   if (cached?.db !== base.db) {
     cached = {
       db: base.db,
-      deps: { events: new DynamoEventStore(base.db), deliveries: new DynamoDeliveryStore(base.db), endpoints: base.endpoints, now: base.now },
+      deps: { events: new DynamoEventStore(base.db), deliveries: new DynamoDeliveryStore(base.db), endpoints: base.endpoints, timeScale: timeScale(), now: base.now },
     };
   }
   return cached.deps;

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DeliveryMessage, DeliveryQueue } from './domain/deliveries';
-import type { RetryScheduler } from './domain/delivery-attempt';
+import type { RetryScheduler } from './domain/delivery-ports';
 import type { Mail, Mailer } from './domain/notifications';
 import { logger } from './logger';
 
@@ -11,11 +11,20 @@ import { logger } from './logger';
  * their adapters at run time; nothing in the cloud stack enables them.
  */
 
-/** EventBridge Scheduler and SQS delays locally: a timer that puts the message on the local queue, to the millisecond. */
+/**
+ * EventBridge Scheduler and SQS delays locally: a timer that puts the message on the local
+ * queue, to the millisecond. A timer dies with the process; the row does not, and the
+ * sweeper sends what a lost timer would have.
+ */
 export class LocalRetryScheduler implements RetryScheduler {
   private static readonly timers = new Set<NodeJS.Timeout>();
 
   constructor(private readonly queue: DeliveryQueue) {}
+
+  /** Timers cost nothing: never worth leaving to the sweeper. */
+  needsSchedule(): boolean {
+    return false;
+  }
 
   async schedule(message: DeliveryMessage, at: Date): Promise<void> {
     const timer = setTimeout(() => {
@@ -25,7 +34,7 @@ export class LocalRetryScheduler implements RetryScheduler {
     LocalRetryScheduler.timers.add(timer);
   }
 
-  /** Pending local retries do not survive the local stack; stopping it clears them. */
+  /** Stopping the local stack clears pending timers; the sweeper finds their rows at the next start. */
   static clearAll(): void {
     for (const timer of LocalRetryScheduler.timers) clearTimeout(timer);
     LocalRetryScheduler.timers.clear();

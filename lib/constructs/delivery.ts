@@ -10,6 +10,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { FANOUT_FILTER_PATTERNS } from '../../shared/stream-filters';
 import type { ServiceConfig } from '../config';
+import { deadLetterQueue } from './dead-letter-queue';
 import { PIPELINE_FUNCTIONS } from './entries';
 import { ServiceFunction } from './function';
 
@@ -38,11 +39,7 @@ export class Delivery extends Construct {
     super(scope, id);
     const { table, secretsKey, config } = props;
     const common = { logRetention: props.logRetention, logLevel: config.logLevel, sourceMaps: config.sourceMaps };
-    const dlq = (name: string) => {
-      const queue = new Queue(this, name, { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
-      Validations.of(queue).acknowledge({ id: 'AwsSolutions-SQS3', reason: 'This queue is itself a dead-letter queue; an alarm watches it.' });
-      return queue;
-    };
+    const dlq = (name: string) => deadLetterQueue(this, name);
 
     const deliveryDlq = dlq('DeliveryDlq');
     const streamDlq = dlq('FanoutFailures');

@@ -16,6 +16,7 @@ export const PIPELINE_FUNCTIONS = {
   Fanout: 'functions/fanout.ts',
   Deliver: 'functions/deliver.ts',
   Ingest: 'functions/ingest.ts',
+  Sweep: 'functions/sweep.ts',
 } as const;
 
 /** Every Lambda function of the stack, by construct id: one per built route, plus the pipeline's. */

@@ -42,6 +42,8 @@ export interface ServiceFunctionProps {
   sourceMaps?: boolean;
   /** Where failed asynchronous invocations go. */
   deadLetterQueue?: IQueue;
+  /** Concurrency set aside for (and capping) this function; unset: it shares the account's pool. */
+  reservedConcurrentExecutions?: number;
 }
 
 /** The one Function base class: Node.js 24 on arm64, bundled with esbuild, its own log group, Powertools env. */
@@ -62,6 +64,7 @@ export class ServiceFunction extends NodejsFunction {
       bundling: BUNDLING,
       logGroup,
       deadLetterQueue: props.deadLetterQueue,
+      reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       environment: {
         POWERTOOLS_SERVICE_NAME: 'shop-calls-api',
         POWERTOOLS_LOG_LEVEL: props.logLevel,

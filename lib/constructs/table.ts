@@ -1,7 +1,13 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, Billing, StreamViewType, TableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, Billing, ProjectionType, StreamViewType, TableV2, type GlobalSecondaryIndexPropsV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { TABLE } from '../../shared/store/table';
+import { TABLE, type IndexProjection } from '../../shared/store/table';
+
+/** An index copies every attribute unless its description in TABLE says which (INCLUDE). */
+function projectionProps(projection: IndexProjection | undefined): Pick<GlobalSecondaryIndexPropsV2, 'projectionType' | 'nonKeyAttributes'> {
+  if (!projection || projection.type === 'ALL') return { projectionType: ProjectionType.ALL };
+  return { projectionType: ProjectionType.INCLUDE, nonKeyAttributes: [...projection.attributes] };
+}
 
 /**
  * The service's single table, built from shared/store/table.ts (the same description the
@@ -21,10 +27,12 @@ export class ServiceTable extends Construct {
       removalPolicy: RemovalPolicy.RETAIN,
       timeToLiveAttribute: TABLE.ttlAttribute,
       dynamoStream: StreamViewType[TABLE.streamView],
+      // DynamoDB adds at most one index per table update: append new indexes one deploy at a time.
       globalSecondaryIndexes: TABLE.globalIndexes.map((gsi) => ({
         indexName: gsi.name,
         partitionKey: { name: gsi.partitionKey, type: AttributeType.STRING },
         sortKey: { name: gsi.sortKey, type: AttributeType.STRING },
+        ...projectionProps(gsi.projection),
       })),
     });
   }

@@ -28,7 +28,9 @@ export function startQueuePoller(opts: {
   concurrency?: number;
 }): QueuePoller {
   const batchSize = opts.batchSize ?? 10;
-  const concurrency = opts.concurrency ?? 4;
+  // Lambda scales out per batch; a batch waiting on a slow receiver must not stop the others (at most
+  // MAX_IN_FLIGHT of them can hold a request to one endpoint).
+  const concurrency = opts.concurrency ?? 16;
   let running = true;
   // stop() aborts a pending long poll instead of waiting it out.
   const stopping = new AbortController();

@@ -3,9 +3,12 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { join } from 'node:path';
 import { handler as deliverHandler } from '../../functions/deliver';
 import { handler as fanoutHandler } from '../../functions/fanout';
+import { handler as sweepHandler } from '../../functions/sweep';
 import { LocalRetryScheduler } from '../../shared/local-adapters';
 import { runtimeDeps } from '../../shared/runtime';
-import { DEFAULT_TIMEOUT_MS } from '../../shared/webhooks/policy';
+import { DEFAULT_TIMEOUT_MS, sweepGraceMs } from '../../shared/webhooks/policy';
+import { startLocalSweeper, type LocalSweeper } from './sweeper';
+import { breakLeasesOfLastRun } from './leases';
 import { startQueuePoller, type QueuePoller } from './queue-poller';
 import { startLocalQueues, type LocalQueues } from './sqs';
 import { startStreamPoller, type StreamPoller } from './stream-poller';
@@ -43,6 +46,8 @@ export interface LocalStackOptions {
   consumer?: boolean;
   /** Where the local mailer writes .eml files (default .local/outbox). */
   outboxDir?: string;
+  /** How soon a delivery over its endpoint's in-flight limit is tried again, in ms (default 100 locally). */
+  deferMs?: number;
 }
 
 /** The DynamoDB operations that write (the SDK's command names without `Command`). */
@@ -77,6 +82,8 @@ export function pipelineEnv(queues: Pick<LocalQueues, 'endpoint' | 'queueUrl' | 
     OUTBOX_DIR: options.outboxDir ?? process.env.OUTBOX_DIR ?? join('.local', 'outbox'),
     TIME_SCALE: String(options.timeScale ?? process.env.TIME_SCALE ?? 1),
     DELIVERY_TIMEOUT_MS: String(options.deliveryTimeoutMs ?? DEFAULT_TIMEOUT_MS),
+    // The local queue's delays are exact to the millisecond (SQS's are whole seconds).
+    DELIVERY_DEFER_MS: String(options.deferMs ?? process.env.DELIVERY_DEFER_MS ?? 100),
   };
 }
 
@@ -103,9 +110,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   let queues: LocalQueues | undefined;
   let streamPoller: StreamPoller | undefined;
   let queuePoller: QueuePoller | undefined;
+  let sweeper: LocalSweeper | undefined;
   let unwatch: (() => void) | undefined;
   const stop = async () => {
     await http?.close();
+    await sweeper?.stop();
     unwatch?.();
     await streamPoller?.stop();
     await queuePoller?.stop();
@@ -128,6 +137,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
     const created = await ensureTable(endpoint, tableName);
     const demo = created && options.seed !== false ? await seedDemo(runtimeDeps()) : undefined;
+    if (!created) await breakLeasesOfLastRun(runtimeDeps().db);
 
     // The event pipeline: stream → fan-out → queue → consumer, with local stand-ins for
     // the Lambda event sources, EventBridge Scheduler and SES.
@@ -139,6 +149,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     if (options.consumer !== false) {
       queuePoller = startQueuePoller({ sqs: queues.client, queueUrl: queues.queueUrl, queueArn: queues.queueArn, handler: deliverHandler });
     }
+    // Every minute (scaled) in AWS too; at start it also sends what the last run left due.
+    const grace = sweepGraceMs(options.timeScale ?? Number(process.env.TIME_SCALE ?? 1));
+    sweeper = startLocalSweeper({ run: sweepHandler, intervalMs: grace, startupHorizonMs: grace });
 
     http = await startHttpAdapter(options.port ?? 0, options.host);
     const queue = { endpoint: queues.endpoint, url: queues.queueUrl, arn: queues.queueArn, dlqUrl: queues.dlqUrl };

@@ -11,6 +11,7 @@ import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 
 import { logger } from '../../shared/logger';
 import { passesFanoutFilter } from '../../shared/stream-filters';
 import { localClient } from './dynamodb-local';
+import { dynamoStreamCheckpoints, isCheckpointRecord } from './stream-checkpoint';
 
 export interface StreamPoller {
   /** Polls now: a write just committed (see watchWrites in ./stack.ts). */
@@ -18,10 +19,16 @@ export interface StreamPoller {
   stop(): Promise<void>;
 }
 
-const MAX_RETRIES = 5;
+const RETRIES_BEFORE_ERROR = 5;
 /** After a wake-up, empty polls this many times in a row before falling back to `idleMs`. */
 const EAGER_POLLS = 50;
 const EAGER_PAUSE_MS = 2;
+/**
+ * GetShardIterator's answers for a checkpoint it cannot resume from: trimmed (older than
+ * the stream keeps), an unknown shard, a malformed sequence number, and DynamoDB Local's
+ * answer to a sequence number its shard does not hold (InternalFailure).
+ */
+const UNUSABLE_CHECKPOINT = new Set(['TrimmedDataAccessException', 'ResourceNotFoundException', 'ValidationException', 'InternalFailure']);
 
 /** The SDK's stream record in the shape Lambda hands to a stream-triggered function. */
 function toLambdaRecord(r: _Record, streamArn: string): DynamoDBRecord {
@@ -47,9 +54,14 @@ function toLambdaRecord(r: _Record, streamArn: string): DynamoDBRecord {
 
 /**
  * Lambda's DynamoDB stream event source, locally: follows every shard of the table's
- * stream from its start, applies the same filter patterns as the cloud event source, and
- * invokes the handler in batches. A partial batch failure is retried from the first
- * failed record (as Lambda does), up to 5 times, then logged and skipped.
+ * stream, applies the same filter patterns as the cloud event source, and invokes the
+ * handler in batches. A partial batch failure is retried from the first failed record (as
+ * Lambda does) until it passes: with no dead-letter queue locally, nothing is skipped.
+ *
+ * Like Lambda's, it keeps its position: after each batch of a shard it stores the last
+ * sequence number in the table (./stream-checkpoint.ts) and resumes after it on the next
+ * start, so data kept across restarts (DYNAMODB_DATA_DIR) is not fanned out again. Shards
+ * without a checkpoint are read from their start (TRIM_HORIZON).
  *
  * DynamoDB Streams has no long poll, and polling DynamoDB Local every few milliseconds
  * costs it a core. So the poller reads when woken (the local stack wakes it after each
@@ -88,18 +100,51 @@ export async function startStreamPoller(opts: {
     });
   const iterators = new Map<string, string | undefined>();
   const finished = new Set<string>();
+  const checkpoints = dynamoStreamCheckpoints(opts.endpoint, opts.tableName);
+  // The last record read of each shard: stored checkpoints, then advanced batch by batch.
+  let positions: Map<string, string>;
+  try {
+    positions = await checkpoints.load();
+  } catch (err) {
+    checkpoints.close();
+    streams.destroy();
+    throw err;
+  }
+
+  const iteratorOf = async (shardId: string): Promise<string | undefined> => {
+    const after = positions.get(shardId);
+    if (after) {
+      try {
+        const it = await streams.send(
+          new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: after }),
+        );
+        return it.ShardIterator;
+      } catch (err) {
+        if (!UNUSABLE_CHECKPOINT.has((err as Error).name)) throw err;
+        logger.warn('Stream checkpoint unusable, reading the shard from its start', { shard_id: shardId, sequence_number: after, error: err as Error });
+        positions.delete(shardId);
+      }
+    }
+    const it = await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' }));
+    return it.ShardIterator;
+  };
 
   const discoverShards = async () => {
     const description = await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }));
     for (const shard of description.StreamDescription?.Shards ?? []) {
       const id = shard.ShardId as string;
       if (iterators.has(id) || finished.has(id)) continue;
-      const it = await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: id, ShardIteratorType: 'TRIM_HORIZON' }));
-      iterators.set(id, it.ShardIterator);
+      iterators.set(id, await iteratorOf(id));
     }
   };
 
-  const deliver = async (records: DynamoDBRecord[]) => {
+  /**
+   * Hands the records to the fan-out until every one has passed; true when they have, false
+   * when the poller is stopping first (the checkpoint then stays before them). Unlike
+   * Lambda, which gives up after its retries into a dead-letter queue, the local stack has
+   * no such queue, so it never skips an accepted event: it keeps trying, up to every 5 s.
+   */
+  const deliver = async (records: DynamoDBRecord[]): Promise<boolean> => {
     let pending = records;
     for (let attempt = 0; pending.length > 0; attempt++) {
       const result = await opts.handler({ Records: pending }).catch((err: unknown) => {
@@ -108,15 +153,15 @@ export async function startStreamPoller(opts: {
       });
       const failedSeqs = new Set(result.batchItemFailures.map((f) => f.itemIdentifier));
       const firstFailed = pending.findIndex((r) => failedSeqs.has(r.dynamodb?.SequenceNumber ?? ''));
-      if (firstFailed < 0) return;
-      if (attempt >= MAX_RETRIES) {
-        logger.error('Fan-out gave up on stream records', { count: pending.length - firstFailed });
-        return;
-      }
+      if (firstFailed < 0) return true;
+      if (attempt >= RETRIES_BEFORE_ERROR) logger.error('Fan-out keeps failing on stream records; retrying', { count: pending.length - firstFailed, attempt });
+      if (!running) return false;
       pending = pending.slice(firstFailed);
-      await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
+      await new Promise((r) => setTimeout(r, Math.min(5000, 50 * 2 ** attempt)));
     }
+    return true;
   };
+
 
   const loop = async () => {
     let lastDiscovery = 0;
@@ -135,9 +180,18 @@ export async function startStreamPoller(opts: {
           }
           const out = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 100 }));
           iterators.set(shardId, out.NextShardIterator);
-          const records = (out.Records ?? []).map((r) => toLambdaRecord(r, streamArn)).filter(passesFanoutFilter);
-          got += out.Records?.length ?? 0;
-          if (records.length > 0) await deliver(records);
+          const read = (out.Records ?? []).map((r) => toLambdaRecord(r, streamArn));
+          const last = read.at(-1)?.dynamodb?.SequenceNumber;
+          if (!last) continue;
+          const records = read.filter(passesFanoutFilter);
+          if (records.length > 0 && !(await deliver(records))) break;
+          positions.set(shardId, last);
+          // A batch of nothing but checkpoint writes is not checkpointed: saving it would write
+          // the next such record, and the poller would feed itself forever. Resuming before
+          // those records only re-reads them, and the filter drops them.
+          if (read.every(isCheckpointRecord)) continue;
+          await checkpoints.save(shardId, last);
+          got += read.length;
         }
         if (got > 0) eager = EAGER_POLLS;
         else if (eager > 0) {
@@ -146,8 +200,11 @@ export async function startStreamPoller(opts: {
         } else await pause(idleMs);
       } catch (err) {
         if (!running) break;
-        if (err instanceof ExpiredIteratorException) iterators.clear();
-        else logger.error('Local stream poll failed', { error: err as Error });
+        if (err instanceof ExpiredIteratorException) {
+          // Resumes each shard after its last record read (positions), not from its start.
+          iterators.clear();
+          lastDiscovery = 0;
+        } else logger.error('Local stream poll failed', { error: err as Error });
         await new Promise((r) => setTimeout(r, 200));
       }
     }
@@ -160,6 +217,7 @@ export async function startStreamPoller(opts: {
       wakeUp?.();
       await loopDone;
       streams.destroy();
+      checkpoints.close();
     },
   };
 }

@@ -1,6 +1,6 @@
 import { ConflictException, CreateScheduleCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
 import type { DeliveryMessage } from '../domain/deliveries';
-import type { RetryScheduler } from '../domain/delivery-attempt';
+import type { RetryScheduler } from '../domain/delivery-ports';
 import type { SqsDeliveryQueue } from './sqs-queue';
 
 export const SQS_MAX_DELAY_MS = 15 * 60 * 1000;
@@ -34,9 +34,13 @@ export class AwsRetryScheduler implements RetryScheduler {
     private readonly now: () => number = Date.now,
   ) {}
 
+  needsSchedule(delayMs: number): boolean {
+    return delayMs > SQS_MAX_DELAY_MS;
+  }
+
   async schedule(message: DeliveryMessage, at: Date): Promise<void> {
     const delayMs = at.getTime() - this.now();
-    if (delayMs <= SQS_MAX_DELAY_MS) return this.queue.sendDelayed(message, delayMs / 1000);
+    if (!this.needsSchedule(delayMs)) return this.queue.sendDelayed(message, delayMs / 1000);
     try {
       await this.scheduler.send(
         new CreateScheduleCommand({

@@ -3,6 +3,7 @@ import { derivedId, idTime, newId } from '../ids';
 import { findOr404 } from './lookup';
 import { toEventResource, type EventRecord } from './events';
 import type { EndpointRecord } from './webhook-endpoints';
+import { SWEEP_GRACE_MS, sweepGraceMs } from '../webhooks/policy';
 
 export type DeliveryStatus = 'pending' | 'retrying' | 'succeeded' | 'failed' | 'cancelled';
 
@@ -31,6 +32,12 @@ export interface DeliveryRecord {
   /** `fanout` for the first delivery of an event, `redeliver` for one asked for by the API. */
   origin: 'fanout' | 'redeliver';
   created_at: string;
+  /**
+   * While open: when the sweeper must look at the row if nothing else has woken it by then
+   * (its due time, plus a grace when a queue message or schedule is set to wake it). Null
+   * once the delivery has ended.
+   */
+  sweep_at: string | null;
 }
 
 /** What travels on the queue and in schedules: ids only, never payloads. */
@@ -38,9 +45,11 @@ export interface DeliveryMessage {
   shop_id: string;
   event_id: string;
   delivery_id: string;
-  /** Lets the consumer read row, event and endpoint in one request (absent in messages from before it was added). */
-  endpoint_id?: string;
+  /** Lets the consumer read row, event and endpoint in one request. */
+  endpoint_id: string;
   attempt: number;
+  /** How many times this message was put back for its endpoint's in-flight limit (each wait is longer). */
+  deferrals?: number;
 }
 
 export interface DeliveryStore {
@@ -83,8 +92,14 @@ export function isSubscribed(endpoint: EndpointRecord, event: EventRecord): bool
   return endpoint.enabled && (endpoint.events.includes('*') || endpoint.events.includes(event.type));
 }
 
-/** A delivery row as created for one endpoint, before any attempt. */
-export function newDelivery(event: EventRecord, endpointId: string, id: string, origin: DeliveryRecord['origin'], now: Date): DeliveryRecord {
+/**
+ * An endpoint receives only events created after it was: a replayed stream (a restart, a
+ * retried batch) never hands an old event to a new endpoint.
+ */
+export const existedAt = (endpoint: EndpointRecord, event: EventRecord): boolean => endpoint.created_at <= event.timestamp;
+
+/** A delivery row as created for one endpoint, before any attempt; its queue message is sent at once. */
+export function newDelivery(event: EventRecord, endpointId: string, id: string, origin: DeliveryRecord['origin'], now: Date, sweepGraceMs = SWEEP_GRACE_MS): DeliveryRecord {
   return {
     id,
     shop_id: event.shop_id,
@@ -99,6 +114,7 @@ export function newDelivery(event: EventRecord, endpointId: string, id: string, 
     history: [],
     origin,
     created_at: now.toISOString(),
+    sweep_at: new Date(now.getTime() + sweepGraceMs).toISOString(),
   };
 }
 
@@ -106,6 +122,7 @@ export interface FanOutDeps {
   endpoints: { list(shopId: string): Promise<EndpointRecord[]> };
   deliveries: DeliveryStore;
   queue: DeliveryQueue;
+  timeScale: number;
   now: () => Date;
 }
 
@@ -115,10 +132,11 @@ export interface FanOutDeps {
  * those never attempted: a crash between writing rows and sending loses nothing.
  */
 export async function fanOut(deps: FanOutDeps, event: EventRecord): Promise<number> {
-  const endpoints = (await deps.endpoints.list(event.shop_id)).filter((e) => isSubscribed(e, event));
+  const endpoints = (await deps.endpoints.list(event.shop_id)).filter((e) => isSubscribed(e, event) && existedAt(e, event));
   if (endpoints.length === 0) return 0;
   const now = deps.now();
-  const rows = endpoints.map((e) => newDelivery(event, e.id, derivedId('dlv', idTime(event.id), `${event.id}/${e.id}`), 'fanout', now));
+  const grace = sweepGraceMs(deps.timeScale);
+  const rows = endpoints.map((e) => newDelivery(event, e.id, derivedId('dlv', idTime(event.id), `${event.id}/${e.id}`), 'fanout', now, grace));
   const toSend = await deps.deliveries.createMissing(rows);
   await deps.queue.send(toSend.map((d) => messageOf(d)));
   return toSend.length;
@@ -132,6 +150,7 @@ export interface RedeliverDeps {
   events: EventReader;
   endpoints: { list(shopId: string): Promise<EndpointRecord[]> };
   deliveries: DeliveryStore;
+  timeScale: number;
   now: () => Date;
 }
 
@@ -154,7 +173,7 @@ export async function redeliver(deps: RedeliverDeps, shopId: string, eventId: st
     });
   }
   const now = deps.now();
-  const rows = targets.map((e) => newDelivery(event, e.id, newId('dlv', now.getTime()), 'redeliver', now));
+  const rows = targets.map((e) => newDelivery(event, e.id, newId('dlv', now.getTime()), 'redeliver', now, sweepGraceMs(deps.timeScale)));
   await deps.deliveries.createAll(rows);
   return { ...toEventResource(event), deliveries: rows.map(toDeliveryResource) };
 }

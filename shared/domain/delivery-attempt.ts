@@ -1,122 +1,201 @@
-import { logger } from '../logger';
-import type { Sender, SendResult } from '../webhooks/sender';
+import { randomUUID } from 'node:crypto';
+import { admit, afterAttempt, type Admission, type EndpointHealth, type Lease } from '../webhooks/circuit';
+import { decide, isSlowDown, sweepGraceMs, type Outcome } from '../webhooks/policy';
+import type { SendResult } from '../webhooks/sender';
 import { signedHeaders } from '../webhooks/signer';
-import { decide, shouldDisable, type Outcome } from '../webhooks/policy';
-import type { GuardResult } from '../webhooks/url-guard';
-import { messageOf, type AttemptRecord, type DeliveryMessage, type DeliveryRecord, type DeliveryStatus, type DeliveryStore, type EventReader } from './deliveries';
-import { newEvent, toEventResource, type EventRecord } from './events';
-import type { SecretCipher } from './secrets';
-import { signingSecrets, toEndpointResource, type EndpointRecord } from './webhook-endpoints';
+import { messageOf, type AttemptRecord, type DeliveryMessage, type DeliveryRecord } from './deliveries';
+import type { AttemptDeps, AttemptUpdate } from './delivery-ports';
+import { disableIfDue } from './endpoint-failure';
+import { toEventResource, type EventRecord } from './events';
+import { signingSecrets, type EndpointRecord } from './webhook-endpoints';
 
-export interface AttemptUpdate {
-  status: DeliveryStatus;
-  attempts: number;
-  last_attempt_at: string;
-  next_attempt_at: string | null;
-  last_response_status: number | null;
-  last_error: string | null;
-  entry: AttemptRecord;
+export type AttemptVerdict =
+  | 'delivered'
+  | 'retry_scheduled'
+  | 'failed'
+  | 'circuit_open'
+  | 'deferred'
+  | 'in_flight'
+  | 'cancelled'
+  | 'duplicate'
+  | 'missing';
+
+/** `last_error` of an attempt that fell due while the endpoint's circuit was open: recorded, not sent. */
+export const CIRCUIT_OPEN = 'circuit_open';
+
+interface Due {
+  message: DeliveryMessage;
+  delivery: DeliveryRecord;
+  event: EventRecord;
 }
 
-/** What one attempt reads: its delivery row, its event and the endpoint, each null when gone. */
-export interface AttemptInputs {
-  delivery: DeliveryRecord | null;
-  event: EventRecord | null;
-  endpoint: EndpointRecord | null;
-}
-
-export interface AttemptDeliveryStore extends DeliveryStore {
-  /** The row, its event and the endpoint in one round trip (strongly consistent). */
-  getForAttempt(shopId: string, eventId: string, deliveryId: string, endpointId: string): Promise<AttemptInputs>;
-  /** Records attempt N only if the row still says N-1 attempts; false when another worker did. */
-  recordAttempt(delivery: DeliveryRecord, update: AttemptUpdate): Promise<boolean>;
-  cancel(delivery: DeliveryRecord, at: string): Promise<void>;
-  /** Cancels every pending or retrying delivery of the endpoint; returns how many. */
-  cancelOpenForEndpoint(shopId: string, endpointId: string, at: string): Promise<number>;
-}
-
-export interface FailureStateStore {
-  get(shopId: string, id: string): Promise<EndpointRecord | null>;
-  markFailing(endpoint: EndpointRecord, since: string): Promise<void>;
-  clearFailing(endpoint: EndpointRecord): Promise<void>;
-  /** Disables (if still enabled) and writes the event in one transaction; false if it was already disabled. */
-  disable(endpoint: EndpointRecord, reason: 'failing' | 'gone', lastErrors: string[], event: EventRecord, at: string): Promise<boolean>;
-}
-
-export interface RetryScheduler {
-  schedule(message: DeliveryMessage, at: Date): Promise<void>;
-}
-
-export interface AttemptDeps {
-  deliveries: AttemptDeliveryStore;
-  endpoints: FailureStateStore;
-  events: EventReader;
-  scheduler: RetryScheduler;
-  sender: Sender;
-  cipher: SecretCipher;
-  /** URL guard with DNS, refusing names that do not resolve. */
-  checkTarget: (url: string) => Promise<GuardResult>;
-  timeScale: number;
-  now: () => Date;
-}
-
-export type AttemptVerdict = 'delivered' | 'retry_scheduled' | 'failed' | 'cancelled' | 'duplicate' | 'missing';
-
-const STATUS_OF: Record<Outcome['kind'], DeliveryStatus> = { succeeded: 'succeeded', retry: 'retrying', failed: 'failed', gone: 'failed' };
+/** A lease outlives the request it covers by the time to read and record around it. */
+const leaseMs = (timeoutMs: number) => timeoutMs + 5_000;
 
 /**
- * One delivery attempt for one queue message. The row is the source of truth: the
- * attempt is recorded first (conditional on the attempt count), the next one scheduled
- * after; a redelivered message of a recorded attempt only re-ensures that schedule.
+ * One batch of queue messages (svix's worker, in stages): read every row, event and
+ * endpoint in one request; per endpoint, admit what its in-flight limit and circuit allow
+ * (one conditional write); then send, record and release each admitted delivery, record
+ * the ones the open circuit holds back, and put the rest back on the queue shortly. No
+ * delivery waits on another endpoint's receiver. The row is the truth: every change is
+ * conditional on its attempt count, so a duplicate message sends nothing.
  */
-export async function attemptDelivery(deps: AttemptDeps, message: DeliveryMessage): Promise<AttemptVerdict> {
-  const read = await readInputs(deps, message);
-  const { delivery, event } = read;
-  if (!delivery || !event) return 'missing';
-  if (delivery.status !== 'pending' && delivery.status !== 'retrying') return 'duplicate';
-  if (delivery.attempts >= message.attempt) {
-    if (delivery.attempts === message.attempt && delivery.next_attempt_at) {
-      await deps.scheduler.schedule(messageOf(delivery), new Date(delivery.next_attempt_at));
-    }
-    return 'duplicate';
+export async function deliverBatch(deps: AttemptDeps, messages: DeliveryMessage[]): Promise<PromiseSettledResult<AttemptVerdict>[]> {
+  const inputs = await deps.deliveries.readForAttempts(messages);
+  const groups = new Map<string, { endpoint: EndpointRecord | null; due: Due[] }>();
+  const seen = new Set<string>();
+  const early = messages.map((message): AttemptVerdict | Due => {
+    const delivery = inputs.delivery(message);
+    const event = inputs.event(message);
+    if (!delivery || !event) return 'missing';
+    if (seen.has(delivery.id) || !isOpen(delivery) || delivery.attempts >= message.attempt) return 'duplicate';
+    seen.add(delivery.id);
+    const key = `${delivery.shop_id}/${delivery.endpoint_id}`;
+    const endpoint = inputs.endpoint(message);
+    const group = groups.get(key) ?? { endpoint: endpoint?.id === delivery.endpoint_id ? endpoint : null, due: [] };
+    group.due.push({ message, delivery, event });
+    groups.set(key, group);
+    return { message, delivery, event };
+  });
+  const byDelivery = new Map<string, Promise<AttemptVerdict>>();
+  for (const { endpoint, due } of groups.values()) {
+    const settled = forEndpoint(deps, endpoint, due);
+    due.forEach((d) => byDelivery.set(d.delivery.id, settled.then((verdicts) => verdicts.get(d.delivery.id) as Promise<AttemptVerdict>)));
   }
-  const endpoint = read.endpoint !== undefined && delivery.endpoint_id === message.endpoint_id ? read.endpoint : await deps.endpoints.get(delivery.shop_id, delivery.endpoint_id);
-  const now = deps.now();
-  if (!endpoint || !endpoint.enabled) {
-    await deps.deliveries.cancel(delivery, now.toISOString());
-    return 'cancelled';
-  }
-
-  const attempt = delivery.attempts + 1;
-  const result = await send(deps, endpoint, event, now);
-  const outcome = decide(attempt, result, deps.timeScale);
-  const nextAt = outcome.kind === 'retry' ? new Date(now.getTime() + outcome.delayMs) : null;
-  const error = result.error ?? (outcome.kind === 'succeeded' ? null : `HTTP ${result.status}`);
-  const update: AttemptUpdate = {
-    status: STATUS_OF[outcome.kind],
-    attempts: attempt,
-    last_attempt_at: now.toISOString(),
-    next_attempt_at: nextAt?.toISOString() ?? null,
-    last_response_status: result.status,
-    last_error: error,
-    entry: { attempt, at: now.toISOString(), status: result.status, duration_ms: result.durationMs, error, response_snippet: result.snippet },
-  };
-  if (!(await deps.deliveries.recordAttempt(delivery, update))) return 'duplicate';
-  if (nextAt) await deps.scheduler.schedule(messageOf(delivery, attempt + 1), nextAt);
-
-  await updateFailureState(deps, endpoint, outcome, [...delivery.history, update.entry], now);
-  if (outcome.kind === 'succeeded') return 'delivered';
-  return nextAt ? 'retry_scheduled' : 'failed';
+  return Promise.allSettled(early.map((e) => (typeof e === 'string' ? Promise.resolve(e) : (byDelivery.get(e.delivery.id) as Promise<AttemptVerdict>))));
 }
 
-/** One request when the message names its endpoint; two (row and event, then endpoint) for older messages. */
-async function readInputs(deps: AttemptDeps, message: DeliveryMessage): Promise<Omit<AttemptInputs, 'endpoint'> & { endpoint?: EndpointRecord | null }> {
-  if (message.endpoint_id) return deps.deliveries.getForAttempt(message.shop_id, message.event_id, message.delivery_id, message.endpoint_id);
-  const [delivery, event] = await Promise.all([
-    deps.deliveries.get(message.shop_id, message.event_id, message.delivery_id),
-    deps.events.get(message.shop_id, message.event_id),
-  ]);
-  return { delivery, event };
+const isOpen = (d: DeliveryRecord) => d.status === 'pending' || d.status === 'retrying';
+
+async function forEndpoint(deps: AttemptDeps, read: EndpointRecord | null, due: Due[]): Promise<Map<string, Promise<AttemptVerdict>>> {
+  const first = due[0] as Due;
+  const endpoint = read ?? (await deps.endpoints.get(first.delivery.shop_id, first.delivery.endpoint_id));
+  const now = deps.now();
+  const admitted = endpoint?.enabled ? await admitOn(deps, endpoint, due, now.getTime()) : null;
+  const verdicts = new Map<string, Promise<AttemptVerdict>>();
+  for (const d of due) {
+    const id = d.delivery.id;
+    if (!admitted) verdicts.set(id, deps.deliveries.cancel(d.delivery).then(() => 'cancelled'));
+    else if (!admitted.admission) verdicts.set(id, defer(deps, d, now));
+  }
+  if (!admitted?.admission) return verdicts;
+  const { endpoint: current, admission } = admitted;
+  const find = (id: string) => due.find((d) => d.delivery.id === id) as Due;
+  for (const { deliveryId, lease } of admission.send) verdicts.set(deliveryId, attempt(deps, current, admission.health, find(deliveryId), lease));
+  for (const id of admission.circuitOpen) verdicts.set(id, recordNotSent(deps, find(id), now));
+  for (const id of admission.defer) verdicts.set(id, defer(deps, find(id), now));
+  for (const id of admission.inFlight) verdicts.set(id, Promise.resolve('in_flight'));
+  return verdicts;
+}
+
+/**
+ * Admits on the endpoint as read; a lost race re-reads it, up to three times. Null when the
+ * endpoint is gone or disabled (its deliveries are cancelled); no admission: defer them all.
+ */
+async function admitOn(deps: AttemptDeps, read: EndpointRecord, due: Due[], now: number): Promise<{ endpoint: EndpointRecord; admission: Admission | null } | null> {
+  let endpoint: EndpointRecord | null = read;
+  for (let tries = 0; tries < 3; tries++) {
+    if (!endpoint?.enabled) return null;
+    const admission = admit(endpoint, due.map((d) => d.delivery.id), now, leaseMs(deps.settings.timeoutMs), randomUUID);
+    const mustWrite = admission.send.length > 0 || admission.health !== endpoint.health;
+    if (!mustWrite || (await deps.endpoints.admit(endpoint, admission))) return { endpoint, admission };
+    endpoint = await deps.endpoints.get(read.shop_id, read.id);
+  }
+  return endpoint?.enabled ? { endpoint, admission: null } : null;
+}
+
+async function attempt(deps: AttemptDeps, endpoint: EndpointRecord, health: EndpointHealth, due: Due, lease: Lease): Promise<AttemptVerdict> {
+  const { delivery, event } = due;
+  const now = deps.now();
+  let result: SendResult;
+  try {
+    result = await send(deps, endpoint, event, now);
+  } catch (err) {
+    // Not the receiver's doing (secrets could not be read): free the slot, let the message come back.
+    await deps.endpoints.release(endpoint, delivery.id, lease.token, { succeeded: false, counted: false, opens: false, health });
+    throw err;
+  }
+  const n = delivery.attempts + 1;
+  const outcome = decide(n, result, deps.timeScale);
+  const succeeded = outcome.kind === 'succeeded';
+  const retryAfterMs = isSlowDown(result.status) ? result.retryAfterMs : null;
+  const after = afterAttempt(health, { succeeded, probe: lease.probe, retryAfterMs }, deps.now().getTime(), deps.timeScale);
+  const next = planNext(deps, outcome, now, after.circuit !== 'closed');
+  const error = result.error ?? (succeeded ? null : `HTTP ${result.status}`);
+  const entry: AttemptRecord = { attempt: n, at: now.toISOString(), status: result.status, duration_ms: result.durationMs, error, response_snippet: result.snippet };
+  const recorded = await deps.deliveries.recordAttempt(delivery, attemptUpdate(outcome, entry, next));
+  const opens = after.circuit === 'open' && (health.circuit !== 'open' || lease.probe);
+  const failingSince = succeeded ? (endpoint.failing_since ? null : undefined) : (endpoint.failing_since ?? now.toISOString());
+  const before = await deps.endpoints.release(endpoint, delivery.id, lease.token, { succeeded, counted: true, opens, health: after, failingSince });
+  if (!recorded) return 'duplicate';
+  if (next.schedule && next.at) await deps.scheduler.schedule(messageOf(delivery, n + 1), next.at);
+  if (succeeded) {
+    if (before !== null && before !== 'closed') await releaseWaiting(deps, endpoint, delivery.id);
+    return 'delivered';
+  }
+  await disableIfDue(deps, endpoint, outcome, [...delivery.history, entry], now);
+  return next.at ? 'retry_scheduled' : 'failed';
+}
+
+/** Due while the circuit is open: the attempt is recorded as not sent and the delivery goes on along its schedule. */
+async function recordNotSent(deps: AttemptDeps, due: Due, now: Date): Promise<AttemptVerdict> {
+  const n = due.delivery.attempts + 1;
+  const outcome = decide(n, { status: null, error: CIRCUIT_OPEN, retryAfterMs: null }, deps.timeScale);
+  const next = planNext(deps, outcome, now, true);
+  const entry: AttemptRecord = { attempt: n, at: now.toISOString(), status: null, duration_ms: 0, error: CIRCUIT_OPEN, response_snippet: null };
+  if (!(await deps.deliveries.recordAttempt(due.delivery, attemptUpdate(outcome, entry, next)))) return 'duplicate';
+  if (next.schedule && next.at) await deps.scheduler.schedule(messageOf(due.delivery, n + 1), next.at);
+  return 'circuit_open';
+}
+
+/**
+ * Over the endpoint's in-flight limit: the same message again later, no attempt used. Each
+ * wait doubles (with jitter, up to 30 s), so a backlog of one endpoint is looked at a few
+ * times a minute, not churned through the queue ahead of everyone else's deliveries.
+ */
+async function defer(deps: AttemptDeps, due: Due, now: Date): Promise<AttemptVerdict> {
+  const deferrals = (due.message.deferrals ?? 0) + 1;
+  await deps.scheduler.schedule({ ...due.message, deferrals }, new Date(now.getTime() + deferDelayMs(deps.settings.deferMs, deferrals)));
+  return 'deferred';
+}
+
+export const MAX_DEFER_MS = 30_000;
+export function deferDelayMs(base: number, deferrals: number, random = Math.random): number {
+  const delay = Math.min(MAX_DEFER_MS, base * 2 ** Math.min(deferrals - 1, 10));
+  return Math.round(delay * (0.8 + 0.4 * random()));
+}
+
+/**
+ * When the next attempt runs and what wakes it: a queue delay or a schedule, with the
+ * sweeper as the safety net after a grace; while the circuit is open, the sweeper alone
+ * (no per-delivery schedule) once the delay is past what the queue can hold.
+ */
+function planNext(deps: AttemptDeps, outcome: Outcome, now: Date, circuitOpen: boolean): { at: Date | null; sweepAt: Date | null; schedule: boolean } {
+  if (outcome.kind !== 'retry') return { at: null, sweepAt: null, schedule: false };
+  const at = new Date(now.getTime() + outcome.delayMs);
+  const bySweeper = circuitOpen && deps.scheduler.needsSchedule(outcome.delayMs);
+  return { at, sweepAt: new Date(at.getTime() + (bySweeper ? 0 : sweepGraceMs(deps.timeScale))), schedule: !bySweeper };
+}
+
+const STATUS_OF = { succeeded: 'succeeded', retry: 'retrying', failed: 'failed', gone: 'failed' } as const;
+
+function attemptUpdate(outcome: Outcome, entry: AttemptRecord, next: { at: Date | null; sweepAt: Date | null }): AttemptUpdate {
+  return {
+    status: STATUS_OF[outcome.kind],
+    attempts: entry.attempt,
+    last_attempt_at: entry.at,
+    next_attempt_at: next.at?.toISOString() ?? null,
+    sweep_at: next.sweepAt?.toISOString() ?? null,
+    last_response_status: entry.status,
+    last_error: entry.error,
+    entry,
+  };
+}
+
+/** The circuit closed: every delivery waiting on it goes out now (the in-flight limit paces them), not at its next offset. */
+async function releaseWaiting(deps: AttemptDeps, endpoint: EndpointRecord, exceptId: string): Promise<void> {
+  const open = await deps.deliveries.listOpenForEndpoint(endpoint.shop_id, endpoint.id);
+  await deps.queue.send(open.filter((d) => d.status === 'retrying' && d.id !== exceptId).map((d) => messageOf(d)));
 }
 
 async function send(deps: AttemptDeps, endpoint: EndpointRecord, event: EventRecord, now: Date): Promise<SendResult> {
@@ -126,23 +205,4 @@ async function send(deps: AttemptDeps, endpoint: EndpointRecord, event: EventRec
   const body = JSON.stringify(toEventResource(event));
   const headers = signedHeaders(event.id, body, await signingSecrets(deps, endpoint, now), now);
   return deps.sender.post(target.url, headers, body);
-}
-
-async function updateFailureState(deps: AttemptDeps, endpoint: EndpointRecord, outcome: Outcome, history: AttemptRecord[], now: Date) {
-  if (outcome.kind === 'succeeded') {
-    if (endpoint.failing_since) await deps.endpoints.clearFailing(endpoint);
-    return;
-  }
-  const reason = outcome.kind === 'gone' ? 'gone' : shouldDisable(endpoint.failing_since, now.getTime(), deps.timeScale) ? 'failing' : null;
-  if (!reason) {
-    if (!endpoint.failing_since) await deps.endpoints.markFailing(endpoint, now.toISOString());
-    return;
-  }
-  const lastErrors = history.slice(-5).map((h) => `${h.at} attempt ${h.attempt}: ${h.error ?? `HTTP ${h.status}`}`);
-  const disabled = { ...endpoint, enabled: false, disabled_reason: reason, updated_at: now.toISOString() } as const;
-  const event = newEvent(endpoint.shop_id, 'webhook_endpoint.disabled', toEndpointResource(disabled), now);
-  if (await deps.endpoints.disable(endpoint, reason, lastErrors, event, now.toISOString())) {
-    const cancelled = await deps.deliveries.cancelOpenForEndpoint(endpoint.shop_id, endpoint.id, now.toISOString());
-    logger.warn('Webhook endpoint disabled', { endpoint_id: endpoint.id, shop_id: endpoint.shop_id, reason, cancelled_deliveries: cancelled });
-  }
 }

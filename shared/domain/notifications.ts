@@ -1,3 +1,4 @@
+import { logger } from '../logger';
 import type { EventRecord } from './events';
 import type { ShopStore } from './shop';
 import type { EndpointRecord } from './webhook-endpoints';
@@ -12,13 +13,31 @@ export interface Mailer {
   send(mail: Mail): Promise<void>;
 }
 
+/**
+ * Marks an event's owner email as sent, so a replayed stream record (Lambda retrying a
+ * batch, the local poller re-reading its stream) does not email the owner again.
+ */
+export interface NotificationClaims {
+  /** Claims the email of this event at `at`; false when it is already claimed or the event is gone. */
+  claimNotification(shopId: string, eventId: string, at: string): Promise<boolean>;
+  /** Gives the claim made at `at` back, unless it has since become someone else's. */
+  releaseNotification(shopId: string, eventId: string, at: string): Promise<void>;
+}
+
 export interface NotifyDeps {
   shops: Pick<ShopStore, 'get'>;
   endpoints: { get(shopId: string, id: string): Promise<(EndpointRecord & { last_errors?: string[] }) | null> };
   mailer: Mailer;
+  notifications: NotificationClaims;
+  now: () => Date;
 }
 
-/** Tells the shop owner an endpoint was disabled, with the last errors (run for each webhook_endpoint.disabled event). */
+/**
+ * Tells the shop owner an endpoint was disabled, with the last errors (run for each
+ * webhook_endpoint.disabled event). At most once per event: the email is claimed on the
+ * event before it is sent, and the claim is given back if sending fails, so the retried
+ * record sends it. A crash between claim and send loses that one email rather than risk two.
+ */
 export async function notifyEndpointDisabled(deps: NotifyDeps, event: EventRecord): Promise<void> {
   const endpointId = String(event.data.id);
   const [shop, endpoint] = await Promise.all([deps.shops.get(event.shop_id), deps.endpoints.get(event.shop_id, endpointId)]);
@@ -28,7 +47,7 @@ export async function notifyEndpointDisabled(deps: NotifyDeps, event: EventRecor
       ? 'it answered 410 Gone'
       : 'every delivery to it has failed for 3 days';
   const errors = endpoint?.last_errors?.length ? endpoint.last_errors.map((e) => `  - ${e}`).join('\n') : '  (none recorded)';
-  await deps.mailer.send({
+  const mail: Mail = {
     to: shop.owner_email,
     subject: `Webhook endpoint disabled: ${String(event.data.url)}`,
     text: [
@@ -43,5 +62,21 @@ export async function notifyEndpointDisabled(deps: NotifyDeps, event: EventRecor
       `PATCH /v1/webhook-endpoints/${endpointId} {"enabled": true}.`,
       'Events from the past 30 days can be sent again with POST /v1/events/{id}/redeliver.',
     ].join('\n'),
-  });
+  };
+  const at = deps.now().toISOString();
+  if (!(await deps.notifications.claimNotification(event.shop_id, event.id, at))) return;
+  try {
+    await deps.mailer.send(mail);
+  } catch (err) {
+    try {
+      await deps.notifications.releaseNotification(event.shop_id, event.id, at);
+    } catch (releaseErr) {
+      logger.error('Could not release the notification claim: the owner will not be emailed about this event', {
+        shop_id: event.shop_id,
+        event_id: event.id,
+        error: releaseErr as Error,
+      });
+    }
+    throw err;
+  }
 }

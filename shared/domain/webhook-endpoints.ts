@@ -5,6 +5,7 @@ import type { GuardPolicy, GuardResult } from '../webhooks/url-guard';
 import { newEvent, toEventResource, type EventRecord } from './events';
 import { newSigningSecret, type SecretCipher } from './secrets';
 import type { CreateEndpointInput, UpdateEndpointInput } from './webhook-endpoint-schema';
+import { HEALTHY, toHealthResource, type EndpointHealth, type Lease } from '../webhooks/circuit';
 
 export const MAX_ENDPOINTS_PER_SHOP = 16;
 
@@ -28,9 +29,16 @@ export interface EndpointRecord {
   updated_at: string;
   secrets: StoredSecret[];
   secrets_version: number;
+  /** The circuit and counters the API shows as `health`. */
+  health: EndpointHealth;
+  /** Requests in flight to the endpoint, by delivery id (see shared/webhooks/circuit.ts). */
+  leases: Record<string, Lease>;
+  lease_version: number;
+  /** The last errors before the endpoint was disabled, for the owner's email. */
+  last_errors?: string[];
 }
 
-export type EndpointChanges = Partial<Pick<EndpointRecord, 'url' | 'description' | 'events' | 'enabled' | 'disabled_reason' | 'failing_since'>>;
+export type EndpointChanges = Partial<Pick<EndpointRecord, 'url' | 'description' | 'events' | 'enabled' | 'disabled_reason' | 'failing_since' | 'health'>>;
 
 export interface EndpointStore {
   create(endpoint: EndpointRecord, maxPerShop: number): Promise<'created' | 'limit_reached' | 'shop_missing'>;
@@ -66,6 +74,7 @@ export function toEndpointResource(e: EndpointRecord) {
     enabled: e.enabled,
     disabled_reason: e.disabled_reason,
     failing_since: e.failing_since,
+    health: toHealthResource(e.health),
     created_at: e.created_at,
     updated_at: e.updated_at,
   };
@@ -102,6 +111,9 @@ export async function createEndpoint(deps: EndpointDeps, shopId: string, input: 
     updated_at: now.toISOString(),
     secrets: [{ ciphertext: await deps.cipher.encrypt(secret, secretContext(shopId, id)), created_at: now.toISOString(), expires_at: null }],
     secrets_version: 1,
+    health: HEALTHY,
+    leases: {},
+    lease_version: 0,
   };
   const outcome = await deps.endpoints.create(endpoint, MAX_ENDPOINTS_PER_SHOP);
   if (outcome === 'shop_missing') throw notFound('shop', shopId);
@@ -123,6 +135,8 @@ export async function updateEndpoint(deps: Omit<EndpointDeps, 'cipher'>, shopId:
   if (input.events !== undefined) changes.events = input.events;
   if (input.description !== undefined) changes.description = input.description;
   if (input.enabled === true) Object.assign(changes, { enabled: true, disabled_reason: null, failing_since: null });
+  // Re-enabling a disabled endpoint starts afresh: a closed circuit and no failure count.
+  if (input.enabled === true && !endpoint.enabled) changes.health = HEALTHY;
   if (input.enabled === false) Object.assign(changes, { enabled: false, disabled_reason: endpoint.enabled ? 'manual' : endpoint.disabled_reason });
   if (Object.keys(changes).length === 0) return toEndpointResource(endpoint);
   const updated = await deps.endpoints.update(shopId, endpoint.id, changes, deps.now().toISOString());

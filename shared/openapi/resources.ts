@@ -106,6 +106,16 @@ export const keyProfileSchema = z
   })
   .meta({ id: 'KeyProfile' });
 
+export const endpointHealthSchema = z
+  .strictObject({
+    circuit: z.enum(['closed', 'open', 'half_open']).describe('open: only probes go out; half_open: a probe is in flight.'),
+    consecutive_failures: z.int(),
+    last_success_at: nullableTime,
+    last_failure_at: nullableTime,
+    next_probe_at: nullableTime.describe('While open: when the next due delivery may go out as a probe.'),
+  })
+  .meta({ id: 'WebhookEndpointHealth' });
+
 const endpointShape = {
   id: id('we'),
   object: z.literal('webhook_endpoint'),
@@ -115,6 +125,7 @@ const endpointShape = {
   enabled: z.boolean(),
   disabled_reason: z.enum(['manual', 'failing', 'gone']).nullable(),
   failing_since: nullableTime,
+  health: endpointHealthSchema,
   created_at: time,
   updated_at: time,
 };

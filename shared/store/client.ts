@@ -1,5 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 
 export interface StoreConfig {
   tableName: string;
@@ -44,7 +44,7 @@ export function dynamo(config: StoreConfig = storeConfigFromEnv()): Dynamo {
 
 /** Drops the item's key attributes, leaving the record the domain knows. */
 export function stripKeys<T>(item: Record<string, unknown>): T {
-  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, entity: _entity, expires_at: _exp, ...record } = item;
+  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, gsi2pk: _g3, gsi2sk: _g4, entity: _entity, expires_at: _exp, ...record } = item;
   return record as T;
 }
 
@@ -73,4 +73,25 @@ export async function queryPrefix(db: Dynamo, pk: string, prefix: string, opts: 
     start = out.LastEvaluatedKey;
   } while (start);
   return items;
+}
+
+/** Before retry `tries` of what a batch request left unprocessed: exponential pause, and a limit. */
+export async function backOff(tries: number, failure: string): Promise<void> {
+  if (tries > 8) throw new Error(failure);
+  if (tries > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** tries));
+}
+
+/** Items by key (strongly consistent), in requests of at most 100 keys, retrying what DynamoDB leaves unprocessed. */
+export async function batchGet(db: Dynamo, wanted: Record<string, string>[]): Promise<Map<string, Record<string, unknown>>> {
+  const found = new Map<string, Record<string, unknown>>();
+  for (let i = 0; i < wanted.length; i += 100) {
+    let pending: Record<string, unknown>[] = wanted.slice(i, i + 100);
+    for (let tries = 0; pending.length > 0; tries++) {
+      await backOff(tries, 'could not read items in a batch');
+      const out = await db.doc.send(new BatchGetCommand({ RequestItems: { [db.tableName]: { Keys: pending, ConsistentRead: true } } }));
+      for (const item of out.Responses?.[db.tableName] ?? []) found.set(`${String(item.pk)}|${String(item.sk)}`, item);
+      pending = out.UnprocessedKeys?.[db.tableName]?.Keys ?? [];
+    }
+  }
+  return found;
 }

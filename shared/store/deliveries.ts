@@ -1,26 +1,21 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { BatchGetCommand, BatchWriteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { DeliveryRecord } from '../domain/deliveries';
-import type { AttemptDeliveryStore, AttemptInputs, AttemptUpdate } from '../domain/delivery-attempt';
-import type { EndpointRecord } from '../domain/webhook-endpoints';
+import { BatchWriteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { DeliveryMessage, DeliveryRecord } from '../domain/deliveries';
+import type { AttemptDeliveryStore, AttemptInputs, AttemptUpdate } from '../domain/delivery-ports';
 import { EVENT_RETENTION_SECONDS } from '../domain/events';
-import { getRecord, queryPrefix, stripKeys, type Dynamo } from './client';
+import { backOff, batchGet, getRecord, queryPrefix, stripKeys, type Dynamo } from './client';
 import { keys, shopPk, skPrefix } from './keys';
 import { TABLE } from './table';
 import { eventFromItem } from './events';
+import { endpointFromItem } from './webhook-endpoints';
 
-/** Before retry `tries` of what a batch request left unprocessed: exponential pause, and a limit. */
-async function backOff(tries: number, failure: string): Promise<void> {
-  if (tries > 8) throw new Error(failure);
-  if (tries > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** tries));
-}
-
-/** Open deliveries carry the GSI1 entry of their endpoint; it is removed when they end. */
+/** Open deliveries carry the GSI1 entry of their endpoint and the GSI2 entry of the due index; both go when they end. */
 function deliveryItem(d: DeliveryRecord): Record<string, unknown> {
   return {
     ...keys.delivery(d.shop_id, d.event_id, d.id),
     ...keys.openDeliveryByEndpoint(d.shop_id, d.endpoint_id, d.id),
+    ...(d.sweep_at ? keys.dueDelivery(d.id, d.sweep_at) : {}),
     entity: 'delivery',
     [TABLE.ttlAttribute]: Math.floor(Date.parse(d.created_at) / 1000) + EVENT_RETENTION_SECONDS,
     ...d,
@@ -75,21 +70,20 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
     return getRecord<DeliveryRecord>(this.db, keys.delivery(shopId, eventId, deliveryId));
   }
 
-  async getForAttempt(shopId: string, eventId: string, deliveryId: string, endpointId: string): Promise<AttemptInputs> {
-    const wanted = [keys.delivery(shopId, eventId, deliveryId), keys.event(shopId, eventId), keys.webhookEndpoint(shopId, endpointId)];
-    const found = new Map<string, Record<string, unknown>>();
-    let pending: Record<string, unknown>[] = wanted;
-    for (let tries = 0; pending.length > 0; tries++) {
-      await backOff(tries, 'could not read the delivery inputs');
-      const out = await this.db.doc.send(new BatchGetCommand({ RequestItems: { [this.db.tableName]: { Keys: pending, ConsistentRead: true } } }));
-      for (const item of out.Responses?.[this.db.tableName] ?? []) found.set(item.sk as string, item);
-      pending = out.UnprocessedKeys?.[this.db.tableName]?.Keys ?? [];
-    }
-    const [delivery, event, endpoint] = wanted.map((k) => found.get(k.sk));
+  async readForAttempts(messages: DeliveryMessage[]): Promise<AttemptInputs> {
+    const refs = (m: DeliveryMessage) => ({
+      delivery: keys.delivery(m.shop_id, m.event_id, m.delivery_id),
+      event: keys.event(m.shop_id, m.event_id),
+      endpoint: keys.webhookEndpoint(m.shop_id, m.endpoint_id),
+    });
+    const id = (key: { pk: string; sk: string }) => `${key.pk}|${key.sk}`;
+    const wanted = new Map(messages.flatMap((m) => Object.values(refs(m))).map((key) => [id(key), key]));
+    const found = await batchGet(this.db, [...wanted.values()]);
+    const item = (key: { pk: string; sk: string }) => found.get(id(key));
     return {
-      delivery: delivery ? stripKeys<DeliveryRecord>(delivery) : null,
-      event: event ? eventFromItem(event) : null,
-      endpoint: endpoint ? stripKeys<EndpointRecord>(endpoint) : null,
+      delivery: (m) => mapOrNull(item(refs(m).delivery), (i) => stripKeys<DeliveryRecord>(i)),
+      event: (m) => mapOrNull(item(refs(m).event), eventFromItem),
+      endpoint: (m) => mapOrNull(item(refs(m).endpoint), endpointFromItem),
     };
   }
 
@@ -107,8 +101,8 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
           Key: keys.delivery(d.shop_id, d.event_id, d.id),
           UpdateExpression:
             'SET #status = :status, attempts = :attempts, last_attempt_at = :at, next_attempt_at = :next, ' +
-            'last_response_status = :code, last_error = :error, history = list_append(history, :entry)' +
-            (open ? '' : ' REMOVE gsi1pk, gsi1sk'),
+            'last_response_status = :code, last_error = :error, history = list_append(history, :entry), sweep_at = :sweep' +
+            (open && u.sweep_at ? ', gsi2pk = :duePk, gsi2sk = :dueSk' : ' REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk'),
           ConditionExpression: `attempts = :previous AND ${IS_OPEN}`,
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
@@ -121,6 +115,8 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
             ':code': u.last_response_status,
             ':error': u.last_error,
             ':entry': [u.entry],
+            ':sweep': u.sweep_at,
+            ...(open && u.sweep_at ? prefixed(keys.dueDelivery(d.id, u.sweep_at), { gsi2pk: ':duePk', gsi2sk: ':dueSk' }) : {}),
           },
         }),
       );
@@ -131,13 +127,13 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
     }
   }
 
-  async cancel(d: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id'>, _at: string): Promise<void> {
+  async cancel(d: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id'>): Promise<void> {
     try {
       await this.db.doc.send(
         new UpdateCommand({
           TableName: this.db.tableName,
           Key: keys.delivery(d.shop_id, d.event_id, d.id),
-          UpdateExpression: 'SET #status = :cancelled, next_attempt_at = :null REMOVE gsi1pk, gsi1sk',
+          UpdateExpression: 'SET #status = :cancelled, next_attempt_at = :null, sweep_at = :null REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk',
           ConditionExpression: IS_OPEN,
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: { ...OPEN, ':cancelled': 'cancelled', ':null': null },
@@ -148,8 +144,8 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
     }
   }
 
-  async cancelOpenForEndpoint(shopId: string, endpointId: string, at: string): Promise<number> {
-    let count = 0;
+  async listOpenForEndpoint(shopId: string, endpointId: string): Promise<DeliveryRecord[]> {
+    const rows: DeliveryRecord[] = [];
     let start: Record<string, unknown> | undefined;
     do {
       const out = await this.db.doc.send(
@@ -161,11 +157,21 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
           ExclusiveStartKey: start,
         }),
       );
-      const open = (out.Items ?? []).map((i) => stripKeys<DeliveryRecord>(i));
-      await Promise.all(open.map((d) => this.cancel(d, at)));
-      count += open.length;
+      rows.push(...(out.Items ?? []).map((i) => stripKeys<DeliveryRecord>(i)));
       start = out.LastEvaluatedKey;
     } while (start);
-    return count;
+    return rows;
+  }
+
+  async cancelOpenForEndpoint(shopId: string, endpointId: string): Promise<number> {
+    const open = await this.listOpenForEndpoint(shopId, endpointId);
+    await Promise.all(open.map((d) => this.cancel(d)));
+    return open.length;
   }
 }
+
+const mapOrNull = <T>(item: Record<string, unknown> | undefined, map: (i: Record<string, unknown>) => T): T | null => (item ? map(item) : null);
+
+/** `{ gsi2pk: 'x' }` with `{ gsi2pk: ':a' }` → `{ ':a': 'x' }`. */
+const prefixed = (values: Record<string, string>, names: Record<string, string>) => Object.fromEntries(Object.entries(values).map(([k, v]) => [names[k] as string, v]));
+

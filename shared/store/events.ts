@@ -1,7 +1,9 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { EVENT_RETENTION_SECONDS, type EventRecord } from '../domain/events';
 import type { EventWriter } from '../domain/webhook-endpoints';
 import type { EventReader } from '../domain/deliveries';
+import type { NotificationClaims } from '../domain/notifications';
 import type { Page, PageRequest } from '../domain/pagination';
 import { stripKeys, type Dynamo } from './client';
 import { queryPage } from './pagination';
@@ -25,13 +27,13 @@ export function eventItem(event: EventRecord): Record<string, unknown> {
   };
 }
 
-/** The event of a table item (or of an unmarshalled stream image). */
+/** The event of a table item (or of an unmarshalled stream image); `notified_at` is bookkeeping, not part of it. */
 export function eventFromItem(item: Record<string, unknown>): EventRecord {
-  const { data_json, ...rest } = stripKeys<Omit<EventRecord, 'data'> & { data_json: string }>(item);
+  const { data_json, notified_at: _notified, ...rest } = stripKeys<Omit<EventRecord, 'data'> & { data_json: string; notified_at?: string }>(item);
   return { ...rest, data: JSON.parse(data_json) as Record<string, unknown> };
 }
 
-export class DynamoEventStore implements EventWriter, EventReader {
+export class DynamoEventStore implements EventWriter, EventReader, NotificationClaims {
   constructor(private readonly db: Dynamo) {}
 
   async put(event: EventRecord): Promise<void> {
@@ -43,6 +45,41 @@ export class DynamoEventStore implements EventWriter, EventReader {
   async get(shopId: string, eventId: string): Promise<EventRecord | null> {
     const out = await this.db.doc.send(new GetCommand({ TableName: this.db.tableName, Key: keys.event(shopId, eventId), ConsistentRead: true }));
     return out.Item ? eventFromItem(out.Item) : null; // data_json needs parsing: not getRecord
+  }
+
+  /** `notified_at` on the event item; never creates an item for an event that is gone. */
+  async claimNotification(shopId: string, eventId: string, at: string): Promise<boolean> {
+    try {
+      await this.db.doc.send(
+        new UpdateCommand({
+          TableName: this.db.tableName,
+          Key: keys.event(shopId, eventId),
+          UpdateExpression: 'SET notified_at = :at',
+          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(notified_at)',
+          ExpressionAttributeValues: { ':at': at },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
+  }
+
+  async releaseNotification(shopId: string, eventId: string, at: string): Promise<void> {
+    try {
+      await this.db.doc.send(
+        new UpdateCommand({
+          TableName: this.db.tableName,
+          Key: keys.event(shopId, eventId),
+          UpdateExpression: 'REMOVE notified_at',
+          ConditionExpression: 'notified_at = :at',
+          ExpressionAttributeValues: { ':at': at },
+        }),
+      );
+    } catch (err) {
+      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+    }
   }
 
   /** Newest first; with a type, through GSI1 rather than a filter. */

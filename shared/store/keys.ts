@@ -47,9 +47,24 @@ export const keys = {
     gsi1sk: deliveryId,
   }),
 
+  /**
+   * GSI2 entry of a delivery while it is pending or retrying: the due index the sweeper
+   * reads, one of `DUE_BUCKETS` partitions (by delivery id), sorted by sweep time.
+   */
+  dueDelivery: (deliveryId: string, sweepAt: string) => ({ gsi2pk: dueBucketPk(dueBucket(deliveryId)), gsi2sk: `${sweepAt}#${deliveryId}` }),
+
   /** Powertools idempotency records; `recordKey` is `IDEMPOTENCY#<hash>` (see store/idempotency.ts). */
   idempotency: (recordKey: string) => ({ pk: recordKey, sk: 'IDEMPOTENCY' }),
 } as const;
+
+/** Partitions of the due index: enough that no single key takes every open delivery's writes. */
+export const DUE_BUCKETS = 8;
+export const dueBucketPk = (bucket: number): string => `DUE#${bucket}`;
+function dueBucket(deliveryId: string): number {
+  let sum = 0;
+  for (let i = 0; i < deliveryId.length; i++) sum = (sum * 31 + deliveryId.charCodeAt(i)) >>> 0;
+  return sum % DUE_BUCKETS;
+}
 
 /** sk prefixes used with begins_with to list one item type inside a shop partition. */
 export const skPrefix = {

@@ -1,13 +1,20 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { FailureStateStore } from '../domain/delivery-attempt';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { EndpointGateStore, ReleaseChange } from '../domain/delivery-ports';
 import type { EventRecord } from '../domain/events';
 import type { EndpointChanges, EndpointRecord, EndpointStore, StoredSecret } from '../domain/webhook-endpoints';
+import { HEALTHY, type Admission, type EndpointHealth } from '../webhooks/circuit';
 import { eventItem } from './events';
-import { getRecord, queryPrefix, stripKeys, type Dynamo } from './client';
+import { batchGet, queryPrefix, stripKeys, type Dynamo } from './client';
 import { keys, shopPk, skPrefix } from './keys';
 
-export class DynamoEndpointStore implements EndpointStore, FailureStateStore {
+/** The endpoint of a table item; endpoints saved before the circuit existed read as healthy. */
+export function endpointFromItem(item: Record<string, unknown>): EndpointRecord {
+  const record = stripKeys<EndpointRecord>(item);
+  return { ...record, health: { ...HEALTHY, ...record.health }, leases: record.leases ?? {}, lease_version: record.lease_version ?? 0 };
+}
+
+export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
   constructor(private readonly db: Dynamo) {}
 
   /** The shop item counts its endpoints, so concurrent creates cannot pass the limit. */
@@ -47,11 +54,24 @@ export class DynamoEndpointStore implements EndpointStore, FailureStateStore {
 
   async list(shopId: string): Promise<EndpointRecord[]> {
     const items = await queryPrefix(this.db, shopPk(shopId), skPrefix.webhookEndpoint, { newestFirst: true });
-    return items.map((i) => stripKeys<EndpointRecord>(i));
+    return items.map(endpointFromItem);
+  }
+
+  /** Several endpoints by shop and id, in one round trip; keyed `<shop>/<endpoint>`. */
+  async getMany(refs: { shop_id: string; endpoint_id: string }[]): Promise<Map<string, EndpointRecord>> {
+    const wanted = new Map(refs.map((r) => [`${r.shop_id}/${r.endpoint_id}`, keys.webhookEndpoint(r.shop_id, r.endpoint_id)]));
+    const found = await batchGet(this.db, [...wanted.values()]);
+    const out = new Map<string, EndpointRecord>();
+    for (const [ref, key] of wanted) {
+      const item = found.get(`${key.pk}|${key.sk}`);
+      if (item) out.set(ref, endpointFromItem(item));
+    }
+    return out;
   }
 
   async get(shopId: string, id: string): Promise<EndpointRecord | null> {
-    return getRecord<EndpointRecord>(this.db, keys.webhookEndpoint(shopId, id));
+    const out = await this.db.doc.send(new GetCommand({ TableName: this.db.tableName, Key: keys.webhookEndpoint(shopId, id), ConsistentRead: true }));
+    return out.Item ? endpointFromItem(out.Item) : null;
   }
 
   private async conditionalUpdate(shopId: string, id: string, sets: Record<string, unknown>, condition: string, values: Record<string, unknown> = {}) {
@@ -69,7 +89,7 @@ export class DynamoEndpointStore implements EndpointStore, FailureStateStore {
           ReturnValues: 'ALL_NEW',
         }),
       );
-      return out.Attributes ? stripKeys<EndpointRecord>(out.Attributes) : null;
+      return out.Attributes ? endpointFromItem(out.Attributes) : null;
     } catch (err) {
       if (err instanceof ConditionalCheckFailedException) return null;
       throw err;
@@ -88,17 +108,6 @@ export class DynamoEndpointStore implements EndpointStore, FailureStateStore {
       'attribute_exists(pk) AND secrets_version = :expected',
       { ':expected': expectedVersion },
     );
-  }
-
-  /** Set at the first failure after a success; a concurrent first failure keeps the earlier time. */
-  async markFailing(endpoint: EndpointRecord, since: string): Promise<void> {
-    await this.conditionalUpdate(endpoint.shop_id, endpoint.id, { failing_since: since }, 'attribute_exists(pk) AND attribute_type(failing_since, :nullType)', {
-      ':nullType': 'NULL',
-    });
-  }
-
-  async clearFailing(endpoint: EndpointRecord): Promise<void> {
-    await this.conditionalUpdate(endpoint.shop_id, endpoint.id, { failing_since: null }, 'attribute_exists(pk)');
   }
 
   async disable(endpoint: EndpointRecord, reason: 'failing' | 'gone', lastErrors: string[], event: EventRecord, at: string): Promise<boolean> {
@@ -122,6 +131,98 @@ export class DynamoEndpointStore implements EndpointStore, FailureStateStore {
       return true;
     } catch (err) {
       if (err instanceof TransactionCanceledException) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * Takes the admission's leases, drops the expired ones and writes the circuit, only if no
+   * other consumer admitted since `endpoint` was read (lease_version) and it is still enabled.
+   */
+  async admit(endpoint: EndpointRecord, admission: Admission): Promise<boolean> {
+    const names: Record<string, string> = { '#leases': 'leases' };
+    const values: Record<string, unknown> = { ':seen': endpoint.lease_version, ':next': endpoint.lease_version + 1, ':true': true };
+    const sets = ['lease_version = :next'];
+    admission.send.forEach(({ deliveryId, lease }, i) => {
+      names[`#d${i}`] = deliveryId;
+      values[`:l${i}`] = lease;
+      sets.push(`#leases.#d${i} = :l${i}`);
+    });
+    const removes = admission.expired.filter((id) => !admission.send.some((s) => s.deliveryId === id)).map((id, i) => ((names[`#x${i}`] = id), `#leases.#x${i}`));
+    if (admission.health !== endpoint.health) {
+      values[':health'] = admission.health;
+      sets.push('health = :health');
+    }
+    const condition = 'attribute_exists(pk) AND enabled = :true AND ' + (endpoint.lease_version === 0 ? '(attribute_not_exists(lease_version) OR lease_version = :seen)' : 'lease_version = :seen');
+    const update = `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`;
+    try {
+      return await this.tryUpdate(endpoint, update, condition, names, values);
+    } catch (err) {
+      // An item saved before the circuit existed has no leases map to write into yet.
+      if (!(err instanceof Error && err.name === 'ValidationException' && /document path/i.test(err.message))) throw err;
+      await this.tryUpdate(endpoint, 'SET #leases = if_not_exists(#leases, :empty), health = if_not_exists(health, :healthy)', 'attribute_exists(pk)', { '#leases': 'leases' }, { ':empty': {}, ':healthy': HEALTHY });
+      return this.tryUpdate(endpoint, update, condition, names, values);
+    }
+  }
+
+  async release(endpoint: EndpointRecord, deliveryId: string, token: string, change: ReleaseChange): Promise<EndpointHealth['circuit'] | null> {
+    const names: Record<string, string> = { '#leases': 'leases', '#d': deliveryId };
+    const values: Record<string, unknown> = {};
+    const sets: string[] = [];
+    if (change.succeeded) {
+      values[':health'] = change.health;
+      sets.push('health = :health');
+    } else if (change.counted) {
+      Object.assign(values, { ':one': 1, ':failedAt': change.health.last_failure_at });
+      sets.push('health.consecutive_failures = health.consecutive_failures + :one', 'health.last_failure_at = :failedAt');
+      if (change.opens) {
+        Object.assign(values, { ':open': 'open', ':probeAt': change.health.next_probe_at, ':interval': change.health.probe_interval_ms });
+        sets.push('health.circuit = :open', 'health.next_probe_at = :probeAt', 'health.probe_interval_ms = :interval');
+      }
+    }
+    if (change.failingSince !== undefined) {
+      values[':failingSince'] = change.failingSince;
+      sets.push('failing_since = :failingSince');
+    }
+    const update = `${sets.length ? `SET ${sets.join(', ')} ` : ''}REMOVE #leases.#d`;
+    try {
+      const out = await this.db.doc.send(
+        new UpdateCommand({
+          TableName: this.db.tableName,
+          Key: keys.webhookEndpoint(endpoint.shop_id, endpoint.id),
+          UpdateExpression: update,
+          ConditionExpression: 'attribute_exists(pk) AND #leases.#d.#token = :token',
+          ExpressionAttributeNames: { ...names, '#token': 'token' },
+          ExpressionAttributeValues: { ...values, ':token': token },
+          ReturnValues: 'UPDATED_OLD',
+        }),
+      );
+      return ((out.Attributes?.health as EndpointHealth | undefined)?.circuit ?? endpoint.health.circuit) as EndpointHealth['circuit'];
+    } catch (err) {
+      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+    }
+    // The lease expired and was taken again (or the endpoint is gone): write the health alone.
+    if (sets.length === 0) return null;
+    const ok = await this.tryUpdate(endpoint, `SET ${sets.join(', ')}`, 'attribute_exists(pk)', Object.fromEntries(Object.entries(names).filter(([k]) => k !== '#d')), values);
+    return ok ? endpoint.health.circuit : null;
+  }
+
+  private async tryUpdate(endpoint: EndpointRecord, update: string, condition: string, names: Record<string, string>, values: Record<string, unknown>): Promise<boolean> {
+    const usedNames = Object.fromEntries(Object.entries(names).filter(([k]) => update.includes(k) || condition.includes(k)));
+    try {
+      await this.db.doc.send(
+        new UpdateCommand({
+          TableName: this.db.tableName,
+          Key: keys.webhookEndpoint(endpoint.shop_id, endpoint.id),
+          UpdateExpression: update,
+          ConditionExpression: condition,
+          ExpressionAttributeNames: Object.keys(usedNames).length ? usedNames : undefined,
+          ExpressionAttributeValues: values,
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
       throw err;
     }
   }

@@ -91,7 +91,8 @@ describe('cloud stack template', () => {
   });
 
   it('lets the scheduler role only send to the delivery queue (and its own dead-letter queue)', () => {
-    const [roleId] = ofType('AWS::IAM::Role').find(([, r]) => ref(r.Properties.AssumeRolePolicyDocument).includes('scheduler.amazonaws.com')) ?? [];
+    const [roleId] = ofType('AWS::IAM::Role').find(([id]) => id.startsWith('DeliverySchedulerRole')) ?? [];
+    expect(ref(resources.find(([id]) => id === roleId)?.[1].Properties.AssumeRolePolicyDocument)).toContain('scheduler.amazonaws.com');
     const policies = ofType('AWS::IAM::Policy').filter(([, p]) => ref(p.Properties.Roles).includes(`"${roleId}"`));
     const statements = policies.flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
     expect(statements).toHaveLength(1);
@@ -111,6 +112,8 @@ describe('cloud stack template', () => {
     expect((stream?.FilterCriteria as { Filters: unknown[] }).Filters).toHaveLength(2);
     const sqs = mappings.find(([, m]) => !ref(m.Properties.EventSourceArn).includes('StreamArn'))?.[1].Properties;
     expect(sqs).toMatchObject({ BatchSize: 10, FunctionResponseTypes: ['ReportBatchItemFailures'], ScalingConfig: { MaximumConcurrency: 20 } });
+    // No batching window: it would hold every delivery back by up to the window for fewer invocations.
+    expect(sqs?.MaximumBatchingWindowInSeconds).toBeUndefined();
     const queues = ofType('AWS::SQS::Queue');
     const main = queues.filter(([id]) => id.includes('Deliveries'));
     expect(main).toHaveLength(1);
@@ -122,7 +125,11 @@ describe('cloud stack template', () => {
 
   it('alarms on dead letters, old deliveries, 5xx, and every function\'s errors and throttles, to one topic', () => {
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
-    expect(alarms.filter((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible')).toHaveLength(4);
+    // One per dead-letter queue: every queue but the delivery queue itself.
+    const deadLetterQueues = ofType('AWS::SQS::Queue').filter(([id]) => !id.startsWith('DeliveryDeliveries')).map(([id]) => id);
+    expect(deadLetterQueues).toHaveLength(5);
+    const depthAlarms = alarms.filter((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible');
+    expect(depthAlarms.map((a) => ref(a.Dimensions).match(/"([A-Za-z0-9]+)","QueueName"/)?.[1]).sort()).toEqual(deadLetterQueues.sort());
     expect(alarms.filter((a) => a.MetricName === 'ApproximateAgeOfOldestMessage')).toHaveLength(1);
     expect(alarms.filter((a) => a.MetricName === '5xx')).toHaveLength(1);
     const fnCount = Object.keys(allFunctionEntries()).length;
@@ -147,5 +154,83 @@ describe('cloud stack template', () => {
     t.hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: { MaximumConcurrency: 5 } });
     t.hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: { SES_FROM_ADDRESS: 'alerts@shop.example' } } });
     expect(() => new ShopCallsStack(new App({ context: { throttleRate: 'lots' } }), 'Bad')).toThrow(/throttleRate/);
+  });
+});
+
+describe('delivery sweeper', () => {
+  const [sweepId, sweep] = ofType('AWS::Lambda::Function').find(([id]) => id.startsWith('SweeperSweep')) ?? [];
+  const [scheduleId, schedule] = ofType('AWS::Scheduler::Schedule').find(([id]) => id.startsWith('Sweeper')) ?? [];
+  const getAtt = (id: string | undefined) => ({ 'Fn::GetAtt': [id, 'Arn'] });
+  const idOf = (prefix: string) => resources.find(([id]) => id.startsWith(prefix))?.[0];
+
+  it('is a function of its own: 60 s, one at a time, no async retries, with the queue and table it needs', () => {
+    expect(sweep?.Properties).toMatchObject({
+      Runtime: 'nodejs24.x',
+      Timeout: 60,
+      ReservedConcurrentExecutions: 1,
+      Environment: { Variables: { TABLE_NAME: {}, QUEUE_URL: { Ref: idOf('DeliveryDeliveries') }, QUEUE_ARN: getAtt(idOf('DeliveryDeliveries')), DELIVERY_TIMEOUT_MS: '10000' } },
+    });
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { FunctionName: { Ref: sweepId }, MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 });
+  });
+
+  it('is invoked every minute by an EventBridge Scheduler schedule with retries and a dead-letter queue', () => {
+    expect(ofType('AWS::Scheduler::Schedule')).toHaveLength(1);
+    expect(scheduleId).toBeDefined();
+    expect(schedule?.Properties).toMatchObject({
+      ScheduleExpression: 'rate(1 minute)',
+      FlexibleTimeWindow: { Mode: 'OFF' },
+      State: 'ENABLED',
+      Target: {
+        Arn: getAtt(sweepId),
+        RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 60 },
+        DeadLetterConfig: { Arn: getAtt(idOf('SweeperSweepScheduleDlq')) },
+      },
+    });
+  });
+
+  it('gives the schedule a role that may only invoke the sweeper (and send to its own dead-letter queue)', () => {
+    const roleId = ref((schedule?.Properties.Target as { RoleArn: unknown }).RoleArn).match(/"([A-Za-z0-9]+)","Arn"/)?.[1];
+    const role = resources.find(([id]) => id === roleId)?.[1].Properties ?? {};
+    const trust = (role.AssumeRolePolicyDocument as { Statement: (Statement & { Principal: unknown; Condition: unknown })[] }).Statement;
+    expect(trust).toHaveLength(1);
+    expect(trust[0]).toMatchObject({ Action: 'sts:AssumeRole', Principal: { Service: 'scheduler.amazonaws.com' } });
+    expect(ref(trust[0]?.Condition)).toMatch(/aws:SourceAccount.*aws:SourceArn.*schedule-group\/default/);
+    expect(role.ManagedPolicyArns).toBeUndefined();
+    expect(ofType('AWS::IAM::Policy').filter(([, p]) => ref(p.Properties.Roles).includes(`"${roleId}"`))).toHaveLength(0);
+    const statements = (role.Policies as { PolicyDocument: { Statement: Statement[] } }[]).flatMap((p) => p.PolicyDocument.Statement);
+    expect(statements.map((s) => ({ Effect: s.Effect, Action: asArray(s.Action), Resource: s.Resource }))).toEqual([
+      { Effect: 'Allow', Action: ['lambda:InvokeFunction'], Resource: getAtt(sweepId) },
+      { Effect: 'Allow', Action: ['sqs:SendMessage'], Resource: getAtt(idOf('SweeperSweepScheduleDlq')) },
+    ]);
+  });
+
+  it('lets the sweeper read and write the table and send to the delivery queue, nothing else beyond logs', () => {
+    const roleId = ref(sweep?.Properties.Role).match(/"([A-Za-z0-9]+)"/)?.[1];
+    const role = resources.find(([id]) => id === roleId)?.[1].Properties ?? {};
+    expect(ref(role.ManagedPolicyArns)).toBe(ref([{ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::aws:policy/service-role/AWSLambdaBasicExecutionRole']] }]));
+    expect(role.Policies).toBeUndefined();
+    const statements = statementsOfFunction(sweepId as string);
+    const table = idOf('DataTable') as string;
+    const queue = idOf('DeliveryDeliveries') as string;
+    for (const s of statements) {
+      expect(s.Effect).toBe('Allow');
+      const actions = asArray(s.Action);
+      const targets = ref(s.Resource).match(/"Fn::GetAtt":\["([A-Za-z0-9]+)"/g)?.map((m) => m.split('"')[3]) ?? [];
+      expect(targets.length).toBeGreaterThan(0);
+      if (actions.every((a) => a.startsWith('dynamodb:'))) expect(new Set(targets)).toEqual(new Set([table]));
+      else {
+        expect(actions.sort()).toEqual(['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
+        expect(targets).toEqual([queue]);
+      }
+    }
+    expect(statements.flatMap((s) => asArray(s.Action))).toEqual(expect.arrayContaining(['dynamodb:Query', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'sqs:SendMessage']));
+  });
+
+  it('has its errors, throttles and dead letters alarmed', () => {
+    const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
+    const on = (metric: string, id: string | undefined) => alarms.filter((a) => a.MetricName === metric && ref(a.Dimensions).includes(`"${id}"`));
+    expect(on('ApproximateNumberOfMessagesVisible', idOf('SweeperSweepScheduleDlq'))).toHaveLength(1);
+    expect(on('Errors', sweepId)).toHaveLength(1);
+    expect(on('Throttles', sweepId)).toHaveLength(1);
   });
 });

@@ -19,6 +19,19 @@ describe('the table in the cloud stack', () => {
     });
   });
 
+  it('has the due index gsi2, projecting only what a queue message and the sweep need', () => {
+    const [table] = Object.values(template.findResources('AWS::DynamoDB::GlobalTable')) as { Properties: { GlobalSecondaryIndexes: { IndexName: string; KeySchema: unknown; Projection: { ProjectionType: string; NonKeyAttributes?: string[] } }[] } }[];
+    const byName = Object.fromEntries((table?.Properties.GlobalSecondaryIndexes ?? []).map((gsi) => [gsi.IndexName, gsi]));
+    expect(Object.keys(byName)).toEqual(['gsi1', 'gsi2']);
+    expect(byName.gsi1?.Projection).toEqual({ ProjectionType: 'ALL' });
+    expect(byName.gsi2?.KeySchema).toEqual([
+      { AttributeName: 'gsi2pk', KeyType: 'HASH' },
+      { AttributeName: 'gsi2sk', KeyType: 'RANGE' },
+    ]);
+    expect(byName.gsi2?.Projection.ProjectionType).toBe('INCLUDE');
+    expect([...(byName.gsi2?.Projection.NonKeyAttributes ?? [])].sort()).toEqual(['attempts', 'endpoint_id', 'event_id', 'id', 'next_attempt_at', 'shop_id', 'status']);
+  });
+
   it('keeps data: deletion protection, point-in-time recovery, retained on stack deletion', () => {
     template.hasResource('AWS::DynamoDB::GlobalTable', {
       DeletionPolicy: 'Retain',

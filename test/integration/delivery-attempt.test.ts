@@ -1,74 +1,177 @@
-import { attemptDelivery, type AttemptDeps } from '../../shared/domain/delivery-attempt';
-import { messageOf, newDelivery } from '../../shared/domain/deliveries';
+import { CIRCUIT_OPEN, deliverBatch } from '../../shared/domain/delivery-attempt';
+import { messageOf, newDelivery, type DeliveryMessage, type DeliveryRecord } from '../../shared/domain/deliveries';
+import type { AttemptDeps } from '../../shared/domain/delivery-ports';
 import { newEvent } from '../../shared/domain/events';
 import { createShop } from '../../shared/domain/shop';
+import { sweep } from '../../shared/domain/sweep';
 import { createEndpoint } from '../../shared/domain/webhook-endpoints';
-import { newId } from '../../shared/ids';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { derivedId } from '../../shared/ids';
+import { keys } from '../../shared/store/keys';
 import type { Deps } from '../../shared/runtime';
+import { CIRCUIT_THRESHOLD, MAX_IN_FLIGHT } from '../../shared/webhooks/circuit';
+import type { SendResult } from '../../shared/webhooks/sender';
 import { DynamoDeliveryStore } from '../../shared/store/deliveries';
+import { DynamoDueIndex } from '../../shared/store/due-index';
 import { DynamoEventStore } from '../../shared/store/events';
 import { DynamoEndpointStore } from '../../shared/store/webhook-endpoints';
 import { useFreshTable } from '../helpers/table';
 
-describe('delivery attempt reads (DynamoDB Local)', () => {
+/** The consumer and sweeper on DynamoDB Local, with the receiver, queue and scheduler as fakes that record. */
+describe('delivery consumer and sweeper (DynamoDB Local)', () => {
   let deps: Deps;
   let store: DynamoDeliveryStore;
+  let endpoints: DynamoEndpointStore;
   beforeAll(async () => {
     deps = await useFreshTable();
     store = new DynamoDeliveryStore(deps.db);
+    endpoints = new DynamoEndpointStore(deps.db);
   });
 
-  async function pendingDelivery() {
-    const shop = await createShop(deps, { name: 'Attempt Shop', owner_email: 'o@attempt.test' });
-    const endpoint = await createEndpoint({ ...deps, checkUrl: async (url) => ({ ok: true, url: new URL(url) }) }, shop.id, { url: 'https://hooks.example.com/x', events: ['call.completed'] });
-    const now = new Date();
-    const event = newEvent(shop.id, 'call.completed', { id: 'call_1' }, now);
-    await new DynamoEventStore(deps.db).put(event);
-    const row = newDelivery(event, endpoint.id, newId('dlv', now.getTime()), 'fanout', now);
-    await store.createMissing([row]);
-    return { shop, endpoint, event, row };
+  function harness(answer: () => Promise<Partial<SendResult>> | Partial<SendResult> = () => ({ status: 204 }), clock = () => new Date()) {
+    const posts: string[] = [];
+    const queued: DeliveryMessage[] = [];
+    const scheduled: { message: DeliveryMessage; at: Date }[] = [];
+    const attemptDeps: AttemptDeps = {
+      deliveries: store,
+      endpoints,
+      queue: { send: async (m) => void queued.push(...m) },
+      // As in AWS: past 15 minutes a wake-up costs a schedule of its own.
+      scheduler: { schedule: async (message, at) => void scheduled.push({ message, at }), needsSchedule: (delayMs) => delayMs > 15 * 60_000 },
+      sender: {
+        post: async (_url, headers) => {
+          posts.push(headers['webhook-id'] as string);
+          return { status: null, error: null, retryAfterMs: null, durationMs: 1, snippet: null, ...(await answer()) };
+        },
+      },
+      cipher: deps.cipher,
+      checkTarget: async (url) => ({ ok: true, url: new URL(url) }),
+      settings: { timeoutMs: 1000, deferMs: 250 },
+      timeScale: 1,
+      now: clock,
+    };
+    return { attemptDeps, posts, queued, scheduled };
   }
 
-  it('reads the row, its event and its endpoint in one request, and null for what is gone', async () => {
-    const { shop, endpoint, event, row } = await pendingDelivery();
+  async function endpointWith(count: number) {
+    const shop = await createShop(deps, { name: 'Attempt Shop', owner_email: 'o@attempt.test' });
+    const endpoint = await createEndpoint({ ...deps, checkUrl: async (url) => ({ ok: true, url: new URL(url) }) }, shop.id, { url: 'https://hooks.example.com/x', events: ['call.completed'] });
+    const rows: DeliveryRecord[] = [];
+    for (let i = 0; i < count; i++) {
+      const now = new Date();
+      const event = newEvent(shop.id, 'call.completed', { id: `call_${i}` }, now);
+      await new DynamoEventStore(deps.db).put(event);
+      rows.push(newDelivery(event, endpoint.id, derivedId('dlv', now.getTime(), `${event.id}/${endpoint.id}`), 'fanout', now));
+    }
+    await store.createMissing(rows);
+    return { shop, endpoint, rows };
+  }
+  const row = (d: DeliveryRecord) => store.get(d.shop_id, d.event_id, d.id);
+  const verdicts = (results: PromiseSettledResult<string>[]) => results.map((r) => (r.status === 'fulfilled' ? r.value : `error: ${String(r.reason)}`));
+
+  it('reads every row, event and endpoint of a batch in one request', async () => {
+    const { rows } = await endpointWith(3);
     const sent: string[] = [];
     deps.db.doc.middlewareStack.add((next, ctx) => async (args) => (sent.push(ctx.commandName ?? ''), next(args)), { step: 'initialize', name: 'countForTest' });
     try {
-      const got = await store.getForAttempt(shop.id, event.id, row.id, endpoint.id);
+      const inputs = await store.readForAttempts([...rows.map((r) => messageOf(r)), { ...messageOf(rows[0] as DeliveryRecord), delivery_id: 'dlv_01jd0000000000000000000000' }]);
       expect(sent).toEqual(['BatchGetItemCommand']);
-      expect(got.delivery).toMatchObject({ id: row.id, status: 'pending', attempts: 0 });
-      expect(got.event).toMatchObject({ id: event.id, type: 'call.completed', data: { id: 'call_1' } });
-      expect(got.endpoint).toMatchObject({ id: endpoint.id, url: 'https://hooks.example.com/x', enabled: true });
-      expect(got.delivery).not.toHaveProperty('pk');
+      expect(inputs.delivery(messageOf(rows[1] as DeliveryRecord))).toMatchObject({ id: rows[1]?.id, status: 'pending' });
+      expect(inputs.endpoint(messageOf(rows[2] as DeliveryRecord))).toMatchObject({ id: rows[2]?.endpoint_id, health: { circuit: 'closed' } });
     } finally {
       deps.db.doc.middlewareStack.remove('countForTest');
     }
-    const missing = await store.getForAttempt(shop.id, event.id, 'dlv_01jd0000000000000000000000', 'we_01jd0000000000000000000000');
-    expect(missing).toEqual({ delivery: null, event: expect.objectContaining({ id: event.id }), endpoint: null });
   });
 
-  it('delivers messages with and without endpoint_id (queued before the field existed) alike', async () => {
-    for (const withEndpoint of [true, false]) {
-      const { row } = await pendingDelivery();
-      const posts: string[] = [];
-      const attemptDeps: AttemptDeps = {
-        deliveries: store,
-        endpoints: new DynamoEndpointStore(deps.db),
-        events: new DynamoEventStore(deps.db),
-        scheduler: { schedule: async () => undefined },
-        sender: { post: async (url, _headers, body) => (posts.push(`${url.toString()} ${body}`), { status: 204, error: null, retryAfterMs: null, durationMs: 1, snippet: null }) },
-        cipher: deps.cipher,
-        checkTarget: async (url) => ({ ok: true, url: new URL(url) }),
-        timeScale: 1,
-        now: () => new Date(),
-      };
-      const { endpoint_id, ...old } = messageOf(row);
-      expect(endpoint_id).toBe(row.endpoint_id);
-      const verdict = await attemptDelivery(attemptDeps, withEndpoint ? messageOf(row) : old);
-      expect(verdict).toBe('delivered');
-      expect(posts).toHaveLength(1);
-      expect(posts[0]).toContain('https://hooks.example.com/x');
-      expect(await store.get(row.shop_id, row.event_id, row.id)).toMatchObject({ status: 'succeeded', attempts: 1 });
-    }
+  it(`sends at most ${MAX_IN_FLIGHT} to one endpoint at once; the rest go back on the queue with no attempt used`, async () => {
+    const { rows, endpoint, shop } = await endpointWith(6);
+    const h = harness();
+    expect(verdicts(await deliverBatch(h.attemptDeps, rows.map((r) => messageOf(r))))).toEqual([...Array(4).fill('delivered'), 'deferred', 'deferred']);
+    expect(h.posts).toHaveLength(MAX_IN_FLIGHT);
+    expect(h.scheduled.map((s) => s.message.delivery_id)).toEqual([rows[4]?.id, rows[5]?.id]);
+    expect(await row(rows[5] as DeliveryRecord)).toMatchObject({ status: 'pending', attempts: 0 });
+    const after = await endpoints.get(shop.id, endpoint.id);
+    expect(after?.leases).toEqual({});
+    expect(after?.health).toMatchObject({ circuit: 'closed', consecutive_failures: 0, last_success_at: expect.any(String) });
+  });
+
+  it('two consumers given the same message at once send it once', async () => {
+    const { rows } = await endpointWith(1);
+    const h = harness(() => new Promise((r) => setTimeout(() => r({ status: 204 }), 100)));
+    const message = messageOf(rows[0] as DeliveryRecord);
+    const [a, b] = await Promise.all([deliverBatch(h.attemptDeps, [message]), deliverBatch(h.attemptDeps, [message])]);
+    expect(h.posts).toHaveLength(1);
+    expect([...verdicts(a as never), ...verdicts(b as never)].sort()).toEqual(['delivered', 'in_flight']);
+  });
+
+  it('opens the circuit, records due deliveries as circuit_open without a schedule, probes, and releases the waiting ones on success', async () => {
+    let clock = Date.now();
+    let status = 503;
+    const { rows, shop, endpoint } = await endpointWith(CIRCUIT_THRESHOLD + 2);
+    const h = harness(() => ({ status }), () => new Date(clock));
+    // One at a time after the first failure: five batches of one make five failures.
+    for (const r of rows.slice(0, CIRCUIT_THRESHOLD)) expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(r)]))).toEqual(['retry_scheduled']);
+    expect((await endpoints.get(shop.id, endpoint.id))?.health).toMatchObject({ circuit: 'open', consecutive_failures: CIRCUIT_THRESHOLD });
+
+    // A delivery on its 4th attempt (due 30 min after the 3rd): with the circuit open it gets no schedule.
+    const held = rows[CIRCUIT_THRESHOLD] as DeliveryRecord;
+    const late = await store.get(held.shop_id, held.event_id, held.id).then((d) => ({ ...(d as DeliveryRecord), status: 'retrying' as const, attempts: 3 }));
+    await deps.db.doc.send(new UpdateCommand({ TableName: deps.db.tableName, Key: keys.delivery(held.shop_id, held.event_id, held.id), UpdateExpression: 'SET attempts = :three, #s = :retrying', ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':three': 3, ':retrying': 'retrying' } }));
+    const postsBefore = h.posts.length;
+    const scheduledBefore = h.scheduled.length;
+    expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(late)]))).toEqual(['circuit_open']);
+    expect(h.posts).toHaveLength(postsBefore);
+    const recorded = await row(held);
+    expect(recorded).toMatchObject({ status: 'retrying', attempts: 4, last_response_status: null, last_error: CIRCUIT_OPEN });
+    expect(recorded?.history.at(-1)).toMatchObject({ attempt: 4, status: null, error: CIRCUIT_OPEN });
+    expect(h.scheduled).toHaveLength(scheduledBefore); // no per-delivery schedule while open…
+    expect(recorded?.sweep_at).toBe(recorded?.next_attempt_at); // …the sweeper wakes it at its time
+
+    // Past the probe time a real due delivery goes out as the probe; its success closes the circuit.
+    clock += 16_000;
+    status = 204;
+    h.queued.length = 0;
+    expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(rows[CIRCUIT_THRESHOLD + 1] as DeliveryRecord)]))).toEqual(['delivered']);
+    expect((await endpoints.get(shop.id, endpoint.id))?.health).toMatchObject({ circuit: 'closed', consecutive_failures: 0, next_probe_at: null });
+    // Every delivery still retrying is put back on the queue now, not at its next offset.
+    expect(h.queued.map((m) => m.delivery_id).sort()).toEqual([...rows.slice(0, CIRCUIT_THRESHOLD).map((r) => r.id), held.id].sort());
+    expect(h.queued.find((m) => m.delivery_id === held.id)?.attempt).toBe(5);
+  });
+
+  it('the sweeper sends an overdue delivery nobody woke, once, and leaves one in flight alone', async () => {
+    const { rows, shop, endpoint } = await endpointWith(2);
+    const [lost, busy] = rows as [DeliveryRecord, DeliveryRecord];
+    const queued: DeliveryMessage[] = [];
+    const later = () => new Date(Date.now() + 2 * 60_000); // past every row's sweep time (1 min grace)
+    const sweepDeps = { due: new DynamoDueIndex(deps.db), endpoints, queue: { send: async (m: DeliveryMessage[]) => void queued.push(...m) }, timeScale: 1, now: later };
+    // The second row is being attempted right now: its endpoint holds a live lease on it.
+    const current = await endpoints.get(shop.id, endpoint.id);
+    await endpoints.admit(current!, { send: [{ deliveryId: busy.id, lease: { until: later().getTime() + 60_000, token: 't', probe: false } }], circuitOpen: [], defer: [], inFlight: [], expired: [], health: current!.health });
+
+    const [first, second] = await Promise.all([sweep(sweepDeps), sweep(sweepDeps)]);
+    const mine = queued.filter((m) => m.delivery_id === lost.id || m.delivery_id === busy.id);
+    expect(mine).toEqual([messageOf(lost)]);
+    expect((first?.inFlight ?? 0) + (second?.inFlight ?? 0)).toBeGreaterThanOrEqual(1);
+    // Postponed: the next sweep a moment later does not send it again.
+    queued.length = 0;
+    await sweep(sweepDeps);
+    expect(queued.filter((m) => m.delivery_id === lost.id)).toEqual([]);
+
+    // The swept message and a late original both arrive while it is in flight: one attempt, one POST.
+    const h = harness(() => new Promise((r) => setTimeout(() => r({ status: 204 }), 100)));
+    await Promise.all([deliverBatch(h.attemptDeps, [messageOf(lost)]), deliverBatch(h.attemptDeps, [messageOf(lost)])]);
+    expect(h.posts).toEqual([lost.event_id]);
+    expect(await row(lost)).toMatchObject({ status: 'succeeded', attempts: 1, sweep_at: null });
+  });
+
+  it('a delivery of a disabled endpoint is cancelled and leaves the due index', async () => {
+    const { rows, shop, endpoint } = await endpointWith(1);
+    await endpoints.update(shop.id, endpoint.id, { enabled: false, disabled_reason: 'manual' }, new Date().toISOString());
+    const h = harness();
+    expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(rows[0] as DeliveryRecord)]))).toEqual(['cancelled']);
+    expect(h.posts).toEqual([]);
+    const due = await new DynamoDueIndex(deps.db).overdue(new Date(Date.now() + 3_600_000), 100);
+    expect(due.map((e) => e.id)).not.toContain(rows[0]?.id);
+    expect(await row(rows[0] as DeliveryRecord)).toMatchObject({ status: 'cancelled', sweep_at: null });
   });
 });

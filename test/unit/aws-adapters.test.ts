@@ -10,7 +10,7 @@ import { RETRY_SCHEDULE_MS } from '../../shared/webhooks/policy';
 const sqs = mockClient(SQSClient);
 const scheduler = mockClient(SchedulerClient);
 const NOW = Date.parse('2026-11-21T18:04:05.123Z');
-const message = { shop_id: 'shop_1', event_id: 'evt_1', delivery_id: 'dlv_01jd0000000000000000000000', attempt: 3 };
+const message = { shop_id: 'shop_1', event_id: 'evt_1', delivery_id: 'dlv_01jd0000000000000000000000', endpoint_id: 'we_1', attempt: 3 };
 const target = { groupName: 'deliveries', queueArn: 'arn:aws:sqs:eu-west-1:1:deliveries', roleArn: 'arn:aws:iam::1:role/sched', deadLetterArn: 'arn:aws:sqs:eu-west-1:1:sched-dlq' };
 
 function retryScheduler() {
@@ -60,6 +60,12 @@ describe('retry scheduling on AWS', () => {
   it('treats a duplicate schedule name as done', async () => {
     scheduler.on(CreateScheduleCommand).rejects(new ConflictException({ message: 'exists', Message: 'exists', $metadata: {} }));
     await expect(retryScheduler().schedule(message, new Date(NOW + 2 * 3600_000))).resolves.toBeUndefined();
+  });
+
+  it('costs a schedule of its own only past the queue\'s 15-minute delay', () => {
+    const s = retryScheduler();
+    expect(RETRY_SCHEDULE_MS.map((ms) => s.needsSchedule(ms))).toEqual([false, false, true, true, true, true, true]);
+    expect([s.needsSchedule(15 * 60_000), s.needsSchedule(15 * 60_000 + 1)]).toEqual([false, true]);
   });
 
   it('writes at() in UTC without milliseconds', () => {

@@ -1,0 +1,19 @@
+import { sweep } from '../shared/domain/sweep';
+import { logger } from '../shared/logger';
+import { pipelineDeps, type PipelineDeps } from '../shared/pipeline';
+
+/**
+ * The sweeper: every minute (an EventBridge Scheduler schedule in AWS, a timer locally),
+ * puts back on the queue every open delivery that nothing woke at its time.
+ * `horizon_ms` looks ahead (the local stack's first sweep after a start).
+ */
+export const makeHandler =
+  (deps: () => PipelineDeps = pipelineDeps) =>
+  async (event?: { horizon_ms?: number }) => {
+    const report = await sweep(deps(), { horizonMs: event?.horizon_ms ?? 0 });
+    if (report.enqueued > 0) logger.warn('Overdue deliveries sent again', { ...report });
+    else logger.debug('Sweep', { ...report });
+    return report;
+  };
+
+export const handler = makeHandler();

@@ -1,0 +1,38 @@
+import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Dynamo } from '../../shared/store/client';
+
+/**
+ * At a start of the local stack, the requests of its last run are over whatever they
+ * were: it was stopped or killed. Their leases on endpoints would otherwise hold slots
+ * (and keep the sweeper off their deliveries) until they expire, up to the delivery
+ * timeout plus 5 s, unscaled. Local only: in AWS consumers come and go while others run.
+ */
+export async function breakLeasesOfLastRun(db: Dynamo): Promise<number> {
+  let broken = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await db.doc.send(
+      new ScanCommand({
+        TableName: db.tableName,
+        FilterExpression: 'entity = :endpoint AND size(leases) > :zero',
+        ExpressionAttributeValues: { ':endpoint': 'webhook_endpoint', ':zero': 0 },
+        ProjectionExpression: 'pk, sk',
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const key of page.Items ?? []) {
+      await db.doc.send(
+        new UpdateCommand({
+          TableName: db.tableName,
+          Key: key,
+          UpdateExpression: 'SET leases = :empty, lease_version = lease_version + :one',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':empty': {}, ':one': 1 },
+        }),
+      );
+      broken++;
+    }
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return broken;
+}

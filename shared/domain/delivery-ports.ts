@@ -1,0 +1,94 @@
+import type { Sender } from '../webhooks/sender';
+import type { Admission, EndpointHealth } from '../webhooks/circuit';
+import type { GuardResult } from '../webhooks/url-guard';
+import type { AttemptRecord, DeliveryMessage, DeliveryQueue, DeliveryRecord, DeliveryStatus, DeliveryStore } from './deliveries';
+import type { EventRecord } from './events';
+import type { SecretCipher } from './secrets';
+import type { EndpointRecord } from './webhook-endpoints';
+
+/** The ports of the delivery consumer and the sweeper; adapters live in shared/store and shared/aws. */
+
+export interface AttemptUpdate {
+  status: DeliveryStatus;
+  attempts: number;
+  last_attempt_at: string;
+  next_attempt_at: string | null;
+  sweep_at: string | null;
+  last_response_status: number | null;
+  last_error: string | null;
+  entry: AttemptRecord;
+}
+
+/** What a batch of messages reads: rows, events and endpoints, each null when gone. */
+export interface AttemptInputs {
+  delivery(m: DeliveryMessage): DeliveryRecord | null;
+  event(m: DeliveryMessage): EventRecord | null;
+  endpoint(m: DeliveryMessage): EndpointRecord | null;
+}
+
+export interface AttemptDeliveryStore extends DeliveryStore {
+  /** Every row, event and endpoint the messages name, in one round trip (strongly consistent). */
+  readForAttempts(messages: DeliveryMessage[]): Promise<AttemptInputs>;
+  /** Records attempt N only if the row still says N-1 attempts and is open; false when another worker did. */
+  recordAttempt(delivery: DeliveryRecord, update: AttemptUpdate): Promise<boolean>;
+  cancel(delivery: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id'>): Promise<void>;
+  /** Every pending or retrying delivery of the endpoint. */
+  listOpenForEndpoint(shopId: string, endpointId: string): Promise<DeliveryRecord[]>;
+  /** Cancels every pending or retrying delivery of the endpoint; returns how many. */
+  cancelOpenForEndpoint(shopId: string, endpointId: string): Promise<number>;
+}
+
+/** What an attempt's end writes on its endpoint besides dropping the lease. */
+export interface ReleaseChange {
+  succeeded: boolean;
+  /** A failure the receiver caused: counted atomically (concurrent attempts each add theirs). */
+  counted: boolean;
+  /** The failure opened (or, after a probe, reopened) the circuit: write its probe time. */
+  opens: boolean;
+  /** The endpoint's health after the attempt (written whole on success). */
+  health: EndpointHealth;
+  /** New `failing_since` (a time at the first failure, null on success), or undefined to leave it. */
+  failingSince?: string | null;
+}
+
+export interface EndpointGateStore {
+  get(shopId: string, id: string): Promise<EndpointRecord | null>;
+  /** Writes an admission (leases taken, expired ones dropped, circuit) only if nobody admitted since this read; false on a lost race. */
+  admit(endpoint: EndpointRecord, admission: Admission): Promise<boolean>;
+  /** Drops the lease (if still ours) and writes the health; returns the circuit as it was before. */
+  release(endpoint: EndpointRecord, deliveryId: string, token: string, change: ReleaseChange): Promise<EndpointHealth['circuit'] | null>;
+  /** Disables (if still enabled) and writes the event in one transaction; false if it was already disabled. */
+  disable(endpoint: EndpointRecord, reason: 'failing' | 'gone', lastErrors: string[], event: EventRecord, at: string): Promise<boolean>;
+}
+
+export interface RetryScheduler {
+  schedule(message: DeliveryMessage, at: Date): Promise<void>;
+  /**
+   * True when waking at this delay costs a schedule of its own (EventBridge Scheduler, past
+   * the queue's 15-minute delay). While an endpoint's circuit is open such deliveries get
+   * none: the sweeper wakes them, so a dead endpoint holds no schedules.
+   */
+  needsSchedule(delayMs: number): boolean;
+}
+
+export interface DeliverySettings {
+  /** The receiver's time to answer (contract: 10 s). */
+  timeoutMs: number;
+  /** How soon a delivery over its endpoint's in-flight limit is tried again. */
+  deferMs: number;
+}
+
+export interface AttemptDeps {
+  deliveries: AttemptDeliveryStore;
+  endpoints: EndpointGateStore;
+  queue: DeliveryQueue;
+  scheduler: RetryScheduler;
+  sender: Sender;
+  cipher: SecretCipher;
+  /** URL guard with DNS, refusing names that do not resolve. */
+  checkTarget: (url: string) => Promise<GuardResult>;
+  settings: DeliverySettings;
+  /** TIME_SCALE (local stack only): multiplies every delivery clock. */
+  timeScale: number;
+  now: () => Date;
+}

@@ -1,0 +1,80 @@
+import { liveLease } from '../webhooks/circuit';
+import { sweepGraceMs } from '../webhooks/policy';
+import type { DeliveryMessage, DeliveryQueue, DeliveryStatus } from './deliveries';
+import type { EndpointRecord } from './webhook-endpoints';
+
+/** An open delivery as the due index holds it: enough to wake it. */
+export interface DueEntry {
+  shop_id: string;
+  event_id: string;
+  id: string;
+  endpoint_id: string;
+  attempts: number;
+  status: DeliveryStatus;
+  /** The index position it was found at; a postpone only moves an entry still there. */
+  sweep_key: string;
+}
+
+export interface DueIndex {
+  /** Open deliveries whose sweep time is at or before `cutoff`, oldest first, at most `limit` per bucket. */
+  overdue(cutoff: Date, limit: number): Promise<DueEntry[]>;
+  /** Moves the entry's sweep time on, only if the row has not moved on by itself; false when it has. */
+  postpone(entry: DueEntry, sweepAt: Date): Promise<boolean>;
+}
+
+export interface SweepDeps {
+  due: DueIndex;
+  endpoints: { getMany(refs: { shop_id: string; endpoint_id: string }[]): Promise<Map<string, EndpointRecord>> };
+  queue: DeliveryQueue;
+  timeScale: number;
+  now: () => Date;
+}
+
+export interface SweepReport {
+  found: number;
+  enqueued: number;
+  /** Being attempted right now (a live lease on the endpoint). */
+  inFlight: number;
+}
+
+const PAGE = 200;
+/** A swept delivery is looked at again after this many graces if it is still not done (its message lost again). */
+const RESWEEP_GRACES = 5;
+
+/**
+ * The delivery row is the truth; this finds rows nobody woke. Every open row sits in the
+ * due index at its sweep time (due time, plus a grace when a message or schedule should
+ * wake it). Rows past it with no attempt in flight go back on the queue, after their
+ * sweep time is moved on with a conditional write: a row swept twice is still attempted
+ * once (the consumer records attempt N only over N-1). `horizonMs` looks ahead: at the
+ * start of the local stack, whose queue and timers died with it, every due row is lost.
+ */
+export async function sweep(deps: SweepDeps, opts: { horizonMs?: number; budgetMs?: number } = {}): Promise<SweepReport> {
+  const started = Date.now();
+  const report: SweepReport = { found: 0, enqueued: 0, inFlight: 0 };
+  for (;;) {
+    const now = deps.now();
+    const entries = await deps.due.overdue(new Date(now.getTime() + (opts.horizonMs ?? 0)), PAGE);
+    if (entries.length === 0) return report;
+    report.found += entries.length;
+    const endpoints = await deps.endpoints.getMany(entries);
+    const resweepAt = new Date(now.getTime() + RESWEEP_GRACES * sweepGraceMs(deps.timeScale));
+    const messages: DeliveryMessage[] = [];
+    await Promise.all(
+      entries.map(async (e) => {
+        const endpoint = endpoints.get(`${e.shop_id}/${e.endpoint_id}`);
+        if (endpoint && liveLease(endpoint, e.id, now.getTime())) {
+          report.inFlight++;
+          return;
+        }
+        if (await deps.due.postpone(e, resweepAt)) {
+          messages.push({ shop_id: e.shop_id, event_id: e.event_id, delivery_id: e.id, endpoint_id: e.endpoint_id, attempt: e.attempts + 1 });
+        }
+      }),
+    );
+    await deps.queue.send(messages);
+    report.enqueued += messages.length;
+    // Rows in flight stay where they are; stop when a page holds nothing else to move.
+    if (messages.length === 0 || entries.length < PAGE || Date.now() - started > (opts.budgetMs ?? 40_000)) return report;
+  }
+}

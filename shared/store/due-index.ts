@@ -1,0 +1,58 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { DueEntry, DueIndex } from '../domain/sweep';
+import type { Dynamo } from './client';
+import { DUE_BUCKETS, dueBucketPk, keys } from './keys';
+
+/** The due index (GSI2): every bucket queried for entries at or before the cutoff. */
+export class DynamoDueIndex implements DueIndex {
+  constructor(private readonly db: Dynamo) {}
+
+  async overdue(cutoff: Date, limit: number): Promise<DueEntry[]> {
+    // Sort keys are `<sweep time>#<delivery id>`; '~' sorts after every id character.
+    const upTo = `${cutoff.toISOString()}#~`;
+    const pages = await Promise.all(
+      Array.from({ length: DUE_BUCKETS }, (_, bucket) =>
+        this.db.doc.send(
+          new QueryCommand({
+            TableName: this.db.tableName,
+            IndexName: 'gsi2',
+            KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk <= :upTo',
+            ExpressionAttributeValues: { ':pk': dueBucketPk(bucket), ':upTo': upTo },
+            Limit: limit,
+          }),
+        ),
+      ),
+    );
+    return pages.flatMap((page) =>
+      (page.Items ?? []).map((i) => ({
+        shop_id: i.shop_id as string,
+        event_id: i.event_id as string,
+        id: i.id as string,
+        endpoint_id: i.endpoint_id as string,
+        attempts: i.attempts as number,
+        status: i.status as DueEntry['status'],
+        sweep_key: i.gsi2sk as string,
+      })),
+    );
+  }
+
+  async postpone(entry: DueEntry, sweepAt: Date): Promise<boolean> {
+    const due = keys.dueDelivery(entry.id, sweepAt.toISOString());
+    try {
+      await this.db.doc.send(
+        new UpdateCommand({
+          TableName: this.db.tableName,
+          Key: keys.delivery(entry.shop_id, entry.event_id, entry.id),
+          UpdateExpression: 'SET sweep_at = :sweepAt, gsi2sk = :next',
+          ConditionExpression: 'gsi2sk = :seen AND attempts = :attempts',
+          ExpressionAttributeValues: { ':sweepAt': sweepAt.toISOString(), ':next': due.gsi2sk, ':seen': entry.sweep_key, ':attempts': entry.attempts },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * Per-endpoint isolation as pure functions: how many requests an endpoint may have in
+ * flight, its circuit (closed → open → half_open → closed), and which due deliveries go
+ * out now. The consumer applies these decisions with conditional writes on the endpoint
+ * item; every number is documented in docs/architecture.md and the README.
+ */
+
+/** Requests in flight to one endpoint, fleet-wide, while it answers. */
+export const MAX_IN_FLIGHT = 4;
+/** …and after a failure, until it answers again: a hanging receiver holds at most one slot. */
+export const IN_FLIGHT_WHILE_FAILING = 1;
+/** Consecutive failed attempts that open the circuit. */
+export const CIRCUIT_THRESHOLD = 5;
+/** Probe interval while open: 15 s, doubling after each failed probe, at most 5 min (scaled by TIME_SCALE). */
+export const FIRST_PROBE_INTERVAL_MS = 15_000;
+export const MAX_PROBE_INTERVAL_MS = 5 * 60_000;
+
+export type CircuitState = 'closed' | 'open' | 'half_open';
+
+export interface EndpointHealth {
+  circuit: CircuitState;
+  consecutive_failures: number;
+  last_success_at: string | null;
+  last_failure_at: string | null;
+  next_probe_at: string | null;
+  /** The interval that set `next_probe_at` (internal: not in the API resource). */
+  probe_interval_ms: number | null;
+}
+
+/** One request in flight to an endpoint: held until `until` (epoch ms) unless released earlier. */
+export interface Lease {
+  until: number;
+  /** Identifies the holder, so a release never removes a lease that expired and was taken again. */
+  token: string;
+  probe: boolean;
+}
+
+/** What the consumer reads and writes on the endpoint item to admit deliveries. */
+export interface EndpointGate {
+  health: EndpointHealth;
+  /** Keyed by delivery id. */
+  leases: Record<string, Lease>;
+  /** Bumped by every admission, so two consumers never admit on the same view. */
+  lease_version: number;
+}
+
+export const HEALTHY: EndpointHealth = {
+  circuit: 'closed',
+  consecutive_failures: 0,
+  last_success_at: null,
+  last_failure_at: null,
+  next_probe_at: null,
+  probe_interval_ms: null,
+};
+
+export interface Admission {
+  /** Send now, under these leases. */
+  send: { deliveryId: string; lease: Lease }[];
+  /** Due while the circuit is open: recorded as a `circuit_open` attempt, not sent. */
+  circuitOpen: string[];
+  /** Over the endpoint's in-flight limit: back on the queue shortly, no attempt used. */
+  defer: string[];
+  /** Already being attempted under a live lease (a duplicate message): nothing to do. */
+  inFlight: string[];
+  /** Expired leases to drop in the same write. */
+  expired: string[];
+  /** The circuit after admission (half_open when a probe goes out). */
+  health: EndpointHealth;
+}
+
+export const isLive = (lease: Lease | undefined, now: number): lease is Lease => lease !== undefined && lease.until > now;
+
+export function liveLease(gate: EndpointGate, deliveryId: string, now: number): boolean {
+  return isLive(gate.leases[deliveryId], now);
+}
+
+/**
+ * Which of the due deliveries (in the order given) go out now. Closed: up to the in-flight
+ * limit. Open or half_open: one probe when none is in flight and the probe time has come;
+ * every other due delivery is recorded as not sent (`circuit_open`).
+ */
+export function admit(gate: EndpointGate, deliveryIds: string[], now: number, leaseMs: number, token: () => string): Admission {
+  const live = Object.entries(gate.leases).filter(([, lease]) => isLive(lease, now));
+  const expired = Object.keys(gate.leases).filter((id) => !isLive(gate.leases[id], now));
+  const unique = [...new Set(deliveryIds)];
+  const inFlight = unique.filter((id) => isLive(gate.leases[id], now));
+  const due = unique.filter((id) => !inFlight.includes(id));
+  const lease = (probe: boolean): Lease => ({ until: now + leaseMs, token: token(), probe });
+  const out: Admission = { send: [], circuitOpen: [], defer: [], inFlight, expired, health: gate.health };
+
+  if (gate.health.circuit === 'closed') {
+    const limit = gate.health.consecutive_failures > 0 ? IN_FLIGHT_WHILE_FAILING : MAX_IN_FLIGHT;
+    const free = Math.max(0, limit - live.length);
+    out.send = due.slice(0, free).map((deliveryId) => ({ deliveryId, lease: lease(false) }));
+    out.defer = due.slice(free);
+    return out;
+  }
+  const probing = live.some(([, l]) => l.probe);
+  const probeTime = gate.health.next_probe_at === null || Date.parse(gate.health.next_probe_at) <= now;
+  const [first, ...rest] = due;
+  if (first !== undefined && !probing && probeTime && live.length < MAX_IN_FLIGHT) {
+    out.send = [{ deliveryId: first, lease: lease(true) }];
+    out.health = { ...gate.health, circuit: 'half_open' };
+    out.circuitOpen = rest;
+  } else {
+    out.circuitOpen = due;
+  }
+  return out;
+}
+
+export interface AttemptSignal {
+  succeeded: boolean;
+  /** The attempt was the circuit's probe. */
+  probe: boolean;
+  /** Retry-After of a slow-down answer: the circuit stays open at least this long (within the cap). */
+  retryAfterMs: number | null;
+}
+
+/**
+ * The endpoint's health after a sent attempt. A success closes the circuit. A failure
+ * counts; the threshold opens the circuit (first probe after 15 s scaled); a failed probe
+ * reopens it with twice the interval, up to 5 min scaled.
+ */
+export function afterAttempt(health: EndpointHealth, signal: AttemptSignal, now: number, timeScale: number): EndpointHealth {
+  const at = new Date(now).toISOString();
+  if (signal.succeeded) return { ...HEALTHY, last_success_at: at, last_failure_at: health.last_failure_at };
+  const failures = health.consecutive_failures + 1;
+  const failed = { ...health, consecutive_failures: failures, last_failure_at: at };
+  const first = FIRST_PROBE_INTERVAL_MS * timeScale;
+  const max = MAX_PROBE_INTERVAL_MS * timeScale;
+  let interval: number;
+  if (signal.probe) interval = Math.min(max, 2 * (health.probe_interval_ms ?? first / 2));
+  else if (health.circuit === 'closed' && failures >= CIRCUIT_THRESHOLD) interval = first;
+  else return failed;
+  interval = Math.min(max, Math.max(interval, signal.retryAfterMs ?? 0));
+  return { ...failed, circuit: 'open', probe_interval_ms: interval, next_probe_at: new Date(now + interval).toISOString() };
+}
+
+/** What the API shows of the circuit. */
+export function toHealthResource(h: EndpointHealth) {
+  return {
+    circuit: h.circuit,
+    consecutive_failures: h.consecutive_failures,
+    last_success_at: h.last_success_at,
+    last_failure_at: h.last_failure_at,
+    next_probe_at: h.next_probe_at,
+  };
+}

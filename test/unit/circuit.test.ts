@@ -1,0 +1,145 @@
+import {
+  admit,
+  afterAttempt,
+  CIRCUIT_THRESHOLD,
+  FIRST_PROBE_INTERVAL_MS,
+  HEALTHY,
+  IN_FLIGHT_WHILE_FAILING,
+  MAX_IN_FLIGHT,
+  MAX_PROBE_INTERVAL_MS,
+  type EndpointGate,
+  type EndpointHealth,
+  type Lease,
+} from '../../shared/webhooks/circuit';
+
+const NOW = Date.parse('2026-11-22T12:00:00.000Z');
+const LEASE_MS = 15_000;
+let n = 0;
+const token = () => `t${++n}`;
+const ids = (count: number) => Array.from({ length: count }, (_, i) => `dlv_${i}`);
+const lease = (until: number, probe = false): Lease => ({ until, token: 'x', probe });
+const gate = (health: Partial<EndpointHealth> = {}, leases: Record<string, Lease> = {}): EndpointGate => ({ health: { ...HEALTHY, ...health }, leases, lease_version: 3 });
+const at = (ms: number) => new Date(ms).toISOString();
+
+describe('admission (closed circuit)', () => {
+  it(`sends up to ${MAX_IN_FLIGHT} at once and defers the rest, without using an attempt`, () => {
+    const a = admit(gate(), ids(10), NOW, LEASE_MS, token);
+    expect(a.send.map((s) => s.deliveryId)).toEqual(ids(MAX_IN_FLIGHT));
+    expect(a.defer).toEqual(ids(10).slice(MAX_IN_FLIGHT));
+    expect(a.circuitOpen).toEqual([]);
+    expect(a.send.every((s) => s.lease.until === NOW + LEASE_MS && !s.lease.probe)).toBe(true);
+    expect(new Set(a.send.map((s) => s.lease.token)).size).toBe(MAX_IN_FLIGHT);
+  });
+
+  it('counts live leases of other consumers against the limit, and ignores expired ones', () => {
+    const a = admit(gate({}, { a: lease(NOW + 1), b: lease(NOW + 1), c: lease(NOW - 1) }), ids(5), NOW, LEASE_MS, token);
+    expect(a.send).toHaveLength(MAX_IN_FLIGHT - 2);
+    expect(a.expired).toEqual(['c']);
+  });
+
+  it(`after a failure allows ${IN_FLIGHT_WHILE_FAILING} in flight, so a hanging receiver holds one slot`, () => {
+    const failing = gate({ consecutive_failures: 1 });
+    expect(admit(failing, ids(4), NOW, LEASE_MS, token).send).toHaveLength(IN_FLIGHT_WHILE_FAILING);
+    expect(admit(gate({ consecutive_failures: 2 }, { x: lease(NOW + 5) }), ids(4), NOW, LEASE_MS, token).send).toHaveLength(0);
+  });
+
+  it('never sends a delivery that is already in flight (a duplicate message), nor one named twice', () => {
+    const a = admit(gate({}, { dlv_0: lease(NOW + 1000) }), ['dlv_0', 'dlv_1', 'dlv_1'], NOW, LEASE_MS, token);
+    expect(a.inFlight).toEqual(['dlv_0']);
+    expect(a.send.map((s) => s.deliveryId)).toEqual(['dlv_1']);
+  });
+
+  it('leaves the health object untouched when the circuit does not change', () => {
+    const g = gate();
+    expect(admit(g, ids(1), NOW, LEASE_MS, token).health).toBe(g.health);
+  });
+});
+
+describe('admission (open circuit)', () => {
+  it('before the probe time: every due delivery is recorded as not sent', () => {
+    const a = admit(gate({ circuit: 'open', next_probe_at: at(NOW + 1) }), ids(3), NOW, LEASE_MS, token);
+    expect(a.send).toEqual([]);
+    expect(a.circuitOpen).toEqual(ids(3));
+  });
+
+  it('at the probe time: one real delivery goes out as the probe (half_open), the others are not sent', () => {
+    const a = admit(gate({ circuit: 'open', next_probe_at: at(NOW) }), ids(3), NOW, LEASE_MS, token);
+    expect(a.send).toEqual([{ deliveryId: 'dlv_0', lease: expect.objectContaining({ probe: true }) }]);
+    expect(a.circuitOpen).toEqual(['dlv_1', 'dlv_2']);
+    expect(a.health.circuit).toBe('half_open');
+  });
+
+  it('while a probe is in flight: no second probe', () => {
+    const a = admit(gate({ circuit: 'half_open', next_probe_at: at(NOW - 10) }, { p: lease(NOW + 100, true) }), ids(2), NOW, LEASE_MS, token);
+    expect(a.send).toEqual([]);
+    expect(a.circuitOpen).toEqual(ids(2));
+  });
+
+  it('a probe whose consumer died (lease expired) is replaced by a new one', () => {
+    const a = admit(gate({ circuit: 'half_open', next_probe_at: at(NOW - 10) }, { p: lease(NOW - 1, true) }), ids(1), NOW, LEASE_MS, token);
+    expect(a.send).toHaveLength(1);
+    expect(a.expired).toEqual(['p']);
+  });
+});
+
+describe('health after an attempt', () => {
+  const scale = 1;
+  it(`opens after ${CIRCUIT_THRESHOLD} consecutive failures, first probe ${FIRST_PROBE_INTERVAL_MS} ms later`, () => {
+    let h: EndpointHealth = HEALTHY;
+    for (let i = 1; i < CIRCUIT_THRESHOLD; i++) {
+      h = afterAttempt(h, { succeeded: false, probe: false, retryAfterMs: null }, NOW, scale);
+      expect(h).toMatchObject({ circuit: 'closed', consecutive_failures: i, last_failure_at: at(NOW) });
+    }
+    h = afterAttempt(h, { succeeded: false, probe: false, retryAfterMs: null }, NOW, scale);
+    expect(h).toMatchObject({ circuit: 'open', consecutive_failures: CIRCUIT_THRESHOLD, next_probe_at: at(NOW + FIRST_PROBE_INTERVAL_MS) });
+  });
+
+  it('a failed probe doubles the interval, up to the cap', () => {
+    let h: EndpointHealth = { ...HEALTHY, circuit: 'half_open', consecutive_failures: 5, probe_interval_ms: FIRST_PROBE_INTERVAL_MS };
+    const intervals: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      h = afterAttempt({ ...h, circuit: 'half_open' }, { succeeded: false, probe: true, retryAfterMs: null }, NOW, scale);
+      intervals.push(Date.parse(h.next_probe_at as string) - NOW);
+    }
+    expect(intervals).toEqual([30_000, 60_000, 120_000, 240_000, MAX_PROBE_INTERVAL_MS, MAX_PROBE_INTERVAL_MS]);
+    expect(h.circuit).toBe('open');
+  });
+
+  it('Retry-After of a slow-down answer keeps the circuit open at least that long, within the cap', () => {
+    const opening = { ...HEALTHY, consecutive_failures: CIRCUIT_THRESHOLD - 1 };
+    expect(afterAttempt(opening, { succeeded: false, probe: false, retryAfterMs: 120_000 }, NOW, scale).next_probe_at).toBe(at(NOW + 120_000));
+    expect(afterAttempt(opening, { succeeded: false, probe: false, retryAfterMs: 3_600_000 }, NOW, scale).next_probe_at).toBe(at(NOW + MAX_PROBE_INTERVAL_MS));
+  });
+
+  it('a success closes the circuit and resets the count, keeping when the last failure was', () => {
+    const open = { ...HEALTHY, circuit: 'half_open' as const, consecutive_failures: 9, last_failure_at: at(NOW - 5), next_probe_at: at(NOW), probe_interval_ms: 60_000 };
+    expect(afterAttempt(open, { succeeded: true, probe: true, retryAfterMs: null }, NOW, scale)).toEqual({
+      circuit: 'closed',
+      consecutive_failures: 0,
+      last_success_at: at(NOW),
+      last_failure_at: at(NOW - 5),
+      next_probe_at: null,
+      probe_interval_ms: null,
+    });
+  });
+
+  it('a failure of a request sent before the circuit opened does not move the probe time', () => {
+    const open = { ...HEALTHY, circuit: 'open' as const, consecutive_failures: 6, next_probe_at: at(NOW + 7), probe_interval_ms: 15_000 };
+    expect(afterAttempt(open, { succeeded: false, probe: false, retryAfterMs: null }, NOW, scale)).toMatchObject({ circuit: 'open', consecutive_failures: 7, next_probe_at: at(NOW + 7) });
+  });
+
+  it('scales every interval with TIME_SCALE', () => {
+    const h = afterAttempt({ ...HEALTHY, consecutive_failures: CIRCUIT_THRESHOLD - 1 }, { succeeded: false, probe: false, retryAfterMs: null }, NOW, 0.001);
+    expect(h.next_probe_at).toBe(at(NOW + FIRST_PROBE_INTERVAL_MS * 0.001));
+  });
+});
+
+describe('deferral (over the in-flight limit)', () => {
+  it('doubles each wait from the base, up to 30 s, with ±20 % jitter', async () => {
+    const { deferDelayMs, MAX_DEFER_MS } = await import('../../shared/domain/delivery-attempt');
+    const mid = () => 0.5;
+    expect([1, 2, 3, 4, 5, 6].map((n) => deferDelayMs(1000, n, mid))).toEqual([1000, 2000, 4000, 8000, 16000, MAX_DEFER_MS]);
+    expect(deferDelayMs(1000, 50, mid)).toBe(MAX_DEFER_MS);
+    expect([deferDelayMs(1000, 1, () => 0), deferDelayMs(1000, 1, () => 1)]).toEqual([800, 1200]);
+  });
+});

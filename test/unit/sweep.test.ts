@@ -1,0 +1,102 @@
+import type { DeliveryMessage } from '../../shared/domain/deliveries';
+import { sweep, type DueEntry, type DueIndex, type SweepDeps } from '../../shared/domain/sweep';
+import type { EndpointRecord } from '../../shared/domain/webhook-endpoints';
+import { HEALTHY, type Lease } from '../../shared/webhooks/circuit';
+import { sweepGraceMs } from '../../shared/webhooks/policy';
+
+const NOW = Date.parse('2026-11-22T12:00:00.000Z');
+
+/** An in-memory due index with the adapter's semantics: sorted by sweep time, conditional postpone. */
+function memoryIndex(entries: (DueEntry & { sweepAt: number })[], opts: { lostRace?: string[] } = {}) {
+  const postponed: { id: string; to: number }[] = [];
+  const index: DueIndex = {
+    overdue: async (cutoff, limit) =>
+      entries
+        .filter((e) => e.sweepAt <= cutoff.getTime())
+        .sort((a, b) => a.sweepAt - b.sweepAt)
+        .slice(0, limit),
+    postpone: async (entry, at) => {
+      const row = entries.find((e) => e.id === entry.id);
+      if (!row || opts.lostRace?.includes(entry.id)) return false;
+      row.sweepAt = at.getTime();
+      postponed.push({ id: entry.id, to: at.getTime() });
+      return true;
+    },
+  };
+  return { index, postponed };
+}
+
+const entry = (id: string, sweepAt: number, attempts = 1): DueEntry & { sweepAt: number } => ({
+  shop_id: 'shop_1',
+  event_id: `evt_${id}`,
+  id,
+  endpoint_id: 'we_1',
+  attempts,
+  status: attempts === 0 ? 'pending' : 'retrying',
+  sweep_key: `${new Date(sweepAt).toISOString()}#${id}`,
+  sweepAt,
+});
+
+function deps(index: DueIndex, leases: Record<string, Lease> = {}) {
+  const queued: DeliveryMessage[] = [];
+  const endpoint = { id: 'we_1', shop_id: 'shop_1', health: HEALTHY, leases, lease_version: 1 } as unknown as EndpointRecord;
+  const d: SweepDeps = {
+    due: index,
+    endpoints: { getMany: async () => new Map([['shop_1/we_1', endpoint]]) },
+    queue: { send: async (m) => void queued.push(...m) },
+    timeScale: 1,
+    now: () => new Date(NOW),
+  };
+  return { d, queued };
+}
+
+describe('sweeper decisions', () => {
+  it('sends every row past its sweep time, for its next attempt, and none that is not yet due', async () => {
+    const { index } = memoryIndex([entry('dlv_a', NOW - 5000, 2), entry('dlv_b', NOW), entry('dlv_c', NOW + 1)]);
+    const { d, queued } = deps(index);
+    const report = await sweep(d);
+    expect(queued).toEqual([
+      { shop_id: 'shop_1', event_id: 'evt_dlv_a', delivery_id: 'dlv_a', endpoint_id: 'we_1', attempt: 3 },
+      { shop_id: 'shop_1', event_id: 'evt_dlv_b', delivery_id: 'dlv_b', endpoint_id: 'we_1', attempt: 2 },
+    ]);
+    expect(report).toEqual({ found: 2, enqueued: 2, inFlight: 0 });
+  });
+
+  it('postpones what it sends by five graces, so a backlog is not sent again every minute', async () => {
+    const { index, postponed } = memoryIndex([entry('dlv_a', NOW - 1)]);
+    const { d, queued } = deps(index);
+    await sweep(d);
+    await sweep(d);
+    expect(queued).toHaveLength(1);
+    expect(postponed).toEqual([{ id: 'dlv_a', to: NOW + 5 * sweepGraceMs(1) }]);
+  });
+
+  it('leaves a row alone while an attempt of it is in flight, and sends it once its lease has expired', async () => {
+    const { index } = memoryIndex([entry('dlv_a', NOW - 1), entry('dlv_b', NOW - 1)]);
+    const { d, queued } = deps(index, { dlv_a: { until: NOW + 1, token: 't', probe: false }, dlv_b: { until: NOW, token: 'u', probe: false } });
+    expect(await sweep(d)).toEqual({ found: 2, enqueued: 1, inFlight: 1 });
+    expect(queued.map((m) => m.delivery_id)).toEqual(['dlv_b']);
+  });
+
+  it('sends nothing for a row that moved on since it was read (another sweeper, or its own message)', async () => {
+    const { index } = memoryIndex([entry('dlv_a', NOW - 1)], { lostRace: ['dlv_a'] });
+    const { d, queued } = deps(index);
+    expect(await sweep(d)).toMatchObject({ found: 1, enqueued: 0 });
+    expect(queued).toEqual([]);
+  });
+
+  it('looks ahead by the horizon at a start (everything due is lost with the last run)', async () => {
+    const { index } = memoryIndex([entry('dlv_a', NOW + 30_000), entry('dlv_b', NOW + 90_000)]);
+    const { d, queued } = deps(index);
+    await sweep(d, { horizonMs: 60_000 });
+    expect(queued.map((m) => m.delivery_id)).toEqual(['dlv_a']);
+  });
+
+  it('pages through a large backlog in one run', async () => {
+    const rows = Array.from({ length: 450 }, (_, i) => entry(`dlv_${String(i).padStart(3, '0')}`, NOW - 1000 + i));
+    const { index } = memoryIndex(rows);
+    const { d, queued } = deps(index);
+    expect(await sweep(d)).toMatchObject({ found: 450, enqueued: 450 });
+    expect(new Set(queued.map((m) => m.delivery_id)).size).toBe(450);
+  });
+});
