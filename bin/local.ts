@@ -2,32 +2,105 @@
  * `npm start`: the whole service on this machine. Configuration (all optional):
  *   PORT (3000), HOST (127.0.0.1), TABLE_NAME (shop-calls),
  *   DYNAMODB_PORT (8000) for the launched DynamoDB Local, DYNAMODB_DATA_DIR to keep data
- *   across restarts, or DYNAMODB_ENDPOINT to use a DynamoDB that is already running.
+ *   across restarts, or DYNAMODB_ENDPOINT to use a DynamoDB that is already running;
+ *   DELIVERY_TIMEOUT_MS (10000), WEBHOOK_ALLOW_INSECURE_LOCAL (true), TIME_SCALE (1),
+ *   OUTBOX_DIR (.local/outbox), SECRETS_KEY_FILE (.local/secrets.key).
+ * Every setting is read and checked before anything starts: a bad value exits with code 2.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startLocalStack } from '../lib/local/stack';
+import { runtimeDeps } from '../shared/runtime';
+import { DEFAULT_TIMEOUT_MS } from '../shared/webhooks/policy';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'INFO';
 
+function invalid(message: string): never {
+  console.error(message);
+  process.exit(2);
+}
+
+/** The raw value, or undefined when the variable is absent or empty (empty means "default"). */
+function raw(name: string): string | undefined {
+  const value = process.env[name];
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
 function intFromEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0 || value > 65535) {
-    console.error(`${name} must be a port number (0-65535), got '${raw}'`);
-    process.exit(2);
+  const value = raw(name);
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) invalid(`${name} must be a port number (0-65535), got '${value}'`);
+  return n;
+}
+
+function positiveIntFromEnv(name: string, unit: string): number | undefined {
+  const value = raw(name);
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n <= 0) invalid(`${name} must be a positive whole number of ${unit}, got '${value}'`);
+  return n;
+}
+
+function boolFromEnv(name: string): boolean | undefined {
+  const value = raw(name);
+  if (value === undefined) return undefined;
+  if (value !== 'true' && value !== 'false') invalid(`${name} must be 'true' or 'false', got '${value}'`);
+  return value === 'true';
+}
+
+function timeScaleFromEnv(name: string): number | undefined {
+  const value = raw(name);
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0 || n > 1) invalid(`${name} must be a number in (0, 1], e.g. 0.001, got '${value}'`);
+  return n;
+}
+
+/**
+ * With DYNAMODB_DATA_DIR the table outlives a start and nothing is seeded again, so the
+ * demo shop's id is remembered beside the data (its keys are never stored in clear).
+ */
+const DEMO_FILE = 'demo-shop.json';
+
+function rememberDemo(dataDir: string | undefined, shopId: string): void {
+  if (!dataDir) return;
+  try {
+    writeFileSync(join(dataDir, DEMO_FILE), `${JSON.stringify({ shop_id: shopId })}\n`);
+  } catch {
+    // Only a convenience for later starts.
   }
-  return value;
+}
+
+async function rememberedDemo(dataDir: string | undefined): Promise<{ id: string; name: string } | undefined> {
+  if (!dataDir) return undefined;
+  try {
+    const { shop_id } = JSON.parse(readFileSync(join(dataDir, DEMO_FILE), 'utf8')) as { shop_id?: unknown };
+    if (typeof shop_id !== 'string') return undefined;
+    const shop = await runtimeDeps().shops.get(shop_id); // one GetItem: is it still there?
+    return shop ? { id: shop.id, name: shop.name } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 async function main(): Promise<void> {
-  const stack = await startLocalStack({
+  const dataDir = raw('DYNAMODB_DATA_DIR');
+  const options = {
     port: intFromEnv('PORT', 3000),
-    host: process.env.HOST ?? '127.0.0.1',
-    tableName: process.env.TABLE_NAME ?? 'shop-calls',
-    dynamodbEndpoint: process.env.DYNAMODB_ENDPOINT || undefined,
+    host: raw('HOST') ?? '127.0.0.1',
+    tableName: raw('TABLE_NAME') ?? 'shop-calls',
+    dynamodbEndpoint: raw('DYNAMODB_ENDPOINT'),
     dynamodbPort: intFromEnv('DYNAMODB_PORT', 8000),
-    dataDir: process.env.DYNAMODB_DATA_DIR || undefined,
-  });
+    dataDir,
+    deliveryTimeoutMs: positiveIntFromEnv('DELIVERY_TIMEOUT_MS', 'milliseconds'),
+    // Locally http:// and loopback targets are allowed unless switched off.
+    allowInsecureWebhookTargets: boolFromEnv('WEBHOOK_ALLOW_INSECURE_LOCAL') ?? true,
+    timeScale: timeScaleFromEnv('TIME_SCALE'),
+    outboxDir: raw('OUTBOX_DIR'),
+    secretsKeyFile: raw('SECRETS_KEY_FILE'),
+  };
+  const stack = await startLocalStack(options);
 
   let stopping = false;
   const shutdown = (signal: string) => {
@@ -48,13 +121,17 @@ async function main(): Promise<void> {
   console.log(`DynamoDB: ${stack.dynamodbEndpoint} (table ${stack.tableName})`);
   if (stack.demo) {
     const { shop, writeKey, readKey } = stack.demo;
+    rememberDemo(dataDir, shop.id);
     console.log(`Demo shop:     ${shop.id} (${shop.name})`);
     console.log(`Write key:     ${writeKey.key}   (all scopes, write)`);
     console.log(`Read-only key: ${readKey.key}   (all scopes, read-only)`);
     console.log('These keys are shown once; only their hashes are stored.');
   } else {
+    const demo = await rememberedDemo(dataDir);
+    if (demo) console.log(`Demo shop:     ${demo.id} (${demo.name}; its keys were shown on its first start)`);
     console.log('The table already had data: no demo seeded. Create keys with `npm run cli -- key create ...`.');
   }
+  console.log(`Webhook delivery timeout ${options.deliveryTimeoutMs ?? DEFAULT_TIMEOUT_MS} ms, time scale ${options.timeScale ?? 1}, http/loopback targets ${options.allowInsecureWebhookTargets ? 'allowed' : 'refused'}`);
   console.log(`Base URL: ${stack.url}/v1`);
   console.log(`Try: curl -H "Authorization: Bearer <key>" ${stack.url}/v1/me`);
   console.log(`API listening on ${stack.url}`);

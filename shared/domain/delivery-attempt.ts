@@ -81,11 +81,42 @@ async function forEndpoint(deps: AttemptDeps, read: EndpointRecord | null, due: 
   if (!admitted?.admission) return verdicts;
   const { endpoint: current, admission } = admitted;
   const find = (id: string) => due.find((d) => d.delivery.id === id) as Due;
-  for (const { deliveryId, lease } of admission.send) verdicts.set(deliveryId, attempt(deps, current, admission.health, find(deliveryId), lease));
+  // Over the limit of a healthy endpoint: wait in this batch for a slot one of ours frees.
+  const healthy = admission.health.circuit === 'closed' && admission.health.consecutive_failures === 0 && admission.send.length > 0;
+  const runway = newRunway(deps, healthy ? admission.defer.map(find) : [], now);
+  for (const { deliveryId, lease } of admission.send) verdicts.set(deliveryId, attempt(deps, current, admission.health, find(deliveryId), lease, runway));
   for (const id of admission.circuitOpen) verdicts.set(id, recordNotSent(deps, find(id), now));
-  for (const id of admission.defer) verdicts.set(id, defer(deps, find(id), now));
+  for (const id of admission.defer) verdicts.set(id, healthy ? runway.verdict(id) : defer(deps, find(id), now));
   for (const id of admission.inFlight) verdicts.set(id, Promise.resolve('in_flight'));
   return verdicts;
+}
+
+/** How long a batch keeps handing its slots on to its own waiting deliveries of one healthy endpoint. */
+const RUNWAY_MS = 5_000;
+
+/**
+ * Deliveries of one endpoint that waited in this batch for a slot: a success hands its
+ * slot to the next one in the same write (no trip through the queue); a failure, or the
+ * end of the runway, puts the rest back on the queue.
+ */
+interface Runway {
+  next(): Due | undefined;
+  start(due: Due, run: Promise<AttemptVerdict>): void;
+  flush(): void;
+  verdict(id: string): Promise<AttemptVerdict>;
+}
+
+function newRunway(deps: AttemptDeps, waiting: Due[], now: Date): Runway {
+  const deadline = now.getTime() + RUNWAY_MS;
+  const starts = new Map<string, (run: Promise<AttemptVerdict>) => void>();
+  const outcomes = new Map(waiting.map((d) => [d.delivery.id, new Promise<AttemptVerdict>((resolve) => starts.set(d.delivery.id, (run) => resolve(run)))]));
+  const settle = (id: string, run: Promise<AttemptVerdict>) => starts.get(id)?.(run);
+  return {
+    next: () => (Date.now() < deadline ? waiting.shift() : undefined),
+    start: (due, run) => settle(due.delivery.id, run),
+    flush: () => waiting.splice(0).forEach((d) => settle(d.delivery.id, defer(deps, d, deps.now()))),
+    verdict: (id) => outcomes.get(id) as Promise<AttemptVerdict>,
+  };
 }
 
 /**
@@ -104,7 +135,7 @@ async function admitOn(deps: AttemptDeps, read: EndpointRecord, due: Due[], now:
   return endpoint?.enabled ? { endpoint, admission: null } : null;
 }
 
-async function attempt(deps: AttemptDeps, endpoint: EndpointRecord, health: EndpointHealth, due: Due, lease: Lease): Promise<AttemptVerdict> {
+async function attempt(deps: AttemptDeps, endpoint: EndpointRecord, health: EndpointHealth, due: Due, lease: Lease, runway: Runway): Promise<AttemptVerdict> {
   const { delivery, event } = due;
   const now = deps.now();
   let result: SendResult;
@@ -112,6 +143,7 @@ async function attempt(deps: AttemptDeps, endpoint: EndpointRecord, health: Endp
     result = await send(deps, endpoint, event, now);
   } catch (err) {
     // Not the receiver's doing (secrets could not be read): free the slot, let the message come back.
+    runway.flush();
     await deps.endpoints.release(endpoint, delivery.id, lease.token, { succeeded: false, counted: false, opens: false, health });
     throw err;
   }
@@ -119,14 +151,22 @@ async function attempt(deps: AttemptDeps, endpoint: EndpointRecord, health: Endp
   const outcome = decide(n, result, deps.timeScale);
   const succeeded = outcome.kind === 'succeeded';
   const retryAfterMs = isSlowDown(result.status) ? result.retryAfterMs : null;
-  const after = afterAttempt(health, { succeeded, probe: lease.probe, retryAfterMs }, deps.now().getTime(), deps.timeScale);
+  const after = afterAttempt(health, { succeeded, probe: lease.probe, retryAfterMs, unanswered: result.status === null }, deps.now().getTime(), deps.timeScale);
   const next = planNext(deps, outcome, now, after.circuit !== 'closed');
   const error = result.error ?? (succeeded ? null : `HTTP ${result.status}`);
   const entry: AttemptRecord = { attempt: n, at: now.toISOString(), status: result.status, duration_ms: result.durationMs, error, response_snippet: result.snippet };
   const recorded = await deps.deliveries.recordAttempt(delivery, attemptUpdate(outcome, entry, next));
   const opens = after.circuit === 'open' && (health.circuit !== 'open' || lease.probe);
   const failingSince = succeeded ? (endpoint.failing_since ? null : undefined) : (endpoint.failing_since ?? now.toISOString());
-  const before = await deps.endpoints.release(endpoint, delivery.id, lease.token, { succeeded, counted: true, opens, health: after, failingSince });
+  const following = succeeded ? runway.next() : undefined;
+  const handOver = following && { deliveryId: following.delivery.id, lease: { ...lease, until: deps.now().getTime() + leaseMs(deps.settings.timeoutMs), token: randomUUID() } };
+  const released = await deps.endpoints.release(endpoint, delivery.id, lease.token, { succeeded, counted: true, opens, health: after, failingSince, handOver });
+  if (following && handOver && released.handedOver) runway.start(following, attempt(deps, endpoint, after, following, handOver.lease, runway));
+  else {
+    if (following) runway.start(following, defer(deps, following, deps.now()));
+    runway.flush();
+  }
+  const before = released.circuitBefore;
   if (!recorded) return 'duplicate';
   if (next.schedule && next.at) await deps.scheduler.schedule(messageOf(delivery, n + 1), next.at);
   if (succeeded) {
@@ -150,7 +190,7 @@ async function recordNotSent(deps: AttemptDeps, due: Due, now: Date): Promise<At
 
 /**
  * Over the endpoint's in-flight limit: the same message again later, no attempt used. Each
- * wait doubles (with jitter, up to 30 s), so a backlog of one endpoint is looked at a few
+ * wait doubles (with jitter, up to 5 s), so a backlog of one endpoint is looked at a few
  * times a minute, not churned through the queue ahead of everyone else's deliveries.
  */
 async function defer(deps: AttemptDeps, due: Due, now: Date): Promise<AttemptVerdict> {
@@ -159,7 +199,7 @@ async function defer(deps: AttemptDeps, due: Due, now: Date): Promise<AttemptVer
   return 'deferred';
 }
 
-export const MAX_DEFER_MS = 30_000;
+export const MAX_DEFER_MS = 5_000;
 export function deferDelayMs(base: number, deferrals: number, random = Math.random): number {
   const delay = Math.min(MAX_DEFER_MS, base * 2 ** Math.min(deferrals - 1, 10));
   return Math.round(delay * (0.8 + 0.4 * random()));

@@ -1,5 +1,5 @@
 import type { Sender } from '../webhooks/sender';
-import type { Admission, EndpointHealth } from '../webhooks/circuit';
+import type { Admission, EndpointHealth, Lease } from '../webhooks/circuit';
 import type { GuardResult } from '../webhooks/url-guard';
 import type { AttemptRecord, DeliveryMessage, DeliveryQueue, DeliveryRecord, DeliveryStatus, DeliveryStore } from './deliveries';
 import type { EventRecord } from './events';
@@ -49,6 +49,14 @@ export interface ReleaseChange {
   health: EndpointHealth;
   /** New `failing_since` (a time at the first failure, null on success), or undefined to leave it. */
   failingSince?: string | null;
+  /** Pass the slot on to this delivery in the same write (only if it holds no lease yet). */
+  handOver?: { deliveryId: string; lease: Lease };
+}
+
+/** What a release did: the circuit as it was before, and whether a hand-over took the slot. */
+export interface Released {
+  circuitBefore: EndpointHealth['circuit'] | null;
+  handedOver: boolean;
 }
 
 export interface EndpointGateStore {
@@ -56,7 +64,7 @@ export interface EndpointGateStore {
   /** Writes an admission (leases taken, expired ones dropped, circuit) only if nobody admitted since this read; false on a lost race. */
   admit(endpoint: EndpointRecord, admission: Admission): Promise<boolean>;
   /** Drops the lease (if still ours) and writes the health; returns the circuit as it was before. */
-  release(endpoint: EndpointRecord, deliveryId: string, token: string, change: ReleaseChange): Promise<EndpointHealth['circuit'] | null>;
+  release(endpoint: EndpointRecord, deliveryId: string, token: string, change: ReleaseChange): Promise<Released>;
   /** Disables (if still enabled) and writes the event in one transaction; false if it was already disabled. */
   disable(endpoint: EndpointRecord, reason: 'failing' | 'gone', lastErrors: string[], event: EventRecord, at: string): Promise<boolean>;
 }

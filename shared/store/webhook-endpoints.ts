@@ -1,6 +1,6 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { EndpointGateStore, ReleaseChange } from '../domain/delivery-ports';
+import type { EndpointGateStore, Released, ReleaseChange } from '../domain/delivery-ports';
 import type { EventRecord } from '../domain/events';
 import type { EndpointChanges, EndpointRecord, EndpointStore, StoredSecret } from '../domain/webhook-endpoints';
 import { HEALTHY, type Admission, type EndpointHealth } from '../webhooks/circuit';
@@ -165,7 +165,7 @@ export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
     }
   }
 
-  async release(endpoint: EndpointRecord, deliveryId: string, token: string, change: ReleaseChange): Promise<EndpointHealth['circuit'] | null> {
+  async release(endpoint: EndpointRecord, deliveryId: string, token: string, change: ReleaseChange): Promise<Released> {
     const names: Record<string, string> = { '#leases': 'leases', '#d': deliveryId };
     const values: Record<string, unknown> = {};
     const sets: string[] = [];
@@ -173,8 +173,8 @@ export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
       values[':health'] = change.health;
       sets.push('health = :health');
     } else if (change.counted) {
-      Object.assign(values, { ':one': 1, ':failedAt': change.health.last_failure_at });
-      sets.push('health.consecutive_failures = health.consecutive_failures + :one', 'health.last_failure_at = :failedAt');
+      Object.assign(values, { ':one': 1, ':failedAt': change.health.last_failure_at, ':unanswered': change.health.unanswered === true });
+      sets.push('health.consecutive_failures = health.consecutive_failures + :one', 'health.last_failure_at = :failedAt', 'health.unanswered = :unanswered');
       if (change.opens) {
         Object.assign(values, { ':open': 'open', ':probeAt': change.health.next_probe_at, ':interval': change.health.probe_interval_ms });
         sets.push('health.circuit = :open', 'health.next_probe_at = :probeAt', 'health.probe_interval_ms = :interval');
@@ -184,27 +184,41 @@ export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
       values[':failingSince'] = change.failingSince;
       sets.push('failing_since = :failingSince');
     }
-    const update = `${sets.length ? `SET ${sets.join(', ')} ` : ''}REMOVE #leases.#d`;
+    const own: { sets: string[]; names: Record<string, string>; values: Record<string, unknown>; condition: string } = {
+      sets: [...sets],
+      names: { ...names, '#token': 'token' },
+      values: { ...values, ':token': token },
+      condition: 'attribute_exists(pk) AND #leases.#d.#token = :token',
+    };
+    if (change.handOver) {
+      own.names['#n'] = change.handOver.deliveryId;
+      own.values[':lease'] = change.handOver.lease;
+      own.sets.push('#leases.#n = :lease');
+      own.condition += ' AND attribute_not_exists(#leases.#n)';
+    }
     try {
       const out = await this.db.doc.send(
         new UpdateCommand({
           TableName: this.db.tableName,
           Key: keys.webhookEndpoint(endpoint.shop_id, endpoint.id),
-          UpdateExpression: update,
-          ConditionExpression: 'attribute_exists(pk) AND #leases.#d.#token = :token',
-          ExpressionAttributeNames: { ...names, '#token': 'token' },
-          ExpressionAttributeValues: { ...values, ':token': token },
+          UpdateExpression: `${own.sets.length ? `SET ${own.sets.join(', ')} ` : ''}REMOVE #leases.#d`,
+          ConditionExpression: own.condition,
+          ExpressionAttributeNames: own.names,
+          ExpressionAttributeValues: own.values,
           ReturnValues: 'UPDATED_OLD',
         }),
       );
-      return ((out.Attributes?.health as EndpointHealth | undefined)?.circuit ?? endpoint.health.circuit) as EndpointHealth['circuit'];
+      const before = (out.Attributes?.health as EndpointHealth | undefined)?.circuit ?? endpoint.health.circuit;
+      return { circuitBefore: before, handedOver: change.handOver !== undefined };
     } catch (err) {
       if (!(err instanceof ConditionalCheckFailedException)) throw err;
     }
-    // The lease expired and was taken again (or the endpoint is gone): write the health alone.
-    if (sets.length === 0) return null;
-    const ok = await this.tryUpdate(endpoint, `SET ${sets.join(', ')}`, 'attribute_exists(pk)', Object.fromEntries(Object.entries(names).filter(([k]) => k !== '#d')), values);
-    return ok ? endpoint.health.circuit : null;
+    // Our lease expired and was taken again, the next delivery is in flight elsewhere, or the
+    // endpoint is gone: drop our lease if it is still ours, and write the health.
+    if (change.handOver) return { ...(await this.release(endpoint, deliveryId, token, { ...change, handOver: undefined })), handedOver: false };
+    if (sets.length === 0) return { circuitBefore: null, handedOver: false };
+    const ok = await this.tryUpdate(endpoint, `SET ${sets.join(', ')}`, 'attribute_exists(pk)', { '#leases': 'leases' }, values);
+    return { circuitBefore: ok ? endpoint.health.circuit : null, handedOver: false };
   }
 
   private async tryUpdate(endpoint: EndpointRecord, update: string, condition: string, names: Record<string, string>, values: Record<string, unknown>): Promise<boolean> {

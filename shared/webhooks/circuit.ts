@@ -7,7 +7,7 @@
 
 /** Requests in flight to one endpoint, fleet-wide, while it answers. */
 export const MAX_IN_FLIGHT = 4;
-/** …and after a failure, until it answers again: a hanging receiver holds at most one slot. */
+/** …and after an attempt that got no answer (timeout, refused connection), until one does: a hanging receiver holds one slot. */
 export const IN_FLIGHT_WHILE_FAILING = 1;
 /** Consecutive failed attempts that open the circuit. */
 export const CIRCUIT_THRESHOLD = 5;
@@ -25,6 +25,8 @@ export interface EndpointHealth {
   next_probe_at: string | null;
   /** The interval that set `next_probe_at` (internal: not in the API resource). */
   probe_interval_ms: number | null;
+  /** The last failure got no answer at all (internal): such requests hold slots for the whole timeout. */
+  unanswered?: boolean;
 }
 
 /** One request in flight to an endpoint: held until `until` (epoch ms) unless released earlier. */
@@ -89,7 +91,7 @@ export function admit(gate: EndpointGate, deliveryIds: string[], now: number, le
   const out: Admission = { send: [], circuitOpen: [], defer: [], inFlight, expired, health: gate.health };
 
   if (gate.health.circuit === 'closed') {
-    const limit = gate.health.consecutive_failures > 0 ? IN_FLIGHT_WHILE_FAILING : MAX_IN_FLIGHT;
+    const limit = gate.health.consecutive_failures > 0 && gate.health.unanswered ? IN_FLIGHT_WHILE_FAILING : MAX_IN_FLIGHT;
     const free = Math.max(0, limit - live.length);
     out.send = due.slice(0, free).map((deliveryId) => ({ deliveryId, lease: lease(false) }));
     out.defer = due.slice(free);
@@ -114,6 +116,8 @@ export interface AttemptSignal {
   probe: boolean;
   /** Retry-After of a slow-down answer: the circuit stays open at least this long (within the cap). */
   retryAfterMs: number | null;
+  /** The failure got no HTTP answer (timeout, connection refused or reset). */
+  unanswered?: boolean;
 }
 
 /**
@@ -125,7 +129,7 @@ export function afterAttempt(health: EndpointHealth, signal: AttemptSignal, now:
   const at = new Date(now).toISOString();
   if (signal.succeeded) return { ...HEALTHY, last_success_at: at, last_failure_at: health.last_failure_at };
   const failures = health.consecutive_failures + 1;
-  const failed = { ...health, consecutive_failures: failures, last_failure_at: at };
+  const failed = { ...health, consecutive_failures: failures, last_failure_at: at, unanswered: signal.unanswered === true };
   const first = FIRST_PROBE_INTERVAL_MS * timeScale;
   const max = MAX_PROBE_INTERVAL_MS * timeScale;
   let interval: number;

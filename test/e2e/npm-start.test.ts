@@ -2,6 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { freePort } from '../../lib/local/dynamodb-local';
 import { call } from '../helpers/http';
+import { closeReceivers, startReceiver } from '../helpers/receiver';
 
 /** PIDs of java processes listening as DynamoDB Local on this port. */
 function dynamoJavaPids(port: number): string[] {
@@ -30,7 +31,8 @@ function appPid(tsxPid: number): number {
 
 describe('npm start (the real entry point, as a child process)', () => {
   const started: ChildProcess[] = [];
-  afterEach(() => {
+  afterEach(async () => {
+    await closeReceivers();
     // Whatever a failed assertion left running: the whole process group.
     for (const child of started.splice(0)) {
       if (child.exitCode === null && child.pid) {
@@ -43,11 +45,11 @@ describe('npm start (the real entry point, as a child process)', () => {
     }
   });
 
-  async function start(): Promise<{ child: ChildProcess; output: () => string; apiPort: number; dbPort: number }> {
+  async function start(env: Record<string, string> = {}): Promise<{ child: ChildProcess; output: () => string; apiPort: number; dbPort: number }> {
     const [apiPort, dbPort] = [await freePort(), await freePort()];
     // tsx directly, as `npm start` runs it, so the signals reach the node process itself.
     const child = spawn('node_modules/.bin/tsx', ['bin/local.ts'], {
-      env: { ...process.env, PORT: String(apiPort), DYNAMODB_PORT: String(dbPort), DYNAMODB_ENDPOINT: '', POWERTOOLS_LOG_LEVEL: 'WARN' },
+      env: { ...process.env, PORT: String(apiPort), DYNAMODB_PORT: String(dbPort), DYNAMODB_ENDPOINT: '', POWERTOOLS_LOG_LEVEL: 'WARN', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
@@ -83,4 +85,53 @@ describe('npm start (the real entry point, as a child process)', () => {
     await once(child, 'exit');
     await waitFor(() => (dynamoJavaPids(dbPort).length === 0 ? true : undefined), 10000);
   }, 90000);
+
+  it('honours DELIVERY_TIMEOUT_MS from the environment: a receiver that never answers fails at 250 ms', async () => {
+    const { child, output, apiPort } = await start({ DELIVERY_TIMEOUT_MS: '250' });
+    const base = `http://127.0.0.1:${apiPort}`;
+    const key = /Write key:\s+(sk_test_\S+)/.exec(output())?.[1];
+    let secret = '';
+    const hanging = await startReceiver(() => [secret], () => undefined); // verifies, then never answers
+    const endpoint = await call(base, 'POST', '/v1/webhook-endpoints', { key, body: { url: hanging.url, events: ['call.completed'] } });
+    expect(endpoint.status).toBe(201);
+    secret = endpoint.json.secret as string;
+    const test = await call(base, 'POST', `/v1/webhook-endpoints/${endpoint.json.id as string}/test`, { key });
+    expect(test.status).toBe(202);
+    const eventId = test.json.id as string;
+
+    // Polled (5 per second, under the per-key rate limit) until the first attempt is recorded.
+    let lastError: unknown = null;
+    const deadline = Date.now() + 15000;
+    while (lastError === null && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      const event = await call(base, 'GET', `/v1/events/${eventId}`, { key });
+      lastError = (event.json.deliveries as { last_error: string | null }[] | undefined)?.[0]?.last_error ?? null;
+    }
+    expect(lastError).toBe('timeout after 250 ms');
+    expect(hanging.received.length).toBeGreaterThanOrEqual(1);
+    child.kill('SIGINT');
+    await once(child, 'exit');
+  }, 90000);
+
+  it.each([
+    ['DELIVERY_TIMEOUT_MS', 'abc'],
+    ['DELIVERY_TIMEOUT_MS', '0'],
+    ['TIME_SCALE', '2'],
+    ['WEBHOOK_ALLOW_INSECURE_LOCAL', 'yes'],
+  ])('refuses %s=%s before starting anything: exit code 2 and a message naming it', async (name, value) => {
+    const child = spawn('node_modules/.bin/tsx', ['bin/local.ts'], {
+      env: { ...process.env, [name]: value, PORT: '0', DYNAMODB_PORT: '0', DYNAMODB_ENDPOINT: '', POWERTOOLS_LOG_LEVEL: 'WARN' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    started.push(child);
+    let output = '';
+    child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect(code).toBe(2);
+    expect(output).toContain(name);
+    expect(output).toContain(`'${value}'`);
+    expect(output).not.toContain('API listening');
+  }, 30000);
 });

@@ -83,16 +83,34 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     }
   });
 
-  it(`sends at most ${MAX_IN_FLIGHT} to one endpoint at once; the rest go back on the queue with no attempt used`, async () => {
-    const { rows, endpoint, shop } = await endpointWith(6);
-    const h = harness();
-    expect(verdicts(await deliverBatch(h.attemptDeps, rows.map((r) => messageOf(r))))).toEqual([...Array(4).fill('delivered'), 'deferred', 'deferred']);
-    expect(h.posts).toHaveLength(MAX_IN_FLIGHT);
-    expect(h.scheduled.map((s) => s.message.delivery_id)).toEqual([rows[4]?.id, rows[5]?.id]);
-    expect(await row(rows[5] as DeliveryRecord)).toMatchObject({ status: 'pending', attempts: 0 });
+  it(`sends at most ${MAX_IN_FLIGHT} to one healthy endpoint at once; a freed slot passes to the next delivery of the batch`, async () => {
+    const { rows, endpoint, shop } = await endpointWith(10);
+    let inFlight = 0;
+    let most = 0;
+    const h = harness(async () => {
+      most = Math.max(most, ++inFlight);
+      await new Promise((r) => setTimeout(r, 20));
+      inFlight--;
+      return { status: 204 };
+    });
+    expect(verdicts(await deliverBatch(h.attemptDeps, rows.map((r) => messageOf(r))))).toEqual(Array(10).fill('delivered'));
+    expect([h.posts.length, most]).toEqual([10, MAX_IN_FLIGHT]);
+    expect(h.scheduled).toEqual([]); // no trip through the queue
     const after = await endpoints.get(shop.id, endpoint.id);
     expect(after?.leases).toEqual({});
     expect(after?.health).toMatchObject({ circuit: 'closed', consecutive_failures: 0, last_success_at: expect.any(String) });
+  });
+
+  it('after an unanswered attempt, one at a time: the rest go back on the queue with no attempt used', async () => {
+    const { rows } = await endpointWith(4);
+    const h = harness(() => ({ status: null, error: 'timeout after 1000 ms' }));
+    expect(verdicts(await deliverBatch(h.attemptDeps, rows.slice(0, 1).map((r) => messageOf(r))))).toEqual(['retry_scheduled']);
+    h.scheduled.length = 0;
+    expect(verdicts(await deliverBatch(h.attemptDeps, rows.slice(1).map((r) => messageOf(r))))).toEqual(['retry_scheduled', 'deferred', 'deferred']);
+    expect(h.posts).toHaveLength(2);
+    const deferred = h.scheduled.filter((s) => s.message.deferrals === 1).map((s) => s.message.delivery_id);
+    expect(deferred).toEqual([rows[2]?.id, rows[3]?.id]);
+    expect(await row(rows[3] as DeliveryRecord)).toMatchObject({ status: 'pending', attempts: 0 });
   });
 
   it('two consumers given the same message at once send it once', async () => {

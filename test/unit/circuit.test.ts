@@ -37,10 +37,12 @@ describe('admission (closed circuit)', () => {
     expect(a.expired).toEqual(['c']);
   });
 
-  it(`after a failure allows ${IN_FLIGHT_WHILE_FAILING} in flight, so a hanging receiver holds one slot`, () => {
-    const failing = gate({ consecutive_failures: 1 });
-    expect(admit(failing, ids(4), NOW, LEASE_MS, token).send).toHaveLength(IN_FLIGHT_WHILE_FAILING);
-    expect(admit(gate({ consecutive_failures: 2 }, { x: lease(NOW + 5) }), ids(4), NOW, LEASE_MS, token).send).toHaveLength(0);
+  it(`after an unanswered attempt allows ${IN_FLIGHT_WHILE_FAILING} in flight, so a hanging receiver holds one slot`, () => {
+    const hanging = gate({ consecutive_failures: 1, unanswered: true });
+    expect(admit(hanging, ids(4), NOW, LEASE_MS, token).send).toHaveLength(IN_FLIGHT_WHILE_FAILING);
+    expect(admit(gate({ consecutive_failures: 2, unanswered: true }, { x: lease(NOW + 5) }), ids(4), NOW, LEASE_MS, token).send).toHaveLength(0);
+    // A receiver that answers an error at once holds no slot long: it keeps the full limit.
+    expect(admit(gate({ consecutive_failures: 1, unanswered: false }), ids(4), NOW, LEASE_MS, token).send).toHaveLength(MAX_IN_FLIGHT);
   });
 
   it('never sends a delivery that is already in flight (a duplicate message), nor one named twice', () => {
@@ -88,7 +90,7 @@ describe('health after an attempt', () => {
     let h: EndpointHealth = HEALTHY;
     for (let i = 1; i < CIRCUIT_THRESHOLD; i++) {
       h = afterAttempt(h, { succeeded: false, probe: false, retryAfterMs: null }, NOW, scale);
-      expect(h).toMatchObject({ circuit: 'closed', consecutive_failures: i, last_failure_at: at(NOW) });
+      expect(h).toMatchObject({ circuit: 'closed', consecutive_failures: i, last_failure_at: at(NOW), unanswered: false });
     }
     h = afterAttempt(h, { succeeded: false, probe: false, retryAfterMs: null }, NOW, scale);
     expect(h).toMatchObject({ circuit: 'open', consecutive_failures: CIRCUIT_THRESHOLD, next_probe_at: at(NOW + FIRST_PROBE_INTERVAL_MS) });
@@ -135,10 +137,10 @@ describe('health after an attempt', () => {
 });
 
 describe('deferral (over the in-flight limit)', () => {
-  it('doubles each wait from the base, up to 30 s, with ±20 % jitter', async () => {
+  it('doubles each wait from the base, up to 5 s, with ±20 % jitter', async () => {
     const { deferDelayMs, MAX_DEFER_MS } = await import('../../shared/domain/delivery-attempt');
     const mid = () => 0.5;
-    expect([1, 2, 3, 4, 5, 6].map((n) => deferDelayMs(1000, n, mid))).toEqual([1000, 2000, 4000, 8000, 16000, MAX_DEFER_MS]);
+    expect([1, 2, 3, 4].map((n) => deferDelayMs(1000, n, mid))).toEqual([1000, 2000, 4000, MAX_DEFER_MS]);
     expect(deferDelayMs(1000, 50, mid)).toBe(MAX_DEFER_MS);
     expect([deferDelayMs(1000, 1, () => 0), deferDelayMs(1000, 1, () => 1)]).toEqual([800, 1200]);
   });

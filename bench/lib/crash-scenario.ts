@@ -1,0 +1,216 @@
+/**
+ * One crash scenario on a child-process local stack (test/helpers/child-stack.ts): a new
+ * shop with its endpoints on loopback receivers, N call.completed events ingested straight
+ * into the child's table, the stack killed (SIGKILL of the app) or stopped (Ctrl-C) at a
+ * chosen moment, started again on the same data, and then every accepted (event, endpoint)
+ * pair checked at the receivers. Shared by test/e2e/delivery-durability.test.ts and bench/crash.ts.
+ */
+import type { ChildStack } from '../../test/helpers/child-stack';
+import { startFaultReceiver, type AnswerPolicy, type FaultReceiver } from './fault-receiver';
+
+export type CrashKind = 'sigkill-mid-ingest' | 'sigkill-first-attempts' | 'sigkill-retries-pending' | 'sigint-retries-pending';
+
+export const CRASH_KINDS: readonly CrashKind[] = ['sigkill-mid-ingest', 'sigkill-first-attempts', 'sigkill-retries-pending', 'sigint-retries-pending'];
+
+export const describeKind: Record<CrashKind, string> = {
+  'sigkill-mid-ingest': 'SIGKILL mid-ingest',
+  'sigkill-first-attempts': 'SIGKILL during first attempts',
+  'sigkill-retries-pending': 'SIGKILL with retries pending',
+  'sigint-retries-pending': 'Ctrl-C with retries pending',
+};
+
+export interface CrashScenarioOptions {
+  kind: CrashKind;
+  /** Calls to ingest (one call.completed event each). */
+  events: number;
+  /** Every endpoint subscribes to call.completed; each gets its own receiver. */
+  endpoints: { name: string; policy: AnswerPolicy }[];
+  /** Parallel ingests (default 4; 16 for sigkill-first-attempts, to get ahead of the pipeline). */
+  ingestConcurrency?: number;
+  /** Give up waiting this long after the restart (default 120 s). */
+  settleTimeoutMs?: number;
+  /** Once everything arrived, keep listening this long for duplicates (default 2 s). */
+  quietMs?: number;
+  /**
+   * Stop waiting early when nothing arrived for this long, and at least this long after the restart (default 35 s:
+   * longer than the longest wait of a delivery deferred over its endpoint's in-flight limit, 30 s, so a slow drain is not taken for a loss).
+   */
+  idleGiveUpMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface LostPair {
+  eventId: string;
+  endpoint: string;
+}
+
+export interface CrashScenarioResult {
+  kind: CrashKind;
+  /** Ingests that returned (their events are accepted). */
+  acceptedEvents: number;
+  /** Ingests that threw (the stack was going down). */
+  failedIngests: number;
+  acceptedPairs: number;
+  /** Accepted pairs answered 2xx (verified) by their receiver, before or after the restart. */
+  deliveredPairs: number;
+  /** …of which before the kill. */
+  deliveredBeforeKill: number;
+  lost: LostPair[];
+  /** Requests after the pair's first 2xx (at-least-once duplicates). */
+  duplicates: number;
+  /** Requests whose signature did not verify. */
+  rejected: number;
+  /** Verified requests for events this scenario did not count as accepted (an ingest that committed but threw). */
+  unaccepted: number;
+  /** What the kill found: e.g. "after 10 of 30 ingests". */
+  killedAt: string;
+  /** Ctrl-C only: the exit code. */
+  exitCode: number | null;
+  /** Kill (or Ctrl-C) issued → the stack listening again, ms. */
+  downMs: number;
+  /** Stack listening again → last pair delivered, ms (null when nothing was delivered after it). */
+  restartToLastDeliveryMs: number | null;
+  receivers: FaultReceiver[];
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOptions): Promise<CrashScenarioResult> {
+  const log = opts.log ?? (() => undefined);
+  const tenant = await stack.newTenant(`Crash ${opts.kind}`);
+  const receivers: FaultReceiver[] = [];
+  for (const e of opts.endpoints) {
+    const receiver = await startFaultReceiver(e.name, e.policy);
+    receivers.push(receiver);
+    const created = await stack.api('POST', '/v1/webhook-endpoints', { key: tenant.key, body: { url: receiver.url, events: ['call.completed'] } });
+    if (created.status !== 201) throw new Error(`could not create endpoint ${e.name}: ${created.status} ${created.text}`);
+    receiver.setSecret(created.json.secret as string);
+  }
+
+  const accepted: string[] = [];
+  let failedIngests = 0;
+  let killedAt = '';
+  let kill: Promise<number | null> | undefined;
+  let killIssuedAt = 0;
+  const startKill = (why: string) => {
+    if (kill) return;
+    killedAt = why;
+    killIssuedAt = performance.now();
+    kill = opts.kind.startsWith('sigint') ? stack.sigint() : stack.sigkill().then(() => null);
+  };
+
+  // Ingest: a few in parallel; mid-ingest kills at a third and keeps ingesting until the store is gone.
+  const killAfter = Math.max(1, Math.floor(opts.events / 3));
+  let next = 0;
+  let stop = false;
+  const worker = async () => {
+    while (!stop && next < opts.events) {
+      next++;
+      try {
+        const result = await stack.ingest(tenant.shop);
+        accepted.push(...result.event_ids);
+        if (opts.kind === 'sigkill-mid-ingest' && accepted.length >= killAfter) startKill(`after ${accepted.length} of ${opts.events} ingests returned`);
+      } catch {
+        failedIngests++;
+        stop = true;
+      }
+    }
+  };
+  // During first attempts: ingest fast (ahead of the pipeline), then kill at once, while pairs still wait for their first request.
+  const concurrency = opts.ingestConcurrency ?? (opts.kind === 'sigkill-first-attempts' ? 16 : 4);
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  log(`${opts.kind}: ${accepted.length} ingested, ${failedIngests} failed`);
+
+  if (opts.kind === 'sigkill-first-attempts') {
+    const requested = () => receivers.reduce((n, r) => n + new Set(r.receipts.map((x) => x.eventId)).size, 0);
+    const deadline = Date.now() + 60_000;
+    while (requested() === 0 && Date.now() < deadline) await sleep(5);
+    if (requested() === 0) throw new Error('no first attempt reached a receiver within 60 s');
+    startKill(`after all ${accepted.length} ingests, with ${requested()} of ${accepted.length * receivers.length} pairs requested`);
+  }
+
+  if (opts.kind.endsWith('retries-pending')) {
+    // First attempts made for every pair (so the retries pending are many; at most 20 s), then a `retrying` row seen through the API.
+    const deadline = Date.now() + 20_000;
+    const attempted = () =>
+      receivers.every((r) => {
+        const seen = new Set(r.receipts.map((x) => x.eventId));
+        return accepted.every((id) => seen.has(id));
+      });
+    while (!attempted() && Date.now() < deadline) await sleep(50);
+    startKill(await retryingSeen(stack, tenant.key, receivers));
+  }
+  if (!kill) startKill('after the ingests');
+  const exitCode = (await kill) ?? null;
+  const deliveredBeforeKill = receivers.reduce((n, r) => n + accepted.filter((id) => r.firstOk.has(id)).length, 0);
+  log(`${opts.kind}: killed ${killedAt}; ${deliveredBeforeKill} pairs delivered before`);
+
+  await stack.restart();
+  const restartedAt = performance.now();
+  const downMs = restartedAt - killIssuedAt;
+  log(`${opts.kind}: up again after ${(downMs / 1000).toFixed(1)} s`);
+
+  const missing = () => receivers.reduce((n, r) => n + accepted.filter((id) => !r.firstOk.has(id)).length, 0);
+  const lastReceipt = () => Math.max(restartedAt, ...receivers.flatMap((r) => r.receipts.map((x) => x.at)));
+  const settle = opts.settleTimeoutMs ?? 120_000;
+  const idle = opts.idleGiveUpMs ?? 35_000;
+  for (;;) {
+    const now = performance.now();
+    if (now - restartedAt > settle) break;
+    if (missing() === 0 && now - lastReceipt() >= (opts.quietMs ?? 2000)) break;
+    if (missing() > 0 && now - restartedAt >= idle && now - lastReceipt() >= idle) break;
+    await sleep(50);
+  }
+
+  const acceptedSet = new Set(accepted);
+  const lost: LostPair[] = [];
+  let lastDelivery = -Infinity;
+  for (const r of receivers) {
+    for (const id of accepted) {
+      const at = r.firstOk.get(id);
+      if (at === undefined) lost.push({ eventId: id, endpoint: r.name });
+      else lastDelivery = Math.max(lastDelivery, at);
+    }
+  }
+  return {
+    kind: opts.kind,
+    acceptedEvents: accepted.length,
+    failedIngests,
+    acceptedPairs: accepted.length * receivers.length,
+    deliveredPairs: accepted.length * receivers.length - lost.length,
+    deliveredBeforeKill,
+    lost,
+    duplicates: receivers.reduce((n, r) => n + r.duplicates(), 0),
+    rejected: receivers.reduce((n, r) => n + r.rejected, 0),
+    unaccepted: receivers.reduce((n, r) => n + r.receipts.filter((x) => !acceptedSet.has(x.eventId)).length, 0),
+    killedAt,
+    exitCode,
+    downMs,
+    restartToLastDeliveryMs: lastDelivery > restartedAt ? lastDelivery - restartedAt : null,
+    receivers,
+  };
+}
+
+/**
+ * Waits until the API shows a delivery in status `retrying`, looking at events a receiver
+ * answered with an error and has not yet accepted (one GET every 100 ms: well under the
+ * per-key rate limit). Returns a description of the moment.
+ */
+async function retryingSeen(stack: ChildStack, key: string, receivers: FaultReceiver[]): Promise<string> {
+  const deadline = Date.now() + 20_000;
+  let turn = 0;
+  while (Date.now() < deadline) {
+    const candidates = receivers.flatMap((r) => r.receipts.filter((x) => x.answer !== 'hang' && !r.firstOk.has(x.eventId)).map((x) => x.eventId));
+    const id = candidates[turn++ % Math.max(1, candidates.length)];
+    if (id) {
+      const event = await stack.api('GET', `/v1/events/${id}`, { key });
+      const deliveries = (event.json.deliveries ?? []) as { status: string }[];
+      if (event.status === 200 && deliveries.some((d) => d.status === 'retrying')) {
+        const waiting = receivers.reduce((n, r) => n + new Set(r.receipts.filter((x) => !r.firstOk.has(x.eventId)).map((x) => x.eventId)).size, 0);
+        return `with retries pending (${waiting} pairs failed and not yet delivered)`;
+      }
+    }
+    await sleep(100);
+  }
+  throw new Error('no delivery was ever seen retrying within 20 s: does an endpoint answer errors?');
+}

@@ -1,0 +1,328 @@
+/**
+ * The real `npm start` entry (bin/local.ts under tsx) as a child process that a test or a
+ * benchmark can crash (SIGKILL of the app), stop (Ctrl-C) and start again on the same data
+ * directory, while it writes to the child's DynamoDB Local directly (calls, shops, keys).
+ * No jest dependency: the benchmarks use it too.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { simulatedCall } from '../../lib/cli/simulate';
+import { freePort } from '../../lib/local/dynamodb-local';
+import { issueKey } from '../../shared/domain/api-keys';
+import { ingestCall, type IngestResult } from '../../shared/domain/calls';
+import { createShop, type Shop } from '../../shared/domain/shop';
+import { SCOPES } from '../../shared/routes';
+import { runtimeDeps, type TableDeps } from '../../shared/runtime';
+
+export interface ChildStackOptions {
+  timeScale?: number;
+  deliveryTimeoutMs?: number;
+  /** More environment for bin/local.ts (wins over the harness's own settings). */
+  env?: Record<string, string>;
+  /** How long a start may take before it counts as failed (default 60 s: a JVM on a busy 2-core VM). */
+  readyTimeoutMs?: number;
+  /** Keep the temporary folder (data, key, outbox) after close(), e.g. to look at a failure. */
+  keepDir?: boolean;
+}
+
+export interface ApiReply {
+  status: number;
+  headers: Headers;
+  text: string;
+  json: Record<string, unknown>;
+}
+
+export interface Tenant {
+  shop: Shop;
+  key: string;
+}
+
+export interface ChildStack {
+  /** The API of the current run (a restart picks a new port). */
+  readonly url: string;
+  readonly dynamodbPort: number;
+  readonly dynamodbEndpoint: string;
+  readonly tableName: string;
+  /** The temporary folder: `data/` (DynamoDB Local), `secrets.key`, `outbox/`. */
+  readonly dir: string;
+  readonly dataDir: string;
+  /** Printed on the first start (the table was empty and seeded); a restart seeds nothing. */
+  readonly writeKey: string;
+  readonly shopId: string;
+  readonly running: boolean;
+  /** How many times bin/local.ts was started. */
+  readonly starts: number;
+  /** What the current (or last) run printed, stdout and stderr. */
+  output(): string;
+  /** The node process that runs bin/local.ts (tsx runs it as its child). */
+  appPid(): number;
+  /** A crash: SIGKILL of the app's node process; returns once it and its DynamoDB Local are gone. */
+  sigkill(): Promise<void>;
+  /** Ctrl-C: SIGINT, then waits for the exit (returns its code) and for DynamoDB Local to be gone. */
+  sigint(): Promise<number | null>;
+  /** Starts bin/local.ts again on the same data dir and key file; the same DynamoDB port unless `newDynamoPort`. */
+  restart(opts?: { newDynamoPort?: boolean }): Promise<void>;
+  /** The table adapters of this process pointed at the child's DynamoDB Local (sets DYNAMODB_ENDPOINT/TABLE_NAME). */
+  tableDeps(): TableDeps;
+  /** A new shop with a write key (all scopes), written straight into the child's table. */
+  newTenant(name?: string): Promise<Tenant>;
+  /** Ingests one finished call without a job into the child's table: one `call.completed` event. */
+  ingest(shop: Shop): Promise<IngestResult>;
+  /** A request to the child's API; a 429 is retried after its Retry-After (the per-key rate limit). */
+  api(method: string, path: string, opts?: { key?: string; body?: unknown }): Promise<ApiReply>;
+  /** Kills whatever still runs (the whole process group), waits for DynamoDB Local to be gone, removes the folder. */
+  close(): Promise<void>;
+}
+
+const live = new Set<ChildStack>();
+const groups = new Set<number>();
+let exitHookInstalled = false;
+
+/** Closes every child stack still open (use in afterAll / finally). */
+export async function closeChildStacks(): Promise<void> {
+  await Promise.all([...live].map((s) => s.close()));
+}
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  // Last resort when the owner dies without close(): no child stack outlives it.
+  process.on('exit', () => {
+    for (const pgid of groups) {
+      try {
+        process.kill(-pgid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  });
+}
+
+/** PIDs of java processes serving DynamoDB Local on this port. */
+export function dynamoJavaPids(port: number): number[] {
+  // Anchored on `java`, so the watchdog shell (whose arguments repeat the command) is not counted.
+  const out = spawnSync('pgrep', ['-f', `^java .*DynamoDBLocal.jar .*-port ${port}$`], { encoding: 'utf8' });
+  return out.stdout.split('\n').filter(Boolean).map(Number);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** For races: a timer that does not keep the process alive once the race is decided. */
+const deadline = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
+
+async function until(probe: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!probe()) {
+    if (Date.now() > deadline) return false;
+    await sleep(50);
+  }
+  return true;
+}
+
+/** Waits until no DynamoDB Local listens on `port`; after `graceMs` kills the leftovers (they are ours: that port is). */
+async function javaGone(port: number, graceMs = 15_000): Promise<void> {
+  if (await until(() => dynamoJavaPids(port).length === 0, graceMs)) return;
+  for (const pid of dynamoJavaPids(port)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+  }
+  if (!(await until(() => dynamoJavaPids(port).length === 0, 5000))) throw new Error(`DynamoDB Local on port ${port} would not die`);
+}
+
+export async function startChildStack(options: ChildStackOptions = {}): Promise<ChildStack> {
+  const tsx = resolve('node_modules/.bin/tsx');
+  if (!existsSync(tsx) || !existsSync(resolve('bin/local.ts'))) throw new Error('run from the repository root (node_modules/.bin/tsx and bin/local.ts)');
+  installExitHook();
+  const dir = mkdtempSync(join(tmpdir(), 'child-stack-'));
+  const dataDir = join(dir, 'data');
+  const tableName = 'shop-calls';
+  const cursorSecret = randomBytes(32).toString('hex');
+  let dynamodbPort = await freePort();
+  let apiPort = 0;
+  let child: ChildProcess | undefined;
+  let exited: Promise<number | null> = Promise.resolve(null);
+  let out = '';
+  let url = '';
+  let writeKey = '';
+  let shopId = '';
+  let starts = 0;
+  let app = 0;
+
+  const running = () => child !== undefined && child.exitCode === null && child.signalCode === null;
+
+  const launch = async () => {
+    apiPort = await freePort();
+    out = '';
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PORT: String(apiPort),
+      HOST: '127.0.0.1',
+      DYNAMODB_PORT: String(dynamodbPort),
+      DYNAMODB_ENDPOINT: '',
+      DYNAMODB_DATA_DIR: dataDir,
+      TABLE_NAME: tableName,
+      SECRETS_KEY_FILE: join(dir, 'secrets.key'),
+      OUTBOX_DIR: join(dir, 'outbox'),
+      CURSOR_SECRET: cursorSecret,
+      WEBHOOK_ALLOW_INSECURE_LOCAL: 'true',
+      TIME_SCALE: String(options.timeScale ?? 1),
+      DELIVERY_TIMEOUT_MS: String(options.deliveryTimeoutMs ?? 10_000),
+      POWERTOOLS_LOG_LEVEL: 'WARN',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      ...options.env,
+    };
+    // tsx directly, as `npm start` runs it, in a process group of its own (tsx, the app, the DynamoDB Local watchdog and JVM).
+    const c = spawn(tsx, ['bin/local.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    child = c;
+    starts++;
+    if (c.pid) groups.add(c.pid);
+    exited = new Promise((resolveExit) =>
+      c.once('exit', (code) => {
+        if (c.pid) groups.delete(c.pid);
+        resolveExit(code);
+      }),
+    );
+    const append = (d: Buffer) => {
+      out += d.toString();
+      if (out.length > 4_000_000) out = out.slice(-2_000_000);
+    };
+    c.stdout?.on('data', append);
+    c.stderr?.on('data', append);
+    const ready = await until(() => out.includes('API listening on') || !running(), options.readyTimeoutMs ?? 60_000);
+    if (!ready || !running()) {
+      if (running() && c.pid) process.kill(-c.pid, 'SIGKILL');
+      await exited;
+      await javaGone(dynamodbPort);
+      throw new Error(`bin/local.ts did not come up (start ${starts}):\n${out}`);
+    }
+    url = /API listening on (http:\/\/\S+)/.exec(out)?.[1] ?? `http://127.0.0.1:${apiPort}`;
+    const pids = spawnSync('pgrep', ['-P', String(c.pid)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
+    if (pids.length !== 1) throw new Error(`expected one child of tsx ${c.pid}, found ${pids.join(', ') || 'none'}`);
+    app = pids[0] as number;
+    const seededKey = /Write key:\s+(sk_test_\S+)/.exec(out)?.[1];
+    const printedShop = /Demo shop:\s+(shop_\S+)/.exec(out)?.[1];
+    if (starts === 1) {
+      if (!seededKey || !printedShop) throw new Error(`the first start printed no demo shop and key:\n${out}`);
+      writeKey = seededKey;
+      shopId = printedShop;
+    } else if (seededKey) {
+      throw new Error(`start ${starts} seeded a fresh table: the data in ${dataDir} did not survive the restart`);
+    }
+  };
+
+  const stack: ChildStack = {
+    get url() {
+      return url;
+    },
+    get dynamodbPort() {
+      return dynamodbPort;
+    },
+    get dynamodbEndpoint() {
+      return `http://127.0.0.1:${dynamodbPort}`;
+    },
+    tableName,
+    dir,
+    dataDir,
+    get writeKey() {
+      return writeKey;
+    },
+    get shopId() {
+      return shopId;
+    },
+    get running() {
+      return running();
+    },
+    get starts() {
+      return starts;
+    },
+    output: () => out,
+    appPid: () => app,
+    sigkill: async () => {
+      if (!running()) throw new Error('the child stack is not running');
+      process.kill(app, 'SIGKILL');
+      // tsx exits when the app dies; if it did not, the rest of the group goes the same way.
+      const tsxGone = await Promise.race([exited.then(() => true), deadline(10_000).then(() => false)]);
+      if (!tsxGone && child?.pid) process.kill(-child.pid, 'SIGKILL');
+      await exited;
+      // The watchdog stops the JVM when the app's pipe closes; a restart on the same data dir must wait for that.
+      await javaGone(dynamodbPort);
+    },
+    sigint: async () => {
+      if (!running()) throw new Error('the child stack is not running');
+      child?.kill('SIGINT');
+      const code = await Promise.race([exited, deadline(30_000).then(() => 'timeout' as const)]);
+      if (code === 'timeout') {
+        if (child?.pid) process.kill(-child.pid, 'SIGKILL');
+        await exited;
+        await javaGone(dynamodbPort);
+        throw new Error(`Ctrl-C did not stop the stack within 30 s:\n${out}`);
+      }
+      await javaGone(dynamodbPort);
+      return code;
+    },
+    restart: async (opts = {}) => {
+      if (running()) throw new Error('stop the child stack (sigkill or sigint) before restarting it');
+      if (opts.newDynamoPort) dynamodbPort = await freePort();
+      await launch();
+    },
+    tableDeps: () => {
+      process.env.DYNAMODB_ENDPOINT = `http://127.0.0.1:${dynamodbPort}`;
+      process.env.TABLE_NAME = tableName;
+      process.env.AWS_REGION ??= 'us-east-1';
+      return runtimeDeps();
+    },
+    newTenant: async (name = 'Child Stack Shop') => {
+      const deps = stack.tableDeps();
+      const shop = await createShop(deps, { name, owner_email: 'owner@child-stack.test' });
+      const { key } = await issueKey(deps.apiKeys, { shopId: shop.id, scopes: [...SCOPES], write: true, mode: 'test' });
+      return { shop, key };
+    },
+    ingest: (shop) => ingestCall(stack.tableDeps(), simulatedCall(shop, { withJob: false, emergency: false, endedAt: new Date() })),
+    api: async (method, path, opts = {}) => {
+      const headers: Record<string, string> = {};
+      if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+      if (opts.body !== undefined) headers['content-type'] = 'application/json';
+      for (let attempt = 0; ; attempt++) {
+        const res = await fetch(`${url}${path}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+        const text = await res.text();
+        if (res.status === 429 && attempt < 10) {
+          await sleep(Math.min(5, Number(res.headers.get('retry-after')) || 1) * 1000);
+          continue;
+        }
+        let json: Record<string, unknown> = {};
+        try {
+          json = JSON.parse(text) as Record<string, unknown>;
+        } catch {
+          // not JSON: leave it to the caller's status check
+        }
+        return { status: res.status, headers: res.headers, text, json };
+      }
+    },
+    close: async () => {
+      if (!live.delete(stack)) return;
+      if (running() && child?.pid) {
+        try {
+          process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          // gone meanwhile
+        }
+      }
+      await exited;
+      await javaGone(dynamodbPort);
+      if (!options.keepDir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  live.add(stack);
+  try {
+    await launch();
+  } catch (err) {
+    await stack.close();
+    throw err;
+  }
+  return stack;
+}
