@@ -86,7 +86,7 @@ async function forEndpoint(deps: AttemptDeps, read: EndpointRecord | null, due: 
   const runway = newRunway(deps, healthy ? admission.defer.map(find) : [], now);
   for (const { deliveryId, lease } of admission.send) verdicts.set(deliveryId, attempt(deps, current, admission.health, find(deliveryId), lease, runway));
   for (const id of admission.circuitOpen) verdicts.set(id, recordNotSent(deps, find(id), now));
-  for (const id of admission.defer) verdicts.set(id, healthy ? runway.verdict(id) : defer(deps, find(id), now));
+  for (const id of admission.defer) verdicts.set(id, healthy ? runway.verdict(id) : defer(deps, find(id), now, admission.deferUntil));
   for (const id of admission.inFlight) verdicts.set(id, Promise.resolve('in_flight'));
   return verdicts;
 }
@@ -190,12 +190,14 @@ async function recordNotSent(deps: AttemptDeps, due: Due, now: Date): Promise<At
 
 /**
  * Over the endpoint's in-flight limit: the same message again later, no attempt used. Each
- * wait doubles (with jitter, up to 5 s), so a backlog of one endpoint is looked at a few
- * times a minute, not churned through the queue ahead of everyone else's deliveries.
+ * wait doubles (with jitter, up to 5 s); behind slow requests it waits until the first of
+ * them must have ended, so a hanging receiver's backlog is not churned through the queue
+ * ahead of everyone else's deliveries.
  */
-async function defer(deps: AttemptDeps, due: Due, now: Date): Promise<AttemptVerdict> {
+async function defer(deps: AttemptDeps, due: Due, now: Date, until: number | null = null): Promise<AttemptVerdict> {
   const deferrals = (due.message.deferrals ?? 0) + 1;
-  await deps.scheduler.schedule({ ...due.message, deferrals }, new Date(now.getTime() + deferDelayMs(deps.settings.deferMs, deferrals)));
+  const at = Math.max(now.getTime() + deferDelayMs(deps.settings.deferMs, deferrals), until ?? 0);
+  await deps.scheduler.schedule({ ...due.message, deferrals }, new Date(at));
   return 'deferred';
 }
 

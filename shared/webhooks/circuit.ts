@@ -14,6 +14,8 @@ export const CIRCUIT_THRESHOLD = 5;
 /** Probe interval while open: 15 s, doubling after each failed probe, at most 5 min (scaled by TIME_SCALE). */
 export const FIRST_PROBE_INTERVAL_MS = 15_000;
 export const MAX_PROBE_INTERVAL_MS = 5 * 60_000;
+/** A request in flight longer than this marks the endpoint as slow for deferral. */
+export const SLOW_REQUEST_MS = 1_000;
 
 export type CircuitState = 'closed' | 'open' | 'half_open';
 
@@ -62,6 +64,12 @@ export interface Admission {
   circuitOpen: string[];
   /** Over the endpoint's in-flight limit: back on the queue shortly, no attempt used. */
   defer: string[];
+  /**
+   * When the requests in flight are slow (the oldest is over a second old: a hanging
+   * receiver), the deferred ones wait until the first of them must have ended (epoch ms),
+   * instead of polling the endpoint: null when they are quick.
+   */
+  deferUntil: number | null;
   /** Already being attempted under a live lease (a duplicate message): nothing to do. */
   inFlight: string[];
   /** Expired leases to drop in the same write. */
@@ -88,13 +96,15 @@ export function admit(gate: EndpointGate, deliveryIds: string[], now: number, le
   const inFlight = unique.filter((id) => isLive(gate.leases[id], now));
   const due = unique.filter((id) => !inFlight.includes(id));
   const lease = (probe: boolean): Lease => ({ until: now + leaseMs, token: token(), probe });
-  const out: Admission = { send: [], circuitOpen: [], defer: [], inFlight, expired, health: gate.health };
+  const out: Admission = { send: [], circuitOpen: [], defer: [], deferUntil: null, inFlight, expired, health: gate.health };
 
   if (gate.health.circuit === 'closed') {
     const limit = gate.health.consecutive_failures > 0 && gate.health.unanswered ? IN_FLIGHT_WHILE_FAILING : MAX_IN_FLIGHT;
     const free = Math.max(0, limit - live.length);
     out.send = due.slice(0, free).map((deliveryId) => ({ deliveryId, lease: lease(false) }));
     out.defer = due.slice(free);
+    const oldestTaken = Math.min(...live.map(([, l]) => l.until - leaseMs));
+    if (out.defer.length > 0 && free === 0 && now - oldestTaken > SLOW_REQUEST_MS) out.deferUntil = Math.min(...live.map(([, l]) => l.until));
     return out;
   }
   const probing = live.some(([, l]) => l.probe);

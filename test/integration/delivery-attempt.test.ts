@@ -164,7 +164,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     const sweepDeps = { due: new DynamoDueIndex(deps.db), endpoints, queue: { send: async (m: DeliveryMessage[]) => void queued.push(...m) }, timeScale: 1, now: later };
     // The second row is being attempted right now: its endpoint holds a live lease on it.
     const current = await endpoints.get(shop.id, endpoint.id);
-    await endpoints.admit(current!, { send: [{ deliveryId: busy.id, lease: { until: later().getTime() + 60_000, token: 't', probe: false } }], circuitOpen: [], defer: [], inFlight: [], expired: [], health: current!.health });
+    await endpoints.admit(current!, { send: [{ deliveryId: busy.id, lease: { until: later().getTime() + 60_000, token: 't', probe: false } }], circuitOpen: [], defer: [], deferUntil: null, inFlight: [], expired: [], health: current!.health });
 
     const [first, second] = await Promise.all([sweep(sweepDeps), sweep(sweepDeps)]);
     const mine = queued.filter((m) => m.delivery_id === lost.id || m.delivery_id === busy.id);

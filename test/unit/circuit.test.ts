@@ -45,6 +45,13 @@ describe('admission (closed circuit)', () => {
     expect(admit(gate({ consecutive_failures: 1, unanswered: false }), ids(4), NOW, LEASE_MS, token).send).toHaveLength(MAX_IN_FLIGHT);
   });
 
+  it('behind slow requests (a hanging receiver), deferred deliveries wait until the first lease ends', () => {
+    const slow = gate({}, Object.fromEntries(ids(4).map((id, i) => [`old_${id}`, lease(NOW + LEASE_MS - 2000 + i)])));
+    expect(admit(slow, ['dlv_x'], NOW, LEASE_MS, token)).toMatchObject({ defer: ['dlv_x'], deferUntil: NOW + LEASE_MS - 2000 });
+    const quick = gate({}, Object.fromEntries(ids(4).map((id) => [`new_${id}`, lease(NOW + LEASE_MS - 10)])));
+    expect(admit(quick, ['dlv_x'], NOW, LEASE_MS, token)).toMatchObject({ defer: ['dlv_x'], deferUntil: null });
+  });
+
   it('never sends a delivery that is already in flight (a duplicate message), nor one named twice', () => {
     const a = admit(gate({}, { dlv_0: lease(NOW + 1000) }), ['dlv_0', 'dlv_1', 'dlv_1'], NOW, LEASE_MS, token);
     expect(a.inFlight).toEqual(['dlv_0']);
