@@ -17,7 +17,7 @@ import type { JobRecord } from '../shared/domain/jobs';
 import { toAuthorizerContext } from '../shared/http/auth-context';
 import type { ApiEvent } from '../shared/http/event';
 import { runtimeDeps } from '../shared/runtime';
-import { SCOPES } from '../shared/routes';
+import { SCOPES } from '../shared/domain/scopes';
 import { callIngest, startBenchStack } from './lib/stack';
 import { ms, printTable, ratio, setting, summarize, timeEach, verdict } from './lib/stats';
 

@@ -1,12 +1,9 @@
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { fanOut, messageOf, type DeliveryRecord } from '../shared/domain/deliveries';
+import { fanOut, messageOf } from '../shared/domain/deliveries';
 import { notifyEndpointDisabled } from '../shared/domain/notifications';
 import { pipelineDeps, type PipelineDeps } from '../shared/pipeline';
-import { stripKeys } from '../shared/store/client';
-import { eventFromItem } from '../shared/store/events';
+import { recordOfStreamImage } from '../shared/store/stream-images';
 
 /**
  * Table stream → deliveries. The event source's filter passes only new event items and
@@ -16,15 +13,12 @@ import { eventFromItem } from '../shared/store/events';
  * derive from event and endpoint, and rows are written only if absent).
  */
 export async function handleRecord(deps: PipelineDeps, record: DynamoDBRecord): Promise<void> {
-  const image = record.dynamodb?.NewImage;
-  if (!image) return;
-  const item = unmarshall(image as Record<string, AttributeValue>);
-  if (item.entity === 'event') {
-    const event = eventFromItem(item);
-    await fanOut(deps, event);
-    if (event.type === 'webhook_endpoint.disabled') await notifyEndpointDisabled(deps, event);
-  } else if (item.entity === 'delivery') {
-    await deps.queue.send([messageOf(stripKeys<DeliveryRecord>(item))]);
+  const stored = recordOfStreamImage(record.dynamodb?.NewImage);
+  if (stored?.entity === 'event') {
+    await fanOut(deps, stored.event);
+    if (stored.event.type === 'webhook_endpoint.disabled') await notifyEndpointDisabled(deps, stored.event);
+  } else if (stored?.entity === 'delivery') {
+    await deps.queue.send([messageOf(stored.delivery)]);
   }
 }
 

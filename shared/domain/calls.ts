@@ -1,7 +1,7 @@
 import { newId } from '../ids';
 import { AppError, notFound } from '../errors';
 import type { CallIngest } from './call-schema';
-import { findOr404, requireId } from './lookup';
+import { findExisting, requireId } from './lookup';
 import { newEvent, type EventRecord } from './events';
 import { newJob, toJobResource, type JobRecord } from './jobs';
 import { mapPage, type Page, type PageRequest } from './pagination';
@@ -128,7 +128,7 @@ export async function ingestCall(deps: CallDeps, input: CallIngest): Promise<Ing
 const callIdOrThrow = (id: string) => requireId('call', 'call', id);
 
 export async function getCall(deps: Pick<CallDeps, 'calls'>, shopId: string, id: string) {
-  return toCallResource(await findOr404('call', 'call', id, (callId) => deps.calls.get(shopId, callId)));
+  return toCallResource(await findExisting('call', 'call', id, (callId) => deps.calls.get(shopId, callId)));
 }
 
 export async function getTranscript(deps: Pick<CallDeps, 'calls'>, shopId: string, id: string) {
@@ -143,7 +143,7 @@ export async function getSummary(deps: Pick<CallDeps, 'calls'>, shopId: string, 
   return { object: 'call_summary' as const, call_id: s.call_id, summary: s.summary, outcome: s.outcome, details: s.details, usage: s.usage };
 }
 
-/** A 404 that says whether the call is unknown or just has no transcript/summary (yet). */
+/** A missing resource that says whether the call is unknown or just has no transcript/summary (yet). */
 async function missingPart(deps: Pick<CallDeps, 'calls'>, shopId: string, id: string, part: string): Promise<AppError> {
   const call = await deps.calls.get(shopId, id);
   return call ? new AppError('resource_missing', `Call '${id}' has no ${part}.`, { param: 'id' }) : notFound('call', id);

@@ -1,6 +1,6 @@
 import { AppError } from '../errors';
 import { derivedId, idTime, newId } from '../ids';
-import { findOr404 } from './lookup';
+import { findExisting } from './lookup';
 import { toEventResource, type EventRecord } from './events';
 import type { EndpointRecord } from './webhook-endpoints';
 import { SWEEP_GRACE_MS, sweepGraceMs } from '../webhooks/policy';
@@ -159,7 +159,7 @@ export interface RedeliverDeps {
  * endpoint subscribed to its type now. Rows only; the table stream enqueues them.
  */
 export async function redeliver(deps: RedeliverDeps, shopId: string, eventId: string, endpointIds: string[] = []) {
-  const event = await findOr404('evt', 'event', eventId, (id) => deps.events.get(shopId, id));
+  const event = await findExisting('evt', 'event', eventId, (id) => deps.events.get(shopId, id));
   const all = await deps.endpoints.list(shopId);
   let targets: EndpointRecord[];
   if (endpointIds.length === 0) {

@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { toDeliveryResource, type DeliveryRecord, type EventReader } from './deliveries';
 import { EVENT_TYPES } from './event-types';
-import { findOr404 } from './lookup';
+import { findExisting } from './lookup';
 import { toEventResource, type EventRecord } from './events';
 import { mapPage, type Page, type PageRequest } from './pagination';
 
@@ -19,7 +19,7 @@ export async function listEvents(deps: EventLogDeps, shopId: string, page: PageR
 
 /** One event with its deliveries, oldest delivery first. */
 export async function getEvent(deps: EventLogDeps, shopId: string, id: string) {
-  const event = await findOr404('evt', 'event', id, (eventId) => deps.events.get(shopId, eventId));
+  const event = await findExisting('evt', 'event', id, (eventId) => deps.events.get(shopId, eventId));
   const deliveries = await deps.deliveries.listForEvent(shopId, id);
   return { ...toEventResource(event), deliveries: deliveries.map(toDeliveryResource) };
 }

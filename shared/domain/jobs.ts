@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { AppError, notFound } from '../errors';
 import { newId } from '../ids';
 import type { JobInput } from './call-schema';
-import { findOr404 } from './lookup';
+import { findExisting } from './lookup';
 import { newEvent, type EventRecord } from './events';
 import { mapPage, type Page, type PageRequest } from './pagination';
 import type { Shop } from './shop';
@@ -79,7 +79,7 @@ export function toJobResource(j: JobRecord) {
 }
 
 export async function getJob(deps: Pick<JobDeps, 'jobs'>, shopId: string, id: string) {
-  return toJobResource(await findOr404('job', 'job', id, (jobId) => deps.jobs.get(shopId, jobId)));
+  return toJobResource(await findExisting('job', 'job', id, (jobId) => deps.jobs.get(shopId, jobId)));
 }
 
 export async function listJobs(deps: Pick<JobDeps, 'jobs'>, shopId: string, page: PageRequest, status?: JobStatus) {
@@ -109,7 +109,7 @@ async function decide(
   version: number,
   change: { status: 'approved' | 'declined'; decline_reason: string | null },
 ) {
-  let job: JobRecord | null = await findOr404('job', 'job', id, (jobId) => deps.jobs.get(shopId, jobId));
+  let job: JobRecord | null = await findExisting('job', 'job', id, (jobId) => deps.jobs.get(shopId, jobId));
   for (let attempt = 1; ; attempt++) {
     if (!job) throw notFound('job', id);
     const refused = refusal(job, version);

@@ -23,6 +23,8 @@ export interface Shop {
   credits: { balance: number; used_this_period: number };
   created_at: string;
   updated_at: string;
+  /** Counted by endpoint creation, so concurrent creates cannot pass the per-shop limit; absent until the first. */
+  webhook_endpoint_count?: number;
 }
 
 /** A validated patch, split the way the store applies it: whole fields, and hours day by day. */

@@ -1,6 +1,6 @@
 import { AppError, notFound } from '../errors';
 import { newId } from '../ids';
-import { findOr404 } from './lookup';
+import { findExisting } from './lookup';
 import type { GuardPolicy, GuardResult } from '../webhooks/url-guard';
 import { newEvent, toEventResource, type EventRecord } from './events';
 import { newSigningSecret, type SecretCipher } from './secrets';
@@ -90,7 +90,7 @@ async function guardedUrl(deps: Pick<EndpointDeps, 'checkUrl' | 'policy'>, url: 
 }
 
 async function loadEndpoint(deps: Pick<EndpointDeps, 'endpoints'>, shopId: string, id: string): Promise<EndpointRecord> {
-  return findOr404('we', 'webhook endpoint', id, (endpointId) => deps.endpoints.get(shopId, endpointId));
+  return findExisting('we', 'webhook endpoint', id, (endpointId) => deps.endpoints.get(shopId, endpointId));
 }
 
 export async function createEndpoint(deps: EndpointDeps, shopId: string, input: CreateEndpointInput) {

@@ -3,7 +3,7 @@ import { CALL_OUTCOMES, URGENCIES } from '../domain/call-schema';
 import { EVENT_TYPES } from '../domain/event-types';
 import { JOB_STATUSES } from '../domain/jobs';
 import { BOOKING_MODES, WEEKDAYS } from '../domain/shop-schema';
-import { SCOPES } from '../routes';
+import { SCOPES } from '../domain/scopes';
 
 /**
  * The response objects of API-CONTRACT.md as zod schemas: the source of the OpenAPI

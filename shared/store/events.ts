@@ -7,7 +7,7 @@ import type { NotificationClaims } from '../domain/notifications';
 import type { Page, PageRequest } from '../domain/pagination';
 import { stripKeys, type Dynamo } from './client';
 import { queryPage } from './pagination';
-import { keys, shopPk, skPrefix } from './keys';
+import { gsi1Partition, keys, shopPk, skPrefix } from './keys';
 import { TABLE } from './table';
 
 /**
@@ -85,7 +85,7 @@ export class DynamoEventStore implements EventWriter, EventReader, NotificationC
   /** Newest first; with a type, through GSI1 rather than a filter. */
   async list(shopId: string, page: PageRequest, type?: string): Promise<Page<EventRecord>> {
     const query = type
-      ? { IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': keys.eventByType(shopId, type, '').gsi1pk } }
+      ? { IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': gsi1Partition.eventsByType(shopId, type) } }
       : {
           KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
           ExpressionAttributeValues: { ':pk': shopPk(shopId), ':prefix': skPrefix.event },

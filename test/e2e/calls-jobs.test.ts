@@ -2,7 +2,7 @@ import { simulatedCall } from '../../lib/cli/simulate';
 import { issueKey } from '../../shared/domain/api-keys';
 import { ingestCall } from '../../shared/domain/calls';
 import { createShop, type Shop } from '../../shared/domain/shop';
-import { SCOPES } from '../../shared/routes';
+import { SCOPES } from '../../shared/domain/scopes';
 import { runtimeDeps } from '../../shared/runtime';
 import { eventsOf } from '../helpers/events-in-table';
 import { call, expectError } from '../helpers/http';

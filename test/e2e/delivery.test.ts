@@ -5,7 +5,7 @@ import { simulatedCall } from '../../lib/cli/simulate';
 import { issueKey } from '../../shared/domain/api-keys';
 import { ingestCall } from '../../shared/domain/calls';
 import { createShop, type Shop } from '../../shared/domain/shop';
-import { SCOPES } from '../../shared/routes';
+import { SCOPES } from '../../shared/domain/scopes';
 import { runtimeDeps } from '../../shared/runtime';
 import type { DeliveryRecord } from '../../shared/domain/deliveries';
 import { DynamoDeliveryStore } from '../../shared/store/deliveries';

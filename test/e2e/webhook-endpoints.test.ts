@@ -3,7 +3,7 @@ import { issueKey } from '../../shared/domain/api-keys';
 import { createShop } from '../../shared/domain/shop';
 import { signingSecrets } from '../../shared/domain/webhook-endpoints';
 import { logger } from '../../shared/logger';
-import { SCOPES } from '../../shared/routes';
+import { SCOPES } from '../../shared/domain/scopes';
 import { runtimeDeps } from '../../shared/runtime';
 import { secretDeps } from '../../shared/runtime-secrets';
 import { eventsOf } from '../helpers/events-in-table';
