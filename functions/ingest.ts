@@ -1,5 +1,5 @@
 import { AppError } from '../shared/errors';
-import { callIngestSchema } from '../shared/domain/call-schema';
+import { callIngestSchema } from '../shared/domain/calls-schema';
 import { ingestCall, type IngestResult } from '../shared/domain/calls';
 import { parseOrThrow } from '../shared/http/validation';
 import { logger } from '../shared/logger';

@@ -1,10 +1,11 @@
-import { approveBodySchema, approveJob } from '../../shared/domain/jobs';
+import { approveJob } from '../../shared/domain/jobs';
+import { approveJobBody } from '../../shared/domain/jobs-schema';
 import { apiHandler } from '../../shared/http/handler';
 import { idempotent } from '../../shared/http/idempotency';
 import { runtimeDeps, type Deps } from '../../shared/runtime';
 
-/** The request schemas of this operation (validated here); its success response is documented in shared/openapi/responses.ts. */
-export const spec = { body: approveBodySchema };
+/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
+export const spec = { body: approveJobBody };
 
 export const makeHandler = (deps: () => Pick<Deps, 'jobs' | 'now'> = runtimeDeps) =>
   apiHandler('approveJob', spec, async ({ principal, pathParameters, body }) => ({

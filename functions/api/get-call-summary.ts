@@ -2,7 +2,7 @@ import { getSummary } from '../../shared/domain/calls';
 import { apiHandler } from '../../shared/http/handler';
 import { runtimeDeps, type Deps } from '../../shared/runtime';
 
-/** The request schemas of this operation (validated here); its success response is documented in shared/openapi/responses.ts. */
+/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
 export const spec = {};
 
 export const makeHandler = (deps: () => Pick<Deps, 'calls'> = runtimeDeps) =>

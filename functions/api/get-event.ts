@@ -2,7 +2,7 @@ import { getEvent } from '../../shared/domain/event-log';
 import { apiHandler } from '../../shared/http/handler';
 import { pipelineReadDeps } from '../../shared/event-log-deps';
 
-/** The request schemas of this operation (validated here); its success response is documented in shared/openapi/responses.ts. */
+/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
 export const spec = {};
 
 export const makeHandler = (deps = pipelineReadDeps) =>

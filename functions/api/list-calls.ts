@@ -1,11 +1,11 @@
-import * as z from 'zod';
 import { listCalls } from '../../shared/domain/calls';
+import { listCallsQuery } from '../../shared/domain/calls-schema';
 import { apiHandler } from '../../shared/http/handler';
-import { listBody, pageQuery, pageRequest } from '../../shared/http/list';
+import { listBody, pageRequest } from '../../shared/http/list';
 import { runtimeDeps, type Deps } from '../../shared/runtime';
 
-/** The request schemas of this operation (validated here); its success response is documented in shared/openapi/responses.ts. */
-export const spec = { query: z.strictObject(pageQuery) };
+/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
+export const spec = { query: listCallsQuery };
 
 export const makeHandler = (deps: () => Pick<Deps, 'calls'> = runtimeDeps) =>
   apiHandler('listCalls', spec, async ({ principal, query }) => {

@@ -1,13 +1,11 @@
-import * as z from 'zod';
-import { eventTypeFilter, listEvents } from '../../shared/domain/event-log';
+import { listEvents } from '../../shared/domain/event-log';
+import { listEventsQuery } from '../../shared/domain/event-log-schema';
 import { apiHandler } from '../../shared/http/handler';
-import { listBody, pageQuery, pageRequest } from '../../shared/http/list';
+import { listBody, pageRequest } from '../../shared/http/list';
 import { pipelineReadDeps } from '../../shared/event-log-deps';
 
-const query = z.strictObject({ ...pageQuery, type: eventTypeFilter });
-
-/** The request schemas of this operation (validated here); its success response is documented in shared/openapi/responses.ts. */
-export const spec = { query };
+/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
+export const spec = { query: listEventsQuery };
 
 export const makeHandler = (deps = pipelineReadDeps) =>
   apiHandler('listEvents', spec, async ({ principal, query }) => {

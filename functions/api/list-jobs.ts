@@ -1,13 +1,11 @@
-import * as z from 'zod';
-import { JOB_STATUSES, listJobs } from '../../shared/domain/jobs';
+import { listJobs } from '../../shared/domain/jobs';
+import { listJobsQuery } from '../../shared/domain/jobs-schema';
 import { apiHandler } from '../../shared/http/handler';
-import { listBody, pageQuery, pageRequest } from '../../shared/http/list';
+import { listBody, pageRequest } from '../../shared/http/list';
 import { runtimeDeps, type Deps } from '../../shared/runtime';
 
-const query = z.strictObject({ ...pageQuery, status: z.enum(JOB_STATUSES).optional() });
-
-/** The request schemas of this operation (validated here); its success response is documented in shared/openapi/responses.ts. */
-export const spec = { query };
+/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
+export const spec = { query: listJobsQuery };
 
 export const makeHandler = (deps: () => Pick<Deps, 'jobs'> = runtimeDeps) =>
   apiHandler('listJobs', spec, async ({ principal, query }) => {

@@ -3,7 +3,7 @@ import { apiHandler } from '../../shared/http/handler';
 import type { Deps } from '../../shared/runtime';
 import { secretDeps } from '../../shared/runtime-secrets';
 
-/** The request schemas of this operation (validated here); its success response is documented in shared/openapi/responses.ts. */
+/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
 export const spec = {};
 
 export const makeHandler = (deps: () => Deps = secretDeps) =>

@@ -1,10 +1,11 @@
 import { newId } from '../ids';
 import { AppError, notFound } from '../errors';
-import type { CallIngest } from './call-schema';
+import type { CallIngest, CallOutcome } from './calls-schema';
 import { findExisting, requireId } from './lookup';
 import { newEvent, type EventRecord } from './events';
 import { newJob, toJobResource, type JobRecord } from './jobs';
 import { mapPage, type Page, type PageRequest } from './pagination';
+import type { CallResource, CallSummaryResource, TranscriptResource } from './resources';
 import type { ShopStore } from './shop';
 
 export interface CallRecord {
@@ -19,7 +20,7 @@ export interface CallRecord {
   started_at: string;
   ended_at: string | null;
   duration_seconds: number | null;
-  outcome: string | null;
+  outcome: CallOutcome | null;
   created_at: string;
 }
 export interface TranscriptRecord {
@@ -29,8 +30,8 @@ export interface TranscriptRecord {
 export interface SummaryRecord {
   call_id: string;
   summary: string;
-  outcome: string;
-  details: Record<string, unknown>;
+  outcome: CallOutcome;
+  details: NonNullable<CallIngest['summary']>['details'];
   usage: { credits: number; billable_seconds: number };
 }
 
@@ -60,7 +61,7 @@ export interface CallDeps {
   now: () => Date;
 }
 
-export function toCallResource(c: CallRecord) {
+export function toCallResource(c: CallRecord): CallResource {
   return {
     id: c.id,
     object: 'call' as const,
@@ -131,13 +132,13 @@ export async function getCall(deps: Pick<CallDeps, 'calls'>, shopId: string, id:
   return toCallResource(await findExisting('call', 'call', id, (callId) => deps.calls.get(shopId, callId)));
 }
 
-export async function getTranscript(deps: Pick<CallDeps, 'calls'>, shopId: string, id: string) {
+export async function getTranscript(deps: Pick<CallDeps, 'calls'>, shopId: string, id: string): Promise<TranscriptResource> {
   const transcript = await deps.calls.getTranscript(shopId, callIdOrThrow(id));
   if (!transcript) throw await missingPart(deps, shopId, id, 'transcript');
   return { object: 'transcript' as const, call_id: transcript.call_id, turns: transcript.turns };
 }
 
-export async function getSummary(deps: Pick<CallDeps, 'calls'>, shopId: string, id: string) {
+export async function getSummary(deps: Pick<CallDeps, 'calls'>, shopId: string, id: string): Promise<CallSummaryResource> {
   const s = await deps.calls.getSummary(shopId, callIdOrThrow(id));
   if (!s) throw await missingPart(deps, shopId, id, 'summary');
   return { object: 'call_summary' as const, call_id: s.call_id, summary: s.summary, outcome: s.outcome, details: s.details, usage: s.usage };

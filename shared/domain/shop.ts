@@ -1,5 +1,6 @@
 import { newId } from '../ids';
 import { notFound } from '../errors';
+import type { ShopResource } from './resources';
 import { WEEKDAYS, type Hours, type ShopPatch, type Weekday } from './shop-schema';
 
 export type BookingMode = 'auto_book' | 'approval_required' | 'message_only';
@@ -57,7 +58,7 @@ function orderedHours(hours: Hours): Hours {
   ) as Hours;
 }
 
-export function toShopResource(shop: Shop) {
+export function toShopResource(shop: Shop): ShopResource {
   return {
     id: shop.id,
     object: 'shop' as const,

@@ -1,3 +1,5 @@
+import type { EndpointHealthResource } from '../domain/resources';
+
 /**
  * Per-endpoint isolation as pure functions: how many requests an endpoint may have in
  * flight, its circuit (closed → open → half_open → closed), and which due deliveries go
@@ -137,7 +139,7 @@ export function afterAttempt(health: EndpointHealth, signal: AttemptSignal, now:
 }
 
 /** What the API shows of the circuit. */
-export function toHealthResource(h: EndpointHealth) {
+export function toHealthResource(h: EndpointHealth): EndpointHealthResource {
   return {
     circuit: h.circuit,
     consecutive_failures: h.consecutive_failures,

@@ -1,9 +1,9 @@
 import * as z from 'zod';
-import { CALL_OUTCOMES, URGENCIES } from '../domain/call-schema';
-import { EVENT_TYPES } from '../domain/event-types';
-import { JOB_STATUSES } from '../domain/jobs';
-import { BOOKING_MODES, WEEKDAYS } from '../domain/shop-schema';
-import { SCOPES } from '../domain/scopes';
+import { CALL_OUTCOMES, URGENCIES } from './calls-schema';
+import { EVENT_TYPES } from './event-types';
+import { JOB_STATUSES } from './jobs';
+import { BOOKING_MODES, WEEKDAYS } from './shop-schema';
+import { SCOPES } from './scopes';
 
 /**
  * The response objects of API-CONTRACT.md as zod schemas: the source of the OpenAPI
@@ -180,3 +180,21 @@ export const webhookBodies: Record<string, z.ZodType> = {
   'webhook_endpoint.disabled': webhookBody('webhook_endpoint.disabled', webhookEndpointSchema, 'WebhookEndpointDisabledEvent'),
   'webhook_endpoint.test': webhookBody('webhook_endpoint.test', z.strictObject({ endpoint_id: id('we') }), 'WebhookEndpointTestEvent'),
 };
+
+/**
+ * The resource types the domain's mappers return (`toCallResource`, …): derived from the
+ * schemas above, so a mapper that drifts from the documented response fails to compile.
+ * Imported as types only: the schemas stay out of the Lambda bundles.
+ */
+export type CallResource = z.output<typeof callSchema>;
+export type TranscriptResource = z.output<typeof transcriptSchema>;
+export type CallSummaryResource = z.output<typeof callSummarySchema>;
+export type JobResource = z.output<typeof jobSchema>;
+export type ShopResource = z.output<typeof shopSchema>;
+export type KeyProfileResource = z.output<typeof keyProfileSchema>;
+export type EndpointHealthResource = z.output<typeof endpointHealthSchema>;
+export type WebhookEndpointResource = z.output<typeof webhookEndpointSchema>;
+export type WebhookEndpointWithSecretResource = z.output<typeof webhookEndpointWithSecretSchema>;
+export type DeliveryResource = z.output<typeof deliverySchema>;
+export type EventResource = z.output<typeof eventSchema>;
+export type EventWithDeliveriesResource = z.output<typeof eventWithDeliveriesSchema>;

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { callSchema, callSummarySchema, eventSchema, eventWithDeliveriesSchema, jobSchema, keyProfileSchema, listOf, shopSchema, transcriptSchema, webhookEndpointSchema, webhookEndpointWithSecretSchema } from './resources';
+import { callSchema, callSummarySchema, eventSchema, eventWithDeliveriesSchema, jobSchema, keyProfileSchema, listOf, shopSchema, transcriptSchema, webhookEndpointSchema, webhookEndpointWithSecretSchema } from '../../shared/domain/resources';
 
 export interface OperationResponse {
   schema: z.ZodType;
