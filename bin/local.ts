@@ -2,11 +2,12 @@
  * `npm start`: the whole service on this machine. Configuration (all optional):
  *   PORT (3000), HOST (127.0.0.1), TABLE_NAME (shop-calls),
  *   DYNAMODB_PORT (8000) for the launched DynamoDB Local, DYNAMODB_DATA_DIR to keep data
- *   across restarts, or DYNAMODB_ENDPOINT to use a DynamoDB that is already running.
+ *   across restarts, or DYNAMODB_ENDPOINT to use a DynamoDB that is already running;
+ *   and the runtime's own variables (TIME_SCALE, SECRETS_KEY_FILE, …: README), which the
+ *   stack reads through shared/config.ts. A malformed value exits with code 2.
  */
 import { startLocalStack } from '../lib/local/stack';
-
-process.env.POWERTOOLS_LOG_LEVEL ??= 'INFO';
+import { ConfigError } from '../shared/config';
 
 function intFromEnv(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -62,5 +63,5 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   console.error(`Could not start the local stack: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(1);
+  process.exit(err instanceof ConfigError ? 2 : 1);
 });

@@ -1,18 +1,20 @@
-import { listJobs } from '../../shared/domain/jobs';
+import { listJobs, type JobDeps } from '../../shared/domain/jobs';
 import { listJobsQuery } from '../../shared/domain/jobs-schema';
 import { apiHandler } from '../../shared/http/handler';
-import { listBody, pageRequest } from '../../shared/http/list';
-import { runtimeDeps, type Deps } from '../../shared/runtime';
+import { listBody, pageRequest, type CursorDeps } from '../../shared/http/list';
+import { cursorDeps, jobDeps } from '../../shared/wiring/api';
+import { lambdaDeps } from '../../shared/wiring/memo';
 
 /** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
 export const spec = { query: listJobsQuery };
 
-export const makeHandler = (deps: () => Pick<Deps, 'jobs'> = runtimeDeps) =>
+export const makeHandler = (deps: () => Pick<JobDeps, 'jobs'> & CursorDeps = lambdaDeps(jobDeps, cursorDeps)) =>
   apiHandler('listJobs', spec, async ({ principal, query }) => {
     // The filter is part of the cursor's scope: a cursor of one filter is refused by another.
     const scope = { shopId: principal.shopId, list: `jobs?status=${query.status ?? ''}` };
-    const page = await listJobs(deps(), principal.shopId, await pageRequest(query, scope), query.status);
-    return { status: 200, body: listBody(page, scope) };
+    const key = await deps().cursorKey();
+    const page = await listJobs(deps(), principal.shopId, pageRequest(query, scope, key), query.status);
+    return { status: 200, body: listBody(page, scope, key) };
   });
 
 export const handler = makeHandler();

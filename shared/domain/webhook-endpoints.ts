@@ -94,7 +94,7 @@ async function loadEndpoint(deps: Pick<EndpointDeps, 'endpoints'>, shopId: strin
   return findExisting('we', 'webhook endpoint', id, (endpointId) => deps.endpoints.get(shopId, endpointId));
 }
 
-export async function createEndpoint(deps: EndpointDeps, shopId: string, input: CreateEndpointInput): Promise<WebhookEndpointWithSecretResource> {
+export async function createEndpoint(deps: Omit<EndpointDeps, 'events' | 'rotationGraceMs'>, shopId: string, input: CreateEndpointInput): Promise<WebhookEndpointWithSecretResource> {
   const url = await guardedUrl(deps, input.url);
   const now = deps.now();
   const id = newId('we', now.getTime());
@@ -129,7 +129,7 @@ export async function listEndpoints(deps: Pick<EndpointDeps, 'endpoints'>, shopI
   return { items: endpoints.map(toEndpointResource) };
 }
 
-export async function updateEndpoint(deps: Omit<EndpointDeps, 'cipher'>, shopId: string, id: string, input: UpdateEndpointInput) {
+export async function updateEndpoint(deps: Pick<EndpointDeps, 'endpoints' | 'checkUrl' | 'policy' | 'now'>, shopId: string, id: string, input: UpdateEndpointInput) {
   const endpoint = await loadEndpoint(deps, shopId, id);
   const changes: EndpointChanges = {};
   if (input.url !== undefined) changes.url = await guardedUrl(deps, input.url);
@@ -149,7 +149,7 @@ export async function updateEndpoint(deps: Omit<EndpointDeps, 'cipher'>, shopId:
  * New secret first; the current one stays valid for the grace period so receivers can
  * switch verifiers without losing a delivery; anything older is dropped.
  */
-export async function rotateSecret(deps: EndpointDeps, shopId: string, id: string): Promise<WebhookEndpointWithSecretResource> {
+export async function rotateSecret(deps: Pick<EndpointDeps, 'endpoints' | 'cipher' | 'rotationGraceMs' | 'now'>, shopId: string, id: string): Promise<WebhookEndpointWithSecretResource> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const endpoint = await loadEndpoint(deps, shopId, id);
     const now = deps.now();
