@@ -3,7 +3,8 @@ import { EVENT_TYPES, SUBSCRIBABLE_EVENT_TYPES } from '../../shared/domain/event
 import type { OperationSpec } from '../../shared/http/handler';
 import { responses as successResponses } from './responses';
 import { routes, type Route } from '../../shared/routes';
-import { errorSchema, webhookBodies } from '../../shared/domain/resources';
+import { webhookBodies } from '../../shared/domain/resources';
+import { errorSchema } from './envelopes';
 
 type Json = Record<string, unknown>;
 const REF = (id: string) => ({ $ref: `#/components/schemas/${id}` });

@@ -5,7 +5,7 @@ import { findExisting, requireId } from './lookup';
 import { newEvent, type EventRecord } from './events';
 import { newJob, toJobResource, type JobRecord } from './jobs';
 import { mapPage, type Page, type PageRequest } from './pagination';
-import type { CallResource, CallSummaryResource, TranscriptResource } from './resources';
+import type { Resource } from './resources';
 import type { ShopStore } from './shop';
 
 export interface CallRecord {
@@ -61,7 +61,7 @@ export interface CallDeps {
   now: () => Date;
 }
 
-export function toCallResource(c: CallRecord): CallResource {
+export function toCallResource(c: CallRecord): Resource<'call'> {
   return {
     id: c.id,
     object: 'call' as const,
@@ -132,13 +132,13 @@ export async function getCall(deps: Pick<CallDeps, 'calls'>, shopId: string, id:
   return toCallResource(await findExisting('call', 'call', id, (callId) => deps.calls.get(shopId, callId)));
 }
 
-export async function getTranscript(deps: Pick<CallDeps, 'calls'>, shopId: string, id: string): Promise<TranscriptResource> {
+export async function getTranscript(deps: Pick<CallDeps, 'calls'>, shopId: string, id: string): Promise<Resource<'transcript'>> {
   const transcript = await deps.calls.getTranscript(shopId, callIdOrThrow(id));
   if (!transcript) throw await missingPart(deps, shopId, id, 'transcript');
   return { object: 'transcript' as const, call_id: transcript.call_id, turns: transcript.turns };
 }
 
-export async function getSummary(deps: Pick<CallDeps, 'calls'>, shopId: string, id: string): Promise<CallSummaryResource> {
+export async function getSummary(deps: Pick<CallDeps, 'calls'>, shopId: string, id: string): Promise<Resource<'callSummary'>> {
   const s = await deps.calls.getSummary(shopId, callIdOrThrow(id));
   if (!s) throw await missingPart(deps, shopId, id, 'summary');
   return { object: 'call_summary' as const, call_id: s.call_id, summary: s.summary, outcome: s.outcome, details: s.details, usage: s.usage };

@@ -2,7 +2,7 @@ import { AppError } from '../errors';
 import { derivedId, idTime, newId } from '../ids';
 import { findExisting } from './lookup';
 import { toEventResource, type EventRecord } from './events';
-import type { DeliveryResource, EventWithDeliveriesResource } from './resources';
+import type { Resource } from './resources';
 import type { EndpointRecord } from './webhook-endpoints';
 import { SWEEP_GRACE_MS, sweepGraceMs } from '../webhooks/policy';
 
@@ -66,7 +66,7 @@ export interface DeliveryQueue {
   send(messages: DeliveryMessage[]): Promise<void>;
 }
 
-export function toDeliveryResource(d: DeliveryRecord): DeliveryResource {
+export function toDeliveryResource(d: DeliveryRecord): Resource<'delivery'> {
   return {
     id: d.id,
     object: 'delivery' as const,
@@ -159,7 +159,7 @@ export interface RedeliverDeps {
  * New deliveries of an existing event. `endpointIds` omitted or empty: every enabled
  * endpoint subscribed to its type now. Rows only; the table stream enqueues them.
  */
-export async function redeliver(deps: RedeliverDeps, shopId: string, eventId: string, endpointIds: string[] = []): Promise<EventWithDeliveriesResource> {
+export async function redeliver(deps: RedeliverDeps, shopId: string, eventId: string, endpointIds: string[] = []): Promise<Resource<'eventWithDeliveries'>> {
   const event = await findExisting('evt', 'event', eventId, (id) => deps.events.get(shopId, id));
   const all = await deps.endpoints.list(shopId);
   let targets: EndpointRecord[];

@@ -1,7 +1,7 @@
 import { toDeliveryResource, type DeliveryRecord, type EventReader } from './deliveries';
 import { findExisting } from './lookup';
 import { toEventResource, type EventRecord } from './events';
-import type { EventWithDeliveriesResource } from './resources';
+import type { Resource } from './resources';
 import { mapPage, type Page, type PageRequest } from './pagination';
 
 export interface EventLogDeps {
@@ -14,7 +14,7 @@ export async function listEvents(deps: EventLogDeps, shopId: string, page: PageR
 }
 
 /** One event with its deliveries, oldest delivery first. */
-export async function getEvent(deps: EventLogDeps, shopId: string, id: string): Promise<EventWithDeliveriesResource> {
+export async function getEvent(deps: EventLogDeps, shopId: string, id: string): Promise<Resource<'eventWithDeliveries'>> {
   const event = await findExisting('evt', 'event', id, (eventId) => deps.events.get(shopId, eventId));
   const deliveries = await deps.deliveries.listForEvent(shopId, id);
   return { ...toEventResource(event), deliveries: deliveries.map(toDeliveryResource) };

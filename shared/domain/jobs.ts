@@ -4,7 +4,7 @@ import type { JobInput } from './calls-schema';
 import { findExisting } from './lookup';
 import { newEvent, type EventRecord } from './events';
 import { mapPage, type Page, type PageRequest } from './pagination';
-import type { JobResource } from './resources';
+import type { Resource } from './resources';
 import type { Shop } from './shop';
 
 export const JOB_STATUSES = ['pending', 'approved', 'declined', 'completed', 'cancelled'] as const;
@@ -56,7 +56,7 @@ export function newJob(shop: Shop, callId: string | null, input: JobInput, now: 
   };
 }
 
-export function toJobResource(j: JobRecord): JobResource {
+export function toJobResource(j: JobRecord): Resource<'job'> {
   return {
     id: j.id,
     object: 'job' as const,

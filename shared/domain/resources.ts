@@ -152,22 +152,6 @@ const eventShape = { id: id('evt'), object: z.literal('event'), type: z.enum(EVE
 export const eventSchema = z.strictObject(eventShape).meta({ id: 'Event' });
 export const eventWithDeliveriesSchema = z.strictObject({ ...eventShape, deliveries: z.array(deliverySchema) }).meta({ id: 'EventWithDeliveries' });
 
-export const listOf = <T extends z.ZodType>(item: T, name: string) =>
-  z.strictObject({ object: z.literal('list'), data: z.array(item), has_more: z.boolean(), next_cursor: z.string().nullable() }).meta({ id: `${name}List` });
-
-export const errorSchema = z
-  .strictObject({
-    error: z.strictObject({
-      type: z.enum(['invalid_request_error', 'authentication_error', 'permission_error', 'idempotency_error', 'rate_limit_error', 'api_error']),
-      code: z.string(),
-      message: z.string(),
-      param: z.string().nullable(),
-      current_version: z.int().nullable().optional(),
-      request_id: z.string(),
-    }),
-  })
-  .meta({ id: 'Error' });
-
 /** The webhook body of each event type: the event with its `data` object. */
 const webhookBody = (type: (typeof EVENT_TYPES)[number], data: z.ZodType, id: string) =>
   z.strictObject({ ...eventShape, type: z.literal(type), data }).meta({ id });
@@ -182,19 +166,22 @@ export const webhookBodies: Record<string, z.ZodType> = {
 };
 
 /**
- * The resource types the domain's mappers return (`toCallResource`, …): derived from the
- * schemas above, so a mapper that drifts from the documented response fails to compile.
- * Imported as types only: the schemas stay out of the Lambda bundles.
+ * The resource types the domain's mappers return (`toJobResource(): Resource<'job'>`): derived
+ * from the schemas above, so a mapper that drifts from the documented response fails to
+ * compile. The domain imports them as types only: the schemas stay out of the Lambda bundles.
  */
-export type CallResource = z.output<typeof callSchema>;
-export type TranscriptResource = z.output<typeof transcriptSchema>;
-export type CallSummaryResource = z.output<typeof callSummarySchema>;
-export type JobResource = z.output<typeof jobSchema>;
-export type ShopResource = z.output<typeof shopSchema>;
-export type KeyProfileResource = z.output<typeof keyProfileSchema>;
-export type EndpointHealthResource = z.output<typeof endpointHealthSchema>;
-export type WebhookEndpointResource = z.output<typeof webhookEndpointSchema>;
-export type WebhookEndpointWithSecretResource = z.output<typeof webhookEndpointWithSecretSchema>;
-export type DeliveryResource = z.output<typeof deliverySchema>;
-export type EventResource = z.output<typeof eventSchema>;
-export type EventWithDeliveriesResource = z.output<typeof eventWithDeliveriesSchema>;
+export const resourceSchemas = {
+  call: callSchema,
+  transcript: transcriptSchema,
+  callSummary: callSummarySchema,
+  job: jobSchema,
+  shop: shopSchema,
+  keyProfile: keyProfileSchema,
+  endpointHealth: endpointHealthSchema,
+  webhookEndpoint: webhookEndpointSchema,
+  webhookEndpointWithSecret: webhookEndpointWithSecretSchema,
+  delivery: deliverySchema,
+  event: eventSchema,
+  eventWithDeliveries: eventWithDeliveriesSchema,
+};
+export type Resource<K extends keyof typeof resourceSchemas> = z.output<(typeof resourceSchemas)[K]>;

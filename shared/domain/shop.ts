@@ -1,6 +1,6 @@
 import { newId } from '../ids';
 import { notFound } from '../errors';
-import type { ShopResource } from './resources';
+import type { Resource } from './resources';
 import { WEEKDAYS, type Hours, type ShopPatch, type Weekday } from './shop-schema';
 
 export type BookingMode = 'auto_book' | 'approval_required' | 'message_only';
@@ -58,7 +58,7 @@ function orderedHours(hours: Hours): Hours {
   ) as Hours;
 }
 
-export function toShopResource(shop: Shop): ShopResource {
+export function toShopResource(shop: Shop): Resource<'shop'> {
   return {
     id: shop.id,
     object: 'shop' as const,

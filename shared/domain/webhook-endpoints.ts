@@ -3,7 +3,7 @@ import { newId } from '../ids';
 import { findExisting } from './lookup';
 import type { GuardPolicy, GuardResult } from '../webhooks/url-guard';
 import { newEvent, toEventResource, type EventRecord } from './events';
-import type { EventResource, WebhookEndpointResource, WebhookEndpointWithSecretResource } from './resources';
+import type { Resource } from './resources';
 import { newSigningSecret, type SecretCipher } from './secrets';
 import type { CreateEndpointInput, UpdateEndpointInput } from './webhook-endpoints-schema';
 import { HEALTHY, toHealthResource, type EndpointHealth, type Lease } from '../webhooks/circuit';
@@ -65,7 +65,7 @@ export interface EndpointDeps {
   now: () => Date;
 }
 
-export function toEndpointResource(e: EndpointRecord): WebhookEndpointResource {
+export function toEndpointResource(e: EndpointRecord): Resource<'webhookEndpoint'> {
   return {
     id: e.id,
     object: 'webhook_endpoint' as const,
@@ -94,7 +94,7 @@ async function loadEndpoint(deps: Pick<EndpointDeps, 'endpoints'>, shopId: strin
   return findExisting('we', 'webhook endpoint', id, (endpointId) => deps.endpoints.get(shopId, endpointId));
 }
 
-export async function createEndpoint(deps: Omit<EndpointDeps, 'events' | 'rotationGraceMs'>, shopId: string, input: CreateEndpointInput): Promise<WebhookEndpointWithSecretResource> {
+export async function createEndpoint(deps: Omit<EndpointDeps, 'events' | 'rotationGraceMs'>, shopId: string, input: CreateEndpointInput): Promise<Resource<'webhookEndpointWithSecret'>> {
   const url = await guardedUrl(deps, input.url);
   const now = deps.now();
   const id = newId('we', now.getTime());
@@ -149,7 +149,7 @@ export async function updateEndpoint(deps: Pick<EndpointDeps, 'endpoints' | 'che
  * New secret first; the current one stays valid for the grace period so receivers can
  * switch verifiers without losing a delivery; anything older is dropped.
  */
-export async function rotateSecret(deps: Pick<EndpointDeps, 'endpoints' | 'cipher' | 'rotationGraceMs' | 'now'>, shopId: string, id: string): Promise<WebhookEndpointWithSecretResource> {
+export async function rotateSecret(deps: Pick<EndpointDeps, 'endpoints' | 'cipher' | 'rotationGraceMs' | 'now'>, shopId: string, id: string): Promise<Resource<'webhookEndpointWithSecret'>> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const endpoint = await loadEndpoint(deps, shopId, id);
     const now = deps.now();
@@ -172,7 +172,7 @@ export async function signingSecrets(deps: Pick<EndpointDeps, 'cipher'>, endpoin
 }
 
 /** Queues a `webhook_endpoint.test` event for this one endpoint, whatever its filter. */
-export async function sendTestEvent(deps: Pick<EndpointDeps, 'endpoints' | 'events' | 'now'>, shopId: string, id: string): Promise<EventResource> {
+export async function sendTestEvent(deps: Pick<EndpointDeps, 'endpoints' | 'events' | 'now'>, shopId: string, id: string): Promise<Resource<'event'>> {
   const endpoint = await loadEndpoint(deps, shopId, id);
   // Deliveries to a disabled endpoint are cancelled, so a test would never arrive: say so now.
   if (!endpoint.enabled) throw new AppError('invalid_state', `Webhook endpoint '${id}' is disabled; enable it before testing.`);

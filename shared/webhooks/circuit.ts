@@ -1,4 +1,4 @@
-import type { EndpointHealthResource } from '../domain/resources';
+import type { Resource } from '../domain/resources';
 
 /**
  * Per-endpoint isolation as pure functions: how many requests an endpoint may have in
@@ -139,7 +139,7 @@ export function afterAttempt(health: EndpointHealth, signal: AttemptSignal, now:
 }
 
 /** What the API shows of the circuit. */
-export function toHealthResource(h: EndpointHealth): EndpointHealthResource {
+export function toHealthResource(h: EndpointHealth): Resource<'endpointHealth'> {
   return {
     circuit: h.circuit,
     consecutive_failures: h.consecutive_failures,
