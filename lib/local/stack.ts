@@ -99,6 +99,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   let queuePoller: QueuePoller | undefined;
   let sweeper: LocalSweeper | undefined;
   let unwatch: (() => void) | undefined;
+  let deps: LocalDeps | undefined;
   const stop = async () => {
     await http?.close();
     await sweeper?.stop();
@@ -110,7 +111,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     deps?.db.client.destroy();
     await dynamodb?.stop();
   };
-  let deps: LocalDeps | undefined;
   try {
     if (!options.dynamodbEndpoint) {
       dynamodb = await startDynamoDbLocal({ port: options.dynamodbPort ?? 0, dataDir: options.dataDir });
