@@ -1,11 +1,17 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** An import a folder must not make: `regex` over the import path, and why (docs/architecture.md, Where things live). */
+const forbid = (regex, message) => ({ regex, message });
+const BUILD_TIME = [
+  forbid('(^|/)(lib|bench)/', 'Build-time and local code (lib/, bench/) never ships in a Lambda bundle.'),
+  forbid('^(aws-cdk-lib|constructs|esbuild)($|/)', 'CDK and esbuild are build-time only.'),
+];
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'cdk.out/', 'coverage/', '.local/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
-  { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: { module: 'writable', require: 'readonly' } } },
   {
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
     rules: {
@@ -13,6 +19,34 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       eqeqeq: ['error', 'always'],
       'no-console': 'off',
+    },
+  },
+  // The dependency rule. Later blocks replace earlier ones for the same files, so the domain's repeats the others.
+  {
+    files: ['functions/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: BUILD_TIME }] },
+  },
+  {
+    files: ['shared/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [...BUILD_TIME, forbid('(^|/)functions/', 'shared/ serves the handlers; it never imports them.')] }],
+    },
+  },
+  {
+    files: ['shared/domain/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...BUILD_TIME,
+            forbid('(^|/)functions/', 'shared/ serves the handlers; it never imports them.'),
+            forbid('^@aws-sdk/', 'The domain is plain TypeScript: AWS adapters live in shared/store and shared/aws, behind ports.'),
+            forbid('(^|/)(http|store|aws|wiring)/', 'The domain knows ports, not HTTP, the table, AWS or the wiring.'),
+            forbid('(^|/)(routes|config)$', 'The route table and the configuration depend on the domain, not the reverse.'),
+          ],
+        },
+      ],
     },
   },
 );

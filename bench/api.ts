@@ -16,8 +16,8 @@ import { newEvent } from '../shared/domain/events';
 import type { JobRecord } from '../shared/domain/jobs';
 import { toAuthorizerContext } from '../shared/http/auth-context';
 import type { ApiEvent } from '../shared/http/event';
-import { runtimeDeps } from '../shared/runtime';
-import { SCOPES } from '../shared/routes';
+import { SCOPES } from '../shared/domain/scopes';
+import type { LocalDeps } from '../lib/local/wiring';
 import { callIngest, startBenchStack } from './lib/stack';
 import { ms, printTable, ratio, setting, summarize, timeEach, verdict } from './lib/stats';
 
@@ -26,7 +26,7 @@ const OVERHEAD_SAMPLES = 5000;
 
 const bench = await startBenchStack();
 try {
-  const deps = runtimeDeps();
+  const deps = bench.stack.deps;
   const shopId = bench.demo.shop.id;
   const key = bench.demo.writeKey.key;
   // Calls to list, and a pending job per approval (end to end and bare), ingested 8 at a time.
@@ -82,7 +82,7 @@ try {
   ]);
 
   // The handler alone: middleware, validation, domain, response, with stores answering at once.
-  const overhead = await handlerOverhead(shopId);
+  const overhead = await handlerOverhead(shopId, deps);
   printTable(`Handler overhead in process, stores faked (${OVERHEAD_SAMPLES} invocations each)`, ['handler', 'p50 ms', 'p99 ms', 'target', 'result'], overhead.map(([name, s]) => [name, ms(s.p50, 3), ms(s.p99, 3), '≤ 1 ms p50', verdict(s.p50 <= 1)]));
 } finally {
   await bench.close();
@@ -99,7 +99,7 @@ async function interleaved(n: number, a: () => Promise<void>, b: () => Promise<v
   return [ta, tb];
 }
 
-async function handlerOverhead(shopId: string) {
+async function handlerOverhead(shopId: string, stack: LocalDeps) {
   const principal: Principal = { keyId: 'key_1', shopId, scopes: [...SCOPES], write: true, mode: 'test' } as Principal;
   const authorizer = { lambda: toAuthorizerContext({ ok: true, principal }) };
   const now = new Date('2026-11-21T10:00:00.000Z');
@@ -110,8 +110,8 @@ async function handlerOverhead(shopId: string) {
   const calls = Array.from({ length: 20 }, (_, i) => ({ ...call, id: `call_01jd00000000000000000000${String(i).padStart(2, '0')}` }));
   const job = { id: 'job_01jd0000000000000000000000', shop_id: shopId, call_id: call.id, status: 'pending', version: 1, created_at: now.toISOString(), updated_at: now.toISOString(), decided_at: null, decline_reason: null,
     customer: { name: 'Pat', phone: '+15551230000', address: '12 Elm St' }, service: 'Leak repair', description: 'Sink', urgency: 'routine', requested_window: null, trade: 'plumbing' } as unknown as JobRecord;
-  const list = makeListCalls(() => ({ calls: { list: async () => ({ items: calls, next: { pk: 'x', sk: 'y' } }) } as never }));
-  const approve = makeApprove(() => ({ jobs: { get: async () => job, decide: async () => ({ ok: true }) } as never, now: () => now }));
+  const list = makeListCalls(() => ({ calls: { list: async () => ({ items: calls, next: { pk: 'x', sk: 'y' } }) } as never, cursorKey: stack.cursorKey }));
+  const approve = makeApprove(() => ({ jobs: { get: async () => job, decide: async () => ({ ok: true }) } as never, now: () => now, idempotency: stack.idempotency }));
   const event = (method: string, path: string, body?: unknown): ApiEvent =>
     ({
       version: '2.0', routeKey: `${method} ${path}`, rawPath: path, rawQueryString: method === 'GET' ? 'limit=20' : '',

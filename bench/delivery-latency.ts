@@ -19,8 +19,7 @@ import { createShop } from '../shared/domain/shop';
 import { newEvent } from '../shared/domain/events';
 import { newDelivery } from '../shared/domain/deliveries';
 import { newId } from '../shared/ids';
-import { guardPolicyFromEnv } from '../shared/webhooks/config';
-import { runtimeDeps } from '../shared/runtime';
+import type { LocalDeps } from '../lib/local/wiring';
 import { DynamoDeliveryStore } from '../shared/store/deliveries';
 import { signedHeaders } from '../shared/webhooks/signer';
 import { httpSender } from '../shared/webhooks/sender';
@@ -42,7 +41,7 @@ try {
   const secret = (created.json as { secret: string }).secret;
   receiver.setSecret(secret);
 
-  const deps = runtimeDeps();
+  const deps = bench.stack.deps;
   const writtenAt = new Map<string, number>();
   const latencies: number[] = [];
   let expect = new Set<string>();
@@ -120,7 +119,7 @@ function pair(x: { p50: number; p99: number }): [string, string] {
 }
 
 /** When each event's delivery row was first written (fan-out) and its attempt recorded (consumer), from the table client. */
-function watchStages(client: ReturnType<typeof runtimeDeps>['db']['client']) {
+function watchStages(client: LocalDeps['db']['client']) {
   const rowWritten = new Map<string, number>();
   const attemptRecorded = new Map<string, number>();
   const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : ((v as { S?: string } | undefined)?.S ?? undefined));
@@ -150,7 +149,7 @@ function watchStages(client: ReturnType<typeof runtimeDeps>['db']['client']) {
  * that returns it, a queue send, receive and delete, the delivery row's create and its
  * attempt update, and one signed POST over a kept-alive connection.
  */
-async function measureFloor(stack: Awaited<ReturnType<typeof startBenchStack>>['stack'], url: string, secret: string, deps: ReturnType<typeof runtimeDeps>) {
+async function measureFloor(stack: Awaited<ReturnType<typeof startBenchStack>>['stack'], url: string, secret: string, deps: LocalDeps) {
   const shop = await createShop(deps, { name: 'Floor Shop', owner_email: 'floor@bench.test' });
   const sqs = new SQSClient({ endpoint: stack.queue.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   const queueUrl = (await sqs.send(new CreateQueueCommand({ QueueName: 'bench-floor' }))).QueueUrl as string;
@@ -162,7 +161,7 @@ async function measureFloor(stack: Awaited<ReturnType<typeof startBenchStack>>['
   let iterator = (await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: open?.ShardId, ShardIteratorType: 'LATEST' }))).ShardIterator;
   const deliveries = new DynamoDeliveryStore(deps.db);
   const streamReads: number[] = [];
-  const sender = httpSender(guardPolicyFromEnv(), 10_000);
+  const sender = httpSender(deps.policy, 10_000);
   const steps: Record<string, number[]> = { 'ingest transaction (call + event)': [], 'stream read (GetRecords until it returns the record)': [], 'queue send + receive + delete': [], 'delivery row create + update': [], 'signed keep-alive POST': [], total: [] };
   const timed = async <T>(name: string, task: () => Promise<T>): Promise<T> => {
     const t = performance.now();

@@ -12,17 +12,14 @@ import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { once } from 'node:events';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { SQSClient } from '@aws-sdk/client-sqs';
 import { newDelivery, messageOf, type DeliveryRecord } from '../shared/domain/deliveries';
 import { newEvent } from '../shared/domain/events';
 import { createShop } from '../shared/domain/shop';
 import { createEndpoint } from '../shared/domain/webhook-endpoints';
 import { SqsDeliveryQueue } from '../shared/aws/sqs-queue';
 import { newId } from '../shared/ids';
-import { secretDeps } from '../shared/runtime-secrets';
 import { DynamoDeliveryStore } from '../shared/store/deliveries';
 import { eventItem } from '../shared/store/events';
-import { guardPolicyFromEnv } from '../shared/webhooks/config';
 import { httpSender } from '../shared/webhooks/sender';
 import { signedHeaders } from '../shared/webhooks/signer';
 import { startPipelineEnv } from './lib/pipeline-env';
@@ -39,7 +36,7 @@ const env = await startPipelineEnv();
 const receiver = await startReceiver({ verify: true });
 const bare = await startReceiver({ verify: false });
 try {
-  const deps = secretDeps();
+  const deps = env.deps;
   const shop = await createShop(deps, { name: 'Throughput Shop', owner_email: 'tp@bench.test' });
   const endpoint = await createEndpoint(deps, shop.id, { url: receiver.url, events: ['call.completed'], description: null } as never);
   const secret = (endpoint as { secret: string }).secret;
@@ -60,11 +57,9 @@ try {
   }
   const deliveries = new DynamoDeliveryStore(deps.db);
   await deliveries.createAll(rows);
-  const sqs = new SQSClient({});
-  await new SqsDeliveryQueue(sqs, env.queues.queueUrl).send(rows.slice(0, N).map((d) => messageOf(d)));
-  sqs.destroy();
+  await new SqsDeliveryQueue(env.queues.client, env.queues.queueUrl).send(rows.slice(0, N).map((d) => messageOf(d)));
 
-  const consumer = await runConsumer(N);
+  const consumer = await runConsumer(N, env.env);
   const floor = await floorLoop(rows.slice(N), deliveries, receiver.url, secret);
   const bareRate = await barePosts(bare.url);
   if (receiver.rejected > 0) throw new Error(`${receiver.rejected} requests failed verification`);
@@ -81,7 +76,7 @@ try {
 }
 
 /** Starts bin/consumer.ts against the queue and times the first to the last verified receipt. */
-async function runConsumer(expected: number): Promise<number> {
+async function runConsumer(expected: number, consumerEnv: Record<string, string>): Promise<number> {
   let first = 0;
   let last = 0;
   let count = 0;
@@ -90,7 +85,7 @@ async function runConsumer(expected: number): Promise<number> {
     count++;
     last = at;
   };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/consumer.ts'], { env: { ...process.env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/consumer.ts'], { env: { ...process.env, ...consumerEnv }, stdio: ['ignore', 'ignore', 'inherit'] });
   try {
     const deadline = Date.now() + 300_000;
     while (count < expected && Date.now() < deadline && child.exitCode === null) await sleep(20);
@@ -104,7 +99,7 @@ async function runConsumer(expected: number): Promise<number> {
 
 /** What each delivery must do, nothing else: sign and POST over keep-alive, then record the attempt on its row. */
 async function floorLoop(rows: DeliveryRecord[], store: DynamoDeliveryStore, url: string, secret: string): Promise<number> {
-  const sender = httpSender(guardPolicyFromEnv(), 10_000);
+  const sender = httpSender({ allowInsecureLocal: true }, 10_000);
   const target = new URL(url);
   let next = 0;
   const worker = async () => {

@@ -6,15 +6,11 @@
  */
 import './lib/quiet';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
-import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { makeHandler } from '../functions/fanout';
 import { ingestCall } from '../shared/domain/calls';
 import { createShop } from '../shared/domain/shop';
 import { createEndpoint, MAX_ENDPOINTS_PER_SHOP } from '../shared/domain/webhook-endpoints';
-import { SqsDeliveryQueue } from '../shared/aws/sqs-queue';
-import { pipelineDeps, type PipelineDeps } from '../shared/pipeline';
-import { secretDeps } from '../shared/runtime-secrets';
 import { keys } from '../shared/store/keys';
 import { countCalls, DYNAMODB_WRITES } from './lib/instrument';
 import { startPipelineEnv } from './lib/pipeline-env';
@@ -22,7 +18,7 @@ import { printTable, verdict } from './lib/stats';
 
 const env = await startPipelineEnv();
 try {
-  const deps = secretDeps();
+  const deps = env.deps;
   const shop = await createShop(deps, { name: 'Fan-out Shop', owner_email: 'fanout@bench.test' });
   for (let i = 0; i < MAX_ENDPOINTS_PER_SHOP; i++) {
     await createEndpoint(deps, shop.id, { url: `http://127.0.0.1:9/hook-${i}`, events: ['call.completed'], description: null } as never);
@@ -36,12 +32,11 @@ try {
     Records: [{ eventID: '1', eventName: 'INSERT', eventSource: 'aws:dynamodb', dynamodb: { NewImage: item.Item as never, SequenceNumber: '1', StreamViewType: 'NEW_IMAGE' } }],
   };
 
-  const sqs = new SQSClient({});
-  const base = pipelineDeps();
-  const pipeline: PipelineDeps = Object.create(base, { queue: { value: new SqsDeliveryQueue(sqs, env.queues.queueUrl) } }) as PipelineDeps;
+  // The local wiring sends on the local queue's client: count there.
+  const sqs = env.queues.client;
   const dynamoCounter = countCalls(deps.db.client);
   const sqsCounter = countCalls(sqs);
-  const result = await makeHandler(() => pipeline)(record);
+  const result = await makeHandler(() => env.deps)(record);
   if (result.batchItemFailures.length > 0) throw new Error('fan-out failed the record');
 
   const sqsCalls = [...sqsCounter.calls.values()].reduce((a, b) => a + b, 0);
@@ -57,7 +52,6 @@ try {
     ['DynamoDB write requests', writes, `${describe(dynamoCounter.calls, (op) => DYNAMODB_WRITES.has(op))} (${itemsWritten} items)`, '≤ 18', verdict(writes <= 18)],
     ['DynamoDB read requests', reads.reduce((n, [, c]) => n + c, 0), describe(dynamoCounter.calls, (op) => !DYNAMODB_WRITES.has(op)), '', ''],
   ]);
-  sqs.destroy();
 } finally {
   await env.close();
 }

@@ -25,8 +25,7 @@ import './lib/quiet';
 import { issueKey } from '../shared/domain/api-keys';
 import { ingestCall } from '../shared/domain/calls';
 import { createShop, type Shop } from '../shared/domain/shop';
-import { SCOPES } from '../shared/routes';
-import { runtimeDeps } from '../shared/runtime';
+import { SCOPES } from '../shared/domain/scopes';
 import { answers, closeFaultReceivers, startFaultReceiver, type AnswerPolicy, type FaultReceiver } from './lib/fault-receiver';
 import { callIngest, startBenchStack, type BenchStack } from './lib/stack';
 import { percentile, printTable, sleep, setting, verdict } from './lib/stats';
@@ -59,9 +58,16 @@ async function endpoint(bench: BenchStack, t: Tenant, name: string, policy: Answ
   return Object.assign(receiver, { id });
 }
 
+/** The table of the stack now running (each run starts its own). */
+let live: BenchStack | undefined;
+const tableDeps = () => {
+  if (!live) throw new Error('no bench stack is running');
+  return live.stack.deps;
+};
+
 /** Ingests one call; its event's write time is when the ingest transaction is issued. */
 async function emit(t: Tenant, writtenAt: Map<string, number>): Promise<string> {
-  const deps = runtimeDeps();
+  const deps = tableDeps();
   let t0 = 0;
   const calls = { ...deps.calls, record: (batch: Parameters<typeof deps.calls.record>[0]) => ((t0 = performance.now()), deps.calls.record(batch)) };
   const result = await ingestCall({ calls, shops: deps.shops, now: deps.now }, callIngest(t.shop.id, false));
@@ -92,6 +98,7 @@ async function waitFor(receiver: FaultReceiver, ids: Iterable<string>, timeoutMs
 async function run(measure: (bench: BenchStack, demo: Tenant, healthy: FaultReceiver) => Promise<{ written: Map<string, number>; receivers: Record<string, FaultReceiver> }>): Promise<RunResult> {
   const started = performance.now();
   const bench = await startBenchStack({ timeScale: 1 });
+  live = bench;
   try {
     const demo = { shop: bench.demo.shop, key: bench.demo.writeKey.key };
     const healthy = await endpoint(bench, demo, 'healthy', answers.ok());
@@ -115,8 +122,8 @@ async function warmUp(t: Tenant, receiver: FaultReceiver): Promise<void> {
 }
 
 async function newTenant(name: string): Promise<Tenant> {
-  const shop = await createShop(runtimeDeps(), { name, owner_email: 'owner@noisy.test' });
-  const { key } = await issueKey(runtimeDeps().apiKeys, { shopId: shop.id, scopes: [...SCOPES], write: true, mode: 'test' });
+  const shop = await createShop(tableDeps(), { name, owner_email: 'owner@noisy.test' });
+  const { key } = await issueKey(tableDeps().apiKeys, { shopId: shop.id, scopes: [...SCOPES], write: true, mode: 'test' });
   return { shop, key };
 }
 

@@ -1,20 +1,29 @@
 /**
  * The delivery consumer alone, in its own process, against a running local stack's queue
  * and table (started with `consumer: false`). Used to kill a consumer for real in tests.
- * Env: the pipeline variables of lib/local/stack.ts pipelineEnv, plus TABLE_NAME and
- * DYNAMODB_ENDPOINT.
+ * Env: the stack's `env` (lib/local/stack.ts), as the cloud stack sets a Lambda's.
  */
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { handler } from '../functions/deliver';
+import { makeHandler } from '../functions/deliver';
+import { LocalRetryScheduler } from '../lib/local/adapters';
 import { startQueuePoller } from '../lib/local/queue-poller';
-import { LocalRetryScheduler } from '../shared/local-adapters';
+import { SqsDeliveryQueue } from '../shared/aws/sqs-queue';
+import { ConfigError, configFromEnv, parseVariables } from '../shared/config';
+import { deliverDeps } from '../shared/wiring/pipeline';
 
-const queueUrl = process.env.QUEUE_URL;
-if (!queueUrl) {
-  console.error('QUEUE_URL is not set');
+let queueUrl: string;
+let deps: ReturnType<typeof deliverDeps>;
+try {
+  const config = configFromEnv();
+  queueUrl = config.queueUrl;
+  const queue = new SqsDeliveryQueue(new SQSClient({}), queueUrl);
+  deps = deliverDeps(config, { queue, scheduler: new LocalRetryScheduler(queue) });
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err;
+  console.error(err.message);
   process.exit(2);
 }
-const poller = startQueuePoller({ sqs: new SQSClient({}), queueUrl, queueArn: process.env.QUEUE_ARN ?? '', handler });
+const poller = startQueuePoller({ sqs: new SQSClient({}), queueUrl, queueArn: parseVariables(process.env).QUEUE_ARN ?? '', handler: makeHandler(() => deps) });
 console.log('consumer ready');
 const stop = () => {
   LocalRetryScheduler.clearAll();

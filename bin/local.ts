@@ -10,10 +10,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startLocalStack } from '../lib/local/stack';
-import { runtimeDeps } from '../shared/runtime';
+import { ConfigError } from '../shared/config';
+import type { ShopStore } from '../shared/domain/shop';
 import { DEFAULT_TIMEOUT_MS } from '../shared/webhooks/policy';
-
-process.env.POWERTOOLS_LOG_LEVEL ??= 'INFO';
 
 function invalid(message: string): never {
   console.error(message);
@@ -72,12 +71,12 @@ function rememberDemo(dataDir: string | undefined, shopId: string): void {
   }
 }
 
-async function rememberedDemo(dataDir: string | undefined): Promise<{ id: string; name: string } | undefined> {
+async function rememberedDemo(dataDir: string | undefined, shops: Pick<ShopStore, 'get'>): Promise<{ id: string; name: string } | undefined> {
   if (!dataDir) return undefined;
   try {
     const { shop_id } = JSON.parse(readFileSync(join(dataDir, DEMO_FILE), 'utf8')) as { shop_id?: unknown };
     if (typeof shop_id !== 'string') return undefined;
-    const shop = await runtimeDeps().shops.get(shop_id); // one GetItem: is it still there?
+    const shop = await shops.get(shop_id); // one GetItem: is it still there?
     return shop ? { id: shop.id, name: shop.name } : undefined;
   } catch {
     return undefined;
@@ -127,7 +126,7 @@ async function main(): Promise<void> {
     console.log(`Read-only key: ${readKey.key}   (all scopes, read-only)`);
     console.log('These keys are shown once; only their hashes are stored.');
   } else {
-    const demo = await rememberedDemo(dataDir);
+    const demo = await rememberedDemo(dataDir, stack.deps.shops);
     if (demo) console.log(`Demo shop:     ${demo.id} (${demo.name}; its keys were shown on its first start)`);
     console.log('The table already had data: no demo seeded. Create keys with `npm run cli -- key create ...`.');
   }
@@ -139,5 +138,5 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   console.error(`Could not start the local stack: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(1);
+  process.exit(err instanceof ConfigError ? 2 : 1);
 });

@@ -1,43 +1,42 @@
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { SQSRecord } from 'aws-lambda';
+import { batchHandler } from '../shared/batch';
 import { deliverBatch } from '../shared/domain/delivery-attempt';
 import type { DeliveryMessage } from '../shared/domain/deliveries';
+import type { AttemptDeps } from '../shared/domain/delivery-ports';
 import { logger } from '../shared/logger';
-import { pipelineDeps, type PipelineDeps } from '../shared/pipeline';
+import { lambdaDeps } from '../shared/wiring/memo';
+import { deliverDeps } from '../shared/wiring/pipeline';
+
+/** A message that is not JSON can never be delivered: it is dropped, not retried. */
+function readMessage(record: SQSRecord): DeliveryMessage | null {
+  try {
+    return JSON.parse(record.body) as DeliveryMessage;
+  } catch {
+    logger.error('Unreadable delivery message dropped', { message_id: record.messageId });
+    return null;
+  }
+}
 
 /**
  * The delivery consumer: one batch of queue messages at a time (shared/domain/delivery-attempt.ts).
  * A message that fails (the table or the queue did, not the receiver) is reported alone
- * and comes back after the visibility timeout; receiver failures are normal outcomes.
+ * and comes back after the visibility timeout; receiver failures are normal outcomes. If
+ * the batch read fails, every message comes back.
  */
-export const makeHandler =
-  (deps: () => PipelineDeps = pipelineDeps) =>
-  async (event: SQSEvent): Promise<SQSBatchResponse> => {
-    const readable: { id: string; message: DeliveryMessage }[] = [];
-    for (const record of event.Records) {
-      try {
-        readable.push({ id: record.messageId, message: JSON.parse(record.body) as DeliveryMessage });
-      } catch {
-        logger.error('Unreadable delivery message dropped', { message_id: record.messageId });
-      }
-    }
-    let results: PromiseSettledResult<string>[];
-    try {
-      results = await deliverBatch(deps(), readable.map((r) => r.message));
-    } catch (err) {
-      // The batch read failed: every message comes back.
-      logger.error('Delivery batch failed', { error: err as Error });
-      return { batchItemFailures: readable.map((r) => ({ itemIdentifier: r.id })) };
-    }
-    const failures = results.flatMap((result, i) => {
-      const { id, message } = readable[i] as (typeof readable)[number];
-      if (result.status === 'fulfilled') {
-        logger.debug('Delivery attempt', { ...message, verdict: result.value });
-        return [];
-      }
-      logger.error('Delivery attempt failed', { ...message, error: result.reason as Error });
-      return [{ itemIdentifier: id }];
-    });
-    return { batchItemFailures: failures };
-  };
+export const makeHandler = (deps: () => AttemptDeps = lambdaDeps(deliverDeps)) =>
+  batchHandler({
+    name: 'Delivery',
+    id: (record: SQSRecord) => record.messageId,
+    read: readMessage,
+    process: async (messages) => {
+      const results = await deliverBatch(deps(), messages);
+      results.forEach((result, i) => {
+        const message = messages[i] as DeliveryMessage;
+        if (result.status === 'fulfilled') logger.debug('Delivery attempt', { ...message, verdict: result.value });
+        else logger.error('Delivery attempt failed', { ...message, error: result.reason as Error });
+      });
+      return results;
+    },
+  });
 
 export const handler = makeHandler();

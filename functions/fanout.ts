@@ -1,12 +1,12 @@
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { fanOut, messageOf, type DeliveryRecord } from '../shared/domain/deliveries';
-import { notifyEndpointDisabled } from '../shared/domain/notifications';
-import { pipelineDeps, type PipelineDeps } from '../shared/pipeline';
-import { stripKeys } from '../shared/store/client';
-import { eventFromItem } from '../shared/store/events';
+import type { DynamoDBRecord } from 'aws-lambda';
+import { fanOut, messageOf, type FanOutDeps } from '../shared/domain/deliveries';
+import { notifyEndpointDisabled, type NotifyDeps } from '../shared/domain/notifications';
+import { batchHandler } from '../shared/batch';
+import { recordOfStreamImage, type StreamedRecord } from '../shared/store/stream-images';
+import { lambdaDeps } from '../shared/wiring/memo';
+import { fanoutDeps } from '../shared/wiring/pipeline';
+
+type Deps = FanOutDeps & NotifyDeps;
 
 /**
  * Table stream → deliveries. The event source's filter passes only new event items and
@@ -15,25 +15,21 @@ import { eventFromItem } from '../shared/store/events';
  * parallel: each is independent, and a retried record recreates nothing (delivery ids
  * derive from event and endpoint, and rows are written only if absent).
  */
-export async function handleRecord(deps: PipelineDeps, record: DynamoDBRecord): Promise<void> {
-  const image = record.dynamodb?.NewImage;
-  if (!image) return;
-  const item = unmarshall(image as Record<string, AttributeValue>);
-  if (item.entity === 'event') {
-    const event = eventFromItem(item);
-    await fanOut(deps, event);
-    if (event.type === 'webhook_endpoint.disabled') await notifyEndpointDisabled(deps, event);
-  } else if (item.entity === 'delivery') {
-    await deps.queue.send([messageOf(stripKeys<DeliveryRecord>(item))]);
+async function handleRecord(deps: Deps, stored: StreamedRecord): Promise<void> {
+  if (stored.entity === 'event') {
+    await fanOut(deps, stored.event);
+    if (stored.event.type === 'webhook_endpoint.disabled') await notifyEndpointDisabled(deps, stored.event);
+  } else {
+    await deps.queue.send([messageOf(stored.delivery)]);
   }
 }
 
-export const makeHandler =
-  (deps: () => PipelineDeps = pipelineDeps) =>
-  (event: DynamoDBStreamEvent) =>
-    processPartialResponse(event, (record: DynamoDBRecord) => handleRecord(deps(), record), new BatchProcessor(EventType.DynamoDBStreams), {
-      throwOnFullBatchFailure: false,
-      processInParallel: true,
-    });
+export const makeHandler = (deps: () => Deps = lambdaDeps(fanoutDeps)) =>
+  batchHandler({
+    name: 'Fan-out',
+    id: (record: DynamoDBRecord) => record.dynamodb?.SequenceNumber ?? '',
+    read: (record) => recordOfStreamImage(record.dynamodb?.NewImage),
+    process: (stored) => Promise.allSettled(stored.map((s) => handleRecord(deps(), s))),
+  });
 
 export const handler = makeHandler();

@@ -1,9 +1,10 @@
 import { AppError } from '../shared/errors';
-import { callIngestSchema } from '../shared/domain/call-schema';
-import { ingestCall, type IngestResult } from '../shared/domain/calls';
+import { callIngestSchema } from '../shared/domain/calls-schema';
+import { ingestCall, type CallDeps, type IngestResult } from '../shared/domain/calls';
 import { parseOrThrow } from '../shared/http/validation';
 import { logger } from '../shared/logger';
-import { runtimeDeps, type Deps } from '../shared/runtime';
+import { callDeps } from '../shared/wiring/api';
+import { lambdaDeps } from '../shared/wiring/memo';
 
 export type IngestResponse = { ok: true; result: IngestResult } | { ok: false; error: { code: string; message: string; param: string | null } };
 
@@ -14,7 +15,7 @@ export type IngestResponse = { ok: true; result: IngestResult } | { ok: false; e
  * Retrying with the same external_id is safe: a recorded call is not recorded twice.
  */
 export const makeHandler =
-  (deps: () => Pick<Deps, 'calls' | 'shops' | 'now'> = runtimeDeps) =>
+  (deps: () => CallDeps = lambdaDeps(callDeps)) =>
   async (event: unknown): Promise<IngestResponse> => {
     try {
       const input = parseOrThrow(callIngestSchema, event);

@@ -1,6 +1,7 @@
-import { sweep } from '../shared/domain/sweep';
+import { sweep, type SweepDeps } from '../shared/domain/sweep';
 import { logger } from '../shared/logger';
-import { pipelineDeps, type PipelineDeps } from '../shared/pipeline';
+import { lambdaDeps } from '../shared/wiring/memo';
+import { sweepDeps } from '../shared/wiring/pipeline';
 
 /**
  * The sweeper: every minute (an EventBridge Scheduler schedule in AWS, a timer locally),
@@ -8,7 +9,7 @@ import { pipelineDeps, type PipelineDeps } from '../shared/pipeline';
  * `horizon_ms` looks ahead (the local stack's first sweep after a start).
  */
 export const makeHandler =
-  (deps: () => PipelineDeps = pipelineDeps) =>
+  (deps: () => SweepDeps = lambdaDeps(sweepDeps)) =>
   async (event?: { horizon_ms?: number }) => {
     const report = await sweep(deps(), { horizonMs: event?.horizon_ms ?? 0 });
     if (report.enqueued > 0) logger.warn('Overdue deliveries sent again', { ...report });

@@ -7,6 +7,7 @@ import { configFromContext } from './config';
 import { Alarms } from './constructs/alarms';
 import { Api } from './constructs/api';
 import { Delivery } from './constructs/delivery';
+import { CallIngest } from './constructs/ingest';
 import { DeliverySweeper } from './constructs/sweeper';
 import { ServiceTable } from './constructs/table';
 
@@ -27,11 +28,13 @@ export class ShopCallsStack extends Stack {
 
     const api = new Api(this, 'Api', { table, secretsKey, cursorSecret, config, logRetention });
     const delivery = new Delivery(this, 'Delivery', { table, secretsKey, config, logRetention });
+    const ingest = new CallIngest(this, 'CallIngest', { table, config, logRetention });
     const sweeper = new DeliverySweeper(this, 'Sweeper', { table, queue: delivery.queue, config, logRetention });
     const alarms = new Alarms(this, 'Alarms', {
       httpApi: api.httpApi,
-      functions: [...api.functions, ...delivery.functions, ...sweeper.functions].map((fn) => ({ id: fn.node.id, fn })),
-      deadLetterQueues: [...delivery.deadLetterQueues, ...sweeper.deadLetterQueues],
+      functions: [...api.functions, ...delivery.functions, ...ingest.functions, ...sweeper.functions].map((fn) => ({ id: fn.node.id, fn })),
+      // In this order, so each dead-letter alarm keeps its name.
+      deadLetterQueues: [...delivery.deadLetterQueues, ...ingest.deadLetterQueues, ...sweeper.deadLetterQueues],
       deliveryQueue: delivery.queue,
       alarmEmail: config.alarmEmail,
     });
@@ -52,7 +55,7 @@ export class ShopCallsStack extends Stack {
 
     new CfnOutput(this, 'ApiUrl', { value: api.url, description: 'Base URL; paths start with /v1' });
     new CfnOutput(this, 'TableName', { value: table.tableName });
-    new CfnOutput(this, 'IngestFunctionArn', { value: delivery.ingest.functionArn, description: 'The voice platform invokes this to record calls' });
+    new CfnOutput(this, 'IngestFunctionArn', { value: ingest.fn.functionArn, description: 'The voice platform invokes this to record calls' });
     new CfnOutput(this, 'AlarmTopicArn', { value: alarms.topic.topicArn });
   }
 }

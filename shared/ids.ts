@@ -4,7 +4,8 @@ import { monotonicFactory } from 'ulid';
 /** External id prefixes (API-CONTRACT.md, Wire conventions). */
 export type IdPrefix = 'shop' | 'call' | 'job' | 'evt' | 'we' | 'dlv' | 'key' | 'req';
 
-const nextUlid = monotonicFactory();
+// Pure: a bundle that never makes an id leaves ulid out.
+const nextUlid = /* @__PURE__ */ monotonicFactory();
 // Crockford base32 in lower case: no i, l, o, u.
 const ULID_BODY = '[0-9a-hjkmnp-tv-z]{26}';
 

@@ -3,16 +3,7 @@
  * write-key checks and the fallback (404/405/501) all read it. To find an operation's
  * code, follow `handler`: it is the file, relative to the repository root.
  */
-export const SCOPES = [
-  'calls:read',
-  'transcripts:read',
-  'jobs:read',
-  'jobs:write',
-  'settings:read',
-  'settings:write',
-  'webhooks:write',
-] as const;
-export type Scope = (typeof SCOPES)[number];
+import type { Scope } from './domain/scopes';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH';
 

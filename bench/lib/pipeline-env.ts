@@ -1,19 +1,26 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { localConfig, localVariables } from '../../lib/local/config';
 import { ensureTable, startDynamoDbLocal, type DynamoDbLocal } from '../../lib/local/dynamodb-local';
-import { pipelineEnv } from '../../lib/local/stack';
 import { startLocalQueues, type LocalQueues } from '../../lib/local/sqs';
+import { localDeps, type LocalDeps } from '../../lib/local/wiring';
+import type { Config } from '../../shared/config';
 
 export interface PipelineEnv {
   dynamodb: DynamoDbLocal;
   queues: LocalQueues;
+  /** The config the local stack would run with, and its wiring. */
+  config: Config;
+  deps: LocalDeps;
+  /** The variables a consumer process (bin/consumer.ts) serving this table and queue is started with. */
+  env: Record<string, string>;
   close(): Promise<void>;
 }
 
 /**
- * DynamoDB Local, the table and the local queues with the environment the pipeline
- * handlers read, but no stream or queue pollers: the benchmark invokes the handlers itself.
+ * DynamoDB Local, the table and the local queues with the local stack's config, but no
+ * stream or queue pollers: the benchmark invokes the handlers itself.
  */
 export async function startPipelineEnv(): Promise<PipelineEnv> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-'));
@@ -21,18 +28,17 @@ export async function startPipelineEnv(): Promise<PipelineEnv> {
   try {
     const tableName = 'bench';
     await ensureTable(dynamodb.endpoint, tableName);
-    Object.assign(process.env, {
-      TABLE_NAME: tableName,
-      DYNAMODB_ENDPOINT: dynamodb.endpoint,
-      AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
-      WEBHOOK_ALLOW_INSECURE_LOCAL: 'true',
-      SECRETS_KEY_FILE: join(dir, 'secrets.key'),
-    });
     const queues = await startLocalQueues({ visibilityTimeoutSeconds: 60 });
-    Object.assign(process.env, pipelineEnv(queues, { outboxDir: join(dir, 'outbox') }));
+    const variables = localVariables({ secretsKeyFile: join(dir, 'secrets.key'), allowInsecureWebhookTargets: true });
+    const queue = { endpoint: queues.endpoint, url: queues.queueUrl, arn: queues.queueArn };
+    const { config, env } = localConfig(variables, { dynamodbEndpoint: dynamodb.endpoint, tableName, queue });
+    const deps = localDeps(config, { sqs: queues.client, outboxDir: join(dir, 'outbox') });
     return {
       dynamodb,
       queues,
+      config,
+      deps,
+      env,
       close: async () => {
         await queues.stop();
         await dynamodb.stop();

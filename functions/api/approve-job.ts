@@ -1,15 +1,17 @@
-import { approveBodySchema, approveJob } from '../../shared/domain/jobs';
+import { approveJob, type JobDeps } from '../../shared/domain/jobs';
+import { approveJobBody } from '../../shared/domain/jobs-schema';
 import { apiHandler } from '../../shared/http/handler';
-import { idempotent } from '../../shared/http/idempotency';
-import { runtimeDeps, type Deps } from '../../shared/runtime';
+import { idempotent, type IdempotencyDeps } from '../../shared/http/idempotency';
+import { idempotencyDeps, jobDeps } from '../../shared/wiring/api';
+import { lambdaDeps } from '../../shared/wiring/memo';
 
-/** The request schemas of this operation (validated here); its success response is documented in shared/openapi/responses.ts. */
-export const spec = { body: approveBodySchema };
+/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
+export const spec = { body: approveJobBody };
 
-export const makeHandler = (deps: () => Pick<Deps, 'jobs' | 'now'> = runtimeDeps) =>
+export const makeHandler = (deps: () => JobDeps & IdempotencyDeps = lambdaDeps(jobDeps, idempotencyDeps)) =>
   apiHandler('approveJob', spec, async ({ principal, pathParameters, body }) => ({
     status: 200,
     body: await approveJob(deps(), principal.shopId, pathParameters.id ?? '', body.version),
-  }), { idempotency: idempotent() });
+  }), { idempotency: idempotent(() => deps().idempotency) });
 
 export const handler = makeHandler();

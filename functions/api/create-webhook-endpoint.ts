@@ -1,17 +1,17 @@
-import { createEndpoint } from '../../shared/domain/webhook-endpoints';
-import { createEndpointSchema } from '../../shared/domain/webhook-endpoint-schema';
+import { createEndpoint, type EndpointDeps } from '../../shared/domain/webhook-endpoints';
+import { createWebhookEndpointBody } from '../../shared/domain/webhook-endpoints-schema';
 import { apiHandler } from '../../shared/http/handler';
-import { idempotent } from '../../shared/http/idempotency';
-import type { Deps } from '../../shared/runtime';
-import { secretDeps } from '../../shared/runtime-secrets';
+import { idempotent, type IdempotencyDeps } from '../../shared/http/idempotency';
+import { cipherDeps, endpointDeps, idempotencyDeps, urlGuardDeps } from '../../shared/wiring/api';
+import { lambdaDeps } from '../../shared/wiring/memo';
 
-/** The request schemas of this operation (validated here); its success response is documented in shared/openapi/responses.ts. */
-export const spec = { body: createEndpointSchema };
+/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
+export const spec = { body: createWebhookEndpointBody };
 
-export const makeHandler = (deps: () => Deps = secretDeps) =>
+export const makeHandler = (deps: () => Omit<EndpointDeps, 'events' | 'rotationGraceMs'> & IdempotencyDeps = lambdaDeps(endpointDeps, urlGuardDeps, cipherDeps, idempotencyDeps)) =>
   apiHandler('createWebhookEndpoint', spec, async ({ principal, body }) => ({
     status: 201,
     body: await createEndpoint(deps(), principal.shopId, body),
-  }), { idempotency: idempotent() });
+  }), { idempotency: idempotent(() => deps().idempotency) });
 
 export const handler = makeHandler();

@@ -1,15 +1,17 @@
-import { declineBodySchema, declineJob } from '../../shared/domain/jobs';
+import { declineJob, type JobDeps } from '../../shared/domain/jobs';
+import { declineJobBody } from '../../shared/domain/jobs-schema';
 import { apiHandler } from '../../shared/http/handler';
-import { idempotent } from '../../shared/http/idempotency';
-import { runtimeDeps, type Deps } from '../../shared/runtime';
+import { idempotent, type IdempotencyDeps } from '../../shared/http/idempotency';
+import { idempotencyDeps, jobDeps } from '../../shared/wiring/api';
+import { lambdaDeps } from '../../shared/wiring/memo';
 
-/** The request schemas of this operation (validated here); its success response is documented in shared/openapi/responses.ts. */
-export const spec = { body: declineBodySchema };
+/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
+export const spec = { body: declineJobBody };
 
-export const makeHandler = (deps: () => Pick<Deps, 'jobs' | 'now'> = runtimeDeps) =>
+export const makeHandler = (deps: () => JobDeps & IdempotencyDeps = lambdaDeps(jobDeps, idempotencyDeps)) =>
   apiHandler('declineJob', spec, async ({ principal, pathParameters, body }) => ({
     status: 200,
     body: await declineJob(deps(), principal.shopId, pathParameters.id ?? '', body.version, body.reason),
-  }), { idempotency: idempotent() });
+  }), { idempotency: idempotent(() => deps().idempotency) });
 
 export const handler = makeHandler();

@@ -1,11 +1,12 @@
-import { getEvent } from '../../shared/domain/event-log';
+import { getEvent, type EventLogDeps } from '../../shared/domain/event-log';
 import { apiHandler } from '../../shared/http/handler';
-import { pipelineReadDeps } from '../../shared/event-log-deps';
+import { eventLogDeps } from '../../shared/wiring/api';
+import { lambdaDeps } from '../../shared/wiring/memo';
 
-/** The request schemas of this operation (validated here); its success response is documented in shared/openapi/responses.ts. */
+/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
 export const spec = {};
 
-export const makeHandler = (deps = pipelineReadDeps) =>
+export const makeHandler = (deps: () => EventLogDeps = lambdaDeps(eventLogDeps)) =>
   apiHandler('getEvent', spec, async ({ principal, pathParameters }) => ({
     status: 200,
     body: await getEvent(deps(), principal.shopId, pathParameters.id ?? ''),

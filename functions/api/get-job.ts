@@ -1,11 +1,12 @@
-import { getJob } from '../../shared/domain/jobs';
+import { getJob, type JobDeps } from '../../shared/domain/jobs';
 import { apiHandler } from '../../shared/http/handler';
-import { runtimeDeps, type Deps } from '../../shared/runtime';
+import { jobDeps } from '../../shared/wiring/api';
+import { lambdaDeps } from '../../shared/wiring/memo';
 
-/** The request schemas of this operation (validated here); its success response is documented in shared/openapi/responses.ts. */
+/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
 export const spec = {};
 
-export const makeHandler = (deps: () => Pick<Deps, 'jobs'> = runtimeDeps) =>
+export const makeHandler = (deps: () => Pick<JobDeps, 'jobs'> = lambdaDeps(jobDeps)) =>
   apiHandler('getJob', spec, async ({ principal, pathParameters }) => ({
     status: 200,
     body: await getJob(deps(), principal.shopId, pathParameters.id ?? ''),

@@ -1,11 +1,13 @@
 import { getKeyProfile } from '../../shared/domain/key-profile';
+import type { ShopDeps } from '../../shared/domain/shop';
 import { apiHandler } from '../../shared/http/handler';
-import { runtimeDeps, type Deps } from '../../shared/runtime';
+import { shopDeps } from '../../shared/wiring/api';
+import { lambdaDeps } from '../../shared/wiring/memo';
 
-/** The request schemas of this operation (validated here); its success response is documented in shared/openapi/responses.ts. */
+/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
 export const spec = {};
 
-export const makeHandler = (deps: () => Pick<Deps, 'shops'> = runtimeDeps) =>
+export const makeHandler = (deps: () => Pick<ShopDeps, 'shops'> = lambdaDeps(shopDeps)) =>
   apiHandler('getMe', spec, async ({ principal }) => ({ status: 200, body: await getKeyProfile(deps(), principal) }));
 
 export const handler = makeHandler();

@@ -1,11 +1,12 @@
-import { getShop } from '../../shared/domain/shop';
+import { getShop, type ShopDeps } from '../../shared/domain/shop';
 import { apiHandler } from '../../shared/http/handler';
-import { runtimeDeps, type Deps } from '../../shared/runtime';
+import { shopDeps } from '../../shared/wiring/api';
+import { lambdaDeps } from '../../shared/wiring/memo';
 
-/** The request schemas of this operation (validated here); its success response is documented in shared/openapi/responses.ts. */
+/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
 export const spec = {};
 
-export const makeHandler = (deps: () => Pick<Deps, 'shops'> = runtimeDeps) =>
+export const makeHandler = (deps: () => Pick<ShopDeps, 'shops'> = lambdaDeps(shopDeps)) =>
   apiHandler('getShop', spec, async ({ principal }) => ({ status: 200, body: await getShop(deps(), principal.shopId) }));
 
 export const handler = makeHandler();

@@ -1,17 +1,19 @@
-import * as z from 'zod';
-import { listCalls } from '../../shared/domain/calls';
+import { listCalls, type CallDeps } from '../../shared/domain/calls';
+import { listCallsQuery } from '../../shared/domain/calls-schema';
 import { apiHandler } from '../../shared/http/handler';
-import { listBody, pageQuery, pageRequest } from '../../shared/http/list';
-import { runtimeDeps, type Deps } from '../../shared/runtime';
+import { listBody, pageRequest, type CursorDeps } from '../../shared/http/list';
+import { callDeps, cursorDeps } from '../../shared/wiring/api';
+import { lambdaDeps } from '../../shared/wiring/memo';
 
-/** The request schemas of this operation (validated here); its success response is documented in shared/openapi/responses.ts. */
-export const spec = { query: z.strictObject(pageQuery) };
+/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
+export const spec = { query: listCallsQuery };
 
-export const makeHandler = (deps: () => Pick<Deps, 'calls'> = runtimeDeps) =>
+export const makeHandler = (deps: () => Pick<CallDeps, 'calls'> & CursorDeps = lambdaDeps(callDeps, cursorDeps)) =>
   apiHandler('listCalls', spec, async ({ principal, query }) => {
     const scope = { shopId: principal.shopId, list: 'calls' };
-    const page = await listCalls(deps(), principal.shopId, await pageRequest(query, scope));
-    return { status: 200, body: listBody(page, scope) };
+    const key = await deps().cursorKey();
+    const page = await listCalls(deps(), principal.shopId, pageRequest(query, scope, key));
+    return { status: 200, body: listBody(page, scope, key) };
   });
 
 export const handler = makeHandler();

@@ -1,19 +1,19 @@
-import * as z from 'zod';
-import { eventTypeFilter, listEvents } from '../../shared/domain/event-log';
+import { listEvents, type EventLogDeps } from '../../shared/domain/event-log';
+import { listEventsQuery } from '../../shared/domain/event-log-schema';
 import { apiHandler } from '../../shared/http/handler';
-import { listBody, pageQuery, pageRequest } from '../../shared/http/list';
-import { pipelineReadDeps } from '../../shared/event-log-deps';
+import { listBody, pageRequest, type CursorDeps } from '../../shared/http/list';
+import { cursorDeps, eventLogDeps } from '../../shared/wiring/api';
+import { lambdaDeps } from '../../shared/wiring/memo';
 
-const query = z.strictObject({ ...pageQuery, type: eventTypeFilter });
+/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
+export const spec = { query: listEventsQuery };
 
-/** The request schemas of this operation (validated here); its success response is documented in shared/openapi/responses.ts. */
-export const spec = { query };
-
-export const makeHandler = (deps = pipelineReadDeps) =>
+export const makeHandler = (deps: () => EventLogDeps & CursorDeps = lambdaDeps(eventLogDeps, cursorDeps)) =>
   apiHandler('listEvents', spec, async ({ principal, query }) => {
     const scope = { shopId: principal.shopId, list: `events?type=${query.type ?? ''}` };
-    const page = await listEvents(deps(), principal.shopId, await pageRequest(query, scope), query.type);
-    return { status: 200, body: listBody(page, scope) };
+    const key = await deps().cursorKey();
+    const page = await listEvents(deps(), principal.shopId, pageRequest(query, scope, key), query.type);
+    return { status: 200, body: listBody(page, scope, key) };
   });
 
 export const handler = makeHandler();

@@ -1,20 +1,20 @@
-import * as z from 'zod';
-import { JOB_STATUSES, listJobs } from '../../shared/domain/jobs';
+import { listJobs, type JobDeps } from '../../shared/domain/jobs';
+import { listJobsQuery } from '../../shared/domain/jobs-schema';
 import { apiHandler } from '../../shared/http/handler';
-import { listBody, pageQuery, pageRequest } from '../../shared/http/list';
-import { runtimeDeps, type Deps } from '../../shared/runtime';
+import { listBody, pageRequest, type CursorDeps } from '../../shared/http/list';
+import { cursorDeps, jobDeps } from '../../shared/wiring/api';
+import { lambdaDeps } from '../../shared/wiring/memo';
 
-const query = z.strictObject({ ...pageQuery, status: z.enum(JOB_STATUSES).optional() });
+/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
+export const spec = { query: listJobsQuery };
 
-/** The request schemas of this operation (validated here); its success response is documented in shared/openapi/responses.ts. */
-export const spec = { query };
-
-export const makeHandler = (deps: () => Pick<Deps, 'jobs'> = runtimeDeps) =>
+export const makeHandler = (deps: () => Pick<JobDeps, 'jobs'> & CursorDeps = lambdaDeps(jobDeps, cursorDeps)) =>
   apiHandler('listJobs', spec, async ({ principal, query }) => {
     // The filter is part of the cursor's scope: a cursor of one filter is refused by another.
     const scope = { shopId: principal.shopId, list: `jobs?status=${query.status ?? ''}` };
-    const page = await listJobs(deps(), principal.shopId, await pageRequest(query, scope), query.status);
-    return { status: 200, body: listBody(page, scope) };
+    const key = await deps().cursorKey();
+    const page = await listJobs(deps(), principal.shopId, pageRequest(query, scope, key), query.status);
+    return { status: 200, body: listBody(page, scope, key) };
   });
 
 export const handler = makeHandler();

@@ -1,13 +1,14 @@
-import { redeliver } from '../../shared/domain/deliveries';
-import { redeliverBodySchema } from '../../shared/domain/event-log';
+import { redeliver, type RedeliverDeps } from '../../shared/domain/deliveries';
+import { redeliverEventBody } from '../../shared/domain/deliveries-schema';
 import { apiHandler } from '../../shared/http/handler';
-import { pipelineReadDeps } from '../../shared/event-log-deps';
+import { eventLogDeps } from '../../shared/wiring/api';
+import { lambdaDeps } from '../../shared/wiring/memo';
 
 /** Writes new delivery rows only; the table stream puts them on the queue (202). */
-/** The request schemas of this operation (validated here); its success response is documented in shared/openapi/responses.ts. */
-export const spec = { body: redeliverBodySchema };
+/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
+export const spec = { body: redeliverEventBody };
 
-export const makeHandler = (deps = pipelineReadDeps) =>
+export const makeHandler = (deps: () => RedeliverDeps = lambdaDeps(eventLogDeps)) =>
   apiHandler('redeliverEvent', spec, async ({ principal, pathParameters, body }) => ({
     status: 202,
     body: await redeliver(deps(), principal.shopId, pathParameters.id ?? '', body.endpoint_ids),

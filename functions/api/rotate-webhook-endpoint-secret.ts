@@ -1,12 +1,12 @@
-import { rotateSecret } from '../../shared/domain/webhook-endpoints';
+import { rotateSecret, type EndpointDeps } from '../../shared/domain/webhook-endpoints';
 import { apiHandler } from '../../shared/http/handler';
-import type { Deps } from '../../shared/runtime';
-import { secretDeps } from '../../shared/runtime-secrets';
+import { cipherDeps, endpointDeps } from '../../shared/wiring/api';
+import { lambdaDeps } from '../../shared/wiring/memo';
 
-/** The request schemas of this operation (validated here); its success response is documented in shared/openapi/responses.ts. */
+/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
 export const spec = {};
 
-export const makeHandler = (deps: () => Deps = secretDeps) =>
+export const makeHandler = (deps: () => Pick<EndpointDeps, 'endpoints' | 'cipher' | 'rotationGraceMs' | 'now'> = lambdaDeps(endpointDeps, cipherDeps)) =>
   apiHandler('rotateWebhookEndpointSecret', spec, async ({ principal, pathParameters }) => ({
     status: 200,
     body: await rotateSecret(deps(), principal.shopId, pathParameters.id ?? ''),

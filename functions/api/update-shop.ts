@@ -1,16 +1,17 @@
-import { updateShop } from '../../shared/domain/shop';
-import { shopPatchSchema } from '../../shared/domain/shop-schema';
+import { updateShop, type ShopDeps } from '../../shared/domain/shop';
+import { updateShopBody } from '../../shared/domain/shop-schema';
 import { apiHandler } from '../../shared/http/handler';
-import { idempotent } from '../../shared/http/idempotency';
-import { runtimeDeps, type Deps } from '../../shared/runtime';
+import { idempotent, type IdempotencyDeps } from '../../shared/http/idempotency';
+import { idempotencyDeps, shopDeps } from '../../shared/wiring/api';
+import { lambdaDeps } from '../../shared/wiring/memo';
 
-/** The request schemas of this operation (validated here); its success response is documented in shared/openapi/responses.ts. */
-export const spec = { body: shopPatchSchema };
+/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
+export const spec = { body: updateShopBody };
 
-export const makeHandler = (deps: () => Pick<Deps, 'shops' | 'now'> = runtimeDeps) =>
+export const makeHandler = (deps: () => Pick<ShopDeps, 'shops' | 'now'> & IdempotencyDeps = lambdaDeps(shopDeps, idempotencyDeps)) =>
   apiHandler('updateShop', spec, async ({ principal, body }) => ({
     status: 200,
     body: await updateShop(deps(), principal.shopId, body),
-  }), { idempotency: idempotent() });
+  }), { idempotency: idempotent(() => deps().idempotency) });
 
 export const handler = makeHandler();

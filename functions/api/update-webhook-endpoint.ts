@@ -1,12 +1,13 @@
-import { updateEndpoint } from '../../shared/domain/webhook-endpoints';
-import { updateEndpointSchema } from '../../shared/domain/webhook-endpoint-schema';
+import { updateEndpoint, type EndpointDeps } from '../../shared/domain/webhook-endpoints';
+import { updateWebhookEndpointBody } from '../../shared/domain/webhook-endpoints-schema';
 import { apiHandler } from '../../shared/http/handler';
-import { runtimeDeps, type Deps } from '../../shared/runtime';
+import { endpointDeps, urlGuardDeps } from '../../shared/wiring/api';
+import { lambdaDeps } from '../../shared/wiring/memo';
 
-/** The request schemas of this operation (validated here); its success response is documented in shared/openapi/responses.ts. */
-export const spec = { body: updateEndpointSchema };
+/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
+export const spec = { body: updateWebhookEndpointBody };
 
-export const makeHandler = (deps: () => Omit<Deps, 'cipher'> = runtimeDeps) =>
+export const makeHandler = (deps: () => Pick<EndpointDeps, 'endpoints' | 'checkUrl' | 'policy' | 'now'> = lambdaDeps(endpointDeps, urlGuardDeps)) =>
   apiHandler('updateWebhookEndpoint', spec, async ({ principal, pathParameters, body }) => ({
     status: 200,
     body: await updateEndpoint(deps(), principal.shopId, pathParameters.id ?? '', body),

@@ -5,7 +5,7 @@ import { canonicalTimeZone } from '../../shared/domain/shop-schema';
 import { ingestCall } from '../../shared/domain/calls';
 import { isId } from '../../shared/ids';
 import { simulatedCall } from './simulate';
-import type { Deps } from '../../shared/runtime';
+import type { ApiDeps as Deps } from '../../shared/wiring/api';
 
 export interface Io {
   out(line: string): void;

@@ -26,13 +26,12 @@ const CONSUMER_TIMEOUT = Duration.seconds(30);
 /**
  * Event delivery: table stream → fan-out → SQS → consumer → receivers; retries beyond 15
  * minutes through one-time EventBridge Scheduler schedules. Every asynchronous hop has a
- * dead-letter queue or an on-failure destination. Also the internal call-ingest function.
+ * dead-letter queue or an on-failure destination.
  */
 export class Delivery extends Construct {
   readonly queue: Queue;
   readonly deadLetterQueues: Queue[];
   readonly functions: ServiceFunction[];
-  readonly ingest: ServiceFunction;
   readonly schedulerRole: Role;
 
   constructor(scope: Construct, id: string, props: DeliveryProps) {
@@ -44,8 +43,7 @@ export class Delivery extends Construct {
     const deliveryDlq = dlq('DeliveryDlq');
     const streamDlq = dlq('FanoutFailures');
     const schedulerDlq = dlq('SchedulerDlq');
-    const ingestDlq = dlq('IngestDlq');
-    this.deadLetterQueues = [deliveryDlq, streamDlq, schedulerDlq, ingestDlq];
+    this.deadLetterQueues = [deliveryDlq, streamDlq, schedulerDlq];
 
     this.queue = new Queue(this, 'Deliveries', {
       encryption: QueueEncryption.SQS_MANAGED,
@@ -134,13 +132,6 @@ export class Delivery extends Construct {
       new SqsEventSource(this.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: config.consumerMaxConcurrency }),
     );
 
-    this.ingest = new ServiceFunction(this, 'Ingest', {
-      ...common,
-      entry: PIPELINE_FUNCTIONS.Ingest,
-      description: 'Internal: the voice platform records finished calls (lambda:InvokeFunction)',
-      deadLetterQueue: ingestDlq,
-    });
-    this.ingest.bindTable(table, 'rw');
-    this.functions = [fanout, consumer, this.ingest];
+    this.functions = [fanout, consumer];
   }
 }

@@ -1,7 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { handler as authorizer } from '../../functions/authorizer';
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { handler as fallback } from '../../functions/fallback';
 import { AppError } from '../../shared/errors';
 import { requestIdOf } from '../../shared/http/event';
@@ -9,22 +8,10 @@ import { errorResult } from '../../shared/http/response';
 import { logger } from '../../shared/logger';
 import { resolve, type Route } from '../../shared/routes';
 import { lambdaContext, toAuthorizerEvent, toProxyEvent } from './lambda-events';
-
-type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+import type { LocalHandlers } from './wiring';
 
 /** API Gateway's own payload limit; the handlers enforce the contract's 64 KiB. */
 const MAX_PAYLOAD = 10 * 1024 * 1024;
-
-const loaded = new Map<string, Promise<LambdaHandler>>();
-function loadHandler(file: string): Promise<LambdaHandler> {
-  let handler = loaded.get(file);
-  if (!handler) {
-    // Relative to this file (lib/local), so it resolves the same under tsx (ESM) and jest (CJS).
-    handler = import(`../../${file.replace(/\.ts$/, '')}`).then((mod: { handler: LambdaHandler }) => mod.handler);
-    loaded.set(file, handler);
-  }
-  return handler;
-}
 
 async function readBody(req: IncomingMessage): Promise<Buffer | null> {
   const chunks: Buffer[] = [];
@@ -38,7 +25,7 @@ async function readBody(req: IncomingMessage): Promise<Buffer | null> {
 }
 
 /** What API Gateway does for one request: match the route, run the authorizer, invoke the Lambda. */
-async function dispatch(req: IncomingMessage, body: Buffer, url: URL): Promise<APIGatewayProxyStructuredResultV2> {
+async function dispatch(handlers: LocalHandlers, req: IncomingMessage, body: Buffer, url: URL): Promise<APIGatewayProxyStructuredResultV2> {
   const method = req.method ?? 'GET';
   const resolution = resolve(method, url.pathname);
   const built: Route | null = resolution.kind === 'route' && resolution.route.handler ? resolution.route : null;
@@ -51,10 +38,10 @@ async function dispatch(req: IncomingMessage, body: Buffer, url: URL): Promise<A
   });
   if (!built?.handler) return fallback(event, lambdaContext('fallback', event.requestContext.requestId));
 
-  const verdict = await authorizer(toAuthorizerEvent(event));
+  const verdict = await handlers.authorizer(toAuthorizerEvent(event));
   if (!verdict.isAuthorized) return { statusCode: 403, body: JSON.stringify({ message: 'Forbidden' }) };
   const authorized = { ...event, requestContext: { ...event.requestContext, authorizer: { lambda: verdict.context } } };
-  const handler = await loadHandler(built.handler);
+  const handler = await handlers.operation(built.handler);
   return handler(authorized, lambdaContext(built.operationId, event.requestContext.requestId));
 }
 
@@ -64,14 +51,14 @@ function write(res: ServerResponse, result: APIGatewayProxyStructuredResultV2): 
   res.end(body);
 }
 
-async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function serve(handlers: LocalHandlers, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const started = performance.now();
   const url = new URL(req.url ?? '/', 'http://localhost');
   let result: APIGatewayProxyStructuredResultV2;
   try {
     const body = await readBody(req);
     result = body
-      ? await dispatch(req, body, url)
+      ? await dispatch(handlers, req, body, url)
       : errorResult(new AppError('body_too_large', 'Request body exceeds 10 MiB.'), requestIdOf({}));
   } catch (err) {
     // A Lambda that throws is a 500 at API Gateway; never show the error text.
@@ -94,8 +81,8 @@ export interface HttpAdapter {
   close(): Promise<void>;
 }
 
-export async function startHttpAdapter(port: number, host = '127.0.0.1'): Promise<HttpAdapter> {
-  const server = createServer((req, res) => void serve(req, res));
+export async function startHttpAdapter(handlers: LocalHandlers, port: number, host = '127.0.0.1'): Promise<HttpAdapter> {
+  const server = createServer((req, res) => void serve(handlers, req, res));
   server.keepAliveTimeout = 5000;
   server.listen(port, host);
   await once(server, 'listening');

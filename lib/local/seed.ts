@@ -1,6 +1,6 @@
 import { issueKey, type ApiKeyStore } from '../../shared/domain/api-keys';
 import { createShop, type Shop, type ShopStore } from '../../shared/domain/shop';
-import { SCOPES } from '../../shared/routes';
+import { SCOPES } from '../../shared/domain/scopes';
 
 export interface DemoSeed {
   shop: Shop;

@@ -1,12 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { join } from 'node:path';
-import { handler as deliverHandler } from '../../functions/deliver';
-import { handler as fanoutHandler } from '../../functions/fanout';
-import { handler as sweepHandler } from '../../functions/sweep';
-import { LocalRetryScheduler } from '../../shared/local-adapters';
-import { runtimeDeps } from '../../shared/runtime';
-import { DEFAULT_TIMEOUT_MS, sweepGraceMs } from '../../shared/webhooks/policy';
+import { sweepGraceMs } from '../../shared/webhooks/policy';
+import { LocalRetryScheduler } from './adapters';
+import { localConfig, localVariables } from './config';
 import { startLocalSweeper, type LocalSweeper } from './sweeper';
 import { breakLeasesOfLastRun } from './leases';
 import { startQueuePoller, type QueuePoller } from './queue-poller';
@@ -15,6 +11,7 @@ import { startStreamPoller, type StreamPoller } from './stream-poller';
 import { ensureTable, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local';
 import { startHttpAdapter, type HttpAdapter } from './http-adapter';
 import { seedDemo, type DemoSeed } from './seed';
+import { localDeps, localHandlers, type LocalDeps } from './wiring';
 
 export interface LocalStackOptions {
   /** HTTP port; 0 picks a free one. */
@@ -70,23 +67,6 @@ function watchWrites(client: DynamoDBClient, wake: () => void): () => void {
   return () => client.middlewareStack.remove(WATCHER);
 }
 
-/** The environment the fan-out and consumer handlers read, as the cloud stack sets it for the Lambdas. */
-export function pipelineEnv(queues: Pick<LocalQueues, 'endpoint' | 'queueUrl' | 'queueArn'>, options: LocalStackOptions): Record<string, string> {
-  return {
-    QUEUE_URL: queues.queueUrl,
-    QUEUE_ARN: queues.queueArn,
-    AWS_ENDPOINT_URL_SQS: queues.endpoint,
-    AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? 'local',
-    AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? 'local',
-    RETRY_SCHEDULER: 'local',
-    OUTBOX_DIR: options.outboxDir ?? process.env.OUTBOX_DIR ?? join('.local', 'outbox'),
-    TIME_SCALE: String(options.timeScale ?? process.env.TIME_SCALE ?? 1),
-    DELIVERY_TIMEOUT_MS: String(options.deliveryTimeoutMs ?? DEFAULT_TIMEOUT_MS),
-    // The local queue's delays are exact to the millisecond (SQS's are whole seconds).
-    DELIVERY_DEFER_MS: String(options.deferMs ?? process.env.DELIVERY_DEFER_MS ?? 100),
-  };
-}
-
 export interface LocalStack {
   url: string;
   /** The local delivery queue, for a consumer run in another process. */
@@ -95,16 +75,23 @@ export interface LocalStack {
   tableName: string;
   /** Present when this start created the table and seeded it. */
   demo?: DemoSeed;
+  /** The ports the stack's handlers run with (its table, queue, cipher…), for tests and tools in the same process. */
+  deps: LocalDeps;
+  /** The variables a consumer in another process (bin/consumer.ts) needs to serve this stack, as Lambda's environment. */
+  env: Record<string, string>;
   stop(): Promise<void>;
 }
 
 /**
  * The whole service on one machine: DynamoDB Local, the table, and the same Lambda
- * handlers behind the local HTTP adapter. Handlers read their configuration from the
- * environment, as in Lambda, so this sets it before the first request.
+ * handlers behind the local HTTP adapter and the local event sources. The handlers get
+ * this stack's wiring, made from its own config (its options, else the environment, else
+ * local defaults): nothing is written to process.env, so stacks started one after another
+ * in one process each keep their own settings.
  */
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const tableName = options.tableName ?? 'shop-calls';
+  const variables = localVariables(options);
   let dynamodb: DynamoDbLocal | undefined;
   let http: HttpAdapter | undefined;
   let queues: LocalQueues | undefined;
@@ -112,6 +99,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   let queuePoller: QueuePoller | undefined;
   let sweeper: LocalSweeper | undefined;
   let unwatch: (() => void) | undefined;
+  let deps: LocalDeps | undefined;
   const stop = async () => {
     await http?.close();
     await sweeper?.stop();
@@ -120,6 +108,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     await queuePoller?.stop();
     LocalRetryScheduler.clearAll();
     await queues?.stop();
+    deps?.db.client.destroy();
     await dynamodb?.stop();
   };
   try {
@@ -127,35 +116,31 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       dynamodb = await startDynamoDbLocal({ port: options.dynamodbPort ?? 0, dataDir: options.dataDir });
     }
     const endpoint = options.dynamodbEndpoint ?? (dynamodb as DynamoDbLocal).endpoint;
-    process.env.TABLE_NAME = tableName;
-    process.env.DYNAMODB_ENDPOINT = endpoint;
-    process.env.AWS_REGION ??= 'us-east-1';
-    // Signs list cursors; a fresh one per start unless configured (cursors then last one run).
-    process.env.CURSOR_SECRET ??= randomBytes(32).toString('hex');
-    process.env.WEBHOOK_ALLOW_INSECURE_LOCAL = String(options.allowInsecureWebhookTargets ?? true);
-    process.env.SECRETS_KEY_FILE = options.secretsKeyFile ?? process.env.SECRETS_KEY_FILE ?? join('.local', 'secrets.key');
-
     const created = await ensureTable(endpoint, tableName);
-    const demo = created && options.seed !== false ? await seedDemo(runtimeDeps()) : undefined;
-    if (!created) await breakLeasesOfLastRun(runtimeDeps().db);
 
     // The event pipeline: stream → fan-out → queue → consumer, with local stand-ins for
     // the Lambda event sources, EventBridge Scheduler and SES.
-    const timeoutMs = options.deliveryTimeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const timeoutMs = Number(variables.DELIVERY_TIMEOUT_MS);
     queues = await startLocalQueues({ visibilityTimeoutSeconds: options.queueVisibilitySeconds ?? Math.ceil((6 * timeoutMs) / 1000) });
-    Object.assign(process.env, pipelineEnv(queues, { ...options, deliveryTimeoutMs: timeoutMs }));
-    streamPoller = await startStreamPoller({ endpoint, tableName, handler: fanoutHandler });
-    unwatch = watchWrites(runtimeDeps().db.client, streamPoller.wake);
+    const queue = { endpoint: queues.endpoint, url: queues.queueUrl, arn: queues.queueArn };
+    const { config, env } = localConfig(variables, { dynamodbEndpoint: endpoint, tableName, queue });
+    deps = localDeps(config, { sqs: queues.client, outboxDir: options.outboxDir ?? (process.env.OUTBOX_DIR || join('.local', 'outbox')) });
+    const handlers = localHandlers(deps);
+
+    const demo = created && options.seed !== false ? await seedDemo(deps) : undefined;
+    if (!created) await breakLeasesOfLastRun(deps.db);
+
+    streamPoller = await startStreamPoller({ endpoint, tableName, handler: handlers.fanout });
+    unwatch = watchWrites(deps.db.client, streamPoller.wake);
     if (options.consumer !== false) {
-      queuePoller = startQueuePoller({ sqs: queues.client, queueUrl: queues.queueUrl, queueArn: queues.queueArn, handler: deliverHandler });
+      queuePoller = startQueuePoller({ sqs: queues.client, queueUrl: queues.queueUrl, queueArn: queues.queueArn, handler: handlers.deliver });
     }
     // Every minute (scaled) in AWS too; at start it also sends what the last run left due.
-    const grace = sweepGraceMs(options.timeScale ?? Number(process.env.TIME_SCALE ?? 1));
-    sweeper = startLocalSweeper({ run: sweepHandler, intervalMs: grace, startupHorizonMs: grace });
+    const grace = sweepGraceMs(config.webhooks.timeScale);
+    sweeper = startLocalSweeper({ run: handlers.sweep, intervalMs: grace, startupHorizonMs: grace });
 
-    http = await startHttpAdapter(options.port ?? 0, options.host);
-    const queue = { endpoint: queues.endpoint, url: queues.queueUrl, arn: queues.queueArn, dlqUrl: queues.dlqUrl };
-    return { url: http.url, queue, dynamodbEndpoint: endpoint, tableName, demo, stop };
+    http = await startHttpAdapter(handlers, options.port ?? 0, options.host);
+    return { url: http.url, queue: { ...queue, dlqUrl: queues.dlqUrl }, dynamodbEndpoint: endpoint, tableName, demo, deps, env, stop };
   } catch (err) {
     await stop();
     throw err;

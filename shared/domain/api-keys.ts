@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { SCOPES, type Scope } from '../routes';
+import { SCOPES, type Scope } from './scopes';
 import { newId } from '../ids';
 
 export type KeyMode = 'test' | 'live';

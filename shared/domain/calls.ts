@@ -1,10 +1,11 @@
 import { newId } from '../ids';
 import { AppError, notFound } from '../errors';
-import type { CallIngest } from './call-schema';
-import { findOr404, requireId } from './lookup';
+import type { CallIngest, CallOutcome } from './calls-schema';
+import { findExisting, requireId } from './lookup';
 import { newEvent, type EventRecord } from './events';
 import { newJob, toJobResource, type JobRecord } from './jobs';
 import { mapPage, type Page, type PageRequest } from './pagination';
+import type { Resource } from './resources';
 import type { ShopStore } from './shop';
 
 export interface CallRecord {
@@ -19,7 +20,7 @@ export interface CallRecord {
   started_at: string;
   ended_at: string | null;
   duration_seconds: number | null;
-  outcome: string | null;
+  outcome: CallOutcome | null;
   created_at: string;
 }
 export interface TranscriptRecord {
@@ -29,8 +30,8 @@ export interface TranscriptRecord {
 export interface SummaryRecord {
   call_id: string;
   summary: string;
-  outcome: string;
-  details: Record<string, unknown>;
+  outcome: CallOutcome;
+  details: NonNullable<CallIngest['summary']>['details'];
   usage: { credits: number; billable_seconds: number };
 }
 
@@ -60,7 +61,7 @@ export interface CallDeps {
   now: () => Date;
 }
 
-export function toCallResource(c: CallRecord) {
+export function toCallResource(c: CallRecord): Resource<'call'> {
   return {
     id: c.id,
     object: 'call' as const,
@@ -128,22 +129,22 @@ export async function ingestCall(deps: CallDeps, input: CallIngest): Promise<Ing
 const callIdOrThrow = (id: string) => requireId('call', 'call', id);
 
 export async function getCall(deps: Pick<CallDeps, 'calls'>, shopId: string, id: string) {
-  return toCallResource(await findOr404('call', 'call', id, (callId) => deps.calls.get(shopId, callId)));
+  return toCallResource(await findExisting('call', 'call', id, (callId) => deps.calls.get(shopId, callId)));
 }
 
-export async function getTranscript(deps: Pick<CallDeps, 'calls'>, shopId: string, id: string) {
+export async function getTranscript(deps: Pick<CallDeps, 'calls'>, shopId: string, id: string): Promise<Resource<'transcript'>> {
   const transcript = await deps.calls.getTranscript(shopId, callIdOrThrow(id));
   if (!transcript) throw await missingPart(deps, shopId, id, 'transcript');
   return { object: 'transcript' as const, call_id: transcript.call_id, turns: transcript.turns };
 }
 
-export async function getSummary(deps: Pick<CallDeps, 'calls'>, shopId: string, id: string) {
+export async function getSummary(deps: Pick<CallDeps, 'calls'>, shopId: string, id: string): Promise<Resource<'callSummary'>> {
   const s = await deps.calls.getSummary(shopId, callIdOrThrow(id));
   if (!s) throw await missingPart(deps, shopId, id, 'summary');
   return { object: 'call_summary' as const, call_id: s.call_id, summary: s.summary, outcome: s.outcome, details: s.details, usage: s.usage };
 }
 
-/** A 404 that says whether the call is unknown or just has no transcript/summary (yet). */
+/** A missing resource that says whether the call is unknown or just has no transcript/summary (yet). */
 async function missingPart(deps: Pick<CallDeps, 'calls'>, shopId: string, id: string, part: string): Promise<AppError> {
   const call = await deps.calls.get(shopId, id);
   return call ? new AppError('resource_missing', `Call '${id}' has no ${part}.`, { param: 'id' }) : notFound('call', id);

@@ -1,7 +1,8 @@
 import { AppError } from '../errors';
 import { derivedId, idTime, newId } from '../ids';
-import { findOr404 } from './lookup';
+import { findExisting } from './lookup';
 import { toEventResource, type EventRecord } from './events';
+import type { Resource } from './resources';
 import type { EndpointRecord } from './webhook-endpoints';
 import { SWEEP_GRACE_MS, sweepGraceMs } from '../webhooks/policy';
 
@@ -65,7 +66,7 @@ export interface DeliveryQueue {
   send(messages: DeliveryMessage[]): Promise<void>;
 }
 
-export function toDeliveryResource(d: DeliveryRecord) {
+export function toDeliveryResource(d: DeliveryRecord): Resource<'delivery'> {
   return {
     id: d.id,
     object: 'delivery' as const,
@@ -158,8 +159,8 @@ export interface RedeliverDeps {
  * New deliveries of an existing event. `endpointIds` omitted or empty: every enabled
  * endpoint subscribed to its type now. Rows only; the table stream enqueues them.
  */
-export async function redeliver(deps: RedeliverDeps, shopId: string, eventId: string, endpointIds: string[] = []) {
-  const event = await findOr404('evt', 'event', eventId, (id) => deps.events.get(shopId, id));
+export async function redeliver(deps: RedeliverDeps, shopId: string, eventId: string, endpointIds: string[] = []): Promise<Resource<'eventWithDeliveries'>> {
+  const event = await findExisting('evt', 'event', eventId, (id) => deps.events.get(shopId, id));
   const all = await deps.endpoints.list(shopId);
   let targets: EndpointRecord[];
   if (endpointIds.length === 0) {

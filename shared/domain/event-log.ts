@@ -1,8 +1,7 @@
-import * as z from 'zod';
 import { toDeliveryResource, type DeliveryRecord, type EventReader } from './deliveries';
-import { EVENT_TYPES } from './event-types';
-import { findOr404 } from './lookup';
+import { findExisting } from './lookup';
 import { toEventResource, type EventRecord } from './events';
+import type { Resource } from './resources';
 import { mapPage, type Page, type PageRequest } from './pagination';
 
 export interface EventLogDeps {
@@ -10,16 +9,13 @@ export interface EventLogDeps {
   deliveries: { listForEvent(shopId: string, eventId: string): Promise<DeliveryRecord[]> };
 }
 
-export const eventTypeFilter = z.enum(EVENT_TYPES).optional();
-export const redeliverBodySchema = z.strictObject({ endpoint_ids: z.array(z.string()).max(16).optional() });
-
 export async function listEvents(deps: EventLogDeps, shopId: string, page: PageRequest, type?: string) {
   return mapPage(await deps.events.list(shopId, page, type), toEventResource);
 }
 
 /** One event with its deliveries, oldest delivery first. */
-export async function getEvent(deps: EventLogDeps, shopId: string, id: string) {
-  const event = await findOr404('evt', 'event', id, (eventId) => deps.events.get(shopId, eventId));
+export async function getEvent(deps: EventLogDeps, shopId: string, id: string): Promise<Resource<'eventWithDeliveries'>> {
+  const event = await findExisting('evt', 'event', id, (eventId) => deps.events.get(shopId, eventId));
   const deliveries = await deps.deliveries.listForEvent(shopId, id);
   return { ...toEventResource(event), deliveries: deliveries.map(toDeliveryResource) };
 }

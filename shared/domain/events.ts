@@ -1,5 +1,6 @@
 import { newId } from '../ids';
 import type { EventType } from './event-types';
+import type { Resource } from './resources';
 
 /** Events are kept 30 days (table TTL). */
 export const EVENT_RETENTION_SECONDS = 30 * 24 * 60 * 60;
@@ -32,6 +33,6 @@ export function newEvent(shopId: string, type: EventType, data: object, now: Dat
 }
 
 /** The event as the API and webhook bodies show it. */
-export function toEventResource(event: EventRecord) {
+export function toEventResource(event: EventRecord): Resource<'event'> {
   return { id: event.id, object: 'event' as const, type: event.type, timestamp: event.timestamp, data: event.data };
 }

@@ -1,10 +1,10 @@
-import * as z from 'zod';
 import { AppError, notFound } from '../errors';
 import { newId } from '../ids';
-import type { JobInput } from './call-schema';
-import { findOr404 } from './lookup';
+import type { JobInput } from './calls-schema';
+import { findExisting } from './lookup';
 import { newEvent, type EventRecord } from './events';
 import { mapPage, type Page, type PageRequest } from './pagination';
+import type { Resource } from './resources';
 import type { Shop } from './shop';
 
 export const JOB_STATUSES = ['pending', 'approved', 'declined', 'completed', 'cancelled'] as const;
@@ -39,9 +39,6 @@ export interface JobDeps {
   now: () => Date;
 }
 
-export const approveBodySchema = z.strictObject({ version: z.number().int().min(1) });
-export const declineBodySchema = z.strictObject({ version: z.number().int().min(1), reason: z.string().trim().min(1).max(500).optional() });
-
 /** A job created from a call: pending, or approved at once when the shop books automatically. */
 export function newJob(shop: Shop, callId: string | null, input: JobInput, now: Date): JobRecord {
   const autoBooked = shop.booking_mode === 'auto_book';
@@ -59,7 +56,7 @@ export function newJob(shop: Shop, callId: string | null, input: JobInput, now: 
   };
 }
 
-export function toJobResource(j: JobRecord) {
+export function toJobResource(j: JobRecord): Resource<'job'> {
   return {
     id: j.id,
     object: 'job' as const,
@@ -79,7 +76,7 @@ export function toJobResource(j: JobRecord) {
 }
 
 export async function getJob(deps: Pick<JobDeps, 'jobs'>, shopId: string, id: string) {
-  return toJobResource(await findOr404('job', 'job', id, (jobId) => deps.jobs.get(shopId, jobId)));
+  return toJobResource(await findExisting('job', 'job', id, (jobId) => deps.jobs.get(shopId, jobId)));
 }
 
 export async function listJobs(deps: Pick<JobDeps, 'jobs'>, shopId: string, page: PageRequest, status?: JobStatus) {
@@ -109,7 +106,7 @@ async function decide(
   version: number,
   change: { status: 'approved' | 'declined'; decline_reason: string | null },
 ) {
-  let job: JobRecord | null = await findOr404('job', 'job', id, (jobId) => deps.jobs.get(shopId, jobId));
+  let job: JobRecord | null = await findExisting('job', 'job', id, (jobId) => deps.jobs.get(shopId, jobId));
   for (let attempt = 1; ; attempt++) {
     if (!job) throw notFound('job', id);
     const refused = refusal(job, version);

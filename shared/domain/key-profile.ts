@@ -1,5 +1,6 @@
 import { notFound } from '../errors';
 import type { Principal } from './api-keys';
+import type { Resource } from './resources';
 import type { Shop, ShopDeps } from './shop';
 
 export function lineStatus(shop: Shop): 'active' | 'paused' | 'suspended' {
@@ -8,7 +9,7 @@ export function lineStatus(shop: Shop): 'active' | 'paused' | 'suspended' {
 }
 
 /** GET /v1/me: the shop, plan, credits and line of the key's shop, and the key itself. */
-export async function getKeyProfile(deps: ShopDeps, principal: Principal) {
+export async function getKeyProfile(deps: ShopDeps, principal: Principal): Promise<Resource<'keyProfile'>> {
   const shop = await deps.shops.get(principal.shopId);
   if (!shop) throw notFound('shop', principal.shopId);
   return {

@@ -26,7 +26,7 @@ export interface NotificationClaims {
 
 export interface NotifyDeps {
   shops: Pick<ShopStore, 'get'>;
-  endpoints: { get(shopId: string, id: string): Promise<(EndpointRecord & { last_errors?: string[] }) | null> };
+  endpoints: { get(shopId: string, id: string): Promise<EndpointRecord | null> };
   mailer: Mailer;
   notifications: NotificationClaims;
   now: () => Date;

@@ -62,8 +62,8 @@ export type Hours = Record<Weekday, { open: string; close: string }[]>;
 
 const text = (min: number, max: number) => z.string().trim().min(min).max(max);
 
-/** PATCH /v1/shop body: any subset of these fields; anything else is rejected. */
-export const shopPatchSchema = z
+/** updateShop's body: any subset of these fields; anything else is rejected. */
+export const updateShopBody = z
   .strictObject({
     name: text(1, 200),
     greeting: text(1, 1000),
@@ -81,4 +81,4 @@ export const shopPatchSchema = z
       ctx.addIssue({ code: 'custom', path: ['pause_reason'], message: 'a pause_reason cannot be set while unpausing' });
     }
   });
-export type ShopPatch = z.output<typeof shopPatchSchema>;
+export type ShopPatch = z.output<typeof updateShopBody>;

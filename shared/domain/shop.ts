@@ -1,5 +1,6 @@
 import { newId } from '../ids';
 import { notFound } from '../errors';
+import type { Resource } from './resources';
 import { WEEKDAYS, type Hours, type ShopPatch, type Weekday } from './shop-schema';
 
 export type BookingMode = 'auto_book' | 'approval_required' | 'message_only';
@@ -23,6 +24,8 @@ export interface Shop {
   credits: { balance: number; used_this_period: number };
   created_at: string;
   updated_at: string;
+  /** Counted by endpoint creation, so concurrent creates cannot pass the per-shop limit; absent until the first. */
+  webhook_endpoint_count?: number;
 }
 
 /** A validated patch, split the way the store applies it: whole fields, and hours day by day. */
@@ -55,7 +58,7 @@ function orderedHours(hours: Hours): Hours {
   ) as Hours;
 }
 
-export function toShopResource(shop: Shop) {
+export function toShopResource(shop: Shop): Resource<'shop'> {
   return {
     id: shop.id,
     object: 'shop' as const,

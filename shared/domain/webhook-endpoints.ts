@@ -1,10 +1,11 @@
 import { AppError, notFound } from '../errors';
 import { newId } from '../ids';
-import { findOr404 } from './lookup';
+import { findExisting } from './lookup';
 import type { GuardPolicy, GuardResult } from '../webhooks/url-guard';
 import { newEvent, toEventResource, type EventRecord } from './events';
+import type { Resource } from './resources';
 import { newSigningSecret, type SecretCipher } from './secrets';
-import type { CreateEndpointInput, UpdateEndpointInput } from './webhook-endpoint-schema';
+import type { CreateEndpointInput, UpdateEndpointInput } from './webhook-endpoints-schema';
 import { HEALTHY, toHealthResource, type EndpointHealth, type Lease } from '../webhooks/circuit';
 
 export const MAX_ENDPOINTS_PER_SHOP = 16;
@@ -64,7 +65,7 @@ export interface EndpointDeps {
   now: () => Date;
 }
 
-export function toEndpointResource(e: EndpointRecord) {
+export function toEndpointResource(e: EndpointRecord): Resource<'webhookEndpoint'> {
   return {
     id: e.id,
     object: 'webhook_endpoint' as const,
@@ -90,10 +91,10 @@ async function guardedUrl(deps: Pick<EndpointDeps, 'checkUrl' | 'policy'>, url: 
 }
 
 async function loadEndpoint(deps: Pick<EndpointDeps, 'endpoints'>, shopId: string, id: string): Promise<EndpointRecord> {
-  return findOr404('we', 'webhook endpoint', id, (endpointId) => deps.endpoints.get(shopId, endpointId));
+  return findExisting('we', 'webhook endpoint', id, (endpointId) => deps.endpoints.get(shopId, endpointId));
 }
 
-export async function createEndpoint(deps: EndpointDeps, shopId: string, input: CreateEndpointInput) {
+export async function createEndpoint(deps: Omit<EndpointDeps, 'events' | 'rotationGraceMs'>, shopId: string, input: CreateEndpointInput): Promise<Resource<'webhookEndpointWithSecret'>> {
   const url = await guardedUrl(deps, input.url);
   const now = deps.now();
   const id = newId('we', now.getTime());
@@ -128,7 +129,7 @@ export async function listEndpoints(deps: Pick<EndpointDeps, 'endpoints'>, shopI
   return { items: endpoints.map(toEndpointResource) };
 }
 
-export async function updateEndpoint(deps: Omit<EndpointDeps, 'cipher'>, shopId: string, id: string, input: UpdateEndpointInput) {
+export async function updateEndpoint(deps: Pick<EndpointDeps, 'endpoints' | 'checkUrl' | 'policy' | 'now'>, shopId: string, id: string, input: UpdateEndpointInput) {
   const endpoint = await loadEndpoint(deps, shopId, id);
   const changes: EndpointChanges = {};
   if (input.url !== undefined) changes.url = await guardedUrl(deps, input.url);
@@ -148,7 +149,7 @@ export async function updateEndpoint(deps: Omit<EndpointDeps, 'cipher'>, shopId:
  * New secret first; the current one stays valid for the grace period so receivers can
  * switch verifiers without losing a delivery; anything older is dropped.
  */
-export async function rotateSecret(deps: EndpointDeps, shopId: string, id: string) {
+export async function rotateSecret(deps: Pick<EndpointDeps, 'endpoints' | 'cipher' | 'rotationGraceMs' | 'now'>, shopId: string, id: string): Promise<Resource<'webhookEndpointWithSecret'>> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const endpoint = await loadEndpoint(deps, shopId, id);
     const now = deps.now();
@@ -171,7 +172,7 @@ export async function signingSecrets(deps: Pick<EndpointDeps, 'cipher'>, endpoin
 }
 
 /** Queues a `webhook_endpoint.test` event for this one endpoint, whatever its filter. */
-export async function sendTestEvent(deps: Pick<EndpointDeps, 'endpoints' | 'events' | 'now'>, shopId: string, id: string) {
+export async function sendTestEvent(deps: Pick<EndpointDeps, 'endpoints' | 'events' | 'now'>, shopId: string, id: string): Promise<Resource<'event'>> {
   const endpoint = await loadEndpoint(deps, shopId, id);
   // Deliveries to a disabled endpoint are cancelled, so a test would never arrive: say so now.
   if (!endpoint.enabled) throw new AppError('invalid_state', `Webhook endpoint '${id}' is disabled; enable it before testing.`);

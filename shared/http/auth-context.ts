@@ -1,5 +1,5 @@
 import type { AuthOutcome, KeyMode } from '../domain/api-keys';
-import type { Scope } from '../routes';
+import type { Scope } from '../domain/scopes';
 
 /**
  * What the Lambda authorizer passes to every route (HTTP API simple response `context`;

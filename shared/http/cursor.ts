@@ -12,40 +12,14 @@ export interface CursorScope {
   list: string;
 }
 
-let loading: Promise<void> | undefined;
-
-/**
- * In AWS the cursor key lives in Secrets Manager (CURSOR_SECRET_ARN), read once per
- * container so it is never a plain environment variable; locally CURSOR_SECRET is set.
- */
-export function loadCursorSecret(env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  if (env.CURSOR_SECRET || !env.CURSOR_SECRET_ARN) return Promise.resolve();
-  loading ??= (async () => {
-    const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
-    const out = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: env.CURSOR_SECRET_ARN }));
-    if (!out.SecretString) throw new Error('cursor secret is empty');
-    env.CURSOR_SECRET = out.SecretString;
-  })().catch((err: unknown) => {
-    loading = undefined;
-    throw err;
-  });
-  return loading;
-}
-
-export function cursorSecret(env: NodeJS.ProcessEnv = process.env): Buffer {
-  const secret = env.CURSOR_SECRET;
-  if (!secret || secret.length < 32) throw new Error('CURSOR_SECRET must be set (at least 32 characters)');
-  return Buffer.from(secret, 'utf8');
-}
-
 const sign = (payload: string, secret: Buffer): Buffer => createHmac('sha256', secret).update(payload).digest();
 
-export function encodeCursor(scope: CursorScope, position: Record<string, unknown>, secret: Buffer = cursorSecret()): string {
+export function encodeCursor(scope: CursorScope, position: Record<string, unknown>, secret: Buffer): string {
   const payload = Buffer.from(JSON.stringify({ s: scope.shopId, l: scope.list, p: position })).toString('base64url');
   return `${payload}.${sign(payload, secret).toString('base64url')}`;
 }
 
-export function decodeCursor(cursor: string, scope: CursorScope, secret: Buffer = cursorSecret()): Record<string, unknown> {
+export function decodeCursor(cursor: string, scope: CursorScope, secret: Buffer): Record<string, unknown> {
   const invalid = new AppError('invalid_cursor', 'cursor is not a value returned by this list; start again without it.', {
     param: 'cursor',
   });

@@ -23,7 +23,7 @@ export interface Reply {
 
 const noFields = z.strictObject({});
 
-/** An operation's request schemas, validated before `run`; its success response is in shared/openapi/responses.ts. */
+/** An operation's request schemas, validated before `run`; its success response is in lib/openapi/responses.ts. */
 export interface OperationSpec<BS extends z.ZodType, QS extends z.ZodType> {
   body?: BS;
   query?: QS;

@@ -3,8 +3,7 @@ import type { Context } from 'aws-lambda';
 import { IdempotencyConfig } from '@aws-lambda-powertools/idempotency';
 import { makeHandlerIdempotent } from '@aws-lambda-powertools/idempotency/middleware';
 import { AppError } from '../errors';
-import { secretDeps } from '../runtime-secrets';
-import { isSealed, SingleTableIdempotencyStore } from '../store/idempotency';
+import { isSealed, type SingleTableIdempotencyStore } from '../store/idempotency';
 import type { ApiEvent } from './event';
 import type { HttpResult } from './response';
 
@@ -23,15 +22,9 @@ const config = new IdempotencyConfig({
   expiresAfterSeconds: 24 * 60 * 60,
 });
 
-const stores = new WeakMap<object, SingleTableIdempotencyStore>();
-function defaultPersistence(): SingleTableIdempotencyStore {
-  const deps = secretDeps();
-  let store = stores.get(deps.db);
-  if (!store) {
-    store = new SingleTableIdempotencyStore(deps.db, () => deps.cipher);
-    stores.set(deps.db, store);
-  }
-  return store;
+/** What an idempotent operation's handler needs besides its domain's ports. */
+export interface IdempotencyDeps {
+  idempotency: SingleTableIdempotencyStore;
 }
 
 /**
@@ -41,7 +34,7 @@ function defaultPersistence(): SingleTableIdempotencyStore {
  * created the in-progress record: Powertools' onError deletes the record unconditionally,
  * which would erase the first request's record on a 409 or 422 of the second.
  */
-export function idempotent(persistence: () => SingleTableIdempotencyStore = defaultPersistence): MiddlewareObj<ApiEvent, HttpResult, Error, Context, Internal> {
+export function idempotent(persistence: () => SingleTableIdempotencyStore): MiddlewareObj<ApiEvent, HttpResult, Error, Context, Internal> {
   let powertools: ReturnType<typeof makeHandlerIdempotent> | undefined;
   const inner = () => (powertools ??= makeHandlerIdempotent({ persistenceStore: persistence(), config, keyPrefix: KEY_PREFIX }));
 

@@ -1,19 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-
-export interface StoreConfig {
-  tableName: string;
-  /** Set for DynamoDB Local; absent in AWS, where the SDK finds the regional endpoint. */
-  endpoint?: string;
-  region: string;
-}
-
-/** Read at call time, so the local stack can set the environment before the first request. */
-export function storeConfigFromEnv(env: NodeJS.ProcessEnv = process.env): StoreConfig {
-  const tableName = env.TABLE_NAME;
-  if (!tableName) throw new Error('TABLE_NAME is not set');
-  return { tableName, endpoint: env.DYNAMODB_ENDPOINT || undefined, region: env.AWS_REGION ?? 'us-east-1' };
-}
+import type { TableConfig } from '../config';
 
 export interface Dynamo {
   client: DynamoDBClient;
@@ -21,21 +8,12 @@ export interface Dynamo {
   tableName: string;
 }
 
-const clients = new Map<string, DynamoDBClient>();
-
-/** One client per endpoint for the life of the process (Lambda reuses it across invocations). */
-export function dynamo(config: StoreConfig = storeConfigFromEnv()): Dynamo {
-  const cacheKey = `${config.endpoint ?? 'aws'}|${config.region}`;
-  let client = clients.get(cacheKey);
-  if (!client) {
-    client = new DynamoDBClient({
-      region: config.region,
-      ...(config.endpoint
-        ? { endpoint: config.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
-        : {}),
-    });
-    clients.set(cacheKey, client);
-  }
+/** A client of the table (DynamoDB Local when the config names an endpoint); the wiring makes one per config. */
+export function dynamo(config: TableConfig): Dynamo {
+  const client = new DynamoDBClient({
+    region: config.region,
+    ...(config.endpoint ? { endpoint: config.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+  });
   const doc = DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
   });

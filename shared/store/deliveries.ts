@@ -5,7 +5,7 @@ import type { DeliveryMessage, DeliveryRecord } from '../domain/deliveries';
 import type { AttemptDeliveryStore, AttemptInputs, AttemptUpdate } from '../domain/delivery-ports';
 import { EVENT_RETENTION_SECONDS } from '../domain/events';
 import { backOff, batchGet, getRecord, queryPrefix, stripKeys, type Dynamo } from './client';
-import { keys, shopPk, skPrefix } from './keys';
+import { gsi1Partition, keys, shopPk, skPrefix } from './keys';
 import { TABLE } from './table';
 import { eventFromItem } from './events';
 import { endpointFromItem } from './webhook-endpoints';
@@ -153,7 +153,7 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
           TableName: this.db.tableName,
           IndexName: 'gsi1',
           KeyConditionExpression: 'gsi1pk = :pk',
-          ExpressionAttributeValues: { ':pk': keys.openDeliveryByEndpoint(shopId, endpointId, '').gsi1pk },
+          ExpressionAttributeValues: { ':pk': gsi1Partition.openDeliveries(shopId, endpointId) },
           ExclusiveStartKey: start,
         }),
       );

@@ -7,7 +7,7 @@ import type { NotificationClaims } from '../domain/notifications';
 import type { Page, PageRequest } from '../domain/pagination';
 import { stripKeys, type Dynamo } from './client';
 import { queryPage } from './pagination';
-import { keys, shopPk, skPrefix } from './keys';
+import { gsi1Partition, keys, shopPk, skPrefix } from './keys';
 import { TABLE } from './table';
 
 /**
@@ -33,13 +33,16 @@ export function eventFromItem(item: Record<string, unknown>): EventRecord {
   return { ...rest, data: JSON.parse(data_json) as Record<string, unknown> };
 }
 
+/** An event written alone (a test event); a function of its own so a writer needs none of the reads below. */
+export async function putEvent(db: Dynamo, event: EventRecord): Promise<void> {
+  await db.doc.send(new PutCommand({ TableName: db.tableName, Item: eventItem(event), ConditionExpression: 'attribute_not_exists(pk)' }));
+}
+
 export class DynamoEventStore implements EventWriter, EventReader, NotificationClaims {
   constructor(private readonly db: Dynamo) {}
 
-  async put(event: EventRecord): Promise<void> {
-    await this.db.doc.send(
-      new PutCommand({ TableName: this.db.tableName, Item: eventItem(event), ConditionExpression: 'attribute_not_exists(pk)' }),
-    );
+  put(event: EventRecord): Promise<void> {
+    return putEvent(this.db, event);
   }
 
   async get(shopId: string, eventId: string): Promise<EventRecord | null> {
@@ -85,7 +88,7 @@ export class DynamoEventStore implements EventWriter, EventReader, NotificationC
   /** Newest first; with a type, through GSI1 rather than a filter. */
   async list(shopId: string, page: PageRequest, type?: string): Promise<Page<EventRecord>> {
     const query = type
-      ? { IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': keys.eventByType(shopId, type, '').gsi1pk } }
+      ? { IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': gsi1Partition.eventsByType(shopId, type) } }
       : {
           KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
           ExpressionAttributeValues: { ':pk': shopPk(shopId), ':prefix': skPrefix.event },

@@ -5,7 +5,7 @@ import type { DecideOutcome, JobRecord, JobStatus, JobStore } from '../domain/jo
 import type { PageRequest } from '../domain/pagination';
 import { getRecord, stripKeys, type Dynamo } from './client';
 import { eventItem } from './events';
-import { keys, shopPk, skPrefix } from './keys';
+import { gsi1Partition, keys, shopPk, skPrefix } from './keys';
 import { queryPage } from './pagination';
 
 /** The job item; its GSI1 key carries the status, so every status change moves it in the index. */
@@ -25,7 +25,7 @@ export class DynamoJobStore implements JobStore {
       ? {
           IndexName: 'gsi1',
           KeyConditionExpression: 'gsi1pk = :pk',
-          ExpressionAttributeValues: { ':pk': keys.jobByStatus(shopId, status, '').gsi1pk },
+          ExpressionAttributeValues: { ':pk': gsi1Partition.jobsByStatus(shopId, status) },
         }
       : {
           KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',

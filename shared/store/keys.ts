@@ -7,13 +7,27 @@
  */
 export const shopPk = (shopId: string): string => `SHOP#${shopId}`;
 
+/**
+ * GSI1 partitions that are lists: a query names its partition with these, never by
+ * building an item's entry with an empty id. The item entries below use the same builders.
+ */
+export const gsi1Partition = {
+  apiKeyById: (keyId: string): string => `APIKEY#${keyId}`,
+  /** A shop's jobs of one status. */
+  jobsByStatus: (shopId: string, status: string): string => `${shopPk(shopId)}#JOBS#${status}`,
+  /** A shop's events of one type. */
+  eventsByType: (shopId: string, type: string): string => `${shopPk(shopId)}#EVENTS#${type}`,
+  /** An endpoint's open (pending or retrying) deliveries. */
+  openDeliveries: (shopId: string, endpointId: string): string => `${shopPk(shopId)}#WE#${endpointId}#OPEN`,
+} as const;
+
 export const keys = {
   shop: (shopId: string) => ({ pk: shopPk(shopId), sk: 'PROFILE' }),
 
   /** API keys are addressed by the SHA-256 of the clear key; the clear key is never stored. */
   apiKey: (keyHash: string) => ({ pk: `APIKEY#${keyHash}`, sk: 'APIKEY' }),
   /** GSI1 entry to find a key by its public id (revocation). */
-  apiKeyById: (keyId: string) => ({ gsi1pk: `APIKEY#${keyId}`, gsi1sk: 'APIKEY' }),
+  apiKeyById: (keyId: string) => ({ gsi1pk: gsi1Partition.apiKeyById(keyId), gsi1sk: 'APIKEY' }),
 
   call: (shopId: string, callId: string) => ({ pk: shopPk(shopId), sk: `CALL#${callId}` }),
   /** Marks a voice-platform call id as recorded, so a retried ingest writes nothing twice. */
@@ -23,19 +37,13 @@ export const keys = {
 
   job: (shopId: string, jobId: string) => ({ pk: shopPk(shopId), sk: `JOB#${jobId}` }),
   /** GSI1 entry listing a shop's jobs of one status, newest first. */
-  jobByStatus: (shopId: string, status: string, jobId: string) => ({
-    gsi1pk: `${shopPk(shopId)}#JOBS#${status}`,
-    gsi1sk: jobId,
-  }),
+  jobByStatus: (shopId: string, status: string, jobId: string) => ({ gsi1pk: gsi1Partition.jobsByStatus(shopId, status), gsi1sk: jobId }),
 
   webhookEndpoint: (shopId: string, endpointId: string) => ({ pk: shopPk(shopId), sk: `WE#${endpointId}` }),
 
   event: (shopId: string, eventId: string) => ({ pk: shopPk(shopId), sk: `EVT#${eventId}` }),
   /** GSI1 entry listing a shop's events of one type, newest first. */
-  eventByType: (shopId: string, type: string, eventId: string) => ({
-    gsi1pk: `${shopPk(shopId)}#EVENTS#${type}`,
-    gsi1sk: eventId,
-  }),
+  eventByType: (shopId: string, type: string, eventId: string) => ({ gsi1pk: gsi1Partition.eventsByType(shopId, type), gsi1sk: eventId }),
   delivery: (shopId: string, eventId: string, deliveryId: string) => ({
     pk: shopPk(shopId),
     sk: `DLV#${eventId}#${deliveryId}`,
@@ -43,7 +51,7 @@ export const keys = {
 
   /** GSI1 entry of a delivery while it is pending or retrying: what to cancel when its endpoint is disabled. */
   openDeliveryByEndpoint: (shopId: string, endpointId: string, deliveryId: string) => ({
-    gsi1pk: `${shopPk(shopId)}#WE#${endpointId}#OPEN`,
+    gsi1pk: gsi1Partition.openDeliveries(shopId, endpointId),
     gsi1sk: deliveryId,
   }),
 

@@ -1,3 +1,5 @@
+import type { Resource } from '../domain/resources';
+
 /**
  * Per-endpoint isolation as pure functions: how many requests an endpoint may have in
  * flight, its circuit (closed → open → half_open → closed), and which due deliveries go
@@ -151,7 +153,7 @@ export function afterAttempt(health: EndpointHealth, signal: AttemptSignal, now:
 }
 
 /** What the API shows of the circuit. */
-export function toHealthResource(h: EndpointHealth) {
+export function toHealthResource(h: EndpointHealth): Resource<'endpointHealth'> {
   return {
     circuit: h.circuit,
     consecutive_failures: h.consecutive_failures,

@@ -1,5 +1,4 @@
 import { issueKey } from '../../shared/domain/api-keys';
-import { runtimeDeps } from '../../shared/runtime';
 import { call, expectError } from '../helpers/http';
 import { startTestStack } from '../helpers/stack';
 
@@ -37,7 +36,7 @@ describe('authentication and routing through the local HTTP adapter', () => {
   });
 
   it('a revoked key → 401 invalid_api_key', async () => {
-    const deps = runtimeDeps();
+    const deps = stack.deps;
     const { record, key } = await issueKey(deps.apiKeys, { shopId: stack.demo.shop.id, scopes: ['settings:read'], write: false, mode: 'test' });
     expect((await call(stack.url, 'GET', '/v1/me', { key })).status).toBe(200);
     await deps.apiKeys.revoke(record.id, new Date().toISOString());
@@ -46,7 +45,7 @@ describe('authentication and routing through the local HTTP adapter', () => {
   });
 
   it('a key without the scope → 403 insufficient_scope; a read-only key on PATCH → 403 write_key_required', async () => {
-    const { key } = await issueKey(runtimeDeps().apiKeys, { shopId: stack.demo.shop.id, scopes: ['calls:read'], write: true, mode: 'test' });
+    const { key } = await issueKey(stack.deps.apiKeys, { shopId: stack.demo.shop.id, scopes: ['calls:read'], write: true, mode: 'test' });
     expect(expectError(await call(stack.url, 'GET', '/v1/shop', { key }), 403, 'insufficient_scope').message).toContain('settings:read');
     const readOnly = await call(stack.url, 'PATCH', '/v1/shop', { key: stack.demo.readKey.key, body: { greeting: 'hi' } });
     expectError(readOnly, 403, 'write_key_required');

@@ -2,8 +2,7 @@ import { simulatedCall } from '../../lib/cli/simulate';
 import { issueKey } from '../../shared/domain/api-keys';
 import { ingestCall } from '../../shared/domain/calls';
 import { createShop, type Shop } from '../../shared/domain/shop';
-import { SCOPES } from '../../shared/routes';
-import { runtimeDeps } from '../../shared/runtime';
+import { SCOPES } from '../../shared/domain/scopes';
 import { eventsOf } from '../helpers/events-in-table';
 import { call, expectError } from '../helpers/http';
 import { startTestStack } from '../helpers/stack';
@@ -17,7 +16,7 @@ describe('calls and jobs over HTTP', () => {
   const jobIds: string[] = [];
 
   const simulate = async (s: Shop, withJob: boolean, endedAt = new Date()) =>
-    ingestCall(runtimeDeps(), simulatedCall(s, { withJob, emergency: false, endedAt }));
+    ingestCall(stack.deps, simulatedCall(s, { withJob, emergency: false, endedAt }));
 
   beforeAll(async () => {
     stack = await startTestStack();
@@ -28,8 +27,8 @@ describe('calls and jobs over HTTP', () => {
       callIds.push(r.call_id);
       jobIds.push(...r.job_ids);
     }
-    const otherShop = await createShop(runtimeDeps(), { name: 'Other Shop', owner_email: 'o@other.test' });
-    const otherKey = await issueKey(runtimeDeps().apiKeys, { shopId: otherShop.id, scopes: [...SCOPES], write: true, mode: 'test' });
+    const otherShop = await createShop(stack.deps, { name: 'Other Shop', owner_email: 'o@other.test' });
+    const otherKey = await issueKey(stack.deps.apiKeys, { shopId: otherShop.id, scopes: [...SCOPES], write: true, mode: 'test' });
     const r = await simulate(otherShop, true);
     other = { shop: otherShop, key: otherKey.key, callId: r.call_id, jobId: r.job_ids[0] as string };
   }, 120000);
@@ -98,7 +97,7 @@ describe('calls and jobs over HTTP', () => {
     for (const r of replies.filter((r) => r.status !== 200)) expect(expectError(r, 409, 'version_conflict').current_version).toBe(2);
     const job = await call(stack.url, 'GET', `/v1/jobs/${jobId}`, { key });
     expect(job.json).toMatchObject({ status: 'approved', version: 2, decided_at: expect.any(String) });
-    const approved = (await eventsOf(runtimeDeps(), shop.id)).filter((e) => e.type === 'job.approved' && e.data.id === jobId);
+    const approved = (await eventsOf(stack.deps, shop.id)).filter((e) => e.type === 'job.approved' && e.data.id === jobId);
     expect(approved).toHaveLength(1);
     expect(approved[0]?.data).toEqual(job.json);
   });
@@ -148,7 +147,7 @@ describe('calls and jobs over HTTP', () => {
   });
 
   it('scopes: transcripts need transcripts:read, jobs need jobs:read', async () => {
-    const { key: callsOnly } = await issueKey(runtimeDeps().apiKeys, { shopId: shop.id, scopes: ['calls:read'], write: false, mode: 'test' });
+    const { key: callsOnly } = await issueKey(stack.deps.apiKeys, { shopId: shop.id, scopes: ['calls:read'], write: false, mode: 'test' });
     expect((await call(stack.url, 'GET', `/v1/calls/${callIds[0]}`, { key: callsOnly })).status).toBe(200);
     expectError(await call(stack.url, 'GET', `/v1/calls/${callIds[0]}/transcript`, { key: callsOnly }), 403, 'insufficient_scope');
     expectError(await call(stack.url, 'GET', '/v1/jobs', { key: callsOnly }), 403, 'insufficient_scope');

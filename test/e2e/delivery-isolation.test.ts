@@ -4,8 +4,7 @@ import { percentile } from '../../bench/lib/stats';
 import { issueKey } from '../../shared/domain/api-keys';
 import { ingestCall } from '../../shared/domain/calls';
 import { createShop, type Shop } from '../../shared/domain/shop';
-import { SCOPES } from '../../shared/routes';
-import { runtimeDeps } from '../../shared/runtime';
+import { SCOPES } from '../../shared/domain/scopes';
 import { call, type HttpReply } from '../helpers/http';
 import { startTestStack } from '../helpers/stack';
 
@@ -30,8 +29,8 @@ describe('a hanging receiver does not delay deliveries to other endpoints (in-pr
   let baselineP90 = 0;
 
   const tenant = async (name: string): Promise<Tenant> => {
-    const shop = await createShop(runtimeDeps(), { name, owner_email: 'owner@isolation.test' });
-    const { key } = await issueKey(runtimeDeps().apiKeys, { shopId: shop.id, scopes: [...SCOPES], write: true, mode: 'test' });
+    const shop = await createShop(stack.deps, { name, owner_email: 'owner@isolation.test' });
+    const { key } = await issueKey(stack.deps.apiKeys, { shopId: shop.id, scopes: [...SCOPES], write: true, mode: 'test' });
     return { shop, key };
   };
 
@@ -53,7 +52,7 @@ describe('a hanging receiver does not delay deliveries to other endpoints (in-pr
     const started = performance.now();
     for (let i = 0; i < count; i++) {
       const t0 = performance.now();
-      const { event_ids } = await ingestCall(runtimeDeps(), simulatedCall(t.shop, { withJob: false, emergency: false, endedAt: new Date() }));
+      const { event_ids } = await ingestCall(stack.deps, simulatedCall(t.shop, { withJob: false, emergency: false, endedAt: new Date() }));
       written.set(event_ids[0] as string, t0);
       await sleep(Math.max(0, started + (i + 1) * INTERVAL_MS - performance.now()));
     }

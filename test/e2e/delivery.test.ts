@@ -5,8 +5,7 @@ import { simulatedCall } from '../../lib/cli/simulate';
 import { issueKey } from '../../shared/domain/api-keys';
 import { ingestCall } from '../../shared/domain/calls';
 import { createShop, type Shop } from '../../shared/domain/shop';
-import { SCOPES } from '../../shared/routes';
-import { runtimeDeps } from '../../shared/runtime';
+import { SCOPES } from '../../shared/domain/scopes';
 import type { DeliveryRecord } from '../../shared/domain/deliveries';
 import { DynamoDeliveryStore } from '../../shared/store/deliveries';
 import { call, expectError } from '../helpers/http';
@@ -17,22 +16,22 @@ type Stack = Awaited<ReturnType<typeof startTestStack>>;
 
 /** A shop with its own write key, so tests on one stack do not see each other's endpoints. */
 async function newTenant(stack: Stack) {
-  const shop = await createShop(runtimeDeps(), { name: 'Receiver Shop', owner_email: 'owner@receiver.test' });
-  const { key } = await issueKey(runtimeDeps().apiKeys, { shopId: shop.id, scopes: [...SCOPES], write: true, mode: 'test' });
+  const shop = await createShop(stack.deps, { name: 'Receiver Shop', owner_email: 'owner@receiver.test' });
+  const { key } = await issueKey(stack.deps.apiKeys, { shopId: shop.id, scopes: [...SCOPES], write: true, mode: 'test' });
   const endpoint = async (url: string, events: string[]) => {
     const r = await call(stack.url, 'POST', '/v1/webhook-endpoints', { key, body: { url, events } });
     expect(r.status).toBe(201);
     return { id: r.json.id as string, secret: r.json.secret as string };
   };
-  const simulate = (withJob = false) => ingestCall(runtimeDeps(), simulatedCall(shop, { withJob, emergency: false, endedAt: new Date() }));
+  const simulate = (withJob = false) => ingestCall(stack.deps, simulatedCall(shop, { withJob, emergency: false, endedAt: new Date() }));
   return { shop, key, endpoint, simulate };
 }
 
-const deliveryRows = (shop: Shop, eventId: string) => new DynamoDeliveryStore(runtimeDeps().db).listForEvent(shop.id, eventId);
+const deliveryRows = (stack: Stack, shop: Shop, eventId: string) => new DynamoDeliveryStore(stack.deps.db).listForEvent(shop.id, eventId);
 
-async function waitForRow(shop: Shop, eventId: string, done: (d: DeliveryRecord) => boolean): Promise<DeliveryRecord> {
+async function waitForRow(stack: Stack, shop: Shop, eventId: string, done: (d: DeliveryRecord) => boolean): Promise<DeliveryRecord> {
   for (let i = 0; i < 250; i++) {
-    const [row] = await deliveryRows(shop, eventId);
+    const [row] = await deliveryRows(stack, shop, eventId);
     if (row && done(row)) return row;
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -89,7 +88,7 @@ describe('event pipeline, fast clock (TIME_SCALE 0.00002: 3 days ≈ 5.2 s, all 
     const row = await waitFor(() => receiver.received.length >= 8 && receiver.received, 10000, '8 attempts');
     await new Promise((r) => setTimeout(r, 1000));
     expect(row).toHaveLength(8);
-    const delivery = await waitForRow(t.shop, event_ids[0] as string, (d) => d.status === 'failed');
+    const delivery = await waitForRow(stack, t.shop, event_ids[0] as string, (d) => d.status === 'failed');
     expect(delivery).toMatchObject({ status: 'failed', attempts: 8, last_response_status: 500, next_attempt_at: null });
     expect(delivery?.history.map((h) => h.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(delivery?.history[0]?.response_snippet).toBe('down for maintenance');
@@ -135,10 +134,10 @@ describe('event pipeline, fast clock (TIME_SCALE 0.00002: 3 days ≈ 5.2 s, all 
     const { event_ids } = await t.simulate();
     await waitFor(() => redirecting.received.length >= 2 && gone.received.length >= 1 && hanging.received.length >= 2, 5000, 'attempts');
     expect(target.received).toHaveLength(0);
-    let rows = await deliveryRows(t.shop, event_ids[0] as string);
+    let rows = await deliveryRows(stack, t.shop, event_ids[0] as string);
     for (let i = 0; i < 250 && !(rows.length === 3 && rows.every((d) => d.history.length > 0)); i++) {
       await new Promise((r) => setTimeout(r, 20));
-      rows = await deliveryRows(t.shop, event_ids[0] as string);
+      rows = await deliveryRows(stack, t.shop, event_ids[0] as string);
     }
     const byEndpoint = (id: string) => rows.find((d) => d.endpoint_id === id);
     expect(byEndpoint(ids.redirecting as string)?.history[0]).toMatchObject({ status: 302, error: 'HTTP 302' });
@@ -222,7 +221,7 @@ describe('event pipeline, fast clock (TIME_SCALE 0.00002: 3 days ≈ 5.2 s, all 
   it('keeps events 30 days (TTL on the event item)', async () => {
     const t = await newTenant(stack);
     const { event_ids } = await t.simulate();
-    const deps = runtimeDeps();
+    const deps = stack.deps;
     const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
     const { keys } = await import('../../shared/store/keys');
     const item = await deps.db.doc.send(new GetCommand({ TableName: deps.db.tableName, Key: keys.event(t.shop.id, event_ids[0] as string) }));
@@ -252,7 +251,7 @@ describe('event pipeline, retry offsets (TIME_SCALE 0.001: 1m = 60 ms)', () => {
       expect(gaps[i]).toBeLessThan(offset + 400);
     });
     // The row is recorded after the receiver answers: wait for it rather than racing it.
-    const delivery = await waitForRow(t.shop, event_ids[0] as string, (d) => d.status === 'succeeded');
+    const delivery = await waitForRow(stack, t.shop, event_ids[0] as string, (d) => d.status === 'succeeded');
     expect(delivery).toMatchObject({ status: 'succeeded', attempts: 4, last_response_status: 200, last_error: null });
     expect(delivery?.history.map((h) => h.status)).toEqual([500, 500, 500, 200]);
     await new Promise((r) => setTimeout(r, 300));

@@ -3,9 +3,7 @@ import { issueKey } from '../../shared/domain/api-keys';
 import { createShop } from '../../shared/domain/shop';
 import { signingSecrets } from '../../shared/domain/webhook-endpoints';
 import { logger } from '../../shared/logger';
-import { SCOPES } from '../../shared/routes';
-import { runtimeDeps } from '../../shared/runtime';
-import { secretDeps } from '../../shared/runtime-secrets';
+import { SCOPES } from '../../shared/domain/scopes';
 import { eventsOf } from '../helpers/events-in-table';
 import { call, expectError } from '../helpers/http';
 import { startTestStack } from '../helpers/stack';
@@ -52,7 +50,7 @@ describe('webhook endpoints over HTTP (cloud policy: https and public targets on
         expect(reply.text).not.toContain('whsec_');
         expect(reply.text).not.toContain('secret');
       }
-      const deps = runtimeDeps();
+      const deps = stack.deps;
       const table = JSON.stringify((await deps.db.doc.send(new ScanCommand({ TableName: deps.db.tableName }))).Items);
       for (const s of [secret, newSecret]) {
         expect(table).not.toContain(s);
@@ -68,8 +66,8 @@ describe('webhook endpoints over HTTP (cloud policy: https and public targets on
   });
 
   it('create with the same Idempotency-Key twice → one endpoint, identical responses', async () => {
-    const shop = await createShop(runtimeDeps(), { name: 'Idem Hooks', owner_email: 'o@hooks.test' });
-    const { key: k } = await issueKey(runtimeDeps().apiKeys, { shopId: shop.id, scopes: [...SCOPES], write: true, mode: 'test' });
+    const shop = await createShop(stack.deps, { name: 'Idem Hooks', owner_email: 'o@hooks.test' });
+    const { key: k } = await issueKey(stack.deps.apiKeys, { shopId: shop.id, scopes: [...SCOPES], write: true, mode: 'test' });
     const body = { url: 'https://hooks.partner.example/idem', events: ['*'] };
     const first = await create(body, { 'idempotency-key': 'same' }, k);
     const second = await create(body, { 'idempotency-key': 'same' }, k);
@@ -83,7 +81,7 @@ describe('webhook endpoints over HTTP (cloud policy: https and public targets on
     const id = created.json.id as string;
     const r1 = await call(stack.url, 'POST', `/v1/webhook-endpoints/${id}/rotate-secret`, { key });
     const r2 = await call(stack.url, 'POST', `/v1/webhook-endpoints/${id}/rotate-secret`, { key });
-    const deps = secretDeps();
+    const deps = stack.deps;
     const endpoint = await deps.endpoints.get(stack.demo.shop.id, id);
     expect(await signingSecrets(deps, endpoint!, new Date())).toEqual([r2.json.secret, r1.json.secret]);
     const afterGrace = new Date(Date.now() + 24 * 60 * 60 * 1000 + 1000);
@@ -91,8 +89,8 @@ describe('webhook endpoints over HTTP (cloud policy: https and public targets on
   });
 
   it('a 17th endpoint → 400', async () => {
-    const shop = await createShop(runtimeDeps(), { name: 'Many Hooks', owner_email: 'o@many.test' });
-    const { key: k } = await issueKey(runtimeDeps().apiKeys, { shopId: shop.id, scopes: ['webhooks:write'], write: true, mode: 'test' });
+    const shop = await createShop(stack.deps, { name: 'Many Hooks', owner_email: 'o@many.test' });
+    const { key: k } = await issueKey(stack.deps.apiKeys, { shopId: shop.id, scopes: ['webhooks:write'], write: true, mode: 'test' });
     const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => create({ url: `https://hooks.partner.example/${i}`, events: ['*'] }, {}, k)));
     expect(replies.filter((r) => r.status === 201)).toHaveLength(16);
     for (const r of replies.filter((r) => r.status !== 201)) expect(expectError(r, 400, 'parameter_invalid').message).toMatch(/16/);
@@ -127,7 +125,7 @@ describe('webhook endpoints over HTTP (cloud policy: https and public targets on
     const id = (await create({ url: 'https://hooks.partner.example/p', events: ['job.created'] })).json.id as string;
     const disabled = await call(stack.url, 'PATCH', `/v1/webhook-endpoints/${id}`, { key, body: { enabled: false } });
     expect(disabled.json).toMatchObject({ enabled: false, disabled_reason: 'manual' });
-    await runtimeDeps().endpoints.update(stack.demo.shop.id, id, { disabled_reason: 'failing', failing_since: '2026-11-01T00:00:00.000Z' }, new Date().toISOString());
+    await stack.deps.endpoints.update(stack.demo.shop.id, id, { disabled_reason: 'failing', failing_since: '2026-11-01T00:00:00.000Z' }, new Date().toISOString());
     const enabled = await call(stack.url, 'PATCH', `/v1/webhook-endpoints/${id}`, { key, body: { enabled: true, events: ['job.approved', 'job.approved'] } });
     expect(enabled.json).toMatchObject({ enabled: true, disabled_reason: null, failing_since: null, events: ['job.approved'] });
     expectError(await call(stack.url, 'PATCH', `/v1/webhook-endpoints/${id}`, { key, body: { enabled: 'yes' } }), 400, 'parameter_invalid');
@@ -138,13 +136,13 @@ describe('webhook endpoints over HTTP (cloud policy: https and public targets on
     const reply = await call(stack.url, 'POST', `/v1/webhook-endpoints/${id}/test`, { key });
     expect(reply.status).toBe(202);
     expect(reply.json).toMatchObject({ object: 'event', type: 'webhook_endpoint.test', data: { endpoint_id: id } });
-    const stored = (await eventsOf(runtimeDeps(), stack.demo.shop.id)).find((e) => e.id === reply.json.id);
+    const stored = (await eventsOf(stack.deps, stack.demo.shop.id)).find((e) => e.id === reply.json.id);
     expect(stored).toMatchObject({ endpoint_id: id, type: 'webhook_endpoint.test' });
   });
 
   it('foreign or unknown endpoint ids → 404', async () => {
-    const shop = await createShop(runtimeDeps(), { name: 'Foreign Hooks', owner_email: 'o@foreign.test' });
-    const { key: k } = await issueKey(runtimeDeps().apiKeys, { shopId: shop.id, scopes: ['webhooks:write'], write: true, mode: 'test' });
+    const shop = await createShop(stack.deps, { name: 'Foreign Hooks', owner_email: 'o@foreign.test' });
+    const { key: k } = await issueKey(stack.deps.apiKeys, { shopId: shop.id, scopes: ['webhooks:write'], write: true, mode: 'test' });
     const foreign = (await create({ url: 'https://hooks.partner.example/f', events: ['*'] }, {}, k)).json.id as string;
     for (const id of [foreign, 'we_01jd0000000000000000000000', 'we_nope', 'job_01jd0000000000000000000000']) {
       expectError(await call(stack.url, 'PATCH', `/v1/webhook-endpoints/${id}`, { key, body: { enabled: false } }), 404, 'resource_missing');

@@ -14,8 +14,9 @@ import { freePort } from '../../lib/local/dynamodb-local';
 import { issueKey } from '../../shared/domain/api-keys';
 import { ingestCall, type IngestResult } from '../../shared/domain/calls';
 import { createShop, type Shop } from '../../shared/domain/shop';
-import { SCOPES } from '../../shared/routes';
-import { runtimeDeps, type TableDeps } from '../../shared/runtime';
+import { SCOPES } from '../../shared/domain/scopes';
+import { configFromEnv } from '../../shared/config';
+import { apiDeps, type ApiDeps } from '../../shared/wiring/api';
 
 export interface ChildStackOptions {
   timeScale?: number;
@@ -66,7 +67,7 @@ export interface ChildStack {
   /** Starts bin/local.ts again on the same data dir and key file; the same DynamoDB port unless `newDynamoPort`. */
   restart(opts?: { newDynamoPort?: boolean }): Promise<void>;
   /** The table adapters of this process pointed at the child's DynamoDB Local (sets DYNAMODB_ENDPOINT/TABLE_NAME). */
-  tableDeps(): TableDeps;
+  tableDeps(): ApiDeps;
   /** A new shop with a write key (all scopes), written straight into the child's table. */
   newTenant(name?: string): Promise<Tenant>;
   /** Ingests one finished call without a job into the child's table: one `call.completed` event. */
@@ -215,6 +216,7 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
     }
   };
 
+  let tableDepsOf: { endpoint: string; deps: ApiDeps } | undefined;
   const stack: ChildStack = {
     get url() {
       return url;
@@ -271,10 +273,11 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
       await launch();
     },
     tableDeps: () => {
-      process.env.DYNAMODB_ENDPOINT = `http://127.0.0.1:${dynamodbPort}`;
-      process.env.TABLE_NAME = tableName;
-      process.env.AWS_REGION ??= 'us-east-1';
-      return runtimeDeps();
+      const endpoint = `http://127.0.0.1:${dynamodbPort}`;
+      if (tableDepsOf?.endpoint !== endpoint) {
+        tableDepsOf = { endpoint, deps: apiDeps(configFromEnv({ ...process.env, DYNAMODB_ENDPOINT: endpoint, TABLE_NAME: tableName, AWS_REGION: process.env.AWS_REGION ?? 'us-east-1' })) };
+      }
+      return tableDepsOf.deps;
     },
     newTenant: async (name = 'Child Stack Shop') => {
       const deps = stack.tableDeps();

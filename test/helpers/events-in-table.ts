@@ -1,5 +1,5 @@
 import type { EventRecord } from '../../shared/domain/events';
-import type { Deps } from '../../shared/runtime';
+import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { queryPrefix } from '../../shared/store/client';
 import { eventFromItem } from '../../shared/store/events';
 import { shopPk, skPrefix } from '../../shared/store/keys';

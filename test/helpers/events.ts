@@ -2,7 +2,7 @@ import type { Context } from 'aws-lambda';
 import type { Principal } from '../../shared/domain/api-keys';
 import { toAuthorizerContext } from '../../shared/http/auth-context';
 import type { ApiEvent } from '../../shared/http/event';
-import { SCOPES } from '../../shared/routes';
+import { SCOPES } from '../../shared/domain/scopes';
 import { lambdaContext } from '../../lib/local/lambda-events';
 
 export function principal(overrides: Partial<Principal> = {}): Principal {

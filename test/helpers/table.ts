@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ensureTable } from '../../lib/local/dynamodb-local';
-import type { Deps } from '../../shared/runtime';
-import { secretDeps } from '../../shared/runtime-secrets';
+import { configFromEnv } from '../../shared/config';
+import { apiDeps, type ApiDeps } from '../../shared/wiring/api';
 
 export function testEndpoint(): string {
   const endpoint = process.env.TEST_DYNAMODB_ENDPOINT;
@@ -11,11 +11,9 @@ export function testEndpoint(): string {
 
 export const uniqueTableName = (): string => `test-${randomBytes(6).toString('hex')}`;
 
-/** A fresh table on the run's DynamoDB Local, made current for the handlers in this file. */
-export async function useFreshTable(): Promise<Deps> {
+/** A fresh table on the run's DynamoDB Local, and the API's wiring on it (the run's cursor secret and key file). */
+export async function useFreshTable(): Promise<ApiDeps> {
   const tableName = uniqueTableName();
   await ensureTable(testEndpoint(), tableName);
-  process.env.DYNAMODB_ENDPOINT = testEndpoint();
-  process.env.TABLE_NAME = tableName;
-  return secretDeps();
+  return apiDeps(configFromEnv({ ...process.env, DYNAMODB_ENDPOINT: testEndpoint(), TABLE_NAME: tableName }));
 }

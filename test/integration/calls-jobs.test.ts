@@ -5,7 +5,7 @@ import { ingestCall, toCallResource, type CallBatch } from '../../shared/domain/
 import { approveJob, declineJob } from '../../shared/domain/jobs';
 import { createShop, type Shop } from '../../shared/domain/shop';
 import { newId } from '../../shared/ids';
-import type { Deps } from '../../shared/runtime';
+import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { keys } from '../../shared/store/keys';
 import { eventsOf } from '../helpers/events-in-table';
 import { useFreshTable } from '../helpers/table';

@@ -1,6 +1,6 @@
 import { runCli } from '../../lib/cli/run';
 import { authenticate } from '../../shared/domain/api-keys';
-import type { Deps } from '../../shared/runtime';
+import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { useFreshTable } from '../helpers/table';
 
 describe('operator CLI (DynamoDB Local)', () => {

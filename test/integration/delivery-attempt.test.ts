@@ -8,7 +8,7 @@ import { createEndpoint } from '../../shared/domain/webhook-endpoints';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { derivedId } from '../../shared/ids';
 import { keys } from '../../shared/store/keys';
-import type { Deps } from '../../shared/runtime';
+import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { CIRCUIT_THRESHOLD, MAX_IN_FLIGHT } from '../../shared/webhooks/circuit';
 import type { SendResult } from '../../shared/webhooks/sender';
 import { DynamoDeliveryStore } from '../../shared/store/deliveries';

@@ -1,6 +1,6 @@
 import { makeHandler } from '../../functions/api/update-shop';
 import { createShop, type ShopStore } from '../../shared/domain/shop';
-import type { Deps } from '../../shared/runtime';
+import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { apiEvent, context, parseBody, principal } from '../helpers/events';
 import { useFreshTable } from '../helpers/table';
 
@@ -36,7 +36,7 @@ describe('Idempotency-Key on PATCH /v1/shop (DynamoDB Local)', () => {
   beforeAll(async () => {
     deps = await useFreshTable();
     shops = new InstrumentedShops(deps.shops);
-    handler = makeHandler(() => ({ shops, now: () => new Date() }));
+    handler = makeHandler(() => ({ shops, now: () => new Date(), idempotency: deps.idempotency }));
     const shop = await createShop(deps, { name: 'Idem Shop', owner_email: 'o@idem.test' });
     me = principal({ shopId: shop.id });
   });

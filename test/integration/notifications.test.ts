@@ -2,7 +2,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { newEvent, type EventRecord } from '../../shared/domain/events';
 import { notifyEndpointDisabled, type Mail, type NotifyDeps } from '../../shared/domain/notifications';
 import { createShop } from '../../shared/domain/shop';
-import type { Deps } from '../../shared/runtime';
+import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { DynamoEventStore } from '../../shared/store/events';
 import { keys } from '../../shared/store/keys';
 import { useFreshTable } from '../helpers/table';

@@ -1,7 +1,7 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { issueKey } from '../../shared/domain/api-keys';
 import { createShop, toChanges } from '../../shared/domain/shop';
-import type { Deps } from '../../shared/runtime';
+import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { keys } from '../../shared/store/keys';
 import { useFreshTable } from '../helpers/table';
 

@@ -9,7 +9,7 @@ import { STREAM_CHECKPOINT_PK, streamCheckpointKey } from '../../lib/local/strea
 import { startStreamPoller, type StreamPoller } from '../../lib/local/stream-poller';
 import { newEvent } from '../../shared/domain/events';
 import { logger } from '../../shared/logger';
-import type { Deps } from '../../shared/runtime';
+import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { eventItem } from '../../shared/store/events';
 import { testEndpoint, useFreshTable } from '../helpers/table';
 

@@ -1,7 +1,7 @@
 import { makeHandler as makeCreate } from '../../functions/api/create-webhook-endpoint';
 import { makeHandler as makeUpdate } from '../../functions/api/update-webhook-endpoint';
 import { createShop } from '../../shared/domain/shop';
-import type { Deps } from '../../shared/runtime';
+import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { checkUrl, type Resolver } from '../../shared/webhooks/url-guard';
 import { apiEvent, context, parseBody, principal } from '../helpers/events';
 import { useFreshTable } from '../helpers/table';

@@ -8,7 +8,14 @@ import { MemoryShopStore } from '../helpers/memory-shops';
 
 describe('HTTP pipeline (store faked)', () => {
   const shops = new MemoryShopStore();
-  const deps = () => ({ shops, now: () => new Date('2026-11-21T12:00:00.000Z') });
+  const deps = () => ({
+    shops,
+    now: () => new Date('2026-11-21T12:00:00.000Z'),
+    // The Idempotency-Key values these tests send are refused before the store is used.
+    get idempotency(): never {
+      throw new Error('no idempotency store in unit tests');
+    },
+  });
   const getShop = makeGetShop(deps);
   const updateShop = makeUpdateShop(deps);
   let me: ReturnType<typeof principal>;

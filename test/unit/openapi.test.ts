@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { generateOpenApi, serialize } from '../../lib/build/openapi';
+import { generateOpenApi, serialize } from '../../lib/openapi/generate';
 import { EVENT_TYPES } from '../../shared/domain/event-types';
 import { routes } from '../../shared/routes';
 import { validateResponse } from '../helpers/openapi-validator';

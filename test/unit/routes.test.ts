@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { resolve, routes, SCOPES } from '../../shared/routes';
+import { SCOPES } from '../../shared/domain/scopes';
+import { resolve, routes } from '../../shared/routes';
 
 const ROOT = join(__dirname, '..', '..');
 

@@ -1,11 +1,11 @@
 import type { AppError } from '../../shared/errors';
-import { canonicalTimeZone, shopPatchSchema } from '../../shared/domain/shop-schema';
+import { canonicalTimeZone, updateShopBody } from '../../shared/domain/shop-schema';
 import { toChanges } from '../../shared/domain/shop';
 import { parseOrThrow } from '../../shared/http/validation';
 
 function errorOf(body: unknown): AppError {
   try {
-    parseOrThrow(shopPatchSchema, body);
+    parseOrThrow(updateShopBody, body);
   } catch (err) {
     return err as AppError;
   }
@@ -42,7 +42,7 @@ describe('PATCH /v1/shop body', () => {
   });
 
   it('accepts a full valid patch and canonicalizes the time zone', () => {
-    const patch = parseOrThrow(shopPatchSchema, {
+    const patch = parseOrThrow(updateShopBody, {
       name: ' Ace Plumbing ',
       greeting: 'Hello!',
       trade: 'plumbing',

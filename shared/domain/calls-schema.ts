@@ -1,6 +1,11 @@
 import * as z from 'zod';
+import { pageQuery } from './pagination-schema';
+
+/** Request schemas of the operations in ./calls.ts, and the payload of call ingest. */
+export const listCallsQuery = z.strictObject(pageQuery);
 
 export const CALL_OUTCOMES = ['job_created', 'message_taken', 'emergency_escalated', 'information_provided', 'spam', 'no_action'] as const;
+export type CallOutcome = (typeof CALL_OUTCOMES)[number];
 export const URGENCIES = ['emergency', 'urgent', 'routine'] as const;
 /** Ingest records finished calls; `in_progress` exists in the contract for calls still running. */
 export const INGESTED_CALL_STATUSES = ['completed', 'missed', 'failed'] as const;

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
-import { callSchema, callSummarySchema, eventSchema, eventWithDeliveriesSchema, jobSchema, keyProfileSchema, listOf, shopSchema, transcriptSchema, webhookEndpointSchema, webhookEndpointWithSecretSchema } from './resources';
+import { callSchema, callSummarySchema, eventSchema, eventWithDeliveriesSchema, jobSchema, keyProfileSchema, shopSchema, transcriptSchema, webhookEndpointSchema, webhookEndpointWithSecretSchema } from '../../shared/domain/resources';
+import { listOf } from './envelopes';
 
 export interface OperationResponse {
   schema: z.ZodType;

@@ -1,9 +1,10 @@
 import * as z from 'zod';
-import { EVENT_TYPES, SUBSCRIBABLE_EVENT_TYPES } from '../domain/event-types';
-import type { OperationSpec } from '../http/handler';
+import { EVENT_TYPES, SUBSCRIBABLE_EVENT_TYPES } from '../../shared/domain/event-types';
+import type { OperationSpec } from '../../shared/http/handler';
 import { responses as successResponses } from './responses';
-import { routes, type Route } from '../routes';
-import { errorSchema, webhookBodies } from './resources';
+import { routes, type Route } from '../../shared/routes';
+import { webhookBodies } from '../../shared/domain/resources';
+import { errorSchema } from './envelopes';
 
 type Json = Record<string, unknown>;
 const REF = (id: string) => ({ $ref: `#/components/schemas/${id}` });
@@ -45,7 +46,7 @@ function errorCodesFor(route: Route): string[] {
 
 function operation(route: Route, spec: OperationSpec<z.ZodType, z.ZodType>): Json {
   const success = successResponses[route.operationId];
-  if (!success) throw new Error(`${route.operationId} has no entry in shared/openapi/responses.ts`);
+  if (!success) throw new Error(`${route.operationId} has no entry in lib/openapi/responses.ts`);
   const parameters: Json[] = [];
   for (const name of route.path.match(/\{(\w+)\}/g) ?? []) {
     parameters.push({ name: name.slice(1, -1), in: 'path', required: true, schema: { type: 'string' }, description: 'External id with its type prefix' });

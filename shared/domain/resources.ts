@@ -1,9 +1,9 @@
 import * as z from 'zod';
-import { CALL_OUTCOMES, URGENCIES } from '../domain/call-schema';
-import { EVENT_TYPES } from '../domain/event-types';
-import { JOB_STATUSES } from '../domain/jobs';
-import { BOOKING_MODES, WEEKDAYS } from '../domain/shop-schema';
-import { SCOPES } from '../routes';
+import { CALL_OUTCOMES, URGENCIES } from './calls-schema';
+import { EVENT_TYPES } from './event-types';
+import { JOB_STATUSES } from './jobs';
+import { BOOKING_MODES, WEEKDAYS } from './shop-schema';
+import { SCOPES } from './scopes';
 
 /**
  * The response objects of API-CONTRACT.md as zod schemas: the source of the OpenAPI
@@ -152,22 +152,6 @@ const eventShape = { id: id('evt'), object: z.literal('event'), type: z.enum(EVE
 export const eventSchema = z.strictObject(eventShape).meta({ id: 'Event' });
 export const eventWithDeliveriesSchema = z.strictObject({ ...eventShape, deliveries: z.array(deliverySchema) }).meta({ id: 'EventWithDeliveries' });
 
-export const listOf = <T extends z.ZodType>(item: T, name: string) =>
-  z.strictObject({ object: z.literal('list'), data: z.array(item), has_more: z.boolean(), next_cursor: z.string().nullable() }).meta({ id: `${name}List` });
-
-export const errorSchema = z
-  .strictObject({
-    error: z.strictObject({
-      type: z.enum(['invalid_request_error', 'authentication_error', 'permission_error', 'idempotency_error', 'rate_limit_error', 'api_error']),
-      code: z.string(),
-      message: z.string(),
-      param: z.string().nullable(),
-      current_version: z.int().nullable().optional(),
-      request_id: z.string(),
-    }),
-  })
-  .meta({ id: 'Error' });
-
 /** The webhook body of each event type: the event with its `data` object. */
 const webhookBody = (type: (typeof EVENT_TYPES)[number], data: z.ZodType, id: string) =>
   z.strictObject({ ...eventShape, type: z.literal(type), data }).meta({ id });
@@ -180,3 +164,24 @@ export const webhookBodies: Record<string, z.ZodType> = {
   'webhook_endpoint.disabled': webhookBody('webhook_endpoint.disabled', webhookEndpointSchema, 'WebhookEndpointDisabledEvent'),
   'webhook_endpoint.test': webhookBody('webhook_endpoint.test', z.strictObject({ endpoint_id: id('we') }), 'WebhookEndpointTestEvent'),
 };
+
+/**
+ * The resource types the domain's mappers return (`toJobResource(): Resource<'job'>`): derived
+ * from the schemas above, so a mapper that drifts from the documented response fails to
+ * compile. The domain imports them as types only: the schemas stay out of the Lambda bundles.
+ */
+export const resourceSchemas = {
+  call: callSchema,
+  transcript: transcriptSchema,
+  callSummary: callSummarySchema,
+  job: jobSchema,
+  shop: shopSchema,
+  keyProfile: keyProfileSchema,
+  endpointHealth: endpointHealthSchema,
+  webhookEndpoint: webhookEndpointSchema,
+  webhookEndpointWithSecret: webhookEndpointWithSecretSchema,
+  delivery: deliverySchema,
+  event: eventSchema,
+  eventWithDeliveries: eventWithDeliveriesSchema,
+};
+export type Resource<K extends keyof typeof resourceSchemas> = z.output<(typeof resourceSchemas)[K]>;

@@ -1,14 +1,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { DeliveryMessage, DeliveryQueue } from './domain/deliveries';
-import type { RetryScheduler } from './domain/delivery-ports';
-import type { Mail, Mailer } from './domain/notifications';
-import { logger } from './logger';
+import type { DeliveryMessage, DeliveryQueue } from '../../shared/domain/deliveries';
+import type { RetryScheduler } from '../../shared/domain/delivery-ports';
+import type { Mail, Mailer } from '../../shared/domain/notifications';
+import { logger } from '../../shared/logger';
 
 /**
- * Stand-ins the local stack selects through the environment (RETRY_SCHEDULER=local,
- * OUTBOX_DIR). They live here, beside the AWS adapters, because the Lambda handlers pick
- * their adapters at run time; nothing in the cloud stack enables them.
+ * The local stack's stand-ins for EventBridge Scheduler and SES. It passes them to the
+ * pipeline's wiring (./wiring.ts); no Lambda bundle holds them.
  */
 
 /**
@@ -60,12 +59,5 @@ export class OutboxMailer implements Mailer {
     ].join('\r\n');
     writeFileSync(file, eml);
     logger.warn('Email written to the local outbox', { to: mail.to, subject: mail.subject, file });
-  }
-}
-
-/** When no sender is configured: the email is not sent, and the log says so. */
-export class LogOnlyMailer implements Mailer {
-  async send(mail: Mail): Promise<void> {
-    logger.warn('Owner email not sent: no SES sender configured', { to: mail.to, subject: mail.subject });
   }
 }

@@ -16,14 +16,14 @@ const eventsSchema = z
 
 const description = z.string().trim().max(500).nullable();
 
-export const createEndpointSchema = z.strictObject({
+export const createWebhookEndpointBody = z.strictObject({
   url: z.string(),
   events: eventsSchema,
   description: description.optional(),
 });
-export type CreateEndpointInput = z.output<typeof createEndpointSchema>;
+export type CreateEndpointInput = z.output<typeof createWebhookEndpointBody>;
 
-export const updateEndpointSchema = z
+export const updateWebhookEndpointBody = z
   .strictObject({ url: z.string(), events: eventsSchema, description, enabled: z.boolean() })
   .partial();
-export type UpdateEndpointInput = z.output<typeof updateEndpointSchema>;
+export type UpdateEndpointInput = z.output<typeof updateWebhookEndpointBody>;

@@ -2,6 +2,8 @@
  * One jest run covers every tier. DynamoDB Local is started once for the whole run
  * (test/global-setup.ts) and stopped in test/global-teardown.ts.
  * middy 7 ships ESM only, so @swc/jest also transforms node_modules/@middy.
+ * An ES module, as package.json's "type": "module" makes every .js file; jest 30 loads it
+ * with import() and still runs the tests as CommonJS (the swc transform below).
  */
 const swc = ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }];
 const common = {
@@ -12,7 +14,7 @@ const common = {
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
   testEnvironment: 'node',
 };
-module.exports = {
+export default {
   // The root transform also compiles globalSetup/globalTeardown.
   ...common,
   globalSetup: '<rootDir>/test/global-setup.ts',

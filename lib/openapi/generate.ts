@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { OperationSpec } from '../../shared/http/handler';
-import { buildOpenApiDocument } from '../../shared/openapi/document';
+import { buildOpenApiDocument } from './document';
 import { routes } from '../../shared/routes';
 
 /** Loads every operation's spec from its handler file and builds the document. */

@@ -1,0 +1,50 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { configFromEnv, parseVariables, type Config } from '../../shared/config';
+import type { LocalStackOptions } from './stack';
+
+/** Where the local stack's own resources are, once started. */
+export interface LocalResources {
+  dynamodbEndpoint: string;
+  tableName: string;
+  queue: { endpoint: string; url: string; arn: string };
+}
+
+/**
+ * The variables the cloud stack sets on its Lambdas, for a local stack: each from the
+ * stack's options, else from the environment it was started in (npm start documents
+ * them), else a local default. The stack's config is parsed from these by the same
+ * `configFromEnv` as in Lambda; nothing is written to process.env.
+ */
+export function localVariables(options: LocalStackOptions, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const pick = (option: unknown, name: string, fallback: string) => (option !== undefined ? String(option) : env[name] || fallback);
+  const variables = {
+    AWS_REGION: env.AWS_REGION || 'us-east-1',
+    // Signs list cursors; a fresh one per start unless configured (cursors then last one run).
+    CURSOR_SECRET: env.CURSOR_SECRET || randomBytes(32).toString('hex'),
+    SECRETS_KEY_FILE: pick(options.secretsKeyFile, 'SECRETS_KEY_FILE', join('.local', 'secrets.key')),
+    WEBHOOK_ALLOW_INSECURE_LOCAL: pick(options.allowInsecureWebhookTargets, 'WEBHOOK_ALLOW_INSECURE_LOCAL', 'true'),
+    TIME_SCALE: pick(options.timeScale, 'TIME_SCALE', '1'),
+    DELIVERY_TIMEOUT_MS: pick(options.deliveryTimeoutMs, 'DELIVERY_TIMEOUT_MS', '10000'),
+    // The local queue's delays are exact to the millisecond (SQS's are whole seconds).
+    DELIVERY_DEFER_MS: pick(options.deferMs, 'DELIVERY_DEFER_MS', '100'),
+  };
+  parseVariables(variables); // a malformed value stops the stack before anything starts
+  return variables;
+}
+
+/** The full set once the table and the queue exist: the stack's config, and a separate consumer's environment. */
+export function localConfig(variables: Record<string, string>, resources: LocalResources): { config: Config; env: Record<string, string> } {
+  const env = {
+    ...variables,
+    TABLE_NAME: resources.tableName,
+    DYNAMODB_ENDPOINT: resources.dynamodbEndpoint,
+    QUEUE_URL: resources.queue.url,
+    QUEUE_ARN: resources.queue.arn,
+    // Read by the AWS SDK itself in a consumer process (bin/consumer.ts), as Lambda's are.
+    AWS_ENDPOINT_URL_SQS: resources.queue.endpoint,
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+  };
+  return { config: configFromEnv(env), env };
+}

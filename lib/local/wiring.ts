@@ -1,0 +1,46 @@
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { makeHandler as makeAuthorizer } from '../../functions/authorizer';
+import { makeHandler as makeDeliver } from '../../functions/deliver';
+import { makeHandler as makeFanout } from '../../functions/fanout';
+import { makeHandler as makeSweep } from '../../functions/sweep';
+import { SqsDeliveryQueue } from '../../shared/aws/sqs-queue';
+import type { Config } from '../../shared/config';
+import { apiDeps, type ApiDeps } from '../../shared/wiring/api';
+import { deliverDeps, fanoutDeps, sweepDeps, type PipelineDeps } from '../../shared/wiring/pipeline';
+import { LocalRetryScheduler, OutboxMailer } from './adapters';
+
+/** Every port any handler uses, in one object: the local stack runs all of them in one process. */
+export type LocalDeps = ApiDeps & PipelineDeps;
+
+/** The local stack's wiring: the cloud's parts built from its config, with timers for schedules and an outbox for emails. */
+export function localDeps(config: Config, local: { sqs: SQSClient; outboxDir: string }): LocalDeps {
+  const queue = new SqsDeliveryQueue(local.sqs, config.queueUrl);
+  const adapters = { queue, scheduler: new LocalRetryScheduler(queue), mailer: new OutboxMailer(local.outboxDir) };
+  return Object.assign({}, apiDeps(config), fanoutDeps(config, adapters), deliverDeps(config, adapters), sweepDeps(config, adapters));
+}
+
+export type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+
+/** The same handler modules Lambda runs, each given this stack's ports instead of reading the environment. */
+export function localHandlers(deps: LocalDeps) {
+  const loaded = new Map<string, Promise<LambdaHandler>>();
+  return {
+    authorizer: makeAuthorizer(() => deps),
+    fanout: makeFanout(() => deps),
+    deliver: makeDeliver(() => deps),
+    sweep: makeSweep(() => deps),
+    /** An operation's handler by its file (relative to the repository root), loaded on first use. */
+    operation(file: string): Promise<LambdaHandler> {
+      let handler = loaded.get(file);
+      if (!handler) {
+        // Relative to this file (lib/local), so it resolves the same under tsx (ESM) and jest (CJS).
+        handler = import(`../../${file.replace(/\.ts$/, '')}`).then((mod: { makeHandler(deps: () => LocalDeps): LambdaHandler }) => mod.makeHandler(() => deps));
+        loaded.set(file, handler);
+      }
+      return handler;
+    },
+  };
+}
+
+export type LocalHandlers = ReturnType<typeof localHandlers>;

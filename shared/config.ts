@@ -1,0 +1,140 @@
+import * as z from 'zod/mini';
+import { DEFAULT_DEFER_MS, DEFAULT_TIMEOUT_MS } from './webhooks/policy';
+
+/**
+ * The one reader of the runtime environment. Every variable is checked for form once, when
+ * the config is made (a malformed value is an error at start, naming the variable); whether
+ * a variable must be present is checked when its section is first read, so a function needs
+ * only the variables of the sections it uses (the sweeper has no SCHEDULER_*, the API
+ * functions no QUEUE_URL). The local stack makes its config from the same variables, as the
+ * cloud stack sets them on each Lambda, without touching process.env.
+ * zod/mini: the full zod API would add 90 KB to the functions that validate nothing else.
+ */
+const text = z.optional(z.string());
+const positiveMs = (name: string) =>
+  z.optional(z.string().check(z.refine((v) => /^\d+$/.test(v) && Number(v) > 0, `${name} must be a positive whole number of milliseconds`)));
+
+const VARIABLES = z.object({
+  TABLE_NAME: text,
+  /** Set for DynamoDB Local; absent in AWS, where the SDK finds the regional endpoint. */
+  DYNAMODB_ENDPOINT: text,
+  AWS_REGION: text,
+  /** Locally; in AWS the key lives in Secrets Manager (CURSOR_SECRET_ARN) and is read at first use. */
+  CURSOR_SECRET: z.optional(z.string().check(z.minLength(32, 'CURSOR_SECRET must be at least 32 characters'))),
+  CURSOR_SECRET_ARN: text,
+  SECRETS_KMS_KEY_ID: text,
+  SECRETS_KEY_FILE: text,
+  WEBHOOK_ALLOW_INSECURE_LOCAL: z.optional(z.enum(['true', 'false'], 'WEBHOOK_ALLOW_INSECURE_LOCAL must be true or false')),
+  TIME_SCALE: z.optional(z.string().check(z.refine((v) => Number(v) > 0 && Number(v) <= 1, 'TIME_SCALE must be a number in (0, 1]'))),
+  DELIVERY_TIMEOUT_MS: positiveMs('DELIVERY_TIMEOUT_MS'),
+  DELIVERY_DEFER_MS: positiveMs('DELIVERY_DEFER_MS'),
+  QUEUE_URL: text,
+  QUEUE_ARN: text,
+  SCHEDULER_GROUP: text,
+  SCHEDULER_ROLE_ARN: text,
+  SCHEDULER_DLQ_ARN: text,
+  SES_FROM_ADDRESS: text,
+});
+export type Variables = z.infer<typeof VARIABLES>;
+export type VariableName = keyof Variables;
+
+export interface TableConfig {
+  tableName: string;
+  endpoint?: string;
+  region: string;
+}
+/** Where webhook secrets are encrypted: KMS in the cloud, a key file locally. */
+export type SecretsConfig = { kmsKeyId: string } | { keyFile: string };
+export type CursorConfig = { secret: string } | { secretArn: string };
+export interface WebhookConfig {
+  /** http:// and loopback targets: the local stack only. */
+  allowInsecureLocal: boolean;
+  /** Multiplies every webhook clock (local stack only; 1 in the cloud). */
+  timeScale: number;
+  /** The receiver's time to answer. */
+  timeoutMs: number;
+  /** How soon a delivery over its endpoint's in-flight limit is tried again. */
+  deferMs: number;
+}
+export interface SchedulerConfig {
+  groupName: string;
+  queueArn: string;
+  roleArn: string;
+  deadLetterArn: string;
+}
+
+export interface Config {
+  readonly table: TableConfig;
+  readonly secrets: SecretsConfig;
+  readonly cursor: CursorConfig;
+  readonly webhooks: WebhookConfig;
+  readonly queueUrl: string;
+  readonly scheduler: SchedulerConfig;
+  /** The verified SES sender of owner emails; null: emails are logged, not sent. */
+  readonly sesFrom: string | null;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** The variables we read, checked for form; empty values count as unset. */
+export function parseVariables(env: Record<string, string | undefined>): Variables {
+  const present = Object.fromEntries(Object.keys(VARIABLES.shape).flatMap((name) => (env[name] ? [[name, env[name]]] : [])));
+  const result = VARIABLES.safeParse(present);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const name = String(issue?.path[0] ?? '');
+  // Secrets are named, never echoed.
+  const got = name.includes('SECRET') ? '' : `, got '${String(present[name])}'`;
+  throw new ConfigError(issue?.message.includes(name) ? `${issue.message}${got}` : `${name}: ${issue?.message}`);
+}
+
+function required(vars: Variables, name: VariableName, why: string): string {
+  const value = vars[name];
+  if (!value) throw new ConfigError(`${name} is not set (${why})`);
+  return value;
+}
+
+/** The configuration of this process; each section is read from `env` when first used. */
+export function configFromEnv(env: Record<string, string | undefined> = process.env): Config {
+  const vars = parseVariables(env);
+  return {
+    get table() {
+      return { tableName: required(vars, 'TABLE_NAME', 'the table'), endpoint: vars.DYNAMODB_ENDPOINT, region: vars.AWS_REGION ?? 'us-east-1' };
+    },
+    get secrets(): SecretsConfig {
+      if (vars.SECRETS_KMS_KEY_ID) return { kmsKeyId: vars.SECRETS_KMS_KEY_ID };
+      if (vars.SECRETS_KEY_FILE) return { keyFile: vars.SECRETS_KEY_FILE };
+      throw new ConfigError('Set SECRETS_KMS_KEY_ID (AWS) or SECRETS_KEY_FILE (local) to store webhook secrets');
+    },
+    get cursor(): CursorConfig {
+      if (vars.CURSOR_SECRET) return { secret: vars.CURSOR_SECRET };
+      if (vars.CURSOR_SECRET_ARN) return { secretArn: vars.CURSOR_SECRET_ARN };
+      throw new ConfigError('Set CURSOR_SECRET (at least 32 characters) or CURSOR_SECRET_ARN to sign list cursors');
+    },
+    get webhooks() {
+      return {
+        allowInsecureLocal: vars.WEBHOOK_ALLOW_INSECURE_LOCAL === 'true',
+        timeScale: vars.TIME_SCALE ? Number(vars.TIME_SCALE) : 1,
+        timeoutMs: vars.DELIVERY_TIMEOUT_MS ? Number(vars.DELIVERY_TIMEOUT_MS) : DEFAULT_TIMEOUT_MS,
+        deferMs: vars.DELIVERY_DEFER_MS ? Number(vars.DELIVERY_DEFER_MS) : DEFAULT_DEFER_MS,
+      };
+    },
+    get queueUrl() {
+      return required(vars, 'QUEUE_URL', 'the delivery queue');
+    },
+    get scheduler() {
+      const why = 'retries past 15 minutes';
+      return {
+        groupName: required(vars, 'SCHEDULER_GROUP', why),
+        queueArn: required(vars, 'QUEUE_ARN', why),
+        roleArn: required(vars, 'SCHEDULER_ROLE_ARN', why),
+        deadLetterArn: required(vars, 'SCHEDULER_DLQ_ARN', why),
+      };
+    },
+    get sesFrom() {
+      return vars.SES_FROM_ADDRESS ?? null;
+    },
+  };
+}

@@ -1,0 +1,14 @@
+/**
+ * What an API key may do. The domain owns the list (keys are issued and checked with it);
+ * the route table names one per operation.
+ */
+export const SCOPES = [
+  'calls:read',
+  'transcripts:read',
+  'jobs:read',
+  'jobs:write',
+  'settings:read',
+  'settings:write',
+  'webhooks:write',
+] as const;
+export type Scope = (typeof SCOPES)[number];

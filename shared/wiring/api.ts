@@ -1,0 +1,129 @@
+import type { Config, CursorConfig } from '../config';
+import type { ApiKeyStore } from '../domain/api-keys';
+import type { CallDeps } from '../domain/calls';
+import type { RedeliverDeps } from '../domain/deliveries';
+import type { EventLogDeps } from '../domain/event-log';
+import type { JobDeps } from '../domain/jobs';
+import type { SecretCipher } from '../domain/secrets';
+import type { ShopDeps } from '../domain/shop';
+import type { EndpointDeps } from '../domain/webhook-endpoints';
+import type { IdempotencyDeps } from '../http/idempotency';
+import type { CursorDeps } from '../http/list';
+import { DynamoApiKeyStore } from '../store/api-keys';
+import { DynamoCallStore } from '../store/calls';
+import type { Dynamo } from '../store/client';
+import { DynamoDeliveryStore } from '../store/deliveries';
+import { DynamoEventStore, putEvent } from '../store/events';
+import { SingleTableIdempotencyStore } from '../store/idempotency';
+import { DynamoJobStore } from '../store/jobs';
+import { DynamoShopStore } from '../store/shops';
+import { DynamoEndpointStore } from '../store/webhook-endpoints';
+import { ROTATION_GRACE_MS } from '../webhooks/policy';
+import { checkUrl } from '../webhooks/url-guard';
+import { cipherOf, dynamoOf } from './clients';
+import { memo } from './memo';
+
+/**
+ * The parts the API functions (operations, authorizer, ingest) are wired from, each built
+ * once per config. A handler names the parts it uses (`lambdaDeps(jobDeps, idempotencyDeps)`),
+ * so a function bundles only their clients: KMS only where secrets are encrypted, Secrets
+ * Manager only in the list operations.
+ */
+const now = () => new Date();
+
+export function apiKeyDeps(config: Config): { apiKeys: ApiKeyStore } {
+  return memo(config, apiKeyDeps, () => ({ apiKeys: new DynamoApiKeyStore(dynamoOf(config)) }));
+}
+
+export function shopDeps(config: Config): Required<ShopDeps> {
+  return memo(config, shopDeps, () => ({ shops: new DynamoShopStore(dynamoOf(config)), now }));
+}
+
+export function callDeps(config: Config): CallDeps {
+  return memo(config, callDeps, () => ({ calls: new DynamoCallStore(dynamoOf(config)), shops: new DynamoShopStore(dynamoOf(config)), now }));
+}
+
+export function jobDeps(config: Config): JobDeps {
+  return memo(config, jobDeps, () => ({ jobs: new DynamoJobStore(dynamoOf(config)), now }));
+}
+
+export function endpointDeps(config: Config): Pick<EndpointDeps, 'endpoints' | 'rotationGraceMs' | 'now'> {
+  return memo(config, endpointDeps, () => ({
+    endpoints: new DynamoEndpointStore(dynamoOf(config)),
+    rotationGraceMs: ROTATION_GRACE_MS * config.webhooks.timeScale,
+    now,
+  }));
+}
+
+/** The URL guard, DNS included: where an endpoint's URL is set. */
+export function urlGuardDeps(config: Config): Pick<EndpointDeps, 'checkUrl' | 'policy'> {
+  return memo(config, urlGuardDeps, () => ({
+    checkUrl: (url, policy) => checkUrl(url, policy),
+    policy: { allowInsecureLocal: config.webhooks.allowInsecureLocal },
+  }));
+}
+
+export function eventWriterDeps(config: Config): Pick<EndpointDeps, 'events'> {
+  return memo(config, eventWriterDeps, () => ({ events: { put: (event) => putEvent(dynamoOf(config), event) } }));
+}
+
+/** The event log and redeliver: table only (the API never talks to the queue). */
+export function eventLogDeps(config: Config): EventLogDeps & RedeliverDeps {
+  return memo(config, eventLogDeps, () => ({
+    events: new DynamoEventStore(dynamoOf(config)),
+    deliveries: new DynamoDeliveryStore(dynamoOf(config)),
+    endpoints: new DynamoEndpointStore(dynamoOf(config)),
+    timeScale: config.webhooks.timeScale,
+    now,
+  }));
+}
+
+export function cipherDeps(config: Config): { cipher: SecretCipher } {
+  return memo(config, cipherDeps, () => ({ cipher: cipherOf(config) }));
+}
+
+/** Stored responses are sealed with the secrets cipher: one of them carries a signing secret. */
+export function idempotencyDeps(config: Config): IdempotencyDeps {
+  return memo(config, idempotencyDeps, () => ({ idempotency: new SingleTableIdempotencyStore(dynamoOf(config), () => cipherOf(config)) }));
+}
+
+export function cursorDeps(config: Config): CursorDeps {
+  return memo(config, cursorDeps, () => {
+    let key: Promise<Buffer> | undefined;
+    const load = () => loadCursorKey(config.cursor).catch((err: unknown) => ((key = undefined), Promise.reject(err)));
+    return { cursorKey: () => (key ??= load()) };
+  });
+}
+
+/** In AWS the key lives in Secrets Manager, read once per container so it is never a plain environment variable. */
+async function loadCursorKey(cursor: CursorConfig): Promise<Buffer> {
+  let secret = 'secret' in cursor ? cursor.secret : undefined;
+  if ('secretArn' in cursor) {
+    const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
+    secret = (await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: cursor.secretArn }))).SecretString;
+  }
+  if (!secret || secret.length < 32) throw new Error('the cursor secret must be at least 32 characters');
+  return Buffer.from(secret, 'utf8');
+}
+
+/** Every API part at once, with the table client: for the local stack, the operator CLI and tests. */
+export type ApiDeps = { db: Dynamo } & ReturnType<typeof apiKeyDeps> &
+  ReturnType<typeof shopDeps> &
+  CallDeps &
+  JobDeps &
+  ReturnType<typeof endpointDeps> &
+  ReturnType<typeof urlGuardDeps> &
+  ReturnType<typeof eventWriterDeps> &
+  ReturnType<typeof eventLogDeps> &
+  ReturnType<typeof cipherDeps> &
+  IdempotencyDeps &
+  CursorDeps;
+
+export function apiDeps(config: Config): ApiDeps {
+  return memo(config, apiDeps, () =>
+    Object.assign(
+      { db: dynamoOf(config) },
+      ...[apiKeyDeps, shopDeps, callDeps, jobDeps, endpointDeps, urlGuardDeps, eventWriterDeps, eventLogDeps, cipherDeps, idempotencyDeps, cursorDeps].map((part) => part(config)),
+    ) as ApiDeps,
+  );
+}

@@ -1,0 +1,86 @@
+import { SchedulerClient } from '@aws-sdk/client-scheduler';
+import { SESv2Client } from '@aws-sdk/client-sesv2';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { Config } from '../config';
+import type { FanOutDeps } from '../domain/deliveries';
+import type { AttemptDeps, RetryScheduler } from '../domain/delivery-ports';
+import type { Mailer, NotifyDeps } from '../domain/notifications';
+import type { SweepDeps } from '../domain/sweep';
+import { AwsRetryScheduler } from '../aws/retry-scheduler';
+import { LogOnlyMailer, SesMailer } from '../aws/ses-mailer';
+import { SqsDeliveryQueue } from '../aws/sqs-queue';
+import { DynamoDeliveryStore } from '../store/deliveries';
+import { DynamoDueIndex } from '../store/due-index';
+import { DynamoEventStore } from '../store/events';
+import { DynamoShopStore } from '../store/shops';
+import { DynamoEndpointStore } from '../store/webhook-endpoints';
+import { httpSender } from '../webhooks/sender';
+import { checkUrl } from '../webhooks/url-guard';
+import { cipherOf, dynamoOf } from './clients';
+import { memo } from './memo';
+
+/**
+ * The parts of the pipeline functions: one per function, built once per config, so the
+ * fan-out bundles SES but no Scheduler or KMS, the consumer Scheduler and KMS but no SES,
+ * and the sweeper neither. In AWS each adapter follows the config; the local stack passes
+ * its own (a queue on its local SQS, timers for schedules, an outbox for emails).
+ */
+export interface PipelineAdapters {
+  queue?: SqsDeliveryQueue;
+  scheduler?: RetryScheduler;
+  mailer?: Mailer;
+}
+
+const now = () => new Date();
+
+function queueOf(config: Config, adapters: PipelineAdapters): SqsDeliveryQueue {
+  return adapters.queue ?? memo(config, queueOf, () => new SqsDeliveryQueue(new SQSClient({}), config.queueUrl));
+}
+
+/** The fan-out: stream records to delivery rows and queue messages, and the owner's email. */
+export function fanoutDeps(config: Config, adapters: PipelineAdapters = {}): FanOutDeps & NotifyDeps {
+  return memo(config, fanoutDeps, () => ({
+    endpoints: new DynamoEndpointStore(dynamoOf(config)),
+    deliveries: new DynamoDeliveryStore(dynamoOf(config)),
+    notifications: new DynamoEventStore(dynamoOf(config)),
+    shops: new DynamoShopStore(dynamoOf(config)),
+    queue: queueOf(config, adapters),
+    mailer: adapters.mailer ?? (config.sesFrom ? new SesMailer(new SESv2Client({}), config.sesFrom) : new LogOnlyMailer()),
+    timeScale: config.webhooks.timeScale,
+    now,
+  }));
+}
+
+/** The consumer: signs and sends, records, and schedules the next attempt. */
+export function deliverDeps(config: Config, adapters: PipelineAdapters = {}): AttemptDeps {
+  return memo(config, deliverDeps, () => {
+    const { allowInsecureLocal, timeoutMs, deferMs, timeScale } = config.webhooks;
+    const policy = { allowInsecureLocal };
+    const queue = queueOf(config, adapters);
+    return {
+      deliveries: new DynamoDeliveryStore(dynamoOf(config)),
+      endpoints: new DynamoEndpointStore(dynamoOf(config)),
+      queue,
+      scheduler: adapters.scheduler ?? new AwsRetryScheduler(queue, new SchedulerClient({}), config.scheduler),
+      sender: httpSender(policy, timeoutMs),
+      cipher: cipherOf(config),
+      checkTarget: (url) => checkUrl(url, policy, undefined, 'refuse'),
+      settings: { timeoutMs, deferMs },
+      timeScale,
+      now,
+    };
+  });
+}
+
+/** The sweeper: the due index back onto the queue; it never schedules or sends. */
+export function sweepDeps(config: Config, adapters: PipelineAdapters = {}): SweepDeps {
+  return memo(config, sweepDeps, () => ({
+    due: new DynamoDueIndex(dynamoOf(config)),
+    endpoints: new DynamoEndpointStore(dynamoOf(config)),
+    queue: queueOf(config, adapters),
+    timeScale: config.webhooks.timeScale,
+    now,
+  }));
+}
+
+export type PipelineDeps = ReturnType<typeof fanoutDeps> & ReturnType<typeof deliverDeps> & ReturnType<typeof sweepDeps>;
