@@ -45,11 +45,11 @@ describe('npm start (the real entry point, as a child process)', () => {
     }
   });
 
-  async function start(env: Record<string, string> = {}): Promise<{ child: ChildProcess; output: () => string; apiPort: number; dbPort: number }> {
-    const [apiPort, dbPort] = [await freePort(), await freePort()];
+  /** The entry with these variables, its stdout and stderr collected. */
+  function spawnLocal(env: Record<string, string>): { child: ChildProcess; output: () => string } {
     // tsx directly, as `npm start` runs it, so the signals reach the node process itself.
     const child = spawn('node_modules/.bin/tsx', ['bin/local.ts'], {
-      env: { ...process.env, PORT: String(apiPort), DYNAMODB_PORT: String(dbPort), DYNAMODB_ENDPOINT: '', POWERTOOLS_LOG_LEVEL: 'WARN', ...env },
+      env: { ...process.env, DYNAMODB_ENDPOINT: '', POWERTOOLS_LOG_LEVEL: 'WARN', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
@@ -57,10 +57,16 @@ describe('npm start (the real entry point, as a child process)', () => {
     let output = '';
     child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-    await waitFor(() => (output.includes('API listening on') ? true : undefined), 60000).catch(() => {
-      throw new Error(`npm start did not come up:\n${output}`);
+    return { child, output: () => output };
+  }
+
+  async function start(env: Record<string, string> = {}): Promise<{ child: ChildProcess; output: () => string; apiPort: number; dbPort: number }> {
+    const [apiPort, dbPort] = [await freePort(), await freePort()];
+    const { child, output } = spawnLocal({ PORT: String(apiPort), DYNAMODB_PORT: String(dbPort), ...env });
+    await waitFor(() => (output().includes('API listening on') ? true : undefined), 60000).catch(() => {
+      throw new Error(`npm start did not come up:\n${output()}`);
     });
-    return { child, output: () => output, apiPort, dbPort };
+    return { child, output, apiPort, dbPort };
   }
 
   it('serves with the printed key and leaves no java process after Ctrl-C', async () => {
@@ -119,19 +125,11 @@ describe('npm start (the real entry point, as a child process)', () => {
     ['TIME_SCALE', '2'],
     ['WEBHOOK_ALLOW_INSECURE_LOCAL', 'yes'],
   ])('refuses %s=%s before starting anything: exit code 2 and a message naming it', async (name, value) => {
-    const child = spawn('node_modules/.bin/tsx', ['bin/local.ts'], {
-      env: { ...process.env, [name]: value, PORT: '0', DYNAMODB_PORT: '0', DYNAMODB_ENDPOINT: '', POWERTOOLS_LOG_LEVEL: 'WARN' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    started.push(child);
-    let output = '';
-    child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+    const { child, output } = spawnLocal({ [name]: value, PORT: '0', DYNAMODB_PORT: '0' });
     const [code] = (await once(child, 'exit')) as [number | null];
     expect(code).toBe(2);
-    expect(output).toContain(name);
-    expect(output).toContain(`'${value}'`);
-    expect(output).not.toContain('API listening');
+    expect(output()).toContain(name);
+    expect(output()).toContain(`'${value}'`);
+    expect(output()).not.toContain('API listening');
   }, 30000);
 });

@@ -275,7 +275,9 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
     tableDeps: () => {
       const endpoint = `http://127.0.0.1:${dynamodbPort}`;
       if (tableDepsOf?.endpoint !== endpoint) {
-        tableDepsOf = { endpoint, deps: apiDeps(configFromEnv({ ...process.env, DYNAMODB_ENDPOINT: endpoint, TABLE_NAME: tableName, AWS_REGION: process.env.AWS_REGION ?? 'us-east-1' })) };
+        tableDepsOf = { endpoint, deps: apiDeps(
+            configFromEnv({ ...process.env, DYNAMODB_ENDPOINT: endpoint, TABLE_NAME: tableName, SECRETS_KEY_FILE: join(dir, 'secrets.key'), AWS_REGION: process.env.AWS_REGION ?? 'us-east-1' }),
+          ) };
       }
       return tableDepsOf.deps;
     },
