@@ -135,7 +135,17 @@ async function admitOn(deps: AttemptDeps, read: EndpointRecord, due: Due[], now:
   return endpoint?.enabled ? { endpoint, admission: null } : null;
 }
 
+/** One admitted delivery; whatever fails on the way, the batch's waiting deliveries go back on the queue. */
 async function attempt(deps: AttemptDeps, endpoint: EndpointRecord, health: EndpointHealth, due: Due, lease: Lease, runway: Runway): Promise<AttemptVerdict> {
+  try {
+    return await attemptOnce(deps, endpoint, health, due, lease, runway);
+  } catch (err) {
+    runway.flush();
+    throw err;
+  }
+}
+
+async function attemptOnce(deps: AttemptDeps, endpoint: EndpointRecord, health: EndpointHealth, due: Due, lease: Lease, runway: Runway): Promise<AttemptVerdict> {
   const { delivery, event } = due;
   const now = deps.now();
   let result: SendResult;
@@ -143,7 +153,6 @@ async function attempt(deps: AttemptDeps, endpoint: EndpointRecord, health: Endp
     result = await send(deps, endpoint, event, now);
   } catch (err) {
     // Not the receiver's doing (secrets could not be read): free the slot, let the message come back.
-    runway.flush();
     await deps.endpoints.release(endpoint, delivery.id, lease.token, { succeeded: false, counted: false, opens: false, health });
     throw err;
   }

@@ -113,6 +113,21 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     expect(await row(rows[3] as DeliveryRecord)).toMatchObject({ status: 'pending', attempts: 0 });
   });
 
+  it('when the table fails mid-attempt, that message fails alone and the batch\'s waiting ones go back on the queue', async () => {
+    const { rows } = await endpointWith(6);
+    const h = harness();
+    const failing = Object.assign(Object.create(store) as DynamoDeliveryStore, {
+      recordAttempt: async (d: DeliveryRecord, u: Parameters<DynamoDeliveryStore['recordAttempt']>[1]) => {
+        if (d.id === rows[0]?.id) throw new Error('table unavailable');
+        return store.recordAttempt(d, u);
+      },
+    });
+    const results = verdicts(await deliverBatch({ ...h.attemptDeps, deliveries: failing }, rows.map((r) => messageOf(r))));
+    expect(results[0]).toBe('error: Error: table unavailable');
+    expect(results.slice(1).every((v) => v === 'delivered' || v === 'deferred')).toBe(true);
+    expect(results.filter((v) => v === 'deferred').length).toBeGreaterThan(0);
+  });
+
   it('two consumers given the same message at once send it once', async () => {
     const { rows } = await endpointWith(1);
     const h = harness(() => new Promise((r) => setTimeout(() => r({ status: 204 }), 100)));
