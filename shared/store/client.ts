@@ -1,5 +1,5 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { TableConfig } from '../config';
 
 export interface Dynamo {
@@ -72,4 +72,15 @@ export async function batchGet(db: Dynamo, wanted: Record<string, string>[]): Pr
     }
   }
   return found;
+}
+
+/** One conditional `UpdateItem` on the table: true when it was applied, false when its condition failed. */
+export async function updateIf(db: Dynamo, input: Omit<UpdateCommandInput, 'TableName'>): Promise<boolean> {
+  try {
+    await db.doc.send(new UpdateCommand({ TableName: db.tableName, ...input }));
+    return true;
+  } catch (err) {
+    if (err instanceof ConditionalCheckFailedException) return false;
+    throw err;
+  }
 }

@@ -1,10 +1,10 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { BatchWriteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DeliveryMessage, DeliveryRecord } from '../domain/deliveries';
 import type { AttemptDeliveryStore, AttemptInputs, AttemptUpdate } from '../domain/delivery-ports';
 import { EVENT_RETENTION_SECONDS } from '../domain/events';
-import { backOff, batchGet, getRecord, queryPrefix, stripKeys, type Dynamo } from './client';
+import { backOff, batchGet, getRecord, queryPrefix, stripKeys, updateIf, type Dynamo } from './client';
 import { gsi1Partition, keys, shopPk, skPrefix } from './keys';
 import { TABLE } from './table';
 import { eventFromItem } from './events';
@@ -92,56 +92,42 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
     return items.map((i) => stripKeys<DeliveryRecord>(i));
   }
 
-  async recordAttempt(d: DeliveryRecord, u: AttemptUpdate): Promise<boolean> {
-    const open = u.status === 'pending' || u.status === 'retrying';
-    try {
-      await this.db.doc.send(
-        new UpdateCommand({
-          TableName: this.db.tableName,
-          Key: keys.delivery(d.shop_id, d.event_id, d.id),
-          UpdateExpression:
-            'SET #status = :status, attempts = :attempts, last_attempt_at = :at, next_attempt_at = :next, ' +
-            'last_response_status = :code, last_error = :error, history = list_append(history, :entry), sweep_at = :sweep' +
-            (open && u.sweep_at ? ', gsi2pk = :duePk, gsi2sk = :dueSk' : ' REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk'),
-          ConditionExpression: `attempts = :previous AND ${IS_OPEN}`,
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: {
-            ...OPEN,
-            ':status': u.status,
-            ':attempts': u.attempts,
-            ':previous': u.attempts - 1,
-            ':at': u.last_attempt_at,
-            ':next': u.next_attempt_at,
-            ':code': u.last_response_status,
-            ':error': u.last_error,
-            ':entry': [u.entry],
-            ':sweep': u.sweep_at,
-            ...(open && u.sweep_at ? prefixed(keys.dueDelivery(d.id, u.sweep_at), { gsi2pk: ':duePk', gsi2sk: ':dueSk' }) : {}),
-          },
-        }),
-      );
-      return true;
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
-      throw err;
-    }
+  recordAttempt(d: DeliveryRecord, u: AttemptUpdate): Promise<boolean> {
+    // Still open: it moves in the due index; ended: it leaves both indexes.
+    const due = (u.status === 'pending' || u.status === 'retrying') && u.sweep_at ? keys.dueDelivery(d.id, u.sweep_at) : null;
+    return updateIf(this.db, {
+      Key: keys.delivery(d.shop_id, d.event_id, d.id),
+      UpdateExpression:
+        'SET #status = :status, attempts = :attempts, last_attempt_at = :at, next_attempt_at = :next, ' +
+        'last_response_status = :code, last_error = :error, history = list_append(history, :entry), sweep_at = :sweep' +
+        (due ? ', gsi2pk = :duePk, gsi2sk = :dueSk' : ' REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk'),
+      ConditionExpression: `attempts = :previous AND ${IS_OPEN}`,
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ...OPEN,
+        ':status': u.status,
+        ':attempts': u.attempts,
+        ':previous': u.attempts - 1,
+        ':at': u.last_attempt_at,
+        ':next': u.next_attempt_at,
+        ':code': u.last_response_status,
+        ':error': u.last_error,
+        ':entry': [u.entry],
+        ':sweep': u.sweep_at,
+        ...(due ? { ':duePk': due.gsi2pk, ':dueSk': due.gsi2sk } : {}),
+      },
+    });
   }
 
+  /** Only an open delivery is cancelled; one that ended meanwhile keeps its outcome. */
   async cancel(d: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id'>): Promise<void> {
-    try {
-      await this.db.doc.send(
-        new UpdateCommand({
-          TableName: this.db.tableName,
-          Key: keys.delivery(d.shop_id, d.event_id, d.id),
-          UpdateExpression: 'SET #status = :cancelled, next_attempt_at = :null, sweep_at = :null REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk',
-          ConditionExpression: IS_OPEN,
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ...OPEN, ':cancelled': 'cancelled', ':null': null },
-        }),
-      );
-    } catch (err) {
-      if (!(err instanceof ConditionalCheckFailedException)) throw err;
-    }
+    await updateIf(this.db, {
+      Key: keys.delivery(d.shop_id, d.event_id, d.id),
+      UpdateExpression: 'SET #status = :cancelled, next_attempt_at = :null, sweep_at = :null REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk',
+      ConditionExpression: IS_OPEN,
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ...OPEN, ':cancelled': 'cancelled', ':null': null },
+    });
   }
 
   async listOpenForEndpoint(shopId: string, endpointId: string): Promise<DeliveryRecord[]> {
@@ -172,6 +158,4 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
 
 const mapOrNull = <T>(item: Record<string, unknown> | undefined, map: (i: Record<string, unknown>) => T): T | null => (item ? map(item) : null);
 
-/** `{ gsi2pk: 'x' }` with `{ gsi2pk: ':a' }` → `{ ':a': 'x' }`. */
-const prefixed = (values: Record<string, string>, names: Record<string, string>) => Object.fromEntries(Object.entries(values).map(([k, v]) => [names[k] as string, v]));
 

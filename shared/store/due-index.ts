@@ -1,7 +1,6 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DueEntry, DueIndex } from '../domain/sweep';
-import type { Dynamo } from './client';
+import { updateIf, type Dynamo } from './client';
 import { DUE_BUCKETS, dueBucketPk, keys } from './keys';
 
 /** The due index (GSI2): every bucket queried for entries at or before the cutoff. */
@@ -37,22 +36,12 @@ export class DynamoDueIndex implements DueIndex {
     );
   }
 
-  async postpone(entry: DueEntry, sweepAt: Date): Promise<boolean> {
-    const due = keys.dueDelivery(entry.id, sweepAt.toISOString());
-    try {
-      await this.db.doc.send(
-        new UpdateCommand({
-          TableName: this.db.tableName,
-          Key: keys.delivery(entry.shop_id, entry.event_id, entry.id),
-          UpdateExpression: 'SET sweep_at = :sweepAt, gsi2sk = :next',
-          ConditionExpression: 'gsi2sk = :seen AND attempts = :attempts',
-          ExpressionAttributeValues: { ':sweepAt': sweepAt.toISOString(), ':next': due.gsi2sk, ':seen': entry.sweep_key, ':attempts': entry.attempts },
-        }),
-      );
-      return true;
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
-      throw err;
-    }
+  postpone(entry: DueEntry, sweepAt: Date): Promise<boolean> {
+    return updateIf(this.db, {
+      Key: keys.delivery(entry.shop_id, entry.event_id, entry.id),
+      UpdateExpression: 'SET sweep_at = :sweepAt, gsi2sk = :next',
+      ConditionExpression: 'gsi2sk = :seen AND attempts = :attempts',
+      ExpressionAttributeValues: { ':sweepAt': sweepAt.toISOString(), ':next': keys.dueDelivery(entry.id, sweepAt.toISOString()).gsi2sk, ':seen': entry.sweep_key, ':attempts': entry.attempts },
+    });
   }
 }

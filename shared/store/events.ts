@@ -1,11 +1,10 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { EVENT_RETENTION_SECONDS, type EventRecord } from '../domain/events';
 import type { EventWriter } from '../domain/webhook-endpoints';
 import type { EventReader } from '../domain/deliveries';
 import type { NotificationClaims } from '../domain/notifications';
 import type { Page, PageRequest } from '../domain/pagination';
-import { stripKeys, type Dynamo } from './client';
+import { stripKeys, updateIf, type Dynamo } from './client';
 import { queryPage } from './pagination';
 import { gsi1Partition, keys, shopPk, skPrefix } from './keys';
 import { TABLE } from './table';
@@ -51,38 +50,18 @@ export class DynamoEventStore implements EventWriter, EventReader, NotificationC
   }
 
   /** `notified_at` on the event item; never creates an item for an event that is gone. */
-  async claimNotification(shopId: string, eventId: string, at: string): Promise<boolean> {
-    try {
-      await this.db.doc.send(
-        new UpdateCommand({
-          TableName: this.db.tableName,
-          Key: keys.event(shopId, eventId),
-          UpdateExpression: 'SET notified_at = :at',
-          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(notified_at)',
-          ExpressionAttributeValues: { ':at': at },
-        }),
-      );
-      return true;
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
-      throw err;
-    }
+  claimNotification(shopId: string, eventId: string, at: string): Promise<boolean> {
+    return updateIf(this.db, {
+      Key: keys.event(shopId, eventId),
+      UpdateExpression: 'SET notified_at = :at',
+      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(notified_at)',
+      ExpressionAttributeValues: { ':at': at },
+    });
   }
 
+  /** Only our own claim: a later one stays. */
   async releaseNotification(shopId: string, eventId: string, at: string): Promise<void> {
-    try {
-      await this.db.doc.send(
-        new UpdateCommand({
-          TableName: this.db.tableName,
-          Key: keys.event(shopId, eventId),
-          UpdateExpression: 'REMOVE notified_at',
-          ConditionExpression: 'notified_at = :at',
-          ExpressionAttributeValues: { ':at': at },
-        }),
-      );
-    } catch (err) {
-      if (!(err instanceof ConditionalCheckFailedException)) throw err;
-    }
+    await updateIf(this.db, { Key: keys.event(shopId, eventId), UpdateExpression: 'REMOVE notified_at', ConditionExpression: 'notified_at = :at', ExpressionAttributeValues: { ':at': at } });
   }
 
   /** Newest first; with a type, through GSI1 rather than a filter. */

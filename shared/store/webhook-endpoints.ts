@@ -5,7 +5,7 @@ import type { EventRecord } from '../domain/events';
 import type { EndpointChanges, EndpointRecord, EndpointStore, StoredSecret } from '../domain/webhook-endpoints';
 import { HEALTHY, type Admission, type EndpointHealth } from '../webhooks/circuit';
 import { eventItem } from './events';
-import { batchGet, queryPrefix, stripKeys, type Dynamo } from './client';
+import { batchGet, queryPrefix, stripKeys, updateIf, type Dynamo } from './client';
 import { keys, shopPk, skPrefix } from './keys';
 
 /** The endpoint of a table item; endpoints saved before the circuit existed read as healthy. */
@@ -223,21 +223,12 @@ export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
 
   private async tryUpdate(endpoint: EndpointRecord, update: string, condition: string, names: Record<string, string>, values: Record<string, unknown>): Promise<boolean> {
     const usedNames = Object.fromEntries(Object.entries(names).filter(([k]) => update.includes(k) || condition.includes(k)));
-    try {
-      await this.db.doc.send(
-        new UpdateCommand({
-          TableName: this.db.tableName,
-          Key: keys.webhookEndpoint(endpoint.shop_id, endpoint.id),
-          UpdateExpression: update,
-          ConditionExpression: condition,
-          ExpressionAttributeNames: Object.keys(usedNames).length ? usedNames : undefined,
-          ExpressionAttributeValues: values,
-        }),
-      );
-      return true;
-    } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
-      throw err;
-    }
+    return updateIf(this.db, {
+      Key: keys.webhookEndpoint(endpoint.shop_id, endpoint.id),
+      UpdateExpression: update,
+      ConditionExpression: condition,
+      ExpressionAttributeNames: Object.keys(usedNames).length ? usedNames : undefined,
+      ExpressionAttributeValues: values,
+    });
   }
 }
