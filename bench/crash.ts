@@ -84,6 +84,11 @@ for (const r of results) {
   for (const l of r.lost) byEndpoint.set(l.endpoint, (byEndpoint.get(l.endpoint) ?? 0) + 1);
   const lost = [...byEndpoint].map(([e, n]) => `${e} ${n}`).join(', ');
   const requests = r.receivers.map((x) => `${x.name} ${x.requests}`).join(', ');
+  for (const l of r.lost.slice(0, 5)) console.log(`  - not arrived: ${l.endpoint} ${l.eventId}: ${l.row}`);
+  const afterUp = r.receivers.flatMap((x) => x.receipts.map((y) => y.at)).filter((at) => at >= r.restartedAt).map((at) => Math.floor((at - r.restartedAt) / 2000));
+  const buckets = new Map<number, number>();
+  for (const b of afterUp) buckets.set(b, (buckets.get(b) ?? 0) + 1);
+  console.log(`  requests after the restart, per 2 s: ${[...buckets].sort((a, b) => a[0] - b[0]).map(([b, n]) => `${b * 2}s:${n}`).join(' ')}`);
   console.log(`- ${describeKind[r.kind]}: killed ${r.killedAt}; ${r.acceptedEvents} events accepted, ${r.failedIngests} ingests failed at the kill${r.exitCode === null ? '' : `; exit code ${r.exitCode}`}; requests per receiver: ${requests}${lost ? `; lost per endpoint: ${lost}` : ''}${r.unaccepted ? `; ${r.unaccepted} requests for events whose ingest threw` : ''}${r.rejected ? `; ${r.rejected} FAILED signature verification` : ''}`);
 }
 console.log(

@@ -5,6 +5,8 @@
  * chosen moment, started again on the same data, and then every accepted (event, endpoint)
  * pair checked at the receivers. Shared by test/e2e/delivery-durability.test.ts and bench/crash.ts.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { ChildStack } from '../../test/helpers/child-stack';
 import { startFaultReceiver, type AnswerPolicy, type FaultReceiver } from './fault-receiver';
 
@@ -42,6 +44,8 @@ export interface CrashScenarioOptions {
 export interface LostPair {
   eventId: string;
   endpoint: string;
+  /** What the table says of it when the wait ended: "no row", or status, attempts and times. */
+  row: string;
 }
 
 export interface CrashScenarioResult {
@@ -68,6 +72,8 @@ export interface CrashScenarioResult {
   exitCode: number | null;
   /** Kill (or Ctrl-C) issued → the stack listening again, ms. */
   downMs: number;
+  /** performance.now() when the stack listened again. */
+  restartedAt: number;
   /** Stack listening again → last pair delivered, ms (null when nothing was delivered after it). */
   restartToLastDeliveryMs: number | null;
   receivers: FaultReceiver[];
@@ -79,12 +85,14 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
   const log = opts.log ?? (() => undefined);
   const tenant = await stack.newTenant(`Crash ${opts.kind}`);
   const receivers: FaultReceiver[] = [];
+  const endpointIds = new Map<string, string>();
   for (const e of opts.endpoints) {
     const receiver = await startFaultReceiver(e.name, e.policy);
     receivers.push(receiver);
     const created = await stack.api('POST', '/v1/webhook-endpoints', { key: tenant.key, body: { url: receiver.url, events: ['call.completed'] } });
     if (created.status !== 201) throw new Error(`could not create endpoint ${e.name}: ${created.status} ${created.text}`);
     receiver.setSecret(created.json.secret as string);
+    endpointIds.set(e.name, created.json.id as string);
   }
 
   const accepted: string[] = [];
@@ -162,16 +170,18 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
     await sleep(50);
   }
 
+  if (process.env.BENCH_CRASH_LOG_DIR) writeFileSync(join(process.env.BENCH_CRASH_LOG_DIR, `${opts.kind}.log`), stack.output());
   const acceptedSet = new Set(accepted);
   const lost: LostPair[] = [];
   let lastDelivery = -Infinity;
   for (const r of receivers) {
     for (const id of accepted) {
       const at = r.firstOk.get(id);
-      if (at === undefined) lost.push({ eventId: id, endpoint: r.name });
+      if (at === undefined) lost.push({ eventId: id, endpoint: r.name, row: '' });
       else lastDelivery = Math.max(lastDelivery, at);
     }
   }
+  for (const l of lost) l.row = await describeRow(stack, tenant.shop.id, l.eventId, endpointIds.get(l.endpoint) ?? '');
   return {
     kind: opts.kind,
     acceptedEvents: accepted.length,
@@ -186,9 +196,19 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
     killedAt,
     exitCode,
     downMs,
+    restartedAt,
     restartToLastDeliveryMs: lastDelivery > restartedAt ? lastDelivery - restartedAt : null,
     receivers,
   };
+}
+
+/** The delivery row of a pair that did not arrive, as the table has it: lost (no row, or ended) or late (still open). */
+async function describeRow(stack: ChildStack, shopId: string, eventId: string, endpointId: string): Promise<string> {
+  const rows = (await stack.tableDeps().deliveries.listForEvent(shopId, eventId)).filter((d) => d.endpoint_id === endpointId);
+  if (rows.length === 0) return 'no row';
+  return rows
+    .map((d) => `${d.status} after ${d.attempts} attempts, next ${d.next_attempt_at ?? '-'}, sweep ${d.sweep_at ?? '-'}, last ${d.last_response_status ?? d.last_error ?? '-'}`)
+    .join('; ');
 }
 
 /**

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { admit, afterAttempt, type Admission, type EndpointHealth, type Lease } from '../webhooks/circuit';
+import { admit, afterAttempt, MAX_IN_FLIGHT, type Admission, type EndpointHealth, type Lease } from '../webhooks/circuit';
 import { decide, isSlowDown, sweepGraceMs, type Outcome } from '../webhooks/policy';
 import type { SendResult } from '../webhooks/sender';
 import { signedHeaders } from '../webhooks/signer';
 import { messageOf, type AttemptRecord, type DeliveryMessage, type DeliveryRecord } from './deliveries';
 import type { AttemptDeps, AttemptUpdate } from './delivery-ports';
+import { newBatchContext, newRunway, settlePulled, type BatchContext, type Due, type Runway } from './delivery-runway';
 import { disableIfDue } from './endpoint-failure';
 import { toEventResource, type EventRecord } from './events';
 import { signingSecrets, type EndpointRecord } from './webhook-endpoints';
@@ -23,12 +24,6 @@ export type AttemptVerdict =
 /** `last_error` of an attempt that fell due while the endpoint's circuit was open: recorded, not sent. */
 export const CIRCUIT_OPEN = 'circuit_open';
 
-interface Due {
-  message: DeliveryMessage;
-  delivery: DeliveryRecord;
-  event: EventRecord;
-}
-
 /** A lease outlives the request it covers by the time to read and record around it. */
 const leaseMs = (timeoutMs: number) => timeoutMs + 5_000;
 
@@ -36,12 +31,15 @@ const leaseMs = (timeoutMs: number) => timeoutMs + 5_000;
  * One batch of queue messages (svix's worker, in stages): read every row, event and
  * endpoint in one request; per endpoint, admit what its in-flight limit and circuit allow
  * (one conditional write); then send, record and release each admitted delivery, record
- * the ones the open circuit holds back, and put the rest back on the queue shortly. No
- * delivery waits on another endpoint's receiver. The row is the truth: every change is
- * conditional on its attempt count, so a duplicate message sends nothing.
+ * the ones the open circuit holds back, and put the rest back on the queue shortly. A slot
+ * freed by a success passes on to the endpoint's next due delivery: one of this batch, or,
+ * when deliveries wait on the queue for a slot, one read from the table. No delivery waits
+ * on another endpoint's receiver. The row is the truth: every change is conditional on its
+ * attempt count, so a duplicate message sends nothing.
  */
 export async function deliverBatch(deps: AttemptDeps, messages: DeliveryMessage[]): Promise<PromiseSettledResult<AttemptVerdict>[]> {
   const inputs = await deps.deliveries.readForAttempts(messages);
+  const ctx = newBatchContext(deps.now().getTime());
   const groups = new Map<string, { endpoint: EndpointRecord | null; due: Due[] }>();
   const seen = new Set<string>();
   const early = messages.map((message): AttemptVerdict | Due => {
@@ -50,6 +48,7 @@ export async function deliverBatch(deps: AttemptDeps, messages: DeliveryMessage[
     if (!delivery || !event) return 'missing';
     if (seen.has(delivery.id) || !isOpen(delivery) || delivery.attempts >= message.attempt) return 'duplicate';
     seen.add(delivery.id);
+    ctx.taken.add(delivery.id);
     const key = `${delivery.shop_id}/${delivery.endpoint_id}`;
     const endpoint = inputs.endpoint(message);
     const group = groups.get(key) ?? { endpoint: endpoint?.id === delivery.endpoint_id ? endpoint : null, due: [] };
@@ -59,15 +58,18 @@ export async function deliverBatch(deps: AttemptDeps, messages: DeliveryMessage[
   });
   const byDelivery = new Map<string, Promise<AttemptVerdict>>();
   for (const { endpoint, due } of groups.values()) {
-    const settled = forEndpoint(deps, endpoint, due);
+    const settled = forEndpoint(deps, endpoint, due, ctx, false);
     due.forEach((d) => byDelivery.set(d.delivery.id, settled.then((verdicts) => verdicts.get(d.delivery.id) as Promise<AttemptVerdict>)));
   }
-  return Promise.allSettled(early.map((e) => (typeof e === 'string' ? Promise.resolve(e) : (byDelivery.get(e.delivery.id) as Promise<AttemptVerdict>))));
+  const results = await Promise.allSettled(early.map((e) => (typeof e === 'string' ? Promise.resolve(e) : (byDelivery.get(e.delivery.id) as Promise<AttemptVerdict>))));
+  await settlePulled(ctx);
+  return results;
 }
 
 const isOpen = (d: DeliveryRecord) => d.status === 'pending' || d.status === 'retrying';
 
-async function forEndpoint(deps: AttemptDeps, read: EndpointRecord | null, due: Due[]): Promise<Map<string, Promise<AttemptVerdict>>> {
+/** `pulled`: the deliveries were read from the table, not given by messages; they have wake-ups of their own, so none goes back on the queue. */
+async function forEndpoint(deps: AttemptDeps, read: EndpointRecord | null, due: Due[], ctx: BatchContext, pulled: boolean): Promise<Map<string, Promise<AttemptVerdict>>> {
   const first = due[0] as Due;
   const endpoint = read ?? (await deps.endpoints.get(first.delivery.shop_id, first.delivery.endpoint_id));
   const now = deps.now();
@@ -76,47 +78,55 @@ async function forEndpoint(deps: AttemptDeps, read: EndpointRecord | null, due: 
   for (const d of due) {
     const id = d.delivery.id;
     if (!admitted) verdicts.set(id, deps.deliveries.cancel(d.delivery).then(() => 'cancelled'));
-    else if (!admitted.admission) verdicts.set(id, defer(deps, d, now));
+    else if (!admitted.admission) verdicts.set(id, pulled ? LEFT_DUE : defer(deps, d, now));
   }
   if (!admitted?.admission) return verdicts;
   const { endpoint: current, admission } = admitted;
   const find = (id: string) => due.find((d) => d.delivery.id === id) as Due;
+  const healthy = admission.health.circuit === 'closed' && admission.health.consecutive_failures === 0;
   // Over the limit of a healthy endpoint: wait in this batch for a slot one of ours frees.
-  const healthy = admission.health.circuit === 'closed' && admission.health.consecutive_failures === 0 && admission.send.length > 0;
-  const runway = newRunway(deps, healthy ? admission.defer.map(find) : [], now);
+  const handsOn = healthy && admission.send.length > 0;
+  const runway = newRunway<AttemptVerdict>(ctx, handsOn ? admission.defer.map(find) : [], pulled, (d) => (pulled ? LEFT_DUE : defer(deps, d, deps.now())));
+  // …or, when none of ours is in flight, on the queue; the endpoint is marked, so the next success pulls due ones from the table.
+  const waitOnQueue = !handsOn && !pulled && admission.defer.length > 0;
+  const marked = waitOnQueue && healthy && admission.deferUntil === null ? deps.endpoints.markBacklog(current, now.toISOString()).catch(() => undefined) : undefined;
   for (const { deliveryId, lease } of admission.send) verdicts.set(deliveryId, attempt(deps, current, admission.health, find(deliveryId), lease, runway));
   for (const id of admission.circuitOpen) verdicts.set(id, recordNotSent(deps, find(id), now));
-  for (const id of admission.defer) verdicts.set(id, healthy ? runway.verdict(id) : defer(deps, find(id), now, admission.deferUntil));
+  for (const id of admission.defer) verdicts.set(id, handsOn ? runway.verdict(id) : pulled ? LEFT_DUE : defer(deps, find(id), now, admission.deferUntil));
   for (const id of admission.inFlight) verdicts.set(id, Promise.resolve('in_flight'));
+  await marked;
   return verdicts;
 }
 
-/** How long a batch keeps handing its slots on to its own waiting deliveries of one healthy endpoint. */
-const RUNWAY_MS = 5_000;
+/** A pulled delivery this batch does not take after all: it stays due on its row, and its own message or the sweeper wakes it. */
+const LEFT_DUE: Promise<AttemptVerdict> = Promise.resolve('deferred');
+
+/** Due deliveries read from the table at a time. */
+const PULL_PAGE = 8;
 
 /**
- * Deliveries of one endpoint that waited in this batch for a slot: a success hands its
- * slot to the next one in the same write (no trip through the queue); a failure, or the
- * end of the runway, puts the rest back on the queue.
+ * A success freed a slot of an endpoint whose deliveries wait for one: read its due ones
+ * from the table (oldest first) and attempt them in this batch, at the endpoint's limit.
+ * Whatever goes wrong, the rows keep their own wake-ups (queue message, schedule, sweeper).
  */
-interface Runway {
-  next(): Due | undefined;
-  start(due: Due, run: Promise<AttemptVerdict>): void;
-  flush(): void;
-  verdict(id: string): Promise<AttemptVerdict>;
-}
-
-function newRunway(deps: AttemptDeps, waiting: Due[], now: Date): Runway {
-  const deadline = now.getTime() + RUNWAY_MS;
-  const starts = new Map<string, (run: Promise<AttemptVerdict>) => void>();
-  const outcomes = new Map(waiting.map((d) => [d.delivery.id, new Promise<AttemptVerdict>((resolve) => starts.set(d.delivery.id, (run) => resolve(run)))]));
-  const settle = (id: string, run: Promise<AttemptVerdict>) => starts.get(id)?.(run);
-  return {
-    next: () => (Date.now() < deadline ? waiting.shift() : undefined),
-    start: (due, run) => settle(due.delivery.id, run),
-    flush: () => waiting.splice(0).forEach((d) => settle(d.delivery.id, defer(deps, d, deps.now()))),
-    verdict: (id) => outcomes.get(id) as Promise<AttemptVerdict>,
-  };
+async function pullDue(deps: AttemptDeps, endpoint: EndpointRecord, ctx: BatchContext): Promise<void> {
+  try {
+    const listed = await deps.deliveries.listDueForEndpoint(endpoint.shop_id, endpoint.id, deps.now(), PULL_PAGE + MAX_IN_FLIGHT);
+    const found = listed.filter((m) => !ctx.taken.has(m.delivery_id)).slice(0, PULL_PAGE);
+    if (found.length === 0) return;
+    found.forEach((m) => ctx.taken.add(m.delivery_id));
+    const inputs = await deps.deliveries.readForAttempts(found);
+    const due = found.flatMap((message): Due[] => {
+      const delivery = inputs.delivery(message);
+      const event = inputs.event(message);
+      return delivery && event && isOpen(delivery) && delivery.attempts < message.attempt ? [{ message, delivery, event }] : [];
+    });
+    const current = inputs.endpoint(found[0] as DeliveryMessage);
+    if (due.length === 0 || !current) return;
+    await Promise.allSettled((await forEndpoint(deps, current, due, ctx, true)).values());
+  } catch {
+    // Nothing lost: see above.
+  }
 }
 
 /**
@@ -136,7 +146,7 @@ async function admitOn(deps: AttemptDeps, read: EndpointRecord, due: Due[], now:
 }
 
 /** One admitted delivery; whatever fails on the way, the batch's waiting deliveries go back on the queue. */
-async function attempt(deps: AttemptDeps, endpoint: EndpointRecord, health: EndpointHealth, due: Due, lease: Lease, runway: Runway): Promise<AttemptVerdict> {
+async function attempt(deps: AttemptDeps, endpoint: EndpointRecord, health: EndpointHealth, due: Due, lease: Lease, runway: Runway<AttemptVerdict>): Promise<AttemptVerdict> {
   try {
     return await attemptOnce(deps, endpoint, health, due, lease, runway);
   } catch (err) {
@@ -145,7 +155,7 @@ async function attempt(deps: AttemptDeps, endpoint: EndpointRecord, health: Endp
   }
 }
 
-async function attemptOnce(deps: AttemptDeps, endpoint: EndpointRecord, health: EndpointHealth, due: Due, lease: Lease, runway: Runway): Promise<AttemptVerdict> {
+async function attemptOnce(deps: AttemptDeps, endpoint: EndpointRecord, health: EndpointHealth, due: Due, lease: Lease, runway: Runway<AttemptVerdict>): Promise<AttemptVerdict> {
   const { delivery, event } = due;
   const now = deps.now();
   let result: SendResult;
@@ -172,8 +182,10 @@ async function attemptOnce(deps: AttemptDeps, endpoint: EndpointRecord, health: 
   const released = await deps.endpoints.release(endpoint, delivery.id, lease.token, { succeeded, counted: true, opens, health: after, failingSince, handOver });
   if (following && handOver && released.handedOver) runway.start(following, attempt(deps, endpoint, after, following, handOver.lease, runway));
   else {
-    if (following) runway.start(following, defer(deps, following, deps.now()));
+    if (following) runway.start(following, runway.giveBack(following));
     runway.flush();
+    const pull = succeeded && !following && (released.backlog || runway.pulled) && Date.now() < runway.ctx.deadline;
+    if (pull) runway.ctx.pulled.push(pullDue(deps, endpoint, runway.ctx));
   }
   const before = released.circuitBefore;
   if (!recorded) return 'duplicate';

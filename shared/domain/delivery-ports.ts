@@ -34,6 +34,8 @@ export interface AttemptDeliveryStore extends DeliveryStore {
   cancel(delivery: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id'>): Promise<void>;
   /** Every pending or retrying delivery of the endpoint. */
   listOpenForEndpoint(shopId: string, endpointId: string): Promise<DeliveryRecord[]>;
+  /** Up to `limit` open deliveries of the endpoint already due at `now`, oldest first, as messages (read from an index: may lag a write). */
+  listDueForEndpoint(shopId: string, endpointId: string, now: Date, limit: number): Promise<DeliveryMessage[]>;
   /** Cancels every pending or retrying delivery of the endpoint; returns how many. */
   cancelOpenForEndpoint(shopId: string, endpointId: string): Promise<number>;
 }
@@ -53,10 +55,12 @@ export interface ReleaseChange {
   handOver?: { deliveryId: string; lease: Lease };
 }
 
-/** What a release did: the circuit as it was before, and whether a hand-over took the slot. */
+/** What a release did: the circuit as it was before, whether a hand-over took the slot, and whether it took the backlog mark. */
 export interface Released {
   circuitBefore: EndpointHealth['circuit'] | null;
   handedOver: boolean;
+  /** A success found the endpoint marked as having deliveries waiting for a slot (and cleared the mark). */
+  backlog: boolean;
 }
 
 export interface EndpointGateStore {
@@ -65,6 +69,8 @@ export interface EndpointGateStore {
   admit(endpoint: EndpointRecord, admission: Admission): Promise<boolean>;
   /** Drops the lease (if still ours) and writes the health; returns the circuit as it was before. */
   release(endpoint: EndpointRecord, deliveryId: string, token: string, change: ReleaseChange): Promise<Released>;
+  /** Marks that deliveries of the endpoint wait for a slot (on the queue): the next success pulls due ones from the table. */
+  markBacklog(endpoint: EndpointRecord, at: string): Promise<void>;
   /** Disables (if still enabled) and writes the event in one transaction; false if it was already disabled. */
   disable(endpoint: EndpointRecord, reason: 'failing' | 'gone', lastErrors: string[], event: EventRecord, at: string): Promise<boolean>;
 }

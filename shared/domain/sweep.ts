@@ -38,8 +38,14 @@ export interface SweepReport {
 }
 
 const PAGE = 200;
-/** A swept delivery is looked at again after this many graces if it is still not done (its message lost again). */
+/**
+ * A swept delivery is looked at again after this many graces if it is still not done (its
+ * message lost again), and never sooner than RESWEEP_MIN_MS: at a small TIME_SCALE a backlog
+ * takes longer to drain than a few graces, and sweeping it again would only add duplicates.
+ */
 const RESWEEP_GRACES = 5;
+export const RESWEEP_MIN_MS = 10_000;
+export const resweepMs = (timeScale: number) => Math.max(RESWEEP_GRACES * sweepGraceMs(timeScale), RESWEEP_MIN_MS);
 
 /**
  * The delivery row is the truth; this finds rows nobody woke. Every open row sits in the
@@ -52,13 +58,15 @@ const RESWEEP_GRACES = 5;
 export async function sweep(deps: SweepDeps, opts: { horizonMs?: number; budgetMs?: number } = {}): Promise<SweepReport> {
   const started = Date.now();
   const report: SweepReport = { found: 0, enqueued: 0, inFlight: 0 };
+  // One cutoff for the whole run: what it moves on lands past it, so a long run never sweeps a row twice.
+  const cutoff = new Date(deps.now().getTime() + (opts.horizonMs ?? 0));
   for (;;) {
     const now = deps.now();
-    const entries = await deps.due.overdue(new Date(now.getTime() + (opts.horizonMs ?? 0)), PAGE);
+    const entries = await deps.due.overdue(cutoff, PAGE);
     if (entries.length === 0) return report;
     report.found += entries.length;
     const endpoints = await deps.endpoints.getMany(entries);
-    const resweepAt = new Date(now.getTime() + RESWEEP_GRACES * sweepGraceMs(deps.timeScale));
+    const resweepAt = new Date(Math.max(now.getTime() + resweepMs(deps.timeScale), cutoff.getTime() + 1));
     const messages: DeliveryMessage[] = [];
     await Promise.all(
       entries.map(async (e) => {

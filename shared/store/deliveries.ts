@@ -1,7 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { BatchWriteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import type { DeliveryMessage, DeliveryRecord } from '../domain/deliveries';
+import { messageOf, type DeliveryMessage, type DeliveryRecord } from '../domain/deliveries';
 import type { AttemptDeliveryStore, AttemptInputs, AttemptUpdate } from '../domain/delivery-ports';
 import { EVENT_RETENTION_SECONDS } from '../domain/events';
 import { backOff, batchGet, getRecord, queryPrefix, stripKeys, updateIf, type Dynamo } from './client';
@@ -147,6 +147,30 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
       start = out.LastEvaluatedKey;
     } while (start);
     return rows;
+  }
+
+  async listDueForEndpoint(shopId: string, endpointId: string, now: Date, limit: number): Promise<DeliveryMessage[]> {
+    const due: DeliveryMessage[] = [];
+    let start: Record<string, unknown> | undefined;
+    // Oldest first (ids are time-ordered); a few pages at most, so an endpoint with many rows not yet due stays cheap.
+    for (let page = 0; page < 4 && due.length < limit; page++) {
+      const out = await this.db.doc.send(
+        new QueryCommand({
+          TableName: this.db.tableName,
+          IndexName: 'gsi1',
+          KeyConditionExpression: 'gsi1pk = :pk',
+          FilterExpression: 'next_attempt_at <= :now',
+          ProjectionExpression: 'shop_id, event_id, id, endpoint_id, attempts',
+          ExpressionAttributeValues: { ':pk': gsi1Partition.openDeliveries(shopId, endpointId), ':now': now.toISOString() },
+          Limit: 4 * limit,
+          ExclusiveStartKey: start,
+        }),
+      );
+      due.push(...(out.Items ?? []).map((i) => messageOf(i as DeliveryRecord)));
+      start = out.LastEvaluatedKey;
+      if (!start) break;
+    }
+    return due.slice(0, limit);
   }
 
   async cancelOpenForEndpoint(shopId: string, endpointId: string): Promise<number> {

@@ -184,8 +184,10 @@ export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
       values[':failingSince'] = change.failingSince;
       sets.push('failing_since = :failingSince');
     }
-    const own: { sets: string[]; names: Record<string, string>; values: Record<string, unknown>; condition: string } = {
+    const own: { sets: string[]; removes: string[]; names: Record<string, string>; values: Record<string, unknown>; condition: string } = {
       sets: [...sets],
+      // A success takes the backlog mark (UPDATED_OLD returns it): its holder goes on with the endpoint's due deliveries.
+      removes: ['#leases.#d', ...(change.succeeded ? ['backlog_at'] : [])],
       names: { ...names, '#token': 'token' },
       values: { ...values, ':token': token },
       condition: 'attribute_exists(pk) AND #leases.#d.#token = :token',
@@ -201,7 +203,7 @@ export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
         new UpdateCommand({
           TableName: this.db.tableName,
           Key: keys.webhookEndpoint(endpoint.shop_id, endpoint.id),
-          UpdateExpression: `${own.sets.length ? `SET ${own.sets.join(', ')} ` : ''}REMOVE #leases.#d`,
+          UpdateExpression: `${own.sets.length ? `SET ${own.sets.join(', ')} ` : ''}REMOVE ${own.removes.join(', ')}`,
           ConditionExpression: own.condition,
           ExpressionAttributeNames: own.names,
           ExpressionAttributeValues: own.values,
@@ -209,16 +211,20 @@ export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
         }),
       );
       const before = (out.Attributes?.health as EndpointHealth | undefined)?.circuit ?? endpoint.health.circuit;
-      return { circuitBefore: before, handedOver: change.handOver !== undefined };
+      return { circuitBefore: before, handedOver: change.handOver !== undefined, backlog: out.Attributes?.backlog_at !== undefined };
     } catch (err) {
       if (!(err instanceof ConditionalCheckFailedException)) throw err;
     }
     // Our lease expired and was taken again, the next delivery is in flight elsewhere, or the
     // endpoint is gone: drop our lease if it is still ours, and write the health.
     if (change.handOver) return { ...(await this.release(endpoint, deliveryId, token, { ...change, handOver: undefined })), handedOver: false };
-    if (sets.length === 0) return { circuitBefore: null, handedOver: false };
+    if (sets.length === 0) return { circuitBefore: null, handedOver: false, backlog: false };
     const ok = await this.tryUpdate(endpoint, `SET ${sets.join(', ')}`, 'attribute_exists(pk)', { '#leases': 'leases' }, values);
-    return { circuitBefore: ok ? endpoint.health.circuit : null, handedOver: false };
+    return { circuitBefore: ok ? endpoint.health.circuit : null, handedOver: false, backlog: false };
+  }
+
+  async markBacklog(endpoint: EndpointRecord, at: string): Promise<void> {
+    await this.tryUpdate(endpoint, 'SET backlog_at = :at', 'attribute_exists(pk)', {}, { ':at': at });
   }
 
   private async tryUpdate(endpoint: EndpointRecord, update: string, condition: string, names: Record<string, string>, values: Record<string, unknown>): Promise<boolean> {

@@ -69,8 +69,10 @@ describe('delivery across a crash or a stop of the local stack (child process, T
     await stack.restart();
     await new Promise((r) => setTimeout(r, 3000));
 
-    expect(second.receipts.map((r) => r.eventId)).toEqual([fresh]);
-    expect(first.receipts.map((r) => r.eventId).sort()).toEqual([...old, fresh].sort());
+    // Which events arrived, not how often: delivery is at least once (a stop between the receiver's answer and the row's update sends it again).
+    const arrived = (r: typeof first) => [...new Set(r.receipts.map((x) => x.eventId))].sort();
+    expect(arrived(second)).toEqual([fresh]);
+    expect(arrived(first)).toEqual([...old, fresh].sort());
     expect([first.rejected, second.rejected]).toEqual([0, 0]);
   }, 180_000);
 });

@@ -101,6 +101,35 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     expect(after?.health).toMatchObject({ circuit: 'closed', consecutive_failures: 0, last_success_at: expect.any(String) });
   });
 
+  it('deliveries that went back on the queue for want of a slot are pulled from the table by the batch whose success frees one', async () => {
+    const { rows, shop, endpoint } = await endpointWith(12);
+    let inFlight = 0;
+    let most = 0;
+    const h = harness(async () => {
+      most = Math.max(most, ++inFlight);
+      // The first ones answer slowly enough for the second batch to find every slot taken.
+      await new Promise((r) => setTimeout(r, h.posts.length <= MAX_IN_FLIGHT ? 400 : 20));
+      inFlight--;
+      return { status: 204 };
+    });
+    const holders = deliverBatch(h.attemptDeps, rows.slice(0, MAX_IN_FLIGHT).map((r) => messageOf(r)));
+    while (h.posts.length < MAX_IN_FLIGHT) await new Promise((r) => setTimeout(r, 5));
+    // The endpoint is full: this batch sends nothing, puts its messages back and marks the endpoint.
+    const late = rows.slice(MAX_IN_FLIGHT).map((r) => messageOf(r));
+    expect(verdicts(await deliverBatch(h.attemptDeps, late))).toEqual(Array(late.length).fill('deferred'));
+    expect(h.scheduled.map((s) => s.message.delivery_id).sort()).toEqual(late.map((m) => m.delivery_id).sort());
+    expect(await endpoints.get(shop.id, endpoint.id)).toHaveProperty('backlog_at');
+    // The holders' batch delivers its own and then the waiting ones, at the endpoint's limit.
+    expect(verdicts(await holders)).toEqual(Array(MAX_IN_FLIGHT).fill('delivered'));
+    expect(h.posts.sort()).toEqual(rows.map((r) => r.event_id).sort());
+    expect(most).toBe(MAX_IN_FLIGHT);
+    for (const r of rows) expect(await row(r)).toMatchObject({ status: 'succeeded', attempts: 1 });
+    expect(await endpoints.get(shop.id, endpoint.id)).not.toHaveProperty('backlog_at');
+    // The messages that went back come round again and send nothing.
+    expect(verdicts(await deliverBatch(h.attemptDeps, h.scheduled.map((s) => s.message)))).toEqual(Array(late.length).fill('duplicate'));
+    expect(h.posts).toHaveLength(rows.length);
+  });
+
   it('after an unanswered attempt, one at a time: the rest go back on the queue with no attempt used', async () => {
     const { rows } = await endpointWith(4);
     const h = harness(() => ({ status: null, error: 'timeout after 1000 ms' }));

@@ -1,5 +1,5 @@
 import type { DeliveryMessage } from '../../shared/domain/deliveries';
-import { sweep, type DueEntry, type DueIndex, type SweepDeps } from '../../shared/domain/sweep';
+import { RESWEEP_MIN_MS, sweep, type DueEntry, type DueIndex, type SweepDeps } from '../../shared/domain/sweep';
 import type { EndpointRecord } from '../../shared/domain/webhook-endpoints';
 import { HEALTHY, type Lease } from '../../shared/webhooks/circuit';
 import { sweepGraceMs } from '../../shared/webhooks/policy';
@@ -69,6 +69,19 @@ describe('sweeper decisions', () => {
     await sweep(d);
     expect(queued).toHaveLength(1);
     expect(postponed).toEqual([{ id: 'dlv_a', to: NOW + 5 * sweepGraceMs(1) }]);
+  });
+
+  it('never sweeps a row twice in one long run, and at a small TIME_SCALE waits at least 10 s before sweeping it again', async () => {
+    const entries = Array.from({ length: 450 }, (_, i) => entry(`dlv_${String(i).padStart(3, '0')}`, NOW - 1000 + i));
+    const { index, postponed } = memoryIndex(entries);
+    let clock = NOW;
+    const { d, queued } = deps(index);
+    // Each page takes 5 s (a slow table): longer than five graces at TIME_SCALE 0.01 (3 s).
+    const slow: SweepDeps = { ...d, timeScale: 0.01, now: () => new Date((clock += 2500)) };
+    const report = await sweep(slow);
+    expect(report).toEqual({ found: 450, enqueued: 450, inFlight: 0 });
+    expect(new Set(queued.map((m) => m.delivery_id)).size).toBe(450);
+    expect(Math.min(...postponed.map((p) => p.to)) - NOW).toBeGreaterThanOrEqual(RESWEEP_MIN_MS);
   });
 
   it('leaves a row alone while an attempt of it is in flight, and sends it once its lease has expired', async () => {

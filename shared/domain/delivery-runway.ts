@@ -1,0 +1,61 @@
+import type { DeliveryMessage, DeliveryRecord } from './deliveries';
+import type { EventRecord } from './events';
+
+/** One delivery of a batch, as read for its attempt. */
+export interface Due {
+  message: DeliveryMessage;
+  delivery: DeliveryRecord;
+  event: EventRecord;
+}
+
+/** How long a batch keeps passing an endpoint's slots on to its next due deliveries. */
+export const RUNWAY_MS = 5_000;
+
+/** What one batch shares across its endpoints and the deliveries it pulls from the table. */
+export interface BatchContext {
+  /** Deliveries this batch handles (its messages and those it pulled), so it never takes one twice. */
+  taken: Set<string>;
+  /** Until when (epoch ms) a freed slot passes on to the endpoint's next due delivery. */
+  deadline: number;
+  /** Work on pulled deliveries: the batch ends only when it has settled. */
+  pulled: Promise<unknown>[];
+}
+
+export const newBatchContext = (now: number): BatchContext => ({ taken: new Set(), deadline: now + RUNWAY_MS, pulled: [] });
+
+/** Waits for the pulled work, including what that work pulled in turn. */
+export async function settlePulled(ctx: BatchContext): Promise<void> {
+  while (ctx.pulled.length > 0) await Promise.allSettled(ctx.pulled.splice(0));
+}
+
+/**
+ * Deliveries of one healthy endpoint that wait in this batch for a slot: a success hands its
+ * slot to the next one in the same write (no trip through the queue); a failure, or the end
+ * of the runway, sends the rest back (`giveBack`).
+ */
+export interface Runway<V> {
+  readonly ctx: BatchContext;
+  /** This runway's deliveries were pulled from the table: when they run out, pull again. */
+  readonly pulled: boolean;
+  next(): Due | undefined;
+  start(due: Due, run: Promise<V>): void;
+  /** Sends one back: on the queue for a batch's own, left due on its row for a pulled one. */
+  giveBack(due: Due): Promise<V>;
+  flush(): void;
+  verdict(id: string): Promise<V>;
+}
+
+export function newRunway<V>(ctx: BatchContext, waiting: Due[], pulled: boolean, giveBack: (due: Due) => Promise<V>): Runway<V> {
+  const starts = new Map<string, (run: Promise<V>) => void>();
+  const outcomes = new Map(waiting.map((d) => [d.delivery.id, new Promise<V>((resolve) => starts.set(d.delivery.id, (run) => resolve(run)))]));
+  const settle = (id: string, run: Promise<V>) => starts.get(id)?.(run);
+  return {
+    ctx,
+    pulled,
+    next: () => (Date.now() < ctx.deadline ? waiting.shift() : undefined),
+    start: (due, run) => settle(due.delivery.id, run),
+    giveBack,
+    flush: () => waiting.splice(0).forEach((d) => settle(d.delivery.id, giveBack(d))),
+    verdict: (id) => outcomes.get(id) as Promise<V>,
+  };
+}
