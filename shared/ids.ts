@@ -26,8 +26,7 @@ const CROCKFORD = '0123456789abcdefghjkmnpqrstvwxyz';
  * delivery rows made by the fan-out, so a retried stream batch rewrites nothing new.
  */
 export function derivedId(prefix: IdPrefix, timeMs: number, seed: string): string {
-  let time = '';
-  for (let t = timeMs, i = 0; i < 10; i++, t = Math.floor(t / 32)) time = CROCKFORD[t % 32] + time;
+  const time = encodeTime(timeMs);
   const digest = createHash('sha256').update(seed).digest();
   let random = '';
   for (let i = 0; i < 16; i++) random += CROCKFORD[(digest[i] as number) % 32];
@@ -38,4 +37,15 @@ export function derivedId(prefix: IdPrefix, timeMs: number, seed: string): strin
 export function idTime(id: string): number {
   const body = id.slice(id.indexOf('_') + 1, id.indexOf('_') + 11);
   return [...body].reduce((acc, ch) => acc * 32 + CROCKFORD.indexOf(ch), 0);
+}
+
+/** The smallest or largest id of a prefix made at `timeMs`: bounds of a key range by time. */
+export function idBound(prefix: IdPrefix, timeMs: number, end: 'first' | 'last'): string {
+  return `${prefix}_${encodeTime(timeMs)}${(end === 'first' ? '0' : 'z').repeat(16)}`;
+}
+
+function encodeTime(timeMs: number): string {
+  let time = '';
+  for (let t = timeMs, i = 0; i < 10; i++, t = Math.floor(t / 32)) time = CROCKFORD[t % 32] + time;
+  return time;
 }

@@ -5,7 +5,7 @@
  */
 import type { Scope } from './domain/scopes';
 
-export type HttpMethod = 'GET' | 'POST' | 'PATCH';
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 export interface Route {
   operationId: string;
@@ -13,7 +13,7 @@ export interface Route {
   /** API Gateway route syntax: `{name}` is a path parameter. */
   path: string;
   scope: Scope;
-  /** Needs a write key (every POST and PATCH). */
+  /** Needs a write key (every POST, PATCH and DELETE). */
   write: boolean;
   /** Accepts an Idempotency-Key header. */
   idempotent: boolean;
@@ -48,7 +48,12 @@ const route = (
 export const routes: readonly Route[] = [
   route('createWebhookEndpoint', 'POST', '/v1/webhook-endpoints', 'webhooks:write', 'functions/api/create-webhook-endpoint.ts', { idempotent: true }),
   route('listWebhookEndpoints', 'GET', '/v1/webhook-endpoints', 'webhooks:write', 'functions/api/list-webhook-endpoints.ts'),
+  route('getWebhookEndpoint', 'GET', '/v1/webhook-endpoints/{id}', 'webhooks:write', 'functions/api/get-webhook-endpoint.ts'),
   route('updateWebhookEndpoint', 'PATCH', '/v1/webhook-endpoints/{id}', 'webhooks:write', 'functions/api/update-webhook-endpoint.ts'),
+  route('deleteWebhookEndpoint', 'DELETE', '/v1/webhook-endpoints/{id}', 'webhooks:write', 'functions/api/delete-webhook-endpoint.ts'),
+  route('listWebhookEndpointDeliveries', 'GET', '/v1/webhook-endpoints/{id}/deliveries', 'webhooks:write', 'functions/api/list-webhook-endpoint-deliveries.ts', { secrets: ['cursor'] }),
+  route('getWebhookEndpointStats', 'GET', '/v1/webhook-endpoints/{id}/stats', 'webhooks:write', 'functions/api/get-webhook-endpoint-stats.ts'),
+  route('recoverWebhookEndpoint', 'POST', '/v1/webhook-endpoints/{id}/recover', 'webhooks:write', 'functions/api/recover-webhook-endpoint.ts', { idempotent: true }),
   route('rotateWebhookEndpointSecret', 'POST', '/v1/webhook-endpoints/{id}/rotate-secret', 'webhooks:write', 'functions/api/rotate-webhook-endpoint-secret.ts', { secrets: ['cipher'] }),
   route('testWebhookEndpoint', 'POST', '/v1/webhook-endpoints/{id}/test', 'webhooks:write', 'functions/api/test-webhook-endpoint.ts'),
   route('listEvents', 'GET', '/v1/events', 'webhooks:write', 'functions/api/list-events.ts', { secrets: ['cursor'] }),

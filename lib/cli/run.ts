@@ -5,6 +5,7 @@ import { canonicalTimeZone } from '../../shared/domain/shop-schema';
 import { ingestCall } from '../../shared/domain/calls';
 import { isId } from '../../shared/ids';
 import { simulatedCall } from './simulate';
+import { enableEndpoint, endpointLine, eventLines, listShopEndpoints, showEvent } from './webhooks';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 
 export interface Io {
@@ -21,6 +22,9 @@ const USAGE = `Usage: npm run cli -- <command> [options]
   key create  --shop SHOP_ID --scopes a,b,...|all [--write] [--mode test|live] [--json]
   key revoke  --key-id KEY_ID [--json]
   call simulate --shop SHOP_ID [--count N] [--with-job] [--emergency] [--json]
+  endpoint list   --shop SHOP_ID [--failing] [--json]
+  endpoint enable --shop SHOP_ID --id WE_ID [--json]
+  event show EVT_ID --shop SHOP_ID [--json]      (its deliveries with their attempt logs)
 
 Environment: DYNAMODB_ENDPOINT (default http://127.0.0.1:8000, as npm start), TABLE_NAME (default shop-calls).
 Against AWS: unset DYNAMODB_ENDPOINT=, set AWS_REGION, TABLE_NAME and credentials.`;
@@ -28,11 +32,22 @@ Against AWS: unset DYNAMODB_ENDPOINT=, set AWS_REGION, TABLE_NAME and credential
 type Options = Record<string, { type: 'string' | 'boolean' }>;
 
 function parse(args: string[], options: Options) {
+  return parseWith(args, options, false).values;
+}
+
+function parseWith(args: string[], options: Options, allowPositionals: boolean) {
   try {
-    return parseArgs({ args, options, strict: true, allowPositionals: false }).values as Record<string, string | boolean | undefined>;
+    const parsed = parseArgs({ args, options, strict: true, allowPositionals });
+    return { values: parsed.values as Record<string, string | boolean | undefined>, positionals: parsed.positionals };
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
+}
+
+async function requiredShop(deps: Deps, values: Record<string, unknown>): Promise<string> {
+  const shopId = required(values, 'shop');
+  if (!isId('shop', shopId) || !(await deps.shops.get(shopId))) throw new UsageError(`No such shop: ${shopId}`);
+  return shopId;
 }
 
 function required(values: Record<string, unknown>, name: string): string {
@@ -127,6 +142,32 @@ const commands: Record<string, Command> = {
       results.push({ call_id: r.call_id, job_ids: r.job_ids, event_ids: r.event_ids });
     }
     io.out(v.json ? JSON.stringify(results) : results.map((r) => `${r.call_id}${r.job_ids.length ? ` → ${r.job_ids.join(', ')}` : ''}`).join('\n'));
+  },
+
+  'endpoint list': async (args, deps, io) => {
+    const v = parse(args, { shop: { type: 'string' }, failing: { type: 'boolean' }, json: { type: 'boolean' } });
+    const endpoints = await listShopEndpoints(deps, await requiredShop(deps, v), v.failing === true);
+    if (v.json) io.out(JSON.stringify(endpoints));
+    else io.out(endpoints.length ? endpoints.map(endpointLine).join('\n') : v.failing ? 'No failing endpoints.' : 'No endpoints.');
+  },
+
+  'endpoint enable': async (args, deps, io) => {
+    const v = parse(args, { shop: { type: 'string' }, id: { type: 'string' }, json: { type: 'boolean' } });
+    const shopId = await requiredShop(deps, v);
+    const id = required(v, 'id');
+    const endpoint = await enableEndpoint(deps, shopId, id);
+    if (!endpoint) throw new UsageError(`No such webhook endpoint: ${id}`);
+    io.out(v.json ? JSON.stringify(endpoint) : `Enabled ${endpointLine(endpoint)}`);
+  },
+
+  'event show': async (args, deps, io) => {
+    const { values: v, positionals } = parseWith(args, { shop: { type: 'string' }, json: { type: 'boolean' } }, true);
+    const shopId = await requiredShop(deps, v);
+    const [id, ...extra] = positionals;
+    if (!id || extra.length > 0) throw new UsageError('event show takes exactly one event id');
+    const event = await showEvent(deps, shopId, id);
+    if (!event) throw new UsageError(`No such event: ${id}`);
+    io.out(v.json ? JSON.stringify(event) : eventLines(event).join('\n'));
   },
 };
 

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { callSchema, callSummarySchema, eventSchema, eventWithDeliveriesSchema, jobSchema, keyProfileSchema, shopSchema, transcriptSchema, webhookEndpointSchema, webhookEndpointWithSecretSchema } from '../../shared/domain/resources';
+import { callSchema, callSummarySchema, deletedWebhookEndpointSchema, deliverySchema, eventSchema, recoverySchema, webhookEndpointStatsSchema, eventWithDeliveriesSchema, jobSchema, keyProfileSchema, shopSchema, transcriptSchema, webhookEndpointSchema, webhookEndpointWithSecretSchema } from '../../shared/domain/resources';
 import { listOf } from './envelopes';
 
 export interface OperationResponse {
@@ -17,6 +17,7 @@ export const responses: Record<string, OperationResponse> = {
   approveJob: { schema: jobSchema },
   createWebhookEndpoint: { schema: webhookEndpointWithSecretSchema, status: 201 },
   declineJob: { schema: jobSchema },
+  deleteWebhookEndpoint: { schema: deletedWebhookEndpointSchema },
   getCallSummary: { schema: callSummarySchema },
   getCallTranscript: { schema: transcriptSchema },
   getCall: { schema: callSchema },
@@ -24,10 +25,14 @@ export const responses: Record<string, OperationResponse> = {
   getJob: { schema: jobSchema },
   getMe: { schema: keyProfileSchema },
   getShop: { schema: shopSchema },
+  getWebhookEndpoint: { schema: webhookEndpointSchema },
+  getWebhookEndpointStats: { schema: webhookEndpointStatsSchema },
   listCalls: { schema: listOf(callSchema, 'Call') },
   listEvents: { schema: listOf(eventSchema, 'Event') },
   listJobs: { schema: listOf(jobSchema, 'Job') },
+  listWebhookEndpointDeliveries: { schema: listOf(deliverySchema, 'Delivery') },
   listWebhookEndpoints: { schema: listOf(webhookEndpointSchema, 'WebhookEndpoint') },
+  recoverWebhookEndpoint: { schema: recoverySchema, status: 202 },
   redeliverEvent: { schema: eventWithDeliveriesSchema, status: 202 },
   rotateWebhookEndpointSecret: { schema: webhookEndpointWithSecretSchema },
   testWebhookEndpoint: { schema: eventSchema, status: 202 },

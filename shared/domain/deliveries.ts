@@ -5,8 +5,10 @@ import { toEventResource, type EventRecord } from './events';
 import type { Resource } from './resources';
 import type { EndpointRecord } from './webhook-endpoints';
 import { SWEEP_GRACE_MS, sweepGraceMs } from '../webhooks/policy';
+import { isOpenStatus, type DeliveryStatus } from './delivery-status';
+import type { EventType } from './event-types';
 
-export type DeliveryStatus = 'pending' | 'retrying' | 'succeeded' | 'failed' | 'cancelled';
+export type { DeliveryStatus } from './delivery-status';
 
 export interface AttemptRecord {
   attempt: number;
@@ -21,6 +23,8 @@ export interface DeliveryRecord {
   id: string;
   shop_id: string;
   event_id: string;
+  /** The event's type, copied at creation; absent on rows written before it was (the reader looks it up). */
+  event_type?: EventType;
   endpoint_id: string;
   status: DeliveryStatus;
   attempts: number;
@@ -28,7 +32,7 @@ export interface DeliveryRecord {
   next_attempt_at: string | null;
   last_response_status: number | null;
   last_error: string | null;
-  /** The attempts so far (at most 8), for operators; not part of the API resource. */
+  /** The attempts so far (at most 8, `circuit_open` ones included); the API shows it as `attempt_log`. */
   history: AttemptRecord[];
   /** `fanout` for the first delivery of an event, `redeliver` for one asked for by the API. */
   origin: 'fanout' | 'redeliver';
@@ -60,24 +64,34 @@ export interface DeliveryStore {
   createAll(rows: DeliveryRecord[]): Promise<void>;
   get(shopId: string, eventId: string, deliveryId: string): Promise<DeliveryRecord | null>;
   listForEvent(shopId: string, eventId: string): Promise<DeliveryRecord[]>;
+  /** Ends an open delivery as `cancelled` (one that ended meanwhile keeps its outcome). */
+  cancel(delivery: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id'>): Promise<void>;
 }
 
 export interface DeliveryQueue {
   send(messages: DeliveryMessage[]): Promise<void>;
 }
 
-export function toDeliveryResource(d: DeliveryRecord): Resource<'delivery'> {
+export function toDeliveryResource(d: DeliveryRecord, eventType: EventType): Resource<'delivery'> {
   return {
     id: d.id,
     object: 'delivery' as const,
     endpoint_id: d.endpoint_id,
+    event_id: d.event_id,
+    event_type: eventType,
     status: d.status,
     attempts: d.attempts,
     last_attempt_at: d.last_attempt_at,
     next_attempt_at: d.next_attempt_at,
     last_response_status: d.last_response_status,
     last_error: d.last_error,
+    attempt_log: (d.history ?? []).map(toAttemptLogEntry),
   };
+}
+
+/** One attempt as the API shows it; the row names the receiver's status `status`. */
+export function toAttemptLogEntry(a: AttemptRecord): Resource<'delivery'>['attempt_log'][number] {
+  return { attempt: a.attempt, at: a.at, response_status: a.status, duration_ms: a.duration_ms, error: a.error, response_snippet: a.response_snippet };
 }
 
 export const messageOf = (d: DeliveryRecord, attempt = d.attempts + 1): DeliveryMessage => ({
@@ -105,6 +119,7 @@ export function newDelivery(event: EventRecord, endpointId: string, id: string, 
     id,
     shop_id: event.shop_id,
     event_id: event.id,
+    event_type: event.type,
     endpoint_id: endpointId,
     status: 'pending',
     attempts: 0,
@@ -176,6 +191,18 @@ export async function redeliver(deps: RedeliverDeps, shopId: string, eventId: st
   const now = deps.now();
   const rows = targets.map((e) => newDelivery(event, e.id, newId('dlv', now.getTime()), 'redeliver', now, sweepGraceMs(deps.timeScale)));
   await deps.deliveries.createAll(rows);
-  return { ...toEventResource(event), deliveries: rows.map(toDeliveryResource) };
+  await supersede(deps.deliveries, await deps.deliveries.listForEvent(shopId, event.id), rows);
+  return { ...toEventResource(event), deliveries: rows.map((d) => toDeliveryResource(d, event.type)) };
 }
 
+/**
+ * The new rows replace any delivery of the same event to the same endpoint that is still
+ * pending or retrying: it is cancelled, so a later retry, queue message or sweep of it sends
+ * nothing and the receiver does not get the event twice. The new rows are written first:
+ * a crash in between can cost a duplicate (at-least-once), never the event.
+ */
+export async function supersede(deliveries: Pick<DeliveryStore, 'cancel'>, existing: DeliveryRecord[], created: DeliveryRecord[]): Promise<number> {
+  const replaced = existing.filter((d) => isOpenStatus(d.status) && created.some((c) => c.endpoint_id === d.endpoint_id && c.event_id === d.event_id && c.id !== d.id));
+  await Promise.all(replaced.map((d) => deliveries.cancel(d)));
+  return replaced.length;
+}

@@ -17,5 +17,5 @@ export async function listEvents(deps: EventLogDeps, shopId: string, page: PageR
 export async function getEvent(deps: EventLogDeps, shopId: string, id: string): Promise<Resource<'eventWithDeliveries'>> {
   const event = await findExisting('evt', 'event', id, (eventId) => deps.events.get(shopId, eventId));
   const deliveries = await deps.deliveries.listForEvent(shopId, id);
-  return { ...toEventResource(event), deliveries: deliveries.map(toDeliveryResource) };
+  return { ...toEventResource(event), deliveries: deliveries.map((d) => toDeliveryResource(d, event.type)) };
 }

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { CALL_OUTCOMES, URGENCIES } from './calls-schema';
+import { DELIVERY_STATUSES } from './delivery-status';
 import { EVENT_TYPES } from './event-types';
 import { JOB_STATUSES } from './jobs';
 import { BOOKING_MODES, WEEKDAYS } from './shop-schema';
@@ -134,19 +135,60 @@ export const webhookEndpointWithSecretSchema = z
   .strictObject({ ...endpointShape, secret: z.string().regex(/^whsec_/).describe('Shown only in this response: store it now.') })
   .meta({ id: 'WebhookEndpointWithSecret' });
 
+export const attemptLogEntrySchema = z
+  .strictObject({
+    attempt: z.int().min(1),
+    at: time,
+    response_status: z.int().nullable().describe('The receiver\'s HTTP status; null when it never answered or the attempt was not sent (`error: "circuit_open"`).'),
+    duration_ms: z.int(),
+    error: z.string().nullable(),
+    response_snippet: z.string().nullable().describe('At most the first 1 KiB of the receiver\'s body, as text.'),
+  })
+  .meta({ id: 'DeliveryAttempt' });
+
 export const deliverySchema = z
   .strictObject({
     id: id('dlv'),
     object: z.literal('delivery'),
     endpoint_id: id('we'),
-    status: z.enum(['pending', 'retrying', 'succeeded', 'failed', 'cancelled']),
+    event_id: id('evt'),
+    event_type: z.enum(EVENT_TYPES),
+    status: z.enum(DELIVERY_STATUSES),
     attempts: z.int(),
     last_attempt_at: nullableTime,
     next_attempt_at: nullableTime,
     last_response_status: z.int().nullable(),
     last_error: z.string().nullable(),
+    attempt_log: z.array(attemptLogEntrySchema).describe('One entry per attempt, oldest first (at most 8).'),
   })
   .meta({ id: 'Delivery' });
+
+export const deletedWebhookEndpointSchema = z
+  .strictObject({ id: id('we'), object: z.literal('webhook_endpoint'), deleted: z.literal(true) })
+  .meta({ id: 'DeletedWebhookEndpoint' });
+
+const nullableRate = z.number().min(0).max(1).nullable();
+export const webhookEndpointStatsSchema = z
+  .strictObject({
+    object: z.literal('webhook_endpoint_stats'),
+    endpoint_id: id('we'),
+    window_hours: z.literal(24),
+    attempts: z.int().describe('Attempts sent in the window (not those held back by an open circuit).'),
+    succeeded: z.int(),
+    failed: z.int(),
+    success_rate: nullableRate.describe('succeeded / attempts; null when there were none.'),
+    latency_ms: z
+      .strictObject({ p50: z.int().nullable(), p95: z.int().nullable() })
+      .describe('Of the attempts sent, from a histogram (each value is its bucket\'s upper bound, at most 25 % above the true one); null when none.'),
+    deliveries: z
+      .strictObject({ pending: z.int(), retrying: z.int(), failed: z.int() })
+      .describe('Delivery rows by status: open ones now, and those that failed (their last attempt) in the window.'),
+  })
+  .meta({ id: 'WebhookEndpointStats' });
+
+export const recoverySchema = z
+  .strictObject({ object: z.literal('recovery'), endpoint_id: id('we'), since: time, until: time, deliveries_queued: z.int() })
+  .meta({ id: 'Recovery' });
 
 const eventShape = { id: id('evt'), object: z.literal('event'), type: z.enum(EVENT_TYPES), timestamp: time, data: z.record(z.string(), z.unknown()) };
 export const eventSchema = z.strictObject(eventShape).meta({ id: 'Event' });
@@ -181,6 +223,9 @@ export const resourceSchemas = {
   webhookEndpoint: webhookEndpointSchema,
   webhookEndpointWithSecret: webhookEndpointWithSecretSchema,
   delivery: deliverySchema,
+  deletedWebhookEndpoint: deletedWebhookEndpointSchema,
+  webhookEndpointStats: webhookEndpointStatsSchema,
+  recovery: recoverySchema,
   event: eventSchema,
   eventWithDeliveries: eventWithDeliveriesSchema,
 };

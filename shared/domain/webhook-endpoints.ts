@@ -48,6 +48,8 @@ export interface EndpointStore {
   update(shopId: string, id: string, changes: EndpointChanges, updatedAt: string): Promise<EndpointRecord | null>;
   /** Replaces the secrets only if nobody rotated since `expectedVersion`; null on a lost race. */
   replaceSecrets(endpoint: EndpointRecord, secrets: StoredSecret[], expectedVersion: number, updatedAt: string): Promise<EndpointRecord | null>;
+  /** Deletes the endpoint and frees its place under the cap; false when it was not there. */
+  delete(shopId: string, id: string): Promise<boolean>;
 }
 
 export interface EventWriter {
@@ -90,7 +92,7 @@ async function guardedUrl(deps: Pick<EndpointDeps, 'checkUrl' | 'policy'>, url: 
   return verdict.url.toString();
 }
 
-async function loadEndpoint(deps: Pick<EndpointDeps, 'endpoints'>, shopId: string, id: string): Promise<EndpointRecord> {
+export async function loadEndpoint(deps: Pick<EndpointDeps, 'endpoints'>, shopId: string, id: string): Promise<EndpointRecord> {
   return findExisting('we', 'webhook endpoint', id, (endpointId) => deps.endpoints.get(shopId, endpointId));
 }
 

@@ -22,7 +22,7 @@ export function dynamo(config: TableConfig): Dynamo {
 
 /** Drops the item's key attributes, leaving the record the domain knows. */
 export function stripKeys<T>(item: Record<string, unknown>): T {
-  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, gsi2pk: _g3, gsi2sk: _g4, entity: _entity, expires_at: _exp, ...record } = item;
+  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, gsi2pk: _g3, gsi2sk: _g4, gsi3pk: _g5, gsi3sk: _g6, entity: _entity, expires_at: _exp, ...record } = item;
   return record as T;
 }
 

@@ -5,16 +5,26 @@ import { messageOf, type DeliveryMessage, type DeliveryRecord } from '../domain/
 import type { AttemptDeliveryStore, AttemptInputs, AttemptUpdate } from '../domain/delivery-ports';
 import { EVENT_RETENTION_SECONDS } from '../domain/events';
 import { backOff, batchGet, getRecord, queryPrefix, stripKeys, updateIf, type Dynamo } from './client';
-import { gsi1Partition, keys, shopPk, skPrefix } from './keys';
+import { gsi1Partition, gsi3Partition, keys, shopPk, skPrefix } from './keys';
+import { queryFilteredPage, queryPage } from './pagination';
+import type { Page, PageRequest } from '../domain/pagination';
+import type { DeliveryStatus } from '../domain/delivery-status';
+import type { EventType } from '../domain/event-types';
 import { TABLE } from './table';
 import { eventFromItem } from './events';
 import { endpointFromItem } from './webhook-endpoints';
+import { DynamoEndpointStatsStore } from './endpoint-stats';
+import { statsIncrement } from '../domain/endpoint-stats';
 
-/** Open deliveries carry the GSI1 entry of their endpoint and the GSI2 entry of the due index; both go when they end. */
+/**
+ * Open deliveries carry the GSI1 entry of their endpoint and the GSI2 entry of the due index;
+ * both go when they end. The GSI3 entry (the endpoint's list of all its deliveries) stays.
+ */
 function deliveryItem(d: DeliveryRecord): Record<string, unknown> {
   return {
     ...keys.delivery(d.shop_id, d.event_id, d.id),
     ...keys.openDeliveryByEndpoint(d.shop_id, d.endpoint_id, d.id),
+    ...keys.deliveryByEndpoint(d.shop_id, d.endpoint_id, d.id),
     ...(d.sweep_at ? keys.dueDelivery(d.id, d.sweep_at) : {}),
     entity: 'delivery',
     [TABLE.ttlAttribute]: Math.floor(Date.parse(d.created_at) / 1000) + EVENT_RETENTION_SECONDS,
@@ -26,7 +36,11 @@ const OPEN = { ':pending': 'pending', ':retrying': 'retrying' };
 const IS_OPEN = '#status IN (:pending, :retrying)';
 
 export class DynamoDeliveryStore implements AttemptDeliveryStore {
-  constructor(private readonly db: Dynamo) {}
+  private readonly stats: DynamoEndpointStatsStore;
+
+  constructor(private readonly db: Dynamo) {
+    this.stats = new DynamoEndpointStatsStore(db);
+  }
 
   async createMissing(rows: DeliveryRecord[]): Promise<DeliveryRecord[]> {
     const results = await Promise.all(
@@ -92,10 +106,10 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
     return items.map((i) => stripKeys<DeliveryRecord>(i));
   }
 
-  recordAttempt(d: DeliveryRecord, u: AttemptUpdate): Promise<boolean> {
+  async recordAttempt(d: DeliveryRecord, u: AttemptUpdate): Promise<boolean> {
     // Still open: it moves in the due index; ended: it leaves both indexes.
     const due = (u.status === 'pending' || u.status === 'retrying') && u.sweep_at ? keys.dueDelivery(d.id, u.sweep_at) : null;
-    return updateIf(this.db, {
+    const recorded = await updateIf(this.db, {
       Key: keys.delivery(d.shop_id, d.event_id, d.id),
       UpdateExpression:
         'SET #status = :status, attempts = :attempts, last_attempt_at = :at, next_attempt_at = :next, ' +
@@ -117,6 +131,9 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
         ...(due ? { ':duePk': due.gsi2pk, ':dueSk': due.gsi2sk } : {}),
       },
     });
+    // The endpoint's stats count each attempt once: only the write that recorded it adds to them.
+    if (recorded) await this.stats.addQuietly(d.shop_id, d.endpoint_id, new Date(u.entry.at), statsIncrement(u.entry, u.status));
+    return recorded;
   }
 
   /** Only an open delivery is cancelled; one that ended meanwhile keeps its outcome. */
@@ -173,12 +190,72 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
     return due.slice(0, limit);
   }
 
+  /**
+   * An endpoint's deliveries, newest first, through GSI3 (keys and status), then their rows
+   * from the table. With a status filter at most 1,000 index entries are read per page.
+   */
+  async listForEndpoint(shopId: string, endpointId: string, page: PageRequest, status?: DeliveryStatus): Promise<Page<TypedDelivery>> {
+    const query = {
+      IndexName: 'gsi3',
+      KeyConditionExpression: 'gsi3pk = :pk',
+      ExpressionAttributeValues: { ':pk': gsi3Partition.endpointDeliveries(shopId, endpointId), ...(status ? { ':status': status } : {}) },
+      ...(status ? { FilterExpression: '#status = :status', ExpressionAttributeNames: { '#status': 'status' } } : {}),
+      ScanIndexForward: false,
+    };
+    const found = status ? await queryFilteredPage(this.db, query, page, FILTER_BUDGET) : await queryPage(this.db, query, page);
+    const refs = found.items.map((i) => ({ pk: String(i.pk), sk: String(i.sk) }));
+    const rows = await batchGet(this.db, refs);
+    const deliveries = refs.map((r) => rows.get(`${r.pk}|${r.sk}`)).filter((i): i is Record<string, unknown> => i !== undefined).map((i) => stripKeys<DeliveryRecord>(i));
+    return { items: await this.withEventTypes(shopId, deliveries), next: found.next };
+  }
+
+  /** Rows written before `event_type` was copied onto them take it from their event (gone events: skipped). */
+  private async withEventTypes(shopId: string, rows: DeliveryRecord[]): Promise<TypedDelivery[]> {
+    const missing = [...new Set(rows.filter((d) => !d.event_type).map((d) => d.event_id))];
+    const events = missing.length ? await batchGet(this.db, missing.map((id) => keys.event(shopId, id))) : new Map();
+    const typeOf = (d: DeliveryRecord) => d.event_type ?? (events.get(`${shopPk(shopId)}|EVT#${d.event_id}`)?.type as EventType | undefined);
+    return rows.flatMap((d) => {
+      const type = typeOf(d);
+      return type ? [{ ...d, event_type: type }] : [];
+    });
+  }
+
+  /** How many of the endpoint's open deliveries are pending and retrying (its GSI1 entries, status only). */
+  async countOpenForEndpoint(shopId: string, endpointId: string): Promise<{ pending: number; retrying: number }> {
+    const counts = { pending: 0, retrying: 0 };
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await this.db.doc.send(
+        new QueryCommand({
+          TableName: this.db.tableName,
+          IndexName: 'gsi1',
+          KeyConditionExpression: 'gsi1pk = :pk',
+          ProjectionExpression: '#status',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':pk': gsi1Partition.openDeliveries(shopId, endpointId) },
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of out.Items ?? []) {
+        const status = item.status as unknown;
+        if (status === 'pending' || status === 'retrying') counts[status] += 1;
+      }
+      start = out.LastEvaluatedKey;
+    } while (start);
+    return counts;
+  }
+
   async cancelOpenForEndpoint(shopId: string, endpointId: string): Promise<number> {
     const open = await this.listOpenForEndpoint(shopId, endpointId);
     await Promise.all(open.map((d) => this.cancel(d)));
     return open.length;
   }
 }
+
+/** Index entries a filtered page of an endpoint's deliveries reads at most. */
+const FILTER_BUDGET = 1_000;
+
+type TypedDelivery = DeliveryRecord & { event_type: EventType };
 
 const mapOrNull = <T>(item: Record<string, unknown> | undefined, map: (i: Record<string, unknown>) => T): T | null => (item ? map(item) : null);
 

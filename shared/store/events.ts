@@ -8,6 +8,7 @@ import { stripKeys, updateIf, type Dynamo } from './client';
 import { queryPage } from './pagination';
 import { gsi1Partition, keys, shopPk, skPrefix } from './keys';
 import { TABLE } from './table';
+import { idBound } from '../ids';
 
 /**
  * The table item of an event: listed by shop and by type, expiring after 30 days. `data`
@@ -62,6 +63,17 @@ export class DynamoEventStore implements EventWriter, EventReader, NotificationC
   /** Only our own claim: a later one stays. */
   async releaseNotification(shopId: string, eventId: string, at: string): Promise<void> {
     await updateIf(this.db, { Key: keys.event(shopId, eventId), UpdateExpression: 'REMOVE notified_at', ConditionExpression: 'notified_at = :at', ExpressionAttributeValues: { ':at': at } });
+  }
+
+  /** Events made between two times (ids are time-sortable), oldest first, a page at a time. */
+  async listBetween(shopId: string, since: Date, until: Date, page: PageRequest): Promise<Page<EventRecord>> {
+    const query = {
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': shopPk(shopId), ':from': `${skPrefix.event}${idBound('evt', since.getTime(), 'first')}`, ':to': `${skPrefix.event}${idBound('evt', until.getTime(), 'last')}` },
+      ConsistentRead: true,
+    };
+    const result = await queryPage(this.db, query, page);
+    return { items: result.items.map(eventFromItem), next: result.next };
   }
 
   /** Newest first; with a type, through GSI1 rather than a filter. */

@@ -21,6 +21,11 @@ export const gsi1Partition = {
   openDeliveries: (shopId: string, endpointId: string): string => `${shopPk(shopId)}#WE#${endpointId}#OPEN`,
 } as const;
 
+/** GSI3 partitions: every delivery of an endpoint, whatever its status. */
+export const gsi3Partition = {
+  endpointDeliveries: (shopId: string, endpointId: string): string => `${shopPk(shopId)}#WE#${endpointId}#DLV`,
+} as const;
+
 export const keys = {
   shop: (shopId: string) => ({ pk: shopPk(shopId), sk: 'PROFILE' }),
 
@@ -55,6 +60,15 @@ export const keys = {
     gsi1sk: deliveryId,
   }),
 
+  /** GSI3 entry of every delivery, for its endpoint's list (newest first); it never changes. */
+  deliveryByEndpoint: (shopId: string, endpointId: string, deliveryId: string) => ({
+    gsi3pk: gsi3Partition.endpointDeliveries(shopId, endpointId),
+    gsi3sk: deliveryId,
+  }),
+
+  /** An endpoint's attempt counters over one stats bucket (see shared/domain/endpoint-stats.ts). */
+  endpointStats: (shopId: string, endpointId: string, bucketStart: string) => ({ pk: shopPk(shopId), sk: `${skPrefix.endpointStats(endpointId)}${bucketStart}` }),
+
   /**
    * GSI2 entry of a delivery while it is pending or retrying: the due index the sweeper
    * reads, one of `DUE_BUCKETS` partitions (by delivery id), sorted by sweep time.
@@ -81,4 +95,5 @@ export const skPrefix = {
   webhookEndpoint: 'WE#',
   event: 'EVT#',
   delivery: (eventId: string) => `DLV#${eventId}#`,
+  endpointStats: (endpointId: string) => `WESTAT#${endpointId}#`,
 } as const;

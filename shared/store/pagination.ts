@@ -34,3 +34,30 @@ export async function queryPage(
   const last = pageItems[pageItems.length - 1];
   return { items: pageItems, next: items.length > page.limit && last ? positionOf(last, input.IndexName) : undefined };
 }
+
+/**
+ * One page of a Query whose FilterExpression may reject most items: reads at most
+ * `maxEvaluated` items, so a rare match never costs a scan of the whole partition. When the
+ * budget runs out first the page may hold fewer than `limit` items (even none) and `next`
+ * resumes after the last item read.
+ */
+export async function queryFilteredPage(
+  db: Dynamo,
+  input: Omit<QueryCommandInput, 'TableName' | 'Limit' | 'ExclusiveStartKey'>,
+  page: PageRequest,
+  maxEvaluated: number,
+): Promise<Page<Record<string, unknown>>> {
+  const items: Record<string, unknown>[] = [];
+  let start = page.after;
+  let evaluated = 0;
+  do {
+    const out = await db.doc.send(new QueryCommand({ ...input, TableName: db.tableName, Limit: maxEvaluated - evaluated, ExclusiveStartKey: start }));
+    evaluated += out.ScannedCount ?? 0;
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start && items.length <= page.limit && evaluated < maxEvaluated);
+  const pageItems = items.slice(0, page.limit);
+  const last = pageItems[pageItems.length - 1];
+  if (items.length > page.limit && last) return { items: pageItems, next: positionOf(last, input.IndexName) };
+  return { items: pageItems, next: start };
+}

@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { EndpointGateStore, Released, ReleaseChange } from '../domain/delivery-ports';
 import type { EventRecord } from '../domain/events';
 import type { EndpointChanges, EndpointRecord, EndpointStore, StoredSecret } from '../domain/webhook-endpoints';
@@ -108,6 +108,45 @@ export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
       'attribute_exists(pk) AND secrets_version = :expected',
       { ':expected': expectedVersion },
     );
+  }
+
+  /**
+   * Deletes the endpoint (its encrypted secrets with it) and gives its place under the cap
+   * back, in one transaction; false when there was nothing to delete.
+   */
+  async delete(shopId: string, id: string): Promise<boolean> {
+    const remove = { TableName: this.db.tableName, Key: keys.webhookEndpoint(shopId, id), ConditionExpression: 'attribute_exists(pk)' };
+    try {
+      await this.db.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { Delete: remove },
+            {
+              Update: {
+                TableName: this.db.tableName,
+                Key: keys.shop(shopId),
+                UpdateExpression: 'SET webhook_endpoint_count = webhook_endpoint_count - :one',
+                ConditionExpression: 'webhook_endpoint_count >= :one',
+                ExpressionAttributeValues: { ':one': 1 },
+              },
+            },
+          ],
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (!(err instanceof TransactionCanceledException)) throw err;
+      if (err.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed') return false;
+      if (err.CancellationReasons?.[1]?.Code !== 'ConditionalCheckFailed') throw err;
+    }
+    // A shop saved before it counted its endpoints has no count to give back.
+    try {
+      await this.db.doc.send(new DeleteCommand(remove));
+      return true;
+    } catch (err) {
+      if (err instanceof ConditionalCheckFailedException) return false;
+      throw err;
+    }
   }
 
   async disable(endpoint: EndpointRecord, reason: 'failing' | 'gone', lastErrors: string[], event: EventRecord, at: string): Promise<boolean> {

@@ -8,11 +8,17 @@ import { addressProblem, type GuardPolicy } from './url-guard';
 
 export interface SendResult extends AttemptResult {
   durationMs: number;
-  /** The first bytes of the response body, for the delivery row. */
+  /** At most the first 1 KiB of the response body, as text, for the delivery's attempt log. */
   snippet: string | null;
 }
 
-const SNIPPET_BYTES = 512;
+/** The contract's bound on `response_snippet` (API-CONTRACT.md: the first 1 KiB of the receiver's body). */
+export const SNIPPET_BYTES = 1024;
+
+/** The first `SNIPPET_BYTES` of a body as UTF-8 text; a character cut at the limit is dropped, not mangled. */
+export function snippetOf(body: Buffer): string {
+  return new TextDecoder('utf-8', { fatal: false }).decode(body.subarray(0, SNIPPET_BYTES), { stream: true });
+}
 
 /**
  * DNS lookup that refuses forbidden addresses. Installed on the agents, so the check runs
@@ -73,7 +79,7 @@ export function httpSender(policy: GuardPolicy, timeoutMs: number): Sender {
               status: res.statusCode ?? null,
               error: null,
               retryAfterMs: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, Date.now()),
-              snippet: Buffer.concat(chunks).subarray(0, SNIPPET_BYTES).toString('utf8'),
+              snippet: snippetOf(Buffer.concat(chunks)),
             });
           });
           res.on('error', () => undefined);

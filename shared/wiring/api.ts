@@ -7,6 +7,9 @@ import type { JobDeps } from '../domain/jobs';
 import type { SecretCipher } from '../domain/secrets';
 import type { ShopDeps } from '../domain/shop';
 import type { EndpointDeps } from '../domain/webhook-endpoints';
+import type { LifecycleDeps } from '../domain/endpoint-lifecycle';
+import type { RecoveryDeps } from '../domain/recovery';
+import { DynamoEndpointStatsStore } from '../store/endpoint-stats';
 import type { IdempotencyDeps } from '../http/idempotency';
 import type { CursorDeps } from '../http/list';
 import { DynamoApiKeyStore } from '../store/api-keys';
@@ -78,6 +81,18 @@ export function eventLogDeps(config: Config): EventLogDeps & RedeliverDeps {
   }));
 }
 
+/** An endpoint's own pages (get, delete, deliveries, stats) and recover: table only. */
+export function endpointLifecycleDeps(config: Config): LifecycleDeps & RecoveryDeps {
+  return memo(config, endpointLifecycleDeps, () => ({
+    endpoints: new DynamoEndpointStore(dynamoOf(config)),
+    deliveries: new DynamoDeliveryStore(dynamoOf(config)),
+    events: new DynamoEventStore(dynamoOf(config)),
+    stats: new DynamoEndpointStatsStore(dynamoOf(config)),
+    timeScale: config.webhooks.timeScale,
+    now,
+  }));
+}
+
 export function cipherDeps(config: Config): { cipher: SecretCipher } {
   return memo(config, cipherDeps, () => ({ cipher: cipherOf(config) }));
 }
@@ -115,6 +130,7 @@ export type ApiDeps = { db: Dynamo } & ReturnType<typeof apiKeyDeps> &
   ReturnType<typeof urlGuardDeps> &
   ReturnType<typeof eventWriterDeps> &
   ReturnType<typeof eventLogDeps> &
+  ReturnType<typeof endpointLifecycleDeps> &
   ReturnType<typeof cipherDeps> &
   IdempotencyDeps &
   CursorDeps;
@@ -123,7 +139,7 @@ export function apiDeps(config: Config): ApiDeps {
   return memo(config, apiDeps, () =>
     Object.assign(
       { db: dynamoOf(config) },
-      ...[apiKeyDeps, shopDeps, callDeps, jobDeps, endpointDeps, urlGuardDeps, eventWriterDeps, eventLogDeps, cipherDeps, idempotencyDeps, cursorDeps].map((part) => part(config)),
+      ...[apiKeyDeps, shopDeps, callDeps, jobDeps, endpointDeps, urlGuardDeps, eventWriterDeps, eventLogDeps, endpointLifecycleDeps, cipherDeps, idempotencyDeps, cursorDeps].map((part) => part(config)),
     ) as ApiDeps,
   );
 }

@@ -1,6 +1,8 @@
 import { runCli } from '../../lib/cli/run';
 import { authenticate } from '../../shared/domain/api-keys';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
+import { newDelivery } from '../../shared/domain/deliveries';
+import { createEndpoint } from '../../shared/domain/webhook-endpoints';
 import { useFreshTable } from '../helpers/table';
 
 describe('operator CLI (DynamoDB Local)', () => {
@@ -60,6 +62,51 @@ describe('operator CLI (DynamoDB Local)', () => {
     const emergency = JSON.parse((await cli('call', 'simulate', '--shop', shop.id, '--emergency', '--json')).out);
     expect(await deps.jobs.get(shop.id, emergency[0].job_ids[0])).toMatchObject({ urgency: 'emergency' });
     expect((await cli('call', 'simulate', '--shop', shop.id, '--count', '0')).code).toBe(2);
+  });
+
+  it('lists endpoints (all, or only the failing ones) and re-enables one', async () => {
+    const shop = JSON.parse((await cli('shop', 'create', '--name', 'Hooks', '--owner-email', 'h@hooks.co', '--json')).out);
+    const make = (path: string) => createEndpoint(deps, shop.id, { url: `https://hooks.partner.example/${path}`, events: ['*'] });
+    const healthy = await make('healthy');
+    const broken = await make('broken');
+    await deps.endpoints.update(shop.id, broken.id, { enabled: false, disabled_reason: 'failing', failing_since: '2026-11-01T00:00:00.000Z' }, new Date().toISOString());
+
+    const all = JSON.parse((await cli('endpoint', 'list', '--shop', shop.id, '--json')).out) as { id: string }[];
+    expect(all.map((e) => e.id).sort()).toEqual([healthy.id, broken.id].sort());
+    const failing = await cli('endpoint', 'list', '--shop', shop.id, '--failing');
+    expect(failing.code).toBe(0);
+    expect(failing.out).toContain(broken.id);
+    expect(failing.out).toContain('disabled (failing)');
+    expect(failing.out).not.toContain(healthy.id);
+
+    const enabled = await cli('endpoint', 'enable', '--shop', shop.id, '--id', broken.id, '--json');
+    expect(enabled.code).toBe(0);
+    expect(JSON.parse(enabled.out)).toMatchObject({ id: broken.id, enabled: true, disabled_reason: null, failing_since: null });
+    expect((await cli('endpoint', 'list', '--shop', shop.id, '--failing')).out).toBe('No failing endpoints.');
+    expect((await cli('endpoint', 'enable', '--shop', shop.id, '--id', 'we_01jd0000000000000000000000')).err).toMatch(/No such webhook endpoint/);
+    expect((await cli('endpoint', 'list', '--shop', 'shop_01jd0000000000000000000000')).err).toMatch(/No such shop/);
+  });
+
+  it('shows an event with each delivery\'s attempt log', async () => {
+    const shop = JSON.parse((await cli('shop', 'create', '--name', 'Events', '--owner-email', 'e@events.co', '--json')).out);
+    const calls = JSON.parse((await cli('call', 'simulate', '--shop', shop.id, '--json')).out) as { event_ids: string[] }[];
+    const eventId = calls[0]?.event_ids[0] as string;
+    const event = await deps.events.get(shop.id, eventId);
+    const row = newDelivery(event!, 'we_01jd0000000000000000000000', 'dlv_01jd0000000000000000000000', 'fanout', new Date());
+    row.status = 'retrying';
+    row.attempts = 1;
+    row.history = [{ attempt: 1, at: '2026-11-21T18:04:05.123Z', status: 500, duration_ms: 42, error: 'HTTP 500', response_snippet: 'database\nlocked' }];
+    await deps.deliveries.createAll([row]);
+
+    const shown = await cli('event', 'show', eventId, '--shop', shop.id);
+    expect(shown.code).toBe(0);
+    expect(shown.out).toContain(`${eventId}  call.completed`);
+    expect(shown.out).toMatch(/dlv_01jd0000000000000000000000 → we_01jd0000000000000000000000 {2}retrying, 1 attempts/);
+    expect(shown.out).toContain('#1 2026-11-21T18:04:05.123Z  HTTP 500  42 ms  HTTP 500  "database locked"');
+    const json = JSON.parse((await cli('event', 'show', eventId, '--shop', shop.id, '--json')).out);
+    expect(json.deliveries[0].attempt_log[0]).toMatchObject({ response_status: 500, response_snippet: 'database\nlocked' });
+    expect((await cli('event', 'show', 'evt_01jd0000000000000000000000', '--shop', shop.id)).err).toMatch(/No such event/);
+    expect((await cli('event', 'show', '--shop', shop.id)).err).toMatch(/exactly one event id/);
   });
 
   it('rejects unknown scopes', async () => {

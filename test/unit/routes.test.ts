@@ -6,22 +6,22 @@ import { resolve, routes } from '../../shared/routes';
 const ROOT = join(__dirname, '..', '..');
 
 describe('route table', () => {
-  it('has the 19 operations of the spec, each once', () => {
-    expect(routes).toHaveLength(19);
-    expect(new Set(routes.map((r) => `${r.method} ${r.path}`)).size).toBe(19);
-    expect(new Set(routes.map((r) => r.operationId)).size).toBe(19);
+  it('has the 19 operations of the spec and the 5 of endpoint lifecycle and visibility, each once', () => {
+    expect(routes).toHaveLength(24);
+    expect(new Set(routes.map((r) => `${r.method} ${r.path}`)).size).toBe(24);
+    expect(new Set(routes.map((r) => r.operationId)).size).toBe(24);
   });
 
-  it('requires a write key exactly for POST and PATCH, and a known scope everywhere', () => {
+  it('requires a write key exactly for POST, PATCH and DELETE, and a known scope everywhere', () => {
     for (const r of routes) {
       expect(r.write).toBe(r.method !== 'GET');
       expect(SCOPES).toContain(r.scope);
     }
   });
 
-  it('accepts Idempotency-Key on exactly the four operations of the spec', () => {
+  it('accepts Idempotency-Key on exactly the four operations of the spec, and recover', () => {
     expect(routes.filter((r) => r.idempotent).map((r) => r.operationId).sort()).toEqual(
-      ['approveJob', 'createWebhookEndpoint', 'declineJob', 'updateShop'].sort(),
+      ['approveJob', 'createWebhookEndpoint', 'declineJob', 'updateShop', 'recoverWebhookEndpoint'].sort(),
     );
   });
 
@@ -34,6 +34,10 @@ describe('route table', () => {
     ['POST', '/v1/jobs/job_1/approve', 'route', 'approveJob'],
     ['PATCH', '/v1/shop', 'route', 'updateShop'],
     ['DELETE', '/v1/shop', 'method_not_allowed', 'GET, PATCH'],
+    ['DELETE', '/v1/webhook-endpoints/we_1', 'route', 'deleteWebhookEndpoint'],
+    ['PUT', '/v1/webhook-endpoints/we_1', 'method_not_allowed', 'GET, PATCH, DELETE'],
+    ['GET', '/v1/webhook-endpoints/we_1/deliveries', 'route', 'listWebhookEndpointDeliveries'],
+    ['GET', '/v1/webhook-endpoints/we_1/recover', 'method_not_allowed', 'POST'],
     ['GET', '/v1/jobs/job_1/approve', 'method_not_allowed', 'POST'],
     ['GET', '/v1/nothing', 'not_found', ''],
     ['GET', '/v1/calls/', 'not_found', ''],

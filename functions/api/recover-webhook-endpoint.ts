@@ -1,0 +1,20 @@
+import { recoverWebhookEndpointBody } from '../../shared/domain/endpoint-lifecycle-schema';
+import { recoverEndpoint, type RecoveryDeps } from '../../shared/domain/recovery';
+import { apiHandler } from '../../shared/http/handler';
+import { idempotent, type IdempotencyDeps } from '../../shared/http/idempotency';
+import { endpointLifecycleDeps, idempotencyDeps } from '../../shared/wiring/api';
+import { lambdaDeps } from '../../shared/wiring/memo';
+
+/**
+ * The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts.
+ * It writes delivery rows only; the table stream puts them on the queue (202).
+ */
+export const spec = { body: recoverWebhookEndpointBody };
+
+export const makeHandler = (deps: () => RecoveryDeps & IdempotencyDeps = lambdaDeps(endpointLifecycleDeps, idempotencyDeps)) =>
+  apiHandler('recoverWebhookEndpoint', spec, async ({ principal, pathParameters, body }) => ({
+    status: 202,
+    body: await recoverEndpoint(deps(), principal.shopId, pathParameters.id ?? '', body),
+  }), { idempotency: idempotent(() => deps().idempotency) });
+
+export const handler = makeHandler();

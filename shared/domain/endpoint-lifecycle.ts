@@ -1,0 +1,55 @@
+import { notFound } from '../errors';
+import type { DeliveryRecord, DeliveryStatus } from './deliveries';
+import { toDeliveryResource } from './deliveries';
+import { summarise, type StatsBucket } from './endpoint-stats';
+import type { EventType } from './event-types';
+import type { Page, PageRequest } from './pagination';
+import type { Resource } from './resources';
+import { loadEndpoint, toEndpointResource, type EndpointStore } from './webhook-endpoints';
+
+/** What an endpoint's own pages read: its deliveries (through their endpoint) and its stats counters. */
+export interface EndpointDeliveryReader {
+  listForEndpoint(shopId: string, endpointId: string, page: PageRequest, status?: DeliveryStatus): Promise<Page<DeliveryRecord & { event_type: EventType }>>;
+  countOpenForEndpoint(shopId: string, endpointId: string): Promise<{ pending: number; retrying: number }>;
+  cancelOpenForEndpoint(shopId: string, endpointId: string): Promise<number>;
+}
+
+export interface EndpointStatsReader {
+  window(shopId: string, endpointId: string, now: Date): Promise<StatsBucket[]>;
+}
+
+export interface LifecycleDeps {
+  endpoints: EndpointStore;
+  deliveries: EndpointDeliveryReader;
+  stats: EndpointStatsReader;
+  now: () => Date;
+}
+
+export async function getEndpoint(deps: Pick<LifecycleDeps, 'endpoints'>, shopId: string, id: string): Promise<Resource<'webhookEndpoint'>> {
+  return toEndpointResource(await loadEndpoint(deps, shopId, id));
+}
+
+/**
+ * Deletes the endpoint (its secrets go with its item) and frees its place under the cap,
+ * then cancels its open deliveries. A crash in between leaves nothing to send: the consumer
+ * cancels a delivery whose endpoint is gone when it comes due.
+ */
+export async function deleteEndpoint(deps: Pick<LifecycleDeps, 'endpoints' | 'deliveries'>, shopId: string, id: string): Promise<Resource<'deletedWebhookEndpoint'>> {
+  const endpoint = await loadEndpoint(deps, shopId, id);
+  // Deleted meanwhile by a concurrent request: that one answers 200, this one 404.
+  if (!(await deps.endpoints.delete(shopId, endpoint.id))) throw notFound('webhook endpoint', id);
+  await deps.deliveries.cancelOpenForEndpoint(shopId, endpoint.id);
+  return { id: endpoint.id, object: 'webhook_endpoint', deleted: true };
+}
+
+export async function listEndpointDeliveries(deps: Pick<LifecycleDeps, 'endpoints' | 'deliveries'>, shopId: string, id: string, page: PageRequest, status?: DeliveryStatus) {
+  const endpoint = await loadEndpoint(deps, shopId, id);
+  const found = await deps.deliveries.listForEndpoint(shopId, endpoint.id, page, status);
+  return { items: found.items.map((d) => toDeliveryResource(d, d.event_type)), next: found.next };
+}
+
+export async function getEndpointStats(deps: LifecycleDeps, shopId: string, id: string): Promise<Resource<'webhookEndpointStats'>> {
+  const endpoint = await loadEndpoint(deps, shopId, id);
+  const [buckets, open] = await Promise.all([deps.stats.window(shopId, endpoint.id, deps.now()), deps.deliveries.countOpenForEndpoint(shopId, endpoint.id)]);
+  return summarise(endpoint.id, buckets, open);
+}

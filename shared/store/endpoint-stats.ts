@@ -1,0 +1,77 @@
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { STATS_RETENTION_SECONDS, bucketStart, windowStart, type StatsBucket, type StatsIncrement } from '../domain/endpoint-stats';
+import { logger } from '../logger';
+import type { Dynamo } from './client';
+import { keys, shopPk, skPrefix } from './keys';
+import { TABLE } from './table';
+
+/**
+ * The counter items of endpoint stats: one per endpoint and 10-minute bucket, in the shop's
+ * partition, expiring after two days. Written with `ADD` (one small UpdateItem per attempt,
+ * concurrent attempts never lose a count); read with one Query over the window.
+ */
+export class DynamoEndpointStatsStore {
+  constructor(private readonly db: Dynamo) {}
+
+  async add(shopId: string, endpointId: string, at: Date, inc: StatsIncrement): Promise<void> {
+    const start = bucketStart(at);
+    const adds = ['attempts :attempts', 'succeeded :succeeded', 'failed :failed', 'deliveries_failed :deliveriesFailed'];
+    const values: Record<string, unknown> = { ':attempts': inc.attempts, ':succeeded': inc.succeeded, ':failed': inc.failed, ':deliveriesFailed': inc.deliveries_failed };
+    if (inc.latency !== null) {
+      adds.push(`l${inc.latency} :one`);
+      values[':one'] = 1;
+    }
+    await this.db.doc.send(
+      new UpdateCommand({
+        TableName: this.db.tableName,
+        Key: keys.endpointStats(shopId, endpointId, start),
+        UpdateExpression: `ADD ${adds.join(', ')} SET entity = :entity, #ttl = :ttl`,
+        ExpressionAttributeNames: { '#ttl': TABLE.ttlAttribute },
+        ExpressionAttributeValues: { ...values, ':entity': 'endpoint_stats', ':ttl': Math.floor(Date.parse(start) / 1000) + STATS_RETENTION_SECONDS },
+      }),
+    );
+  }
+
+  /**
+   * Stats are for people looking at an endpoint, not part of any delivery: a counter that
+   * cannot be written is logged and dropped, never failing the attempt that was recorded.
+   */
+  async addQuietly(shopId: string, endpointId: string, at: Date, inc: StatsIncrement | null): Promise<void> {
+    if (!inc) return;
+    try {
+      await this.add(shopId, endpointId, at, inc);
+    } catch (err) {
+      logger.warn('Endpoint stats not counted', { shop_id: shopId, endpoint_id: endpointId, error: err as Error });
+    }
+  }
+
+  /** Every bucket of the window ending `now` (at most 145 small items, one page). */
+  async window(shopId: string, endpointId: string, now: Date): Promise<StatsBucket[]> {
+    const prefix = skPrefix.endpointStats(endpointId);
+    const buckets: StatsBucket[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await this.db.doc.send(
+        new QueryCommand({
+          TableName: this.db.tableName,
+          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+          ExpressionAttributeValues: { ':pk': shopPk(shopId), ':from': `${prefix}${windowStart(now)}`, ':to': `${prefix}~` },
+          ExclusiveStartKey: start,
+        }),
+      );
+      buckets.push(...(out.Items ?? []).map(bucketOf));
+      start = out.LastEvaluatedKey;
+    } while (start);
+    return buckets;
+  }
+}
+
+function bucketOf(item: Record<string, unknown>): StatsBucket {
+  const n = (v: unknown) => (typeof v === 'number' ? v : 0);
+  const latency: Record<number, number> = {};
+  for (const [name, value] of Object.entries(item)) {
+    const m = /^l(\d+)$/.exec(name);
+    if (m) latency[Number(m[1])] = n(value);
+  }
+  return { attempts: n(item.attempts), succeeded: n(item.succeeded), failed: n(item.failed), deliveries_failed: n(item.deliveries_failed), latency };
+}
