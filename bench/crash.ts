@@ -18,7 +18,7 @@ import './lib/quiet';
 import { closeChildStacks, startChildStack } from '../test/helpers/child-stack';
 import { CRASH_KINDS, describeKind, runCrashScenario, type CrashKind, type CrashScenarioResult } from './lib/crash-scenario';
 import { answers, closeFaultReceivers } from './lib/fault-receiver';
-import { printTable, setting, verdict } from './lib/stats';
+import { percentile, printTable, setting, summarize, verdict } from './lib/stats';
 
 const EVENTS = setting('BENCH_CRASH_EVENTS', 100);
 const SETTLE_MS = setting('BENCH_CRASH_SETTLE_MS', 120_000);
@@ -50,6 +50,7 @@ try {
         endpoints: endpoints(),
         settleTimeoutMs: SETTLE_MS,
         idleGiveUpMs: 35_000,
+        timeScale: TIME_SCALE,
         log: (line) => console.error(`  ${line}`),
       });
       results.push(result);
@@ -78,6 +79,26 @@ printTable(`Crash and restart: ${EVENTS} events × 4 endpoints per scenario (chi
   'target',
   'result',
 ], results.map((r) => [describeKind[r.kind], r.acceptedPairs, r.deliveredBeforeKill, r.deliveredPairs, r.lost.length, r.duplicates, s(r.downMs), s(r.restartToLastDeliveryMs), '0 lost', verdict(r.lost.length === 0 && r.rejected === 0)]));
+const p90 = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 90);
+const sec = (x: number) => (Number.isFinite(x) ? (x / 1000).toFixed(1) : '-');
+const scaledMinute = 60_000 * TIME_SCALE;
+printTable(`Attempts after the restart: how late each went out, s (from the rows' attempt history; a scaled minute is ${scaledMinute} ms)`, [
+  'scenario',
+  'overdue at restart',
+  'sent: p50',
+  'p90',
+  'max',
+  'within a scaled minute',
+  'due later',
+  'late: p50',
+  'p90',
+  'max',
+], results.map((r) => {
+  const o = summarize(r.lateness.overdue);
+  const l = summarize(r.lateness.later);
+  const within = r.lateness.overdue.filter((x) => x <= scaledMinute).length;
+  return [describeKind[r.kind], r.lateness.overdue.length, sec(o.p50), sec(p90(r.lateness.overdue)), sec(o.max), `${within} of ${r.lateness.overdue.length}`, r.lateness.later.length, sec(l.p50), sec(p90(r.lateness.later)), sec(l.max)];
+}));
 console.log('');
 for (const r of results) {
   const byEndpoint = new Map<string, number>();

@@ -7,6 +7,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { RETRY_SCHEDULE_MS } from '../../shared/webhooks/policy';
 import type { ChildStack } from '../../test/helpers/child-stack';
 import { startFaultReceiver, type AnswerPolicy, type FaultReceiver } from './fault-receiver';
 
@@ -38,6 +39,8 @@ export interface CrashScenarioOptions {
    * longer than the longest wait of a delivery deferred over its endpoint's in-flight limit, 30 s, so a slow drain is not taken for a loss).
    */
   idleGiveUpMs?: number;
+  /** The child stack's TIME_SCALE (for when each attempt fell due). */
+  timeScale: number;
   log?: (line: string) => void;
 }
 
@@ -72,6 +75,12 @@ export interface CrashScenarioResult {
   exitCode: number | null;
   /** Kill (or Ctrl-C) issued → the stack listening again, ms. */
   downMs: number;
+  /**
+   * Attempts made after the restart, from the rows' attempt history: how long after the
+   * stack listened again (or after falling due, if later) each went out, in ms. `overdue`:
+   * those already due when the stack came back (what the sweeper at start must find).
+   */
+  lateness: { overdue: number[]; later: number[] };
   /** performance.now() when the stack listened again. */
   restartedAt: number;
   /** Stack listening again → last pair delivered, ms (null when nothing was delivered after it). */
@@ -153,8 +162,10 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
   const deliveredBeforeKill = receivers.reduce((n, r) => n + accepted.filter((id) => r.firstOk.has(id)).length, 0);
   log(`${opts.kind}: killed ${killedAt}; ${deliveredBeforeKill} pairs delivered before`);
 
+  const killedWall = Date.now();
   await stack.restart();
   const restartedAt = performance.now();
+  const restartedWall = Date.now();
   const downMs = restartedAt - killIssuedAt;
   log(`${opts.kind}: up again after ${(downMs / 1000).toFixed(1)} s`);
 
@@ -182,6 +193,7 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
     }
   }
   for (const l of lost) l.row = await describeRow(stack, tenant.shop.id, l.eventId, endpointIds.get(l.endpoint) ?? '');
+  const lateness = await attemptLateness(stack, tenant.shop.id, accepted, new Set(endpointIds.values()), { killedWall, restartedWall, timeScale: opts.timeScale });
   return {
     kind: opts.kind,
     acceptedEvents: accepted.length,
@@ -197,9 +209,33 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
     exitCode,
     downMs,
     restartedAt,
+    lateness,
     restartToLastDeliveryMs: lastDelivery > restartedAt ? lastDelivery - restartedAt : null,
     receivers,
   };
+}
+
+/**
+ * For every attempt made after the kill (the stack was down in between, so after the restart):
+ * when it went out against when it could have, max(stack listening again, its due time). Due
+ * times come from the row: its creation for attempt 1, else the previous attempt plus the
+ * scaled retry delay (the fault receivers send no Retry-After).
+ */
+async function attemptLateness(stack: ChildStack, shopId: string, events: string[], endpoints: Set<string>, t: { killedWall: number; restartedWall: number; timeScale: number }): Promise<{ overdue: number[]; later: number[] }> {
+  const out = { overdue: [] as number[], later: [] as number[] };
+  for (const eventId of events) {
+    for (const d of await stack.tableDeps().deliveries.listForEvent(shopId, eventId)) {
+      if (!endpoints.has(d.endpoint_id)) continue;
+      d.history.forEach((a, i) => {
+        const at = Date.parse(a.at);
+        if (at <= t.killedWall) return;
+        const previous = d.history[i - 1];
+        const due = previous ? Date.parse(previous.at) + (RETRY_SCHEDULE_MS[previous.attempt - 1] ?? 0) * t.timeScale : Date.parse(d.created_at);
+        (due <= t.restartedWall ? out.overdue : out.later).push(Math.max(0, at - Math.max(due, t.restartedWall)));
+      });
+    }
+  }
+  return out;
 }
 
 /** The delivery row of a pair that did not arrive, as the table has it: lost (no row, or ended) or late (still open). */

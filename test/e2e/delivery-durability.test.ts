@@ -37,7 +37,7 @@ describe('delivery across a crash or a stop of the local stack (child process, T
   ];
 
   it.each(CRASH_KINDS.map((k) => [describeKind[k], k] as [string, CrashKind]))('%s: no accepted (event, endpoint) pair is lost', async (_label, kind) => {
-    const result = await runCrashScenario(stack, { kind, events: 30, endpoints: endpoints(), settleTimeoutMs: 60_000, quietMs: 1000 });
+    const result = await runCrashScenario(stack, { kind, events: 30, endpoints: endpoints(), settleTimeoutMs: 60_000, quietMs: 1000, timeScale: 0.01 });
     expect(result.acceptedEvents).toBeGreaterThan(0);
     expect(result.rejected).toBe(0);
     if (kind === 'sigint-retries-pending') expect(result.exitCode).toBe(0);
