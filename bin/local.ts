@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { startLocalStack } from '../lib/local/stack';
 import { ConfigError } from '../shared/config';
 import type { ShopStore } from '../shared/domain/shop';
+import { scanShops } from '../shared/store/operator-scan';
 import { DEFAULT_TIMEOUT_MS } from '../shared/webhooks/policy';
 
 function invalid(message: string): never {
@@ -119,17 +120,24 @@ async function main(): Promise<void> {
 
   console.log(`DynamoDB: ${stack.dynamodbEndpoint} (table ${stack.tableName})`);
   if (stack.demo) {
-    const { shop, writeKey, readKey } = stack.demo;
+    const { shop, writeKey, readKey, data } = stack.demo;
     rememberDemo(dataDir, shop.id);
     console.log(`Demo shop:     ${shop.id} (${shop.name})`);
     console.log(`Write key:     ${writeKey.key}   (all scopes, write)`);
     console.log(`Read-only key: ${readKey.key}   (all scopes, read-only)`);
     console.log('These keys are shown once; only their hashes are stored.');
+    if (data) console.log(`Demo data:     ${data.calls} calls, ${data.jobs.pending + data.jobs.approved + data.jobs.declined} jobs (${data.jobs.pending} pending, ${data.jobs.approved} approved, ${data.jobs.declined} declined), ${data.events} events`);
   } else {
-    const demo = await rememberedDemo(dataDir, stack.deps.shops);
-    if (demo) console.log(`Demo shop:     ${demo.id} (${demo.name}; its keys were shown on its first start)`);
-    console.log('The table already had data: no demo seeded. Create keys with `npm run cli -- key create ...`.');
+    // A restart: the keys were shown once, so say which shop and how to get a new key.
+    const demo = (await rememberedDemo(dataDir, stack.deps.shops)) ?? (await scanShops(stack.deps.db))[0];
+    if (demo) {
+      console.log(`Demo shop:     ${demo.id} (${demo.name}; the table already had data, nothing seeded)`);
+      console.log(`Get a key:     npm run cli -- key create --shop ${demo.id} --scopes all --write`);
+    } else {
+      console.log('The table already had data but no shop: create one with `npm run cli -- shop create --help`.');
+    }
   }
+  console.log('First webhook: `npm run listen` in another terminal, then `npm run cli -- trigger call.completed`.');
   console.log(`Webhook delivery timeout ${options.deliveryTimeoutMs ?? DEFAULT_TIMEOUT_MS} ms, time scale ${options.timeScale ?? 1}, http/loopback targets ${options.allowInsecureWebhookTargets ? 'allowed' : 'refused'}`);
   console.log(`Base URL: ${stack.url}/v1`);
   console.log(`Try: curl -H "Authorization: Bearer <key>" ${stack.url}/v1/me`);
