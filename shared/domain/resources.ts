@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { CALL_OUTCOMES, URGENCIES } from './calls-schema';
-import { EVENT_TYPES } from './event-types';
+import type { EVENT_TYPES } from './event-types';
 import { JOB_STATUSES } from './jobs';
 import { BOOKING_MODES, WEEKDAYS } from './shop-schema';
 import { SCOPES } from './scopes';
