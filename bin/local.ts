@@ -4,12 +4,15 @@
  *   DYNAMODB_PORT (8000) for the launched DynamoDB Local, DYNAMODB_DATA_DIR to keep data
  *   across restarts, or DYNAMODB_ENDPOINT to use a DynamoDB that is already running;
  *   DELIVERY_TIMEOUT_MS (10000), WEBHOOK_ALLOW_INSECURE_LOCAL (true), TIME_SCALE (1),
- *   OUTBOX_DIR (.local/outbox), SECRETS_KEY_FILE (.local/secrets.key).
+ *   OUTBOX_DIR (.local/outbox), SECRETS_KEY_FILE (.local/secrets.key),
+ *   LOG_FORMAT (pretty on a terminal, else json), NO_COLOR.
  * Every setting is read and checked before anything starts: a bad value exits with code 2.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { installPrettyLogs } from '../lib/local/pretty-logs';
 import { startLocalStack } from '../lib/local/stack';
+import { logger } from '../shared/logger';
 import { ConfigError } from '../shared/config';
 import type { ShopStore } from '../shared/domain/shop';
 import { scanShops } from '../shared/store/operator-scan';
@@ -84,7 +87,15 @@ async function rememberedDemo(dataDir: string | undefined, shops: Pick<ShopStore
   }
 }
 
+/** One readable, coloured line per log entry for a person at a terminal; JSON lines for anything piped. */
+function setUpLogs(): void {
+  const format = raw('LOG_FORMAT') ?? (process.stdout.isTTY ? 'pretty' : 'json');
+  if (format !== 'pretty' && format !== 'json') invalid(`LOG_FORMAT must be 'pretty' or 'json', got '${format}'`);
+  if (format === 'pretty') installPrettyLogs(logger, { colour: process.stdout.isTTY === true && raw('NO_COLOR') === undefined });
+}
+
 async function main(): Promise<void> {
+  setUpLogs();
   const dataDir = raw('DYNAMODB_DATA_DIR');
   const options = {
     port: intFromEnv('PORT', 3000),
