@@ -24,7 +24,7 @@ interface WebhookEvent {
 }
 
 /** One readable line per event: what happened, to what. */
-export function describe(event: WebhookEvent): string {
+export function describeEvent(event: WebhookEvent): string {
   const d = event.data;
   const s = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? String(v) : '–');
   const customer = (d.customer ?? {}) as Record<string, unknown>;
@@ -105,7 +105,7 @@ export async function startListener(deps: ApiDeps, shop: Shop, opts: { port: num
       const id = headers['webhook-id'] ?? event.id;
       if (seen.has(id)) return io.out(`· duplicate ${id} (already shown)`);
       seen.add(id);
-      io.out(`✓ verified ${event.type} ${event.id} at ${event.timestamp}\n    ${describe(event)}`);
+      io.out(`✓ verified ${event.type} ${event.id} at ${event.timestamp}\n    ${describeEvent(event)}`);
       if (opts.json) io.out(JSON.stringify(event, null, 2));
     })().catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(500).end();
