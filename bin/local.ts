@@ -4,14 +4,18 @@
  *   DYNAMODB_PORT (8000) for the launched DynamoDB Local, DYNAMODB_DATA_DIR to keep data
  *   across restarts, or DYNAMODB_ENDPOINT to use a DynamoDB that is already running;
  *   DELIVERY_TIMEOUT_MS (10000), WEBHOOK_ALLOW_INSECURE_LOCAL (true), TIME_SCALE (1),
- *   OUTBOX_DIR (.local/outbox), SECRETS_KEY_FILE (.local/secrets.key).
+ *   OUTBOX_DIR (.local/outbox), SECRETS_KEY_FILE (.local/secrets.key),
+ *   LOG_FORMAT (pretty on a terminal, else json), NO_COLOR.
  * Every setting is read and checked before anything starts: a bad value exits with code 2.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { installPrettyLogs } from '../lib/local/pretty-logs';
 import { startLocalStack } from '../lib/local/stack';
+import { logger } from '../shared/logger';
 import { ConfigError } from '../shared/config';
 import type { ShopStore } from '../shared/domain/shop';
+import { scanShops } from '../shared/store/operator-scan';
 import { DEFAULT_TIMEOUT_MS } from '../shared/webhooks/policy';
 
 function invalid(message: string): never {
@@ -83,7 +87,15 @@ async function rememberedDemo(dataDir: string | undefined, shops: Pick<ShopStore
   }
 }
 
+/** One readable, coloured line per log entry for a person at a terminal; JSON lines for anything piped. */
+function setUpLogs(): void {
+  const format = raw('LOG_FORMAT') ?? (process.stdout.isTTY ? 'pretty' : 'json');
+  if (format !== 'pretty' && format !== 'json') invalid(`LOG_FORMAT must be 'pretty' or 'json', got '${format}'`);
+  if (format === 'pretty') installPrettyLogs(logger, { colour: process.stdout.isTTY === true && raw('NO_COLOR') === undefined });
+}
+
 async function main(): Promise<void> {
+  setUpLogs();
   const dataDir = raw('DYNAMODB_DATA_DIR');
   const options = {
     port: intFromEnv('PORT', 3000),
@@ -119,17 +131,24 @@ async function main(): Promise<void> {
 
   console.log(`DynamoDB: ${stack.dynamodbEndpoint} (table ${stack.tableName})`);
   if (stack.demo) {
-    const { shop, writeKey, readKey } = stack.demo;
+    const { shop, writeKey, readKey, data } = stack.demo;
     rememberDemo(dataDir, shop.id);
     console.log(`Demo shop:     ${shop.id} (${shop.name})`);
     console.log(`Write key:     ${writeKey.key}   (all scopes, write)`);
     console.log(`Read-only key: ${readKey.key}   (all scopes, read-only)`);
     console.log('These keys are shown once; only their hashes are stored.');
+    if (data) console.log(`Demo data:     ${data.calls} calls, ${data.jobs.pending + data.jobs.approved + data.jobs.declined} jobs (${data.jobs.pending} pending, ${data.jobs.approved} approved, ${data.jobs.declined} declined), ${data.events} events`);
   } else {
-    const demo = await rememberedDemo(dataDir, stack.deps.shops);
-    if (demo) console.log(`Demo shop:     ${demo.id} (${demo.name}; its keys were shown on its first start)`);
-    console.log('The table already had data: no demo seeded. Create keys with `npm run cli -- key create ...`.');
+    // A restart: the keys were shown once, so say which shop and how to get a new key.
+    const demo = (await rememberedDemo(dataDir, stack.deps.shops)) ?? (await scanShops(stack.deps.db))[0];
+    if (demo) {
+      console.log(`Demo shop:     ${demo.id} (${demo.name}; the table already had data, nothing seeded)`);
+      console.log(`Get a key:     npm run cli -- key create --shop ${demo.id} --scopes all --write`);
+    } else {
+      console.log('The table already had data but no shop: create one with `npm run cli -- shop create --help`.');
+    }
   }
+  console.log('First webhook: `npm run listen` in another terminal, then `npm run cli -- trigger call.completed`.');
   console.log(`Webhook delivery timeout ${options.deliveryTimeoutMs ?? DEFAULT_TIMEOUT_MS} ms, time scale ${options.timeScale ?? 1}, http/loopback targets ${options.allowInsecureWebhookTargets ? 'allowed' : 'refused'}`);
   console.log(`Base URL: ${stack.url}/v1`);
   console.log(`Try: curl -H "Authorization: Bearer <key>" ${stack.url}/v1/me`);

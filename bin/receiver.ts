@@ -7,13 +7,32 @@ import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 
-const { values } = parseArgs({ options: { secret: { type: 'string' }, port: { type: 'string' } }, strict: true });
-if (!values.secret?.startsWith('whsec_')) {
-  console.error('Usage: npm run receiver -- --secret whsec_... [--port 4000]');
+const USAGE = `Usage: npm run receiver -- --secret whsec_... [--port 4000]
+
+An example webhook receiver: verifies each delivery's signature with the endpoint's
+signing secret (shown once when the endpoint is created or its secret rotated), answers
+204 and prints the event. For the demo shop without copying a secret: npm run listen.
+Exit codes: 0 help, 2 bad usage.`;
+
+function usage(message: string): never {
+  console.error(`Error: ${message}\n\n${USAGE}`);
   process.exit(2);
 }
+
+let values: { secret?: string; port?: string; help?: boolean } = {};
+try {
+  ({ values } = parseArgs({ options: { secret: { type: 'string' }, port: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true }));
+} catch (err) {
+  usage((err as Error).message);
+}
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+if (!values.secret?.startsWith('whsec_')) usage('--secret whsec_... is required');
+if (values.port !== undefined && !/^\d+$/.test(values.port)) usage(`--port must be a port number, got '${values.port}'`);
 // During a rotation, pass the new secret: deliveries carry a signature for each valid secret.
-const verifier = new Webhook(values.secret);
+const verifier = new Webhook(values.secret as string);
 const seen = new Set<string>();
 const port = Number(values.port ?? 4000);
 

@@ -24,8 +24,14 @@ async function readBody(req: IncomingMessage): Promise<Buffer | null> {
   return Buffer.concat(chunks);
 }
 
+/** Who asked, for the access line: the authorizer's verdict when the route ran it. */
+interface Caller {
+  shop_id?: string;
+  key_id?: string;
+}
+
 /** What API Gateway does for one request: match the route, run the authorizer, invoke the Lambda. */
-async function dispatch(handlers: LocalHandlers, req: IncomingMessage, body: Buffer, url: URL): Promise<APIGatewayProxyStructuredResultV2> {
+async function dispatch(handlers: LocalHandlers, req: IncomingMessage, body: Buffer, url: URL, caller: Caller): Promise<APIGatewayProxyStructuredResultV2> {
   const method = req.method ?? 'GET';
   const resolution = resolve(method, url.pathname);
   const built: Route | null = resolution.kind === 'route' && resolution.route.handler ? resolution.route : null;
@@ -40,6 +46,7 @@ async function dispatch(handlers: LocalHandlers, req: IncomingMessage, body: Buf
 
   const verdict = await handlers.authorizer(toAuthorizerEvent(event));
   if (!verdict.isAuthorized) return { statusCode: 403, body: JSON.stringify({ message: 'Forbidden' }) };
+  if (verdict.context.authenticated === true) Object.assign(caller, { shop_id: String(verdict.context.shop_id), key_id: String(verdict.context.key_id) });
   const authorized = { ...event, requestContext: { ...event.requestContext, authorizer: { lambda: verdict.context } } };
   const handler = await handlers.operation(built.handler);
   return handler(authorized, lambdaContext(built.operationId, event.requestContext.requestId));
@@ -55,10 +62,11 @@ async function serve(handlers: LocalHandlers, req: IncomingMessage, res: ServerR
   const started = performance.now();
   const url = new URL(req.url ?? '/', 'http://localhost');
   let result: APIGatewayProxyStructuredResultV2;
+  const caller: Caller = {};
   try {
     const body = await readBody(req);
     result = body
-      ? await dispatch(handlers, req, body, url)
+      ? await dispatch(handlers, req, body, url, caller)
       : errorResult(new AppError('body_too_large', 'Request body exceeds 10 MiB.'), requestIdOf({}));
   } catch (err) {
     // A Lambda that throws is a 500 at API Gateway; never show the error text.
@@ -66,11 +74,14 @@ async function serve(handlers: LocalHandlers, req: IncomingMessage, res: ServerR
     result = errorResult(new AppError('internal_error', 'An internal error occurred.'), requestIdOf({}));
   }
   write(res, result);
+  const headers = (result.headers ?? {}) as Record<string, unknown>;
   logger.info('request', {
     method: req.method,
     path: url.pathname,
     status: result.statusCode,
     duration_ms: Math.round((performance.now() - started) * 100) / 100,
+    request_id: headers['Request-Id'] ?? headers['request-id'],
+    ...caller,
   });
 }
 

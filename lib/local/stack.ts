@@ -10,7 +10,7 @@ import { startLocalQueues, type LocalQueues } from './sqs';
 import { startStreamPoller, type StreamPoller } from './stream-poller';
 import { ensureTable, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local';
 import { startHttpAdapter, type HttpAdapter } from './http-adapter';
-import { seedDemo, type DemoSeed } from './seed';
+import { seedDemo, seedDemoData, type DemoSeed } from './seed';
 import { localDeps, localHandlers, type LocalDeps } from './wiring';
 
 export interface LocalStackOptions {
@@ -33,6 +33,8 @@ export interface LocalStackOptions {
   secretsKeyFile?: string;
   /** Seed a demo shop and keys when the table was created now. */
   seed?: boolean;
+  /** With the demo shop, a few days of its calls, jobs and events (default true; tests that count turn it off). */
+  demoData?: boolean;
   /** Multiplies retry offsets, the auto-disable window and the rotation grace (default 1). */
   timeScale?: number;
   /** Webhook delivery timeout in ms (default 10 000). */
@@ -128,6 +130,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const handlers = localHandlers(deps);
 
     const demo = created && options.seed !== false ? await seedDemo(deps) : undefined;
+    if (demo && options.demoData !== false) demo.data = await seedDemoData(deps, demo.shop);
     if (!created) await breakLeasesOfLastRun(deps.db);
 
     streamPoller = await startStreamPoller({ endpoint, tableName, handler: handlers.fanout });

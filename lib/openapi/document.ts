@@ -5,6 +5,18 @@ import { responses as successResponses } from './responses';
 import { routes, type Route } from '../../shared/routes';
 import { webhookBodies } from '../../shared/domain/resources';
 import { errorSchema } from './envelopes';
+import { SCOPES, type Scope } from '../../shared/domain/scopes';
+
+/** Declared on the security scheme (OpenAPI declares scopes only for OAuth2 flows, so as an extension). */
+const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
+  'calls:read': 'List and read calls and their summaries.',
+  'transcripts:read': 'Read call transcripts.',
+  'jobs:read': 'List and read jobs.',
+  'jobs:write': 'Approve and decline jobs (with a write key).',
+  'settings:read': 'Read the shop and the calling key.',
+  'settings:write': 'Change the shop (with a write key).',
+  'webhooks:write': 'Manage webhook endpoints; read and redeliver events.',
+};
 
 type Json = Record<string, unknown>;
 const REF = (id: string) => ({ $ref: `#/components/schemas/${id}` });
@@ -17,9 +29,49 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
   return rest;
 }
 
+/** zod writes each registered schema's `$id` (a fragment, which OpenAPI's schema forbids); the components' names already identify them. */
+function stripIds(schema: Json): Json {
+  const { $schema: _s, $id: _dollarId, id: _id, ...rest } = schema;
+  return rest;
+}
+
+/** The event unions (`oneOf` on `type`) name their discriminator, so generated clients narrow `data` by `type`. */
+function withDiscriminator(name: string, schema: Json): Json {
+  const oneOf = schema.oneOf as { $ref?: string }[] | undefined;
+  if (!['Event', 'EventWithDeliveries'].includes(name) || !oneOf) return schema;
+  const suffix = name === 'Event' ? '' : 'WithDeliveries';
+  const mapping = Object.fromEntries(EVENT_TYPES.map((type) => [type, `#/components/schemas/${z.globalRegistry.get(webhookBodies[type])?.id ?? ''}${suffix}`]));
+  return { ...schema, discriminator: { propertyName: 'type', mapping } };
+}
+
+/**
+ * Query values arrive as strings and the handlers parse them; the document gives their
+ * meaning (an integer `limit`), which generated clients and validators work with.
+ */
+const QUERY_SCHEMAS: Record<string, Json> = {
+  limit: { type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'Page size.' },
+  cursor: { type: 'string', minLength: 1, maxLength: 4096, description: 'The `next_cursor` of the previous page; opaque.' },
+};
+
+/** Operations grouped by what they act on: the first path segment after /v1. */
+const TAGS: { name: string; description: string; segments: string[] }[] = [
+  { name: 'Calls', description: 'Finished calls, their transcripts and summaries.', segments: ['calls'] },
+  { name: 'Jobs', description: 'Work requests created from calls; approve or decline pending ones.', segments: ['jobs'] },
+  { name: 'Shop', description: 'The shop\'s settings and the calling key.', segments: ['shop', 'me'] },
+  { name: 'Webhook endpoints', description: 'Where events are delivered, signed.', segments: ['webhook-endpoints'] },
+  { name: 'Events', description: 'The event log (30 days) and each event\'s deliveries.', segments: ['events'] },
+];
+
+function tagOf(route: Route): string {
+  const segment = route.path.split('/')[2] ?? '';
+  const tag = TAGS.find((t) => t.segments.includes(segment));
+  if (!tag) throw new Error(`${route.path} has no tag in lib/openapi/document.ts`);
+  return tag.name;
+}
+
 function components(): Json {
   const all = z.toJSONSchema(z.globalRegistry, { target: 'draft-2020-12', io: 'output', unrepresentable: 'any', uri: (id) => `#/components/schemas/${id}` }) as { schemas: Record<string, Json> };
-  return Object.fromEntries(Object.entries(all.schemas).sort(([a], [b]) => a.localeCompare(b)).map(([name, { $schema: _s, id: _id, ...schema }]) => [name, schema]));
+  return Object.fromEntries(Object.entries(all.schemas).sort(([a], [b]) => a.localeCompare(b)).map(([name, schema]) => [name, withDiscriminator(name, stripIds(schema))]));
 }
 
 const ERROR_RESPONSES: Record<string, string> = {
@@ -54,7 +106,7 @@ function operation(route: Route, spec: OperationSpec<z.ZodType, z.ZodType>): Jso
   if (spec.query) {
     const q = jsonSchema(spec.query, 'input') as { properties?: Record<string, Json>; required?: string[] };
     for (const [name, schema] of Object.entries(q.properties ?? {})) {
-      parameters.push({ name, in: 'query', required: q.required?.includes(name) ?? false, schema });
+      parameters.push({ name, in: 'query', required: q.required?.includes(name) ?? false, schema: QUERY_SCHEMAS[name] ?? schema });
     }
   }
   if (route.idempotent) {
@@ -71,6 +123,7 @@ function operation(route: Route, spec: OperationSpec<z.ZodType, z.ZodType>): Jso
   for (const code of errorCodesFor(route)) responses[code] = { $ref: `#/components/responses/Error${code}` };
   return {
     operationId: route.operationId,
+    tags: [tagOf(route)],
     summary: `${route.method} ${route.path}`,
     description: `Scope \`${route.scope}\`${route.write ? '; needs a write key' : ''}${route.idempotent ? '; accepts Idempotency-Key' : ''}.`,
     security: [{ apiKey: [route.scope] }],
@@ -120,14 +173,25 @@ export function buildOpenApiDocument(specs: Record<string, OperationSpec<z.ZodTy
     info: {
       title: 'Shop Calls API',
       version: '1.0.0',
-      description: 'Calls, transcripts, summaries and work-queue jobs of a trade shop; shop settings; signed webhooks. See README.md and API-CONTRACT.md.',
+      description: 'Calls, transcripts, summaries and work-queue jobs of a trade shop; shop settings; signed webhooks. The contract (errors, lists, idempotency, webhooks, limits) is docs/api.md in the repository.',
     },
-    servers: [{ url: 'http://127.0.0.1:3000', description: 'local stack (npm start)' }],
+    servers: [
+      { url: '/', description: 'the host that serves this document' },
+      { url: 'http://127.0.0.1:{port}', description: 'local stack (npm start)', variables: { port: { default: '3000', description: 'PORT of npm start' } } },
+    ],
+    tags: TAGS.map(({ name, description }) => ({ name, description })),
     security: [{ apiKey: [] }],
     paths,
     webhooks: webhooks(),
     components: {
-      securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: '`Authorization: Bearer sk_test_…` or `sk_live_…`. The requirement lists the scope the operation needs.' } },
+      securitySchemes: {
+        apiKey: {
+          type: 'http',
+          scheme: 'bearer',
+          description: `\`Authorization: Bearer sk_test_…\` or \`sk_live_…\`. Each operation's requirement names the scope it needs (OpenAPI 3.1 role names); the scopes are ${SCOPES.map((sc) => `\`${sc}\``).join(', ')}. Every POST and PATCH also needs a write key.`,
+          'x-scopes': SCOPE_DESCRIPTIONS,
+        },
+      },
       headers: { 'Request-Id': { description: 'Id of this request; error bodies repeat it.', schema: { type: 'string' } } },
       responses: Object.fromEntries(
         Object.entries(ERROR_RESPONSES).map(([code, description]) => [

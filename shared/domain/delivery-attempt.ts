@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { logger } from '../logger';
 import { admit, afterAttempt, MAX_IN_FLIGHT, type Admission, type EndpointHealth, type Lease } from '../webhooks/circuit';
 import { decide, isSlowDown, sweepGraceMs, type Outcome } from '../webhooks/policy';
 import type { SendResult } from '../webhooks/sender';
@@ -194,6 +195,18 @@ async function attemptOnce(deps: AttemptDeps, endpoint: EndpointRecord, health: 
     if (before !== null && before !== 'closed') await releaseWaiting(deps, endpoint, delivery.id);
     return 'delivered';
   }
+  // A receiver failing is the shop's problem, not ours, but someone watching the logs wants to see it.
+  logger.warn('Webhook delivery attempt failed', {
+    shop_id: endpoint.shop_id,
+    endpoint_id: endpoint.id,
+    event_id: event.id,
+    delivery_id: delivery.id,
+    attempt: n,
+    response_status: result.status,
+    error,
+    duration_ms: result.durationMs,
+    next_attempt_at: next.at?.toISOString() ?? null,
+  });
   await disableIfDue(deps, endpoint, outcome, [...delivery.history, entry], now);
   return next.at ? 'retry_scheduled' : 'failed';
 }

@@ -34,5 +34,6 @@ export function newEvent(shopId: string, type: EventType, data: object, now: Dat
 
 /** The event as the API and webhook bodies show it. */
 export function toEventResource(event: EventRecord): Resource<'event'> {
-  return { id: event.id, object: 'event' as const, type: event.type, timestamp: event.timestamp, data: event.data };
+  // `data` was made by the resource mapper of its type when the event was written (newEvent's callers).
+  return { id: event.id, object: 'event' as const, type: event.type, timestamp: event.timestamp, data: event.data } as Resource<'event'>;
 }

@@ -190,22 +190,44 @@ export const recoverySchema = z
   .strictObject({ object: z.literal('recovery'), endpoint_id: id('we'), since: time, until: time, deliveries_queued: z.int() })
   .meta({ id: 'Recovery' });
 
-const eventShape = { id: id('evt'), object: z.literal('event'), type: z.enum(EVENT_TYPES), timestamp: time, data: z.record(z.string(), z.unknown()) };
-export const eventSchema = z.strictObject(eventShape).meta({ id: 'Event' });
-export const eventWithDeliveriesSchema = z.strictObject({ ...eventShape, deliveries: z.array(deliverySchema) }).meta({ id: 'EventWithDeliveries' });
+const eventShape = { id: id('evt'), object: z.literal('event'), timestamp: time };
 
-/** The webhook body of each event type: the event with its `data` object. */
-const webhookBody = (type: (typeof EVENT_TYPES)[number], data: z.ZodType, id: string) =>
-  z.strictObject({ ...eventShape, type: z.literal(type), data }).meta({ id });
+/** The body of one event type: the event with its typed `data` object. */
+const typedEvent = <T extends (typeof EVENT_TYPES)[number], D extends z.ZodType>(type: T, data: D, name: string) =>
+  z.strictObject({ ...eventShape, type: z.literal(type), data }).meta({ id: name });
 
-export const webhookBodies: Record<string, z.ZodType> = {
-  'call.completed': webhookBody('call.completed', callSchema, 'CallCompletedEvent'),
-  'job.created': webhookBody('job.created', jobSchema, 'JobCreatedEvent'),
-  'job.approved': webhookBody('job.approved', jobSchema, 'JobApprovedEvent'),
-  'job.declined': webhookBody('job.declined', jobSchema, 'JobDeclinedEvent'),
-  'webhook_endpoint.disabled': webhookBody('webhook_endpoint.disabled', webhookEndpointSchema, 'WebhookEndpointDisabledEvent'),
-  'webhook_endpoint.test': webhookBody('webhook_endpoint.test', z.strictObject({ endpoint_id: id('we') }), 'WebhookEndpointTestEvent'),
+const callCompleted = typedEvent('call.completed', callSchema, 'CallCompletedEvent');
+const jobCreated = typedEvent('job.created', jobSchema, 'JobCreatedEvent');
+const jobApproved = typedEvent('job.approved', jobSchema, 'JobApprovedEvent');
+const jobDeclined = typedEvent('job.declined', jobSchema, 'JobDeclinedEvent');
+const endpointDisabled = typedEvent('webhook_endpoint.disabled', webhookEndpointSchema, 'WebhookEndpointDisabledEvent');
+const endpointTest = typedEvent('webhook_endpoint.test', z.strictObject({ endpoint_id: id('we') }), 'WebhookEndpointTestEvent');
+
+/** The webhook body of each event type. */
+export const webhookBodies: Record<(typeof EVENT_TYPES)[number], z.ZodType> = {
+  'call.completed': callCompleted,
+  'job.created': jobCreated,
+  'job.approved': jobApproved,
+  'job.declined': jobDeclined,
+  'webhook_endpoint.disabled': endpointDisabled,
+  'webhook_endpoint.test': endpointTest,
 };
+
+/** An event as the API lists it: one of the typed bodies, told apart by `type`. */
+export const eventSchema = z.discriminatedUnion('type', [callCompleted, jobCreated, jobApproved, jobDeclined, endpointDisabled, endpointTest]).meta({ id: 'Event' });
+
+const deliveries = { deliveries: z.array(deliverySchema) };
+/** GET /v1/events/{id}: the event and its deliveries, typed by `type` the same way. */
+export const eventWithDeliveriesSchema = z
+  .discriminatedUnion('type', [
+    callCompleted.extend(deliveries).meta({ id: 'CallCompletedEventWithDeliveries' }),
+    jobCreated.extend(deliveries).meta({ id: 'JobCreatedEventWithDeliveries' }),
+    jobApproved.extend(deliveries).meta({ id: 'JobApprovedEventWithDeliveries' }),
+    jobDeclined.extend(deliveries).meta({ id: 'JobDeclinedEventWithDeliveries' }),
+    endpointDisabled.extend(deliveries).meta({ id: 'WebhookEndpointDisabledEventWithDeliveries' }),
+    endpointTest.extend(deliveries).meta({ id: 'WebhookEndpointTestEventWithDeliveries' }),
+  ])
+  .meta({ id: 'EventWithDeliveries' });
 
 /**
  * The resource types the domain's mappers return (`toJobResource(): Resource<'job'>`): derived

@@ -8,7 +8,7 @@ type ErrorType =
   | 'rate_limit_error'
   | 'api_error';
 
-/** Status and type of every code (API-CONTRACT.md, Errors). */
+/** Status and type of every code (docs/api.md, Errors). */
 const STATUS: Record<ErrorCode, [number, ErrorType]> = {
   invalid_json: [400, 'invalid_request_error'],
   parameter_missing: [400, 'invalid_request_error'],

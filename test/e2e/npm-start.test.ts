@@ -1,5 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { freePort } from '../../lib/local/dynamodb-local';
 import { call } from '../helpers/http';
 import { closeReceivers, startReceiver } from '../helpers/receiver';
@@ -78,11 +81,50 @@ describe('npm start (the real entry point, as a child process)', () => {
     expect(me.json.object).toBe('key_profile');
     expect(dynamoJavaPids(dbPort)).toHaveLength(1);
 
+    // The first start seeds demo data through the domain code: the lists are not empty.
+    expect(output()).toMatch(/Demo data:\s+8 calls, 5 jobs \(2 pending, 2 approved, 1 declined\), 16 events/);
+    for (const path of ['/v1/calls', '/v1/jobs', '/v1/events']) {
+      const list = await call(`http://127.0.0.1:${apiPort}`, 'GET', `${path}?limit=100`, { key });
+      expect(list.status).toBe(200);
+      expect((list.json.data as unknown[]).length).toBeGreaterThan(0);
+    }
+    const jobs = await call(`http://127.0.0.1:${apiPort}`, 'GET', '/v1/jobs?limit=100', { key });
+    expect(new Set((jobs.json.data as { status: string }[]).map((j) => j.status))).toEqual(new Set(['pending', 'approved', 'declined']));
+    const calls = await call(`http://127.0.0.1:${apiPort}`, 'GET', '/v1/calls?limit=1', { key });
+    const callId = (calls.json.data as { id: string }[])[0]?.id as string;
+    const transcript = await call(`http://127.0.0.1:${apiPort}`, 'GET', `/v1/calls/${callId}/transcript`, { key });
+    expect((transcript.json.turns as unknown[]).length).toBeGreaterThan(2);
+    expect((await call(`http://127.0.0.1:${apiPort}`, 'GET', `/v1/calls/${callId}/summary`, { key })).status).toBe(200);
+
     child.kill('SIGINT');
     const [code] = await once(child, 'exit');
     expect(code).toBe(0);
     await waitFor(() => (dynamoJavaPids(dbPort).length === 0 ? true : undefined), 10000);
   }, 90000);
+
+  it('prints the demo shop and how to get a key on a restart with DYNAMODB_DATA_DIR (nothing seeded twice)', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'npm-start-data-'));
+    try {
+      const env = { DYNAMODB_DATA_DIR: dataDir, SECRETS_KEY_FILE: join(dataDir, 'secrets.key') };
+      const first = await start(env);
+      const shopId = /Demo shop:\s+(shop_\w+)/.exec(first.output())?.[1];
+      expect(shopId).toBeDefined();
+      first.child.kill('SIGINT');
+      await once(first.child, 'exit');
+      await waitFor(() => (dynamoJavaPids(first.dbPort).length === 0 ? true : undefined), 10000);
+
+      const second = await start(env);
+      expect(second.output()).toContain(`Demo shop:     ${shopId} (Demo Plumbing Co; the table already had data, nothing seeded)`);
+      expect(second.output()).toContain(`Get a key:     npm run cli -- key create --shop ${shopId} --scopes all --write`);
+      expect(second.output()).not.toContain('Write key:');
+      expect(second.output()).not.toContain('Demo data:');
+      second.child.kill('SIGINT');
+      await once(second.child, 'exit');
+      await waitFor(() => (dynamoJavaPids(second.dbPort).length === 0 ? true : undefined), 10000);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 150000);
 
   it('leaves no java process even when the app is killed with SIGKILL', async () => {
     const { child, dbPort } = await start();

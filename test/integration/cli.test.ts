@@ -1,4 +1,4 @@
-import { runCli } from '../../lib/cli/run';
+import { COMMANDS, runCli } from '../../lib/cli/run';
 import { authenticate } from '../../shared/domain/api-keys';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { newDelivery } from '../../shared/domain/deliveries';
@@ -42,7 +42,14 @@ describe('operator CLI (DynamoDB Local)', () => {
     [['key', 'create', '--shop', 'shop_01jd0000000000000000000000', '--scopes', 'all'], /No such shop/],
     [['key', 'create', '--shop', 'nonsense', '--scopes', 'all'], /No such shop/],
     [['key', 'revoke', '--key-id', 'key_01jd0000000000000000000000'], /No such key/],
-    [['key', 'frobnicate'], /Unknown command/],
+    [['key', 'frobnicate'], /Unknown command 'key frobnicate'/],
+    [['frobnicate'], /Unknown command 'frobnicate'/],
+    [['key', 'create', '--shop', 'x', '--colour', 'red'], /Unknown option '--colour'.*key create --help/],
+    [['key', 'list'], /--shop is required/],
+    [['trigger'], /Name an event type/],
+    [['trigger', 'call.exploded'], /Unknown event type 'call.exploded'/],
+    [['trigger', 'call.completed', 'job.created'], /Unexpected argument 'job.created'/],
+    [['key'], /Usage: npm run cli -- key <create\|list\|revoke>/],
   ])('%j fails clearly', async (argv, message) => {
     const result = await cli(...argv);
     expect(result.code).toBe(2);
@@ -114,5 +121,80 @@ describe('operator CLI (DynamoDB Local)', () => {
     const result = await cli('key', 'create', '--shop', shop.id, '--scopes', 'calls:read,calls:delete');
     expect(result.code).toBe(2);
     expect(result.err).toMatch(/calls:delete/);
+  });
+
+  it.each(COMMANDS.map((c) => [c.name]))('`%s --help` prints its usage and exits 0 without touching the table', async (name) => {
+    const touched = jest.fn();
+    for (const flag of ['--help', '-h']) {
+      const out: string[] = [];
+      const code = await runCli([...name.split(' '), '--bogus', flag], () => (touched(), deps), { out: (l) => out.push(l), err: (l) => out.push(l) });
+      expect(code).toBe(0);
+      expect(out.join('\n')).toContain(`Usage: npm run cli -- ${name} `);
+    }
+    expect((await cli('help', ...name.split(' '))).out).toContain(`Usage: npm run cli -- ${name} `);
+    expect(touched).not.toHaveBeenCalled();
+  });
+
+  it('lists every command in the general help, and a group on `shop --help`', async () => {
+    const help = await cli('--help');
+    expect(help.code).toBe(0);
+    for (const c of COMMANDS) expect(help.out).toContain(c.name);
+    expect(help.out).toMatch(/Exit codes: 0 .* 1 .* 2 /);
+    expect((await cli()).code).toBe(2);
+    const group = await cli('shop', '--help');
+    expect(group.code).toBe(0);
+    expect(group.out).toContain('shop create');
+    expect(group.out).toContain('shop list');
+    expect(group.out).not.toContain('key create');
+  });
+
+  it('lists shops oldest first and a shop\'s keys without the keys themselves', async () => {
+    const a = JSON.parse((await cli('shop', 'create', '--name', 'List A', '--owner-email', 'a@list.co', '--json')).out);
+    const b = JSON.parse((await cli('shop', 'create', '--name', 'List B', '--owner-email', 'b@list.co', '--json')).out);
+    const shops = await cli('shop', 'list', '--json');
+    expect(shops.code).toBe(0);
+    const ids = (JSON.parse(shops.out) as { id: string }[]).map((s) => s.id);
+    expect(ids.indexOf(a.id)).toBeGreaterThanOrEqual(0);
+    expect(ids.indexOf(a.id)).toBeLessThan(ids.indexOf(b.id));
+    expect((await cli('shop', 'list')).out).toMatch(new RegExp(`${a.id}\\s+List A`));
+
+    const write = JSON.parse((await cli('key', 'create', '--shop', a.id, '--scopes', 'all', '--write', '--json')).out);
+    const read = JSON.parse((await cli('key', 'create', '--shop', a.id, '--scopes', 'calls:read', '--json')).out);
+    await cli('key', 'create', '--shop', b.id, '--scopes', 'all', '--json');
+    await cli('key', 'revoke', '--key-id', read.id);
+    const listed = await cli('key', 'list', '--shop', a.id, '--json');
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.out)).toEqual([
+      expect.objectContaining({ id: write.id, write: true, revoked: false, mode: 'test' }),
+      expect.objectContaining({ id: read.id, write: false, revoked: true, scopes: ['calls:read'] }),
+    ]);
+    expect(listed.out).not.toContain('sk_test_');
+    expect(listed.out).not.toContain('key_hash');
+    expect((await cli('key', 'list', '--shop', b.id)).out.split('\n')).toHaveLength(1);
+  });
+
+  it.each([
+    ['call.completed', ['call.completed']],
+    ['job.created', ['call.completed', 'job.created']],
+    ['job.approved', ['call.completed', 'job.created', 'job.approved']],
+    ['job.declined', ['call.completed', 'job.created', 'job.declined']],
+    ['webhook_endpoint.disabled', ['webhook_endpoint.disabled']],
+  ])('trigger %s writes that event through the domain code', async (type, types) => {
+    const shop = JSON.parse((await cli('shop', 'create', '--name', 'Trigger', '--owner-email', 't@t.co', '--json')).out);
+    const result = await cli('trigger', type, '--shop', shop.id, '--json');
+    expect(result.err).toBe('');
+    expect(result.code).toBe(0);
+    const out = JSON.parse(result.out) as { event_id: string; event_ids: string[] };
+    const events = (await deps.events.list(shop.id, { limit: 10 })).items;
+    expect(events.map((e) => e.type).sort()).toEqual([...types].sort());
+    expect(events.find((e) => e.id === out.event_id)?.type).toBe(type);
+    expect(out.event_ids.sort()).toEqual(events.map((e) => e.id).sort());
+    if (type === 'webhook_endpoint.disabled') {
+      // The fixture endpoint is reused: a second trigger re-enables and disables the same one.
+      expect((await cli('trigger', type, '--shop', shop.id)).code).toBe(0);
+      const endpoints = await deps.endpoints.list(shop.id);
+      expect(endpoints).toHaveLength(1);
+      expect(endpoints[0]).toMatchObject({ enabled: false, disabled_reason: 'gone' });
+    }
   });
 });

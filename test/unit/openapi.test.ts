@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateOpenApi, serialize } from '../../lib/openapi/generate';
-import { EVENT_TYPES } from '../../shared/domain/event-types';
+import { EVENT_TYPES, SUBSCRIBABLE_EVENT_TYPES } from '../../shared/domain/event-types';
 import { routes } from '../../shared/routes';
 import { validateResponse } from '../helpers/openapi-validator';
 
@@ -44,5 +44,39 @@ describe('OpenAPI document', () => {
     expect(() => validateResponse('GET', '/v1/jobs/job_01jd0000000000000000000000', 200, withoutVersion)).toThrow(/version/);
     expect(() => validateResponse('GET', '/v1/jobs/job_01jd0000000000000000000000', 200, { ...job, status: 'done' })).toThrow(/does not match/);
     expect(() => validateResponse('GET', '/v1/jobs/job_01jd0000000000000000000000', 418, {})).toThrow(/does not list/);
+  });
+
+  it('tags every operation, types limit as an integer, lists the event types and types each event by `type`', () => {
+    type Param = { name: string; in: string; schema: { type?: string; enum?: string[] } };
+    const doc = JSON.parse(readFileSync(DOC_PATH, 'utf8')) as {
+      tags: { name: string }[];
+      paths: Record<string, Record<string, { tags: string[]; parameters: Param[]; requestBody?: { content: Record<string, { schema: { properties: Record<string, { items?: { enum?: string[] } }> } }> } }>>;
+      components: { schemas: Record<string, { $id?: string; oneOf?: { $ref: string }[]; discriminator?: { propertyName: string; mapping: Record<string, string> } }> };
+    };
+    const tagNames = doc.tags.map((t) => t.name);
+    for (const op of Object.values(doc.paths).flatMap((p) => Object.values(p))) {
+      expect(op.tags).toHaveLength(1);
+      expect(tagNames).toContain(op.tags[0]);
+      const limit = op.parameters.find((p) => p.name === 'limit');
+      if (limit) expect(limit.schema.type).toBe('integer');
+    }
+    expect(doc.paths['/v1/events']?.get?.parameters.find((p) => p.name === 'type')?.schema.enum).toEqual([...EVENT_TYPES]);
+    const events = doc.paths['/v1/webhook-endpoints']?.post?.requestBody?.content['application/json']?.schema.properties.events;
+    expect(events?.items?.enum).toEqual([...SUBSCRIBABLE_EVENT_TYPES, '*']);
+    for (const name of ['Event', 'EventWithDeliveries']) {
+      const union = doc.components.schemas[name];
+      expect(union?.oneOf).toHaveLength(EVENT_TYPES.length);
+      expect(union?.discriminator?.propertyName).toBe('type');
+      expect(Object.keys(union?.discriminator?.mapping ?? {}).sort()).toEqual([...EVENT_TYPES].sort());
+      for (const ref of Object.values(union?.discriminator?.mapping ?? {})) expect(doc.components.schemas[ref.replace('#/components/schemas/', '')]).toBeDefined();
+    }
+    expect(Object.values(doc.components.schemas).filter((s) => s.$id !== undefined)).toEqual([]);
+  });
+
+  it('validates an event body against the schema of its own type only', () => {
+    const event = { id: 'evt_01jd0000000000000000000000', object: 'event', type: 'webhook_endpoint.test', timestamp: '2026-11-21T00:00:00.000Z', data: { endpoint_id: 'we_01jd0000000000000000000000' } };
+    const list = (data: unknown[]) => ({ object: 'list', data, has_more: false, next_cursor: null });
+    expect(() => validateResponse('GET', '/v1/events', 200, list([event]))).not.toThrow();
+    expect(() => validateResponse('GET', '/v1/events', 200, list([{ ...event, type: 'call.completed' }]))).toThrow(/does not match/);
   });
 });

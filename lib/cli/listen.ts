@@ -1,0 +1,138 @@
+import { createServer, type IncomingMessage } from 'node:http';
+import { once } from 'node:events';
+import { Webhook } from 'standardwebhooks';
+import type { Shop } from '../../shared/domain/shop';
+import { createEndpoint, signingSecrets, updateEndpoint, type EndpointRecord } from '../../shared/domain/webhook-endpoints';
+import type { ApiDeps } from '../../shared/wiring/api';
+import type { Io } from './run';
+
+export const LISTEN_DESCRIPTION = 'npm run listen';
+
+export interface Listener {
+  url: string;
+  endpointId: string;
+  /** True when an endpoint from an earlier run was found and reused. */
+  reused: boolean;
+  close(): Promise<void>;
+}
+
+interface WebhookEvent {
+  id: string;
+  type: string;
+  timestamp: string;
+  data: Record<string, unknown>;
+}
+
+/** One readable line per event: what happened, to what. */
+export function describeEvent(event: WebhookEvent): string {
+  const d = event.data;
+  const s = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? String(v) : '–');
+  const customer = (d.customer ?? {}) as Record<string, unknown>;
+  switch (event.type.split('.')[0]) {
+    case 'call':
+      return `${s(d.id)} from ${s(d.caller_name)} ${s(d.from_number)}, ${s(d.duration_seconds)} s, outcome ${s(d.outcome)}`;
+    case 'job':
+      return `${s(d.id)} ${s(d.status)} (v${s(d.version)}): ${s(d.service)} for ${s(customer.name)}, ${s(d.urgency)}${d.decline_reason ? `, "${s(d.decline_reason)}"` : ''}`;
+    case 'webhook_endpoint':
+      return `${s(d.id ?? d.endpoint_id)} ${s(d.url)}${d.disabled_reason ? ` disabled: ${s(d.disabled_reason)}` : ''}`;
+    default:
+      return JSON.stringify(d);
+  }
+}
+
+async function body(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Registers (or reuses) the shop's endpoint for this URL, subscribed to every event type, enabled. */
+async function ensureEndpoint(deps: ApiDeps, shop: Shop, url: string): Promise<{ endpoint: EndpointRecord; reused: boolean }> {
+  const existing = (await deps.endpoints.list(shop.id)).find((e) => e.url === url);
+  if (existing) {
+    const changes = { ...(existing.enabled ? {} : { enabled: true }), ...(existing.events.join() === '*' ? {} : { events: ['*'] }) };
+    if (Object.keys(changes).length > 0) await updateEndpoint(deps, shop.id, existing.id, changes);
+    return { endpoint: (await deps.endpoints.get(shop.id, existing.id)) ?? existing, reused: true };
+  }
+  const created = await createEndpoint(deps, shop.id, { url, events: ['*'], description: LISTEN_DESCRIPTION });
+  const endpoint = await deps.endpoints.get(shop.id, created.id);
+  if (!endpoint) throw new Error('the new endpoint vanished');
+  return { endpoint, reused: false };
+}
+
+/**
+ * `npm run listen`: a loopback receiver registered as a webhook endpoint of `shop`. Every
+ * delivery is verified with standardwebhooks against the endpoint's signing secrets (read
+ * from the table, so a reused endpoint needs no copy-paste), acknowledged with 204 and
+ * printed; a delivery that fails verification gets 400 and is printed as rejected.
+ */
+export async function startListener(deps: ApiDeps, shop: Shop, opts: { port: number; host?: string; json?: boolean }, io: Io): Promise<Listener> {
+  const host = opts.host ?? '127.0.0.1';
+  let verifiers: Webhook[] = [];
+  let endpoint: EndpointRecord | undefined;
+  const seen = new Set<string>();
+  const loadSecrets = async () => {
+    if (!endpoint) return;
+    const fresh = (await deps.endpoints.get(shop.id, endpoint.id)) ?? endpoint;
+    verifiers = (await signingSecrets(deps, fresh, deps.now())).map((s) => new Webhook(s));
+  };
+  const verify = (raw: string, headers: Record<string, string>): WebhookEvent | null => {
+    for (const v of verifiers) {
+      try {
+        return v.verify(raw, headers) as WebhookEvent;
+      } catch {
+        // try the next secret (during a rotation there are two)
+      }
+    }
+    return null;
+  };
+
+  const server = createServer((req, res) => {
+    void (async () => {
+      const raw = await body(req); // verify the raw bytes, before any parsing
+      const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
+      let event = verify(raw, headers);
+      if (!event) {
+        await loadSecrets(); // rotated since we started?
+        event = verify(raw, headers);
+      }
+      if (!event) {
+        res.writeHead(400).end();
+        io.err(`✗ rejected ${headers['webhook-id'] ?? '(no webhook-id)'}: signature did not verify`);
+        return;
+      }
+      res.writeHead(204).end(); // acknowledge at once
+      const id = headers['webhook-id'] ?? event.id;
+      if (seen.has(id)) return io.out(`· duplicate ${id} (already shown)`);
+      seen.add(id);
+      io.out(`✓ verified ${event.type} ${event.id} at ${event.timestamp}\n    ${describeEvent(event)}`);
+      if (opts.json) io.out(JSON.stringify(event, null, 2));
+    })().catch((err: unknown) => {
+      if (!res.headersSent) res.writeHead(500).end();
+      io.err(`✗ ${(err as Error).message}`);
+    });
+  });
+  server.listen(opts.port, host);
+  await once(server, 'listening');
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : opts.port;
+  const url = `http://${host}:${port}/webhooks`;
+  try {
+    const ensured = await ensureEndpoint(deps, shop, url);
+    endpoint = ensured.endpoint;
+    await loadSecrets();
+    return {
+      url,
+      endpointId: endpoint.id,
+      reused: ensured.reused,
+      close: async () => {
+        server.closeAllConnections();
+        server.close();
+        await once(server, 'close').catch(() => undefined);
+      },
+    };
+  } catch (err) {
+    server.close();
+    throw err;
+  }
+}

@@ -1,0 +1,64 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+
+/**
+ * Readable logs for a person watching `npm start` in a terminal: one coloured line per log
+ * entry instead of a JSON object. Lambda and piped output keep the JSON lines (bin/local.ts
+ * installs this only when stdout is a TTY).
+ */
+
+const LEVEL_COLOURS: Record<string, string> = { DEBUG: '90', INFO: '36', WARN: '33', ERROR: '31', CRITICAL: '35' };
+/** Fields every entry has, or that say nothing locally. */
+const NOISE = new Set(['level', 'message', 'timestamp', 'service', 'sampling_rate', 'xray_trace_id', 'cold_start', 'function_arn', 'function_memory_size', 'function_request_id']);
+
+export interface PrettyOptions {
+  colour: boolean;
+}
+
+function value(v: unknown): string {
+  if (typeof v === 'string') return /\s/.test(v) || v === '' ? JSON.stringify(v) : v;
+  return JSON.stringify(v);
+}
+
+/** One log entry (a Powertools JSON line) as a line of text; anything that is not JSON is returned as it is. */
+export function prettyLine(json: string, { colour }: PrettyOptions): string {
+  let entry: Record<string, unknown>;
+  try {
+    entry = JSON.parse(json) as Record<string, unknown>;
+  } catch {
+    return json;
+  }
+  if (typeof entry !== 'object' || entry === null) return json;
+  const paint = (code: string, text: string) => (colour ? `\u001b[${code}m${text}\u001b[0m` : text);
+  const level = String(entry.level ?? 'INFO');
+  const time = typeof entry.timestamp === 'string' ? entry.timestamp.slice(11, 23) : '';
+  const fields = Object.entries(entry).filter(([k]) => !NOISE.has(k));
+  let text: string;
+  if (entry.message === 'request') {
+    // The access line: method, path, status and duration first, then who asked.
+    const status = Number(entry.status);
+    const statusText = paint(status >= 500 ? '31' : status >= 400 ? '33' : '32', String(entry.status));
+    const who = ['request_id', 'shop_id', 'key_id'].map((k) => entry[k]).filter((v) => typeof v === 'string');
+    const shown = new Set(['method', 'path', 'status', 'duration_ms', 'request_id', 'shop_id', 'key_id']);
+    const rest = fields.filter(([k]) => !shown.has(k)).map(([k, v]) => `${k}=${value(v)}`);
+    text = [`${String(entry.method)} ${String(entry.path)}`, statusText, `${String(entry.duration_ms)} ms`, paint('90', [...who, ...rest].join(' '))].filter(Boolean).join(' ');
+  } else {
+    // Powertools logs an Error as an object { name, message, stack }; a string `error` is an ordinary field.
+    const error = typeof entry.error === 'object' && entry.error !== null ? (entry.error as { name?: string; message?: string; stack?: string }) : undefined;
+    const rest = fields.filter(([k]) => !(k === 'error' && error)).map(([k, v]) => `${k}=${value(v)}`);
+    const errorText = error ? ` ${paint('31', `${error.name ?? 'Error'}: ${error.message ?? ''}`)}` : '';
+    text = `${String(entry.message)}${errorText} ${paint('90', rest.join(' '))}`.trimEnd();
+    if (error?.stack && (level === 'ERROR' || level === 'CRITICAL')) text += `\n${paint('90', error.stack.split('\n').slice(1).join('\n'))}`;
+  }
+  return `${paint('90', time)} ${paint(LEVEL_COLOURS[level] ?? '0', level.padEnd(5))} ${text}`;
+}
+
+/**
+ * Makes `logger` print pretty lines. Powertools writes each entry as one JSON string through
+ * its own console object; that object is swapped for one that reformats the string.
+ * test/unit/pretty-logs.test.ts fails if a Powertools upgrade changes this.
+ */
+export function installPrettyLogs(logger: Logger, options: PrettyOptions, write: (line: string) => void = (line) => process.stdout.write(`${line}\n`)): void {
+  const print = (line: unknown) => write(prettyLine(String(line), options));
+  const target = logger as unknown as { console: Record<string, (line: unknown) => void> };
+  target.console = { log: print, info: print, warn: print, error: print, debug: print, trace: print };
+}
