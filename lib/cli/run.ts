@@ -235,7 +235,7 @@ export const COMMANDS: CommandSpec[] = [
     run: async ({ values: v, positionals }, deps, io) => {
       const shopId = (await shopById(deps, required(v, 'shop'))).id;
       const id = positionals[0];
-      if (!id) throw new UsageError('event show takes an event id');
+      if (!id) throw new UsageError('event show takes exactly one event id');
       const event = await showEvent(deps, shopId, id);
       if (!event) throw new UsageError(`No such event: ${id}`);
       io.out(v.json ? JSON.stringify(event) : eventLines(event).join('\n'));
