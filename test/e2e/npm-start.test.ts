@@ -24,14 +24,6 @@ async function waitFor<T>(probe: () => T | undefined, timeoutMs: number): Promis
   }
 }
 
-/** tsx runs the script in a child node process: that child is the app that owns DynamoDB Local. */
-function appPid(tsxPid: number): number {
-  const out = spawnSync('pgrep', ['-P', String(tsxPid)], { encoding: 'utf8' });
-  const pid = Number(out.stdout.split('\n')[0]);
-  if (!pid) throw new Error(`no child of tsx ${tsxPid}`);
-  return pid;
-}
-
 describe('npm start (the real entry point, as a child process)', () => {
   const started: ChildProcess[] = [];
   afterEach(async () => {
@@ -50,8 +42,8 @@ describe('npm start (the real entry point, as a child process)', () => {
 
   /** The entry with these variables, its stdout and stderr collected. */
   function spawnLocal(env: Record<string, string>): { child: ChildProcess; output: () => string } {
-    // tsx directly, as `npm start` runs it, so the signals reach the node process itself.
-    const child = spawn('node_modules/.bin/tsx', ['bin/local.ts'], {
+    // As `npm start` runs it (`node --import tsx`, no tsx parent relaying signals), so Ctrl-C reaches the app itself.
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts'], {
       env: { ...process.env, DYNAMODB_ENDPOINT: '', POWERTOOLS_LOG_LEVEL: 'WARN', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
@@ -129,7 +121,7 @@ describe('npm start (the real entry point, as a child process)', () => {
   it('leaves no java process even when the app is killed with SIGKILL', async () => {
     const { child, dbPort } = await start();
     expect(dynamoJavaPids(dbPort)).toHaveLength(1);
-    process.kill(appPid(child.pid as number), 'SIGKILL');
+    process.kill(child.pid as number, 'SIGKILL');
     await once(child, 'exit');
     await waitFor(() => (dynamoJavaPids(dbPort).length === 0 ? true : undefined), 10000);
   }, 90000);

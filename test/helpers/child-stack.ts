@@ -1,5 +1,5 @@
 /**
- * The real `npm start` entry (bin/local.ts under tsx) as a child process that a test or a
+ * The real `npm start` entry (`node --import tsx bin/local.ts`) as a child process that a test or a
  * benchmark can crash (SIGKILL of the app), stop (Ctrl-C) and start again on the same data
  * directory, while it writes to the child's DynamoDB Local directly (calls, shops, keys).
  * No jest dependency: the benchmarks use it too.
@@ -58,7 +58,7 @@ export interface ChildStack {
   readonly starts: number;
   /** What the current (or last) run printed, stdout and stderr. */
   output(): string;
-  /** The node process that runs bin/local.ts (tsx runs it as its child). */
+  /** The node process that runs bin/local.ts (the child itself: `npm start` runs no tsx parent process). */
   appPid(): number;
   /** A crash: SIGKILL of the app's node process; returns once it and its DynamoDB Local are gone. */
   sigkill(): Promise<void>;
@@ -136,8 +136,7 @@ async function javaGone(port: number, graceMs = 15_000): Promise<void> {
 }
 
 export async function startChildStack(options: ChildStackOptions = {}): Promise<ChildStack> {
-  const tsx = resolve('node_modules/.bin/tsx');
-  if (!existsSync(tsx) || !existsSync(resolve('bin/local.ts'))) throw new Error('run from the repository root (node_modules/.bin/tsx and bin/local.ts)');
+  if (!existsSync(resolve('node_modules/tsx')) || !existsSync(resolve('bin/local.ts'))) throw new Error('run from the repository root (node_modules/tsx and bin/local.ts)');
   installExitHook();
   const dir = mkdtempSync(join(tmpdir(), 'child-stack-'));
   const dataDir = join(dir, 'data');
@@ -177,8 +176,8 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       ...options.env,
     };
-    // tsx directly, as `npm start` runs it, in a process group of its own (tsx, the app, the DynamoDB Local watchdog and JVM).
-    const c = spawn(tsx, ['bin/local.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    // As `npm start` runs it, in a process group of its own (the app, the DynamoDB Local watchdog and JVM).
+    const c = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     child = c;
     starts++;
     if (c.pid) groups.add(c.pid);
@@ -202,9 +201,7 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
       throw new Error(`bin/local.ts did not come up (start ${starts}):\n${out}`);
     }
     url = /API listening on (http:\/\/\S+)/.exec(out)?.[1] ?? `http://127.0.0.1:${apiPort}`;
-    const pids = spawnSync('pgrep', ['-P', String(c.pid)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
-    if (pids.length !== 1) throw new Error(`expected one child of tsx ${c.pid}, found ${pids.join(', ') || 'none'}`);
-    app = pids[0] as number;
+    app = c.pid as number;
     const seededKey = /Write key:\s+(sk_test_\S+)/.exec(out)?.[1];
     const printedShop = /Demo shop:\s+(shop_\S+)/.exec(out)?.[1];
     if (starts === 1) {
@@ -247,9 +244,8 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
     sigkill: async () => {
       if (!running()) throw new Error('the child stack is not running');
       process.kill(app, 'SIGKILL');
-      // tsx exits when the app dies; if it did not, the rest of the group goes the same way.
-      const tsxGone = await Promise.race([exited.then(() => true), deadline(10_000).then(() => false)]);
-      if (!tsxGone && child?.pid) process.kill(-child.pid, 'SIGKILL');
+      const gone = await Promise.race([exited.then(() => true), deadline(10_000).then(() => false)]);
+      if (!gone && child?.pid) process.kill(-child.pid, 'SIGKILL');
       await exited;
       // The watchdog stops the JVM when the app's pipe closes; a restart on the same data dir must wait for that.
       await javaGone(dynamodbPort);
