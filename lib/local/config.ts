@@ -28,6 +28,11 @@ export function localVariables(options: LocalStackOptions, env: NodeJS.ProcessEn
     DELIVERY_TIMEOUT_MS: pick(options.deliveryTimeoutMs, 'DELIVERY_TIMEOUT_MS', '10000'),
     // The local queue's delays are exact to the millisecond (SQS's are whole seconds).
     DELIVERY_DEFER_MS: pick(options.deferMs, 'DELIVERY_DEFER_MS', '100'),
+    // Unset: the contract's limits, as in the cloud.
+    RATE_LIMIT_TEST_PER_SECOND: pick(options.rateLimits?.test, 'RATE_LIMIT_TEST_PER_SECOND', ''),
+    RATE_LIMIT_LIVE_PER_SECOND: pick(options.rateLimits?.live, 'RATE_LIMIT_LIVE_PER_SECOND', ''),
+    RATE_LIMIT_AUTH_FAILURES_PER_SECOND: pick(options.rateLimits?.authFailures, 'RATE_LIMIT_AUTH_FAILURES_PER_SECOND', ''),
+    RATE_LIMIT_BURST_FACTOR: env.RATE_LIMIT_BURST_FACTOR || '',
   };
   parseVariables(variables); // a malformed value stops the stack before anything starts
   return variables;

@@ -4,7 +4,8 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { handler as fallback } from '../../functions/fallback';
 import { AppError } from '../../shared/errors';
 import { requestIdOf } from '../../shared/http/event';
-import { errorResult } from '../../shared/http/response';
+import { errorResult, withCommonHeaders } from '../../shared/http/response';
+import { newId } from '../../shared/ids';
 import { logger } from '../../shared/logger';
 import { resolve, type Route } from '../../shared/routes';
 import { lambdaContext, toAuthorizerEvent, toProxyEvent } from './lambda-events';
@@ -25,7 +26,7 @@ async function readBody(req: IncomingMessage): Promise<Buffer | null> {
 }
 
 /** What API Gateway does for one request: match the route, run the authorizer, invoke the Lambda. */
-async function dispatch(handlers: LocalHandlers, req: IncomingMessage, body: Buffer, url: URL): Promise<APIGatewayProxyStructuredResultV2> {
+async function dispatch(handlers: LocalHandlers, req: IncomingMessage, body: Buffer, url: URL, requestId: string): Promise<APIGatewayProxyStructuredResultV2> {
   const method = req.method ?? 'GET';
   const resolution = resolve(method, url.pathname);
   const built: Route | null = resolution.kind === 'route' && resolution.route.handler ? resolution.route : null;
@@ -34,12 +35,14 @@ async function dispatch(handlers: LocalHandlers, req: IncomingMessage, body: Buf
     url,
     body,
     routeKey: built ? `${built.method} ${built.path}` : '$default',
+    requestId,
     pathParameters: built && resolution.kind === 'route' ? resolution.pathParameters : undefined,
   });
   if (!built?.handler) return fallback(event, lambdaContext('fallback', event.requestContext.requestId));
 
   const verdict = await handlers.authorizer(toAuthorizerEvent(event));
-  if (!verdict.isAuthorized) return { statusCode: 403, body: JSON.stringify({ message: 'Forbidden' }) };
+  // API Gateway's own refusal (no route runs): its body, and its request id header only.
+  if (!verdict.isAuthorized) return { statusCode: 403, headers: { 'apigw-requestid': requestId }, body: JSON.stringify({ message: 'Forbidden' }) };
   const authorized = { ...event, requestContext: { ...event.requestContext, authorizer: { lambda: verdict.context } } };
   const handler = await handlers.operation(built.handler);
   return handler(authorized, lambdaContext(built.operationId, event.requestContext.requestId));
@@ -54,16 +57,19 @@ function write(res: ServerResponse, result: APIGatewayProxyStructuredResultV2): 
 async function serve(handlers: LocalHandlers, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const started = performance.now();
   const url = new URL(req.url ?? '/', 'http://localhost');
+  // One id per request from the start, so answers made before any handler runs carry it too.
+  const rawId = newId('req').slice(4);
+  const requestId = requestIdOf({ requestContext: { requestId: rawId } });
   let result: APIGatewayProxyStructuredResultV2;
   try {
     const body = await readBody(req);
     result = body
-      ? await dispatch(handlers, req, body, url)
-      : errorResult(new AppError('body_too_large', 'Request body exceeds 10 MiB.'), requestIdOf({}));
+      ? await dispatch(handlers, req, body, url, rawId)
+      : withCommonHeaders(errorResult(new AppError('body_too_large', 'Request body exceeds 10 MiB.'), requestId), requestId);
   } catch (err) {
     // A Lambda that throws is a 500 at API Gateway; never show the error text.
-    logger.error('Handler failed', { error: err as Error, path: url.pathname });
-    result = errorResult(new AppError('internal_error', 'An internal error occurred.'), requestIdOf({}));
+    logger.error('Handler failed', { error: err as Error, path: url.pathname, request_id: requestId });
+    result = withCommonHeaders(errorResult(new AppError('internal_error', 'An internal error occurred.'), requestId), requestId);
   }
   write(res, result);
   logger.info('request', {

@@ -1,6 +1,5 @@
 import type { IncomingMessage } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayRequestAuthorizerEventV2, Context } from 'aws-lambda';
-import { newId } from '../../shared/ids';
 
 /** Header and query maps as API Gateway HTTP APIs build them: lower-case names, repeats joined by commas. */
 function headerMap(req: IncomingMessage): Record<string, string> {
@@ -27,6 +26,8 @@ export interface RequestFacts {
   body: Buffer;
   routeKey: string;
   pathParameters?: Record<string, string>;
+  /** API Gateway's id of this request (without the `req_` of the Request-Id header). */
+  requestId: string;
 }
 
 /** A payload format 2.0 event, as API Gateway would hand it to the route's Lambda. */
@@ -34,7 +35,7 @@ export function toProxyEvent(req: IncomingMessage, facts: RequestFacts): APIGate
   const headers = headerMap(req);
   const now = new Date();
   const isText = TEXT_TYPES.test(headers['content-type'] ?? '');
-  const requestId = newId('req').slice(4);
+  const requestId = facts.requestId;
   return {
     version: '2.0',
     routeKey: facts.routeKey,

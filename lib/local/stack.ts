@@ -1,5 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { join } from 'node:path';
+import { RATE_PK_PREFIX } from '../../shared/store/keys';
 import { sweepGraceMs } from '../../shared/webhooks/policy';
 import { LocalRetryScheduler } from './adapters';
 import { localConfig, localVariables } from './config';
@@ -45,6 +46,8 @@ export interface LocalStackOptions {
   outboxDir?: string;
   /** How soon a delivery over its endpoint's in-flight limit is tried again, in ms (default 100 locally). */
   deferMs?: number;
+  /** Requests per second per key (default: the contract's 25 test, 100 live) and failed authentications per address (10). */
+  rateLimits?: { test?: number; live?: number; authFailures?: number };
 }
 
 /** The DynamoDB operations that write (the SDK's command names without `Command`). */
@@ -59,7 +62,10 @@ function watchWrites(client: DynamoDBClient, wake: () => void): () => void {
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const out = await next(args);
-      if (DYNAMODB_WRITES.has((context.commandName ?? '').replace(/Command$/, ''))) wake();
+      // Rate-limit buckets never reach the fan-out (FANOUT_FILTER_PATTERNS): no reason to read the stream after one.
+      const pk = (args.input as { Key?: { pk?: unknown } }).Key?.pk;
+      const bucket = typeof pk === 'string' ? pk.startsWith(RATE_PK_PREFIX) : (pk as { S?: string } | undefined)?.S?.startsWith(RATE_PK_PREFIX);
+      if (DYNAMODB_WRITES.has((context.commandName ?? '').replace(/Command$/, '')) && !bucket) wake();
       return out;
     },
     { step: 'initialize', name: WATCHER },

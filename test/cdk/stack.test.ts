@@ -6,7 +6,7 @@ import { ShopCallsStack } from '../../lib/stack';
 import { routes } from '../../shared/routes';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
-type Statement = { Action: string | string[]; Resource: unknown; Effect: string };
+type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Condition?: unknown };
 
 const synth = () => {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
@@ -57,7 +57,10 @@ describe('cloud stack template', () => {
   it('routes all 19 operations, each through the authorizer to its own function', () => {
     const authorizers = ofType('AWS::ApiGatewayV2::Authorizer');
     expect(authorizers).toHaveLength(1);
-    expect(authorizers[0]?.[1].Properties).toMatchObject({ AuthorizerType: 'REQUEST', EnableSimpleResponses: true, AuthorizerResultTtlInSeconds: 300, IdentitySource: ['$request.header.Authorization'] });
+    // Uncached (it counts every request against its key's limit) and with no identity source, so a
+    // request without Authorization still reaches it and gets the contract's 401.
+    expect(authorizers[0]?.[1].Properties).toMatchObject({ AuthorizerType: 'REQUEST', EnableSimpleResponses: true, AuthorizerResultTtlInSeconds: 0 });
+    expect(authorizers[0]?.[1].Properties.IdentitySource).toBeUndefined();
     const fnIds = new Set<string>();
     for (const route of routes) {
       const routeKey = `${route.method} ${route.path}`;
@@ -68,6 +71,16 @@ describe('cloud stack template', () => {
     expect(fnIds.size).toBe(19);
     const fallback = ofType('AWS::ApiGatewayV2::Route').find(([, x]) => x.Properties.RouteKey === '$default');
     expect(fallback?.[1].Properties.AuthorizationType ?? 'NONE').toBe('NONE');
+  });
+
+  it('runs the per-key rate limits in the authorizer, whose only table write is the rate-limit buckets', () => {
+    const [authorizerId, authorizerFn] = ofType('AWS::Lambda::Function').find(([id]) => id.startsWith('ApiAuthorizer')) ?? [];
+    expect(authorizerFn?.Properties.Environment).toMatchObject({
+      Variables: { RATE_LIMIT_TEST_PER_SECOND: '25', RATE_LIMIT_LIVE_PER_SECOND: '100', RATE_LIMIT_BURST_FACTOR: '2', RATE_LIMIT_AUTH_FAILURES_PER_SECOND: '10' },
+    });
+    const writes = statementsOfFunction(authorizerId as string).filter((s) => asArray(s.Action).some((a) => /Put|Update|Delete|Write/.test(a)));
+    expect(writes).toHaveLength(1);
+    expect(writes[0]).toMatchObject({ Action: 'dynamodb:UpdateItem', Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RATE#*'] } } });
   });
 
   it('gives read-only operations no write permission on the table', () => {
@@ -141,7 +154,7 @@ describe('cloud stack template', () => {
   it('throttles the stage, writes access logs, and outputs the API URL and table name', () => {
     template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
       StageName: '$default',
-      DefaultRouteSettings: { ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 },
+      DefaultRouteSettings: { ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 2000 },
       AccessLogSettings: { DestinationArn: {} },
     });
     const outputs = template.toJSON().Outputs as Record<string, unknown>;
@@ -149,8 +162,9 @@ describe('cloud stack template', () => {
   });
 
   it('reads its settings from context', () => {
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [], senderEmail: 'alerts@shop.example', consumerMaxConcurrency: '5', throttleRate: '50' } });
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [], senderEmail: 'alerts@shop.example', consumerMaxConcurrency: '5', throttleRate: '50', rateLimitTest: '5', rateLimitLive: '50' } });
     const t = Template.fromStack(new ShopCallsStack(app, 'Configured', { env: { account: '123456789012', region: 'eu-west-1' } }));
+    t.hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: { RATE_LIMIT_TEST_PER_SECOND: '5', RATE_LIMIT_LIVE_PER_SECOND: '50' } } });
     t.hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: { MaximumConcurrency: 5 } });
     t.hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: { SES_FROM_ADDRESS: 'alerts@shop.example' } } });
     expect(() => new ShopCallsStack(new App({ context: { throttleRate: 'lots' } }), 'Bad')).toThrow(/throttleRate/);
