@@ -42,8 +42,6 @@ describe.each([
     expect(decisions.filter((d) => d.allowed)).toHaveLength(20);
     expect((await limiter.take('b4', limit, T0)).allowed).toBe(true);
   });
-
-  });
 });
 
 describe('DynamoRateLimiter', () => {
