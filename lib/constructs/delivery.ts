@@ -32,6 +32,10 @@ export class Delivery extends Construct {
   readonly queue: Queue;
   readonly deadLetterQueues: Queue[];
   readonly functions: ServiceFunction[];
+  /** The stream's consumer (its IteratorAge is alarmed) and the queue's (its duration against its timeout). */
+  readonly fanout: ServiceFunction;
+  readonly consumer: ServiceFunction;
+  readonly consumerTimeout = CONSUMER_TIMEOUT;
   readonly schedulerRole: Role;
 
   constructor(scope: Construct, id: string, props: DeliveryProps) {
@@ -131,7 +135,13 @@ export class Delivery extends Construct {
     consumer.addEventSource(
       new SqsEventSource(this.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: config.consumerMaxConcurrency }),
     );
+    Validations.of(consumer).acknowledge({
+      id: 'Serverless-LambdaEventSourceMappingDestination',
+      reason: 'SQS event sources take no on-failure destination: a message that keeps failing moves to DeliveryDlq by the queue\'s redrive policy (5 receives), which an alarm watches.',
+    });
 
     this.functions = [fanout, consumer];
+    this.fanout = fanout;
+    this.consumer = consumer;
   }
 }
