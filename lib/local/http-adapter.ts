@@ -65,7 +65,8 @@ async function serve(handlers: LocalHandlers, req: IncomingMessage, res: ServerR
     const body = await readBody(req);
     result = body
       ? await dispatch(handlers, req, body, url, rawId)
-      : withCommonHeaders(errorResult(new AppError('body_too_large', 'Request body exceeds 10 MiB.'), requestId), requestId);
+      : // The rest of the body is never read: the connection cannot carry another request.
+        withCommonHeaders(errorResult(new AppError('body_too_large', 'Request body exceeds 10 MiB.', { headers: { connection: 'close' } }), requestId), requestId);
   } catch (err) {
     // A Lambda that throws is a 500 at API Gateway; never show the error text.
     logger.error('Handler failed', { error: err as Error, path: url.pathname, request_id: requestId });
