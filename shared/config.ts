@@ -37,6 +37,8 @@ const VARIABLES = z.object({
   SCHEDULER_ROLE_ARN: text,
   SCHEDULER_DLQ_ARN: text,
   SES_FROM_ADDRESS: text,
+  /** The owner emails' queue (fan-out → notify function). */
+  NOTIFY_QUEUE_URL: text,
   /** Requests per second per API key (API-CONTRACT.md, Rate limits: 25 test, 100 live, bursts of twice that). */
   RATE_LIMIT_TEST_PER_SECOND: positive('RATE_LIMIT_TEST_PER_SECOND'),
   RATE_LIMIT_LIVE_PER_SECOND: positive('RATE_LIMIT_LIVE_PER_SECOND'),
@@ -78,6 +80,7 @@ export interface Config {
   readonly cursor: CursorConfig;
   readonly webhooks: WebhookConfig;
   readonly queueUrl: string;
+  readonly notifyQueueUrl: string;
   readonly scheduler: SchedulerConfig;
   /** The verified SES sender of owner emails; null: emails are logged, not sent. */
   readonly sesFrom: string | null;
@@ -134,6 +137,9 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
     },
     get queueUrl() {
       return required(vars, 'QUEUE_URL', 'the delivery queue');
+    },
+    get notifyQueueUrl() {
+      return required(vars, 'NOTIFY_QUEUE_URL', 'the owner emails queue');
     },
     get scheduler() {
       const why = 'retries past 15 minutes';

@@ -8,6 +8,7 @@ export interface LocalResources {
   dynamodbEndpoint: string;
   tableName: string;
   queue: { endpoint: string; url: string; arn: string };
+  notifyQueueUrl: string;
 }
 
 /**
@@ -46,6 +47,7 @@ export function localConfig(variables: Record<string, string>, resources: LocalR
     DYNAMODB_ENDPOINT: resources.dynamodbEndpoint,
     QUEUE_URL: resources.queue.url,
     QUEUE_ARN: resources.queue.arn,
+    NOTIFY_QUEUE_URL: resources.notifyQueueUrl,
     // Read by the AWS SDK itself in a consumer process (bin/consumer.ts), as Lambda's are.
     AWS_ENDPOINT_URL_SQS: resources.queue.endpoint,
     AWS_ACCESS_KEY_ID: 'local',

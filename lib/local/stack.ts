@@ -103,6 +103,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   let queues: LocalQueues | undefined;
   let streamPoller: StreamPoller | undefined;
   let queuePoller: QueuePoller | undefined;
+  let notifyPoller: QueuePoller | undefined;
   let sweeper: LocalSweeper | undefined;
   let unwatch: (() => void) | undefined;
   let deps: LocalDeps | undefined;
@@ -112,6 +113,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     unwatch?.();
     await streamPoller?.stop();
     await queuePoller?.stop();
+    await notifyPoller?.stop();
     LocalRetryScheduler.clearAll();
     await queues?.stop();
     deps?.db.client.destroy();
@@ -129,7 +131,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const timeoutMs = Number(variables.DELIVERY_TIMEOUT_MS);
     queues = await startLocalQueues({ visibilityTimeoutSeconds: options.queueVisibilitySeconds ?? Math.ceil((6 * timeoutMs) / 1000) });
     const queue = { endpoint: queues.endpoint, url: queues.queueUrl, arn: queues.queueArn };
-    const { config, env } = localConfig(variables, { dynamodbEndpoint: endpoint, tableName, queue });
+    const { config, env } = localConfig(variables, { dynamodbEndpoint: endpoint, tableName, queue, notifyQueueUrl: queues.notifyQueueUrl });
     deps = localDeps(config, { sqs: queues.client, outboxDir: options.outboxDir ?? (process.env.OUTBOX_DIR || join('.local', 'outbox')) });
     const handlers = localHandlers(deps);
 
@@ -141,6 +143,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     if (options.consumer !== false) {
       queuePoller = startQueuePoller({ sqs: queues.client, queueUrl: queues.queueUrl, queueArn: queues.queueArn, handler: handlers.deliver });
     }
+    // Owner emails: their own queue and consumer, as in AWS (functions/notify.ts).
+    notifyPoller = startQueuePoller({ sqs: queues.client, queueUrl: queues.notifyQueueUrl, queueArn: queues.notifyQueueArn, handler: handlers.notify, concurrency: 1 });
     // Every minute (scaled) in AWS too; at start it also sends what the last run left due.
     const grace = sweepGraceMs(config.webhooks.timeScale);
     sweeper = startLocalSweeper({ run: handlers.sweep, intervalMs: grace, startupHorizonMs: grace });

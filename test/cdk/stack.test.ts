@@ -42,9 +42,9 @@ function statementsOfFunction(fnId: string): Statement[] {
 describe('cloud stack template', () => {
   it.each([
     ['a given account and region', { account: '123456789012', region: 'eu-west-1' }],
-    ['an environment-agnostic stack', undefined],
+    ['an environment-agnostic stack with an SES sender', undefined],
   ])('passes cdk-nag AwsSolutions and Serverless, as bin/app.ts applies them, for %s (every acknowledgment carries a reason)', (_label, env) => {
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [], ...(env ? {} : { senderEmail: 'alerts@shop.example' }) } });
     new ShopCallsStack(app, 'Nag', { env });
     applyNagPacks(app);
     expect(() => app.synth()).not.toThrow();
@@ -172,12 +172,12 @@ describe('cloud stack template', () => {
 
   it('gives every asynchronous path a dead-letter queue or an on-failure destination', () => {
     const mappings = ofType('AWS::Lambda::EventSourceMapping');
-    expect(mappings).toHaveLength(2);
+    expect(mappings).toHaveLength(3);
     const stream = mappings.find(([, m]) => ref(m.Properties.EventSourceArn).includes('StreamArn'))?.[1].Properties;
     expect(stream).toMatchObject({ BisectBatchOnFunctionError: true, FunctionResponseTypes: ['ReportBatchItemFailures'], MaximumRetryAttempts: 10 });
     expect(ref(stream?.DestinationConfig)).toMatch(/FanoutFailures/);
     expect((stream?.FilterCriteria as { Filters: unknown[] }).Filters).toHaveLength(2);
-    const sqs = mappings.find(([, m]) => !ref(m.Properties.EventSourceArn).includes('StreamArn'))?.[1].Properties;
+    const sqs = mappings.find(([, m]) => ref(m.Properties.EventSourceArn).includes('DeliveryDeliveries'))?.[1].Properties;
     expect(sqs).toMatchObject({ BatchSize: 10, FunctionResponseTypes: ['ReportBatchItemFailures'], ScalingConfig: { MaximumConcurrency: 20 } });
     // No batching window: it would hold every delivery back by up to the window for fewer invocations.
     expect(sqs?.MaximumBatchingWindowInSeconds).toBeUndefined();
@@ -185,6 +185,10 @@ describe('cloud stack template', () => {
     const main = queues.filter(([id]) => id.includes('Deliveries'));
     expect(main).toHaveLength(1);
     expect(main[0]?.[1].Properties).toMatchObject({ VisibilityTimeout: 180, RedrivePolicy: { maxReceiveCount: 5 } });
+    // Owner emails: their own queue (retried 5 times, then its dead-letter queue) and consumer.
+    const emails = queues.find(([id]) => id.startsWith('DeliveryOwnerEmails'));
+    expect(ref(emails?.[1].Properties.RedrivePolicy)).toMatch(/DeliveryNotifyDlq.*"maxReceiveCount":5/);
+    expect(mappings.find(([, m]) => ref(m.Properties.EventSourceArn).includes('DeliveryOwnerEmails'))?.[1].Properties).toMatchObject({ FunctionResponseTypes: ['ReportBatchItemFailures'] });
     for (const [, q] of queues) expect(q.Properties.SqsManagedSseEnabled).toBe(true);
     const ingest = ofType('AWS::Lambda::Function').find(([id]) => id.includes('Ingest'));
     expect(ref(ingest?.[1].Properties.DeadLetterConfig)).toMatch(/IngestDlq/);
@@ -193,8 +197,8 @@ describe('cloud stack template', () => {
   it('alarms on dead letters, old deliveries, 5xx, and every function\'s errors and throttles, to one topic', () => {
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
     // One per dead-letter queue: every queue but the delivery queue itself.
-    const deadLetterQueues = ofType('AWS::SQS::Queue').filter(([id]) => !id.startsWith('DeliveryDeliveries')).map(([id]) => id);
-    expect(deadLetterQueues).toHaveLength(5);
+    const deadLetterQueues = ofType('AWS::SQS::Queue').filter(([id]) => !id.startsWith('DeliveryDeliveries') && !id.startsWith('DeliveryOwnerEmails')).map(([id]) => id);
+    expect(deadLetterQueues).toHaveLength(6);
     const depthAlarms = alarms.filter((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible');
     expect(depthAlarms.map((a) => ref(a.Dimensions).match(/"([A-Za-z0-9]+)","QueueName"/)?.[1]).sort()).toEqual(deadLetterQueues.sort());
     expect(alarms.filter((a) => a.MetricName === 'ApproximateAgeOfOldestMessage')).toHaveLength(1);
@@ -221,6 +225,15 @@ describe('cloud stack template', () => {
     t.hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: { RATE_LIMIT_TEST_PER_SECOND: '5', RATE_LIMIT_LIVE_PER_SECOND: '50' } } });
     t.hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: { MaximumConcurrency: 5 } });
     t.hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: { SES_FROM_ADDRESS: 'alerts@shop.example' } } });
+    // Only the owner-email function may send, from that sender, through an address or a domain identity (and sandbox recipients).
+    const sesStatements = Object.values(t.toJSON().Resources as Record<string, Resource>)
+      .filter((r) => r.Type === 'AWS::IAM::Policy')
+      .flatMap((p) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement.map((st) => ({ st, roles: ref(p.Properties.Roles) })))
+      .filter(({ st }) => asArray(st.Action).some((a) => a.startsWith('ses:')));
+    expect(sesStatements).toHaveLength(1);
+    expect(sesStatements[0]?.roles).toMatch(/DeliveryNotifyServiceRole/);
+    expect(sesStatements[0]?.st).toMatchObject({ Action: 'ses:SendEmail', Condition: { StringEquals: { 'ses:FromAddress': 'alerts@shop.example' } } });
+    expect(ref(sesStatements[0]?.st.Resource)).toContain(':identity/*');
     expect(() => new ShopCallsStack(new App({ context: { throttleRate: 'lots' } }), 'Bad')).toThrow(/throttleRate/);
   });
 });
