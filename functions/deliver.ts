@@ -1,9 +1,11 @@
-import type { SQSRecord } from 'aws-lambda';
-import { batchHandler } from '../shared/batch';
+import type { Context, SQSRecord } from 'aws-lambda';
+import { batchHandler, type BatchResponse } from '../shared/batch';
 import { deliverBatch } from '../shared/domain/delivery-attempt';
 import type { DeliveryMessage } from '../shared/domain/deliveries';
 import type { AttemptDeps } from '../shared/domain/delivery-ports';
 import { logger } from '../shared/logger';
+import { countVerdicts, NO_METRICS, withDeliveryMetrics, type MetricSink } from '../shared/observability/delivery-metrics';
+import { emfSink } from '../shared/observability/powertools';
 import { lambdaDeps } from '../shared/wiring/memo';
 import { deliverDeps } from '../shared/wiring/pipeline';
 
@@ -21,15 +23,17 @@ function readMessage(record: SQSRecord): DeliveryMessage | null {
  * The delivery consumer: one batch of queue messages at a time (shared/domain/delivery-attempt.ts).
  * A message that fails (the table or the queue did, not the receiver) is reported alone
  * and comes back after the visibility timeout; receiver failures are normal outcomes. If
- * the batch read fails, every message comes back.
+ * the batch read fails, every message comes back. Outcomes, receiver latency and circuit
+ * changes are counted on `metrics` (EMF in Lambda, docs/operations.md).
  */
-export const makeHandler = (deps: () => AttemptDeps = lambdaDeps(deliverDeps)) =>
+export const makeHandler = (deps: () => AttemptDeps = lambdaDeps(deliverDeps), metrics: MetricSink = NO_METRICS) =>
   batchHandler({
     name: 'Delivery',
     id: (record: SQSRecord) => record.messageId,
     read: readMessage,
     process: async (messages) => {
-      const results = await deliverBatch(deps(), messages);
+      const results = await deliverBatch(withDeliveryMetrics(deps(), metrics), messages);
+      countVerdicts(results, metrics);
       results.forEach((result, i) => {
         const message = messages[i] as DeliveryMessage;
         if (result.status === 'fulfilled') logger.debug('Delivery attempt', { ...message, verdict: result.value });
@@ -39,4 +43,14 @@ export const makeHandler = (deps: () => AttemptDeps = lambdaDeps(deliverDeps)) =
     },
   });
 
-export const handler = makeHandler();
+const metrics = emfSink();
+const run = makeHandler(lambdaDeps(deliverDeps), metrics);
+
+export const handler = async (event: { Records: SQSRecord[] }, context?: Context): Promise<BatchResponse> => {
+  if (context) logger.addContext(context);
+  try {
+    return await run(event);
+  } finally {
+    metrics.flush();
+  }
+};

@@ -1,12 +1,12 @@
 import type { DynamoDBRecord } from 'aws-lambda';
 import { fanOut, messageOf, type FanOutDeps } from '../shared/domain/deliveries';
-import { notifyEndpointDisabled, type NotifyDeps } from '../shared/domain/notifications';
+import type { NotificationQueue } from '../shared/domain/notifications';
 import { batchHandler } from '../shared/batch';
 import { recordOfStreamImage, type StreamedRecord } from '../shared/store/stream-images';
 import { lambdaDeps } from '../shared/wiring/memo';
 import { fanoutDeps } from '../shared/wiring/pipeline';
 
-type Deps = FanOutDeps & NotifyDeps;
+type Deps = FanOutDeps & { notificationQueue: NotificationQueue };
 
 /**
  * Table stream → deliveries. The event source's filter passes only new event items and
@@ -18,7 +18,8 @@ type Deps = FanOutDeps & NotifyDeps;
 async function handleRecord(deps: Deps, stored: StreamedRecord): Promise<void> {
   if (stored.entity === 'event') {
     await fanOut(deps, stored.event);
-    if (stored.event.type === 'webhook_endpoint.disabled') await notifyEndpointDisabled(deps, stored.event);
+    // The owner's email has its own queue and function (functions/notify.ts): a refused email is retried there, never here.
+    if (stored.event.type === 'webhook_endpoint.disabled') await deps.notificationQueue.send({ shop_id: stored.event.shop_id, event_id: stored.event.id });
   } else {
     await deps.queue.send([messageOf(stored.delivery)]);
   }

@@ -8,8 +8,11 @@ export interface ServiceConfig {
   alarmEmail?: string;
   logRetentionDays: number;
   logLevel: string;
+  /** The stage's overall throttle: a ceiling for the whole API, far above any one key's limit. */
   throttleRate: number;
   throttleBurst: number;
+  /** Per-key limits (requests per second; burst = factor × rate) and failed authentications per source address. */
+  rateLimits: { test: number; live: number; burstFactor: number; authFailures: number };
   /** Upper bound on concurrent delivery consumers, so slow receivers cannot starve the API. */
   consumerMaxConcurrency: number;
   deliveryTimeoutMs: number;
@@ -34,8 +37,14 @@ export function configFromContext(node: Pick<Node, 'tryGetContext'>): ServiceCon
     alarmEmail: str('alarmEmail'),
     logRetentionDays: num('logRetentionDays', 30),
     logLevel: str('logLevel') ?? 'INFO',
-    throttleRate: num('throttleRate', 100),
-    throttleBurst: num('throttleBurst', 200),
+    throttleRate: num('throttleRate', 1000),
+    throttleBurst: num('throttleBurst', 2000),
+    rateLimits: {
+      test: num('rateLimitTest', 25),
+      live: num('rateLimitLive', 100),
+      burstFactor: num('rateLimitBurstFactor', 2),
+      authFailures: num('rateLimitAuthFailures', 10),
+    },
     consumerMaxConcurrency: num('consumerMaxConcurrency', 20),
     deliveryTimeoutMs: num('deliveryTimeoutMs', 10_000),
     sourceMaps: String(node.tryGetContext('sourceMaps') ?? 'false') === 'true',

@@ -1,4 +1,4 @@
-import { CfnOutput, RemovalPolicy, Stack, Validations, type CfnElement, type StackProps } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, RemovalPolicy, Stack, Validations, type CfnElement, type StackProps } from 'aws-cdk-lib';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -6,6 +6,7 @@ import type { Construct } from 'constructs';
 import { configFromContext } from './config';
 import { Alarms } from './constructs/alarms';
 import { Api } from './constructs/api';
+import { ServiceDashboard } from './constructs/dashboard';
 import { Delivery } from './constructs/delivery';
 import { CallIngest } from './constructs/ingest';
 import { DeliverySweeper } from './constructs/sweeper';
@@ -30,14 +31,26 @@ export class ShopCallsStack extends Stack {
     const delivery = new Delivery(this, 'Delivery', { table, secretsKey, config, logRetention });
     const ingest = new CallIngest(this, 'CallIngest', { table, config, logRetention });
     const sweeper = new DeliverySweeper(this, 'Sweeper', { table, queue: delivery.queue, config, logRetention });
+    if (!config.alarmEmail) {
+      // Loud on purpose: without a subscriber every alarm below fires into an empty topic.
+      Annotations.of(this).addWarningV2(
+        'shop-calls:no-alarm-email',
+        'No alarmEmail: alarms go to an SNS topic nobody is subscribed to. Deploy with -c alarmEmail=ops@example.com (docs/deploy.md).',
+      );
+    }
     const alarms = new Alarms(this, 'Alarms', {
       httpApi: api.httpApi,
+      streamConsumer: delivery.fanout,
+      queueConsumer: { fn: delivery.consumer, timeout: delivery.consumerTimeout },
+      table,
       functions: [...api.functions, ...delivery.functions, ...ingest.functions, ...sweeper.functions].map((fn) => ({ id: fn.node.id, fn })),
       // In this order, so each dead-letter alarm keeps its name.
       deadLetterQueues: [...delivery.deadLetterQueues, ...ingest.deadLetterQueues, ...sweeper.deadLetterQueues],
       deliveryQueue: delivery.queue,
       alarmEmail: config.alarmEmail,
     });
+
+    new ServiceDashboard(this, 'Dashboard', { httpApi: api.httpApi, deliveryQueue: delivery.queue, fanout: delivery.fanout, consumer: delivery.consumer, table });
 
     Validations.of(cursorSecret).acknowledge({
       id: 'AwsSolutions-SMG4',

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { DEFAULT_RATE_LIMITS, limitOf, type RateLimits } from './domain/rate-limits';
 import { DEFAULT_DEFER_MS, DEFAULT_TIMEOUT_MS } from './webhooks/policy';
 
 /**
@@ -13,6 +14,8 @@ import { DEFAULT_DEFER_MS, DEFAULT_TIMEOUT_MS } from './webhooks/policy';
 const text = z.optional(z.string());
 const positiveMs = (name: string) =>
   z.optional(z.string().check(z.refine((v) => /^\d+$/.test(v) && Number(v) > 0, `${name} must be a positive whole number of milliseconds`)));
+const positive = (name: string) =>
+  z.optional(z.string().check(z.refine((v) => /^\d+(\.\d+)?$/.test(v) && Number(v) > 0, `${name} must be a positive number`)));
 
 const VARIABLES = z.object({
   TABLE_NAME: text,
@@ -34,6 +37,14 @@ const VARIABLES = z.object({
   SCHEDULER_ROLE_ARN: text,
   SCHEDULER_DLQ_ARN: text,
   SES_FROM_ADDRESS: text,
+  /** The owner emails' queue (fan-out → notify function). */
+  NOTIFY_QUEUE_URL: text,
+  /** Requests per second per API key (API-CONTRACT.md, Rate limits: 25 test, 100 live, bursts of twice that). */
+  RATE_LIMIT_TEST_PER_SECOND: positive('RATE_LIMIT_TEST_PER_SECOND'),
+  RATE_LIMIT_LIVE_PER_SECOND: positive('RATE_LIMIT_LIVE_PER_SECOND'),
+  RATE_LIMIT_BURST_FACTOR: z.optional(z.string().check(z.refine((v) => Number(v) >= 1, 'RATE_LIMIT_BURST_FACTOR must be a number ≥ 1'))),
+  /** Failed authentications per second per source address before the authorizer refuses without a route. */
+  RATE_LIMIT_AUTH_FAILURES_PER_SECOND: positive('RATE_LIMIT_AUTH_FAILURES_PER_SECOND'),
 });
 export type Variables = z.infer<typeof VARIABLES>;
 export type VariableName = keyof Variables;
@@ -69,9 +80,12 @@ export interface Config {
   readonly cursor: CursorConfig;
   readonly webhooks: WebhookConfig;
   readonly queueUrl: string;
+  readonly notifyQueueUrl: string;
   readonly scheduler: SchedulerConfig;
   /** The verified SES sender of owner emails; null: emails are logged, not sent. */
   readonly sesFrom: string | null;
+  /** Per-key request limits, and the failed-authentication limit per source address. */
+  readonly rateLimits: RateLimits;
 }
 
 export class ConfigError extends Error {
@@ -124,6 +138,9 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
     get queueUrl() {
       return required(vars, 'QUEUE_URL', 'the delivery queue');
     },
+    get notifyQueueUrl() {
+      return required(vars, 'NOTIFY_QUEUE_URL', 'the owner emails queue');
+    },
     get scheduler() {
       const why = 'retries past 15 minutes';
       return {
@@ -135,6 +152,15 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
     },
     get sesFrom() {
       return vars.SES_FROM_ADDRESS ?? null;
+    },
+    get rateLimits(): RateLimits {
+      const factor = vars.RATE_LIMIT_BURST_FACTOR ? Number(vars.RATE_LIMIT_BURST_FACTOR) : 2;
+      const rate = (value: string | undefined, fallback: number) => limitOf(value ? Number(value) : fallback, factor);
+      return {
+        test: rate(vars.RATE_LIMIT_TEST_PER_SECOND, DEFAULT_RATE_LIMITS.test.perSecond),
+        live: rate(vars.RATE_LIMIT_LIVE_PER_SECOND, DEFAULT_RATE_LIMITS.live.perSecond),
+        authFailures: rate(vars.RATE_LIMIT_AUTH_FAILURES_PER_SECOND, DEFAULT_RATE_LIMITS.authFailures.perSecond),
+      };
     },
   };
 }

@@ -1,7 +1,8 @@
 import { Duration } from 'aws-cdk-lib';
 import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
-import { Alarm, ComparisonOperator, TreatMissingData, type Metric } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, Metric, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
@@ -13,10 +14,17 @@ export interface AlarmsProps {
   functions: { id: string; fn: IFunction }[];
   deadLetterQueues: Queue[];
   deliveryQueue: Queue;
+  /** The table stream's consumer: its IteratorAge says how far behind the stream it is. */
+  streamConsumer: IFunction;
+  /** The delivery queue's consumer and its timeout: a run near the timeout is about to be cut off. */
+  queueConsumer: { fn: IFunction; timeout: Duration };
+  table: ITableV2;
   alarmEmail?: string;
 }
 
-/** What operators are paged for, all on one SNS topic. */
+const FIVE_MINUTES = Duration.minutes(5);
+
+/** What operators are paged for, all on one SNS topic. Thresholds and what to do: docs/operations.md. */
 export class Alarms extends Construct {
   readonly topic: Topic;
 
@@ -25,29 +33,53 @@ export class Alarms extends Construct {
     this.topic = new Topic(this, 'Topic', { displayName: 'Shop Calls API alarms', enforceSSL: true });
     if (props.alarmEmail) this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
     const action = new SnsAction(this.topic);
-    const alarm = (name: string, metric: Metric, threshold: number, description: string) =>
+    const alarm = (name: string, metric: IMetric, threshold: number, description: string, evaluationPeriods = 1) =>
       new Alarm(this, name, {
         metric,
         threshold,
-        evaluationPeriods: 1,
+        evaluationPeriods,
         comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         treatMissingData: TreatMissingData.NOT_BREACHING,
         alarmDescription: description,
       }).addAlarmAction(action);
 
     for (const [i, q] of props.deadLetterQueues.entries()) {
-      alarm(`DeadLetters${i}`, q.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }), 1, `Messages in ${q.node.id}: something failed repeatedly; inspect, fix, then redrive.`);
+      alarm(`DeadLetters${i}`, q.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }), 1, `Messages in ${q.node.id}: something failed repeatedly; inspect, fix, then redrive.`);
     }
     alarm(
       'OldestDelivery',
-      props.deliveryQueue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5), statistic: 'Maximum' }),
+      props.deliveryQueue.metricApproximateAgeOfOldestMessage({ period: FIVE_MINUTES, statistic: 'Maximum' }),
       900,
       'Deliveries wait over 15 minutes: the consumer is capped or failing.',
     );
-    alarm('Api5xx', props.httpApi.metricServerError({ period: Duration.minutes(5), statistic: 'Sum' }), 5, 'The API answered 5xx at least 5 times in 5 minutes.');
+    alarm(
+      'StreamIteratorAge',
+      props.streamConsumer.metric('IteratorAge', { period: FIVE_MINUTES, statistic: 'Maximum' }),
+      60_000,
+      'The fan-out is over a minute behind the table stream: new events reach receivers late (records older than 24 h are dropped to its DLQ).',
+    );
+    const timeoutMs = props.queueConsumer.timeout.toMilliseconds();
+    alarm(
+      'ConsumerNearTimeout',
+      props.queueConsumer.fn.metricDuration({ period: FIVE_MINUTES, statistic: 'Maximum' }),
+      Math.round(timeoutMs * 0.8),
+      `The delivery consumer ran over 80% of its ${timeoutMs / 1000} s timeout: a batch cut off is retried whole after the visibility timeout.`,
+    );
+    alarm('Api5xx', props.httpApi.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' }), 5, 'The API answered 5xx at least 5 times in 5 minutes.');
+    alarm(
+      'ApiLatency',
+      props.httpApi.metricLatency({ period: FIVE_MINUTES, statistic: 'p99' }),
+      2000,
+      'API p99 latency over 2 s for 15 minutes.',
+      3,
+    );
+    for (const metricName of ['ReadThrottleEvents', 'WriteThrottleEvents']) {
+      const metric = new Metric({ namespace: 'AWS/DynamoDB', metricName, dimensionsMap: { TableName: props.table.tableName }, period: FIVE_MINUTES, statistic: 'Sum' });
+      alarm(`Table${metricName}`, metric, 1, `The table throttled requests (${metricName}): on-demand capacity is ramping or a key is hot.`);
+    }
     for (const { id: fnId, fn } of props.functions) {
-      alarm(`${fnId}Errors`, fn.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }), 1, `${fnId} threw errors.`);
-      alarm(`${fnId}Throttles`, fn.metricThrottles({ period: Duration.minutes(5), statistic: 'Sum' }), 1, `${fnId} was throttled.`);
+      alarm(`${fnId}Errors`, fn.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }), 1, `${fnId} threw errors.`);
+      alarm(`${fnId}Throttles`, fn.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }), 1, `${fnId} was throttled.`);
     }
   }
 }

@@ -1,5 +1,5 @@
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
-import type { CfnStage} from 'aws-cdk-lib/aws-apigatewayv2';
+import type { CfnAuthorizer, CfnStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpApi, HttpMethod, HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaAuthorizer, HttpLambdaResponseType } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
@@ -7,7 +7,9 @@ import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
+import { RATE_PK_PREFIX } from '../../shared/store/keys';
 import { routes } from '../../shared/routes';
 import type { ServiceConfig } from '../config';
 import { PIPELINE_FUNCTIONS } from './entries';
@@ -23,8 +25,8 @@ export interface ApiProps {
 
 /**
  * The public API: an HTTP API whose routes come from shared/routes.ts, one function each,
- * all behind one Lambda authorizer. Its results are cached on the Authorization header for
- * 5 minutes, which is also how long a revoked key may still be accepted.
+ * all behind one Lambda authorizer, which runs on every request (uncached): it checks the
+ * key and its rate limit (docs/rate-limits.md), so a revoked key is refused at once.
  */
 export class Api extends Construct {
   readonly httpApi: HttpApi;
@@ -35,14 +37,34 @@ export class Api extends Construct {
     super(scope, id);
     const common = { logRetention: props.logRetention, logLevel: props.config.logLevel, sourceMaps: props.config.sourceMaps };
 
-    const authorizerFn = new ServiceFunction(this, 'Authorizer', { ...common, entry: PIPELINE_FUNCTIONS.Authorizer, description: 'API key authorizer' }).bindTable(props.table, 'r');
+    const limits = props.config.rateLimits;
+    const authorizerFn = new ServiceFunction(this, 'Authorizer', {
+      ...common,
+      entry: PIPELINE_FUNCTIONS.Authorizer,
+      description: 'API key authorizer and per-key rate limits',
+      environment: {
+        RATE_LIMIT_TEST_PER_SECOND: String(limits.test),
+        RATE_LIMIT_LIVE_PER_SECOND: String(limits.live),
+        RATE_LIMIT_BURST_FACTOR: String(limits.burstFactor),
+        RATE_LIMIT_AUTH_FAILURES_PER_SECOND: String(limits.authFailures),
+      },
+    }).bindTable(props.table, 'r');
+    // Its only write: the rate-limit buckets (docs/rate-limits.md), by an IAM condition on their key prefix.
+    authorizerFn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:UpdateItem'],
+        resources: [props.table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${RATE_PK_PREFIX}*`] } },
+      }),
+    );
     const fallbackFn = new ServiceFunction(this, 'Fallback', { ...common, entry: PIPELINE_FUNCTIONS.Fallback, description: '$default: 404/405 in the contract format' });
     this.functions.push(authorizerFn, fallbackFn);
 
+    // No result cache: the authorizer counts every request against its key's limit, and with
+    // no identity source a request without Authorization still reaches it (the contract's 401).
     const authorizer = new HttpLambdaAuthorizer('KeyAuthorizer', authorizerFn, {
       responseTypes: [HttpLambdaResponseType.SIMPLE],
-      resultsCacheTtl: Duration.minutes(5),
-      identitySource: ['$request.header.Authorization'],
+      resultsCacheTtl: Duration.seconds(0),
     });
 
     this.httpApi = new HttpApi(this, 'Http', {
@@ -74,6 +96,10 @@ export class Api extends Construct {
       });
       this.functions.push(fn);
     }
+
+    // Uncached, API Gateway needs no identity source, and without one it never answers 401 itself.
+    const cfnAuthorizer = this.httpApi.node.findChild('KeyAuthorizer').node.defaultChild as CfnAuthorizer;
+    cfnAuthorizer.addPropertyDeletionOverride('IdentitySource');
 
     Validations.of(this.httpApi).acknowledge({
       id: 'AwsSolutions-APIG4',

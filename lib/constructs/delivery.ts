@@ -24,14 +24,39 @@ export interface DeliveryProps {
 const CONSUMER_TIMEOUT = Duration.seconds(30);
 
 /**
+ * SES authorizes SendEmail on every identity the message uses: the sender's address identity
+ * or its domain identity (whichever is verified), and in the SES sandbox the recipients'
+ * too. So the grant is on the account's identities, limited by condition to this sender.
+ */
+function grantSendEmail(fn: ServiceFunction, sender: string): void {
+  fn.addToRolePolicy(
+    new PolicyStatement({
+      actions: ['ses:SendEmail'],
+      resources: [Stack.of(fn).formatArn({ service: 'ses', resource: 'identity', resourceName: '*' })],
+      conditions: { StringEquals: { 'ses:FromAddress': sender } },
+    }),
+  );
+  Validations.of(fn).acknowledge({
+    id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:${Token.isUnresolved(Stack.of(fn).region) ? '<AWS::Region>' : Stack.of(fn).region}:${Token.isUnresolved(Stack.of(fn).account) ? '<AWS::AccountId>' : Stack.of(fn).account}:identity/*]`,
+    reason: 'SES checks SendEmail against the address or domain identity of the sender and, in the sandbox, of each recipient; the statement is limited to this sender by ses:FromAddress.',
+  });
+}
+
+/**
  * Event delivery: table stream → fan-out → SQS → consumer → receivers; retries beyond 15
  * minutes through one-time EventBridge Scheduler schedules. Every asynchronous hop has a
  * dead-letter queue or an on-failure destination.
  */
 export class Delivery extends Construct {
   readonly queue: Queue;
+  /** Owner emails, from the fan-out to the notify function. */
+  readonly notifyQueue: Queue;
   readonly deadLetterQueues: Queue[];
   readonly functions: ServiceFunction[];
+  /** The stream's consumer (its IteratorAge is alarmed) and the queue's (its duration against its timeout). */
+  readonly fanout: ServiceFunction;
+  readonly consumer: ServiceFunction;
+  readonly consumerTimeout = CONSUMER_TIMEOUT;
   readonly schedulerRole: Role;
 
   constructor(scope: Construct, id: string, props: DeliveryProps) {
@@ -43,7 +68,8 @@ export class Delivery extends Construct {
     const deliveryDlq = dlq('DeliveryDlq');
     const streamDlq = dlq('FanoutFailures');
     const schedulerDlq = dlq('SchedulerDlq');
-    this.deadLetterQueues = [deliveryDlq, streamDlq, schedulerDlq];
+    const notifyDlq = dlq('NotifyDlq');
+    this.deadLetterQueues = [deliveryDlq, streamDlq, schedulerDlq, notifyDlq];
 
     this.queue = new Queue(this, 'Deliveries', {
       encryption: QueueEncryption.SQS_MANAGED,
@@ -61,19 +87,31 @@ export class Delivery extends Construct {
     });
     this.schedulerRole.addToPolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.queue.queueArn, schedulerDlq.queueArn] }));
 
+    // Owner emails: their own queue and function, so a refused email never holds a stream record.
+    this.notifyQueue = new Queue(this, 'OwnerEmails', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(60 * 6),
+      deadLetterQueue: { queue: notifyDlq, maxReceiveCount: 5 },
+    });
+    const notify = new ServiceFunction(this, 'Notify', { ...common, entry: PIPELINE_FUNCTIONS.Notify, description: 'Emails shop owners (webhook endpoint disabled)', timeout: Duration.seconds(60) });
+    notify.bindTable(table, 'rw'); // reads the event, shop and endpoint; claims the email on the event
+    if (config.senderEmail) {
+      notify.addEnvironment('SES_FROM_ADDRESS', config.senderEmail);
+      grantSendEmail(notify, config.senderEmail);
+    }
+    notify.addEventSource(new SqsEventSource(this.notifyQueue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 2 }));
+    Validations.of(notify).acknowledge({
+      id: 'Serverless-LambdaEventSourceMappingDestination',
+      reason: 'SQS event sources take no on-failure destination: an email that keeps failing moves to NotifyDlq by the queue\'s redrive policy (5 receives), which an alarm watches.',
+    });
+
     const fanout = new ServiceFunction(this, 'Fanout', { ...common, entry: PIPELINE_FUNCTIONS.Fanout, description: 'Stream → delivery rows and queue messages', timeout: Duration.seconds(30) });
     fanout.bindTable(table, 'rw');
     this.queue.grantSendMessages(fanout);
     fanout.addEnvironment('QUEUE_URL', this.queue.queueUrl);
-    if (config.senderEmail) {
-      fanout.addEnvironment('SES_FROM_ADDRESS', config.senderEmail);
-      fanout.addToRolePolicy(
-        new PolicyStatement({
-          actions: ['ses:SendEmail'],
-          resources: [Stack.of(this).formatArn({ service: 'ses', resource: 'identity', resourceName: config.senderEmail.split('@')[1] ?? config.senderEmail })],
-        }),
-      );
-    }
+    this.notifyQueue.grantSendMessages(fanout);
+    fanout.addEnvironment('NOTIFY_QUEUE_URL', this.notifyQueue.queueUrl);
     fanout.addEventSource(
       new DynamoEventSource(table as unknown as ITable, {
         startingPosition: StartingPosition.TRIM_HORIZON,
@@ -131,7 +169,13 @@ export class Delivery extends Construct {
     consumer.addEventSource(
       new SqsEventSource(this.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: config.consumerMaxConcurrency }),
     );
+    Validations.of(consumer).acknowledge({
+      id: 'Serverless-LambdaEventSourceMappingDestination',
+      reason: 'SQS event sources take no on-failure destination: a message that keeps failing moves to DeliveryDlq by the queue\'s redrive policy (5 receives), which an alarm watches.',
+    });
 
-    this.functions = [fanout, consumer];
+    this.functions = [fanout, consumer, notify];
+    this.fanout = fanout;
+    this.consumer = consumer;
   }
 }

@@ -14,6 +14,7 @@ export const PIPELINE_FUNCTIONS = {
   Authorizer: 'functions/authorizer.ts',
   Fallback: 'functions/fallback.ts',
   Fanout: 'functions/fanout.ts',
+  Notify: 'functions/notify.ts',
   Deliver: 'functions/deliver.ts',
   Ingest: 'functions/ingest.ts',
   Sweep: 'functions/sweep.ts',

@@ -8,6 +8,7 @@ export interface LocalResources {
   dynamodbEndpoint: string;
   tableName: string;
   queue: { endpoint: string; url: string; arn: string };
+  notifyQueueUrl: string;
 }
 
 /**
@@ -28,6 +29,11 @@ export function localVariables(options: LocalStackOptions, env: NodeJS.ProcessEn
     DELIVERY_TIMEOUT_MS: pick(options.deliveryTimeoutMs, 'DELIVERY_TIMEOUT_MS', '10000'),
     // The local queue's delays are exact to the millisecond (SQS's are whole seconds).
     DELIVERY_DEFER_MS: pick(options.deferMs, 'DELIVERY_DEFER_MS', '100'),
+    // Unset: the contract's limits, as in the cloud.
+    RATE_LIMIT_TEST_PER_SECOND: pick(options.rateLimits?.test, 'RATE_LIMIT_TEST_PER_SECOND', ''),
+    RATE_LIMIT_LIVE_PER_SECOND: pick(options.rateLimits?.live, 'RATE_LIMIT_LIVE_PER_SECOND', ''),
+    RATE_LIMIT_AUTH_FAILURES_PER_SECOND: pick(options.rateLimits?.authFailures, 'RATE_LIMIT_AUTH_FAILURES_PER_SECOND', ''),
+    RATE_LIMIT_BURST_FACTOR: env.RATE_LIMIT_BURST_FACTOR || '',
   };
   parseVariables(variables); // a malformed value stops the stack before anything starts
   return variables;
@@ -41,6 +47,7 @@ export function localConfig(variables: Record<string, string>, resources: LocalR
     DYNAMODB_ENDPOINT: resources.dynamodbEndpoint,
     QUEUE_URL: resources.queue.url,
     QUEUE_ARN: resources.queue.arn,
+    NOTIFY_QUEUE_URL: resources.notifyQueueUrl,
     // Read by the AWS SDK itself in a consumer process (bin/consumer.ts), as Lambda's are.
     AWS_ENDPOINT_URL_SQS: resources.queue.endpoint,
     AWS_ACCESS_KEY_ID: 'local',

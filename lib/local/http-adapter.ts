@@ -4,7 +4,8 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { handler as fallback } from '../../functions/fallback';
 import { AppError } from '../../shared/errors';
 import { requestIdOf } from '../../shared/http/event';
-import { errorResult } from '../../shared/http/response';
+import { errorResult, withCommonHeaders } from '../../shared/http/response';
+import { newId } from '../../shared/ids';
 import { logger } from '../../shared/logger';
 import { resolve, type Route } from '../../shared/routes';
 import { lambdaContext, toAuthorizerEvent, toProxyEvent } from './lambda-events';
@@ -31,7 +32,7 @@ interface Caller {
 }
 
 /** What API Gateway does for one request: match the route, run the authorizer, invoke the Lambda. */
-async function dispatch(handlers: LocalHandlers, req: IncomingMessage, body: Buffer, url: URL, caller: Caller): Promise<APIGatewayProxyStructuredResultV2> {
+async function dispatch(handlers: LocalHandlers, req: IncomingMessage, body: Buffer, url: URL, requestId: string, caller: Caller): Promise<APIGatewayProxyStructuredResultV2> {
   const method = req.method ?? 'GET';
   const resolution = resolve(method, url.pathname);
   const built: Route | null = resolution.kind === 'route' && resolution.route.handler ? resolution.route : null;
@@ -40,12 +41,14 @@ async function dispatch(handlers: LocalHandlers, req: IncomingMessage, body: Buf
     url,
     body,
     routeKey: built ? `${built.method} ${built.path}` : '$default',
+    requestId,
     pathParameters: built && resolution.kind === 'route' ? resolution.pathParameters : undefined,
   });
   if (!built?.handler) return fallback(event, lambdaContext('fallback', event.requestContext.requestId));
 
   const verdict = await handlers.authorizer(toAuthorizerEvent(event));
-  if (!verdict.isAuthorized) return { statusCode: 403, body: JSON.stringify({ message: 'Forbidden' }) };
+  // API Gateway's own refusal (no route runs): its body, and its request id header only.
+  if (!verdict.isAuthorized) return { statusCode: 403, headers: { 'apigw-requestid': requestId }, body: JSON.stringify({ message: 'Forbidden' }) };
   if (verdict.context.authenticated === true) Object.assign(caller, { shop_id: String(verdict.context.shop_id), key_id: String(verdict.context.key_id) });
   const authorized = { ...event, requestContext: { ...event.requestContext, authorizer: { lambda: verdict.context } } };
   const handler = await handlers.operation(built.handler);
@@ -61,17 +64,21 @@ function write(res: ServerResponse, result: APIGatewayProxyStructuredResultV2): 
 async function serve(handlers: LocalHandlers, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const started = performance.now();
   const url = new URL(req.url ?? '/', 'http://localhost');
+  // One id per request from the start, so answers made before any handler runs carry it too.
+  const rawId = newId('req').slice(4);
+  const requestId = requestIdOf({ requestContext: { requestId: rawId } });
   let result: APIGatewayProxyStructuredResultV2;
   const caller: Caller = {};
   try {
     const body = await readBody(req);
     result = body
-      ? await dispatch(handlers, req, body, url, caller)
-      : errorResult(new AppError('body_too_large', 'Request body exceeds 10 MiB.'), requestIdOf({}));
+      ? await dispatch(handlers, req, body, url, rawId, caller)
+      : // The rest of the body is never read: the connection cannot carry another request.
+        withCommonHeaders(errorResult(new AppError('body_too_large', 'Request body exceeds 10 MiB.', { headers: { connection: 'close' } }), requestId), requestId);
   } catch (err) {
     // A Lambda that throws is a 500 at API Gateway; never show the error text.
-    logger.error('Handler failed', { error: err as Error, path: url.pathname });
-    result = errorResult(new AppError('internal_error', 'An internal error occurred.'), requestIdOf({}));
+    logger.error('Handler failed', { error: err as Error, path: url.pathname, request_id: requestId });
+    result = withCommonHeaders(errorResult(new AppError('internal_error', 'An internal error occurred.'), requestId), requestId);
   }
   write(res, result);
   const headers = (result.headers ?? {}) as Record<string, unknown>;

@@ -1,21 +1,26 @@
 import type { IncomingMessage } from 'node:http';
 import type { APIGatewayProxyEventV2, APIGatewayRequestAuthorizerEventV2, Context } from 'aws-lambda';
-import { newId } from '../../shared/ids';
 
 /** Header and query maps as API Gateway HTTP APIs build them: lower-case names, repeats joined by commas. */
+/**
+ * Name/value pairs as an object with every name an own property, `__proto__` included (as
+ * API Gateway's JSON event has it): assigning `obj['__proto__'] = v` would set the prototype
+ * instead, and the parameter would vanish before validation could refuse it.
+ */
+function joined(pairs: Iterable<[string, string]>): Record<string, string> {
+  const map = new Map<string, string>();
+  for (const [name, value] of pairs) map.set(name, map.has(name) ? `${map.get(name)},${value}` : value);
+  return Object.fromEntries(map) as Record<string, string>;
+}
+
 function headerMap(req: IncomingMessage): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    const name = (req.rawHeaders[i] as string).toLowerCase();
-    const value = req.rawHeaders[i + 1] as string;
-    headers[name] = name in headers ? `${headers[name]},${value}` : value;
-  }
-  return headers;
+  const pairs: [string, string][] = [];
+  for (let i = 0; i < req.rawHeaders.length; i += 2) pairs.push([(req.rawHeaders[i] as string).toLowerCase(), req.rawHeaders[i + 1] as string]);
+  return joined(pairs);
 }
 
 function queryMap(search: URLSearchParams): Record<string, string> | undefined {
-  const query: Record<string, string> = {};
-  for (const [name, value] of search) query[name] = name in query ? `${query[name]},${value}` : value;
+  const query = joined(search);
   return Object.keys(query).length > 0 ? query : undefined;
 }
 
@@ -27,6 +32,8 @@ export interface RequestFacts {
   body: Buffer;
   routeKey: string;
   pathParameters?: Record<string, string>;
+  /** API Gateway's id of this request (without the `req_` of the Request-Id header). */
+  requestId: string;
 }
 
 /** A payload format 2.0 event, as API Gateway would hand it to the route's Lambda. */
@@ -34,7 +41,7 @@ export function toProxyEvent(req: IncomingMessage, facts: RequestFacts): APIGate
   const headers = headerMap(req);
   const now = new Date();
   const isText = TEXT_TYPES.test(headers['content-type'] ?? '');
-  const requestId = newId('req').slice(4);
+  const requestId = facts.requestId;
   return {
     version: '2.0',
     routeKey: facts.routeKey,

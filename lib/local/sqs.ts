@@ -8,12 +8,15 @@ export interface LocalQueues {
   queueUrl: string;
   queueArn: string;
   dlqUrl: string;
+  /** The owner emails' queue (fan-out → notify function) and its dead-letter queue. */
+  notifyQueueUrl: string;
+  notifyQueueArn: string;
   client: SQSClient;
   stop(): Promise<void>;
 }
 
 /**
- * The delivery queue and its dead-letter queue on local-aws-sqs, a pure JS SQS emulator:
+ * The delivery queue, the owner emails' queue and their dead-letter queues on local-aws-sqs, a pure JS SQS emulator:
  * the same SQS adapter code as in AWS talks to it over HTTP.
  */
 export async function startLocalQueues(options: { visibilityTimeoutSeconds: number; maxReceiveCount?: number }): Promise<LocalQueues> {
@@ -21,23 +24,31 @@ export async function startLocalQueues(options: { visibilityTimeoutSeconds: numb
   const server: Server = await createSqsServer({ port, hostname: '127.0.0.1', emulateQueueCreationLifecycle: false });
   const endpoint = `http://127.0.0.1:${port}`;
   const client = new SQSClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  const dlq = await client.send(new CreateQueueCommand({ QueueName: 'deliveries-dlq' }));
-  const dlqArn = (await client.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn;
-  const queue = await client.send(
-    new CreateQueueCommand({
-      QueueName: 'deliveries',
-      Attributes: {
-        VisibilityTimeout: String(options.visibilityTimeoutSeconds),
-        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: options.maxReceiveCount ?? 5 }),
-      },
-    }),
-  );
-  const queueArn = (await client.send(new GetQueueAttributesCommand({ QueueUrl: queue.QueueUrl, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn;
+  const arnOf = async (url: string | undefined) =>
+    (await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn as string;
+  /** A queue with its dead-letter queue, as in the cloud stack. */
+  const withDlq = async (name: string) => {
+    const dlq = await client.send(new CreateQueueCommand({ QueueName: `${name}-dlq` }));
+    const queue = await client.send(
+      new CreateQueueCommand({
+        QueueName: name,
+        Attributes: {
+          VisibilityTimeout: String(options.visibilityTimeoutSeconds),
+          RedrivePolicy: JSON.stringify({ deadLetterTargetArn: await arnOf(dlq.QueueUrl), maxReceiveCount: options.maxReceiveCount ?? 5 }),
+        },
+      }),
+    );
+    return { url: queue.QueueUrl as string, arn: await arnOf(queue.QueueUrl), dlqUrl: dlq.QueueUrl as string };
+  };
+  const deliveries = await withDlq('deliveries');
+  const notifications = await withDlq('notifications');
   return {
     endpoint,
-    queueUrl: queue.QueueUrl as string,
-    queueArn: queueArn as string,
-    dlqUrl: dlq.QueueUrl as string,
+    queueUrl: deliveries.url,
+    queueArn: deliveries.arn,
+    dlqUrl: deliveries.dlqUrl,
+    notifyQueueUrl: notifications.url,
+    notifyQueueArn: notifications.arn,
     client,
     stop: async () => {
       client.destroy();

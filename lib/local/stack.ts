@@ -1,5 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { join } from 'node:path';
+import { RATE_PK_PREFIX } from '../../shared/store/keys';
 import { sweepGraceMs } from '../../shared/webhooks/policy';
 import { LocalRetryScheduler } from './adapters';
 import { localConfig, localVariables } from './config';
@@ -47,6 +48,8 @@ export interface LocalStackOptions {
   outboxDir?: string;
   /** How soon a delivery over its endpoint's in-flight limit is tried again, in ms (default 100 locally). */
   deferMs?: number;
+  /** Requests per second per key (default: the contract's 25 test, 100 live) and failed authentications per address (10). */
+  rateLimits?: { test?: number; live?: number; authFailures?: number };
 }
 
 /** The DynamoDB operations that write (the SDK's command names without `Command`). */
@@ -61,7 +64,10 @@ function watchWrites(client: DynamoDBClient, wake: () => void): () => void {
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const out = await next(args);
-      if (DYNAMODB_WRITES.has((context.commandName ?? '').replace(/Command$/, ''))) wake();
+      // Rate-limit buckets never reach the fan-out (FANOUT_FILTER_PATTERNS): no reason to read the stream after one.
+      const pk = (args.input as { Key?: { pk?: unknown } }).Key?.pk;
+      const bucket = typeof pk === 'string' ? pk.startsWith(RATE_PK_PREFIX) : (pk as { S?: string } | undefined)?.S?.startsWith(RATE_PK_PREFIX);
+      if (DYNAMODB_WRITES.has((context.commandName ?? '').replace(/Command$/, '')) && !bucket) wake();
       return out;
     },
     { step: 'initialize', name: WATCHER },
@@ -99,6 +105,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   let queues: LocalQueues | undefined;
   let streamPoller: StreamPoller | undefined;
   let queuePoller: QueuePoller | undefined;
+  let notifyPoller: QueuePoller | undefined;
   let sweeper: LocalSweeper | undefined;
   let unwatch: (() => void) | undefined;
   let deps: LocalDeps | undefined;
@@ -108,6 +115,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     unwatch?.();
     await streamPoller?.stop();
     await queuePoller?.stop();
+    await notifyPoller?.stop();
     LocalRetryScheduler.clearAll();
     await queues?.stop();
     deps?.db.client.destroy();
@@ -125,7 +133,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const timeoutMs = Number(variables.DELIVERY_TIMEOUT_MS);
     queues = await startLocalQueues({ visibilityTimeoutSeconds: options.queueVisibilitySeconds ?? Math.ceil((6 * timeoutMs) / 1000) });
     const queue = { endpoint: queues.endpoint, url: queues.queueUrl, arn: queues.queueArn };
-    const { config, env } = localConfig(variables, { dynamodbEndpoint: endpoint, tableName, queue });
+    const { config, env } = localConfig(variables, { dynamodbEndpoint: endpoint, tableName, queue, notifyQueueUrl: queues.notifyQueueUrl });
     deps = localDeps(config, { sqs: queues.client, outboxDir: options.outboxDir ?? (process.env.OUTBOX_DIR || join('.local', 'outbox')) });
     const handlers = localHandlers(deps);
 
@@ -138,6 +146,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     if (options.consumer !== false) {
       queuePoller = startQueuePoller({ sqs: queues.client, queueUrl: queues.queueUrl, queueArn: queues.queueArn, handler: handlers.deliver });
     }
+    // Owner emails: their own queue and consumer, as in AWS (functions/notify.ts).
+    notifyPoller = startQueuePoller({ sqs: queues.client, queueUrl: queues.notifyQueueUrl, queueArn: queues.notifyQueueArn, handler: handlers.notify, concurrency: 1 });
     // Every minute (scaled) in AWS too; at start it also sends what the last run left due.
     const grace = sweepGraceMs(config.webhooks.timeScale);
     sweeper = startLocalSweeper({ run: handlers.sweep, intervalMs: grace, startupHorizonMs: grace });

@@ -3,11 +3,13 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { makeHandler as makeAuthorizer } from '../../functions/authorizer';
 import { makeHandler as makeDeliver } from '../../functions/deliver';
 import { makeHandler as makeFanout } from '../../functions/fanout';
+import { makeHandler as makeNotify } from '../../functions/notify';
 import { makeHandler as makeSweep } from '../../functions/sweep';
 import { SqsDeliveryQueue } from '../../shared/aws/sqs-queue';
 import type { Config } from '../../shared/config';
 import { apiDeps, type ApiDeps } from '../../shared/wiring/api';
-import { deliverDeps, fanoutDeps, sweepDeps, type PipelineDeps } from '../../shared/wiring/pipeline';
+import { SqsNotificationQueue } from '../../shared/aws/sqs-notification-queue';
+import { deliverDeps, fanoutDeps, notifyDeps, sweepDeps, type PipelineDeps } from '../../shared/wiring/pipeline';
 import { LocalRetryScheduler, OutboxMailer } from './adapters';
 
 /** Every port any handler uses, in one object: the local stack runs all of them in one process. */
@@ -16,8 +18,13 @@ export type LocalDeps = ApiDeps & PipelineDeps;
 /** The local stack's wiring: the cloud's parts built from its config, with timers for schedules and an outbox for emails. */
 export function localDeps(config: Config, local: { sqs: SQSClient; outboxDir: string }): LocalDeps {
   const queue = new SqsDeliveryQueue(local.sqs, config.queueUrl);
-  const adapters = { queue, scheduler: new LocalRetryScheduler(queue), mailer: new OutboxMailer(local.outboxDir) };
-  return Object.assign({}, apiDeps(config), fanoutDeps(config, adapters), deliverDeps(config, adapters), sweepDeps(config, adapters));
+  const adapters = {
+    queue,
+    scheduler: new LocalRetryScheduler(queue),
+    mailer: new OutboxMailer(local.outboxDir),
+    notificationQueue: new SqsNotificationQueue(local.sqs, config.notifyQueueUrl),
+  };
+  return Object.assign({}, apiDeps(config), fanoutDeps(config, adapters), notifyDeps(config, adapters), deliverDeps(config, adapters), sweepDeps(config, adapters));
 }
 
 export type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
@@ -28,6 +35,7 @@ export function localHandlers(deps: LocalDeps) {
   return {
     authorizer: makeAuthorizer(() => deps),
     fanout: makeFanout(() => deps),
+    notify: makeNotify(() => deps),
     deliver: makeDeliver(() => deps),
     sweep: makeSweep(() => deps),
     /** An operation's handler by its file (relative to the repository root), loaded on first use. */

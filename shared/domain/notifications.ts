@@ -24,6 +24,20 @@ export interface NotificationClaims {
   releaseNotification(shopId: string, eventId: string, at: string): Promise<void>;
 }
 
+/** What the fan-out queues for the owner-email function: ids only, the event is read afresh. */
+export interface NotifyMessage {
+  shop_id: string;
+  event_id: string;
+}
+
+/**
+ * The owner emails' own queue: the fan-out only puts a message on it, so a refused or slow
+ * email (SES sandbox, an unverified identity) is retried there, never in the stream record.
+ */
+export interface NotificationQueue {
+  send(message: NotifyMessage): Promise<void>;
+}
+
 export interface NotifyDeps {
   shops: Pick<ShopStore, 'get'>;
   endpoints: { get(shopId: string, id: string): Promise<EndpointRecord | null> };
@@ -79,4 +93,11 @@ export async function notifyEndpointDisabled(deps: NotifyDeps, event: EventRecor
     }
     throw err;
   }
+}
+
+/** The owner-email function's step: the queued event, read afresh, then notifyEndpointDisabled. A gone event is nothing to do. */
+export async function notifyFromQueue(deps: NotifyDeps & { events: { get(shopId: string, eventId: string): Promise<EventRecord | null> } }, message: NotifyMessage): Promise<void> {
+  const event = await deps.events.get(message.shop_id, message.event_id);
+  if (!event || event.type !== 'webhook_endpoint.disabled') return;
+  await notifyEndpointDisabled(deps, event);
 }

@@ -22,6 +22,20 @@ export function toAuthorizerContext(outcome: AuthOutcome): AuthorizerContext {
   };
 }
 
+/** Added to a valid key's context when it is over its limit: the route answers 429. */
+export const rateLimitedContext = (retryAfterSeconds: number): AuthorizerContext => ({ rate_limited: true, retry_after: String(retryAfterSeconds) });
+
+/** Whole seconds to wait when the authorizer found the key over its limit; null otherwise. */
+export function retryAfterOf(ctx: AuthorizerContext | undefined): number | null {
+  if (ctx?.rate_limited !== true && ctx?.rate_limited !== 'true') return null;
+  const seconds = Number(ctx.retry_after);
+  return Number.isInteger(seconds) && seconds >= 1 ? seconds : 1;
+}
+
+/** The authorizer could not decide (its store is down): the route answers 500, with its Request-Id. */
+export const AUTHORIZER_FAILED: AuthorizerContext = { authenticated: false, error_code: 'internal_error' };
+export const authorizerFailed = (ctx: AuthorizerContext | undefined): boolean => ctx?.error_code === 'internal_error';
+
 export function fromAuthorizerContext(ctx: AuthorizerContext | undefined): AuthOutcome {
   if (!ctx || ctx.authenticated !== true) {
     const code = ctx?.error_code === 'invalid_api_key' ? 'invalid_api_key' : 'missing_api_key';

@@ -2,7 +2,8 @@ import type { MiddlewareObj } from '@middy/core';
 import type { z } from 'zod';
 import { AppError } from '../errors';
 import type { Route } from '../routes';
-import { fromAuthorizerContext } from './auth-context';
+import { asAppError } from './errors';
+import { authorizerFailed, fromAuthorizerContext, retryAfterOf } from './auth-context';
 import type { ApiEvent } from './event';
 import type { HttpResult } from './response';
 import { parseOrThrow } from './validation';
@@ -11,10 +12,20 @@ type Middleware = MiddlewareObj<ApiEvent, HttpResult>;
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
-/** 401 unless the authorizer vouched for the key, then 403 without the route's scope, then 403 for read-only keys on writes. */
+/**
+ * 429 when the authorizer found the key over its limit (first thing: nothing else runs),
+ * 401 unless the authorizer vouched for the key, then 403 without the route's scope, then
+ * 403 for read-only keys on writes.
+ */
 export const authorize = (route: Route): Middleware => ({
   before: ({ event }) => {
-    const outcome = fromAuthorizerContext(event.requestContext.authorizer?.lambda);
+    const context = event.requestContext.authorizer?.lambda;
+    const retryAfter = retryAfterOf(context);
+    if (retryAfter !== null) {
+      throw new AppError('rate_limited', `Too many requests with this API key; retry after ${retryAfter} s.`, { headers: { 'retry-after': String(retryAfter) } });
+    }
+    if (authorizerFailed(context)) throw asAppError(new Error('the authorizer could not decide'));
+    const outcome = fromAuthorizerContext(context);
     if (!outcome.ok) throw new AppError(outcome.code, outcome.message);
     const principal = outcome.principal;
     if (!principal.scopes.includes(route.scope)) {

@@ -26,6 +26,9 @@ export const gsi3Partition = {
   endpointDeliveries: (shopId: string, endpointId: string): string => `${shopPk(shopId)}#WE#${endpointId}#DLV`,
 } as const;
 
+/** Rate-limit buckets; the only items the authorizer may write (an IAM condition on this prefix). */
+export const RATE_PK_PREFIX = 'RATE#';
+
 export const keys = {
   shop: (shopId: string) => ({ pk: shopPk(shopId), sk: 'PROFILE' }),
 
@@ -74,6 +77,9 @@ export const keys = {
    * reads, one of `DUE_BUCKETS` partitions (by delivery id), sorted by sweep time.
    */
   dueDelivery: (deliveryId: string, sweepAt: string) => ({ gsi2pk: dueBucketPk(dueBucket(deliveryId)), gsi2sk: `${sweepAt}#${deliveryId}` }),
+
+  /** A rate-limit bucket (an API key's, a source address's): one number, see domain/rate-limits.ts. */
+  rateBucket: (bucket: string) => ({ pk: `${RATE_PK_PREFIX}${bucket}`, sk: 'RATE' }),
 
   /** Powertools idempotency records; `recordKey` is `IDEMPOTENCY#<hash>` (see store/idempotency.ts). */
   idempotency: (recordKey: string) => ({ pk: recordKey, sk: 'IDEMPOTENCY' }),

@@ -41,7 +41,11 @@ forbidden.addAddress('168.63.129.16', 'ipv4'); // Azure platform endpoint
 for (const [net, prefix] of [
   ['::', 128], // unspecified
   ['::', 96], // IPv4-compatible (deprecated)
+  // Forms that embed an IPv4 address (which may be loopback or private) and reach it through a
+  // translator or tunnel: refused whole, whatever they embed. None is a sane webhook target.
+  ['::ffff:0:0:0', 96], // SIIT IPv4-translated, ::ffff:0:a.b.c.d (RFC 6052 / 2765)
   ['64:ff9b::', 96], // NAT64: reaches IPv4 space through a translator
+  ['2001::', 32], // Teredo: embeds its server's and (obfuscated) client's IPv4
   ['64:ff9b:1::', 48], // local-use NAT64
   ['100::', 64], // discard
   ['2001:db8::', 32], // documentation
@@ -82,6 +86,8 @@ export function checkUrlShape(raw: string, policy: GuardPolicy): GuardResult {
   const schemes = policy.allowInsecureLocal ? ['https:', 'http:'] : ['https:'];
   if (!schemes.includes(url.protocol)) return { ok: false, reason: 'must use https://' };
   if (url.username || url.password) return { ok: false, reason: 'must not contain a user name or password' };
+  // Port 0 is no port: connecting to it fails or reaches whatever the OS picks.
+  if (url.port === '0') return { ok: false, reason: 'must not use port 0' };
   const host = hostOf(url);
   if (!host) return { ok: false, reason: 'must name a host' };
   if (isIP(host)) {

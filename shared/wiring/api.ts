@@ -19,6 +19,8 @@ import { DynamoDeliveryStore } from '../store/deliveries';
 import { DynamoEventStore, putEvent } from '../store/events';
 import { SingleTableIdempotencyStore } from '../store/idempotency';
 import { DynamoJobStore } from '../store/jobs';
+import type { RateLimiter, RateLimits } from '../domain/rate-limits';
+import { DynamoRateLimiter } from '../store/rate-limits';
 import { DynamoShopStore } from '../store/shops';
 import { DynamoEndpointStore } from '../store/webhook-endpoints';
 import { ROTATION_GRACE_MS } from '../webhooks/policy';
@@ -36,6 +38,11 @@ const now = () => new Date();
 
 export function apiKeyDeps(config: Config): { apiKeys: ApiKeyStore } {
   return memo(config, apiKeyDeps, () => ({ apiKeys: new DynamoApiKeyStore(dynamoOf(config)) }));
+}
+
+/** Per-key and per-address request budgets, in the table so every authorizer instance shares them. */
+export function rateLimitDeps(config: Config): { rateLimiter: RateLimiter; rateLimits: RateLimits } {
+  return memo(config, rateLimitDeps, () => ({ rateLimiter: new DynamoRateLimiter(dynamoOf(config)), rateLimits: config.rateLimits }));
 }
 
 export function shopDeps(config: Config): Required<ShopDeps> {
@@ -123,6 +130,7 @@ async function loadCursorKey(cursor: CursorConfig): Promise<Buffer> {
 
 /** Every API part at once, with the table client: for the local stack, the operator CLI and tests. */
 export type ApiDeps = { db: Dynamo } & ReturnType<typeof apiKeyDeps> &
+  ReturnType<typeof rateLimitDeps> &
   ReturnType<typeof shopDeps> &
   CallDeps &
   JobDeps &
@@ -139,7 +147,7 @@ export function apiDeps(config: Config): ApiDeps {
   return memo(config, apiDeps, () =>
     Object.assign(
       { db: dynamoOf(config) },
-      ...[apiKeyDeps, shopDeps, callDeps, jobDeps, endpointDeps, urlGuardDeps, eventWriterDeps, eventLogDeps, endpointLifecycleDeps, cipherDeps, idempotencyDeps, cursorDeps].map((part) => part(config)),
+      ...[apiKeyDeps, rateLimitDeps, shopDeps, callDeps, jobDeps, endpointDeps, urlGuardDeps, eventWriterDeps, eventLogDeps, endpointLifecycleDeps, cipherDeps, idempotencyDeps, cursorDeps].map((part) => part(config)),
     ) as ApiDeps,
   );
 }

@@ -4,10 +4,11 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Config } from '../config';
 import type { FanOutDeps } from '../domain/deliveries';
 import type { AttemptDeps, RetryScheduler } from '../domain/delivery-ports';
-import type { Mailer, NotifyDeps } from '../domain/notifications';
+import type { Mailer, NotificationQueue, NotifyDeps } from '../domain/notifications';
 import type { SweepDeps } from '../domain/sweep';
 import { AwsRetryScheduler } from '../aws/retry-scheduler';
 import { LogOnlyMailer, SesMailer } from '../aws/ses-mailer';
+import { SqsNotificationQueue } from '../aws/sqs-notification-queue';
 import { SqsDeliveryQueue } from '../aws/sqs-queue';
 import { DynamoDeliveryStore } from '../store/deliveries';
 import { DynamoDueIndex } from '../store/due-index';
@@ -20,8 +21,8 @@ import { cipherOf, dynamoOf } from './clients';
 import { memo } from './memo';
 
 /**
- * The parts of the pipeline functions: one per function, built once per config, so the
- * fan-out bundles SES but no Scheduler or KMS, the consumer Scheduler and KMS but no SES,
+ * The parts of the pipeline functions: one per function, built once per config, so only
+ * the owner-email function bundles SES, the consumer Scheduler and KMS, and the fan-out
  * and the sweeper neither. In AWS each adapter follows the config; the local stack passes
  * its own (a queue on its local SQS, timers for schedules, an outbox for emails).
  */
@@ -29,6 +30,7 @@ export interface PipelineAdapters {
   queue?: SqsDeliveryQueue;
   scheduler?: RetryScheduler;
   mailer?: Mailer;
+  notificationQueue?: NotificationQueue;
 }
 
 const now = () => new Date();
@@ -37,18 +39,31 @@ function queueOf(config: Config, adapters: PipelineAdapters): SqsDeliveryQueue {
   return adapters.queue ?? memo(config, queueOf, () => new SqsDeliveryQueue(new SQSClient({}), config.queueUrl));
 }
 
-/** The fan-out: stream records to delivery rows and queue messages, and the owner's email. */
-export function fanoutDeps(config: Config, adapters: PipelineAdapters = {}): FanOutDeps & NotifyDeps {
+/** The fan-out: stream records to delivery rows and queue messages, and owner emails onto their own queue. */
+export function fanoutDeps(config: Config, adapters: PipelineAdapters = {}): FanOutDeps & { notificationQueue: NotificationQueue } {
   return memo(config, fanoutDeps, () => ({
     endpoints: new DynamoEndpointStore(dynamoOf(config)),
     deliveries: new DynamoDeliveryStore(dynamoOf(config)),
-    notifications: new DynamoEventStore(dynamoOf(config)),
-    shops: new DynamoShopStore(dynamoOf(config)),
     queue: queueOf(config, adapters),
-    mailer: adapters.mailer ?? (config.sesFrom ? new SesMailer(new SESv2Client({}), config.sesFrom) : new LogOnlyMailer()),
+    notificationQueue: adapters.notificationQueue ?? new SqsNotificationQueue(new SQSClient({}), config.notifyQueueUrl),
     timeScale: config.webhooks.timeScale,
     now,
   }));
+}
+
+/** The owner-email function: the event, the shop and endpoint, the claim, and SES (or the log, without a sender). */
+export function notifyDeps(config: Config, adapters: PipelineAdapters = {}): NotifyDeps & { events: DynamoEventStore } {
+  return memo(config, notifyDeps, () => {
+    const events = new DynamoEventStore(dynamoOf(config));
+    return {
+      events,
+      notifications: events,
+      shops: new DynamoShopStore(dynamoOf(config)),
+      endpoints: new DynamoEndpointStore(dynamoOf(config)),
+      mailer: adapters.mailer ?? (config.sesFrom ? new SesMailer(new SESv2Client({}), config.sesFrom) : new LogOnlyMailer()),
+      now,
+    };
+  });
 }
 
 /** The consumer: signs and sends, records, and schedules the next attempt. */
@@ -83,4 +98,4 @@ export function sweepDeps(config: Config, adapters: PipelineAdapters = {}): Swee
   }));
 }
 
-export type PipelineDeps = ReturnType<typeof fanoutDeps> & ReturnType<typeof deliverDeps> & ReturnType<typeof sweepDeps>;
+export type PipelineDeps = ReturnType<typeof fanoutDeps> & ReturnType<typeof notifyDeps> & ReturnType<typeof deliverDeps> & ReturnType<typeof sweepDeps>;

@@ -1,12 +1,14 @@
-import { App, Validations } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
-import { AwsSolutionsChecks } from 'cdk-nag';
+import { App } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { Queue } from 'aws-cdk-lib/aws-sqs';
+import { applyNagPacks } from '../../lib/nag';
+import { METRICS_NAMESPACE } from '../../shared/observability/delivery-metrics';
 import { allFunctionEntries } from '../../lib/constructs/entries';
 import { ShopCallsStack } from '../../lib/stack';
 import { routes } from '../../shared/routes';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
-type Statement = { Action: string | string[]; Resource: unknown; Effect: string };
+type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Condition?: unknown };
 
 const synth = () => {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
@@ -40,12 +42,64 @@ function statementsOfFunction(fnId: string): Statement[] {
 describe('cloud stack template', () => {
   it.each([
     ['a given account and region', { account: '123456789012', region: 'eu-west-1' }],
-    ['an environment-agnostic stack', undefined],
-  ])('passes cdk-nag AwsSolutions for %s (every acknowledgment carries a reason)', (_label, env) => {
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    ['an environment-agnostic stack with an SES sender', undefined],
+  ])('passes cdk-nag AwsSolutions and Serverless, as bin/app.ts applies them, for %s (every acknowledgment carries a reason)', (_label, env) => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [], ...(env ? {} : { senderEmail: 'alerts@shop.example' }) } });
     new ShopCallsStack(app, 'Nag', { env });
-    Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+    applyNagPacks(app);
     expect(() => app.synth()).not.toThrow();
+  });
+
+  it('fails synth on a finding nobody acknowledged', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const stack = new ShopCallsStack(app, 'Nag', { env: { account: '123456789012', region: 'eu-west-1' } });
+    new Queue(stack, 'Unreviewed'); // no dead-letter queue, no TLS policy
+    applyNagPacks(app);
+    expect(() => app.synth()).toThrow(/Unreviewed/);
+  });
+
+  it('gives every function active tracing and JSON logs (Lambda log format)', () => {
+    const fns = ofType('AWS::Lambda::Function');
+    expect(fns).toHaveLength(Object.keys(allFunctionEntries()).length);
+    for (const [, fn] of fns) {
+      expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
+      expect(fn.Properties.LoggingConfig).toMatchObject({ LogFormat: 'JSON' });
+    }
+  });
+
+  it('alarms on the stream iterator age, the consumer duration against its timeout, API latency and table throttles', () => {
+    const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
+    const fanoutId = ofType('AWS::Lambda::Function').find(([id]) => id.startsWith('DeliveryFanout'))?.[0];
+    const deliverFn = ofType('AWS::Lambda::Function').find(([id]) => id.startsWith('DeliveryDeliver'));
+    const iterator = alarms.filter((a) => a.MetricName === 'IteratorAge');
+    expect(iterator).toHaveLength(1);
+    expect(ref(iterator[0]?.Dimensions)).toContain(`"${fanoutId}"`);
+    expect(iterator[0]).toMatchObject({ Statistic: 'Maximum', Threshold: 60000 });
+    const duration = alarms.filter((a) => a.MetricName === 'Duration');
+    expect(duration).toHaveLength(1);
+    expect(ref(duration[0]?.Dimensions)).toContain(`"${deliverFn?.[0]}"`);
+    expect(duration[0]?.Threshold).toBe((deliverFn?.[1].Properties.Timeout as number) * 1000 * 0.8);
+    expect(alarms.filter((a) => a.MetricName === 'Latency')).toHaveLength(1);
+    expect(alarms.filter((a) => a.Namespace === 'AWS/DynamoDB').map((a) => a.MetricName).sort()).toEqual(['ReadThrottleEvents', 'WriteThrottleEvents']);
+  });
+
+  it('has a dashboard with the API, the pipeline and the delivery metrics (EMF namespace)', () => {
+    const dashboards = ofType('AWS::CloudWatch::Dashboard');
+    expect(dashboards).toHaveLength(1);
+    const body = ref(dashboards[0]?.[1].Properties.DashboardBody);
+    for (const metric of ['IteratorAge', 'ApproximateAgeOfOldestMessage', 'DeliverySucceeded', 'DeliveryFailed', 'DeliveryLatency', 'CircuitOpened', 'WriteThrottleEvents']) expect(body).toContain(metric);
+    expect(body).toContain(METRICS_NAMESPACE);
+  });
+
+  it('warns at synth when no alarmEmail is given, and subscribes it when one is', () => {
+    const warnings = (app: App) => Annotations.fromStack(app.node.findChild('S') as ShopCallsStack).findWarning('*', Match.stringLikeRegexp('No alarmEmail'));
+    const without = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    new ShopCallsStack(without, 'S');
+    expect(warnings(without)).toHaveLength(1);
+    const withEmail = new App({ context: { 'aws:cdk:bundling-stacks': [], alarmEmail: 'ops@shop.example' } });
+    new ShopCallsStack(withEmail, 'S');
+    expect(warnings(withEmail)).toHaveLength(0);
+    Template.fromStack(withEmail.node.findChild('S') as ShopCallsStack).hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@shop.example' });
   });
 
   it('has every function of the service, on Node.js 24 and arm64', () => {
@@ -57,7 +111,10 @@ describe('cloud stack template', () => {
   it('routes all 24 operations, each through the authorizer to its own function', () => {
     const authorizers = ofType('AWS::ApiGatewayV2::Authorizer');
     expect(authorizers).toHaveLength(1);
-    expect(authorizers[0]?.[1].Properties).toMatchObject({ AuthorizerType: 'REQUEST', EnableSimpleResponses: true, AuthorizerResultTtlInSeconds: 300, IdentitySource: ['$request.header.Authorization'] });
+    // Uncached (it counts every request against its key's limit) and with no identity source, so a
+    // request without Authorization still reaches it and gets the contract's 401.
+    expect(authorizers[0]?.[1].Properties).toMatchObject({ AuthorizerType: 'REQUEST', EnableSimpleResponses: true, AuthorizerResultTtlInSeconds: 0 });
+    expect(authorizers[0]?.[1].Properties.IdentitySource).toBeUndefined();
     const fnIds = new Set<string>();
     for (const route of routes) {
       const routeKey = `${route.method} ${route.path}`;
@@ -68,6 +125,16 @@ describe('cloud stack template', () => {
     expect(fnIds.size).toBe(24);
     const fallback = ofType('AWS::ApiGatewayV2::Route').find(([, x]) => x.Properties.RouteKey === '$default');
     expect(fallback?.[1].Properties.AuthorizationType ?? 'NONE').toBe('NONE');
+  });
+
+  it('runs the per-key rate limits in the authorizer, whose only table write is the rate-limit buckets', () => {
+    const [authorizerId, authorizerFn] = ofType('AWS::Lambda::Function').find(([id]) => id.startsWith('ApiAuthorizer')) ?? [];
+    expect(authorizerFn?.Properties.Environment).toMatchObject({
+      Variables: { RATE_LIMIT_TEST_PER_SECOND: '25', RATE_LIMIT_LIVE_PER_SECOND: '100', RATE_LIMIT_BURST_FACTOR: '2', RATE_LIMIT_AUTH_FAILURES_PER_SECOND: '10' },
+    });
+    const writes = statementsOfFunction(authorizerId as string).filter((s) => asArray(s.Action).some((a) => a.startsWith('dynamodb:') && /Put|Update|Delete|Write/.test(a)));
+    expect(writes).toHaveLength(1);
+    expect(writes[0]).toMatchObject({ Action: 'dynamodb:UpdateItem', Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RATE#*'] } } });
   });
 
   it('gives read-only operations no write permission on the table', () => {
@@ -105,12 +172,12 @@ describe('cloud stack template', () => {
 
   it('gives every asynchronous path a dead-letter queue or an on-failure destination', () => {
     const mappings = ofType('AWS::Lambda::EventSourceMapping');
-    expect(mappings).toHaveLength(2);
+    expect(mappings).toHaveLength(3);
     const stream = mappings.find(([, m]) => ref(m.Properties.EventSourceArn).includes('StreamArn'))?.[1].Properties;
     expect(stream).toMatchObject({ BisectBatchOnFunctionError: true, FunctionResponseTypes: ['ReportBatchItemFailures'], MaximumRetryAttempts: 10 });
     expect(ref(stream?.DestinationConfig)).toMatch(/FanoutFailures/);
     expect((stream?.FilterCriteria as { Filters: unknown[] }).Filters).toHaveLength(2);
-    const sqs = mappings.find(([, m]) => !ref(m.Properties.EventSourceArn).includes('StreamArn'))?.[1].Properties;
+    const sqs = mappings.find(([, m]) => ref(m.Properties.EventSourceArn).includes('DeliveryDeliveries'))?.[1].Properties;
     expect(sqs).toMatchObject({ BatchSize: 10, FunctionResponseTypes: ['ReportBatchItemFailures'], ScalingConfig: { MaximumConcurrency: 20 } });
     // No batching window: it would hold every delivery back by up to the window for fewer invocations.
     expect(sqs?.MaximumBatchingWindowInSeconds).toBeUndefined();
@@ -118,6 +185,10 @@ describe('cloud stack template', () => {
     const main = queues.filter(([id]) => id.includes('Deliveries'));
     expect(main).toHaveLength(1);
     expect(main[0]?.[1].Properties).toMatchObject({ VisibilityTimeout: 180, RedrivePolicy: { maxReceiveCount: 5 } });
+    // Owner emails: their own queue (retried 5 times, then its dead-letter queue) and consumer.
+    const emails = queues.find(([id]) => id.startsWith('DeliveryOwnerEmails'));
+    expect(ref(emails?.[1].Properties.RedrivePolicy)).toMatch(/DeliveryNotifyDlq.*"maxReceiveCount":5/);
+    expect(mappings.find(([, m]) => ref(m.Properties.EventSourceArn).includes('DeliveryOwnerEmails'))?.[1].Properties).toMatchObject({ FunctionResponseTypes: ['ReportBatchItemFailures'] });
     for (const [, q] of queues) expect(q.Properties.SqsManagedSseEnabled).toBe(true);
     const ingest = ofType('AWS::Lambda::Function').find(([id]) => id.includes('Ingest'));
     expect(ref(ingest?.[1].Properties.DeadLetterConfig)).toMatch(/IngestDlq/);
@@ -126,8 +197,8 @@ describe('cloud stack template', () => {
   it('alarms on dead letters, old deliveries, 5xx, and every function\'s errors and throttles, to one topic', () => {
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
     // One per dead-letter queue: every queue but the delivery queue itself.
-    const deadLetterQueues = ofType('AWS::SQS::Queue').filter(([id]) => !id.startsWith('DeliveryDeliveries')).map(([id]) => id);
-    expect(deadLetterQueues).toHaveLength(5);
+    const deadLetterQueues = ofType('AWS::SQS::Queue').filter(([id]) => !id.startsWith('DeliveryDeliveries') && !id.startsWith('DeliveryOwnerEmails')).map(([id]) => id);
+    expect(deadLetterQueues).toHaveLength(6);
     const depthAlarms = alarms.filter((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible');
     expect(depthAlarms.map((a) => ref(a.Dimensions).match(/"([A-Za-z0-9]+)","QueueName"/)?.[1]).sort()).toEqual(deadLetterQueues.sort());
     expect(alarms.filter((a) => a.MetricName === 'ApproximateAgeOfOldestMessage')).toHaveLength(1);
@@ -141,7 +212,7 @@ describe('cloud stack template', () => {
   it('throttles the stage, writes access logs, and outputs the API URL and table name', () => {
     template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
       StageName: '$default',
-      DefaultRouteSettings: { ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 },
+      DefaultRouteSettings: { ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 2000 },
       AccessLogSettings: { DestinationArn: {} },
     });
     const outputs = template.toJSON().Outputs as Record<string, unknown>;
@@ -149,10 +220,20 @@ describe('cloud stack template', () => {
   });
 
   it('reads its settings from context', () => {
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [], senderEmail: 'alerts@shop.example', consumerMaxConcurrency: '5', throttleRate: '50' } });
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [], senderEmail: 'alerts@shop.example', consumerMaxConcurrency: '5', throttleRate: '50', rateLimitTest: '5', rateLimitLive: '50' } });
     const t = Template.fromStack(new ShopCallsStack(app, 'Configured', { env: { account: '123456789012', region: 'eu-west-1' } }));
+    t.hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: { RATE_LIMIT_TEST_PER_SECOND: '5', RATE_LIMIT_LIVE_PER_SECOND: '50' } } });
     t.hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: { MaximumConcurrency: 5 } });
     t.hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: { SES_FROM_ADDRESS: 'alerts@shop.example' } } });
+    // Only the owner-email function may send, from that sender, through an address or a domain identity (and sandbox recipients).
+    const sesStatements = Object.values(t.toJSON().Resources as Record<string, Resource>)
+      .filter((r) => r.Type === 'AWS::IAM::Policy')
+      .flatMap((p) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement.map((st) => ({ st, roles: ref(p.Properties.Roles) })))
+      .filter(({ st }) => asArray(st.Action).some((a) => a.startsWith('ses:')));
+    expect(sesStatements).toHaveLength(1);
+    expect(sesStatements[0]?.roles).toMatch(/DeliveryNotifyServiceRole/);
+    expect(sesStatements[0]?.st).toMatchObject({ Action: 'ses:SendEmail', Condition: { StringEquals: { 'ses:FromAddress': 'alerts@shop.example' } } });
+    expect(ref(sesStatements[0]?.st.Resource)).toContain(':identity/*');
     expect(() => new ShopCallsStack(new App({ context: { throttleRate: 'lots' } }), 'Bad')).toThrow(/throttleRate/);
   });
 });
@@ -204,7 +285,7 @@ describe('delivery sweeper', () => {
     ]);
   });
 
-  it('lets the sweeper read and write the table and send to the delivery queue, nothing else beyond logs', () => {
+  it('lets the sweeper read and write the table and send to the delivery queue, nothing else beyond logs and traces', () => {
     const roleId = ref(sweep?.Properties.Role).match(/"([A-Za-z0-9]+)"/)?.[1];
     const role = resources.find(([id]) => id === roleId)?.[1].Properties ?? {};
     expect(ref(role.ManagedPolicyArns)).toBe(ref([{ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::aws:policy/service-role/AWSLambdaBasicExecutionRole']] }]));
@@ -215,6 +296,10 @@ describe('delivery sweeper', () => {
     for (const s of statements) {
       expect(s.Effect).toBe('Allow');
       const actions = asArray(s.Action);
+      if (actions.every((a) => a.startsWith('xray:'))) {
+        expect(actions.sort()).toEqual(['xray:PutTelemetryRecords', 'xray:PutTraceSegments']);
+        continue;
+      }
       const targets = ref(s.Resource).match(/"Fn::GetAtt":\["([A-Za-z0-9]+)"/g)?.map((m) => m.split('"')[3]) ?? [];
       expect(targets.length).toBeGreaterThan(0);
       if (actions.every((a) => a.startsWith('dynamodb:'))) expect(new Set(targets)).toEqual(new Set([table]));

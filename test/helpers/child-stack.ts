@@ -173,6 +173,10 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
       TIME_SCALE: String(options.timeScale ?? 1),
       DELIVERY_TIMEOUT_MS: String(options.deliveryTimeoutMs ?? 10_000),
       POWERTOOLS_LOG_LEVEL: 'WARN',
+      // Far above what a test sends (test/helpers/stack.ts says why).
+      RATE_LIMIT_TEST_PER_SECOND: '100000',
+      RATE_LIMIT_LIVE_PER_SECOND: '100000',
+      RATE_LIMIT_AUTH_FAILURES_PER_SECOND: '100000',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       ...options.env,
     };

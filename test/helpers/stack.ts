@@ -4,9 +4,26 @@ import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../
 import type { DemoSeed } from '../../lib/local/seed';
 import { testEndpoint, uniqueTableName } from './table';
 
+/**
+ * Limits far above what a test sends, so tests that make many requests with one key (or many
+ * bad keys) test what they are about; the rate-limit test passes the contract's own.
+ */
+export const GENEROUS_RATE_LIMITS = { test: 100_000, live: 100_000, authFailures: 100_000 };
+
 /** The local stack in this process, on the run's DynamoDB Local with a fresh table: the demo shop and keys, no demo calls unless asked. */
-export async function startTestStack(options: Pick<LocalStackOptions, 'allowInsecureWebhookTargets' | 'timeScale' | 'deliveryTimeoutMs' | 'outboxDir' | 'consumer' | 'queueVisibilitySeconds' | 'demoData'> = {}): Promise<LocalStack & { demo: DemoSeed }> {
-  const stack = await startLocalStack({ port: 0, dynamodbEndpoint: testEndpoint(), tableName: uniqueTableName(), secretsKeyFile: process.env.SECRETS_KEY_FILE, outboxDir: join(tmpdir(), 'shop-calls-test-outbox'), demoData: false, ...options });
+export async function startTestStack(
+  options: Pick<LocalStackOptions, 'allowInsecureWebhookTargets' | 'timeScale' | 'deliveryTimeoutMs' | 'outboxDir' | 'consumer' | 'queueVisibilitySeconds' | 'rateLimits' | 'demoData'> = {},
+): Promise<LocalStack & { demo: DemoSeed }> {
+  const stack = await startLocalStack({
+    port: 0,
+    dynamodbEndpoint: testEndpoint(),
+    tableName: uniqueTableName(),
+    secretsKeyFile: process.env.SECRETS_KEY_FILE,
+    outboxDir: join(tmpdir(), 'shop-calls-test-outbox'),
+    rateLimits: GENEROUS_RATE_LIMITS,
+    demoData: false,
+    ...options,
+  });
   if (!stack.demo) throw new Error('expected a seeded demo shop');
   return stack as LocalStack & { demo: DemoSeed };
 }

@@ -1,0 +1,80 @@
+/**
+ * Post-deploy smoke test (docs/deploy.md, Verify):
+ *   npm run smoke -- --stack NAME --receiver-url https://… [--listen PORT] [--outputs cdk-outputs.json]
+ *   npm run smoke -- --local [--api-url http://127.0.0.1:3000]   (against npm start)
+ * Exit code 0 when the signed delivery arrived, 1 when a step failed, 2 on bad usage.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { runSmoke } from '../lib/smoke/run';
+import { configFromEnv } from '../shared/config';
+import { logger } from '../shared/logger';
+import { apiKeyDeps, callDeps } from '../shared/wiring/api';
+
+if (!process.env.POWERTOOLS_LOG_LEVEL) logger.setLogLevel('WARN');
+
+const USAGE = `Usage: npm run smoke -- --stack NAME --receiver-url https://… [--listen PORT] [--outputs cdk-outputs.json] [--region REGION] [--timeout-seconds 60]
+       npm run smoke -- --local [--api-url http://127.0.0.1:3000] [--timeout-seconds 60]
+--stack reads ApiUrl and TableName from the outputs file that \`npx cdk deploy --outputs-file cdk-outputs.json\` writes,
+and needs AWS credentials that may write the table. --listen PORT starts the smoke's own receiver on that loopback
+port, for a tunnel that forwards --receiver-url to it: then the signature is verified here too. --local uses DYNAMODB_ENDPOINT (http://127.0.0.1:8000) and TABLE_NAME (shop-calls), as npm start.`;
+
+function fail(message: string, code = 2): never {
+  console.error(message);
+  process.exit(code);
+}
+
+let values: Record<string, string | boolean | undefined>;
+try {
+  values = parseArgs({
+    options: {
+      stack: { type: 'string' },
+      outputs: { type: 'string' },
+      region: { type: 'string' },
+      local: { type: 'boolean' },
+      'api-url': { type: 'string' },
+      'receiver-url': { type: 'string' },
+      listen: { type: 'string' },
+      'timeout-seconds': { type: 'string' },
+    },
+    strict: true,
+  }).values;
+} catch (err) {
+  fail(`${(err as Error).message}\n${USAGE}`);
+}
+
+function target(): { apiUrl: string; env: Record<string, string | undefined> } {
+  if (values.local) {
+    return {
+      apiUrl: String(values['api-url'] ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`),
+      env: { TABLE_NAME: 'shop-calls', DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000', AWS_REGION: 'us-east-1', ...process.env },
+    };
+  }
+  const stack = typeof values.stack === 'string' ? values.stack : fail(`--stack or --local is required\n${USAGE}`);
+  const file = String(values.outputs ?? 'cdk-outputs.json');
+  if (!existsSync(file)) fail(`${file} not found: deploy with \`npx cdk deploy --outputs-file ${file}\` (docs/deploy.md)`);
+  const outputs = (JSON.parse(readFileSync(file, 'utf8')) as Record<string, Record<string, string>>)[stack];
+  if (!outputs?.ApiUrl || !outputs.TableName) fail(`${file} has no ApiUrl and TableName for stack ${stack}`);
+  const region = String(values.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? '');
+  if (!region) fail('Set the stack\'s region: --region or AWS_REGION');
+  if (!values['receiver-url']) fail('--receiver-url is required with --stack: an https receiver the stack can reach (docs/deploy.md, Verify)');
+  // Never DynamoDB Local here, whatever the shell has set for the local stack.
+  return { apiUrl: outputs.ApiUrl.replace(/\/$/, ''), env: { ...process.env, DYNAMODB_ENDPOINT: '', TABLE_NAME: outputs.TableName, AWS_REGION: region } };
+}
+
+const { apiUrl, env } = target();
+const config = configFromEnv(env);
+const timeoutSeconds = Number(values['timeout-seconds'] ?? 60);
+console.log(`Smoke test of ${apiUrl} (table ${config.table.tableName})`);
+runSmoke(
+  { apiUrl, deps: { ...callDeps(config), ...apiKeyDeps(config) } },
+  { receiverUrl: values['receiver-url'] as string | undefined, listenPort: values.listen ? Number(values.listen) : undefined, timeoutMs: timeoutSeconds * 1000, log: (line) => console.log(line) },
+).then(
+  (result) => {
+    console.log(`PASS: shop ${result.shopId}, event ${result.eventId}${result.verifiedSignature ? ', signature verified' : ' (signature checked by your receiver)'}`);
+  },
+  (err: unknown) => {
+    console.error(`FAIL: ${err instanceof Error ? err.message : String(err)}`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,91 @@
+import type { KeyMode } from './api-keys';
+
+/** Requests per second a bucket sustains, and how many it may take at once after an idle spell. */
+export interface RateLimit {
+  perSecond: number;
+  burst: number;
+}
+
+/** The contract's limits (API-CONTRACT.md, Rate limits); a deployment may change them. */
+export interface RateLimits {
+  test: RateLimit;
+  live: RateLimit;
+  /** Failed authentications per source address, before the authorizer refuses outright. */
+  authFailures: RateLimit;
+}
+
+export const limitOf = (perSecond: number, burstFactor: number): RateLimit => ({ perSecond, burst: Math.max(1, Math.floor(perSecond * burstFactor)) });
+
+export const DEFAULT_RATE_LIMITS: RateLimits = {
+  test: limitOf(25, 2),
+  live: limitOf(100, 2),
+  authFailures: limitOf(10, 2),
+};
+
+export const keyLimit = (limits: RateLimits, mode: KeyMode): RateLimit => limits[mode];
+
+export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+
+/**
+ * Takes one request from a bucket, atomically, for every process that shares the store.
+ * `bucket` names whose budget it is (an API key, a source address).
+ */
+export interface RateLimiter {
+  take(bucket: string, limit: RateLimit, nowMs: number): Promise<RateDecision>;
+}
+
+/**
+ * GCRA (the generic cell rate algorithm, a token bucket kept as one number): a bucket's
+ * state is its "theoretical arrival time" `tat`, when it would be empty again if requests
+ * kept coming at the sustained rate. A request is allowed when, after adding its own
+ * interval, `tat` stays within `burst` intervals of now; then `tat` moves one interval on.
+ * One number means one conditional write per request, with no read-modify-write race.
+ */
+export function gcra(limit: RateLimit, nowMs: number) {
+  const intervalMs = 1000 / limit.perSecond;
+  /** The latest `tat` that still admits one more request now. */
+  const ceiling = nowMs + (limit.burst - 1) * intervalMs;
+  return {
+    intervalMs,
+    ceiling,
+    /** `tat` of a bucket that was idle (or never used) after this request. */
+    fresh: nowMs + intervalMs,
+    /** When `tat` is past the ceiling: whole seconds until one request fits again (≥ 1, as Retry-After). */
+    retryAfterSeconds: (tat: number) => Math.max(1, Math.ceil((tat - ceiling) / 1000)),
+  };
+}
+
+/** The same algorithm over a plain map: for tests and single-process tools. */
+export class MemoryRateLimiter implements RateLimiter {
+  private readonly tats = new Map<string, number>();
+
+  take(bucket: string, limit: RateLimit, nowMs: number): Promise<RateDecision> {
+    const g = gcra(limit, nowMs);
+    const tat = this.tats.get(bucket) ?? 0;
+    if (tat > g.ceiling) return Promise.resolve({ allowed: false, retryAfterSeconds: g.retryAfterSeconds(tat) });
+    this.tats.set(bucket, tat < nowMs ? g.fresh : tat + g.intervalMs);
+    return Promise.resolve({ allowed: true });
+  }
+}
+
+/** What the authorizer tells API Gateway: refuse outright (no route runs), or let the route answer. */
+export type Admission = { refuse: true } | { refuse: false; retryAfterSeconds: number | null };
+
+/**
+ * The authorizer's rate decisions. A valid key takes from its own bucket (so one key's
+ * excess never limits another); a failed authentication takes from its source address's
+ * bucket, and past that budget the request is refused before any route runs: random keys
+ * cost an authorizer call each, not a route call.
+ */
+export async function admit(
+  deps: { rateLimiter: RateLimiter; rateLimits: RateLimits },
+  who: { keyId: string; mode: KeyMode } | { sourceIp: string },
+  nowMs: number,
+): Promise<Admission> {
+  if ('sourceIp' in who) {
+    const decision = await deps.rateLimiter.take(`ip#${who.sourceIp}`, deps.rateLimits.authFailures, nowMs);
+    return decision.allowed ? { refuse: false, retryAfterSeconds: null } : { refuse: true };
+  }
+  const decision = await deps.rateLimiter.take(`key#${who.keyId}`, keyLimit(deps.rateLimits, who.mode), nowMs);
+  return { refuse: false, retryAfterSeconds: decision.allowed ? null : decision.retryAfterSeconds };
+}

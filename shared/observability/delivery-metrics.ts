@@ -1,0 +1,68 @@
+import type { AttemptVerdict } from '../domain/delivery-attempt';
+import type { AttemptDeps } from '../domain/delivery-ports';
+
+/** The namespace of every custom metric; the stack's alarms and dashboard read the same. */
+export const METRICS_NAMESPACE = 'ShopCallsApi';
+
+/** Where the consumer's numbers go: CloudWatch EMF in Lambda (./powertools.ts), nowhere locally. */
+export interface MetricSink {
+  count(name: string, value?: number): void;
+  milliseconds(name: string, value: number): void;
+}
+
+export const NO_METRICS: MetricSink = { count: () => undefined, milliseconds: () => undefined };
+
+/** The metric names (namespace ShopCallsApi), one per verdict of an attempt, so alarms and the dashboard need no dimensions. */
+export const VERDICT_METRICS: Record<AttemptVerdict, string> = {
+  delivered: 'DeliverySucceeded',
+  retry_scheduled: 'DeliveryRetryScheduled',
+  failed: 'DeliveryFailed',
+  circuit_open: 'DeliveryCircuitOpenSkipped',
+  deferred: 'DeliveryDeferred',
+  in_flight: 'DeliveryInFlightElsewhere',
+  cancelled: 'DeliveryCancelled',
+  duplicate: 'DeliveryDuplicate',
+  missing: 'DeliveryMissing',
+};
+export const DELIVERY_LATENCY = 'DeliveryLatency';
+export const DELIVERY_SENT = 'DeliveryAttemptSent';
+export const DELIVERY_NO_RESPONSE = 'DeliveryNoResponse';
+export const CIRCUIT_OPENED = 'CircuitOpened';
+export const CIRCUIT_CLOSED = 'CircuitClosed';
+
+/**
+ * The consumer's ports, observed: every request to a receiver (its latency, and whether an
+ * answer came at all) and every circuit change at release. The attempt logic itself stays
+ * as it is; only what passes through its ports is counted.
+ */
+export function withDeliveryMetrics(deps: AttemptDeps, sink: MetricSink): AttemptDeps {
+  return {
+    ...deps,
+    sender: {
+      post: async (url, headers, body) => {
+        const result = await deps.sender.post(url, headers, body);
+        sink.count(DELIVERY_SENT);
+        sink.milliseconds(DELIVERY_LATENCY, result.durationMs);
+        if (result.status === null) sink.count(DELIVERY_NO_RESPONSE);
+        return result;
+      },
+    },
+    endpoints: {
+      get: (shopId, id) => deps.endpoints.get(shopId, id),
+      admit: (endpoint, admission) => deps.endpoints.admit(endpoint, admission),
+      disable: (endpoint, reason, lastErrors, event, at) => deps.endpoints.disable(endpoint, reason, lastErrors, event, at),
+      markBacklog: (endpoint, at) => deps.endpoints.markBacklog(endpoint, at),
+      release: async (endpoint, deliveryId, token, change) => {
+        const released = await deps.endpoints.release(endpoint, deliveryId, token, change);
+        if (change.opens) sink.count(CIRCUIT_OPENED);
+        else if (change.succeeded && released.circuitBefore !== null && released.circuitBefore !== 'closed') sink.count(CIRCUIT_CLOSED);
+        return released;
+      },
+    },
+  };
+}
+
+/** One count per settled attempt by its verdict; a rejected one (the table or queue failed) is DeliveryError. */
+export function countVerdicts(results: PromiseSettledResult<AttemptVerdict>[], sink: MetricSink): void {
+  for (const result of results) sink.count(result.status === 'fulfilled' ? VERDICT_METRICS[result.value] : 'DeliveryError');
+}

@@ -1,0 +1,54 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { MemoryRateLimiter, type RateLimiter } from '../../shared/domain/rate-limits';
+import { keys } from '../../shared/store/keys';
+import { DynamoRateLimiter } from '../../shared/store/rate-limits';
+import { useFreshTable } from '../helpers/table';
+
+const limit = { perSecond: 10, burst: 20 };
+const T0 = 1_800_000_000_000;
+
+describe.each([
+  ['in memory', () => Promise.resolve({ limiter: new MemoryRateLimiter() as RateLimiter })],
+  ['in the table (DynamoDB Local)', async () => {
+    const deps = await useFreshTable();
+    return { limiter: new DynamoRateLimiter(deps.db) as RateLimiter };
+  }],
+])('GCRA rate limiter %s', (_label, make) => {
+  let limiter: RateLimiter;
+  beforeAll(async () => {
+    ({ limiter } = await make());
+  });
+
+  it('admits the burst at once, then refuses with Retry-After ≥ 1 whole second', async () => {
+    const decisions = [];
+    for (let i = 0; i < 25; i++) decisions.push(await limiter.take('b1', limit, T0));
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(20);
+    for (const d of decisions.slice(20)) expect(d).toEqual({ allowed: false, retryAfterSeconds: 1 });
+  });
+
+  it('refills at the sustained rate: one more request every interval', async () => {
+    for (let i = 0; i < 20; i++) await limiter.take('b2', limit, T0);
+    expect((await limiter.take('b2', limit, T0 + 50)).allowed).toBe(false);
+    expect((await limiter.take('b2', limit, T0 + 100)).allowed).toBe(true);
+    expect((await limiter.take('b2', limit, T0 + 100)).allowed).toBe(false);
+    // Idle long enough, the whole burst is available again.
+    const later = [];
+    for (let i = 0; i < 21; i++) later.push(await limiter.take('b2', limit, T0 + 10_000));
+    expect(later.filter((d) => d.allowed)).toHaveLength(20);
+  });
+
+  it('never admits more than the burst, however many take at once; other buckets are untouched', async () => {
+    const decisions = await Promise.all(Array.from({ length: 60 }, () => limiter.take('b3', limit, T0)));
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(20);
+    expect((await limiter.take('b4', limit, T0)).allowed).toBe(true);
+  });
+});
+
+describe('DynamoRateLimiter', () => {
+  it('keeps a bucket as one item with a TTL', async () => {
+    const deps = await useFreshTable();
+    await new DynamoRateLimiter(deps.db).take('b5', limit, T0);
+    const item = (await deps.db.doc.send(new GetCommand({ TableName: deps.db.tableName, Key: keys.rateBucket('b5') }))).Item;
+    expect(item).toMatchObject({ tat: T0 + 100, expires_at: T0 / 1000 + 120 });
+  });
+});
