@@ -35,7 +35,7 @@ function chart(s) {
     { label: 'p95', value: s.latency_ms.p95 ?? 0, max: Math.max(s.latency_ms.p95 ?? 0, 1), text: ms(s.latency_ms.p95), cls: 'lat' },
   ];
   const width = 320;
-  const bar = 200;
+  const bar = 180;
   const titleId = uid('chart');
   return svg('svg', { viewBox: `0 0 ${width} ${rows.length * 28 + 8}`, class: 'chart', role: 'img', 'aria-labelledby': titleId },
     svg('title', { id: titleId }, `Succeeded ${s.succeeded}, failed ${s.failed}; latency p50 ${ms(s.latency_ms.p50)}, p95 ${ms(s.latency_ms.p95)}`),
