@@ -11,7 +11,6 @@ export const DELIVERY_STATUSES = ['pending', 'retrying', 'succeeded', 'failed', 
 export const setKey = (value) => {
   key = value;
 };
-export const hasKey = () => key !== null;
 
 export class ApiError extends Error {
   constructor(status, message, code) {

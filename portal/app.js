@@ -1,4 +1,4 @@
-import { api, ApiError, hasKey, setKey } from './api.js';
+import { api, ApiError, setKey } from './api.js';
 import { show } from './dom.js';
 import { endpointsView } from './endpoints.js';
 
@@ -60,6 +60,6 @@ $('forget').addEventListener('click', () => {
   setKey(null);
   $('forget').hidden = true;
   viewEl.replaceChildren();
-  ctx.status(hasKey() ? '' : 'Key forgotten.');
+  ctx.status('Key forgotten.');
   $('api-key').focus();
 });

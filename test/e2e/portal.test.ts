@@ -220,6 +220,11 @@ describe('webhook portal in headless Chromium', () => {
     await page.waitForFunction((sel) => !document.querySelector(sel), {}, card);
     expect((await call(stack.url, 'GET', `/v1/webhook-endpoints/${endpointId}`, { key })).status).toBe(404);
 
+    // Forget key: the view goes, and the next connect needs the key again.
+    await click('#forget');
+    await statusIs(/^Key forgotten\.$/);
+    expect(await page.$eval('#view', (el) => el.childElementCount)).toBe(0);
+
     // Everything the page fetched was its own files or the /v1 API, and the key was never in a URL.
     // (Chromium asks for /favicon.ico on its own; the page links none.)
     expect(requested.filter((p) => !p.startsWith('/portal') && !p.startsWith('/v1/') && p !== '/favicon.ico')).toEqual([]);
