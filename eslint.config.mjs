@@ -49,4 +49,19 @@ export default tseslint.config(
       ],
     },
   },
+  // The portal's browser modules: plain JavaScript, and no API that parses a string as markup
+  // or code (receiver answers are shown in it: see portal/dom.js).
+  {
+    files: ['portal/**/*.js'],
+    languageOptions: { globals: { window: 'readonly', document: 'readonly', fetch: 'readonly', navigator: 'readonly', crypto: 'readonly', URLSearchParams: 'readonly' } },
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        ...['innerHTML', 'outerHTML', 'insertAdjacentHTML', 'write', 'writeln', 'createContextualFragment', 'setHTMLUnsafe'].map((property) => ({ property, message: 'Build DOM with portal/dom.js: text stays text.' })),
+      ],
+      'no-eval': 'error',
+      'no-implied-eval': 'error',
+      'no-new-func': 'error',
+    },
+  },
 );

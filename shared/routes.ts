@@ -72,6 +72,17 @@ export const routes: readonly Route[] = [
   route('getMe', 'GET', '/v1/me', 'settings:read', 'functions/api/get-me.ts'),
 ];
 
+/**
+ * The one public route family outside /v1: the webhook portal's page and its files, served
+ * without a key by one static-asset function (the page asks for a key and calls /v1 with it).
+ */
+export const portalRoute = { method: 'GET', paths: ['/portal', '/portal/{file}'], handler: 'functions/portal.ts' } as const;
+
+/** Whether a request is for the portal (API Gateway's routes above, as the local adapter matches them). */
+export function isPortalRequest(method: string, path: string): boolean {
+  return method === portalRoute.method && portalRoute.paths.some((p) => safeMatch(p, path) !== null);
+}
+
 export function routeById(operationId: string): Route {
   const found = routes.find((r) => r.operationId === operationId);
   if (!found) throw new Error(`Unknown operation ${operationId}`);

@@ -10,7 +10,7 @@ import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { RATE_PK_PREFIX } from '../../shared/store/keys';
-import { routes } from '../../shared/routes';
+import { portalRoute, routes } from '../../shared/routes';
 import type { ServiceConfig } from '../config';
 import { PIPELINE_FUNCTIONS } from './entries';
 import { ServiceFunction } from './function';
@@ -103,7 +103,22 @@ export class Api extends Construct {
 
     Validations.of(this.httpApi).acknowledge({
       id: 'AwsSolutions-APIG4',
-      reason: 'Only the $default route is unauthenticated: its fallback function answers 404/405 and reads nothing.',
+      reason: 'Only $default and GET /portal(/{file}) are unauthenticated: the fallback answers 404/405 and the portal serves fixed static files; neither reads any data.',
+    });
+
+    // The webhook portal: a page and its files, public like the fallback (it reads no table);
+    // the page asks for a key and sends it only to the /v1 routes above.
+    const portalFn = new ServiceFunction(this, 'Portal', { ...common, entry: PIPELINE_FUNCTIONS.Portal, description: 'GET /portal: the webhook portal page and its files', copyDirs: ['portal'] });
+    this.functions.push(portalFn);
+    this.httpApi.addRoutes({
+      path: portalRoute.paths[0],
+      methods: [HttpMethod.GET],
+      integration: new HttpLambdaIntegration('PortalIntegration', portalFn),
+    });
+    this.httpApi.addRoutes({
+      path: portalRoute.paths[1],
+      methods: [HttpMethod.GET],
+      integration: new HttpLambdaIntegration('PortalFileIntegration', portalFn),
     });
 
     this.stage = new HttpStage(this, 'Stage', {

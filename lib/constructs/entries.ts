@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { routes } from '../../shared/routes';
+import { portalRoute, routes } from '../../shared/routes';
 
 /** The repository root: cdk runs the app there, and so do the tests. */
 export function repoRoot(): string {
@@ -18,6 +18,7 @@ export const PIPELINE_FUNCTIONS = {
   Deliver: 'functions/deliver.ts',
   Ingest: 'functions/ingest.ts',
   Sweep: 'functions/sweep.ts',
+  Portal: portalRoute.handler,
 } as const;
 
 /** Every Lambda function of the stack, by construct id: one per built route, plus the pipeline's. */

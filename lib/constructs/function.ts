@@ -44,6 +44,17 @@ export interface ServiceFunctionProps {
   deadLetterQueue?: IQueue;
   /** Concurrency set aside for (and capping) this function; unset: it shares the account's pool. */
   reservedConcurrentExecutions?: number;
+  /** Folders (relative to the repository root) copied beside the bundle, for files read at run time. */
+  copyDirs?: string[];
+}
+
+/** esbuild bundles code only: these hooks copy plain files into the asset after it. */
+function copyHooks(dirs: string[]): NonNullable<BundlingOptions['commandHooks']> {
+  return {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (inputDir, outputDir) => dirs.map((d) => `cp -R "${join(inputDir, d)}" "${join(outputDir, d)}"`),
+  };
 }
 
 /** The one Function base class: Node.js 24 on arm64, bundled with esbuild, its own log group, JSON logs, active tracing, Powertools env. */
@@ -61,7 +72,7 @@ export class ServiceFunction extends NodejsFunction {
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize ?? 256,
       timeout: props.timeout ?? Duration.seconds(10),
-      bundling: BUNDLING,
+      bundling: props.copyDirs ? { ...BUNDLING, commandHooks: copyHooks(props.copyDirs) } : BUNDLING,
       logGroup,
       // Lambda's own lines (START, REPORT, errors) as JSON too, so one query language reads the whole group.
       loggingFormat: LoggingFormat.JSON,

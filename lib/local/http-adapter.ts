@@ -2,12 +2,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { once } from 'node:events';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { handler as fallback } from '../../functions/fallback';
+import { handler as portal } from '../../functions/portal';
 import { AppError } from '../../shared/errors';
 import { requestIdOf } from '../../shared/http/event';
 import { errorResult, withCommonHeaders } from '../../shared/http/response';
 import { newId } from '../../shared/ids';
 import { logger } from '../../shared/logger';
-import { resolve, type Route } from '../../shared/routes';
+import { isPortalRequest, resolve, type Route } from '../../shared/routes';
 import { lambdaContext, toAuthorizerEvent, toProxyEvent } from './lambda-events';
 import type { LocalHandlers } from './wiring';
 
@@ -44,6 +45,8 @@ async function dispatch(handlers: LocalHandlers, req: IncomingMessage, body: Buf
     requestId,
     pathParameters: built && resolution.kind === 'route' ? resolution.pathParameters : undefined,
   });
+  // Public routes of their own (no authorizer), as in lib/constructs/api.ts.
+  if (isPortalRequest(method, url.pathname)) return portal(event, lambdaContext('portal', event.requestContext.requestId));
   if (!built?.handler) return fallback(event, lambdaContext('fallback', event.requestContext.requestId));
 
   const verdict = await handlers.authorizer(toAuthorizerEvent(event));

@@ -5,7 +5,7 @@ import { applyNagPacks } from '../../lib/nag';
 import { METRICS_NAMESPACE } from '../../shared/observability/delivery-metrics';
 import { allFunctionEntries } from '../../lib/constructs/entries';
 import { ShopCallsStack } from '../../lib/stack';
-import { routes } from '../../shared/routes';
+import { portalRoute, routes } from '../../shared/routes';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Condition?: unknown };
@@ -135,6 +135,24 @@ describe('cloud stack template', () => {
     const writes = statementsOfFunction(authorizerId as string).filter((s) => asArray(s.Action).some((a) => a.startsWith('dynamodb:') && /Put|Update|Delete|Write/.test(a)));
     expect(writes).toHaveLength(1);
     expect(writes[0]).toMatchObject({ Action: 'dynamodb:UpdateItem', Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RATE#*'] } } });
+  });
+
+  it('serves the webhook portal (GET /portal and /portal/{file}) without the authorizer, from one function with no access to data', () => {
+    const fnIds = new Set<string>();
+    for (const path of portalRoute.paths) {
+      const [, r] = ofType('AWS::ApiGatewayV2::Route').find(([, x]) => x.Properties.RouteKey === `GET ${path}`) ?? [];
+      expect(r?.Properties.AuthorizationType ?? 'NONE').toBe('NONE');
+      expect(r?.Properties.AuthorizerId).toBeUndefined();
+      fnIds.add(functionOfRoute(`GET ${path}`));
+    }
+    expect(fnIds.size).toBe(1);
+    const [fnId] = [...fnIds] as [string];
+    expect(fnId).toMatch(/^ApiPortal/);
+    const [, fn] = resources.find(([id]) => id === fnId) as [string, Resource];
+    expect(Object.keys((fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables)).not.toContain('TABLE_NAME');
+    // Its role may write its logs only: no table, key or secret.
+    const actions = statementsOfFunction(fnId).flatMap((s) => asArray(s.Action));
+    expect(actions.filter((a) => !a.startsWith('logs:'))).toEqual([]);
   });
 
   it('gives read-only operations no write permission on the table', () => {

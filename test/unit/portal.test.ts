@@ -1,0 +1,63 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { ASSETS, handler, PORTAL_CSP } from '../../functions/portal';
+import { DELIVERY_STATUSES } from '../../shared/domain/delivery-status';
+import { SUBSCRIBABLE_EVENT_TYPES } from '../../shared/domain/event-types';
+import { isPortalRequest } from '../../shared/routes';
+
+const DIR = join(process.cwd(), 'portal');
+const get = (path: string) =>
+  handler({ rawPath: path, headers: {}, requestContext: { requestId: 'req_1', http: { method: 'GET', path } } } as unknown as APIGatewayProxyEventV2, {} as Context);
+
+describe('webhook portal function', () => {
+  it('serves every file of portal/ (and nothing else) with its type, the strict CSP and nosniff', async () => {
+    const files = readdirSync(DIR).sort();
+    expect(Object.values(ASSETS).map((a) => a.file).sort()).toEqual(files);
+    for (const [path, asset] of Object.entries(ASSETS)) {
+      const r = await get(path);
+      expect([path, r.statusCode]).toEqual([path, 200]);
+      expect(r.body).toBe(readFileSync(join(DIR, asset.file), 'utf8'));
+      expect(r.headers).toMatchObject({ 'content-type': asset.type, 'content-security-policy': PORTAL_CSP, 'x-content-type-options': 'nosniff' });
+    }
+    expect(PORTAL_CSP).toContain("default-src 'self'");
+    expect(PORTAL_CSP).toContain("connect-src 'self'");
+    expect(PORTAL_CSP).not.toContain('unsafe');
+  });
+
+  it('answers 404 in the contract format for any other path, traversal included', async () => {
+    for (const path of ['/portal/secret.txt', '/portal/..%2Fpackage.json', '/portal/index.html', '/portal/']) {
+      const r = await get(path);
+      expect([path, r.statusCode]).toEqual([path, 404]);
+      expect(JSON.parse(r.body as string).error.code).toBe('route_not_found');
+    }
+  });
+
+  it('is matched by the local adapter exactly where API Gateway routes it (GET /portal and /portal/{file})', () => {
+    expect(isPortalRequest('GET', '/portal')).toBe(true);
+    expect(isPortalRequest('GET', '/portal/app.js')).toBe(true);
+    expect(isPortalRequest('POST', '/portal')).toBe(false);
+    expect(isPortalRequest('GET', '/portal/a/b')).toBe(false);
+    expect(isPortalRequest('GET', '/portalx')).toBe(false);
+  });
+
+  it('has no inline script, style or handler in its page, and no markup-parsing call in its scripts', () => {
+    const html = readFileSync(join(DIR, 'index.html'), 'utf8');
+    expect(html).not.toMatch(/<script(?![^>]*\ssrc=)/);
+    expect(html).not.toMatch(/<style|\sstyle=|\son[a-z]+=/i);
+    expect(html).not.toMatch(/https?:\/\//); // no CDN: every asset is served here
+    for (const file of readdirSync(DIR).filter((f) => f.endsWith('.js'))) {
+      const js = readFileSync(join(DIR, file), 'utf8');
+      expect([file, /innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function/.test(js)]).toEqual([file, false]);
+      expect([file, /https?:\/\/(?!www\.w3\.org\/2000\/svg)/.test(js)]).toEqual([file, false]); // the SVG namespace is a name, not a fetch
+    }
+  });
+
+  it('offers the API\'s event types and delivery statuses', async () => {
+    // A browser module without type declarations: loaded by path (the tsconfig checks no .js).
+    const page = '../../portal/api.js';
+    const { EVENT_TYPES: PAGE_EVENT_TYPES, DELIVERY_STATUSES: PAGE_STATUSES } = (await import(page)) as { EVENT_TYPES: string[]; DELIVERY_STATUSES: string[] };
+    expect(PAGE_EVENT_TYPES).toEqual([...SUBSCRIBABLE_EVENT_TYPES]);
+    expect(PAGE_STATUSES).toEqual([...DELIVERY_STATUSES]);
+  });
+});
