@@ -37,7 +37,7 @@ function grantSendEmail(fn: ServiceFunction, sender: string): void {
     }),
   );
   Validations.of(fn).acknowledge({
-    id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ses:${Token.isUnresolved(Stack.of(fn).region) ? '<AWS::Region>' : Stack.of(fn).region}:${Token.isUnresolved(Stack.of(fn).account) ? '<AWS::AccountId>' : Stack.of(fn).account}:identity/*]`,
+    id: `AwsSolutions-IAM5[Resource::${renderedArnPrefix(Stack.of(fn), 'ses')}:identity/*]`,
     reason: 'SES checks SendEmail against the address or domain identity of the sender and, in the sandbox, of each recipient; the statement is limited to this sender by ses:FromAddress.',
   });
 }
@@ -160,10 +160,8 @@ export class Delivery extends Construct {
     );
     // cdk-nag names the finding by the rendered ARN: pseudo parameters when the stack is environment-agnostic.
     const stack = Stack.of(this);
-    const region = Token.isUnresolved(stack.region) ? '<AWS::Region>' : stack.region;
-    const account = Token.isUnresolved(stack.account) ? '<AWS::AccountId>' : stack.account;
     Validations.of(consumer).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:scheduler:${region}:${account}:schedule/<${stack.getLogicalId(group)}>/*]`,
+      id: `AwsSolutions-IAM5[Resource::${renderedArnPrefix(stack, 'scheduler')}:schedule/<${stack.getLogicalId(group)}>/*]`,
       reason: 'Retry schedules have generated names; the grant is limited to the service\'s own schedule group.',
     });
     consumer.addEventSource(
@@ -178,4 +176,14 @@ export class Delivery extends Construct {
     this.fanout = fanout;
     this.consumer = consumer;
   }
+}
+
+/**
+ * `arn:<partition>:<service>:<region>:<account>` as cdk-nag renders it in a finding's name:
+ * pseudo parameters where the stack is environment-agnostic, literals where it is not (a known
+ * region also fixes the partition).
+ */
+function renderedArnPrefix(stack: Stack, service: string): string {
+  const shown = (value: string, pseudo: string) => (Token.isUnresolved(value) ? `<AWS::${pseudo}>` : value);
+  return `arn:${shown(stack.partition, 'Partition')}:${service}:${shown(stack.region, 'Region')}:${shown(stack.account, 'AccountId')}`;
 }

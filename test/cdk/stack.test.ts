@@ -150,9 +150,9 @@ describe('cloud stack template', () => {
     expect(fnId).toMatch(/^ApiPortal/);
     const [, fn] = resources.find(([id]) => id === fnId) as [string, Resource];
     expect(Object.keys((fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables)).not.toContain('TABLE_NAME');
-    // Its role may write its logs only: no table, key or secret.
+    // Its role may write its logs and traces only: no table, key or secret.
     const actions = statementsOfFunction(fnId).flatMap((s) => asArray(s.Action));
-    expect(actions.filter((a) => !a.startsWith('logs:'))).toEqual([]);
+    expect(actions.filter((a) => !a.startsWith('logs:') && !a.startsWith('xray:'))).toEqual([]);
   });
 
   it('gives read-only operations no write permission on the table', () => {
