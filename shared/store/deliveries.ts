@@ -148,7 +148,12 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
   }
 
   async listOpenForEndpoint(shopId: string, endpointId: string): Promise<DeliveryRecord[]> {
-    const rows: DeliveryRecord[] = [];
+    return (await this.openItems(shopId, endpointId)).map((i) => stripKeys<DeliveryRecord>(i));
+  }
+
+  /** Every GSI1 entry of the endpoint (its open deliveries), page after page; `status` only when asked. */
+  private async openItems(shopId: string, endpointId: string, statusOnly = false): Promise<Record<string, unknown>[]> {
+    const items: Record<string, unknown>[] = [];
     let start: Record<string, unknown> | undefined;
     do {
       const out = await this.db.doc.send(
@@ -156,14 +161,15 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
           TableName: this.db.tableName,
           IndexName: 'gsi1',
           KeyConditionExpression: 'gsi1pk = :pk',
+          ...(statusOnly ? { ProjectionExpression: '#status', ExpressionAttributeNames: { '#status': 'status' } } : {}),
           ExpressionAttributeValues: { ':pk': gsi1Partition.openDeliveries(shopId, endpointId) },
           ExclusiveStartKey: start,
         }),
       );
-      rows.push(...(out.Items ?? []).map((i) => stripKeys<DeliveryRecord>(i)));
+      items.push(...(out.Items ?? []));
       start = out.LastEvaluatedKey;
     } while (start);
-    return rows;
+    return items;
   }
 
   async listDueForEndpoint(shopId: string, endpointId: string, now: Date, limit: number): Promise<DeliveryMessage[]> {
@@ -223,25 +229,10 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
   /** How many of the endpoint's open deliveries are pending and retrying (its GSI1 entries, status only). */
   async countOpenForEndpoint(shopId: string, endpointId: string): Promise<{ pending: number; retrying: number }> {
     const counts = { pending: 0, retrying: 0 };
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await this.db.doc.send(
-        new QueryCommand({
-          TableName: this.db.tableName,
-          IndexName: 'gsi1',
-          KeyConditionExpression: 'gsi1pk = :pk',
-          ProjectionExpression: '#status',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':pk': gsi1Partition.openDeliveries(shopId, endpointId) },
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of out.Items ?? []) {
-        const status = item.status as unknown;
-        if (status === 'pending' || status === 'retrying') counts[status] += 1;
-      }
-      start = out.LastEvaluatedKey;
-    } while (start);
+    for (const item of await this.openItems(shopId, endpointId, true)) {
+      const status = item.status as unknown;
+      if (status === 'pending' || status === 'retrying') counts[status] += 1;
+    }
     return counts;
   }
 
