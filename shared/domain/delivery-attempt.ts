@@ -5,7 +5,7 @@ import { decide, isSlowDown, sweepGraceMs, type Outcome } from '../webhooks/poli
 import type { SendResult } from '../webhooks/sender';
 import { signedHeaders } from '../webhooks/signer';
 import { messageOf, type AttemptRecord, type DeliveryMessage, type DeliveryRecord } from './deliveries';
-import type { AttemptDeps, AttemptUpdate } from './delivery-ports';
+import type { AttemptDeps, AttemptInputs, AttemptUpdate } from './delivery-ports';
 import { newBatchContext, newRunway, settlePulled, type BatchContext, type Due, type Runway } from './delivery-runway';
 import { disableIfDue } from './endpoint-failure';
 import { toEventResource, type EventRecord } from './events';
@@ -42,20 +42,18 @@ export async function deliverBatch(deps: AttemptDeps, messages: DeliveryMessage[
   const inputs = await deps.deliveries.readForAttempts(messages);
   const ctx = newBatchContext(deps.now().getTime());
   const groups = new Map<string, { endpoint: EndpointRecord | null; due: Due[] }>();
-  const seen = new Set<string>();
   const early = messages.map((message): AttemptVerdict | Due => {
-    const delivery = inputs.delivery(message);
-    const event = inputs.event(message);
-    if (!delivery || !event) return 'missing';
-    if (seen.has(delivery.id) || !isOpen(delivery) || delivery.attempts >= message.attempt) return 'duplicate';
-    seen.add(delivery.id);
+    const read = readDue(inputs, message);
+    if (read === 'missing') return read;
+    if (read === 'duplicate' || ctx.taken.has(read.delivery.id)) return 'duplicate';
+    const { delivery } = read;
     ctx.taken.add(delivery.id);
     const key = `${delivery.shop_id}/${delivery.endpoint_id}`;
     const endpoint = inputs.endpoint(message);
     const group = groups.get(key) ?? { endpoint: endpoint?.id === delivery.endpoint_id ? endpoint : null, due: [] };
-    group.due.push({ message, delivery, event });
+    group.due.push(read);
     groups.set(key, group);
-    return { message, delivery, event };
+    return read;
   });
   const byDelivery = new Map<string, Promise<AttemptVerdict>>();
   for (const { endpoint, due } of groups.values()) {
@@ -68,6 +66,14 @@ export async function deliverBatch(deps: AttemptDeps, messages: DeliveryMessage[
 }
 
 const isOpen = (d: DeliveryRecord) => d.status === 'pending' || d.status === 'retrying';
+
+/** A message's row and event as read: gone, already past this attempt (or ended), or due. */
+function readDue(inputs: AttemptInputs, message: DeliveryMessage): Due | 'missing' | 'duplicate' {
+  const delivery = inputs.delivery(message);
+  const event = inputs.event(message);
+  if (!delivery || !event) return 'missing';
+  return isOpen(delivery) && delivery.attempts < message.attempt ? { message, delivery, event } : 'duplicate';
+}
 
 /** `pulled`: the deliveries were read from the table, not given by messages; they have wake-ups of their own, so none goes back on the queue. */
 async function forEndpoint(deps: AttemptDeps, read: EndpointRecord | null, due: Due[], ctx: BatchContext, pulled: boolean): Promise<Map<string, Promise<AttemptVerdict>>> {
@@ -117,11 +123,7 @@ async function pullDue(deps: AttemptDeps, endpoint: EndpointRecord, ctx: BatchCo
     if (found.length === 0) return;
     found.forEach((m) => ctx.taken.add(m.delivery_id));
     const inputs = await deps.deliveries.readForAttempts(found);
-    const due = found.flatMap((message): Due[] => {
-      const delivery = inputs.delivery(message);
-      const event = inputs.event(message);
-      return delivery && event && isOpen(delivery) && delivery.attempts < message.attempt ? [{ message, delivery, event }] : [];
-    });
+    const due = found.map((message) => readDue(inputs, message)).filter((d): d is Due => typeof d !== 'string');
     const current = inputs.endpoint(found[0] as DeliveryMessage);
     if (due.length === 0 || !current) return;
     await Promise.allSettled((await forEndpoint(deps, current, due, ctx, true)).values());
