@@ -177,12 +177,15 @@ async function attemptOnce(deps: AttemptDeps, endpoint: EndpointRecord, health: 
   const next = planNext(deps, outcome, now, after.circuit !== 'closed');
   const error = result.error ?? (succeeded ? null : `HTTP ${result.status}`);
   const entry: AttemptRecord = { attempt: n, at: now.toISOString(), status: result.status, duration_ms: result.durationMs, error, response_snippet: result.snippet };
-  const recorded = await deps.deliveries.recordAttempt(delivery, attemptUpdate(outcome, entry, next));
   const opens = after.circuit === 'open' && (health.circuit !== 'open' || lease.probe);
   const failingSince = succeeded ? (endpoint.failing_since ? null : undefined) : (endpoint.failing_since ?? now.toISOString());
   const following = succeeded ? runway.next() : undefined;
   const handOver = following && { deliveryId: following.delivery.id, lease: { ...lease, until: deps.now().getTime() + leaseMs(deps.settings.timeoutMs), token: randomUUID() } };
-  const released = await deps.endpoints.release(endpoint, delivery.id, lease.token, { succeeded, counted: true, opens, health: after, failingSince, handOver });
+  const change = { succeeded, counted: true, opens, health: after, failingSince, handOver };
+  const finishing = deps.ledger.finish({ delivery, update: attemptUpdate(outcome, entry, next), endpoint, token: lease.token, change });
+  // The delivery taken from the runway goes back with the rest if the write fails.
+  if (following) finishing.catch(() => runway.start(following, runway.giveBack(following)));
+  const { recorded, released } = await finishing;
   if (following && handOver && released.handedOver) runway.start(following, attempt(deps, endpoint, after, following, handOver.lease, runway));
   else {
     if (following) runway.start(following, runway.giveBack(following));

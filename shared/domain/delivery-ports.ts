@@ -63,6 +63,31 @@ export interface Released {
   backlog: boolean;
 }
 
+/** A sent attempt's end: what its row records, and what its endpoint's lease and health become. */
+export interface AttemptEnd {
+  delivery: DeliveryRecord;
+  update: AttemptUpdate;
+  endpoint: EndpointRecord;
+  /** The lease the attempt ran under. */
+  token: string;
+  change: ReleaseChange;
+}
+
+export interface Finished {
+  /** False when another worker recorded this attempt first (the row had moved on). */
+  recorded: boolean;
+  released: Released;
+}
+
+export interface AttemptLedger {
+  /**
+   * Records the attempt (as `recordAttempt`, counted in the endpoint's stats) and ends its
+   * lease (as `release`), in one write when the endpoint is as usual; the lease is ended even
+   * when the record finds the attempt already recorded.
+   */
+  finish(end: AttemptEnd): Promise<Finished>;
+}
+
 export interface EndpointGateStore {
   get(shopId: string, id: string): Promise<EndpointRecord | null>;
   /** Writes an admission (leases taken, expired ones dropped, circuit) only if nobody admitted since this read; false on a lost race. */
@@ -95,6 +120,7 @@ export interface DeliverySettings {
 export interface AttemptDeps {
   deliveries: AttemptDeliveryStore;
   endpoints: EndpointGateStore;
+  ledger: AttemptLedger;
   queue: DeliveryQueue;
   scheduler: RetryScheduler;
   sender: Sender;

@@ -32,7 +32,7 @@ export const CIRCUIT_CLOSED = 'CircuitClosed';
 
 /**
  * The consumer's ports, observed: every request to a receiver (its latency, and whether an
- * answer came at all) and every circuit change at release. The attempt logic itself stays
+ * answer came at all) and every circuit change at an attempt's end. The attempt logic itself stays
  * as it is; only what passes through its ports is counted.
  */
 export function withDeliveryMetrics(deps: AttemptDeps, sink: MetricSink): AttemptDeps {
@@ -47,16 +47,13 @@ export function withDeliveryMetrics(deps: AttemptDeps, sink: MetricSink): Attemp
         return result;
       },
     },
-    endpoints: {
-      get: (shopId, id) => deps.endpoints.get(shopId, id),
-      admit: (endpoint, admission) => deps.endpoints.admit(endpoint, admission),
-      disable: (endpoint, reason, lastErrors, event, at) => deps.endpoints.disable(endpoint, reason, lastErrors, event, at),
-      markBacklog: (endpoint, at) => deps.endpoints.markBacklog(endpoint, at),
-      release: async (endpoint, deliveryId, token, change) => {
-        const released = await deps.endpoints.release(endpoint, deliveryId, token, change);
+    ledger: {
+      finish: async (end) => {
+        const finished = await deps.ledger.finish(end);
+        const { change } = end;
         if (change.opens) sink.count(CIRCUIT_OPENED);
-        else if (change.succeeded && released.circuitBefore !== null && released.circuitBefore !== 'closed') sink.count(CIRCUIT_CLOSED);
-        return released;
+        else if (change.succeeded && finished.released.circuitBefore !== null && finished.released.circuitBefore !== 'closed') sink.count(CIRCUIT_CLOSED);
+        return finished;
       },
     },
   };

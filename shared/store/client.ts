@@ -1,4 +1,4 @@
-import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, DynamoDBClient, TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { TableConfig } from '../config';
 
@@ -74,10 +74,26 @@ export async function batchGet(db: Dynamo, wanted: Record<string, string>[]): Pr
   return found;
 }
 
+/**
+ * A single-item write that met a transaction in progress on the same item is refused
+ * (TransactionConflictException, which the SDK does not retry): the transaction ends within
+ * milliseconds, so the write is tried again, a few times, after a short jittered pause.
+ */
+export async function retryConflicts<T>(write: () => Promise<T>): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await write();
+    } catch (err) {
+      if (!(err instanceof TransactionConflictException) || tries >= 5) throw err;
+      await new Promise((r) => setTimeout(r, 5 * 2 ** tries * (0.5 + Math.random())));
+    }
+  }
+}
+
 /** One conditional `UpdateItem` on the table: true when it was applied, false when its condition failed. */
 export async function updateIf(db: Dynamo, input: Omit<UpdateCommandInput, 'TableName'>): Promise<boolean> {
   try {
-    await db.doc.send(new UpdateCommand({ TableName: db.tableName, ...input }));
+    await retryConflicts(() => db.doc.send(new UpdateCommand({ TableName: db.tableName, ...input })));
     return true;
   } catch (err) {
     if (err instanceof ConditionalCheckFailedException) return false;

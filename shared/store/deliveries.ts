@@ -35,6 +35,36 @@ function deliveryItem(d: DeliveryRecord): Record<string, unknown> {
 const OPEN = { ':pending': 'pending', ':retrying': 'retrying' };
 const IS_OPEN = '#status IN (:pending, :retrying)';
 
+/**
+ * The write that records attempt N on its row, only if the row still says N-1 attempts and
+ * is open. Still open: it moves in the due index; ended: it leaves both indexes.
+ */
+export function recordAttemptInput(d: DeliveryRecord, u: AttemptUpdate) {
+  const due = (u.status === 'pending' || u.status === 'retrying') && u.sweep_at ? keys.dueDelivery(d.id, u.sweep_at) : null;
+  return {
+    Key: keys.delivery(d.shop_id, d.event_id, d.id),
+    UpdateExpression:
+      'SET #status = :status, attempts = :attempts, last_attempt_at = :at, next_attempt_at = :next, ' +
+      'last_response_status = :code, last_error = :error, history = list_append(history, :entry), sweep_at = :sweep' +
+      (due ? ', gsi2pk = :duePk, gsi2sk = :dueSk' : ' REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk'),
+    ConditionExpression: `attempts = :previous AND ${IS_OPEN}`,
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: {
+      ...OPEN,
+      ':status': u.status,
+      ':attempts': u.attempts,
+      ':previous': u.attempts - 1,
+      ':at': u.last_attempt_at,
+      ':next': u.next_attempt_at,
+      ':code': u.last_response_status,
+      ':error': u.last_error,
+      ':entry': [u.entry],
+      ':sweep': u.sweep_at,
+      ...(due ? { ':duePk': due.gsi2pk, ':dueSk': due.gsi2sk } : {}),
+    },
+  };
+}
+
 export class DynamoDeliveryStore implements AttemptDeliveryStore {
   private readonly stats: DynamoEndpointStatsStore;
 
@@ -107,30 +137,7 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
   }
 
   async recordAttempt(d: DeliveryRecord, u: AttemptUpdate): Promise<boolean> {
-    // Still open: it moves in the due index; ended: it leaves both indexes.
-    const due = (u.status === 'pending' || u.status === 'retrying') && u.sweep_at ? keys.dueDelivery(d.id, u.sweep_at) : null;
-    const recorded = await updateIf(this.db, {
-      Key: keys.delivery(d.shop_id, d.event_id, d.id),
-      UpdateExpression:
-        'SET #status = :status, attempts = :attempts, last_attempt_at = :at, next_attempt_at = :next, ' +
-        'last_response_status = :code, last_error = :error, history = list_append(history, :entry), sweep_at = :sweep' +
-        (due ? ', gsi2pk = :duePk, gsi2sk = :dueSk' : ' REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk'),
-      ConditionExpression: `attempts = :previous AND ${IS_OPEN}`,
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: {
-        ...OPEN,
-        ':status': u.status,
-        ':attempts': u.attempts,
-        ':previous': u.attempts - 1,
-        ':at': u.last_attempt_at,
-        ':next': u.next_attempt_at,
-        ':code': u.last_response_status,
-        ':error': u.last_error,
-        ':entry': [u.entry],
-        ':sweep': u.sweep_at,
-        ...(due ? { ':duePk': due.gsi2pk, ':dueSk': due.gsi2sk } : {}),
-      },
-    });
+    const recorded = await updateIf(this.db, recordAttemptInput(d, u));
     // The endpoint's stats count each attempt once: only the write that recorded it adds to them.
     if (recorded) await this.stats.addQuietly(d.shop_id, d.endpoint_id, new Date(u.entry.at), statsIncrement(u.entry, u.status));
     return recorded;

@@ -5,31 +5,34 @@ import type { Dynamo } from './client';
 import { keys, shopPk, skPrefix } from './keys';
 import { TABLE } from './table';
 
+/** The `ADD` of one attempt's counts to its endpoint's bucket (also written inside an attempt's transaction). */
+export function statsAddInput(shopId: string, endpointId: string, at: Date, inc: StatsIncrement) {
+  const start = bucketStart(at);
+  const adds = ['attempts :attempts', 'succeeded :succeeded', 'failed :failed', 'deliveries_failed :deliveriesFailed'];
+  const values: Record<string, unknown> = { ':attempts': inc.attempts, ':succeeded': inc.succeeded, ':failed': inc.failed, ':deliveriesFailed': inc.deliveries_failed };
+  if (inc.latency !== null) {
+    adds.push(`l${inc.latency} :one`);
+    values[':one'] = 1;
+  }
+  return {
+    Key: keys.endpointStats(shopId, endpointId, start),
+    UpdateExpression: `ADD ${adds.join(', ')} SET entity = :entity, #ttl = :ttl`,
+    ExpressionAttributeNames: { '#ttl': TABLE.ttlAttribute },
+    ExpressionAttributeValues: { ...values, ':entity': 'endpoint_stats', ':ttl': Math.floor(Date.parse(start) / 1000) + STATS_RETENTION_SECONDS },
+  };
+}
+
 /**
  * The counter items of endpoint stats: one per endpoint and 10-minute bucket, in the shop's
- * partition, expiring after two days. Written with `ADD` (one small UpdateItem per attempt,
- * concurrent attempts never lose a count); read with one Query over the window.
+ * partition, expiring after two days. Written with `ADD` (in the transaction that records
+ * the attempt, or one small UpdateItem after it: concurrent attempts never lose a count);
+ * read with one Query over the window.
  */
 export class DynamoEndpointStatsStore {
   constructor(private readonly db: Dynamo) {}
 
   async add(shopId: string, endpointId: string, at: Date, inc: StatsIncrement): Promise<void> {
-    const start = bucketStart(at);
-    const adds = ['attempts :attempts', 'succeeded :succeeded', 'failed :failed', 'deliveries_failed :deliveriesFailed'];
-    const values: Record<string, unknown> = { ':attempts': inc.attempts, ':succeeded': inc.succeeded, ':failed': inc.failed, ':deliveriesFailed': inc.deliveries_failed };
-    if (inc.latency !== null) {
-      adds.push(`l${inc.latency} :one`);
-      values[':one'] = 1;
-    }
-    await this.db.doc.send(
-      new UpdateCommand({
-        TableName: this.db.tableName,
-        Key: keys.endpointStats(shopId, endpointId, start),
-        UpdateExpression: `ADD ${adds.join(', ')} SET entity = :entity, #ttl = :ttl`,
-        ExpressionAttributeNames: { '#ttl': TABLE.ttlAttribute },
-        ExpressionAttributeValues: { ...values, ':entity': 'endpoint_stats', ':ttl': Math.floor(Date.parse(start) / 1000) + STATS_RETENTION_SECONDS },
-      }),
-    );
+    await this.db.doc.send(new UpdateCommand({ TableName: this.db.tableName, ...statsAddInput(shopId, endpointId, at, inc) }));
   }
 
   /**

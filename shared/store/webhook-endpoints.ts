@@ -5,13 +5,67 @@ import type { EventRecord } from '../domain/events';
 import type { EndpointChanges, EndpointRecord, EndpointStore, StoredSecret } from '../domain/webhook-endpoints';
 import { HEALTHY, type Admission, type EndpointHealth } from '../webhooks/circuit';
 import { eventItem } from './events';
-import { batchGet, queryPrefix, stripKeys, updateIf, type Dynamo } from './client';
+import { batchGet, queryPrefix, retryConflicts, stripKeys, updateIf, type Dynamo } from './client';
 import { keys, shopPk, skPrefix } from './keys';
 
 /** The endpoint of a table item; endpoints saved before the circuit existed read as healthy. */
 export function endpointFromItem(item: Record<string, unknown>): EndpointRecord {
   const record = stripKeys<EndpointRecord>(item);
   return { ...record, health: { ...HEALTHY, ...record.health }, leases: record.leases ?? {}, lease_version: record.lease_version ?? 0 };
+}
+
+/** What an attempt's end writes on the endpoint's health and `failing_since`. */
+function healthChange(change: ReleaseChange): { sets: string[]; names: Record<string, string>; values: Record<string, unknown> } {
+  const values: Record<string, unknown> = {};
+  const sets: string[] = [];
+  if (change.succeeded) {
+    values[':health'] = change.health;
+    sets.push('health = :health');
+  } else if (change.counted) {
+    Object.assign(values, { ':one': 1, ':failedAt': change.health.last_failure_at, ':unanswered': change.health.unanswered === true });
+    sets.push('health.consecutive_failures = health.consecutive_failures + :one', 'health.last_failure_at = :failedAt', 'health.unanswered = :unanswered');
+    if (change.opens) {
+      Object.assign(values, { ':open': 'open', ':probeAt': change.health.next_probe_at, ':interval': change.health.probe_interval_ms });
+      sets.push('health.circuit = :open', 'health.next_probe_at = :probeAt', 'health.probe_interval_ms = :interval');
+    }
+  }
+  if (change.failingSince !== undefined) {
+    values[':failingSince'] = change.failingSince;
+    sets.push('failing_since = :failingSince');
+  }
+  return { sets, names: {}, values };
+}
+
+/**
+ * The write that ends an attempt on its endpoint: drops our lease (only if it is still ours),
+ * writes the health, and passes the slot on to `handOver` (only if that delivery holds no
+ * lease). A success takes the backlog mark, so its holder goes on with the endpoint's due
+ * deliveries. `expect` adds conditions (the attempt's transaction expects the endpoint as
+ * it usually is, and falls back to this write alone, which reads back what it changed).
+ */
+export function releaseInput(endpoint: EndpointRecord, deliveryId: string, token: string, change: ReleaseChange, expect?: { condition: string; values: Record<string, unknown> }) {
+  const { sets, values } = healthChange(change);
+  const names: Record<string, string> = { '#leases': 'leases', '#d': deliveryId, '#token': 'token' };
+  const removes = ['#leases.#d', ...(change.succeeded ? ['backlog_at'] : [])];
+  let condition = 'attribute_exists(pk) AND #leases.#d.#token = :token';
+  values[':token'] = token;
+  if (change.handOver) {
+    names['#n'] = change.handOver.deliveryId;
+    values[':lease'] = change.handOver.lease;
+    sets.push('#leases.#n = :lease');
+    condition += ' AND attribute_not_exists(#leases.#n)';
+  }
+  if (expect) {
+    condition += ` AND ${expect.condition}`;
+    Object.assign(values, expect.values);
+  }
+  return {
+    Key: keys.webhookEndpoint(endpoint.shop_id, endpoint.id),
+    UpdateExpression: `${sets.length ? `SET ${sets.join(', ')} ` : ''}REMOVE ${removes.join(', ')}`,
+    ConditionExpression: condition,
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+  };
 }
 
 export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
@@ -205,50 +259,8 @@ export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
   }
 
   async release(endpoint: EndpointRecord, deliveryId: string, token: string, change: ReleaseChange): Promise<Released> {
-    const names: Record<string, string> = { '#leases': 'leases', '#d': deliveryId };
-    const values: Record<string, unknown> = {};
-    const sets: string[] = [];
-    if (change.succeeded) {
-      values[':health'] = change.health;
-      sets.push('health = :health');
-    } else if (change.counted) {
-      Object.assign(values, { ':one': 1, ':failedAt': change.health.last_failure_at, ':unanswered': change.health.unanswered === true });
-      sets.push('health.consecutive_failures = health.consecutive_failures + :one', 'health.last_failure_at = :failedAt', 'health.unanswered = :unanswered');
-      if (change.opens) {
-        Object.assign(values, { ':open': 'open', ':probeAt': change.health.next_probe_at, ':interval': change.health.probe_interval_ms });
-        sets.push('health.circuit = :open', 'health.next_probe_at = :probeAt', 'health.probe_interval_ms = :interval');
-      }
-    }
-    if (change.failingSince !== undefined) {
-      values[':failingSince'] = change.failingSince;
-      sets.push('failing_since = :failingSince');
-    }
-    const own: { sets: string[]; removes: string[]; names: Record<string, string>; values: Record<string, unknown>; condition: string } = {
-      sets: [...sets],
-      // A success takes the backlog mark (UPDATED_OLD returns it): its holder goes on with the endpoint's due deliveries.
-      removes: ['#leases.#d', ...(change.succeeded ? ['backlog_at'] : [])],
-      names: { ...names, '#token': 'token' },
-      values: { ...values, ':token': token },
-      condition: 'attribute_exists(pk) AND #leases.#d.#token = :token',
-    };
-    if (change.handOver) {
-      own.names['#n'] = change.handOver.deliveryId;
-      own.values[':lease'] = change.handOver.lease;
-      own.sets.push('#leases.#n = :lease');
-      own.condition += ' AND attribute_not_exists(#leases.#n)';
-    }
     try {
-      const out = await this.db.doc.send(
-        new UpdateCommand({
-          TableName: this.db.tableName,
-          Key: keys.webhookEndpoint(endpoint.shop_id, endpoint.id),
-          UpdateExpression: `${own.sets.length ? `SET ${own.sets.join(', ')} ` : ''}REMOVE ${own.removes.join(', ')}`,
-          ConditionExpression: own.condition,
-          ExpressionAttributeNames: own.names,
-          ExpressionAttributeValues: own.values,
-          ReturnValues: 'UPDATED_OLD',
-        }),
-      );
+      const out = await retryConflicts(() => this.db.doc.send(new UpdateCommand({ TableName: this.db.tableName, ...releaseInput(endpoint, deliveryId, token, change), ReturnValues: 'UPDATED_OLD' })));
       const before = (out.Attributes?.health as EndpointHealth | undefined)?.circuit ?? endpoint.health.circuit;
       return { circuitBefore: before, handedOver: change.handOver !== undefined, backlog: out.Attributes?.backlog_at !== undefined };
     } catch (err) {
@@ -257,8 +269,9 @@ export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
     // Our lease expired and was taken again, the next delivery is in flight elsewhere, or the
     // endpoint is gone: drop our lease if it is still ours, and write the health.
     if (change.handOver) return { ...(await this.release(endpoint, deliveryId, token, { ...change, handOver: undefined })), handedOver: false };
+    const { sets, names, values } = healthChange(change);
     if (sets.length === 0) return { circuitBefore: null, handedOver: false, backlog: false };
-    const ok = await this.tryUpdate(endpoint, `SET ${sets.join(', ')}`, 'attribute_exists(pk)', { '#leases': 'leases' }, values);
+    const ok = await this.tryUpdate(endpoint, `SET ${sets.join(', ')}`, 'attribute_exists(pk)', names, values);
     return { circuitBefore: ok ? endpoint.health.circuit : null, handedOver: false, backlog: false };
   }
 

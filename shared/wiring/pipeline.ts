@@ -10,6 +10,7 @@ import { AwsRetryScheduler } from '../aws/retry-scheduler';
 import { LogOnlyMailer, SesMailer } from '../aws/ses-mailer';
 import { SqsNotificationQueue } from '../aws/sqs-notification-queue';
 import { SqsDeliveryQueue } from '../aws/sqs-queue';
+import { DynamoAttemptLedger } from '../store/attempt-ledger';
 import { DynamoDeliveryStore } from '../store/deliveries';
 import { DynamoDueIndex } from '../store/due-index';
 import { DynamoEventStore } from '../store/events';
@@ -75,6 +76,7 @@ export function deliverDeps(config: Config, adapters: PipelineAdapters = {}): At
     return {
       deliveries: new DynamoDeliveryStore(dynamoOf(config)),
       endpoints: new DynamoEndpointStore(dynamoOf(config)),
+      ledger: new DynamoAttemptLedger(dynamoOf(config)),
       queue,
       scheduler: adapters.scheduler ?? new AwsRetryScheduler(queue, new SchedulerClient({}), config.scheduler),
       sender: httpSender(policy, timeoutMs),

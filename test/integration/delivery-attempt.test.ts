@@ -1,6 +1,6 @@
 import { CIRCUIT_OPEN, deliverBatch } from '../../shared/domain/delivery-attempt';
 import { messageOf, newDelivery, type DeliveryMessage, type DeliveryRecord } from '../../shared/domain/deliveries';
-import type { AttemptDeps } from '../../shared/domain/delivery-ports';
+import type { AttemptDeps, AttemptEnd } from '../../shared/domain/delivery-ports';
 import { newEvent } from '../../shared/domain/events';
 import { createShop } from '../../shared/domain/shop';
 import { sweep } from '../../shared/domain/sweep';
@@ -11,6 +11,7 @@ import { keys } from '../../shared/store/keys';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { CIRCUIT_THRESHOLD, MAX_IN_FLIGHT } from '../../shared/webhooks/circuit';
 import type { SendResult } from '../../shared/webhooks/sender';
+import { DynamoAttemptLedger } from '../../shared/store/attempt-ledger';
 import { DynamoDeliveryStore } from '../../shared/store/deliveries';
 import { DynamoDueIndex } from '../../shared/store/due-index';
 import { DynamoEventStore } from '../../shared/store/events';
@@ -22,10 +23,12 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
   let deps: Deps;
   let store: DynamoDeliveryStore;
   let endpoints: DynamoEndpointStore;
+  let ledger: DynamoAttemptLedger;
   beforeAll(async () => {
     deps = await useFreshTable();
     store = new DynamoDeliveryStore(deps.db);
     endpoints = new DynamoEndpointStore(deps.db);
+    ledger = new DynamoAttemptLedger(deps.db);
   });
 
   function harness(answer: () => Promise<Partial<SendResult>> | Partial<SendResult> = () => ({ status: 204 }), clock = () => new Date()) {
@@ -35,6 +38,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     const attemptDeps: AttemptDeps = {
       deliveries: store,
       endpoints,
+      ledger,
       queue: { send: async (m) => void queued.push(...m) },
       // As in AWS: past 15 minutes a wake-up costs a schedule of its own.
       scheduler: { schedule: async (message, at) => void scheduled.push({ message, at }), needsSchedule: (delayMs) => delayMs > 15 * 60_000 },
@@ -130,6 +134,21 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     expect(h.posts).toHaveLength(rows.length);
   });
 
+  it('costs 1.2 table requests per delivery on the hot path: one read, one admission, one write per attempt', async () => {
+    const { rows } = await endpointWith(10);
+    const h = harness();
+    const sent: string[] = [];
+    deps.db.doc.middlewareStack.add((next, ctx) => async (args) => (sent.push(ctx.commandName ?? ''), next(args)), { step: 'initialize', name: 'countForTest' });
+    try {
+      expect(verdicts(await deliverBatch(h.attemptDeps, rows.map((r) => messageOf(r))))).toEqual(Array(10).fill('delivered'));
+    } finally {
+      deps.db.doc.middlewareStack.remove('countForTest');
+    }
+    const count = (name: string) => sent.filter((c) => c === name).length;
+    expect({ reads: count('BatchGetItemCommand'), admissions: count('UpdateItemCommand'), attempts: count('TransactWriteItemsCommand') }).toEqual({ reads: 1, admissions: 1, attempts: 10 });
+    expect(sent).toHaveLength(12);
+  });
+
   it('after an unanswered attempt, one at a time: the rest go back on the queue with no attempt used', async () => {
     const { rows } = await endpointWith(4);
     const h = harness(() => ({ status: null, error: 'timeout after 1000 ms' }));
@@ -145,13 +164,13 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
   it('when the table fails mid-attempt, that message fails alone and the batch\'s waiting ones go back on the queue', async () => {
     const { rows } = await endpointWith(6);
     const h = harness();
-    const failing = Object.assign(Object.create(store) as DynamoDeliveryStore, {
-      recordAttempt: async (d: DeliveryRecord, u: Parameters<DynamoDeliveryStore['recordAttempt']>[1]) => {
-        if (d.id === rows[0]?.id) throw new Error('table unavailable');
-        return store.recordAttempt(d, u);
+    const failing = {
+      finish: async (end: AttemptEnd) => {
+        if (end.delivery.id === rows[0]?.id) throw new Error('table unavailable');
+        return ledger.finish(end);
       },
-    });
-    const results = verdicts(await deliverBatch({ ...h.attemptDeps, deliveries: failing }, rows.map((r) => messageOf(r))));
+    };
+    const results = verdicts(await deliverBatch({ ...h.attemptDeps, ledger: failing }, rows.map((r) => messageOf(r))));
     expect(results[0]).toBe('error: Error: table unavailable');
     expect(results.slice(1).every((v) => v === 'delivered' || v === 'deferred')).toBe(true);
     expect(results.filter((v) => v === 'deferred').length).toBeGreaterThan(0);

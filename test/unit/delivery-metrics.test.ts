@@ -1,4 +1,4 @@
-import type { AttemptDeps } from '../../shared/domain/delivery-ports';
+import type { AttemptDeps, AttemptEnd } from '../../shared/domain/delivery-ports';
 import { countVerdicts, withDeliveryMetrics, type MetricSink } from '../../shared/observability/delivery-metrics';
 
 function recorder(): MetricSink & { seen: [string, number][] } {
@@ -11,14 +11,11 @@ const health = { circuit: 'closed' as const, consecutive_failures: 0, last_succe
 function fakeDeps(circuitBefore: 'closed' | 'open' | 'half_open', status: number | null): AttemptDeps {
   return {
     sender: { post: () => Promise.resolve({ status, error: status === null ? 'timeout' : null, retryAfterMs: null, durationMs: 42, snippet: null }) },
-    endpoints: {
-      get: () => Promise.resolve(null),
-      admit: () => Promise.resolve(true),
-      disable: () => Promise.resolve(true),
-      release: () => Promise.resolve({ circuitBefore, handedOver: false }),
-    },
+    ledger: { finish: () => Promise.resolve({ recorded: true, released: { circuitBefore, handedOver: false, backlog: false } }) },
   } as unknown as AttemptDeps;
 }
+
+const end = (change: AttemptEnd['change']): AttemptEnd => ({ delivery: {} as never, update: {} as never, endpoint: {} as never, token: 't', change });
 
 describe('delivery metrics', () => {
   it('counts each request to a receiver with its latency, and a missing answer', async () => {
@@ -30,13 +27,13 @@ describe('delivery metrics', () => {
 
   it('counts a circuit opening, and closing on a success after it was open', async () => {
     const opened = recorder();
-    await withDeliveryMetrics(fakeDeps('closed', 500), opened).endpoints.release({} as never, 'dlv', 't', { succeeded: false, counted: true, opens: true, health });
+    await withDeliveryMetrics(fakeDeps('closed', 500), opened).ledger.finish(end({ succeeded: false, counted: true, opens: true, health }));
     expect(opened.seen).toEqual([['CircuitOpened', 1]]);
     const closed = recorder();
-    await withDeliveryMetrics(fakeDeps('half_open', 200), closed).endpoints.release({} as never, 'dlv', 't', { succeeded: true, counted: false, opens: false, health });
+    await withDeliveryMetrics(fakeDeps('half_open', 200), closed).ledger.finish(end({ succeeded: true, counted: false, opens: false, health }));
     expect(closed.seen).toEqual([['CircuitClosed', 1]]);
     const steady = recorder();
-    await withDeliveryMetrics(fakeDeps('closed', 200), steady).endpoints.release({} as never, 'dlv', 't', { succeeded: true, counted: false, opens: false, health });
+    await withDeliveryMetrics(fakeDeps('closed', 200), steady).ledger.finish(end({ succeeded: true, counted: false, opens: false, health }));
     expect(steady.seen).toEqual([]);
   });
 

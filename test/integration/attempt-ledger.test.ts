@@ -1,0 +1,151 @@
+import { randomUUID } from 'node:crypto';
+import { newDelivery, type DeliveryRecord } from '../../shared/domain/deliveries';
+import type { AttemptUpdate, ReleaseChange } from '../../shared/domain/delivery-ports';
+import { newEvent } from '../../shared/domain/events';
+import { createShop } from '../../shared/domain/shop';
+import { createEndpoint, type EndpointRecord } from '../../shared/domain/webhook-endpoints';
+import { derivedId } from '../../shared/ids';
+import { DynamoAttemptLedger } from '../../shared/store/attempt-ledger';
+import { DynamoDeliveryStore } from '../../shared/store/deliveries';
+import { DynamoEndpointStatsStore } from '../../shared/store/endpoint-stats';
+import { DynamoEventStore } from '../../shared/store/events';
+import { DynamoEndpointStore } from '../../shared/store/webhook-endpoints';
+import { admit, afterAttempt, type Lease } from '../../shared/webhooks/circuit';
+import type { ApiDeps as Deps } from '../../shared/wiring/api';
+import { useFreshTable } from '../helpers/table';
+
+/** The end of an attempt: one transaction when the endpoint is as usual, the separate writes otherwise, the same result either way. */
+describe('attempt ledger (DynamoDB Local)', () => {
+  let deps: Deps;
+  let deliveries: DynamoDeliveryStore;
+  let endpoints: DynamoEndpointStore;
+  let ledger: DynamoAttemptLedger;
+  beforeAll(async () => {
+    deps = await useFreshTable();
+    deliveries = new DynamoDeliveryStore(deps.db);
+    endpoints = new DynamoEndpointStore(deps.db);
+    ledger = new DynamoAttemptLedger(deps.db);
+  });
+
+  /** An endpoint with `count` pending deliveries, the first `leased` of them admitted (leases taken). */
+  async function setUp(count: number, leased = 1) {
+    const shop = await createShop(deps, { name: 'Ledger Shop', owner_email: 'o@ledger.test' });
+    const created = await createEndpoint({ ...deps, checkUrl: async (url) => ({ ok: true, url: new URL(url) }) }, shop.id, { url: 'https://hooks.example.com/x', events: ['call.completed'] });
+    const rows: DeliveryRecord[] = [];
+    for (let i = 0; i < count; i++) {
+      const now = new Date();
+      const event = newEvent(shop.id, 'call.completed', { id: `call_${i}` }, now);
+      await new DynamoEventStore(deps.db).put(event);
+      rows.push(newDelivery(event, created.id, derivedId('dlv', now.getTime(), `${event.id}/${created.id}`), 'fanout', now));
+    }
+    await deliveries.createMissing(rows);
+    const endpoint = (await endpoints.get(shop.id, created.id)) as EndpointRecord;
+    const admission = admit(endpoint, rows.slice(0, leased).map((r) => r.id), Date.now(), 60_000, randomUUID);
+    expect(await endpoints.admit(endpoint, admission)).toBe(true);
+    const leases = new Map(admission.send.map((s) => [s.deliveryId, s.lease]));
+    return { rows, endpoint: (await endpoints.get(shop.id, created.id)) as EndpointRecord, lease: (r: DeliveryRecord) => leases.get(r.id) as Lease };
+  }
+
+  const update = (succeeded: boolean, attempt = 1): AttemptUpdate => {
+    const at = new Date().toISOString();
+    const entry = { attempt, at, status: succeeded ? 204 : 500, duration_ms: 12, error: succeeded ? null : 'HTTP 500', response_snippet: null };
+    return { status: succeeded ? 'succeeded' : 'retrying', attempts: attempt, last_attempt_at: at, next_attempt_at: succeeded ? null : at, sweep_at: succeeded ? null : at, last_response_status: entry.status, last_error: entry.error, entry };
+  };
+  const change = (endpoint: EndpointRecord, succeeded: boolean, extra: Partial<ReleaseChange> = {}): ReleaseChange => ({
+    succeeded,
+    counted: true,
+    opens: false,
+    health: afterAttempt(endpoint.health, { succeeded, probe: false, retryAfterMs: null }, Date.now(), 1),
+    ...extra,
+  });
+  const statsOf = async (endpoint: EndpointRecord) => {
+    const buckets = await new DynamoEndpointStatsStore(deps.db).window(endpoint.shop_id, endpoint.id, new Date());
+    return buckets.reduce((sum, b) => ({ attempts: sum.attempts + b.attempts, succeeded: sum.succeeded + b.succeeded }), { attempts: 0, succeeded: 0 });
+  };
+
+  /** The table requests `run` sends, by command name. */
+  async function requests(run: () => Promise<unknown>): Promise<string[]> {
+    const sent: string[] = [];
+    deps.db.doc.middlewareStack.add((next, ctx) => async (args) => (sent.push((ctx.commandName ?? '').replace(/Command$/, '')), next(args)), { step: 'initialize', name: 'ledgerCount' });
+    try {
+      await run();
+    } finally {
+      deps.db.doc.middlewareStack.remove('ledgerCount');
+    }
+    return sent;
+  }
+
+  it('records a success, counts it, drops the lease and passes the slot on, in one transaction', async () => {
+    const { rows, endpoint, lease } = await setUp(2);
+    const [first, second] = rows as [DeliveryRecord, DeliveryRecord];
+    const next = { deliveryId: second.id, lease: { until: Date.now() + 60_000, token: 'next-token', probe: false } };
+    let finished;
+    const sent = await requests(async () => (finished = await ledger.finish({ delivery: first, update: update(true), endpoint, token: lease(first).token, change: change(endpoint, true, { handOver: next }) })));
+    expect(sent).toEqual(['TransactWriteItems']);
+    expect(finished).toEqual({ recorded: true, released: { circuitBefore: 'closed', handedOver: true, backlog: false } });
+    expect(await deliveries.get(first.shop_id, first.event_id, first.id)).toMatchObject({ status: 'succeeded', attempts: 1 });
+    const after = await endpoints.get(endpoint.shop_id, endpoint.id);
+    expect(Object.keys(after?.leases ?? {})).toEqual([second.id]);
+    expect(after?.health.last_success_at).not.toBeNull();
+    expect(await statsOf(endpoint)).toEqual({ attempts: 1, succeeded: 1 });
+  });
+
+  it('counts a failure on the endpoint in the same single transaction', async () => {
+    const { rows, endpoint, lease } = await setUp(1);
+    const first = rows[0] as DeliveryRecord;
+    const sent = await requests(() => ledger.finish({ delivery: first, update: update(false), endpoint, token: lease(first).token, change: change(endpoint, false, { failingSince: new Date().toISOString() }) }));
+    expect(sent).toEqual(['TransactWriteItems']);
+    const after = await endpoints.get(endpoint.shop_id, endpoint.id);
+    expect(after?.health).toMatchObject({ circuit: 'closed', consecutive_failures: 1 });
+    expect(after?.failing_since).not.toBeNull();
+    expect(after?.leases).toEqual({});
+    expect(await deliveries.get(first.shop_id, first.event_id, first.id)).toMatchObject({ status: 'retrying', attempts: 1 });
+  });
+
+  it('a success on an endpoint marked as having a backlog takes the mark, through the separate writes', async () => {
+    const { rows, endpoint, lease } = await setUp(1);
+    const first = rows[0] as DeliveryRecord;
+    await endpoints.markBacklog(endpoint, new Date().toISOString());
+    let finished;
+    const sent = await requests(async () => (finished = await ledger.finish({ delivery: first, update: update(true), endpoint, token: lease(first).token, change: change(endpoint, true) })));
+    expect(sent).toEqual(['TransactWriteItems', 'UpdateItem', 'UpdateItem', 'UpdateItem']); // cancelled; record, stats, release
+    expect(finished).toMatchObject({ recorded: true, released: { circuitBefore: 'closed', backlog: true } });
+    expect(await endpoints.get(endpoint.shop_id, endpoint.id)).not.toHaveProperty('backlog_at');
+    expect(await deliveries.get(first.shop_id, first.event_id, first.id)).toMatchObject({ status: 'succeeded', attempts: 1 });
+    expect(await statsOf(endpoint)).toEqual({ attempts: 1, succeeded: 1 });
+  });
+
+  it('a probe that succeeds reports the circuit it closed', async () => {
+    const { rows, endpoint, lease } = await setUp(1);
+    const first = rows[0] as DeliveryRecord;
+    const opened = { ...endpoint.health, circuit: 'half_open' as const, consecutive_failures: 5 };
+    await endpoints.admit({ ...endpoint }, { send: [], circuitOpen: [], defer: [], deferUntil: null, inFlight: [], expired: [], health: opened });
+    const current = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;
+    const finished = await ledger.finish({ delivery: first, update: update(true), endpoint: current, token: lease(first).token, change: change(current, true) });
+    expect(finished.released.circuitBefore).toBe('half_open');
+    expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.health).toMatchObject({ circuit: 'closed', consecutive_failures: 0 });
+  });
+
+  it('an attempt another consumer recorded first is not recorded or counted again, and our lease still goes', async () => {
+    const { rows, endpoint, lease } = await setUp(1);
+    const first = rows[0] as DeliveryRecord;
+    expect(await deliveries.recordAttempt(first, update(true))).toBe(true);
+    const finished = await ledger.finish({ delivery: first, update: update(true), endpoint, token: lease(first).token, change: change(endpoint, true) });
+    expect(finished.recorded).toBe(false);
+    expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases).toEqual({});
+    expect(await statsOf(endpoint)).toEqual({ attempts: 1, succeeded: 1 });
+    expect((await deliveries.get(first.shop_id, first.event_id, first.id))?.history).toHaveLength(1);
+  });
+
+  it('a lease that expired and was taken again is left to its new holder; the attempt is still recorded', async () => {
+    const { rows, endpoint, lease } = await setUp(1);
+    const first = rows[0] as DeliveryRecord;
+    const stolen = { until: Date.now() + 60_000, token: 'someone-else', probe: false };
+    const current = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;
+    await endpoints.admit(current, { send: [{ deliveryId: first.id, lease: stolen }], circuitOpen: [], defer: [], deferUntil: null, inFlight: [], expired: [], health: current.health });
+    const finished = await ledger.finish({ delivery: first, update: update(true), endpoint, token: lease(first).token, change: change(endpoint, true) });
+    expect(finished.recorded).toBe(true);
+    expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases[first.id]?.token).toBe('someone-else');
+    expect(await deliveries.get(first.shop_id, first.event_id, first.id)).toMatchObject({ status: 'succeeded', attempts: 1 });
+  });
+});
