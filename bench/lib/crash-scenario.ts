@@ -243,7 +243,7 @@ async function describeRow(stack: ChildStack, shopId: string, eventId: string, e
   const rows = (await stack.tableDeps().deliveries.listForEvent(shopId, eventId)).filter((d) => d.endpoint_id === endpointId);
   if (rows.length === 0) return 'no row';
   return rows
-    .map((d) => `${d.status} after ${d.attempts} attempts, next ${d.next_attempt_at ?? '-'}, sweep ${d.sweep_at ?? '-'}, last ${d.last_response_status ?? d.last_error ?? '-'}`)
+    .map((d) => `${d.status} after ${d.attempts} attempts (${d.history.map((h) => h.status ?? h.error).join(', ')}), next ${d.next_attempt_at ?? '-'}, sweep ${d.sweep_at ?? '-'}`)
     .join('; ');
 }
 

@@ -1,5 +1,6 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { EndpointGateStore, Released, ReleaseChange } from '../domain/delivery-ports';
 import type { EventRecord } from '../domain/events';
 import type { EndpointChanges, EndpointRecord, EndpointStore, StoredSecret } from '../domain/webhook-endpoints';
@@ -15,15 +16,19 @@ export function endpointFromItem(item: Record<string, unknown>): EndpointRecord 
 }
 
 /** What an attempt's end writes on the endpoint's health and `failing_since`. */
-function healthChange(change: ReleaseChange): { sets: string[]; names: Record<string, string>; values: Record<string, unknown> } {
+function healthChange(change: ReleaseChange): { sets: string[]; names: Record<string, string>; values: Record<string, unknown>; condition: string | null } {
   const values: Record<string, unknown> = {};
   const sets: string[] = [];
+  let condition: string | null = null;
   if (change.succeeded) {
     values[':health'] = change.health;
     sets.push('health = :health');
   } else if (change.counted) {
     Object.assign(values, { ':one': 1, ':failedAt': change.health.last_failure_at, ':unanswered': change.health.unanswered === true });
     sets.push('health.consecutive_failures = health.consecutive_failures + :one', 'health.last_failure_at = :failedAt', 'health.unanswered = :unanswered');
+    // Failures are consecutive in the order the receiver answered, not the order they are written:
+    // one that a later success overtook on its way to the table does not count.
+    condition = 'NOT (health.last_success_at > :failedAt)';
     if (change.opens) {
       Object.assign(values, { ':open': 'open', ':probeAt': change.health.next_probe_at, ':interval': change.health.probe_interval_ms });
       sets.push('health.circuit = :open', 'health.next_probe_at = :probeAt', 'health.probe_interval_ms = :interval');
@@ -33,7 +38,7 @@ function healthChange(change: ReleaseChange): { sets: string[]; names: Record<st
     values[':failingSince'] = change.failingSince;
     sets.push('failing_since = :failingSince');
   }
-  return { sets, names: {}, values };
+  return { sets, names: {}, values, condition };
 }
 
 /**
@@ -44,10 +49,11 @@ function healthChange(change: ReleaseChange): { sets: string[]; names: Record<st
  * it usually is, and falls back to this write alone, which reads back what it changed).
  */
 export function releaseInput(endpoint: EndpointRecord, deliveryId: string, token: string, change: ReleaseChange, expect?: { condition: string; values: Record<string, unknown> }) {
-  const { sets, values } = healthChange(change);
+  const health = healthChange(change);
+  const { sets, values } = health;
   const names: Record<string, string> = { '#leases': 'leases', '#d': deliveryId, '#token': 'token' };
   const removes = ['#leases.#d', ...(change.succeeded ? ['backlog_at'] : [])];
-  let condition = 'attribute_exists(pk) AND #leases.#d.#token = :token';
+  let condition = `attribute_exists(pk) AND #leases.#d.#token = :token${health.condition ? ` AND ${health.condition}` : ''}`;
   values[':token'] = token;
   if (change.handOver) {
     names['#n'] = change.handOver.deliveryId;
@@ -258,21 +264,32 @@ export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
     }
   }
 
-  async release(endpoint: EndpointRecord, deliveryId: string, token: string, change: ReleaseChange): Promise<Released> {
+  async release(endpoint: EndpointRecord, deliveryId: string, token: string, change: ReleaseChange, tries = 0): Promise<Released> {
+    let current: EndpointRecord;
     try {
-      const out = await retryConflicts(() => this.db.doc.send(new UpdateCommand({ TableName: this.db.tableName, ...releaseInput(endpoint, deliveryId, token, change), ReturnValues: 'UPDATED_OLD' })));
+      const input = { TableName: this.db.tableName, ...releaseInput(endpoint, deliveryId, token, change), ReturnValues: 'UPDATED_OLD' as const, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const };
+      const out = await retryConflicts(() => this.db.doc.send(new UpdateCommand(input)));
       const before = (out.Attributes?.health as EndpointHealth | undefined)?.circuit ?? endpoint.health.circuit;
       return { circuitBefore: before, handedOver: change.handOver !== undefined, backlog: out.Attributes?.backlog_at !== undefined };
     } catch (err) {
       if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      // The SDK leaves this item marshalled, even through the document client.
+      if (!err.Item) return { circuitBefore: null, handedOver: false, backlog: false }; // the endpoint is gone
+      current = endpointFromItem(unmarshall(err.Item));
     }
-    // Our lease expired and was taken again, the next delivery is in flight elsewhere, or the
-    // endpoint is gone: drop our lease if it is still ours, and write the health.
-    if (change.handOver) return { ...(await this.release(endpoint, deliveryId, token, { ...change, handOver: undefined })), handedOver: false };
-    const { sets, names, values } = healthChange(change);
+    // What differed: a success overtook this failure (it is not counted), the next delivery is
+    // in flight elsewhere (no hand-over), or our lease expired and was taken again.
+    const failedAt = change.health.last_failure_at;
+    const overtaken = !change.succeeded && change.counted && failedAt !== null && (current.health.last_success_at ?? '') > failedAt;
+    const adjusted: ReleaseChange = overtaken ? { ...change, counted: false, opens: false, failingSince: undefined } : { ...change };
+    const nextTaken = change.handOver !== undefined && current.leases[change.handOver.deliveryId] !== undefined;
+    if (nextTaken) adjusted.handOver = undefined;
+    if (current.leases[deliveryId]?.token === token && tries < 3) return this.release(current, deliveryId, token, adjusted, tries + 1);
+    // Not ours any more: write the health alone.
+    const { sets, names, values, condition } = healthChange(adjusted);
     if (sets.length === 0) return { circuitBefore: null, handedOver: false, backlog: false };
-    const ok = await this.tryUpdate(endpoint, `SET ${sets.join(', ')}`, 'attribute_exists(pk)', names, values);
-    return { circuitBefore: ok ? endpoint.health.circuit : null, handedOver: false, backlog: false };
+    const ok = await this.tryUpdate(endpoint, `SET ${sets.join(', ')}`, `attribute_exists(pk)${condition ? ` AND ${condition}` : ''}`, names, values);
+    return { circuitBefore: ok ? current.health.circuit : null, handedOver: false, backlog: false };
   }
 
   async markBacklog(endpoint: EndpointRecord, at: string): Promise<void> {

@@ -137,6 +137,22 @@ describe('attempt ledger (DynamoDB Local)', () => {
     expect((await deliveries.get(first.shop_id, first.event_id, first.id))?.history).toHaveLength(1);
   });
 
+  it('a failure that a later success overtook on its way to the table is not counted as consecutive', async () => {
+    const { rows, endpoint, lease } = await setUp(2, 2);
+    const [failed, succeeded] = rows as [DeliveryRecord, DeliveryRecord];
+    // The receiver answered 500 to the first and then 204 to the second; the success is written first.
+    const failure = change(endpoint, false, { failingSince: new Date().toISOString() });
+    await new Promise((r) => setTimeout(r, 5));
+    await ledger.finish({ delivery: succeeded, update: update(true), endpoint, token: lease(succeeded).token, change: change(endpoint, true) });
+    const finished = await ledger.finish({ delivery: failed, update: update(false), endpoint, token: lease(failed).token, change: failure });
+    expect(finished.recorded).toBe(true);
+    const after = await endpoints.get(endpoint.shop_id, endpoint.id);
+    expect(after?.health).toMatchObject({ circuit: 'closed', consecutive_failures: 0 });
+    expect(after?.failing_since ?? null).toBeNull();
+    expect(after?.leases).toEqual({});
+    expect(await deliveries.get(failed.shop_id, failed.event_id, failed.id)).toMatchObject({ status: 'retrying', attempts: 1 });
+  });
+
   it('a lease that expired and was taken again is left to its new holder; the attempt is still recorded', async () => {
     const { rows, endpoint, lease } = await setUp(1);
     const first = rows[0] as DeliveryRecord;

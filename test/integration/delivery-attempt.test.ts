@@ -182,7 +182,10 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     const message = messageOf(rows[0] as DeliveryRecord);
     const [a, b] = await Promise.all([deliverBatch(h.attemptDeps, [message]), deliverBatch(h.attemptDeps, [message])]);
     expect(h.posts).toHaveLength(1);
-    expect([...verdicts(a as never), ...verdicts(b as never)].sort()).toEqual(['delivered', 'in_flight']);
+    // The other finds it in flight, or, when its read comes after the record on a busy machine, already done.
+    const [first, other] = [...verdicts(a as never), ...verdicts(b as never)].sort();
+    expect(first).toBe('delivered');
+    expect(['duplicate', 'in_flight']).toContain(other);
   });
 
   it('opens the circuit, records due deliveries as circuit_open without a schedule, probes, and releases the waiting ones on success', async () => {
