@@ -1,5 +1,5 @@
 import type { DynamoDBRecord } from 'aws-lambda';
-import { fanOut, messageOf, type FanOutDeps } from '../shared/domain/deliveries';
+import { fanOut, listingOncePerBatch, messageOf, type FanOutDeps } from '../shared/domain/deliveries';
 import type { NotificationQueue } from '../shared/domain/notifications';
 import { batchHandler } from '../shared/batch';
 import { recordOfStreamImage, type StreamedRecord } from '../shared/store/stream-images';
@@ -30,7 +30,10 @@ export const makeHandler = (deps: () => Deps = lambdaDeps(fanoutDeps)) =>
     name: 'Fan-out',
     id: (record: DynamoDBRecord) => record.dynamodb?.SequenceNumber ?? '',
     read: (record) => recordOfStreamImage(record.dynamodb?.NewImage),
-    process: (stored) => Promise.allSettled(stored.map((s) => handleRecord(deps(), s))),
+    process: (stored) => {
+      const batch = listingOncePerBatch(deps());
+      return Promise.allSettled(stored.map((s) => handleRecord(batch, s)));
+    },
   });
 
 export const handler = makeHandler();

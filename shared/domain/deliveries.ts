@@ -143,6 +143,20 @@ export interface FanOutDeps {
 }
 
 /**
+ * The records of one stream batch fan out together: each shop's endpoints are read once for
+ * the batch, not once per event (a busy shop's batch of 100 events costs one Query, not 100).
+ */
+export function listingOncePerBatch<D extends FanOutDeps>(deps: D): D {
+  const lists = new Map<string, Promise<EndpointRecord[]>>();
+  const list = (shopId: string) => {
+    const listed = lists.get(shopId) ?? deps.endpoints.list(shopId);
+    lists.set(shopId, listed);
+    return listed;
+  };
+  return { ...deps, endpoints: { ...deps.endpoints, list } };
+}
+
+/**
  * One delivery row per subscribed endpoint, then one queue message per row. Row ids derive
  * from event and endpoint, so a retried stream batch finds its rows and only re-sends
  * those never attempted: a crash between writing rows and sending loses nothing.

@@ -1,0 +1,44 @@
+import { fanOut, listingOncePerBatch, type DeliveryMessage, type DeliveryRecord, type FanOutDeps } from '../../shared/domain/deliveries';
+import { newEvent } from '../../shared/domain/events';
+import type { EndpointRecord } from '../../shared/domain/webhook-endpoints';
+
+const created = '2026-11-01T00:00:00.000Z';
+const endpoint = (id: string, shopId: string, events: string[]) => ({ id, shop_id: shopId, enabled: true, events, created_at: created }) as unknown as EndpointRecord;
+
+function fakeDeps(): FanOutDeps & { lists: string[]; queued: DeliveryMessage[] } {
+  const lists: string[] = [];
+  const queued: DeliveryMessage[] = [];
+  const byShop: Record<string, EndpointRecord[]> = {
+    shop_a: [endpoint('we_1', 'shop_a', ['call.completed']), endpoint('we_2', 'shop_a', ['job.created'])],
+    shop_b: [endpoint('we_3', 'shop_b', ['call.completed'])],
+  };
+  return {
+    lists,
+    queued,
+    endpoints: { list: async (shopId) => (lists.push(shopId), byShop[shopId] ?? []) },
+    deliveries: { createMissing: async (rows: DeliveryRecord[]) => rows } as unknown as FanOutDeps['deliveries'],
+    queue: { send: async (messages) => void queued.push(...messages) },
+    timeScale: 1,
+    now: () => new Date('2026-11-22T10:00:00.000Z'),
+  };
+}
+
+describe('fan-out of a stream batch', () => {
+  it('reads each shop\'s endpoints once per batch and still gives every event its subscribed endpoints', async () => {
+    const deps = fakeDeps();
+    const batch = listingOncePerBatch(deps);
+    const at = new Date('2026-11-22T09:00:00.000Z');
+    const events = [
+      newEvent('shop_a', 'call.completed', { id: 'call_1' }, at),
+      newEvent('shop_a', 'job.created', { id: 'job_1' }, at),
+      newEvent('shop_b', 'call.completed', { id: 'call_2' }, at),
+      newEvent('shop_a', 'call.completed', { id: 'call_3' }, at),
+    ];
+    expect(await Promise.all(events.map((e) => fanOut(batch, e)))).toEqual([1, 1, 1, 1]);
+    expect(deps.lists.sort()).toEqual(['shop_a', 'shop_b']);
+    expect(deps.queued.map((m) => `${m.event_id}>${m.endpoint_id}`)).toEqual([`${events[0]?.id}>we_1`, `${events[1]?.id}>we_2`, `${events[2]?.id}>we_3`, `${events[3]?.id}>we_1`]);
+    // Another batch reads again: endpoints may have changed in between.
+    await fanOut(listingOncePerBatch(deps), events[0] as never);
+    expect(deps.lists).toHaveLength(3);
+  });
+});
