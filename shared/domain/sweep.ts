@@ -38,6 +38,8 @@ export interface SweepReport {
 }
 
 const PAGE = 200;
+/** Messages per queue send (SendMessageBatch takes ten). */
+const SEND_BATCH = 10;
 /**
  * A swept delivery is looked at again after this many graces if it is still not done (its
  * message lost again), and never sooner than RESWEEP_MIN_MS: at a small TIME_SCALE a backlog
@@ -68,6 +70,15 @@ export async function sweep(deps: SweepDeps, opts: { horizonMs?: number; budgetM
     const endpoints = await deps.endpoints.getMany(entries);
     const resweepAt = new Date(Math.max(now.getTime() + resweepMs(deps.timeScale), cutoff.getTime() + 1));
     const messages: DeliveryMessage[] = [];
+    // Each row goes on the queue as soon as its postpone is written, ten at a time (one
+    // SendMessageBatch): after a restart the first deliveries go out while the page's other
+    // postpones are still being written, not after all of them.
+    const sending: Promise<void>[] = [];
+    let ready: DeliveryMessage[] = [];
+    const flush = () => {
+      sending.push(deps.queue.send(ready));
+      ready = [];
+    };
     await Promise.all(
       entries.map(async (e) => {
         const endpoint = endpoints.get(`${e.shop_id}/${e.endpoint_id}`);
@@ -76,11 +87,15 @@ export async function sweep(deps: SweepDeps, opts: { horizonMs?: number; budgetM
           return;
         }
         if (await deps.due.postpone(e, resweepAt)) {
-          messages.push({ shop_id: e.shop_id, event_id: e.event_id, delivery_id: e.id, endpoint_id: e.endpoint_id, attempt: e.attempts + 1 });
+          const message = { shop_id: e.shop_id, event_id: e.event_id, delivery_id: e.id, endpoint_id: e.endpoint_id, attempt: e.attempts + 1 };
+          messages.push(message);
+          ready.push(message);
+          if (ready.length === SEND_BATCH) flush();
         }
       }),
     );
-    await deps.queue.send(messages);
+    if (ready.length > 0) flush();
+    await Promise.all(sending);
     report.enqueued += messages.length;
     // Rows in flight stay where they are; stop when a page holds nothing else to move.
     if (messages.length === 0 || entries.length < PAGE || Date.now() - started > (opts.budgetMs ?? 40_000)) return report;

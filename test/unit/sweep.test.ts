@@ -112,4 +112,22 @@ describe('sweeper decisions', () => {
     expect(await sweep(d)).toMatchObject({ found: 450, enqueued: 450 });
     expect(new Set(queued.map((m) => m.delivery_id)).size).toBe(450);
   });
+  it('puts rows on the queue ten at a time as their postpones are written, not after the whole page', async () => {
+    const rows = Array.from({ length: 40 }, (_, i) => entry(`dlv_${String(i).padStart(2, '0')}`, NOW - 1000 + i));
+    const { index } = memoryIndex(rows);
+    // The last row's postpone is slow (a busy table): the first thirty must not wait for it.
+    let slowWritten = false;
+    const slow: DueIndex = {
+      ...index,
+      postpone: async (e, at) => {
+        if (e.id === 'dlv_39') await new Promise((r) => setTimeout(r, 50)).then(() => (slowWritten = true));
+        return index.postpone(e, at);
+      },
+    };
+    const { d, queued } = deps(slow);
+    const sends: { size: number; beforeSlow: boolean }[] = [];
+    d.queue = { send: async (m) => void (sends.push({ size: m.length, beforeSlow: !slowWritten }), queued.push(...m)) };
+    expect(await sweep(d)).toMatchObject({ found: 40, enqueued: 40 });
+    expect(sends).toEqual([...Array(3).fill({ size: 10, beforeSlow: true }), { size: 10, beforeSlow: false }]);
+  });
 });
