@@ -1,11 +1,12 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttemptEnd, AttemptLedger, Finished } from '../domain/delivery-ports';
 import { statsIncrement } from '../domain/endpoint-stats';
 import type { Dynamo } from './client';
 import { DynamoDeliveryStore, recordAttemptInput } from './deliveries';
 import { statsAddInput } from './endpoint-stats';
-import { DynamoEndpointStore, releaseInput } from './webhook-endpoints';
+import { DynamoEndpointStore, endpointFromItem, releaseInput } from './webhook-endpoints';
 
 /**
  * The end of a sent attempt in one TransactWriteItems: the row records it, the endpoint's
@@ -14,10 +15,10 @@ import { DynamoEndpointStore, releaseInput } from './webhook-endpoints';
  *
  * The transaction expects what is usual: the row still at attempt N-1, our lease held, and,
  * after a success, a closed circuit and no backlog mark (both of which the success must
- * report). Anything else (a duplicate, a lost lease, a circuit to close, a backlog to take,
- * a conflicting transaction) cancels it, and the same changes are made as the separate
- * writes, each conditional on its own and reading back what it changed: nothing recorded
- * twice, nothing lost.
+ * report). A backlog mark alone costs one more try that expects it. Anything else (a
+ * duplicate, a lost lease, a circuit to close, a conflicting transaction) cancels it, and
+ * the same changes are made as the separate writes, each conditional on its own and reading
+ * back what it changed: nothing recorded twice, nothing lost.
  */
 export class DynamoAttemptLedger implements AttemptLedger {
   private readonly deliveries: DynamoDeliveryStore;
@@ -30,26 +31,48 @@ export class DynamoAttemptLedger implements AttemptLedger {
 
   async finish(end: AttemptEnd): Promise<Finished> {
     const { delivery, update, endpoint, token, change } = end;
+    // After a success the endpoint is expected closed and unmarked; a backlog mark is taken in one more try.
+    const expectations = change.succeeded ? [USUAL, MARKED] : [undefined];
+    for (const expect of expectations) {
+      const outcome = await this.tryTransaction(end, expect);
+      if (outcome === 'done') return { recorded: true, released: { circuitBefore: change.succeeded ? 'closed' : endpoint.health.circuit, handedOver: change.handOver !== undefined, backlog: expect === MARKED } };
+      if (outcome === 'duplicate') return { recorded: false, released: await this.endpoints.release(endpoint, delivery.id, token, change) };
+      if (outcome !== 'marked') break;
+    }
+    return { recorded: await this.deliveries.recordAttempt(delivery, update), released: await this.endpoints.release(endpoint, delivery.id, token, change) };
+  }
+
+  /** One try: done, or why it was cancelled (the row had moved on; only a backlog mark differed; anything else). */
+  private async tryTransaction(end: AttemptEnd, expect: Expectation | undefined): Promise<'done' | 'duplicate' | 'marked' | 'other'> {
+    const { delivery, update, endpoint, token, change } = end;
     const inc = statsIncrement(update.entry, update.status);
-    const usual = change.succeeded ? { condition: 'health.circuit = :closed AND attribute_not_exists(backlog_at)', values: { ':closed': 'closed' } } : undefined;
     const table = { TableName: this.db.tableName };
     try {
       await this.db.doc.send(
         new TransactWriteCommand({
           TransactItems: [
             { Update: { ...table, ...recordAttemptInput(delivery, update) } },
-            { Update: { ...table, ...releaseInput(endpoint, delivery.id, token, change, usual) } },
+            { Update: { ...table, ...releaseInput(endpoint, delivery.id, token, change, expect), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
             ...(inc ? [{ Update: { ...table, ...statsAddInput(delivery.shop_id, delivery.endpoint_id, new Date(update.entry.at), inc) } }] : []),
           ],
         }),
       );
-      return { recorded: true, released: { circuitBefore: change.succeeded ? 'closed' : endpoint.health.circuit, handedOver: change.handOver !== undefined, backlog: false } };
+      return 'done';
     } catch (err) {
       if (!(err instanceof TransactionCanceledException)) throw err;
+      const [row, gate] = err.CancellationReasons ?? [];
       // Recorded already (by another consumer after our lease expired): only the lease is ours to end.
-      const duplicate = err.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed';
-      const recorded = duplicate ? false : await this.deliveries.recordAttempt(delivery, update);
-      return { recorded, released: await this.endpoints.release(endpoint, delivery.id, token, change) };
+      if (row?.Code === 'ConditionalCheckFailed') return 'duplicate';
+      if (expect !== USUAL || gate?.Code !== 'ConditionalCheckFailed' || !gate.Item) return 'other';
+      // The SDK leaves this item marshalled, even through the document client.
+      const item = unmarshall(gate.Item);
+      const current = endpointFromItem(item);
+      const onlyMarked = item.backlog_at !== undefined && current.health.circuit === 'closed' && current.leases[delivery.id]?.token === token && (!change.handOver || !current.leases[change.handOver.deliveryId]);
+      return onlyMarked ? 'marked' : 'other';
     }
   }
 }
+
+type Expectation = { condition: string; values: Record<string, unknown> };
+const USUAL: Expectation = { condition: 'health.circuit = :closed AND attribute_not_exists(backlog_at)', values: { ':closed': 'closed' } };
+const MARKED: Expectation = { condition: 'health.circuit = :closed AND attribute_exists(backlog_at)', values: { ':closed': 'closed' } };
