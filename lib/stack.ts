@@ -43,6 +43,7 @@ export class ShopCallsStack extends Stack {
       streamConsumer: delivery.fanout,
       queueConsumer: { fn: delivery.consumer, timeout: delivery.consumerTimeout },
       table,
+      sweeper: sweeper.fn,
       functions: [...api.functions, ...delivery.functions, ...ingest.functions, ...sweeper.functions].map((fn) => ({ id: fn.node.id, fn })),
       // In this order, so each dead-letter alarm keeps its name.
       deadLetterQueues: [...delivery.deadLetterQueues, ...ingest.deadLetterQueues, ...sweeper.deadLetterQueues],

@@ -19,6 +19,8 @@ export interface AlarmsProps {
   /** The delivery queue's consumer and its timeout: a run near the timeout is about to be cut off. */
   queueConsumer: { fn: IFunction; timeout: Duration };
   table: ITableV2;
+  /** The sweeper, scheduled every minute: the safety net behind every lost wake-up. */
+  sweeper: IFunction;
   alarmEmail?: string;
 }
 
@@ -65,6 +67,15 @@ export class Alarms extends Construct {
       Math.round(timeoutMs * 0.8),
       `The delivery consumer ran over 80% of its ${timeoutMs / 1000} s timeout: a batch cut off is retried whole after the visibility timeout.`,
     );
+    // The one alarm on something missing: with the sweeper stopped, a lost message or schedule is never noticed.
+    new Alarm(this, 'SweeperStopped', {
+      metric: props.sweeper.metricInvocations({ period: FIVE_MINUTES, statistic: 'Sum' }),
+      threshold: 1,
+      evaluationPeriods: 2,
+      comparisonOperator: ComparisonOperator.LESS_THAN_THRESHOLD,
+      treatMissingData: TreatMissingData.BREACHING,
+      alarmDescription: 'The sweeper has not run for 10 minutes: overdue deliveries whose message or schedule was lost are not being found (its schedule is disabled or deleted, or the function cannot be invoked).',
+    }).addAlarmAction(action);
     alarm('Api5xx', props.httpApi.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' }), 5, 'The API answered 5xx at least 5 times in 5 minutes.');
     alarm(
       'ApiLatency',

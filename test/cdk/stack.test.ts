@@ -212,7 +212,7 @@ describe('cloud stack template', () => {
     expect(ref(ingest?.[1].Properties.DeadLetterConfig)).toMatch(/IngestDlq/);
   });
 
-  it('alarms on dead letters, old deliveries, 5xx, and every function\'s errors and throttles, to one topic', () => {
+  it('alarms on dead letters, old deliveries, 5xx, a stopped sweeper, and every function\'s errors and throttles, to one topic', () => {
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
     // One per dead-letter queue: every queue but the delivery queue itself.
     const deadLetterQueues = ofType('AWS::SQS::Queue').filter(([id]) => !id.startsWith('DeliveryDeliveries') && !id.startsWith('DeliveryOwnerEmails')).map(([id]) => id);
@@ -221,6 +221,11 @@ describe('cloud stack template', () => {
     expect(depthAlarms.map((a) => ref(a.Dimensions).match(/"([A-Za-z0-9]+)","QueueName"/)?.[1]).sort()).toEqual(deadLetterQueues.sort());
     expect(alarms.filter((a) => a.MetricName === 'ApproximateAgeOfOldestMessage')).toHaveLength(1);
     expect(alarms.filter((a) => a.MetricName === '5xx')).toHaveLength(1);
+    // The sweeper not running is an alarm too: no invocation in 10 minutes, missing data counting as such.
+    const stopped = alarms.filter((a) => a.MetricName === 'Invocations');
+    expect(stopped).toHaveLength(1);
+    expect(stopped[0]).toMatchObject({ ComparisonOperator: 'LessThanThreshold', Threshold: 1, TreatMissingData: 'breaching', EvaluationPeriods: 2 });
+    expect(ref(stopped[0]?.Dimensions)).toMatch(/SweeperSweep/);
     const fnCount = Object.keys(allFunctionEntries()).length;
     expect(alarms.filter((a) => a.MetricName === 'Errors')).toHaveLength(fnCount);
     expect(alarms.filter((a) => a.MetricName === 'Throttles')).toHaveLength(fnCount);
