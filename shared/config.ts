@@ -22,9 +22,13 @@ const VARIABLES = z.object({
   /** Set for DynamoDB Local; absent in AWS, where the SDK finds the regional endpoint. */
   DYNAMODB_ENDPOINT: text,
   AWS_REGION: text,
-  /** Locally; in AWS the key lives in Secrets Manager (CURSOR_SECRET_ARN) and is read at first use. */
+  /** Locally; in AWS the key lives in Secrets Manager (CURSOR_SECRET_ARN), read at first use through the Parameters and Secrets Lambda Extension. */
   CURSOR_SECRET: z.optional(z.string().check(z.minLength(32, 'CURSOR_SECRET must be at least 32 characters'))),
   CURSOR_SECRET_ARN: text,
+  /** Set by the extension's layer (lib/constructs/api.ts) where CURSOR_SECRET_ARN is; its default port otherwise. */
+  PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: z.optional(z.string().check(z.refine((v) => /^\d+$/.test(v) && Number(v) > 0 && Number(v) < 65536, 'PARAMETERS_SECRETS_EXTENSION_HTTP_PORT must be a port number'))),
+  /** Lambda's, for the role's credentials; the extension takes it as proof that the caller is the function. */
+  AWS_SESSION_TOKEN: text,
   SECRETS_KMS_KEY_ID: text,
   SECRETS_KEY_FILE: text,
   WEBHOOK_ALLOW_INSECURE_LOCAL: z.optional(z.enum(['true', 'false'], 'WEBHOOK_ALLOW_INSECURE_LOCAL must be true or false')),
@@ -56,7 +60,8 @@ export interface TableConfig {
 }
 /** Where webhook secrets are encrypted: KMS in the cloud, a key file locally. */
 export type SecretsConfig = { kmsKeyId: string } | { keyFile: string };
-export type CursorConfig = { secret: string } | { secretArn: string };
+/** The list cursors' signing key: given (local), or a secret read through the Parameters and Secrets Lambda Extension on localhost (AWS). */
+export type CursorConfig = { secret: string } | { secretArn: string; extension: { port: number; token: string } };
 export interface WebhookConfig {
   /** http:// and loopback targets: the local stack only. */
   allowInsecureLocal: boolean;
@@ -124,7 +129,10 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
     },
     get cursor(): CursorConfig {
       if (vars.CURSOR_SECRET) return { secret: vars.CURSOR_SECRET };
-      if (vars.CURSOR_SECRET_ARN) return { secretArn: vars.CURSOR_SECRET_ARN };
+      if (vars.CURSOR_SECRET_ARN) {
+        const port = Number(vars.PARAMETERS_SECRETS_EXTENSION_HTTP_PORT ?? '2773');
+        return { secretArn: vars.CURSOR_SECRET_ARN, extension: { port, token: required(vars, 'AWS_SESSION_TOKEN', 'the Parameters and Secrets extension') } };
+      }
       throw new ConfigError('Set CURSOR_SECRET (at least 32 characters) or CURSOR_SECRET_ARN to sign list cursors');
     },
     get webhooks() {
