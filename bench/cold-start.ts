@@ -2,7 +2,9 @@
  * Cold start: every Lambda bundled as the CDK bundles it (entries, esbuild options and
  * aliases from lib/constructs), its minified size, and its module init time in a fresh
  * Node process (median of BENCH_INIT_RUNS, default 7), beside two references built the
- * same way: a handler with no imports, and one with only the DynamoDB client.
+ * same way: a handler with no imports, and one with only the DynamoDB client. Targets
+ * (issue 17): every bundle ≤ 350 KB, and every function's init ≤ 1.3× the DynamoDB-client
+ * reference of the same run (a ratio, so a slow or busy machine moves both sides alike).
  *
  *   npm run bench:cold-start
  */
@@ -16,7 +18,7 @@ import { printTable, setting, verdict } from './lib/stats';
 
 const RUNS = setting('BENCH_INIT_RUNS', 7);
 const SIZE_KB = 350;
-const INIT_MS = 60;
+const INIT_RATIO = 1.3;
 
 const dir = mkdtempSync(join(tmpdir(), 'cold-start-'));
 try {
@@ -39,16 +41,16 @@ try {
   const reference = rows[1]?.initMs ?? Number.NaN;
 
   const kb = (b: number) => (b / 1024).toFixed(1);
-  printTable(`Cold start: bundle size and module init (median of ${RUNS} fresh processes each, round robin, Node ${process.versions.node})`, ['function', 'KB', 'init ms', 'vs DynamoDB client', 'size ≤ 350 KB', 'init ≤ 60 ms'], rows.map((r) => [
+  printTable(`Cold start: bundle size and module init (median of ${RUNS} fresh processes each, round robin, Node ${process.versions.node})`, ['function', 'KB', 'init ms', 'vs DynamoDB client', `size ≤ ${SIZE_KB} KB`, `init ≤ ${INIT_RATIO}× DynamoDB client`], rows.map((r) => [
     r.name,
     kb(r.bytes),
     r.initMs.toFixed(1),
     `${(r.initMs / reference).toFixed(2)}×`,
     r.checked ? verdict(r.bytes <= SIZE_KB * 1024) : '',
-    r.checked ? verdict(r.initMs <= INIT_MS) : '',
+    r.checked ? verdict(r.initMs <= INIT_RATIO * reference) : '',
   ]));
   const checked = rows.filter((r) => r.checked);
-  console.log(`\n${checked.filter((r) => r.bytes <= SIZE_KB * 1024).length} of ${checked.length} bundles within ${SIZE_KB} KB; ${checked.filter((r) => r.initMs <= INIT_MS).length} within ${INIT_MS} ms init.`);
+  console.log(`\n${checked.filter((r) => r.bytes <= SIZE_KB * 1024).length} of ${checked.length} bundles within ${SIZE_KB} KB; ${checked.filter((r) => r.initMs <= INIT_RATIO * reference).length} with init within ${INIT_RATIO}× the DynamoDB client (${(INIT_RATIO * reference).toFixed(1)} ms in this run).`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

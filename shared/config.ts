@@ -1,4 +1,3 @@
-import * as z from 'zod/mini';
 import { DEFAULT_RATE_LIMITS, limitOf, type RateLimits } from './domain/rate-limits';
 import { DEFAULT_DEFER_MS, DEFAULT_TIMEOUT_MS } from './webhooks/policy';
 
@@ -9,45 +8,49 @@ import { DEFAULT_DEFER_MS, DEFAULT_TIMEOUT_MS } from './webhooks/policy';
  * only the variables of the sections it uses (the sweeper has no SCHEDULER_*, the API
  * functions no QUEUE_URL). The local stack makes its config from the same variables, as the
  * cloud stack sets them on each Lambda, without touching process.env.
- * zod/mini: the full zod API would add 90 KB to the functions that validate nothing else.
+ * Plain checks, not zod: every function parses its config, and most validate nothing else
+ * (zod/mini and these schemas were 15 KB of each pipeline bundle and their build a part of every init).
  */
-const text = z.optional(z.string());
-const positiveMs = (name: string) =>
-  z.optional(z.string().check(z.refine((v) => /^\d+$/.test(v) && Number(v) > 0, `${name} must be a positive whole number of milliseconds`)));
-const positive = (name: string) =>
-  z.optional(z.string().check(z.refine((v) => /^\d+(\.\d+)?$/.test(v) && Number(v) > 0, `${name} must be a positive number`)));
+type Check = [ok: (value: string) => boolean, message: string] | null;
+const positiveMs = (name: string): Check => [(v) => /^\d+$/.test(v) && Number(v) > 0, `${name} must be a positive whole number of milliseconds`];
+const positive = (name: string): Check => [(v) => /^\d+(\.\d+)?$/.test(v) && Number(v) > 0, `${name} must be a positive number`];
 
-const VARIABLES = z.object({
-  TABLE_NAME: text,
+/** Every variable we read, in the order they are checked; null: any value. */
+const VARIABLES = {
+  TABLE_NAME: null,
   /** Set for DynamoDB Local; absent in AWS, where the SDK finds the regional endpoint. */
-  DYNAMODB_ENDPOINT: text,
-  AWS_REGION: text,
-  /** Locally; in AWS the key lives in Secrets Manager (CURSOR_SECRET_ARN) and is read at first use. */
-  CURSOR_SECRET: z.optional(z.string().check(z.minLength(32, 'CURSOR_SECRET must be at least 32 characters'))),
-  CURSOR_SECRET_ARN: text,
-  SECRETS_KMS_KEY_ID: text,
-  SECRETS_KEY_FILE: text,
-  WEBHOOK_ALLOW_INSECURE_LOCAL: z.optional(z.enum(['true', 'false'], 'WEBHOOK_ALLOW_INSECURE_LOCAL must be true or false')),
-  TIME_SCALE: z.optional(z.string().check(z.refine((v) => Number(v) > 0 && Number(v) <= 1, 'TIME_SCALE must be a number in (0, 1]'))),
+  DYNAMODB_ENDPOINT: null,
+  AWS_REGION: null,
+  /** Locally; in AWS the key lives in Secrets Manager (CURSOR_SECRET_ARN), read at first use through the Parameters and Secrets Lambda Extension. */
+  CURSOR_SECRET: [(v) => v.length >= 32, 'CURSOR_SECRET must be at least 32 characters'],
+  CURSOR_SECRET_ARN: null,
+  /** Set by the extension's layer (lib/constructs/api.ts) where CURSOR_SECRET_ARN is; its default port otherwise. */
+  PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: [(v) => /^\d+$/.test(v) && Number(v) > 0 && Number(v) < 65536, 'PARAMETERS_SECRETS_EXTENSION_HTTP_PORT must be a port number'],
+  /** Lambda's, for the role's credentials; the extension takes it as proof that the caller is the function. */
+  AWS_SESSION_TOKEN: null,
+  SECRETS_KMS_KEY_ID: null,
+  SECRETS_KEY_FILE: null,
+  WEBHOOK_ALLOW_INSECURE_LOCAL: [(v) => v === 'true' || v === 'false', 'WEBHOOK_ALLOW_INSECURE_LOCAL must be true or false'],
+  TIME_SCALE: [(v) => Number(v) > 0 && Number(v) <= 1, 'TIME_SCALE must be a number in (0, 1]'],
   DELIVERY_TIMEOUT_MS: positiveMs('DELIVERY_TIMEOUT_MS'),
   DELIVERY_DEFER_MS: positiveMs('DELIVERY_DEFER_MS'),
-  QUEUE_URL: text,
-  QUEUE_ARN: text,
-  SCHEDULER_GROUP: text,
-  SCHEDULER_ROLE_ARN: text,
-  SCHEDULER_DLQ_ARN: text,
-  SES_FROM_ADDRESS: text,
+  QUEUE_URL: null,
+  QUEUE_ARN: null,
+  SCHEDULER_GROUP: null,
+  SCHEDULER_ROLE_ARN: null,
+  SCHEDULER_DLQ_ARN: null,
+  SES_FROM_ADDRESS: null,
   /** The owner emails' queue (fan-out → notify function). */
-  NOTIFY_QUEUE_URL: text,
+  NOTIFY_QUEUE_URL: null,
   /** Requests per second per API key (API-CONTRACT.md, Rate limits: 25 test, 100 live, bursts of twice that). */
   RATE_LIMIT_TEST_PER_SECOND: positive('RATE_LIMIT_TEST_PER_SECOND'),
   RATE_LIMIT_LIVE_PER_SECOND: positive('RATE_LIMIT_LIVE_PER_SECOND'),
-  RATE_LIMIT_BURST_FACTOR: z.optional(z.string().check(z.refine((v) => Number(v) >= 1, 'RATE_LIMIT_BURST_FACTOR must be a number ≥ 1'))),
+  RATE_LIMIT_BURST_FACTOR: [(v) => Number(v) >= 1, 'RATE_LIMIT_BURST_FACTOR must be a number ≥ 1'],
   /** Failed authentications per second per source address before the authorizer refuses without a route. */
   RATE_LIMIT_AUTH_FAILURES_PER_SECOND: positive('RATE_LIMIT_AUTH_FAILURES_PER_SECOND'),
-});
-export type Variables = z.infer<typeof VARIABLES>;
-export type VariableName = keyof Variables;
+} satisfies Record<string, Check>;
+export type VariableName = keyof typeof VARIABLES;
+export type Variables = Partial<Record<VariableName, string>>;
 
 export interface TableConfig {
   tableName: string;
@@ -56,7 +59,8 @@ export interface TableConfig {
 }
 /** Where webhook secrets are encrypted: KMS in the cloud, a key file locally. */
 export type SecretsConfig = { kmsKeyId: string } | { keyFile: string };
-export type CursorConfig = { secret: string } | { secretArn: string };
+/** The list cursors' signing key: given (local), or a secret read through the Parameters and Secrets Lambda Extension on localhost (AWS). */
+export type CursorConfig = { secret: string } | { secretArn: string; extension: { port: number; token: string } };
 export interface WebhookConfig {
   /** http:// and loopback targets: the local stack only. */
   allowInsecureLocal: boolean;
@@ -94,14 +98,15 @@ export class ConfigError extends Error {
 
 /** The variables we read, checked for form; empty values count as unset. */
 export function parseVariables(env: Record<string, string | undefined>): Variables {
-  const present = Object.fromEntries(Object.keys(VARIABLES.shape).flatMap((name) => (env[name] ? [[name, env[name]]] : [])));
-  const result = VARIABLES.safeParse(present);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const name = String(issue?.path[0] ?? '');
-  // Secrets are named, never echoed.
-  const got = name.includes('SECRET') ? '' : `, got '${String(present[name])}'`;
-  throw new ConfigError(issue?.message.includes(name) ? `${issue.message}${got}` : `${name}: ${issue?.message}`);
+  const vars: Variables = {};
+  for (const [name, check] of Object.entries(VARIABLES) as [VariableName, Check][]) {
+    const value = env[name];
+    if (!value) continue;
+    // Secrets are named, never echoed.
+    if (check && !check[0](value)) throw new ConfigError(`${check[1]}${name.includes('SECRET') ? '' : `, got '${value}'`}`);
+    vars[name] = value;
+  }
+  return vars;
 }
 
 function required(vars: Variables, name: VariableName, why: string): string {
@@ -124,7 +129,10 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
     },
     get cursor(): CursorConfig {
       if (vars.CURSOR_SECRET) return { secret: vars.CURSOR_SECRET };
-      if (vars.CURSOR_SECRET_ARN) return { secretArn: vars.CURSOR_SECRET_ARN };
+      if (vars.CURSOR_SECRET_ARN) {
+        const port = Number(vars.PARAMETERS_SECRETS_EXTENSION_HTTP_PORT ?? '2773');
+        return { secretArn: vars.CURSOR_SECRET_ARN, extension: { port, token: required(vars, 'AWS_SESSION_TOKEN', 'the Parameters and Secrets extension') } };
+      }
       throw new ConfigError('Set CURSOR_SECRET (at least 32 characters) or CURSOR_SECRET_ARN to sign list cursors');
     },
     get webhooks() {

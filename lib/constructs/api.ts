@@ -5,6 +5,7 @@ import { HttpLambdaAuthorizer, HttpLambdaResponseType } from 'aws-cdk-lib/aws-ap
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
+import { ParamsAndSecretsLayerVersion, ParamsAndSecretsVersions } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -77,7 +78,13 @@ export class Api extends Construct {
     for (const route of routes) {
       if (!route.handler) continue;
       const id = route.operationId[0]?.toUpperCase() + route.operationId.slice(1);
-      const fn = new ServiceFunction(this, id, { ...common, entry: route.handler, description: `${route.method} ${route.path}` });
+      const fn = new ServiceFunction(this, id, {
+        ...common,
+        entry: route.handler,
+        description: `${route.method} ${route.path}`,
+        // The cursor key is read through the extension on localhost: no Secrets Manager client in the bundle.
+        ...(route.secrets.includes('cursor') ? { paramsAndSecrets: ParamsAndSecretsLayerVersion.fromVersion(ParamsAndSecretsVersions.V1_0_103) } : {}),
+      });
       fn.bindTable(props.table, route.method === 'GET' ? 'r' : 'rw');
       if (route.secrets.includes('cipher')) {
         // Exactly what envelope encryption uses; CDK's grantEncryptDecrypt adds wildcard actions.

@@ -1,6 +1,6 @@
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, LoggingFormat, Runtime, Tracing, type ParamsAndSecretsLayerVersion } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
@@ -46,6 +46,8 @@ export interface ServiceFunctionProps {
   reservedConcurrentExecutions?: number;
   /** Folders (relative to the repository root) copied beside the bundle, for files read at run time. */
   copyDirs?: string[];
+  /** The Parameters and Secrets Lambda Extension (its layer and PARAMETERS_SECRETS_* variables), for functions that read a secret. */
+  paramsAndSecrets?: ParamsAndSecretsLayerVersion;
 }
 
 /** esbuild bundles code only: these hooks copy plain files into the asset after it. */
@@ -80,6 +82,7 @@ export class ServiceFunction extends NodejsFunction {
       tracing: Tracing.ACTIVE,
       deadLetterQueue: props.deadLetterQueue,
       reservedConcurrentExecutions: props.reservedConcurrentExecutions,
+      paramsAndSecrets: props.paramsAndSecrets,
       environment: {
         POWERTOOLS_SERVICE_NAME: 'shop-calls-api',
         POWERTOOLS_LOG_LEVEL: props.logLevel,

@@ -22,7 +22,7 @@ type Json = Record<string, unknown>;
 const REF = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 
 /** JSON Schema 2020-12 of a zod schema; registered schemas become $refs into components. */
-function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Json {
+function jsonSchema(schema: z.core.$ZodType, io: 'input' | 'output'): Json {
   const id = z.globalRegistry.get(schema)?.id;
   if (id && io === 'output') return REF(id);
   const { $schema: _s, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Json;
@@ -96,7 +96,7 @@ function errorCodesFor(route: Route): string[] {
   return [...new Set(codes)].sort();
 }
 
-function operation(route: Route, spec: OperationSpec<z.ZodType, z.ZodType>): Json {
+function operation(route: Route, spec: OperationSpec<z.core.$ZodType, z.core.$ZodType>): Json {
   const success = successResponses[route.operationId];
   if (!success) throw new Error(`${route.operationId} has no entry in lib/openapi/responses.ts`);
   const parameters: Json[] = [];
@@ -151,7 +151,7 @@ function webhooks(): Json {
             { name: 'webhook-timestamp', in: 'header', ...header('Unix seconds of this attempt.') },
             { name: 'webhook-signature', in: 'header', ...header('Space-separated `v1,<base64>` HMAC-SHA256 signatures, one per valid secret.') },
           ],
-          requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(webhookBodies[type] as z.ZodType, 'output') } } },
+          requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(webhookBodies[type] as z.core.$ZodType, 'output') } } },
           responses: { '2XX': { description: 'Acknowledged. Anything else, a timeout (10 s) or a redirect is retried.' } },
         },
       },
@@ -160,7 +160,7 @@ function webhooks(): Json {
 }
 
 /** The OpenAPI 3.1 document of the service, from the route table and each operation's spec. */
-export function buildOpenApiDocument(specs: Record<string, OperationSpec<z.ZodType, z.ZodType>>): Json {
+export function buildOpenApiDocument(specs: Record<string, OperationSpec<z.core.$ZodType, z.core.$ZodType>>): Json {
   const paths: Record<string, Json> = {};
   for (const route of routes) {
     const spec = specs[route.operationId];

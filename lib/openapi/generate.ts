@@ -5,10 +5,10 @@ import { routes } from '../../shared/routes';
 
 /** Loads every operation's spec from its handler file and builds the document. */
 export async function generateOpenApi(): Promise<Record<string, unknown>> {
-  const specs: Record<string, OperationSpec<z.ZodType, z.ZodType>> = {};
+  const specs: Record<string, OperationSpec<z.core.$ZodType, z.core.$ZodType>> = {};
   for (const route of routes) {
     if (!route.handler) continue;
-    const mod = (await import(`../../${route.handler.replace(/\.ts$/, '')}`)) as { spec: OperationSpec<z.ZodType, z.ZodType> };
+    const mod = (await import(`../../${route.handler.replace(/\.ts$/, '')}`)) as { spec: OperationSpec<z.core.$ZodType, z.core.$ZodType> };
     specs[route.operationId] = mod.spec;
   }
   return buildOpenApiDocument(specs);

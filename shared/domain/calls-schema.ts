@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { pageQuery } from './pagination-schema';
 
 /** Request schemas of the operations in ./calls.ts, and the payload of call ingest. */
@@ -10,19 +10,18 @@ export const URGENCIES = ['emergency', 'urgent', 'routine'] as const;
 /** Ingest records finished calls; `in_progress` exists in the contract for calls still running. */
 export const INGESTED_CALL_STATUSES = ['completed', 'missed', 'failed'] as const;
 
-const e164 = z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be an E.164 number such as +15551234567');
-const isoTime = z.iso.datetime({ offset: true }).transform((v) => new Date(v).toISOString());
-const text = (max: number) => z.string().trim().min(1).max(max);
+const e164 = z.string().check(z.regex(/^\+[1-9]\d{6,14}$/, 'must be an E.164 number such as +15551234567'));
+const isoTime = z.pipe(z.iso.datetime({ offset: true }), z.transform((v: string) => new Date(v).toISOString()));
+const text = (max: number) => z.string().check(z.trim(), z.minLength(1), z.maxLength(max));
 
 export const jobInputSchema = z.strictObject({
-  customer: z.strictObject({ name: text(200).nullable(), phone: e164.nullable(), address: text(500).nullable() }),
+  customer: z.strictObject({ name: z.nullable(text(200)), phone: z.nullable(e164), address: z.nullable(text(500)) }),
   service: text(200),
   description: text(4000),
   urgency: z.enum(URGENCIES),
-  requested_window: z
-    .strictObject({ start: isoTime, end: isoTime })
-    .refine((w) => w.start < w.end, { message: 'start must be before end', path: ['end'] })
-    .nullable(),
+  requested_window: z.nullable(
+    z.strictObject({ start: isoTime, end: isoTime }).check(z.refine((w) => w.start < w.end, { message: 'start must be before end', path: ['end'] })),
+  ),
 });
 export type JobInput = z.output<typeof jobInputSchema>;
 
@@ -35,33 +34,37 @@ export const callIngestSchema = z
     status: z.enum(INGESTED_CALL_STATUSES),
     from_number: e164,
     to_number: e164,
-    caller_name: text(200).nullable(),
+    caller_name: z.nullable(text(200)),
     started_at: isoTime,
     ended_at: isoTime,
-    transcript: z
-      .array(z.strictObject({ speaker: z.enum(['agent', 'caller']), text: text(5000), offset_ms: z.number().int().min(0) }))
-      .max(2000)
-      .default([]),
-    summary: z
-      .strictObject({
-        summary: text(4000),
-        outcome: z.enum(CALL_OUTCOMES),
-        details: z.strictObject({
-          caller_name: text(200).nullable(),
-          callback_number: e164.nullable(),
-          service_requested: text(200).nullable(),
-          address: text(500).nullable(),
-          urgency: z.enum(URGENCIES).nullable(),
+    transcript: z._default(
+      z.array(z.strictObject({ speaker: z.enum(['agent', 'caller']), text: text(5000), offset_ms: z.number().check(z.int(), z.minimum(0)) })).check(z.maxLength(2000)),
+      [],
+    ),
+    summary: z._default(
+      z.nullable(
+        z.strictObject({
+          summary: text(4000),
+          outcome: z.enum(CALL_OUTCOMES),
+          details: z.strictObject({
+            caller_name: z.nullable(text(200)),
+            callback_number: z.nullable(e164),
+            service_requested: z.nullable(text(200)),
+            address: z.nullable(text(500)),
+            urgency: z.nullable(z.enum(URGENCIES)),
+          }),
+          usage: z.strictObject({ credits: z.number().check(z.int(), z.minimum(0), z.maximum(10000)), billable_seconds: z.number().check(z.int(), z.minimum(0)) }),
         }),
-        usage: z.strictObject({ credits: z.number().int().min(0).max(10000), billable_seconds: z.number().int().min(0) }),
-      })
-      .nullable()
-      .default(null),
-    jobs: z.array(jobInputSchema).max(5).default([]),
+      ),
+      null,
+    ),
+    jobs: z._default(z.array(jobInputSchema).check(z.maxLength(5)), []),
   })
-  .superRefine((call, ctx) => {
-    if (call.ended_at < call.started_at) ctx.addIssue({ code: 'custom', path: ['ended_at'], message: 'must not be before started_at' });
-    // A transcript item must stay under DynamoDB's 400 KB item limit.
-    if (JSON.stringify(call.transcript).length > 350_000) ctx.addIssue({ code: 'custom', path: ['transcript'], message: 'is larger than 350 KB' });
-  });
+  .check(
+    z.superRefine((call, ctx) => {
+      if (call.ended_at < call.started_at) ctx.addIssue({ code: 'custom', path: ['ended_at'], message: 'must not be before started_at' });
+      // A transcript item must stay under DynamoDB's 400 KB item limit.
+      if (JSON.stringify(call.transcript).length > 350_000) ctx.addIssue({ code: 'custom', path: ['transcript'], message: 'is larger than 350 KB' });
+    }),
+  );
 export type CallIngest = z.output<typeof callIngestSchema>;

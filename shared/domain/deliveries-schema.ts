@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 
 /** Request schemas of the operations in ./deliveries.ts. */
-export const redeliverEventBody = z.strictObject({ endpoint_ids: z.array(z.string()).max(16).optional() });
+export const redeliverEventBody = z.strictObject({ endpoint_ids: z.optional(z.array(z.string()).check(z.maxLength(16))) });

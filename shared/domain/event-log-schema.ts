@@ -1,6 +1,6 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { EVENT_TYPES } from './event-types';
 import { pageQuery } from './pagination-schema';
 
 /** Request schemas of the operations in ./event-log.ts. */
-export const listEventsQuery = z.strictObject({ ...pageQuery, type: z.enum(EVENT_TYPES).optional() });
+export const listEventsQuery = z.strictObject({ ...pageQuery, type: z.optional(z.enum(EVENT_TYPES)) });

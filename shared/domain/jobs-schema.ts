@@ -1,8 +1,9 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { pageQuery } from './pagination-schema';
 import { JOB_STATUSES } from './jobs';
 
 /** Request schemas of the operations in ./jobs.ts. */
-export const listJobsQuery = z.strictObject({ ...pageQuery, status: z.enum(JOB_STATUSES).optional() });
-export const approveJobBody = z.strictObject({ version: z.number().int().min(1) });
-export const declineJobBody = z.strictObject({ version: z.number().int().min(1), reason: z.string().trim().min(1).max(500).optional() });
+export const listJobsQuery = z.strictObject({ ...pageQuery, status: z.optional(z.enum(JOB_STATUSES)) });
+const version = z.number().check(z.int(), z.minimum(1));
+export const approveJobBody = z.strictObject({ version });
+export const declineJobBody = z.strictObject({ version, reason: z.optional(z.string().check(z.trim(), z.minLength(1), z.maxLength(500))) });

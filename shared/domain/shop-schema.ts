@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 
 export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
 export type Weekday = (typeof WEEKDAYS)[number];
@@ -25,25 +25,27 @@ export function canonicalTimeZone(name: string): string | null {
   }
 }
 
-export const timeZoneSchema = z.string().transform((value, ctx) => {
-  const canonical = canonicalTimeZone(value);
-  if (!canonical) {
-    ctx.addIssue({ code: 'custom', message: `'${value}' is not an IANA time zone such as America/Chicago` });
-    return z.NEVER;
-  }
-  return canonical;
-});
+export const timeZoneSchema = z.pipe(
+  z.string(),
+  z.transform((value: string, ctx) => {
+    const canonical = canonicalTimeZone(value);
+    if (!canonical) {
+      ctx.issues.push({ code: 'custom', message: `'${value}' is not an IANA time zone such as America/Chicago`, input: value });
+      return z.NEVER;
+    }
+    return canonical;
+  }),
+);
 
 const interval = z.strictObject({
-  open: z.string().regex(TIME, 'must be HH:MM (00:00 to 23:59)'),
-  close: z.string().regex(CLOSE_TIME, 'must be HH:MM (00:01 to 24:00)'),
+  open: z.string().check(z.regex(TIME, 'must be HH:MM (00:00 to 23:59)')),
+  close: z.string().check(z.regex(CLOSE_TIME, 'must be HH:MM (00:01 to 24:00)')),
 });
 
 /** One day's opening intervals: each open < close, sorted, not overlapping. `[]` is closed. */
-const dayHours = z
-  .array(interval)
-  .max(6, 'at most 6 intervals per day')
-  .superRefine((intervals, ctx) => {
+const dayHours = z.array(interval).check(
+  z.maxLength(6, 'at most 6 intervals per day'),
+  z.superRefine((intervals, ctx) => {
     intervals.forEach((iv, i) => {
       if (iv.open >= iv.close) {
         ctx.addIssue({ code: 'custom', path: [i, 'close'], message: `close (${iv.close}) must be after open (${iv.open})` });
@@ -53,32 +55,36 @@ const dayHours = z
         ctx.addIssue({ code: 'custom', path: [i, 'open'], message: 'intervals must be in order and must not overlap' });
       }
     });
-  });
+  }),
+);
 
 export const hoursPatchSchema = z.strictObject(
-  Object.fromEntries(WEEKDAYS.map((d) => [d, dayHours.optional()])) as Record<Weekday, z.ZodOptional<typeof dayHours>>,
+  Object.fromEntries(WEEKDAYS.map((d) => [d, z.optional(dayHours)])) as Record<Weekday, z.ZodMiniOptional<typeof dayHours>>,
 );
 export type Hours = Record<Weekday, { open: string; close: string }[]>;
 
-const text = (min: number, max: number) => z.string().trim().min(min).max(max);
+const text = (min: number, max: number) => z.string().check(z.trim(), z.minLength(min), z.maxLength(max));
 
 /** updateShop's body: any subset of these fields; anything else is rejected. */
 export const updateShopBody = z
-  .strictObject({
-    name: text(1, 200),
-    greeting: text(1, 1000),
-    trade: text(1, 100),
-    timezone: timeZoneSchema,
-    booking_mode: z.enum(BOOKING_MODES),
-    hours: hoursPatchSchema,
-    emergency_triggers: z.array(text(1, 100)).max(50),
-    paused: z.boolean(),
-    pause_reason: text(1, 500).nullable(),
-  })
-  .partial()
-  .superRefine((patch, ctx) => {
-    if (patch.paused === false && typeof patch.pause_reason === 'string') {
-      ctx.addIssue({ code: 'custom', path: ['pause_reason'], message: 'a pause_reason cannot be set while unpausing' });
-    }
-  });
+  .partial(
+    z.strictObject({
+      name: text(1, 200),
+      greeting: text(1, 1000),
+      trade: text(1, 100),
+      timezone: timeZoneSchema,
+      booking_mode: z.enum(BOOKING_MODES),
+      hours: hoursPatchSchema,
+      emergency_triggers: z.array(text(1, 100)).check(z.maxLength(50)),
+      paused: z.boolean(),
+      pause_reason: z.nullable(text(1, 500)),
+    }),
+  )
+  .check(
+    z.superRefine((patch, ctx) => {
+      if (patch.paused === false && typeof patch.pause_reason === 'string') {
+        ctx.addIssue({ code: 'custom', path: ['pause_reason'], message: 'a pause_reason cannot be set while unpausing' });
+      }
+    }),
+  );
 export type ShopPatch = z.output<typeof updateShopBody>;

@@ -1,6 +1,6 @@
 import type { Context } from 'aws-lambda';
 import middy, { type MiddlewareObj } from '@middy/core';
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { Principal } from '../domain/api-keys';
 import { routeById } from '../routes';
 import { envelope, type Handler } from './envelope';
@@ -24,7 +24,7 @@ export interface Reply {
 const noFields = z.strictObject({});
 
 /** An operation's request schemas, validated before `run`; its success response is in lib/openapi/responses.ts. */
-export interface OperationSpec<BS extends z.ZodType, QS extends z.ZodType> {
+export interface OperationSpec<BS extends z.core.$ZodType, QS extends z.core.$ZodType> {
   body?: BS;
   query?: QS;
 }
@@ -39,7 +39,7 @@ export interface OperationOptions {
  * A /v1 operation: authorize → body rules → validation → Idempotency-Key (when the route
  * accepts it) → `run`, which calls the domain and says what to answer.
  */
-export function apiHandler<BS extends z.ZodType = typeof noFields, QS extends z.ZodType = typeof noFields>(
+export function apiHandler<BS extends z.core.$ZodType = typeof noFields, QS extends z.core.$ZodType = typeof noFields>(
   operationId: string,
   schemas: OperationSpec<BS, QS>,
   run: (input: OperationInput<z.output<BS>, z.output<QS>>) => Promise<Reply>,

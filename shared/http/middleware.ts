@@ -1,5 +1,5 @@
 import type { MiddlewareObj } from '@middy/core';
-import type { z } from 'zod';
+import type { z } from 'zod/mini';
 import { AppError } from '../errors';
 import type { Route } from '../routes';
 import { asAppError } from './errors';
@@ -72,7 +72,7 @@ export const requestBody = (): Middleware => ({
 });
 
 /** Validates body and query with the operation's zod schemas before anything is stored. */
-export const validateInput = (schemas: { body: z.ZodType; query: z.ZodType }): Middleware => ({
+export const validateInput = (schemas: { body: z.core.$ZodType; query: z.core.$ZodType }): Middleware => ({
   before: ({ event }) => {
     event.input = {
       body: parseOrThrow(schemas.body, event.jsonBody ?? {}),

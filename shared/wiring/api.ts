@@ -23,6 +23,7 @@ import type { RateLimiter, RateLimits } from '../domain/rate-limits';
 import { DynamoRateLimiter } from '../store/rate-limits';
 import { DynamoShopStore } from '../store/shops';
 import { DynamoEndpointStore } from '../store/webhook-endpoints';
+import { secretFromExtension } from '../aws/secrets-extension';
 import { ROTATION_GRACE_MS } from '../webhooks/policy';
 import { checkUrl } from '../webhooks/url-guard';
 import { cipherOf, dynamoOf } from './clients';
@@ -31,8 +32,7 @@ import { memo } from './memo';
 /**
  * The parts the API functions (operations, authorizer, ingest) are wired from, each built
  * once per config. A handler names the parts it uses (`lambdaDeps(jobDeps, idempotencyDeps)`),
- * so a function bundles only their clients: KMS only where secrets are encrypted, Secrets
- * Manager only in the list operations.
+ * so a function bundles only their clients: KMS only where secrets are encrypted.
  */
 const now = () => new Date();
 
@@ -117,13 +117,9 @@ export function cursorDeps(config: Config): CursorDeps {
   });
 }
 
-/** In AWS the key lives in Secrets Manager, read once per container so it is never a plain environment variable. */
+/** In AWS the key lives in Secrets Manager, read once per container (through the extension) so it is never a plain environment variable. */
 async function loadCursorKey(cursor: CursorConfig): Promise<Buffer> {
-  let secret = 'secret' in cursor ? cursor.secret : undefined;
-  if ('secretArn' in cursor) {
-    const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
-    secret = (await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: cursor.secretArn }))).SecretString;
-  }
+  const secret = 'secret' in cursor ? cursor.secret : await secretFromExtension(cursor.secretArn, cursor.extension);
   if (!secret || secret.length < 32) throw new Error('the cursor secret must be at least 32 characters');
   return Buffer.from(secret, 'utf8');
 }

@@ -166,6 +166,26 @@ describe('cloud stack template', () => {
     }
   });
 
+  it('lets exactly the list operations read the cursor key, through the Parameters and Secrets extension', () => {
+    const lists = routes.filter((r) => r.secrets.includes('cursor'));
+    expect(lists.map((r) => r.operationId).sort()).toEqual(['listCalls', 'listEvents', 'listJobs', 'listWebhookEndpointDeliveries']);
+    for (const route of routes.filter((r) => r.handler)) {
+      const fnId = functionOfRoute(`${route.method} ${route.path}`);
+      const [, fn] = resources.find(([id]) => id === fnId) as [string, Resource];
+      const env = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      const actions = statementsOfFunction(fnId).flatMap((s) => asArray(s.Action));
+      if (lists.includes(route)) {
+        expect(ref(fn.Properties.Layers)).toContain('AWS-Parameters-and-Secrets-Lambda-Extension-Arm64');
+        expect(env).toMatchObject({ PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: '2773', CURSOR_SECRET_ARN: expect.anything() });
+        expect(actions).toContain('secretsmanager:GetSecretValue');
+      } else {
+        expect(fn.Properties.Layers).toBeUndefined();
+        expect(env.CURSOR_SECRET_ARN).toBeUndefined();
+        expect(actions).not.toContain('secretsmanager:GetSecretValue');
+      }
+    }
+  });
+
   it('has no IAM statement with a * action', () => {
     const statements = [
       ...ofType('AWS::IAM::Policy').flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement),
