@@ -32,6 +32,8 @@ export interface StageUsage {
   table?: ReadonlyMap<string, OpTally>;
   sqs?: ReadonlyMap<string, OpTally>;
   lambda?: { tally: HandlerTally; memoryMb: number };
+  /** Shown but left out of the total (default: counted in it). */
+  outsideTotal?: boolean;
 }
 
 /** Per delivery, and in dollars per million deliveries. */
@@ -117,7 +119,7 @@ const usd = (x: number) => `$${x.toFixed(x >= 10 ? 2 : 3)}`;
 /** Prints the per-delivery counts and cost of each stage, their total, and the managed services' prices beside it. */
 export function printCost(title: string, usages: StageUsage[], deliveries: number): StageCost {
   const costs = usages.map((u) => stageCost(u, deliveries));
-  const total = totalCost('total per delivery', costs);
+  const total = totalCost('total per delivery', costs.filter((_, i) => !usages[i]?.outsideTotal));
   const row = (c: StageCost) => [
     c.name,
     c.tableRequests.toFixed(2),
@@ -132,7 +134,7 @@ export function printCost(title: string, usages: StageUsage[], deliveries: numbe
   ];
   printTable(
     `${title} (${deliveries} deliveries; list prices ${PRICE_REGION}, ${PRICES_AS_OF}, arm64 Lambda, DynamoDB on-demand)`,
-    ['per delivery', 'table requests', 'write / read units', 'SQS requests', 'Lambda invocations', 'Lambda ms', '$/M table', '$/M SQS', '$/M Lambda', '$/M deliveries'],
+    ['per delivery', 'table requests', 'write / read units', 'SQS requests billed', 'Lambda invocations', 'Lambda ms', '$/M table', '$/M SQS', '$/M Lambda', '$/M deliveries'],
     [...costs.map(row), row(total), ...REFERENCES.map((r) => [r.name, '', '', '', '', '', '', '', '', usd(r.perMillion)])],
   );
   for (const u of usages) {

@@ -78,9 +78,10 @@ function sqsChunks(op: string, input: Record<string, unknown>, output: unknown):
  * where the document client's and the base client's commands meet), with the units each
  * bills: on a DynamoDB client it asks every request for its consumed capacity
  * (ReturnConsumedCapacity TOTAL, which changes nothing else), on an SQS client it counts
- * 64 KB payload chunks. Each request is filed under the `stage` it was sent in.
+ * 64 KB payload chunks. Each request is filed under the `stage` it was sent in, else
+ * under what `stageOf` says (e.g. an event source's receives, sent outside any handler).
  */
-export function countCalls(client: AnyClient): CallCounter {
+export function countCalls(client: AnyClient, opts: { stageOf?: (op: string, input: Record<string, unknown>) => string | undefined } = {}): CallCounter {
   const counter: CallCounter = {
     calls: new Map(),
     items: new Map(),
@@ -100,8 +101,9 @@ export function countCalls(client: AnyClient): CallCounter {
       const items = itemsWritten(command, input);
       counter.calls.set(name, (counter.calls.get(name) ?? 0) + 1);
       counter.items.set(name, (counter.items.get(name) ?? 0) + items);
-      const byOp = counter.stages.get(stage.getStore() ?? '') ?? new Map<string, OpTally>();
-      counter.stages.set(stage.getStore() ?? '', byOp);
+      const stageName = stage.getStore() ?? opts.stageOf?.(name, input) ?? '';
+      const byOp = counter.stages.get(stageName) ?? new Map<string, OpTally>();
+      counter.stages.set(stageName, byOp);
       const tally = byOp.get(name) ?? { requests: 0, items: 0, units: 0, estimated: 0 };
       byOp.set(name, tally);
       tally.requests++;
