@@ -97,6 +97,7 @@ try {
   const consumerTable = new Map<string, OpTally>();
   const consumerSqs = new Map<string, OpTally>();
   const lambda = newHandlerTally();
+  let endpointsInBatches = 0;
   const floorTable = new Map<string, OpTally>();
   const pairs: { consumer: number; floor: number }[] = [];
   for (let p = 0; p < PAIRS; p++) {
@@ -110,6 +111,7 @@ try {
       lambda.records += report.lambda.records;
       lambda.ms += report.lambda.ms;
       lambda.billedMs += report.lambda.billedMs;
+      endpointsInBatches += report.endpointsInBatches;
       return rate;
     };
     const runFloor = async () => {
@@ -144,7 +146,8 @@ try {
   ]);
   console.log(`Table requests per delivery: consumer ${opsPerDelivery(consumerTable, delivered)}; floor ${opsPerDelivery(floorTable, delivered)}`);
   printCost('Consumer under load: per delivery, and at list prices per million', [{ name: 'consumer', table: consumerTable, sqs: consumerSqs, lambda: { tally: lambda, memoryMb: FUNCTION_MEMORY_MB.Deliver } }], delivered);
-  console.log(`Lambda: ${lambda.invocations} invocations, ${(lambda.records / Math.max(1, lambda.invocations)).toFixed(1)} messages each; its ms are wall time per batch with ${BATCHES_IN_FLIGHT} batches sharing one process, as in Lambda they would not.`);
+  const batches = Math.max(1, lambda.invocations);
+  console.log(`Lambda: ${lambda.invocations} invocations, ${(lambda.records / batches).toFixed(1)} messages and ${(endpointsInBatches / batches).toFixed(1)} endpoints each; its ms are wall time per batch with ${BATCHES_IN_FLIGHT} batches sharing one process, as in Lambda they would not.`);
 } finally {
   await receiver.close();
   await bare.close();

@@ -21,6 +21,8 @@ export interface ConsumerReport {
   table: Record<string, OpTally>;
   sqs: Record<string, OpTally>;
   lambda: HandlerTally;
+  /** Distinct endpoints over all batches (a batch's admission is one write per endpoint). */
+  endpointsInBatches: number;
 }
 
 const batches = Number(process.argv[2]);
@@ -34,14 +36,19 @@ const deps = deliverDeps(config, { queue, scheduler: new LocalRetryScheduler(que
 const table = countCalls(dynamoOf(config).client);
 const queueRequests = countCalls(sqs);
 const lambda = newHandlerTally();
-const handler = timedHandler('consumer', makeHandler(() => deps), lambda);
+const timed = timedHandler('consumer', makeHandler(() => deps), lambda);
+let endpointsInBatches = 0;
+const handler: typeof timed = (event) => {
+  endpointsInBatches += new Set(event.Records.map((r) => (JSON.parse(r.body) as { endpoint_id?: string }).endpoint_id)).size;
+  return timed(event);
+};
 const poller = startQueuePoller({ sqs, queueUrl: config.queueUrl, queueArn: parseVariables(process.env).QUEUE_ARN ?? '', handler, concurrency: batches });
 
 process.on('message', (message) => {
   if (message !== 'report') return;
   void poller.stop().then(() => {
     LocalRetryScheduler.clearAll();
-    const report: ConsumerReport = { table: Object.fromEntries(allStages(table)), sqs: Object.fromEntries(allStages(queueRequests)), lambda };
+    const report: ConsumerReport = { table: Object.fromEntries(allStages(table)), sqs: Object.fromEntries(allStages(queueRequests)), lambda, endpointsInBatches };
     process.send?.(report, () => process.exit(0));
   });
 });

@@ -135,7 +135,7 @@ export function printCost(title: string, usages: StageUsage[], deliveries: numbe
   printTable(
     `${title} (${deliveries} deliveries; list prices ${PRICE_REGION}, ${PRICES_AS_OF}, arm64 Lambda, DynamoDB on-demand)`,
     ['per delivery', 'table requests', 'write / read units', 'SQS requests billed', 'Lambda invocations', 'Lambda ms', '$/M table', '$/M SQS', '$/M Lambda', '$/M deliveries'],
-    [...costs.map(row), row(total), ...REFERENCES.map((r) => [r.name, '', '', '', '', '', '', '', '', usd(r.perMillion)])],
+    [...costs.map(row), ...(costs.length > 1 ? [row(total)] : []), ...REFERENCES.map((r) => [r.name, '', '', '', '', '', '', '', '', usd(r.perMillion)])],
   );
   for (const u of usages) {
     const local = [...(u.sqs ?? new Map<string, OpTally>())].filter(([op]) => LOCAL_ONLY_SQS.has(op)).map(([op]) => op);
