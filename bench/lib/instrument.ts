@@ -73,6 +73,8 @@ function sqsChunks(op: string, input: Record<string, unknown>, output: unknown):
   return Math.max(1, Math.ceil(bytes / SQS_CHUNK));
 }
 
+let counters = 0;
+
 /**
  * Counts every request an SDK client sends (commands as they enter the client's stack,
  * where the document client's and the base client's commands meet), with the units each
@@ -121,7 +123,8 @@ export function countCalls(client: AnyClient, opts: { stageOf?: (op: string, inp
         throw err;
       }
     },
-    { step: 'initialize', name: 'benchCallCounter' },
+    // A name of its own: a client may carry several counters (one per measured window).
+    { step: 'initialize', name: `benchCallCounter${++counters}` },
   );
   return counter;
 }
