@@ -139,7 +139,7 @@ export function printCost(title: string, usages: StageUsage[], deliveries: numbe
   );
   for (const u of usages) {
     const local = [...(u.sqs ?? new Map<string, OpTally>())].filter(([op]) => LOCAL_ONLY_SQS.has(op)).map(([op]) => op);
-    console.log(`- ${u.name}: table ${opsPerDelivery(u.table, deliveries)}; SQS ${opsPerDelivery(u.sqs, deliveries)}${local.length ? ` (${local.join(', ')}: local poller only, not billed)` : ''}${u.lambda ? `; Lambda at ${u.lambda.memoryMb} MB` : ''}`);
+    console.log(`- ${u.name}: table ${opsPerDelivery(u.table, deliveries)}; SQS ${opsPerDelivery(u.sqs, deliveries)}${local.length ? ` (${local.join(', ')}: local poller only, not billed)` : ''}${u.lambda ? `; Lambda at ${u.lambda.memoryMb} MB: ${stageCost(u, deliveries).gbSeconds.toFixed(5)} GB-s` : ''}`);
   }
   const estimated = sum(usages, (u) => sum([...(u.table ?? new Map<string, OpTally>()).values()], (t) => t.estimated));
   if (estimated > 0) console.log(`(${estimated} table requests reported no consumed capacity, e.g. failed conditions: their units are estimated, 1 per item, 2 in a transaction)`);
