@@ -175,7 +175,7 @@ function printStages(written: Map<string, number>, row: Map<string, number>, inv
   const steps: [string, (id: string) => number | undefined][] = [
     ['write issued → delivery row written (stream read + fan-out)', (id) => at(row, id) - at(written, id)],
     ['row written → consumer handed the message (queue send, poll, receive)', (id) => at(invoked, id) - at(row, id)],
-    ['consumer handed it → receipt verified (reads, admission, sign, POST)', (id) => at(verified, id) - at(invoked, id)],
+    ['consumer first handed it → receipt verified (reads, admission, sign, POST; any deferral back through the queue)', (id) => at(verified, id) - at(invoked, id)],
     ['(after the receipt) → attempt recorded on the row', (id) => { const t = recorded(id); return t === undefined ? undefined : t - at(verified, id); }],
   ];
   const total = (id: string) => at(verified, id) - at(written, id);
