@@ -9,6 +9,12 @@
  * The pace (25 events/s) stays under what one DynamoDB Local sustains for the whole
  * pipeline on a 2-core machine (about 40 events/s: every event costs it ~8 table requests
  * and its stream reads); above that the figure measures a queue, not a delivery.
+ *
+ * The stack's fan-out and consumer handlers run wrapped (timed as Lambda bills them, their
+ * requests filed under their stage), so it also prints where each event's time goes, per
+ * stage (p50/p90/p99, and the slowest 1% of events), and what a delivered event costs:
+ * table and SQS requests, Lambda ms, dollars per million at list prices beside
+ * EventBridge's.
  */
 import './lib/quiet';
 import { CreateQueueCommand, DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
@@ -20,11 +26,14 @@ import { newEvent } from '../shared/domain/events';
 import { newDelivery } from '../shared/domain/deliveries';
 import { newId } from '../shared/ids';
 import type { LocalDeps } from '../lib/local/wiring';
-import { DynamoDeliveryStore } from '../shared/store/deliveries';
 import { signedHeaders } from '../shared/webhooks/signer';
 import { httpSender } from '../shared/webhooks/sender';
+import type { SQSEvent } from 'aws-lambda';
 import { callIngest, startBenchStack } from './lib/stack';
-import { countCalls } from './lib/instrument';
+import { printCost } from './lib/cost';
+import { rowOnlyStore } from './lib/floor-store';
+import { countCalls, newHandlerTally, stage, timedHandler, type HandlerTally } from './lib/instrument';
+import { FUNCTION_MEMORY_MB } from './lib/lambda-memory';
 import { startReceiver } from './lib/receiver';
 import { ms, printTable, ratio, setting, sleep, summarize, verdict } from './lib/stats';
 
@@ -33,7 +42,34 @@ const INTERVAL_MS = setting('BENCH_INTERVAL_MS', 40);
 const FLOOR_SAMPLES = setting('BENCH_FLOOR_SAMPLES', 200);
 const WARMUP = 30;
 
-const bench = await startBenchStack();
+const P99_TARGET = 3;
+
+// Each handler's invocations and wall time, and when the consumer was first handed each event's message.
+const fanoutTally = newHandlerTally();
+const consumerTally = newHandlerTally();
+const consumerInvoked = new Map<string, number>();
+const eventIdsOf = (event: SQSEvent) =>
+  event.Records.map((r) => {
+    try {
+      return (JSON.parse(r.body) as { event_id?: string }).event_id;
+    } catch {
+      return undefined;
+    }
+  });
+const bench = await startBenchStack({
+  wrapHandlers: (h) => {
+    const deliver = timedHandler('consumer', h.deliver, consumerTally);
+    return {
+      ...h,
+      fanout: timedHandler('fan-out', h.fanout, fanoutTally),
+      deliver: (event: SQSEvent) => {
+        const at = performance.now();
+        for (const id of eventIdsOf(event)) if (id && !consumerInvoked.has(id)) consumerInvoked.set(id, at);
+        return deliver(event);
+      },
+    };
+  },
+});
 const receiver = await startReceiver({ verify: true });
 try {
   const created = await bench.api('POST', '/v1/webhook-endpoints', { url: receiver.url, events: ['call.completed'] });
@@ -45,16 +81,20 @@ try {
   const writtenAt = new Map<string, number>();
   const latencies: number[] = [];
   let expect = new Set<string>();
+  const verifiedAt = new Map<string, number>();
   receiver.onVerified = (eventId, at) => {
     const t0 = writtenAt.get(eventId);
-    if (t0 !== undefined && expect.delete(eventId)) latencies.push(at - t0);
+    if (t0 !== undefined && expect.delete(eventId)) {
+      latencies.push(at - t0);
+      verifiedAt.set(eventId, at);
+    }
   };
 
   /** Ingests one call (its transaction writes the call.completed event); t0 is when that write is issued. */
   const emit = async () => {
     let t0 = 0;
     const calls = { ...deps.calls, record: (batch: Parameters<typeof deps.calls.record>[0]) => ((t0 = performance.now()), deps.calls.record(batch)) };
-    const result = await ingestCall({ calls, shops: deps.shops, now: deps.now }, callIngest(bench.demo.shop.id, false));
+    const result = await stage.run('ingest', () => ingestCall({ calls, shops: deps.shops, now: deps.now }, callIngest(bench.demo.shop.id, false)));
     const eventId = result.event_ids[0] as string;
     writtenAt.set(eventId, t0);
     expect.add(eventId);
@@ -74,7 +114,11 @@ try {
 
   // The measured run: events written at a steady pace (open loop), as calls finish in a real shop.
   expect = new Set();
+  // Counted from here: the measured run only. Queue requests outside a handler are the event sources' (and the owner emails' poller's).
+  const queues = bench.stack.queue;
   const requests = countCalls(deps.db.client);
+  const sqsRequests = countCalls(bench.stack.sqs, { stageOf: (_op, input) => (input.QueueUrl === queues.url ? 'consumer' : undefined) });
+  for (const t of [fanoutTally, consumerTally]) Object.assign(t, newHandlerTally());
   const stages = watchStages(deps.db.client);
   const started = performance.now();
   const writes: Promise<void>[] = [];
@@ -86,68 +130,119 @@ try {
   }
   await Promise.all(writes);
   await drain(60_000);
-  const perEvent = [...requests.calls].map(([op, n]) => `${op} ${(n / EVENTS).toFixed(1)}`).join(', ');
+  // Settle: the last attempts are recorded after their receipts.
+  await sleep(500);
 
   const s = summarize(latencies);
   const f = floor.total.p50;
   printTable(`Delivery latency: event written → verified receipt (${s.n} events, one every ${INTERVAL_MS} ms)`, ['figure', 'ms', 'vs floor', 'target', 'result'], [
     ['floor p50 (steps below, back to back)', ms(f), '1.00×', '', ''],
     ['delivery p50', ms(s.p50), ratio(s.p50, f), '≤ 3×', verdict(s.p50 <= 3 * f)],
-    ['delivery p99', ms(s.p99), ratio(s.p99, f), '≤ 10×', verdict(s.p99 <= 10 * f)],
+    ['delivery p90', ms(s.p90), ratio(s.p90, f), '', ''],
+    ['delivery p99', ms(s.p99), ratio(s.p99, f), `≤ ${P99_TARGET}×`, verdict(s.p99 <= P99_TARGET * f)],
     ['delivery max', ms(s.max), ratio(s.max, f), '', ''],
   ]);
-  console.log(`\nTable requests per event, ingest to delivery: ${perEvent}`);
-  const stageRows = [...writtenAt].filter(([id]) => stages.rowWritten.has(id) && stages.attemptRecorded.has(id));
-  const offsets = (from: (id: string, t0: number) => number, to: (id: string, t0: number) => number) => summarize(stageRows.map(([id, t0]) => to(id, t0) - from(id, t0)));
-  const w = (_id: string, t0: number) => t0;
-  const r = (id: string) => stages.rowWritten.get(id) as number;
-  const a = (id: string) => stages.attemptRecorded.get(id) as number;
-  printTable('Where the time goes (p50 / p99 of each stage, ms)', ['stage', 'p50', 'p99'], [
-    ['write issued → delivery row written (stream read + fan-out)', ...pair(offsets(w, r))],
-    ['delivery row written → attempt recorded (queue + consumer + POST)', ...pair(offsets(r, a))],
-  ]);
+  printStages(writtenAt, stages.rowWritten, consumerInvoked, verifiedAt, stages.consumerWrites);
   console.log(`Stream reads until the record showed: p50 ${floor.streamReads.p50}, max ${floor.streamReads.max}`);
   printTable(`Floor steps (${FLOOR_SAMPLES} samples each)`, ['step', 'p50 ms', 'p99 ms'], Object.entries(floor.steps).map(([name, x]) => [name, ms(x.p50, 2), ms(x.p99, 2)]));
+  const table = requests.stages;
+  const sqs = sqsRequests.stages;
+  const lambdaOf = (tally: HandlerTally, memoryMb: number) => ({ tally, memoryMb });
+  printCost(`What a delivered event costs: one event every ${INTERVAL_MS} ms, one endpoint`, [
+    { name: "ingest (the call's own write: not in the total)", table: table.get('ingest'), outsideTotal: true },
+    { name: 'fan-out', table: table.get('fan-out'), sqs: sqs.get('fan-out'), lambda: lambdaOf(fanoutTally, FUNCTION_MEMORY_MB.Fanout) },
+    { name: 'consumer', table: table.get('consumer'), sqs: sqs.get('consumer'), lambda: lambdaOf(consumerTally, FUNCTION_MEMORY_MB.Deliver) },
+  ], s.n);
+  const other = [...(table.get('') ?? new Map()), ...(sqs.get('') ?? new Map())].map(([op, t]) => `${op} ${t.requests}`).join(', ');
+  console.log(`Outside these stages during the run (sweeper, owner emails' poller; not per delivery): ${other || 'none'}. Lambda's reads of the table's stream are free.`);
   if (receiver.rejected > 0) throw new Error(`${receiver.rejected} deliveries failed verification`);
 } finally {
   await receiver.close();
   await bench.close();
 }
 
-function pair(x: { p50: number; p99: number }): [string, string] {
-  return [ms(x.p50), ms(x.p99)];
+/**
+ * Where each event's time goes, stage by stage, from the instants this process saw: the
+ * ingest write issued, the fan-out's write of its delivery row, the consumer handed its
+ * message, the receiver's verified receipt, and the consumer's next write of the row
+ * (after the receipt, so outside the latency). Per stage p50/p90/p99, and the mean of each
+ * stage over the slowest 1% of events: what the p99 is made of.
+ */
+function printStages(written: Map<string, number>, row: Map<string, number>, invoked: Map<string, number>, verified: Map<string, number>, consumerWrites: Map<string, number[]>) {
+  const events = [...verified.keys()].filter((id) => written.has(id) && row.has(id) && invoked.has(id));
+  const at = (m: Map<string, number>, id: string) => m.get(id) as number;
+  const recorded = (id: string) => (consumerWrites.get(id) ?? []).find((t) => t >= at(verified, id));
+  const steps: [string, (id: string) => number | undefined][] = [
+    ['write issued → delivery row written (stream read + fan-out)', (id) => at(row, id) - at(written, id)],
+    ['row written → consumer handed the message (queue send, poll, receive)', (id) => at(invoked, id) - at(row, id)],
+    ['consumer first handed it → receipt verified (reads, admission, sign, POST; any deferral back through the queue)', (id) => at(verified, id) - at(invoked, id)],
+    ['(after the receipt) → attempt recorded on the row', (id) => { const t = recorded(id); return t === undefined ? undefined : t - at(verified, id); }],
+  ];
+  const total = (id: string) => at(verified, id) - at(written, id);
+  const byTotal = [...events].sort((a, b) => total(a) - total(b));
+  const slowest = byTotal.slice(Math.floor(byTotal.length * 0.99));
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+  const rows = steps.map(([name, f]) => {
+    const all = summarize(events.map(f).filter((x): x is number => x !== undefined));
+    const tail = slowest.map(f).filter((x): x is number => x !== undefined);
+    return [name, ms(all.p50), ms(all.p90), ms(all.p99), ms(mean(tail))];
+  });
+  const t = summarize(events.map(total));
+  rows.push(['write issued → receipt verified (the latency)', ms(t.p50), ms(t.p90), ms(t.p99), ms(mean(slowest.map(total)))]);
+  printTable(`Where the time goes (${events.length} events; ms per stage)`, ['stage', 'p50', 'p90', 'p99', `slowest 1% (${slowest.length}): mean`], rows);
 }
 
-/** When each event's delivery row was first written (fan-out) and its attempt recorded (consumer), from the table client. */
+/** A string attribute, marshalled ({ S }) or not (declared as a function: the top-level run calls it before any const here exists). */
+function text(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : ((v as { S?: string } | undefined)?.S ?? undefined);
+}
+
+/** The sort keys a write request touches, whatever the operation (a store may batch or transact its writes). */
+function writtenKeys(command: string, input: Record<string, unknown>): string[] {
+  const sk = (item: unknown) => text((item as { sk?: unknown } | undefined)?.sk);
+  const out: (string | undefined)[] = [];
+  if (command === 'PutItemCommand') out.push(sk(input.Item));
+  if (command === 'UpdateItemCommand' || command === 'DeleteItemCommand') out.push(sk(input.Key));
+  if (command === 'BatchWriteItemCommand') {
+    for (const reqs of Object.values((input.RequestItems ?? {}) as Record<string, { PutRequest?: { Item: unknown }; DeleteRequest?: { Key: unknown } }[]>)) {
+      for (const r of reqs) out.push(sk(r.PutRequest?.Item ?? r.DeleteRequest?.Key));
+    }
+  }
+  if (command === 'TransactWriteItemsCommand') {
+    for (const t of (input.TransactItems ?? []) as { Put?: { Item: unknown }; Update?: { Key: unknown }; Delete?: { Key: unknown } }[]) out.push(sk(t.Put?.Item ?? t.Update?.Key ?? t.Delete?.Key));
+  }
+  return out.filter((x): x is string => x !== undefined);
+}
+
+/** When the fan-out first wrote each event's delivery row, and every time the consumer wrote it, from the table client. */
 function watchStages(client: LocalDeps['db']['client']) {
   const rowWritten = new Map<string, number>();
-  const attemptRecorded = new Map<string, number>();
-  const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : ((v as { S?: string } | undefined)?.S ?? undefined));
+  const consumerWrites = new Map<string, number[]>();
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const out = await next(args);
-      const input = args.input as { Item?: Record<string, unknown>; Key?: Record<string, unknown> };
-      if (context.commandName === 'PutItemCommand' && text(input.Item?.entity) === 'delivery') {
-        const id = text(input.Item?.event_id);
-        if (id && !rowWritten.has(id)) rowWritten.set(id, performance.now());
-      }
-      const sk = text(input.Key?.sk);
-      if (context.commandName === 'UpdateItemCommand' && sk?.startsWith('DLV#')) {
-        const id = sk.split('#')[1];
-        if (id && !attemptRecorded.has(id)) attemptRecorded.set(id, performance.now());
+      const now = performance.now();
+      const current = stage.getStore();
+      // Delivery rows: sk DLV#<event id>#<delivery id> (shared/store/keys.ts).
+      for (const sk of writtenKeys(context.commandName ?? '', args.input as Record<string, unknown>)) {
+        const id = sk.startsWith('DLV#') ? sk.split('#')[1] : undefined;
+        if (!id) continue;
+        if (current === 'fan-out' && !rowWritten.has(id)) rowWritten.set(id, now);
+        if (current === 'consumer') consumerWrites.set(id, [...(consumerWrites.get(id) ?? []), now]);
       }
       return out;
     },
     { step: 'initialize', name: 'benchStages' },
   );
-  return { rowWritten, attemptRecorded };
+  return { rowWritten, consumerWrites };
 }
 
 /**
  * The unavoidable steps of one delivery, each done once, back to back: the ingest
  * transaction (to a shop with no endpoints, so the pipeline stays idle), one stream read
  * that returns it, a queue send, receive and delete, the delivery row's create and its
- * attempt update, and one signed POST over a kept-alive connection.
+ * attempt update (the row alone: bench/lib/floor-store.ts), and one signed POST over a
+ * kept-alive connection.
  */
 async function measureFloor(stack: Awaited<ReturnType<typeof startBenchStack>>['stack'], url: string, secret: string, deps: LocalDeps) {
   const shop = await createShop(deps, { name: 'Floor Shop', owner_email: 'floor@bench.test' });
@@ -159,7 +254,7 @@ async function measureFloor(stack: Awaited<ReturnType<typeof startBenchStack>>['
   const shards = (await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }))).StreamDescription?.Shards ?? [];
   const open = shards.find((sh) => !sh.SequenceNumberRange?.EndingSequenceNumber) ?? shards[shards.length - 1];
   let iterator = (await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: open?.ShardId, ShardIteratorType: 'LATEST' }))).ShardIterator;
-  const deliveries = new DynamoDeliveryStore(deps.db);
+  const deliveries = rowOnlyStore(deps.db);
   const streamReads: number[] = [];
   const sender = httpSender(deps.policy, 10_000);
   const steps: Record<string, number[]> = { 'ingest transaction (call + event)': [], 'stream read (GetRecords until it returns the record)': [], 'queue send + receive + delete': [], 'delivery row create + update': [], 'signed keep-alive POST': [], total: [] };

@@ -1,15 +1,35 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import { DYNAMODB_WRITES } from '../../lib/local/stack';
 
 type AnyClient = Pick<DynamoDBClient | SQSClient, 'middlewareStack'>;
+
+/** Requests of one operation in one stage, and what they bill: capacity units (DynamoDB) or 64 KB chunks (SQS). */
+export interface OpTally {
+  requests: number;
+  items: number;
+  units: number;
+  /** Requests whose units the service did not report (a failed request, or no ConsumedCapacity): estimated instead. */
+  estimated: number;
+}
 
 export interface CallCounter {
   /** Requests by operation name, e.g. { PutItem: 16, Query: 1 }. */
   calls: Map<string, number>;
   /** Items written, by operation (a BatchWriteItem or TransactWriteItems counts each item). */
   items: Map<string, number>;
+  /** The same requests by stage (the `stage` context they were sent in, '' outside any), then operation. */
+  stages: Map<string, Map<string, OpTally>>;
   reset(): void;
 }
+
+/**
+ * The pipeline stage a request belongs to: the benchmarks run each handler (and the
+ * ingest call) inside `stage.run(name, …)`, so a counter on a client the stages share
+ * can still split its requests per stage.
+ */
+export const stage = new AsyncLocalStorage<string>();
 
 const itemsWritten = (command: string, input: Record<string, unknown>): number => {
   if (command === 'BatchWriteItemCommand') return Object.values((input.RequestItems ?? {}) as Record<string, unknown[]>).reduce((n, r) => n + r.length, 0);
@@ -18,29 +38,138 @@ const itemsWritten = (command: string, input: Record<string, unknown>): number =
   return 1;
 };
 
+/** The DynamoDB operations that accept ReturnConsumedCapacity. */
+const CAPACITY_OPS = new Set(['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'Scan', 'BatchGetItem', 'BatchWriteItem', 'TransactGetItems', 'TransactWriteItems']);
+
+/** Capacity units a DynamoDB response reports (TOTAL: the table and its indexes), or undefined when it carries none. */
+function reportedUnits(output: unknown): number | undefined {
+  const cc = (output as { ConsumedCapacity?: { CapacityUnits?: number } | { CapacityUnits?: number }[] } | undefined)?.ConsumedCapacity;
+  if (cc === undefined) return undefined;
+  return (Array.isArray(cc) ? cc : [cc]).reduce((n, c) => n + (c.CapacityUnits ?? 0), 0);
+}
+
 /**
- * Counts every request an SDK client sends, at the serialize step (after the document
- * client has translated its commands), so the figures are what reached the service.
+ * What a request costs when the response does not say: one unit per item written (two in
+ * a transaction), one per item read (strongly consistent, items under 4 KB). DynamoDB
+ * bills failed conditional writes and cancelled transactions too, and their errors carry
+ * no ConsumedCapacity.
  */
-export function countCalls(client: AnyClient): CallCounter {
+function estimatedUnits(op: string, items: number, input: Record<string, unknown>): number {
+  if (op === 'TransactWriteItems' || op === 'TransactGetItems') return 2 * items;
+  if (op === 'BatchGetItem') return Object.values((input.RequestItems ?? {}) as Record<string, { Keys?: unknown[] }>).reduce((n, r) => n + (r.Keys?.length ?? 0), 0);
+  return items;
+}
+
+const SQS_CHUNK = 64 * 1024;
+const bodyBytes = (messages: { MessageBody?: string; Body?: string }[] | undefined): number =>
+  (messages ?? []).reduce((n, m) => n + Buffer.byteLength(m.MessageBody ?? m.Body ?? ''), 0);
+
+/** SQS bills each 64 KB chunk of a request's payload as one request. */
+function sqsChunks(op: string, input: Record<string, unknown>, output: unknown): number {
+  let bytes = 0;
+  if (op === 'SendMessage') bytes = Buffer.byteLength(String(input.MessageBody ?? ''));
+  if (op === 'SendMessageBatch') bytes = bodyBytes(input.Entries as { MessageBody?: string }[]);
+  if (op === 'ReceiveMessage') bytes = bodyBytes((output as { Messages?: { Body?: string }[] } | undefined)?.Messages);
+  return Math.max(1, Math.ceil(bytes / SQS_CHUNK));
+}
+
+let counters = 0;
+
+/**
+ * Counts every request an SDK client sends (commands as they enter the client's stack,
+ * where the document client's and the base client's commands meet), with the units each
+ * bills: on a DynamoDB client it asks every request for its consumed capacity
+ * (ReturnConsumedCapacity TOTAL, which changes nothing else), on an SQS client it counts
+ * 64 KB payload chunks. Each request is filed under the `stage` it was sent in, else
+ * under what `stageOf` says (e.g. an event source's receives, sent outside any handler).
+ */
+export function countCalls(client: AnyClient, opts: { stageOf?: (op: string, input: Record<string, unknown>) => string | undefined } = {}): CallCounter {
   const counter: CallCounter = {
     calls: new Map(),
     items: new Map(),
+    stages: new Map(),
     reset: () => {
       counter.calls.clear();
       counter.items.clear();
+      counter.stages.clear();
     },
   };
   (client.middlewareStack as DynamoDBClient['middlewareStack']).add(
     (next, context) => async (args) => {
-      const name = (context.commandName ?? 'unknown').replace(/Command$/, '');
+      const command = context.commandName ?? 'unknown';
+      const name = command.replace(/Command$/, '');
+      const input = args.input as Record<string, unknown>;
+      const dynamo = context.clientName === 'DynamoDBClient';
+      const items = itemsWritten(command, input);
       counter.calls.set(name, (counter.calls.get(name) ?? 0) + 1);
-      counter.items.set(name, (counter.items.get(name) ?? 0) + itemsWritten(context.commandName ?? '', args.input as Record<string, unknown>));
-      return next(args);
+      counter.items.set(name, (counter.items.get(name) ?? 0) + items);
+      const stageName = stage.getStore() ?? opts.stageOf?.(name, input) ?? '';
+      const byOp = counter.stages.get(stageName) ?? new Map<string, OpTally>();
+      counter.stages.set(stageName, byOp);
+      const tally = byOp.get(name) ?? { requests: 0, items: 0, units: 0, estimated: 0 };
+      byOp.set(name, tally);
+      tally.requests++;
+      tally.items += items;
+      if (dynamo && CAPACITY_OPS.has(name) && input.ReturnConsumedCapacity === undefined) input.ReturnConsumedCapacity = 'TOTAL';
+      try {
+        const out = await next(args);
+        const reported = dynamo ? reportedUnits(out.output) : sqsChunks(name, input, out.output);
+        if (reported === undefined) tally.estimated++;
+        tally.units += reported ?? estimatedUnits(name, items, input);
+        return out;
+      } catch (err) {
+        tally.estimated++;
+        tally.units += dynamo ? estimatedUnits(name, items, input) : 1;
+        throw err;
+      }
     },
-    { step: 'initialize', name: 'benchCallCounter' },
+    // A name of its own: a client may carry several counters (one per measured window).
+    { step: 'initialize', name: `benchCallCounter${++counters}` },
   );
   return counter;
 }
 
-export { DYNAMODB_WRITES } from '../../lib/local/stack';
+/** Every stage's requests as one map by operation (a process that runs one stage only). */
+export function allStages(counter: CallCounter): Map<string, OpTally> {
+  return addTallies(new Map(), ...counter.stages.values());
+}
+
+/** Adds tallies by operation into `into` (counts of several runs or processes). */
+export function addTallies(into: Map<string, OpTally>, ...from: ReadonlyMap<string, OpTally>[]): Map<string, OpTally> {
+  for (const map of from) {
+    for (const [op, t] of map) {
+      const sum = into.get(op) ?? { requests: 0, items: 0, units: 0, estimated: 0 };
+      into.set(op, { requests: sum.requests + t.requests, items: sum.items + t.items, units: sum.units + t.units, estimated: sum.estimated + t.estimated });
+    }
+  }
+  return into;
+}
+
+/** Lambda's view of one handler: invocations, records, and wall time summed over invocations (what duration bills). */
+export interface HandlerTally {
+  invocations: number;
+  records: number;
+  ms: number;
+  /** The same, each invocation rounded up to the millisecond, as Lambda bills it. */
+  billedMs: number;
+}
+
+export const newHandlerTally = (): HandlerTally => ({ invocations: 0, records: 0, ms: 0, billedMs: 0 });
+
+/** Wraps a batch handler: runs it in `name`'s stage and adds its wall time to `tally`. */
+export function timedHandler<E extends { Records: unknown[] }, R>(name: string, handler: (event: E) => Promise<R>, tally: HandlerTally): (event: E) => Promise<R> {
+  return async (event) => {
+    const t = performance.now();
+    try {
+      return await stage.run(name, () => handler(event));
+    } finally {
+      tally.invocations++;
+      tally.records += event.Records.length;
+      const ms = performance.now() - t;
+      tally.ms += ms;
+      tally.billedMs += Math.ceil(ms);
+    }
+  };
+}
+
+export { DYNAMODB_WRITES };

@@ -4,14 +4,20 @@ import { Webhook } from 'standardwebhooks';
 
 export interface BenchReceiver {
   url: string;
-  /** Set the signing secret once the endpoint exists; until then nothing verifies. */
-  setSecret(secret: string): void;
+  /**
+   * Set the signing secret once the endpoint exists; until then nothing verifies. With
+   * `path` (under `url`, e.g. '/3'), requests to that path verify with this secret instead:
+   * one receiver serves several endpoints, each with its own secret.
+   */
+  setSecret(secret: string, path?: string): void;
   /** Called with the event id and `performance.now()` after a request verified. */
   onVerified: (eventId: string, at: number) => void;
   verified: number;
   rejected: number;
   close(): Promise<void>;
 }
+
+const HOOK_PATH = '/hook';
 
 /**
  * A webhook receiver as a careful customer writes one: verifies every request with
@@ -20,10 +26,12 @@ export interface BenchReceiver {
  */
 export async function startReceiver(opts: { verify: boolean }): Promise<BenchReceiver> {
   let verifier: Webhook | undefined;
+  const byPath = new Map<string, Webhook>();
   const receiver: BenchReceiver = {
     url: '',
-    setSecret: (secret) => {
-      verifier = new Webhook(secret);
+    setSecret: (secret, path) => {
+      if (path === undefined) verifier = new Webhook(secret);
+      else byPath.set(`${HOOK_PATH}${path}`, new Webhook(secret));
     },
     onVerified: () => undefined,
     verified: 0,
@@ -42,8 +50,9 @@ export async function startReceiver(opts: { verify: boolean }): Promise<BenchRec
       const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
       let event: { id: string };
       try {
-        if (!verifier) throw new Error('no secret yet');
-        event = verifier.verify(raw, headers) as { id: string };
+        const using = byPath.get(req.url ?? '') ?? verifier;
+        if (!using) throw new Error('no secret yet');
+        event = using.verify(raw, headers) as { id: string };
       } catch {
         receiver.rejected++;
         res.writeHead(400).end();
@@ -58,7 +67,7 @@ export async function startReceiver(opts: { verify: boolean }): Promise<BenchRec
   server.keepAliveTimeout = 60_000;
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  receiver.url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`;
+  receiver.url = `http://127.0.0.1:${(server.address() as { port: number }).port}${HOOK_PATH}`;
   receiver.close = async () => {
     server.closeAllConnections();
     server.close();

@@ -3,6 +3,7 @@
 export interface Summary {
   n: number;
   p50: number;
+  p90: number;
   p99: number;
   max: number;
   mean: number;
@@ -18,7 +19,7 @@ export function percentile(sorted: readonly number[], p: number): number {
 export function summarize(samples: readonly number[]): Summary {
   const sorted = [...samples].sort((a, b) => a - b);
   const mean = sorted.reduce((s, x) => s + x, 0) / Math.max(1, sorted.length);
-  return { n: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? Number.NaN, mean };
+  return { n: sorted.length, p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? Number.NaN, mean };
 }
 
 export const ms = (x: number, digits = 1): string => (Number.isFinite(x) ? x.toFixed(digits) : '-');

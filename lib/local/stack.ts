@@ -1,4 +1,5 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import { join } from 'node:path';
 import { RATE_PK_PREFIX } from '../../shared/store/keys';
 import { sweepGraceMs } from '../../shared/webhooks/policy';
@@ -12,7 +13,7 @@ import { startStreamPoller, type StreamPoller } from './stream-poller';
 import { ensureTable, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local';
 import { startHttpAdapter, type HttpAdapter } from './http-adapter';
 import { seedDemo, seedDemoData, type DemoSeed } from './seed';
-import { localDeps, localHandlers, type LocalDeps } from './wiring';
+import { localDeps, localHandlers, type LocalDeps, type LocalHandlers } from './wiring';
 
 export interface LocalStackOptions {
   /** HTTP port; 0 picks a free one. */
@@ -50,6 +51,8 @@ export interface LocalStackOptions {
   deferMs?: number;
   /** Requests per second per key (default: the contract's 25 test, 100 live) and failed authentications per address (10). */
   rateLimits?: { test?: number; live?: number; authFailures?: number };
+  /** Wraps the handlers before the event sources and the HTTP adapter get them (benchmarks time them and file their requests by stage). */
+  wrapHandlers?: (handlers: LocalHandlers) => LocalHandlers;
 }
 
 /** The DynamoDB operations that write (the SDK's command names without `Command`). */
@@ -79,6 +82,8 @@ export interface LocalStack {
   url: string;
   /** The local delivery queue, for a consumer run in another process. */
   queue: { endpoint: string; url: string; arn: string; dlqUrl: string };
+  /** The client the stack's event sources and queue adapters send on (benchmarks count its requests). */
+  sqs: SQSClient;
   dynamodbEndpoint: string;
   tableName: string;
   /** Present when this start created the table and seeded it. */
@@ -135,7 +140,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const queue = { endpoint: queues.endpoint, url: queues.queueUrl, arn: queues.queueArn };
     const { config, env } = localConfig(variables, { dynamodbEndpoint: endpoint, tableName, queue, notifyQueueUrl: queues.notifyQueueUrl });
     deps = localDeps(config, { sqs: queues.client, outboxDir: options.outboxDir ?? (process.env.OUTBOX_DIR || join('.local', 'outbox')) });
-    const handlers = localHandlers(deps);
+    const handlers = (options.wrapHandlers ?? ((h: LocalHandlers) => h))(localHandlers(deps));
 
     const demo = created && options.seed !== false ? await seedDemo(deps) : undefined;
     if (demo && options.demoData !== false) demo.data = await seedDemoData(deps, demo.shop);
@@ -153,7 +158,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     sweeper = startLocalSweeper({ run: handlers.sweep, intervalMs: grace, startupHorizonMs: grace });
 
     http = await startHttpAdapter(handlers, options.port ?? 0, options.host);
-    return { url: http.url, queue: { ...queue, dlqUrl: queues.dlqUrl }, dynamodbEndpoint: endpoint, tableName, demo, deps, env, stop };
+    return { url: http.url, queue: { ...queue, dlqUrl: queues.dlqUrl }, sqs: queues.client, dynamodbEndpoint: endpoint, tableName, demo, deps, env, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -1,0 +1,55 @@
+/**
+ * bin/consumer.ts with its requests counted, for bench/delivery-throughput.ts: the same
+ * handler, wiring and local SQS event source in a process of its own, with every table and
+ * queue request counted at its SDK client and each batch's handler timed. On 'report' it
+ * stops (waiting for the batches in flight) and sends its counts back over IPC.
+ *
+ * Env: the stack's `env`, as for bin/consumer.ts. argv[2]: batches in flight at once.
+ */
+import './quiet';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { makeHandler } from '../../functions/deliver';
+import { LocalRetryScheduler } from '../../lib/local/adapters';
+import { startQueuePoller } from '../../lib/local/queue-poller';
+import { SqsDeliveryQueue } from '../../shared/aws/sqs-queue';
+import { configFromEnv, parseVariables } from '../../shared/config';
+import { dynamoOf } from '../../shared/wiring/clients';
+import { deliverDeps } from '../../shared/wiring/pipeline';
+import { allStages, countCalls, newHandlerTally, timedHandler, type HandlerTally, type OpTally } from './instrument';
+
+export interface ConsumerReport {
+  table: Record<string, OpTally>;
+  sqs: Record<string, OpTally>;
+  lambda: HandlerTally;
+  /** Distinct endpoints over all batches (a batch's admission is one write per endpoint). */
+  endpointsInBatches: number;
+}
+
+const batches = Number(process.argv[2]);
+if (!Number.isInteger(batches) || batches <= 0) throw new Error('usage: consumer-child.ts <batches in flight>');
+const config = configFromEnv();
+// One client for the event source and the consumer's own sends: both are the consumer's requests.
+const sqs = new SQSClient({});
+const queue = new SqsDeliveryQueue(sqs, config.queueUrl);
+const deps = deliverDeps(config, { queue, scheduler: new LocalRetryScheduler(queue) });
+// deliverDeps built its stores on this config's one table client.
+const table = countCalls(dynamoOf(config).client);
+const queueRequests = countCalls(sqs);
+const lambda = newHandlerTally();
+const timed = timedHandler('consumer', makeHandler(() => deps), lambda);
+let endpointsInBatches = 0;
+const handler: typeof timed = (event) => {
+  endpointsInBatches += new Set(event.Records.map((r) => (JSON.parse(r.body) as { endpoint_id?: string }).endpoint_id)).size;
+  return timed(event);
+};
+const poller = startQueuePoller({ sqs, queueUrl: config.queueUrl, queueArn: parseVariables(process.env).QUEUE_ARN ?? '', handler, concurrency: batches });
+
+process.on('message', (message) => {
+  if (message !== 'report') return;
+  void poller.stop().then(() => {
+    LocalRetryScheduler.clearAll();
+    const report: ConsumerReport = { table: Object.fromEntries(allStages(table)), sqs: Object.fromEntries(allStages(queueRequests)), lambda, endpointsInBatches };
+    process.send?.(report, () => process.exit(0));
+  });
+});
+process.send?.('ready');
