@@ -28,6 +28,7 @@ import { createShop, type Shop } from '../shared/domain/shop';
 import { SCOPES } from '../shared/domain/scopes';
 import { answers, closeFaultReceivers, startFaultReceiver, type AnswerPolicy, type FaultReceiver } from './lib/fault-receiver';
 import { callIngest, startBenchStack, type BenchStack } from './lib/stack';
+import { countCalls } from './lib/instrument';
 import { percentile, printTable, sleep, setting, verdict } from './lib/stats';
 
 const EVENTS = setting('BENCH_EVENTS', 100);
@@ -47,7 +48,42 @@ interface RunResult {
   latencies: number[];
   receivers: Record<string, FaultReceiver>;
   seconds: number;
+  /** Where the healthy endpoint's time went, per event (ms, sorted): see stagesOf. */
+  stages: Record<Stage, number[]>;
+  /** Table requests by operation from the first healthy event to the end of the run (every tenant's, warm-up included). */
+  requests: Map<string, number>;
 }
+
+/** Each written event's shop, to find its delivery rows. */
+const shopOfEvent = new Map<string, string>();
+
+const STAGES = ['stream and fan-out', 'queue and consumer', 'request to receipt'] as const;
+type Stage = (typeof STAGES)[number];
+
+/**
+ * The healthy endpoint's latency split at its delivery row's times (wall clock, this process):
+ * event written → row created (stream read, fan-out) → first attempt started (queue, consumer
+ * batch, admission, deferrals) → verified receipt (signing, POST, receiver).
+ */
+async function stagesOf(written: Map<string, number>, receiver: FaultReceiver & { id?: string }): Promise<Record<Stage, number[]>> {
+  const toWall = Date.now() - performance.now();
+  const out: Record<Stage, number[]> = { 'stream and fan-out': [], 'queue and consumer': [], 'request to receipt': [] };
+  const deps = tableDeps();
+  for (const [eventId, t0] of written) {
+    const received = receiver.firstOk.get(eventId);
+    const row = (await deps.deliveries.listForEvent(shopOfEvent.get(eventId) ?? '', eventId)).find((d) => d.endpoint_id === receiver.id);
+    const first = row?.history[0];
+    if (!row || !first || received === undefined) continue;
+    const created = Date.parse(row.created_at) - toWall;
+    const attempted = Date.parse(first.at) - toWall;
+    out['stream and fan-out'].push(created - t0);
+    out['queue and consumer'].push(attempted - created);
+    out['request to receipt'].push(received - attempted);
+  }
+  for (const s of STAGES) out[s].sort((a, b) => a - b);
+  return out;
+}
+
 
 async function endpoint(bench: BenchStack, t: Tenant, name: string, policy: AnswerPolicy): Promise<FaultReceiver & { id: string }> {
   const receiver = await startFaultReceiver(name, policy);
@@ -73,6 +109,7 @@ async function emit(t: Tenant, writtenAt: Map<string, number>): Promise<string> 
   const result = await ingestCall({ calls, shops: deps.shops, now: deps.now }, callIngest(t.shop.id, false));
   const id = result.event_ids[0] as string;
   writtenAt.set(id, t0);
+  shopOfEvent.set(id, t.shop.id);
   return id;
 }
 
@@ -102,12 +139,16 @@ async function run(measure: (bench: BenchStack, demo: Tenant, healthy: FaultRece
   try {
     const demo = { shop: bench.demo.shop, key: bench.demo.writeKey.key };
     const healthy = await endpoint(bench, demo, 'healthy', answers.ok());
+    const table = countCalls(bench.stack.deps.db.client);
     const { written, receivers } = await measure(bench, demo, healthy);
+    const requests = new Map([...table.calls].sort((a, b) => b[1] - a[1]));
     const target = receivers.healthy ?? healthy;
     return {
       latencies: [...written].map(([id, t0]) => (target.firstOk.get(id) ?? Infinity) - t0).sort((a, b) => a - b),
       receivers: { ...receivers, healthy: target },
       seconds: (performance.now() - started) / 1000,
+      stages: await stagesOf(written, target),
+      requests,
     };
   } finally {
     await closeFaultReceivers(); // drops hung requests, so the consumer stops at once
@@ -173,7 +214,7 @@ const otherShop = await run(async (bench, demo) => {
 });
 
 const baselineAgain = await baselineRun();
-const pooled: RunResult = { latencies: [...baseline.latencies, ...baselineAgain.latencies].sort((x, y) => x - y), receivers: {}, seconds: 0 };
+const pooled: RunResult = { latencies: [...baseline.latencies, ...baselineAgain.latencies].sort((x, y) => x - y), receivers: {}, seconds: 0, stages: baseline.stages, requests: new Map() };
 
 const settleS = SETTLE_MS / 1000;
 const fmt = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : `> ${settleS} s`);
@@ -201,6 +242,16 @@ printTable('Requests the bad receivers got during the run', ['run', 'receiver', 
   ['3', 'hanging, other shop', count(otherShop, 'hanging'), `≤ ${HANGING_MAX}`, verdict(count(otherShop, 'hanging') <= HANGING_MAX)],
 ]);
 const runs: [string, RunResult][] = [['1', baseline], ['2', sameShop], ['3', otherShop], ['1b', baselineAgain]];
+printTable(
+  'Table requests during each run, per healthy event (the one DynamoDB Local serves ingest, fan-out, consumer, API and sweeper alike)',
+  ['run', 'per event', 'by operation'],
+  runs.map(([n, r]) => [n, ([...r.requests.values()].reduce((a, b) => a + b, 0) / r.latencies.length).toFixed(1), [...r.requests].map(([op, c]) => `${op} ${(c / r.latencies.length).toFixed(1)}`).join(', ')]),
+);
+printTable(
+  'Where the healthy endpoint\'s time went, ms (p50 / p90 / max per stage, from its delivery rows)',
+  ['run', ...STAGES],
+  runs.map(([n, r]) => [n, ...STAGES.map((st) => [50, 90].map((q) => percentile(r.stages[st], q).toFixed(0)).concat((r.stages[st].at(-1) ?? 0).toFixed(0)).join(' / '))]),
+);
 console.log(`\nRun times: ${runs.map(([n, r]) => `${n}: ${r.seconds.toFixed(0)} s`).join(', ')}. A run ends when the healthy receiver has all ${EVENTS} events, or ${settleS} s after the last write.`);
 const rejected = [baseline, sameShop, otherShop, baselineAgain].flatMap((r) => Object.values(r.receivers)).reduce((n, r) => n + r.rejected, 0);
 if (rejected > 0) throw new Error(`${rejected} requests failed signature verification`);

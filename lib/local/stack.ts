@@ -1,7 +1,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { join } from 'node:path';
-import { RATE_PK_PREFIX } from '../../shared/store/keys';
+import { passesFanoutFilter } from '../../shared/stream-filters';
 import { sweepGraceMs } from '../../shared/webhooks/policy';
 import { LocalRetryScheduler } from './adapters';
 import { localConfig, localVariables } from './config';
@@ -59,18 +59,36 @@ export interface LocalStackOptions {
 export const DYNAMODB_WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems']);
 const WATCHER = 'localStreamWake';
 
+type Item = Record<string, unknown>;
+type WriteInput = { Item?: Item; RequestItems?: Record<string, { PutRequest?: { Item?: Item } }[]>; TransactItems?: { Put?: { Item?: Item } }[] };
+
+/** The items a write puts whole (PutItem, the puts of a batch or a transaction), as the request carries them. */
+function putItems(command: string, input: WriteInput): Item[] {
+  if (command === 'PutItem') return input.Item ? [input.Item] : [];
+  if (command === 'BatchWriteItem') return Object.values(input.RequestItems ?? {}).flatMap((requests) => requests.flatMap((r) => (r.PutRequest?.Item ? [r.PutRequest.Item] : [])));
+  if (command === 'TransactWriteItems') return (input.TransactItems ?? []).flatMap((t) => (t.Put?.Item ? [t.Put.Item] : []));
+  return [];
+}
+
+/** Whether the write puts an item the fan-out's stream filter passes (the item either marshalled or plain). */
+export function putsFanOutWork(command: string, input: WriteInput): boolean {
+  const text = (v: unknown) => (typeof v === 'string' ? v : (v as { S?: string } | undefined)?.S);
+  return putItems(command, input).some((item) => passesFanoutFilter({ eventName: 'INSERT', dynamodb: { NewImage: { entity: { S: text(item.entity) }, origin: { S: text(item.origin) } } } }));
+}
+
 /**
- * The local stand-in for "the stream sees the write at once": after every table write
- * this process makes, wake the stream poller. Returns the undo.
+ * The local stand-in for "the stream sees the write at once": after a table write of this
+ * process that puts an item the fan-out takes (an event, a redelivered row), wake the
+ * stream poller. Other writes (the consumer's records, leases, stats, rate-limit buckets)
+ * do not: each wake-up sets off a burst of reads of the stream, and waking on every write
+ * kept DynamoDB Local reading its stream while it should serve the deliveries. Writes of
+ * other processes are found by the poller's idle poll. Returns the undo.
  */
 function watchWrites(client: DynamoDBClient, wake: () => void): () => void {
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const out = await next(args);
-      // Rate-limit buckets never reach the fan-out (FANOUT_FILTER_PATTERNS): no reason to read the stream after one.
-      const pk = (args.input as { Key?: { pk?: unknown } }).Key?.pk;
-      const bucket = typeof pk === 'string' ? pk.startsWith(RATE_PK_PREFIX) : (pk as { S?: string } | undefined)?.S?.startsWith(RATE_PK_PREFIX);
-      if (DYNAMODB_WRITES.has((context.commandName ?? '').replace(/Command$/, '')) && !bucket) wake();
+      if (putsFanOutWork((context.commandName ?? '').replace(/Command$/, ''), args.input as WriteInput)) wake();
       return out;
     },
     { step: 'initialize', name: WATCHER },
