@@ -56,6 +56,10 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   const args = [
     `-Djava.library.path=${join(emulator, 'DynamoDBLocal_lib')}`,
     '-Xms64m',
+    // The client compiler only: on a 2-core machine C2's compile threads compete with the
+    // requests for a minute or more, and a fresh emulator then answers at 60–70 % of the rate
+    // it does without them (puts 146–156 vs 199–235/s, updates 187–217 vs 270–301/s, 8 in flight).
+    '-XX:TieredStopAtLevel=1',
     '-jar',
     join(emulator, 'DynamoDBLocal.jar'),
     ...storage,
