@@ -1,25 +1,31 @@
 /**
  * Noisy neighbour: does a receiver that hangs or fails slow down deliveries to a healthy
  * one? The healthy receiver's latency (event written → verified receipt) is measured in
- * runs, each on a fresh local stack in this process, against a baseline:
+ * runs, each on a fresh local stack in this process:
  *
- *   1. one shop, one healthy endpoint (the baseline; run again last as 1b, and the two
- *      pooled, so that the machine's drift over the bench weighs on both sides);
+ *   1. one shop, one healthy endpoint (the baseline);
  *   2. the same plus, in the same shop, an endpoint that never answers (the delivery
  *      timeout is the default 10 s) and one that answers 500;
  *   3. the hanging endpoint in another shop, sent test events while the healthy shop's
  *      events flow.
  *
- *   npm run bench:noisy   (BENCH_EVENTS=100, BENCH_INTERVAL_MS=100, BENCH_TEST_EVENTS=80, BENCH_SETTLE_MS=30000)
+ *   npm run bench:noisy   (BENCH_EVENTS=100, BENCH_INTERVAL_MS=200, BENCH_ROUNDS=3, BENCH_TEST_EVENTS=80, BENCH_SETTLE_MS=30000)
  *
- * Events are written at 10/s: run 2 makes three deliveries of each, and when this bench was
- * written one DynamoDB Local serving the whole pipeline on this 2-core VM already queued at
- * 20 events/s with one endpoint (baseline p50 0.45 s, against 65 ms at 10/s): a backlog, not
- * a delivery (docs/performance.md). A run ends when the healthy receiver has every event,
- * or BENCH_SETTLE_MS after the last write; the bad endpoints' retries are not waited for.
- * Targets (API-CONTRACT.md, "Delivery isolation and durability"): healthy p50 ≤ 1.5× and
- * p90 ≤ 2× the baseline's; the hanging receiver gets at most 25 requests in a run (a small
- * per-endpoint in-flight limit and a circuit that opens after 5 consecutive failures).
+ * The three runs are repeated in rounds, each round in another order, and each run is
+ * compared with its own round's baseline; the verdict takes the median over the rounds.
+ * On this shared 2-vCPU VM the host steals 20–60 % of the CPU in bursts (vmstat `st`), and
+ * five baseline runs in a row measured p50s from 144 ms to 2,024 ms: a single pair of runs
+ * says more about the bursts than about isolation.
+ *
+ * Events are written at 5/s. Run 2 makes three deliveries of each, about 11 table requests
+ * per event against the baseline's 7 (the table below prints them), all served by the one
+ * DynamoDB Local; at 10/s a steal burst pushed that emulator past its capacity in run 2 and
+ * not in the baseline, and the figure measured the emulator's backlog (docs/performance.md).
+ * A run ends when the healthy receiver has every event, or BENCH_SETTLE_MS after the last
+ * write; the bad endpoints' retries are not waited for. Targets (API-CONTRACT.md, "Delivery
+ * isolation and durability"): healthy p50 ≤ 1.5× and p90 ≤ 2× the baseline's; the hanging
+ * receiver gets at most 25 requests in a run (a small per-endpoint in-flight limit and a
+ * circuit that opens after 5 consecutive failures).
  */
 import './lib/quiet';
 import { issueKey } from '../shared/domain/api-keys';
@@ -32,7 +38,8 @@ import { countCalls } from './lib/instrument';
 import { percentile, printTable, sleep, setting, verdict } from './lib/stats';
 
 const EVENTS = setting('BENCH_EVENTS', 100);
-const INTERVAL_MS = setting('BENCH_INTERVAL_MS', 100);
+const INTERVAL_MS = setting('BENCH_INTERVAL_MS', 200);
+const ROUNDS = setting('BENCH_ROUNDS', 3);
 const TEST_EVENTS = setting('BENCH_TEST_EVENTS', 80);
 const SETTLE_MS = setting('BENCH_SETTLE_MS', 30_000);
 const WARMUP = 10;
@@ -176,72 +183,88 @@ async function healthyTraffic(t: Tenant, healthy: FaultReceiver): Promise<Map<st
   return written;
 }
 
-// Run 1: the baseline (and run 1b, the same, last).
+// Run 1: the baseline.
 const baselineRun = () =>
   run(async (_bench, demo, healthy) => {
     await warmUp(demo, healthy);
     return { written: await healthyTraffic(demo, healthy), receivers: { healthy } };
   });
-const baseline = await baselineRun();
 
 // Run 2: a hanging and a failing endpoint in the same shop.
-const sameShop = await run(async (bench, demo, healthy) => {
-  await warmUp(demo, healthy);
-  const hanging = await endpoint(bench, demo, 'hanging', answers.hang());
-  const failing = await endpoint(bench, demo, 'failing', answers.status(500));
-  return { written: await healthyTraffic(demo, healthy), receivers: { healthy, hanging, failing } };
-});
+const sameShopRun = () =>
+  run(async (bench, demo, healthy) => {
+    await warmUp(demo, healthy);
+    const hanging = await endpoint(bench, demo, 'hanging', answers.hang());
+    const failing = await endpoint(bench, demo, 'failing', answers.status(500));
+    return { written: await healthyTraffic(demo, healthy), receivers: { healthy, hanging, failing } };
+  });
 
 // Run 3: the hanging endpoint in another shop (the demo shop), sent test events; the healthy endpoint in shop B.
-const otherShop = await run(async (bench, demo) => {
-  const b = await newTenant('Shop B');
-  const healthy = await endpoint(bench, b, 'healthy-b', answers.ok());
-  await warmUp(b, healthy);
-  const hanging = await endpoint(bench, demo, 'hanging', answers.hang());
-  const testEvents = paced(TEST_EVENTS, (EVENTS * INTERVAL_MS) / TEST_EVENTS, async () => {
-    // Paced under the per-key rate limit; a 429 would be retried a second later.
-    for (let tries = 0; tries < 5; tries++) {
-      const r = await bench.api('POST', `/v1/webhook-endpoints/${hanging.id}/test`, undefined, demo.key);
-      if (r.status === 202) return;
-      if (r.status !== 429) throw new Error(`test event refused: ${r.status} ${JSON.stringify(r.json)}`);
-      await sleep(1000);
-    }
+const otherShopRun = () =>
+  run(async (bench, demo) => {
+    const b = await newTenant('Shop B');
+    const healthy = await endpoint(bench, b, 'healthy-b', answers.ok());
+    await warmUp(b, healthy);
+    const hanging = await endpoint(bench, demo, 'hanging', answers.hang());
+    const testEvents = paced(TEST_EVENTS, (EVENTS * INTERVAL_MS) / TEST_EVENTS, async () => {
+      // Paced under the per-key rate limit; a 429 would be retried a second later.
+      for (let tries = 0; tries < 5; tries++) {
+        const r = await bench.api('POST', `/v1/webhook-endpoints/${hanging.id}/test`, undefined, demo.key);
+        if (r.status === 202) return;
+        if (r.status !== 429) throw new Error(`test event refused: ${r.status} ${JSON.stringify(r.json)}`);
+        await sleep(1000);
+      }
+    });
+    await sleep(250); // shop A's test events are already queued when shop B's calls come
+    const written = await healthyTraffic(b, healthy);
+    await testEvents;
+    return { written, receivers: { healthy, hanging } };
   });
-  await sleep(250); // shop A's test events are already queued when shop B's calls come
-  const written = await healthyTraffic(b, healthy);
-  await testEvents;
-  return { written, receivers: { healthy, hanging } };
-});
 
-const baselineAgain = await baselineRun();
-const pooled: RunResult = { latencies: [...baseline.latencies, ...baselineAgain.latencies].sort((x, y) => x - y), receivers: {}, seconds: 0, stages: baseline.stages, requests: new Map() };
+type Config = '1' | '2' | '3';
+const RUN_OF: Record<Config, () => Promise<RunResult>> = { '1': baselineRun, '2': sameShopRun, '3': otherShopRun };
+// Each round starts with another run, so the machine's drift weighs on every run alike.
+const ORDERS: Config[][] = [['1', '2', '3'], ['2', '3', '1'], ['3', '1', '2']];
+const results: Record<Config, RunResult[]> = { '1': [], '2': [], '3': [] };
+for (let round = 0; round < ROUNDS; round++) for (const c of ORDERS[round % ORDERS.length] as Config[]) results[c].push(await RUN_OF[c]());
 
 const settleS = SETTLE_MS / 1000;
 const fmt = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : `> ${settleS} s`);
-const ratioOf = (x: number, base: number) => (Number.isFinite(x) && base > 0 ? `${(x / base).toFixed(2)}×` : '∞');
 const stats = (l: number[]) => ({ p50: percentile(l, 50), p90: percentile(l, 90), p99: percentile(l, 99), max: l[l.length - 1] ?? Infinity });
-const b = stats(pooled.latencies);
-const row = (label: string, r: RunResult, target: boolean) => {
-  const s = stats(r.latencies);
-  const delivered = r.latencies.filter(Number.isFinite).length;
-  const ok = delivered === r.latencies.length && s.p50 <= 1.5 * b.p50 && s.p90 <= 2 * b.p90;
-  return [label, `${delivered}/${r.latencies.length}`, fmt(s.p50), fmt(s.p90), fmt(s.p99), fmt(s.max), ratioOf(s.p50, b.p50), ratioOf(s.p90, b.p90), target ? 'p50 ≤ 1.5×, p90 ≤ 2×' : '', target ? verdict(ok) : ''];
+const LABELS: Record<Config, string> = { '1': '1. baseline: one healthy endpoint', '2': '2. + hanging and 500 endpoints, same shop', '3': `3. hanging endpoint in another shop (${TEST_EVENTS} test events)` };
+const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] ?? Infinity;
+/** Per round, a run's p50 and p90 over the same round's baseline; the verdict takes the median of the rounds. */
+const ratios = (c: Config) =>
+  results[c].map((r, i) => {
+    const s = stats(r.latencies);
+    const base = stats((results['1'][i] as RunResult).latencies);
+    return { p50: s.p50 / base.p50, p90: s.p90 / base.p90, delivered: r.latencies.every(Number.isFinite) };
+  });
+const x = (v: number) => (Number.isFinite(v) ? `${v.toFixed(2)}×` : '∞');
+const rows = (['1', '2', '3'] as Config[]).flatMap((c) =>
+  results[c].map((r, i) => {
+    const s = stats(r.latencies);
+    const q = ratios(c)[i];
+    return [`${LABELS[c]}, round ${i + 1}`, `${r.latencies.filter(Number.isFinite).length}/${r.latencies.length}`, fmt(s.p50), fmt(s.p90), fmt(s.p99), fmt(s.max), c === '1' ? '' : x(q?.p50 ?? Infinity), c === '1' ? '' : x(q?.p90 ?? Infinity)];
+  }),
+);
+printTable(`Noisy neighbour: healthy endpoint, event written → verified receipt, ms (${EVENTS} events, one every ${INTERVAL_MS} ms; ${ROUNDS} rounds)`, ['run', 'delivered', 'p50', 'p90', 'p99', 'max', 'p50 vs round\'s baseline', 'p90 vs round\'s baseline'], rows);
+const verdictRow = (c: Config) => {
+  const q = ratios(c);
+  const p50 = median(q.map((r) => r.p50));
+  const p90 = median(q.map((r) => r.p90));
+  return [LABELS[c], x(p50), x(p90), 'p50 ≤ 1.5×, p90 ≤ 2×', verdict(q.every((r) => r.delivered) && p50 <= 1.5 && p90 <= 2)];
 };
-printTable(`Noisy neighbour: healthy endpoint, event written → verified receipt, ms (${EVENTS} events, one every ${INTERVAL_MS} ms)`, ['run', 'delivered', 'p50', 'p90', 'p99', 'max', 'p50 vs baseline', 'p90 vs baseline', 'target', 'result'], [
-  row('1. baseline: one healthy endpoint', baseline, false),
-  row('1b. the same, after runs 2 and 3', baselineAgain, false),
-  row('baseline: runs 1 and 1b pooled', pooled, false),
-  row('2. + hanging and 500 endpoints, same shop', sameShop, true),
-  row(`3. hanging endpoint in another shop (${TEST_EVENTS} test events)`, otherShop, true),
-]);
+printTable(`Targets: the median over the ${ROUNDS} rounds of each run's ratio to its round's baseline`, ['run', 'p50 vs baseline', 'p90 vs baseline', 'target', 'result'], [verdictRow('2'), verdictRow('3')]);
 
 const count = (r: RunResult, name: string) => r.receivers[name]?.requests ?? 0;
-printTable('Requests the bad receivers got during the run', ['run', 'receiver', 'requests', 'target', 'result'], [
-  ['2', 'hanging (never answers; timeout 10 s)', count(sameShop, 'hanging'), `≤ ${HANGING_MAX}`, verdict(count(sameShop, 'hanging') <= HANGING_MAX)],
-  ['2', 'failing (answers 500)', count(sameShop, 'failing'), '', ''],
-  ['3', 'hanging, other shop', count(otherShop, 'hanging'), `≤ ${HANGING_MAX}`, verdict(count(otherShop, 'hanging') <= HANGING_MAX)],
+const most = (c: Config, name: string) => Math.max(...results[c].map((r) => count(r, name)));
+printTable('Requests the bad receivers got, the most in any one run', ['run', 'receiver', 'requests', 'target', 'result'], [
+  ['2', 'hanging (never answers; timeout 10 s)', most('2', 'hanging'), `≤ ${HANGING_MAX}`, verdict(most('2', 'hanging') <= HANGING_MAX)],
+  ['2', 'failing (answers 500)', most('2', 'failing'), '', ''],
+  ['3', 'hanging, other shop', most('3', 'hanging'), `≤ ${HANGING_MAX}`, verdict(most('3', 'hanging') <= HANGING_MAX)],
 ]);
-const runs: [string, RunResult][] = [['1', baseline], ['2', sameShop], ['3', otherShop], ['1b', baselineAgain]];
+const runs: [string, RunResult][] = (['1', '2', '3'] as Config[]).flatMap((c) => results[c].map((r, i): [string, RunResult] => [`${c}, round ${i + 1}`, r]));
 printTable(
   'Table requests during each run, per healthy event (the one DynamoDB Local serves ingest, fan-out, consumer, API and sweeper alike)',
   ['run', 'per event', 'by operation'],
@@ -253,5 +276,5 @@ printTable(
   runs.map(([n, r]) => [n, ...STAGES.map((st) => [50, 90].map((q) => percentile(r.stages[st], q).toFixed(0)).concat((r.stages[st].at(-1) ?? 0).toFixed(0)).join(' / '))]),
 );
 console.log(`\nRun times: ${runs.map(([n, r]) => `${n}: ${r.seconds.toFixed(0)} s`).join(', ')}. A run ends when the healthy receiver has all ${EVENTS} events, or ${settleS} s after the last write.`);
-const rejected = [baseline, sameShop, otherShop, baselineAgain].flatMap((r) => Object.values(r.receivers)).reduce((n, r) => n + r.rejected, 0);
+const rejected = runs.flatMap(([, r]) => Object.values(r.receivers)).reduce((n, r) => n + r.rejected, 0);
 if (rejected > 0) throw new Error(`${rejected} requests failed signature verification`);
