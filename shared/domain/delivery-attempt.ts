@@ -104,7 +104,8 @@ async function forEndpoint(deps: AttemptDeps, read: EndpointRecord | null, due: 
   const runway = newRunway<AttemptVerdict>(ctx, handsOn ? admission.defer.map(find) : [], pulled, (d) => (pulled ? LEFT_DUE : defer(deps, d, deps.now())));
   // …or, when none of ours is in flight, on the queue; the endpoint is marked, so the next success pulls due ones from the table.
   const waitOnQueue = !handsOn && !pulled && admission.defer.length > 0;
-  const marked = waitOnQueue && healthy && admission.deferUntil === null ? deps.endpoints.markBacklog(current, now.toISOString()).catch(() => undefined) : undefined;
+  const mark = waitOnQueue && healthy && admission.deferUntil === null && current.backlog_at === undefined;
+  const marked = mark ? deps.endpoints.markBacklog(current, now.toISOString()).catch(() => undefined) : undefined;
   for (const { deliveryId, lease } of admission.send) verdicts.set(deliveryId, attempt(deps, current, admission.health, find(deliveryId), lease, runway));
   for (const id of admission.circuitOpen) verdicts.set(id, later(() => recordNotSent(deps, find(id), now)));
   for (const id of admission.defer) verdicts.set(id, handsOn ? runway.verdict(id) : pulled ? LEFT_DUE : later(() => defer(deps, find(id), now, admission.deferUntil)));

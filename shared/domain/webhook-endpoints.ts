@@ -37,6 +37,8 @@ export interface EndpointRecord {
   lease_version: number;
   /** The last errors before the endpoint was disabled, for the owner's email. */
   last_errors?: string[];
+  /** Set while deliveries wait on the queue for a slot: the next success pulls due ones from the table (internal). */
+  backlog_at?: string;
 }
 
 export type EndpointChanges = Partial<Pick<EndpointRecord, 'url' | 'description' | 'events' | 'enabled' | 'disabled_reason' | 'failing_since' | 'health'>>;

@@ -15,7 +15,7 @@ import { DynamoEndpointStore, endpointFromItem, releaseInput } from './webhook-e
  *
  * The transaction expects what is usual: the row still at attempt N-1, our lease held, and,
  * after a success, a closed circuit and no backlog mark (both of which the success must
- * report). A backlog mark alone costs one more try that expects it. Anything else (a
+ * report). A backlog mark that came or went since the endpoint was read costs one more try. Anything else (a
  * duplicate, a lost lease, a circuit to close, a conflicting transaction) cancels it, and
  * the same changes are made as the separate writes, each conditional on its own and reading
  * back what it changed: nothing recorded twice, nothing lost.
@@ -31,19 +31,20 @@ export class DynamoAttemptLedger implements AttemptLedger {
 
   async finish(end: AttemptEnd): Promise<Finished> {
     const { delivery, update, endpoint, token, change } = end;
-    // After a success the endpoint is expected closed and unmarked; a backlog mark is taken in one more try.
-    const expectations = change.succeeded ? [USUAL, MARKED] : [undefined];
-    for (const expect of expectations) {
+    // After a success the endpoint is expected closed, with the backlog mark as read; if the mark came or went, one more try.
+    let expect = change.succeeded ? (endpoint.backlog_at === undefined ? USUAL : MARKED) : undefined;
+    for (let tries = 0; tries < 2; tries++) {
       const outcome = await this.tryTransaction(end, expect);
       if (outcome === 'done') return { recorded: true, released: { circuitBefore: change.succeeded ? 'closed' : endpoint.health.circuit, handedOver: change.handOver !== undefined, backlog: expect === MARKED } };
       if (outcome === 'duplicate') return { recorded: false, released: await this.endpoints.release(endpoint, delivery.id, token, change) };
-      if (outcome !== 'marked') break;
+      if (outcome === 'other') break;
+      expect = outcome === 'marked' ? MARKED : USUAL;
     }
     return { recorded: await this.deliveries.recordAttempt(delivery, update), released: await this.endpoints.release(endpoint, delivery.id, token, change) };
   }
 
-  /** One try: done, or why it was cancelled (the row had moved on; only a backlog mark differed; anything else). */
-  private async tryTransaction(end: AttemptEnd, expect: Expectation | undefined): Promise<'done' | 'duplicate' | 'marked' | 'other'> {
+  /** One try: done, or why it was cancelled (the row had moved on; only the backlog mark differed, there or not; anything else). */
+  private async tryTransaction(end: AttemptEnd, expect: Expectation | undefined): Promise<'done' | 'duplicate' | 'marked' | 'unmarked' | 'other'> {
     const { delivery, update, endpoint, token, change } = end;
     const inc = statsIncrement(update.entry, update.status);
     const table = { TableName: this.db.tableName };
@@ -63,12 +64,12 @@ export class DynamoAttemptLedger implements AttemptLedger {
       const [row, gate] = err.CancellationReasons ?? [];
       // Recorded already (by another consumer after our lease expired): only the lease is ours to end.
       if (row?.Code === 'ConditionalCheckFailed') return 'duplicate';
-      if (expect !== USUAL || gate?.Code !== 'ConditionalCheckFailed' || !gate.Item) return 'other';
+      if (!expect || gate?.Code !== 'ConditionalCheckFailed' || !gate.Item) return 'other';
       // The SDK leaves this item marshalled, even through the document client.
-      const item = unmarshall(gate.Item);
-      const current = endpointFromItem(item);
-      const onlyMarked = item.backlog_at !== undefined && current.health.circuit === 'closed' && current.leases[delivery.id]?.token === token && (!change.handOver || !current.leases[change.handOver.deliveryId]);
-      return onlyMarked ? 'marked' : 'other';
+      const current = endpointFromItem(unmarshall(gate.Item));
+      const usual = current.health.circuit === 'closed' && current.leases[delivery.id]?.token === token && (!change.handOver || !current.leases[change.handOver.deliveryId]);
+      const mark = current.backlog_at === undefined ? 'unmarked' : 'marked';
+      return usual && (mark === 'marked') !== (expect === MARKED) ? mark : 'other';
     }
   }
 }

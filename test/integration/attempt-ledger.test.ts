@@ -115,6 +115,19 @@ describe('attempt ledger (DynamoDB Local)', () => {
     expect(await statsOf(endpoint)).toEqual({ attempts: 1, succeeded: 1 });
   });
 
+  it('a success on an endpoint read with its backlog mark takes it in one transaction', async () => {
+    const { rows, endpoint, lease } = await setUp(1);
+    const first = rows[0] as DeliveryRecord;
+    await endpoints.markBacklog(endpoint, new Date().toISOString());
+    const read = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;
+    expect(read.backlog_at).toBeDefined();
+    let finished;
+    const sent = await requests(async () => (finished = await ledger.finish({ delivery: first, update: update(true), endpoint: read, token: lease(first).token, change: change(read, true) })));
+    expect(sent).toEqual(['TransactWriteItems']);
+    expect(finished).toMatchObject({ recorded: true, released: { backlog: true } });
+    expect(await endpoints.get(endpoint.shop_id, endpoint.id)).not.toHaveProperty('backlog_at');
+  });
+
   it('a probe that succeeds reports the circuit it closed', async () => {
     const { rows, endpoint, lease } = await setUp(1);
     const first = rows[0] as DeliveryRecord;
