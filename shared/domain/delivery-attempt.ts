@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { logger } from '../logger';
-import { admit, afterAttempt, MAX_IN_FLIGHT, type Admission, type EndpointHealth, type Lease } from '../webhooks/circuit';
+import { admit, afterAttempt, heldClosed, MAX_IN_FLIGHT, olderAttemptUnresolved, type Admission, type EndpointHealth, type Lease } from '../webhooks/circuit';
 import { decide, isSlowDown, sweepGraceMs, type Outcome } from '../webhooks/policy';
 import type { SendResult } from '../webhooks/sender';
 import { signedHeaders } from '../webhooks/signer';
@@ -182,7 +182,8 @@ async function attemptOnce(deps: AttemptDeps, endpoint: EndpointRecord, health: 
   const outcome = decide(n, result, deps.timeScale);
   const succeeded = outcome.kind === 'succeeded';
   const retryAfterMs = isSlowDown(result.status) ? result.retryAfterMs : null;
-  const after = afterAttempt(health, { succeeded, probe: lease.probe, retryAfterMs, unanswered: result.status === null }, deps.now().getTime(), deps.timeScale);
+  let after = afterAttempt(health, { succeeded, probe: lease.probe, retryAfterMs, unanswered: result.status === null }, deps.now().getTime(), deps.timeScale);
+  if (after.circuit === 'open' && health.circuit === 'closed' && (await olderAttemptPending(deps, endpoint, delivery.id, now))) after = heldClosed(after, health);
   const next = planNext(deps, outcome, now, after.circuit !== 'closed');
   const error = result.error ?? (succeeded ? null : `HTTP ${result.status}`);
   const entry: AttemptRecord = { attempt: n, at: now.toISOString(), status: result.status, duration_ms: result.durationMs, error, response_snippet: result.snippet };
@@ -223,6 +224,12 @@ async function attemptOnce(deps: AttemptDeps, endpoint: EndpointRecord, health: 
   });
   await disableIfDue(deps, endpoint, outcome, [...delivery.history, entry], now);
   return next.at ? 'retry_scheduled' : 'failed';
+}
+
+/** This failure would open the circuit: is an attempt that started before it still unanswered (read afresh)? */
+async function olderAttemptPending(deps: AttemptDeps, endpoint: EndpointRecord, deliveryId: string, startedAt: Date): Promise<boolean> {
+  const current = await deps.endpoints.get(endpoint.shop_id, endpoint.id).catch(() => null);
+  return current !== null && olderAttemptUnresolved(current.leases, deliveryId, startedAt.getTime(), leaseMs(deps.settings.timeoutMs), deps.now().getTime());
 }
 
 /** Due while the circuit is open: the attempt is recorded as not sent and the delivery goes on along its schedule. */

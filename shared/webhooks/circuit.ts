@@ -152,6 +152,21 @@ export function afterAttempt(health: EndpointHealth, signal: AttemptSignal, now:
   return { ...failed, circuit: 'open', probe_interval_ms: interval, next_probe_at: new Date(now + interval).toISOString() };
 }
 
+/**
+ * Whether another attempt of the endpoint, started before `startedAt`, is still unresolved
+ * (its lease is live). Its answer may have come before ours and be a success not yet
+ * written: a failure that would open the circuit then waits for it (counts, but does not
+ * open), so "consecutive" follows the order the receiver answered, not the order of writes.
+ */
+export function olderAttemptUnresolved(leases: Record<string, Lease>, deliveryId: string, startedAt: number, leaseMs: number, now: number): boolean {
+  return Object.entries(leases).some(([id, l]) => id !== deliveryId && isLive(l, now) && l.until - leaseMs < startedAt);
+}
+
+/** The health after a failure that may not open the circuit yet: counted, the circuit as it was. */
+export function heldClosed(after: EndpointHealth, before: EndpointHealth): EndpointHealth {
+  return { ...after, circuit: before.circuit, next_probe_at: before.next_probe_at, probe_interval_ms: before.probe_interval_ms };
+}
+
 /** What the API shows of the circuit. */
 export function toHealthResource(h: EndpointHealth): Resource<'endpointHealth'> {
   return {

@@ -2,6 +2,8 @@ import {
   admit,
   afterAttempt,
   CIRCUIT_THRESHOLD,
+  heldClosed,
+  olderAttemptUnresolved,
   FIRST_PROBE_INTERVAL_MS,
   HEALTHY,
   IN_FLIGHT_WHILE_FAILING,
@@ -150,5 +152,25 @@ describe('deferral (over the in-flight limit)', () => {
     expect([1, 2, 3, 4].map((n) => deferDelayMs(1000, n, mid))).toEqual([1000, 2000, 4000, MAX_DEFER_MS]);
     expect(deferDelayMs(1000, 50, mid)).toBe(MAX_DEFER_MS);
     expect([deferDelayMs(1000, 1, () => 0), deferDelayMs(1000, 1, () => 1)]).toEqual([800, 1200]);
+  });
+});
+
+describe('opening the circuit in the order the receiver answered', () => {
+  const LEASE_MS = 15_000;
+  const taken = (at: number): Lease => ({ until: at + LEASE_MS, token: 't', probe: false });
+
+  it('holds the opening while an attempt that started earlier is unanswered; not for later or ended ones', () => {
+    const startedAt = NOW - 100;
+    expect(olderAttemptUnresolved({ mine: taken(startedAt), older: taken(startedAt - 50) }, 'mine', startedAt, LEASE_MS, NOW)).toBe(true);
+    expect(olderAttemptUnresolved({ mine: taken(startedAt), newer: taken(startedAt + 50) }, 'mine', startedAt, LEASE_MS, NOW)).toBe(false);
+    expect(olderAttemptUnresolved({ mine: taken(startedAt), expired: taken(NOW - LEASE_MS - 1) }, 'mine', startedAt, LEASE_MS, NOW)).toBe(false);
+    expect(olderAttemptUnresolved({ mine: taken(startedAt) }, 'mine', startedAt, LEASE_MS, NOW)).toBe(false);
+  });
+
+  it('a held failure is counted with the circuit as it was', () => {
+    const before: EndpointHealth = { ...HEALTHY, consecutive_failures: CIRCUIT_THRESHOLD - 1 };
+    const after = afterAttempt(before, { succeeded: false, probe: false, retryAfterMs: null }, NOW, 1);
+    expect(after.circuit).toBe('open');
+    expect(heldClosed(after, before)).toMatchObject({ circuit: 'closed', consecutive_failures: CIRCUIT_THRESHOLD, next_probe_at: null, probe_interval_ms: null });
   });
 });
