@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { logger } from '../logger';
-import { admit, afterAttempt, heldClosed, MAX_IN_FLIGHT, olderAttemptUnresolved, type Admission, type EndpointHealth, type Lease } from '../webhooks/circuit';
+import { admit, afterAttempt, CIRCUIT_THRESHOLD, heldClosed, MAX_IN_FLIGHT, olderAttemptUnresolved, type Admission, type EndpointHealth, type Lease } from '../webhooks/circuit';
 import { decide, isSlowDown, sweepGraceMs, type Outcome } from '../webhooks/policy';
 import type { SendResult } from '../webhooks/sender';
 import { signedHeaders } from '../webhooks/signer';
@@ -183,7 +183,7 @@ async function attemptOnce(deps: AttemptDeps, endpoint: EndpointRecord, health: 
   const succeeded = outcome.kind === 'succeeded';
   const retryAfterMs = isSlowDown(result.status) ? result.retryAfterMs : null;
   let after = afterAttempt(health, { succeeded, probe: lease.probe, retryAfterMs, unanswered: result.status === null }, deps.now().getTime(), deps.timeScale);
-  if (after.circuit === 'open' && health.circuit === 'closed' && (await olderAttemptPending(deps, endpoint, delivery.id, now))) after = heldClosed(after, health);
+  if (after.circuit === 'open' && health.circuit === 'closed' && !(await mayOpen(deps, endpoint, delivery.id, now))) after = heldClosed(after, health);
   const next = planNext(deps, outcome, now, after.circuit !== 'closed');
   const error = result.error ?? (succeeded ? null : `HTTP ${result.status}`);
   const entry: AttemptRecord = { attempt: n, at: now.toISOString(), status: result.status, duration_ms: result.durationMs, error, response_snippet: result.snippet };
@@ -226,10 +226,15 @@ async function attemptOnce(deps: AttemptDeps, endpoint: EndpointRecord, health: 
   return next.at ? 'retry_scheduled' : 'failed';
 }
 
-/** This failure would open the circuit: is an attempt that started before it still unanswered (read afresh)? */
-async function olderAttemptPending(deps: AttemptDeps, endpoint: EndpointRecord, deliveryId: string, startedAt: Date): Promise<boolean> {
+/**
+ * This failure would open the circuit by the count the batch read. Read afresh: it opens
+ * only if the stored count still makes it the threshold (a success since may have reset
+ * it) and no attempt that started before it is unanswered (its success may not be written yet).
+ */
+async function mayOpen(deps: AttemptDeps, endpoint: EndpointRecord, deliveryId: string, startedAt: Date): Promise<boolean> {
   const current = await deps.endpoints.get(endpoint.shop_id, endpoint.id).catch(() => null);
-  return current !== null && olderAttemptUnresolved(current.leases, deliveryId, startedAt.getTime(), leaseMs(deps.settings.timeoutMs), deps.now().getTime());
+  if (!current || current.health.consecutive_failures + 1 < CIRCUIT_THRESHOLD) return false;
+  return !olderAttemptUnresolved(current.leases, deliveryId, startedAt.getTime(), leaseMs(deps.settings.timeoutMs), deps.now().getTime());
 }
 
 /** Due while the circuit is open: the attempt is recorded as not sent and the delivery goes on along its schedule. */
