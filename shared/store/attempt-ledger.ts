@@ -14,9 +14,9 @@ import { DynamoEndpointStore, endpointFromItem, releaseInput } from './webhook-e
  * is one table request per delivery on the hot path, where it used to be three.
  *
  * The transaction expects what is usual: the row still at attempt N-1, our lease held, and,
- * after a success, a closed circuit and no backlog mark (both of which the success must
- * report). A backlog mark that came or went since the endpoint was read costs one more try. Anything else (a
- * duplicate, a lost lease, a circuit to close, a conflicting transaction) cancels it, and
+ * after a success, a closed circuit and the backlog mark as read (both of which the success
+ * must report); a mark that came or went since the read costs one more try. Anything else
+ * (a duplicate, a lost lease, a circuit to close, a conflicting transaction) cancels it, and
  * the same changes are made as the separate writes, each conditional on its own and reading
  * back what it changed: nothing recorded twice, nothing lost.
  */
