@@ -6,7 +6,7 @@ import type { SendResult } from '../webhooks/sender';
 import { signedHeaders } from '../webhooks/signer';
 import { messageOf, type AttemptRecord, type DeliveryMessage, type DeliveryRecord } from './deliveries';
 import type { AttemptDeps, AttemptInputs, AttemptUpdate } from './delivery-ports';
-import { newBatchContext, newRunway, settlePulled, type BatchContext, type Due, type Runway } from './delivery-runway';
+import { awaitAdmissions, newBatchContext, newRunway, settlePulled, type BatchContext, type Due, type Runway } from './delivery-runway';
 import { disableIfDue } from './endpoint-failure';
 import { toEventResource, type EventRecord } from './events';
 import { signingSecrets, type EndpointRecord } from './webhook-endpoints';
@@ -56,6 +56,7 @@ export async function deliverBatch(deps: AttemptDeps, messages: DeliveryMessage[
     return read;
   });
   const byDelivery = new Map<string, Promise<AttemptVerdict>>();
+  awaitAdmissions(ctx, groups.size);
   for (const { endpoint, due } of groups.values()) {
     const settled = forEndpoint(deps, endpoint, due, ctx, false);
     due.forEach((d) => byDelivery.set(d.delivery.id, settled.then((verdicts) => verdicts.get(d.delivery.id) as Promise<AttemptVerdict>)));
@@ -78,14 +79,21 @@ function readDue(inputs: AttemptInputs, message: DeliveryMessage): Due | 'missin
 /** `pulled`: the deliveries were read from the table, not given by messages; they have wake-ups of their own, so none goes back on the queue. */
 async function forEndpoint(deps: AttemptDeps, read: EndpointRecord | null, due: Due[], ctx: BatchContext, pulled: boolean): Promise<Map<string, Promise<AttemptVerdict>>> {
   const first = due[0] as Due;
-  const endpoint = read ?? (await deps.endpoints.get(first.delivery.shop_id, first.delivery.endpoint_id));
   const now = deps.now();
-  const admitted = endpoint?.enabled ? await admitOn(deps, endpoint, due, now.getTime()) : null;
+  let admitted: Awaited<ReturnType<typeof admitOn>>;
+  try {
+    const endpoint = read ?? (await deps.endpoints.get(first.delivery.shop_id, first.delivery.endpoint_id));
+    admitted = endpoint?.enabled ? await admitOn(deps, endpoint, due, now.getTime()) : null;
+  } finally {
+    if (!pulled) ctx.admitted();
+  }
+  // What sends nothing waits until the batch's admissions are written.
+  const later = (write: () => Promise<AttemptVerdict>) => ctx.admissions.then(write);
   const verdicts = new Map<string, Promise<AttemptVerdict>>();
   for (const d of due) {
     const id = d.delivery.id;
-    if (!admitted) verdicts.set(id, deps.deliveries.cancel(d.delivery).then(() => 'cancelled'));
-    else if (!admitted.admission) verdicts.set(id, pulled ? LEFT_DUE : defer(deps, d, now));
+    if (!admitted) verdicts.set(id, later(() => deps.deliveries.cancel(d.delivery).then(() => 'cancelled')));
+    else if (!admitted.admission) verdicts.set(id, pulled ? LEFT_DUE : later(() => defer(deps, d, now)));
   }
   if (!admitted?.admission) return verdicts;
   const { endpoint: current, admission } = admitted;
@@ -99,8 +107,8 @@ async function forEndpoint(deps: AttemptDeps, read: EndpointRecord | null, due: 
   const mark = waitOnQueue && healthy && admission.deferUntil === null && current.backlog_at === undefined;
   const marked = mark ? deps.endpoints.markBacklog(current, now.toISOString()).catch(() => undefined) : undefined;
   for (const { deliveryId, lease } of admission.send) verdicts.set(deliveryId, attempt(deps, current, admission.health, find(deliveryId), lease, runway));
-  for (const id of admission.circuitOpen) verdicts.set(id, recordNotSent(deps, find(id), now));
-  for (const id of admission.defer) verdicts.set(id, handsOn ? runway.verdict(id) : pulled ? LEFT_DUE : defer(deps, find(id), now, admission.deferUntil));
+  for (const id of admission.circuitOpen) verdicts.set(id, later(() => recordNotSent(deps, find(id), now)));
+  for (const id of admission.defer) verdicts.set(id, handsOn ? runway.verdict(id) : pulled ? LEFT_DUE : later(() => defer(deps, find(id), now, admission.deferUntil)));
   for (const id of admission.inFlight) verdicts.set(id, Promise.resolve('in_flight'));
   await marked;
   return verdicts;

@@ -19,9 +19,29 @@ export interface BatchContext {
   deadline: number;
   /** Work on pulled deliveries: the batch ends only when it has settled. */
   pulled: Promise<unknown>[];
+  /**
+   * Resolves once every endpoint of the batch has been admitted on. The writes that send
+   * nothing (`circuit_open` records, deferrals, cancellations) wait for it, so the admissions,
+   * and the requests behind them, are not queued behind bookkeeping at the table.
+   */
+  admissions: Promise<void>;
+  /** One endpoint of the batch is admitted on (or gave up trying). */
+  admitted(): void;
 }
 
-export const newBatchContext = (now: number): BatchContext => ({ taken: new Set(), deadline: now + RUNWAY_MS, pulled: [] });
+export function newBatchContext(now: number): BatchContext {
+  return { taken: new Set(), deadline: now + RUNWAY_MS, pulled: [], admissions: Promise.resolve(), admitted: () => undefined };
+}
+
+/** The batch's endpoints are known: the bookkeeping waits until each of the `count` is admitted on. */
+export function awaitAdmissions(ctx: BatchContext, count: number): void {
+  let left = count;
+  let open: () => void = () => undefined;
+  ctx.admissions = left > 0 ? new Promise<void>((resolve) => (open = resolve)) : Promise.resolve();
+  ctx.admitted = () => {
+    if (--left === 0) open();
+  };
+}
 
 /** Waits for the pulled work, including what that work pulled in turn. */
 export async function settlePulled(ctx: BatchContext): Promise<void> {
