@@ -156,20 +156,32 @@ export function listingOncePerBatch<D extends FanOutDeps>(deps: D): D {
   return { ...deps, endpoints: { ...deps.endpoints, list } };
 }
 
+/** Answering as far as the endpoint's last attempts tell: its circuit closed and no failure since its last success. */
+const answering = (e: EndpointRecord): boolean => e.health.circuit === 'closed' && e.health.consecutive_failures === 0;
+
 /**
  * One delivery row per subscribed endpoint, then one queue message per row. Row ids derive
  * from event and endpoint, so a retried stream batch finds its rows and only re-sends
  * those never attempted: a crash between writing rows and sending loses nothing.
+ *
+ * Endpoints that answer go first, rows and messages, and failing ones after: a failing
+ * receiver's rows do not hold back a healthy receiver's message, and its messages queue
+ * behind the healthy ones' (one more queue request per event, only while one fails).
  */
 export async function fanOut(deps: FanOutDeps, event: EventRecord): Promise<number> {
   const endpoints = (await deps.endpoints.list(event.shop_id)).filter((e) => isSubscribed(e, event) && existedAt(e, event));
   if (endpoints.length === 0) return 0;
   const now = deps.now();
   const grace = sweepGraceMs(deps.timeScale);
-  const rows = endpoints.map((e) => newDelivery(event, e.id, derivedId('dlv', idTime(event.id), `${event.id}/${e.id}`), 'fanout', now, grace));
-  const toSend = await deps.deliveries.createMissing(rows);
-  await deps.queue.send(toSend.map((d) => messageOf(d)));
-  return toSend.length;
+  const rowOf = (e: EndpointRecord) => newDelivery(event, e.id, derivedId('dlv', idTime(event.id), `${event.id}/${e.id}`), 'fanout', now, grace);
+  let sent = 0;
+  for (const wave of [endpoints.filter(answering), endpoints.filter((e) => !answering(e))]) {
+    if (wave.length === 0) continue;
+    const toSend = await deps.deliveries.createMissing(wave.map(rowOf));
+    await deps.queue.send(toSend.map((d) => messageOf(d)));
+    sent += toSend.length;
+  }
+  return sent;
 }
 
 export interface EventReader {

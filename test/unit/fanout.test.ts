@@ -1,9 +1,11 @@
 import { fanOut, listingOncePerBatch, type DeliveryMessage, type DeliveryRecord, type FanOutDeps } from '../../shared/domain/deliveries';
 import { newEvent } from '../../shared/domain/events';
 import type { EndpointRecord } from '../../shared/domain/webhook-endpoints';
+import { HEALTHY, type EndpointHealth } from '../../shared/webhooks/circuit';
 
 const created = '2026-11-01T00:00:00.000Z';
-const endpoint = (id: string, shopId: string, events: string[]) => ({ id, shop_id: shopId, enabled: true, events, created_at: created }) as unknown as EndpointRecord;
+const endpoint = (id: string, shopId: string, events: string[], health: EndpointHealth = HEALTHY) =>
+  ({ id, shop_id: shopId, enabled: true, events, created_at: created, health }) as unknown as EndpointRecord;
 
 function fakeDeps(): FanOutDeps & { lists: string[]; queued: DeliveryMessage[] } {
   const lists: string[] = [];
@@ -40,5 +42,30 @@ describe('fan-out of a stream batch', () => {
     // Another batch reads again: endpoints may have changed in between.
     await fanOut(listingOncePerBatch(deps), events[0] as never);
     expect(deps.lists).toHaveLength(3);
+  });
+
+  it('writes and enqueues the answering endpoints\' deliveries before the failing ones\'', async () => {
+    const failing: EndpointHealth = { ...HEALTHY, consecutive_failures: 2, last_failure_at: created };
+    const open: EndpointHealth = { ...failing, circuit: 'open', consecutive_failures: 5, next_probe_at: created, probe_interval_ms: 15_000 };
+    const steps: string[] = [];
+    const deps: FanOutDeps = {
+      endpoints: {
+        list: async () => [
+          endpoint('we_open', 'shop_a', ['*'], open),
+          endpoint('we_ok', 'shop_a', ['*']),
+          endpoint('we_failing', 'shop_a', ['*'], failing),
+          endpoint('we_ok2', 'shop_a', ['*']),
+        ],
+      },
+      deliveries: {
+        createMissing: async (rows: DeliveryRecord[]) => (steps.push(`rows ${rows.map((r) => r.endpoint_id).join(',')}`), rows),
+      } as unknown as FanOutDeps['deliveries'],
+      queue: { send: async (messages) => void steps.push(`send ${messages.map((m) => m.endpoint_id).join(',')}`) },
+      timeScale: 1,
+      now: () => new Date('2026-11-22T10:00:00.000Z'),
+    };
+    const event = newEvent('shop_a', 'call.completed', { id: 'call_1' }, new Date('2026-11-22T09:00:00.000Z'));
+    expect(await fanOut(deps, event)).toBe(4);
+    expect(steps).toEqual(['rows we_ok,we_ok2', 'send we_ok,we_ok2', 'rows we_open,we_failing', 'send we_open,we_failing']);
   });
 });
