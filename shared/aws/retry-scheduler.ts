@@ -1,9 +1,7 @@
 import { ConflictException, CreateScheduleCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
 import type { DeliveryMessage } from '../domain/deliveries';
 import type { RetryScheduler } from '../domain/delivery-ports';
-import type { SqsDeliveryQueue } from './sqs-queue';
-
-export const SQS_MAX_DELAY_MS = 15 * 60 * 1000;
+import { SqsQueueDelays, type SqsDeliveryQueue } from './sqs-queue';
 
 export interface SchedulerTarget {
   groupName: string;
@@ -27,20 +25,24 @@ export const scheduleName = (m: DeliveryMessage): string => `${m.delivery_id}-a$
  * that delete themselves after firing (within the minute, fine at 30m and beyond).
  */
 export class AwsRetryScheduler implements RetryScheduler {
+  private readonly delays: SqsQueueDelays;
+
   constructor(
-    private readonly queue: SqsDeliveryQueue,
+    queue: SqsDeliveryQueue,
     private readonly scheduler: SchedulerClient,
     private readonly target: SchedulerTarget,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.delays = new SqsQueueDelays(queue, now);
+  }
 
   needsSchedule(delayMs: number): boolean {
-    return delayMs > SQS_MAX_DELAY_MS;
+    return this.delays.needsSchedule(delayMs);
   }
 
   async schedule(message: DeliveryMessage, at: Date): Promise<void> {
     const delayMs = at.getTime() - this.now();
-    if (!this.needsSchedule(delayMs)) return this.queue.sendDelayed(message, delayMs / 1000);
+    if (!this.needsSchedule(delayMs)) return this.delays.schedule(message, at);
     try {
       await this.scheduler.send(
         new CreateScheduleCommand({

@@ -1,5 +1,8 @@
 import { SendMessageBatchCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DeliveryMessage, DeliveryQueue } from '../domain/deliveries';
+import type { RetryScheduler } from '../domain/delivery-ports';
+
+export const SQS_MAX_DELAY_MS = 15 * 60 * 1000;
 
 /** The delivery queue. Messages carry ids only; the consumer reads the rest from the table. */
 export class SqsDeliveryQueue implements DeliveryQueue {
@@ -25,5 +28,27 @@ export class SqsDeliveryQueue implements DeliveryQueue {
     await this.sqs.send(
       new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: JSON.stringify(message), DelaySeconds: Math.min(900, Math.max(0, Math.ceil(delaySeconds))) }),
     );
+  }
+}
+
+/**
+ * The wake-ups the queue alone can give: a delayed message, up to its 15-minute limit.
+ * Past it a caller needs a schedule (the consumer's AwsRetryScheduler) or leaves the row
+ * to the sweeper (the fan-out, whose deliveries it holds back have an open circuit).
+ */
+export class SqsQueueDelays implements Pick<RetryScheduler, 'schedule' | 'needsSchedule'> {
+  constructor(
+    private readonly queue: SqsDeliveryQueue,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  needsSchedule(delayMs: number): boolean {
+    return delayMs > SQS_MAX_DELAY_MS;
+  }
+
+  async schedule(message: DeliveryMessage, at: Date): Promise<void> {
+    const delayMs = at.getTime() - this.now();
+    if (this.needsSchedule(delayMs)) throw new Error(`a wake-up ${Math.round(delayMs / 1000)} s out is past the queue's delay limit: it needs a schedule`);
+    await this.queue.sendDelayed(message, delayMs / 1000);
   }
 }

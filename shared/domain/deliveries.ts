@@ -7,6 +7,9 @@ import type { EndpointRecord } from './webhook-endpoints';
 import { SWEEP_GRACE_MS, sweepGraceMs } from '../webhooks/policy';
 import { isOpenStatus, type DeliveryStatus } from './delivery-status';
 import type { EventType } from './event-types';
+import { notSentAttempt, withAttempt, type NextAttempt } from './attempt-plan';
+import type { RetryScheduler } from './delivery-ports';
+import { holdsBack } from '../webhooks/circuit';
 
 export type { DeliveryStatus } from './delivery-status';
 
@@ -138,6 +141,8 @@ export interface FanOutDeps {
   endpoints: { list(shopId: string): Promise<EndpointRecord[]> };
   deliveries: DeliveryStore;
   queue: DeliveryQueue;
+  /** Wakes a delivery whose first attempt the open circuit held back, at its second. */
+  scheduler: Pick<RetryScheduler, 'schedule' | 'needsSchedule'>;
   timeScale: number;
   now: () => Date;
 }
@@ -167,6 +172,9 @@ const answering = (e: EndpointRecord): boolean => e.health.circuit === 'closed' 
  * Endpoints that answer go first, rows and messages, and failing ones after: a failing
  * receiver's rows do not hold back a healthy receiver's message, and its messages queue
  * behind the healthy ones' (one more queue request per event, only while one fails).
+ * An endpoint whose circuit is open with no probe due gets its row with the first attempt
+ * already recorded as `circuit_open` (what the consumer would record) and a message for
+ * the second: a dead receiver costs the consumer nothing until then.
  */
 export async function fanOut(deps: FanOutDeps, event: EventRecord): Promise<number> {
   const endpoints = (await deps.endpoints.list(event.shop_id)).filter((e) => isSubscribed(e, event) && existedAt(e, event));
@@ -174,14 +182,28 @@ export async function fanOut(deps: FanOutDeps, event: EventRecord): Promise<numb
   const now = deps.now();
   const grace = sweepGraceMs(deps.timeScale);
   const rowOf = (e: EndpointRecord) => newDelivery(event, e.id, derivedId('dlv', idTime(event.id), `${event.id}/${e.id}`), 'fanout', now, grace);
+  const held = (e: EndpointRecord) => holdsBack(e.health, now.getTime());
   let sent = 0;
-  for (const wave of [endpoints.filter(answering), endpoints.filter((e) => !answering(e))]) {
+  for (const wave of [endpoints.filter(answering), endpoints.filter((e) => !answering(e) && !held(e))]) {
     if (wave.length === 0) continue;
     const toSend = await deps.deliveries.createMissing(wave.map(rowOf));
     await deps.queue.send(toSend.map((d) => messageOf(d)));
     sent += toSend.length;
   }
+  const heldBack = endpoints.filter(held).map((e) => heldRow(deps, rowOf(e), now));
+  if (heldBack.length === 0) return sent;
+  // Rows written by an earlier try of this batch come back only if never attempted; these were, so the sweeper is their net.
+  const created = await deps.deliveries.createMissing(heldBack.map((h) => h.row));
+  for (const { row, next } of heldBack.filter((h) => created.some((c) => c.id === h.row.id))) {
+    if (next.schedule && next.at) await deps.scheduler.schedule(messageOf(row), next.at);
+  }
   return sent;
+}
+
+/** The row of an endpoint whose open circuit holds its first attempt back: recorded as not sent, the second planned. */
+function heldRow(deps: FanOutDeps, row: DeliveryRecord, now: Date): { row: DeliveryRecord; next: NextAttempt } {
+  const { update, next } = notSentAttempt(row, deps.scheduler, deps.timeScale, now);
+  return { row: withAttempt(row, update), next };
 }
 
 export interface EventReader {

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { logger } from '../logger';
 import { admit, afterAttempt, CIRCUIT_THRESHOLD, heldClosed, MAX_IN_FLIGHT, olderAttemptUnresolved, type Admission, type EndpointHealth, type Lease } from '../webhooks/circuit';
-import { decide, isSlowDown, sweepGraceMs, type Outcome } from '../webhooks/policy';
+import { decide, isSlowDown } from '../webhooks/policy';
+import { attemptUpdate, notSentAttempt, planNext } from './attempt-plan';
 import type { SendResult } from '../webhooks/sender';
 import { signedHeaders } from '../webhooks/signer';
 import { messageOf, type AttemptRecord, type DeliveryMessage, type DeliveryRecord } from './deliveries';
-import type { AttemptDeps, AttemptInputs, AttemptUpdate } from './delivery-ports';
+import type { AttemptDeps, AttemptInputs } from './delivery-ports';
 import { awaitAdmissions, newBatchContext, newRunway, settlePulled, type BatchContext, type Due, type Runway } from './delivery-runway';
 import { disableIfDue } from './endpoint-failure';
 import { toEventResource, type EventRecord } from './events';
@@ -21,9 +22,6 @@ export type AttemptVerdict =
   | 'cancelled'
   | 'duplicate'
   | 'missing';
-
-/** `last_error` of an attempt that fell due while the endpoint's circuit was open: recorded, not sent. */
-export const CIRCUIT_OPEN = 'circuit_open';
 
 /** A lease outlives the request it covers by the time to read and record around it. */
 const leaseMs = (timeoutMs: number) => timeoutMs + 5_000;
@@ -184,7 +182,7 @@ async function attemptOnce(deps: AttemptDeps, endpoint: EndpointRecord, health: 
   const retryAfterMs = isSlowDown(result.status) ? result.retryAfterMs : null;
   let after = afterAttempt(health, { succeeded, probe: lease.probe, retryAfterMs, unanswered: result.status === null }, deps.now().getTime(), deps.timeScale);
   if (after.circuit === 'open' && health.circuit === 'closed' && !(await mayOpen(deps, endpoint, delivery.id, now))) after = heldClosed(after, health);
-  const next = planNext(deps, outcome, now, after.circuit !== 'closed');
+  const next = planNext(deps.scheduler, deps.timeScale, outcome, now, after.circuit !== 'closed');
   const error = result.error ?? (succeeded ? null : `HTTP ${result.status}`);
   const entry: AttemptRecord = { attempt: n, at: now.toISOString(), status: result.status, duration_ms: result.durationMs, error, response_snippet: result.snippet };
   const opens = after.circuit === 'open' && (health.circuit !== 'open' || lease.probe);
@@ -239,12 +237,9 @@ async function mayOpen(deps: AttemptDeps, endpoint: EndpointRecord, deliveryId: 
 
 /** Due while the circuit is open: the attempt is recorded as not sent and the delivery goes on along its schedule. */
 async function recordNotSent(deps: AttemptDeps, due: Due, now: Date): Promise<AttemptVerdict> {
-  const n = due.delivery.attempts + 1;
-  const outcome = decide(n, { status: null, error: CIRCUIT_OPEN, retryAfterMs: null }, deps.timeScale);
-  const next = planNext(deps, outcome, now, true);
-  const entry: AttemptRecord = { attempt: n, at: now.toISOString(), status: null, duration_ms: 0, error: CIRCUIT_OPEN, response_snippet: null };
-  if (!(await deps.deliveries.recordAttempt(due.delivery, attemptUpdate(outcome, entry, next)))) return 'duplicate';
-  if (next.schedule && next.at) await deps.scheduler.schedule(messageOf(due.delivery, n + 1), next.at);
+  const { update, next } = notSentAttempt(due.delivery, deps.scheduler, deps.timeScale, now);
+  if (!(await deps.deliveries.recordAttempt(due.delivery, update))) return 'duplicate';
+  if (next.schedule && next.at) await deps.scheduler.schedule(messageOf(due.delivery, update.attempts + 1), next.at);
   return 'circuit_open';
 }
 
@@ -265,33 +260,6 @@ export const MAX_DEFER_MS = 5_000;
 export function deferDelayMs(base: number, deferrals: number, random = Math.random): number {
   const delay = Math.min(MAX_DEFER_MS, base * 2 ** Math.min(deferrals - 1, 10));
   return Math.round(delay * (0.8 + 0.4 * random()));
-}
-
-/**
- * When the next attempt runs and what wakes it: a queue delay or a schedule, with the
- * sweeper as the safety net after a grace; while the circuit is open, the sweeper alone
- * (no per-delivery schedule) once the delay is past what the queue can hold.
- */
-function planNext(deps: AttemptDeps, outcome: Outcome, now: Date, circuitOpen: boolean): { at: Date | null; sweepAt: Date | null; schedule: boolean } {
-  if (outcome.kind !== 'retry') return { at: null, sweepAt: null, schedule: false };
-  const at = new Date(now.getTime() + outcome.delayMs);
-  const bySweeper = circuitOpen && deps.scheduler.needsSchedule(outcome.delayMs);
-  return { at, sweepAt: new Date(at.getTime() + (bySweeper ? 0 : sweepGraceMs(deps.timeScale))), schedule: !bySweeper };
-}
-
-const STATUS_OF = { succeeded: 'succeeded', retry: 'retrying', failed: 'failed', gone: 'failed' } as const;
-
-function attemptUpdate(outcome: Outcome, entry: AttemptRecord, next: { at: Date | null; sweepAt: Date | null }): AttemptUpdate {
-  return {
-    status: STATUS_OF[outcome.kind],
-    attempts: entry.attempt,
-    last_attempt_at: entry.at,
-    next_attempt_at: next.at?.toISOString() ?? null,
-    sweep_at: next.sweepAt?.toISOString() ?? null,
-    last_response_status: entry.status,
-    last_error: entry.error,
-    entry,
-  };
 }
 
 /** The circuit closed: every delivery waiting on it goes out now (the in-flight limit paces them), not at its next offset. */

@@ -1,5 +1,5 @@
 import type { AttemptRecord, DeliveryStatus } from './deliveries';
-import type { CIRCUIT_OPEN } from './delivery-attempt';
+import type { CIRCUIT_OPEN } from './attempt-plan';
 import type { Resource } from './resources';
 
 /**

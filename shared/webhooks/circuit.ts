@@ -86,6 +86,8 @@ export function liveLease(gate: EndpointGate, deliveryId: string, now: number): 
   return isLive(gate.leases[deliveryId], now);
 }
 
+const probeDue = (health: EndpointHealth, now: number): boolean => health.next_probe_at === null || Date.parse(health.next_probe_at) <= now;
+
 /**
  * Which of the due deliveries (in the order given) go out now. Closed: up to the in-flight
  * limit. Open or half_open: one probe when none is in flight and the probe time has come;
@@ -110,9 +112,8 @@ export function admit(gate: EndpointGate, deliveryIds: string[], now: number, le
     return out;
   }
   const probing = live.some(([, l]) => l.probe);
-  const probeTime = gate.health.next_probe_at === null || Date.parse(gate.health.next_probe_at) <= now;
   const [first, ...rest] = due;
-  if (first !== undefined && !probing && probeTime && live.length < MAX_IN_FLIGHT) {
+  if (first !== undefined && !probing && probeDue(gate.health, now) && live.length < MAX_IN_FLIGHT) {
     out.send = [{ deliveryId: first, lease: lease(true) }];
     out.health = { ...gate.health, circuit: 'half_open' };
     out.circuitOpen = rest;
@@ -121,6 +122,13 @@ export function admit(gate: EndpointGate, deliveryIds: string[], now: number, le
   }
   return out;
 }
+
+/**
+ * Open, and its next probe not due yet: whatever falls due now is not sent, whatever the
+ * endpoint's leases (`admit` would record it `circuit_open`), so a new delivery's first
+ * attempt can be recorded as such where the row is created, with no queue message.
+ */
+export const holdsBack = (health: EndpointHealth, now: number): boolean => health.circuit === 'open' && !probeDue(health, now);
 
 export interface AttemptSignal {
   succeeded: boolean;

@@ -9,7 +9,7 @@ import type { SweepDeps } from '../domain/sweep';
 import { AwsRetryScheduler } from '../aws/retry-scheduler';
 import { LogOnlyMailer, SesMailer } from '../aws/ses-mailer';
 import { SqsNotificationQueue } from '../aws/sqs-notification-queue';
-import { SqsDeliveryQueue } from '../aws/sqs-queue';
+import { SqsDeliveryQueue, SqsQueueDelays } from '../aws/sqs-queue';
 import { DynamoAttemptLedger } from '../store/attempt-ledger';
 import { DynamoDeliveryStore } from '../store/deliveries';
 import { DynamoDueIndex } from '../store/due-index';
@@ -46,6 +46,7 @@ export function fanoutDeps(config: Config, adapters: PipelineAdapters = {}): Fan
     endpoints: new DynamoEndpointStore(dynamoOf(config)),
     deliveries: new DynamoDeliveryStore(dynamoOf(config)),
     queue: queueOf(config, adapters),
+    scheduler: adapters.scheduler ?? new SqsQueueDelays(queueOf(config, adapters)),
     notificationQueue: adapters.notificationQueue ?? new SqsNotificationQueue(new SQSClient({}), config.notifyQueueUrl),
     timeScale: config.webhooks.timeScale,
     now,

@@ -1,4 +1,5 @@
-import { CIRCUIT_OPEN, deliverBatch } from '../../shared/domain/delivery-attempt';
+import { CIRCUIT_OPEN } from '../../shared/domain/attempt-plan';
+import { deliverBatch } from '../../shared/domain/delivery-attempt';
 import { messageOf, newDelivery, type DeliveryMessage, type DeliveryRecord } from '../../shared/domain/deliveries';
 import type { AttemptDeps, AttemptEnd } from '../../shared/domain/delivery-ports';
 import { newEvent } from '../../shared/domain/events';

@@ -3,6 +3,7 @@ import {
   afterAttempt,
   CIRCUIT_THRESHOLD,
   heldClosed,
+  holdsBack,
   olderAttemptUnresolved,
   FIRST_PROBE_INTERVAL_MS,
   HEALTHY,
@@ -172,5 +173,26 @@ describe('opening the circuit in the order the receiver answered', () => {
     const after = afterAttempt(before, { succeeded: false, probe: false, retryAfterMs: null }, NOW, 1);
     expect(after.circuit).toBe('open');
     expect(heldClosed(after, before)).toMatchObject({ circuit: 'closed', consecutive_failures: CIRCUIT_THRESHOLD, next_probe_at: null, probe_interval_ms: null });
+  });
+});
+
+describe('holdsBack: what falls due now is not sent, whatever the leases', () => {
+  const open = (nextProbeAt: string | null, circuit: EndpointHealth['circuit'] = 'open'): EndpointHealth => ({ ...HEALTHY, circuit, consecutive_failures: CIRCUIT_THRESHOLD, next_probe_at: nextProbeAt, probe_interval_ms: 15_000 });
+  const future = new Date(NOW + 1_000).toISOString();
+  const past = new Date(NOW - 1).toISOString();
+
+  it('holds back while open with the probe not yet due, and admit agrees for any leases', () => {
+    expect(holdsBack(open(future), NOW)).toBe(true);
+    for (const leases of [{}, { d_x: { until: NOW + LEASE_MS, token: 't', probe: false } }]) {
+      const admission = admit({ health: open(future), leases, lease_version: 1 }, ['d_1'], NOW, LEASE_MS, token);
+      expect(admission).toMatchObject({ send: [], circuitOpen: ['d_1'] });
+    }
+  });
+
+  it('does not once the probe is due, nor when closed or half open (the consumer decides those)', () => {
+    expect(holdsBack(open(past), NOW)).toBe(false);
+    expect(holdsBack(open(null), NOW)).toBe(false);
+    expect(holdsBack(open(future, 'half_open'), NOW)).toBe(false);
+    expect(holdsBack(HEALTHY, NOW)).toBe(false);
   });
 });

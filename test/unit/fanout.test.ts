@@ -20,6 +20,7 @@ function fakeDeps(): FanOutDeps & { lists: string[]; queued: DeliveryMessage[] }
     endpoints: { list: async (shopId) => (lists.push(shopId), byShop[shopId] ?? []) },
     deliveries: { createMissing: async (rows: DeliveryRecord[]) => rows } as unknown as FanOutDeps['deliveries'],
     queue: { send: async (messages) => void queued.push(...messages) },
+    scheduler: { needsSchedule: () => false, schedule: async () => undefined },
     timeScale: 1,
     now: () => new Date('2026-11-22T10:00:00.000Z'),
   };
@@ -61,11 +62,74 @@ describe('fan-out of a stream batch', () => {
         createMissing: async (rows: DeliveryRecord[]) => (steps.push(`rows ${rows.map((r) => r.endpoint_id).join(',')}`), rows),
       } as unknown as FanOutDeps['deliveries'],
       queue: { send: async (messages) => void steps.push(`send ${messages.map((m) => m.endpoint_id).join(',')}`) },
+      scheduler: { needsSchedule: () => false, schedule: async () => undefined },
       timeScale: 1,
       now: () => new Date('2026-11-22T10:00:00.000Z'),
     };
     const event = newEvent('shop_a', 'call.completed', { id: 'call_1' }, new Date('2026-11-22T09:00:00.000Z'));
     expect(await fanOut(deps, event)).toBe(4);
     expect(steps).toEqual(['rows we_ok,we_ok2', 'send we_ok,we_ok2', 'rows we_open,we_failing', 'send we_open,we_failing']);
+  });
+
+  describe('an endpoint whose circuit is open, its probe not due', () => {
+    const now = new Date('2026-11-22T10:00:00.000Z');
+    const open: EndpointHealth = { ...HEALTHY, circuit: 'open', consecutive_failures: 5, last_failure_at: created, next_probe_at: '2026-11-22T10:00:10.000Z', probe_interval_ms: 15_000 };
+    const event = newEvent('shop_a', 'call.completed', { id: 'call_1' }, new Date('2026-11-22T09:00:00.000Z'));
+
+    function heldDeps(opts: { existing?: boolean; needsSchedule?: boolean } = {}) {
+      const written: DeliveryRecord[] = [];
+      const queued: DeliveryMessage[] = [];
+      const scheduled: { message: DeliveryMessage; at: Date }[] = [];
+      const deps: FanOutDeps = {
+        endpoints: { list: async () => [endpoint('we_dead', 'shop_a', ['*'], open), endpoint('we_ok', 'shop_a', ['*'])] },
+        deliveries: {
+          createMissing: async (rows: DeliveryRecord[]) => (written.push(...rows), opts.existing ? rows.filter((r) => r.endpoint_id !== 'we_dead') : rows),
+        } as unknown as FanOutDeps['deliveries'],
+        queue: { send: async (messages) => void queued.push(...messages) },
+        scheduler: { needsSchedule: () => opts.needsSchedule === true, schedule: async (message, at) => void scheduled.push({ message, at }) },
+        timeScale: 1,
+        now: () => now,
+      };
+      return { deps, written, queued, scheduled };
+    }
+
+    it('gets its row with the first attempt recorded as circuit_open and a wake-up for the second, no message now', async () => {
+      const { deps, written, queued, scheduled } = heldDeps();
+      expect(await fanOut(deps, event)).toBe(1);
+      expect(queued.map((m) => m.endpoint_id)).toEqual(['we_ok']);
+      const row = written.find((r) => r.endpoint_id === 'we_dead');
+      expect(row).toMatchObject({
+        status: 'retrying',
+        attempts: 1,
+        last_attempt_at: now.toISOString(),
+        next_attempt_at: '2026-11-22T10:01:00.000Z',
+        last_response_status: null,
+        last_error: 'circuit_open',
+        history: [{ attempt: 1, at: now.toISOString(), status: null, duration_ms: 0, error: 'circuit_open', response_snippet: null }],
+      });
+      // The queue wakes it at its second attempt; the sweeper looks after a grace if that message is lost.
+      expect(Date.parse(row?.sweep_at as string)).toBeGreaterThan(Date.parse('2026-11-22T10:01:00.000Z'));
+      expect(scheduled).toEqual([{ message: expect.objectContaining({ delivery_id: row?.id, endpoint_id: 'we_dead', attempt: 2 }), at: new Date('2026-11-22T10:01:00.000Z') }]);
+    });
+
+    it('a retried batch that finds the row written does not wake it twice', async () => {
+      const { deps, scheduled } = heldDeps({ existing: true });
+      await fanOut(deps, event);
+      expect(scheduled).toEqual([]);
+    });
+
+    it('past what the queue can delay, leaves the wake-up to the sweeper (no schedule per delivery of a dead endpoint)', async () => {
+      const { deps, written, scheduled } = heldDeps({ needsSchedule: true });
+      await fanOut(deps, event);
+      expect(scheduled).toEqual([]);
+      expect(written.find((r) => r.endpoint_id === 'we_dead')).toMatchObject({ next_attempt_at: '2026-11-22T10:01:00.000Z', sweep_at: '2026-11-22T10:01:00.000Z' });
+    });
+
+    it('once its probe is due, is sent as usual (it may be the probe)', async () => {
+      const { deps, queued, scheduled } = heldDeps();
+      await fanOut({ ...deps, now: () => new Date('2026-11-22T10:00:10.000Z') }, event);
+      expect(queued.map((m) => m.endpoint_id)).toEqual(['we_ok', 'we_dead']);
+      expect(scheduled).toEqual([]);
+    });
   });
 });
