@@ -183,7 +183,7 @@ describe('holdsBack: what falls due now is not sent, whatever the leases', () =>
 
   it('holds back while open with the probe not yet due, and admit agrees for any leases', () => {
     expect(holdsBack(open(future), NOW)).toBe(true);
-    for (const leases of [{}, { d_x: { until: NOW + LEASE_MS, token: 't', probe: false } }]) {
+    for (const leases of [{}, { d_x: { until: NOW + LEASE_MS, token: 't', probe: false } }] as Record<string, Lease>[]) {
       const admission = admit({ health: open(future), leases, lease_version: 1 }, ['d_1'], NOW, LEASE_MS, token);
       expect(admission).toMatchObject({ send: [], circuitOpen: ['d_1'] });
     }
