@@ -169,9 +169,10 @@ const answering = (e: EndpointRecord): boolean => e.health.circuit === 'closed' 
  * from event and endpoint, so a retried stream batch finds its rows and only re-sends
  * those never attempted: a crash between writing rows and sending loses nothing.
  *
- * Endpoints that answer go first, rows and messages, and failing ones after: a failing
- * receiver's rows do not hold back a healthy receiver's message, and its messages queue
- * behind the healthy ones' (one more queue request per event, only while one fails).
+ * The rows of endpoints that answer are written first; their messages go while the failing
+ * endpoints' rows are written: a failing receiver's rows do not hold back a healthy
+ * receiver's message, and its messages queue behind the healthy ones' (one more queue
+ * request per event, only while one fails).
  * An endpoint whose circuit is open with no probe due gets its row with the first attempt
  * already recorded as `circuit_open` (what the consumer would record) and a message for
  * the second: a dead receiver costs the consumer nothing until then.
@@ -183,21 +184,31 @@ export async function fanOut(deps: FanOutDeps, event: EventRecord): Promise<numb
   const grace = sweepGraceMs(deps.timeScale);
   const rowOf = (e: EndpointRecord) => newDelivery(event, e.id, derivedId('dlv', idTime(event.id), `${event.id}/${e.id}`), 'fanout', now, grace);
   const held = (e: EndpointRecord) => holdsBack(e.health, now.getTime());
-  let sent = 0;
-  for (const wave of [endpoints.filter(answering), endpoints.filter((e) => !answering(e) && !held(e))]) {
-    if (wave.length === 0) continue;
-    const toSend = await deps.deliveries.createMissing(wave.map(rowOf));
-    await deps.queue.send(toSend.map((d) => messageOf(d)));
-    sent += toSend.length;
-  }
-  const heldBack = endpoints.filter(held).map((e) => heldRow(deps, rowOf(e), now));
-  if (heldBack.length === 0) return sent;
-  // Rows written by an earlier try of this batch come back only if never attempted; these were, so the sweeper is their net.
+  const first = endpoints.filter(answering);
+  const rows = first.length > 0 ? await deps.deliveries.createMissing(first.map(rowOf)) : [];
+  // Their messages go while the others' rows are written: the event's fan-out takes the longer of the two, not both.
+  const [, failing] = await Promise.all([
+    deps.queue.send(rows.map((d) => messageOf(d))),
+    enqueue(deps, endpoints.filter((e) => !answering(e) && !held(e)).map(rowOf)),
+    holdBack(deps, endpoints.filter(held).map((e) => heldRow(deps, rowOf(e), now))),
+  ]);
+  return rows.length + failing;
+}
+
+async function enqueue(deps: FanOutDeps, rows: DeliveryRecord[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  const toSend = await deps.deliveries.createMissing(rows);
+  await deps.queue.send(toSend.map((d) => messageOf(d)));
+  return toSend.length;
+}
+
+/** Rows written by an earlier try of this batch come back only if never attempted; these were, so the sweeper is their net. */
+async function holdBack(deps: FanOutDeps, heldBack: { row: DeliveryRecord; next: NextAttempt }[]): Promise<void> {
+  if (heldBack.length === 0) return;
   const created = await deps.deliveries.createMissing(heldBack.map((h) => h.row));
   for (const { row, next } of heldBack.filter((h) => created.some((c) => c.id === h.row.id))) {
     if (next.schedule && next.at) await deps.scheduler.schedule(messageOf(row), next.at);
   }
-  return sent;
 }
 
 /** The row of an endpoint whose open circuit holds its first attempt back: recorded as not sent, the second planned. */
