@@ -1,6 +1,6 @@
 import { CIRCUIT_OPEN } from '../../shared/domain/attempt-plan';
 import { deliverBatch } from '../../shared/domain/delivery-attempt';
-import { messageOf, newDelivery, type DeliveryMessage, type DeliveryRecord } from '../../shared/domain/deliveries';
+import { fanOut, messageOf, newDelivery, type DeliveryMessage, type DeliveryRecord, type FanOutDeps } from '../../shared/domain/deliveries';
 import type { AttemptDeps, AttemptEnd } from '../../shared/domain/delivery-ports';
 import { newEvent } from '../../shared/domain/events';
 import { createShop } from '../../shared/domain/shop';
@@ -221,6 +221,39 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     // Every delivery still retrying is put back on the queue now, not at its next offset.
     expect(h.queued.map((m) => m.delivery_id).sort()).toEqual([...rows.slice(0, CIRCUIT_THRESHOLD).map((r) => r.id), held.id].sort());
     expect(h.queued.find((m) => m.delivery_id === held.id)?.attempt).toBe(5);
+  });
+
+  it('fan-out gives an open endpoint\'s new delivery its first attempt as circuit_open and a wake-up; that second attempt goes out as the probe', async () => {
+    let status = 503;
+    const { rows, shop } = await endpointWith(CIRCUIT_THRESHOLD);
+    // After the endpoint's creation: it receives only events created after it.
+    let clock = Date.now() + 1;
+    const h = harness(() => ({ status }), () => new Date(clock));
+    for (const r of rows) await deliverBatch(h.attemptDeps, [messageOf(r)]);
+    const event = newEvent(shop.id, 'call.completed', { id: 'call_after_open' }, new Date(clock));
+    await new DynamoEventStore(deps.db).put(event);
+    const fanOutDeps: FanOutDeps = { endpoints, deliveries: store, queue: h.attemptDeps.queue, scheduler: h.attemptDeps.scheduler, timeScale: 1, now: () => new Date(clock) };
+    h.queued.length = 0;
+    h.scheduled.length = 0;
+    const postsBefore = h.posts.length;
+
+    expect(await fanOut(fanOutDeps, event)).toBe(0);
+    const [held] = await store.listForEvent(shop.id, event.id);
+    expect(held).toMatchObject({ status: 'retrying', attempts: 1, last_response_status: null, last_error: CIRCUIT_OPEN, next_attempt_at: new Date(clock + 60_000).toISOString() });
+    expect(held?.history).toEqual([{ attempt: 1, at: new Date(clock).toISOString(), status: null, duration_ms: 0, error: CIRCUIT_OPEN, response_snippet: null }]);
+    expect(h.queued).toEqual([]);
+    expect(h.scheduled).toEqual([{ message: messageOf(held as DeliveryRecord), at: new Date(clock + 60_000) }]);
+    // In the due index at its wake-up plus the grace, should that message be lost.
+    const due = new DynamoDueIndex(deps.db);
+    expect((await due.overdue(new Date(clock + 60_000), 1000)).map((e) => e.id)).not.toContain(held?.id);
+    expect((await due.overdue(new Date(clock + 60_000 + 61_000), 1000)).map((e) => e.id)).toContain(held?.id);
+
+    // A minute later the probe is due: the woken attempt 2 is it, and its success closes the circuit.
+    clock += 60_000;
+    status = 204;
+    expect(verdicts(await deliverBatch(h.attemptDeps, [h.scheduled[0]?.message as DeliveryMessage]))).toEqual(['delivered']);
+    expect(h.posts.length).toBe(postsBefore + 1);
+    expect(await row(held as DeliveryRecord)).toMatchObject({ status: 'succeeded', attempts: 2 });
   });
 
   it('the sweeper sends an overdue delivery nobody woke, once, and leaves one in flight alone', async () => {
