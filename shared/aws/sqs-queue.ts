@@ -4,7 +4,8 @@ import type { DeliveryMessage, DeliveryQueue } from '../domain/deliveries';
 /** The delivery queue. Messages carry ids only; the consumer reads the rest from the table. */
 export class SqsDeliveryQueue implements DeliveryQueue {
   constructor(
-    private readonly sqs: SQSClient,
+    /** Public for its region and credentials, which the retry scheduler's requests use too. */
+    readonly sqs: SQSClient,
     readonly queueUrl: string,
   ) {}
 
