@@ -5,7 +5,7 @@ import type { DeliveryMessage } from '../shared/domain/deliveries';
 import type { AttemptDeps } from '../shared/domain/delivery-ports';
 import { logger } from '../shared/logger';
 import { countVerdicts, NO_METRICS, withDeliveryMetrics, type MetricSink } from '../shared/observability/delivery-metrics';
-import { emfSink } from '../shared/observability/powertools';
+import { emfSink } from '../shared/observability/emf';
 import { lambdaDeps } from '../shared/wiring/memo';
 import { deliverDeps } from '../shared/wiring/pipeline';
 

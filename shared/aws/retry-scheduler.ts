@@ -1,6 +1,6 @@
-import { ConflictException, CreateScheduleCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
 import type { DeliveryMessage } from '../domain/deliveries';
 import type { RetryScheduler } from '../domain/delivery-ports';
+import type { ScheduleApi } from './schedule-api';
 import { SqsQueueDelays, type SqsDeliveryQueue } from './sqs-queue';
 
 export interface SchedulerTarget {
@@ -29,7 +29,7 @@ export class AwsRetryScheduler implements RetryScheduler {
 
   constructor(
     queue: SqsDeliveryQueue,
-    private readonly scheduler: SchedulerClient,
+    private readonly schedules: ScheduleApi,
     private readonly target: SchedulerTarget,
     private readonly now: () => number = Date.now,
   ) {
@@ -44,25 +44,23 @@ export class AwsRetryScheduler implements RetryScheduler {
     const delayMs = at.getTime() - this.now();
     if (!this.needsSchedule(delayMs)) return this.delays.schedule(message, at);
     try {
-      await this.scheduler.send(
-        new CreateScheduleCommand({
-          Name: scheduleName(message),
-          GroupName: this.target.groupName,
-          ScheduleExpression: atExpression(at),
-          ScheduleExpressionTimezone: 'UTC',
-          FlexibleTimeWindow: { Mode: 'OFF' },
-          ActionAfterCompletion: 'DELETE',
-          Target: {
-            Arn: this.target.queueArn,
-            RoleArn: this.target.roleArn,
-            Input: JSON.stringify(message),
-            RetryPolicy: { MaximumRetryAttempts: 20, MaximumEventAgeInSeconds: 3600 },
-            DeadLetterConfig: { Arn: this.target.deadLetterArn },
-          },
-        }),
-      );
+      await this.schedules.create({
+        Name: scheduleName(message),
+        GroupName: this.target.groupName,
+        ScheduleExpression: atExpression(at),
+        ScheduleExpressionTimezone: 'UTC',
+        FlexibleTimeWindow: { Mode: 'OFF' },
+        ActionAfterCompletion: 'DELETE',
+        Target: {
+          Arn: this.target.queueArn,
+          RoleArn: this.target.roleArn,
+          Input: JSON.stringify(message),
+          RetryPolicy: { MaximumRetryAttempts: 20, MaximumEventAgeInSeconds: 3600 },
+          DeadLetterConfig: { Arn: this.target.deadLetterArn },
+        },
+      });
     } catch (err) {
-      if (!(err instanceof ConflictException)) throw err;
+      if (!(err instanceof Error && err.name === 'ConflictException')) throw err;
     }
   }
 }

@@ -7,7 +7,8 @@ export const SQS_MAX_DELAY_MS = 15 * 60 * 1000;
 /** The delivery queue. Messages carry ids only; the consumer reads the rest from the table. */
 export class SqsDeliveryQueue implements DeliveryQueue {
   constructor(
-    private readonly sqs: SQSClient,
+    /** Public for its region and credentials, which the retry scheduler's requests use too. */
+    readonly sqs: SQSClient,
     readonly queueUrl: string,
   ) {}
 

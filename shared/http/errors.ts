@@ -33,30 +33,8 @@ const STATUS: Record<ErrorCode, [number, ErrorType]> = {
   internal_error: [500, 'api_error'],
 };
 
-/** Errors raised by libraries that have a meaning in the contract. Everything else is a 500. */
-function fromLibraryError(err: Error): AppError | null {
-  switch (err.name) {
-    case 'IdempotencyAlreadyInProgressError':
-      return new AppError(
-        'idempotency_key_in_use',
-        'A request with this Idempotency-Key is still being processed; retry after it completes.',
-      );
-    case 'IdempotencyValidationError':
-      return new AppError(
-        'idempotency_key_reused',
-        'This Idempotency-Key was already used with a different method, path or body.',
-      );
-    default:
-      return null;
-  }
-}
-
 export function asAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
-  if (err instanceof Error) {
-    const mapped = fromLibraryError(err);
-    if (mapped) return mapped;
-  }
   return new AppError('internal_error', 'An internal error occurred. Retry later, quoting the request_id if it persists.');
 }
 

@@ -1,26 +1,15 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { IdempotencyConfig } from '@aws-lambda-powertools/idempotency';
-import { makeHandlerIdempotent } from '@aws-lambda-powertools/idempotency/middleware';
 import { AppError } from '../errors';
-import { isSealed, type SingleTableIdempotencyStore } from '../store/idempotency';
+import { recordRef, type IdempotencyRecordRef, type SingleTableIdempotencyStore } from '../store/idempotency';
 import type { ApiEvent } from './event';
 import type { HttpResult } from './response';
 
 const HEADER = 'idempotency-key';
-/** One prefix for every idempotent operation: a key reused on another operation is a 422, not a second record. */
-const KEY_PREFIX = 'IDEMPOTENCY';
-const OWNS_RECORD = 'shopcalls.idempotency.ownsRecord';
+/** Set in `before` only when this request took the record's lock: after/onError touch only their own record. */
+const OWNED_RECORD = 'shopcalls.idempotency.ownedRecord';
 type Internal = Record<string, unknown>;
 const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
-
-const config = new IdempotencyConfig({
-  // Shop-scoped: the same header value from two shops is two records.
-  eventKeyJmesPath: '[principal.shopId, headers."idempotency-key"]',
-  // What must match for a replay: method, path and the parsed body (key order does not matter).
-  payloadValidationJmesPath: '[requestContext.http.method, rawPath, jsonBody]',
-  expiresAfterSeconds: 24 * 60 * 60,
-});
 
 /** What an idempotent operation's handler needs besides its domain's ports. */
 export interface IdempotencyDeps {
@@ -28,15 +17,22 @@ export interface IdempotencyDeps {
 }
 
 /**
- * Idempotency-Key per the contract, with Powertools doing the record keeping.
- * Runs only when the header is present (Powertools would otherwise treat
- * `[shopId, null]` as a real key), and forwards after/onError only when this request
- * created the in-progress record: Powertools' onError deletes the record unconditionally,
- * which would erase the first request's record on a 409 or 422 of the second.
+ * The record of a request. Shop-scoped: the same header value from two shops is two records;
+ * one key space for every operation, so a key reused on another operation is a 422. A replay
+ * must match method, path and the parsed body (key order does not matter).
  */
-export function idempotent(persistence: () => SingleTableIdempotencyStore): MiddlewareObj<ApiEvent, HttpResult, Error, Context, Internal> {
-  let powertools: ReturnType<typeof makeHandlerIdempotent> | undefined;
-  const inner = () => (powertools ??= makeHandlerIdempotent({ persistenceStore: persistence(), config, keyPrefix: KEY_PREFIX }));
+const recordOf = (event: ApiEvent, key: string): IdempotencyRecordRef =>
+  recordRef([event.principal?.shopId ?? null, key], [event.requestContext?.http?.method ?? null, event.rawPath ?? null, event.jsonBody ?? null]);
+
+/**
+ * Idempotency-Key per the contract (docs/api.md): runs only when the header is present.
+ * The first request takes the record's lock and, when it succeeds, stores its response;
+ * a repeat gets that response back (Idempotent-Replayed: true), a concurrent one a 409, a
+ * different request under the same key a 422. A request that fails releases the record so
+ * the client may retry; a 409 or 422 never touches the first request's record.
+ */
+export function idempotent(store: () => SingleTableIdempotencyStore): MiddlewareObj<ApiEvent, HttpResult, Error, Context, Internal> {
+  const owned = (internal: Internal) => internal[OWNED_RECORD] as IdempotencyRecordRef | undefined;
 
   return {
     before: async (request) => {
@@ -47,20 +43,31 @@ export function idempotent(persistence: () => SingleTableIdempotencyStore): Midd
           param: 'Idempotency-Key',
         });
       }
-      const replay: unknown = await inner().before?.(request);
-      if (replay !== undefined) {
-        if (!isSealed(replay)) throw new Error('stored idempotent response is not sealed');
-        const stored = (await persistence().unseal(request.event as never, replay)) as HttpResult;
-        return { ...stored, headers: { ...stored.headers, 'idempotent-replayed': 'true' } };
+      const ref = recordOf(request.event, key);
+      // The lock lives as long as this invocation may (a crashed one must not hold the key for 24 h).
+      const remainingMs = typeof request.context?.getRemainingTimeInMillis === 'function' ? request.context.getRemainingTimeInMillis() : 0;
+      const outcome = await store().lock(ref, remainingMs > 0 ? remainingMs : undefined);
+      switch (outcome.kind) {
+        case 'acquired':
+          request.internal[OWNED_RECORD] = ref;
+          return undefined;
+        case 'in_progress':
+          throw new AppError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry after it completes.');
+        case 'payload_mismatch':
+          throw new AppError('idempotency_key_reused', 'This Idempotency-Key was already used with a different method, path or body.');
+        case 'completed': {
+          const stored = outcome.response as HttpResult;
+          return { ...stored, headers: { ...stored.headers, 'idempotent-replayed': 'true' } };
+        }
       }
-      request.internal[OWNS_RECORD] = true;
-      return undefined;
     },
     after: async (request) => {
-      if (request.internal[OWNS_RECORD]) await inner().after?.(request);
+      const ref = owned(request.internal);
+      if (ref) await store().complete(ref, request.response);
     },
     onError: async (request) => {
-      if (request.internal[OWNS_RECORD]) await inner().onError?.(request);
+      const ref = owned(request.internal);
+      if (ref) await store().release(ref);
     },
   };
 }

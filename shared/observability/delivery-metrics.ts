@@ -4,7 +4,7 @@ import type { AttemptDeps } from '../domain/delivery-ports';
 /** The namespace of every custom metric; the stack's alarms and dashboard read the same. */
 export const METRICS_NAMESPACE = 'ShopCallsApi';
 
-/** Where the consumer's numbers go: CloudWatch EMF in Lambda (./powertools.ts), nowhere locally. */
+/** Where the consumer's numbers go: CloudWatch EMF in Lambda (./emf.ts), nowhere locally. */
 export interface MetricSink {
   count(name: string, value?: number): void;
   milliseconds(name: string, value: number): void;

@@ -1,10 +1,27 @@
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
-import type { JSONValue } from '@aws-lambda-powertools/commons/types';
+import { createHash } from 'node:crypto';
+import { ConditionalCheckFailedException, DeleteItemCommand, GetItemCommand, PutItemCommand, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { SecretCipher } from '../domain/secrets';
 import type { Dynamo } from './client';
 import { TABLE } from './table';
 import { keys } from './keys';
+
+/**
+ * Idempotency records on the single table, in the item layout Powertools idempotency wrote
+ * until it was replaced by this module (records live 24 h, so both must read each other's):
+ * pk `IDEMPOTENCY#<md5 base64 of the key parts>`, sk `IDEMPOTENCY`, `status` INPROGRESS or
+ * COMPLETED, `expires_at` (epoch seconds, also the table's TTL), `in_progress_expiration`
+ * (epoch ms: the lock dies with the Lambda invocation that took it), `validation` (md5
+ * base64 of the request parts that must match for a replay) and `data` (the response).
+ * The stored response is encrypted: creating a webhook endpoint returns its signing secret,
+ * which must not sit in the table (or its backups) in clear.
+ */
+
+const PREFIX = 'IDEMPOTENCY';
+const STATUS = { inProgress: 'INPROGRESS', completed: 'COMPLETED', expired: 'EXPIRED' } as const;
+const ATTR = { status: 'status', expiry: TABLE.ttlAttribute, lockExpiry: 'in_progress_expiration', validation: 'validation', data: 'data' } as const;
+/** Attempts to take the lock when the record found has expired but TTL has not deleted it yet (as Powertools did: 1 + 2 retries). */
+const ATTEMPTS = 3;
 
 /** A stored response as it sits in the table: encrypted, because some carry a signing secret. */
 export interface SealedResponse {
@@ -14,39 +31,137 @@ export interface SealedResponse {
 export const isSealed = (value: unknown): value is SealedResponse =>
   typeof value === 'object' && value !== null && typeof (value as SealedResponse).sealed === 'string';
 
-/**
- * Powertools' DynamoDB persistence on the single table.
- * - Its record key (`IDEMPOTENCY#<hash>`) becomes the partition key with a fixed sort key,
- *   so every record has its own partition instead of all sharing one static partition.
- * - The response it keeps for replays is encrypted: creating a webhook endpoint returns
- *   its signing secret, which must not sit in the table (or its backups) in clear.
- */
-export class SingleTableIdempotencyStore extends DynamoDBPersistenceLayer {
+/** One request's record: its key and the hash of what a replay must match. */
+export interface IdempotencyRecordRef {
+  key: string;
+  payloadHash: string;
+}
+
+export type LockOutcome =
+  | { kind: 'acquired' }
+  | { kind: 'in_progress' }
+  | { kind: 'payload_mismatch' }
+  | { kind: 'completed'; response: unknown };
+
+/** Object keys sorted case-insensitively, all the way down: Powertools' `deepSort`, comparator included, so hashes stay equal. */
+function deepSort(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(deepSort);
+  if (typeof value !== 'object' || value === null) return value;
+  const record = value as Record<string, unknown>;
+  return Object.keys(record)
+    .sort((a, b) => (a.toLowerCase() < b.toLowerCase() ? -1 : 1))
+    .reduce<Record<string, unknown>>((sorted, k) => {
+      sorted[k] = deepSort(record[k]);
+      return sorted;
+    }, {});
+}
+
+const md5 = (parts: unknown[]): string => createHash('md5').update(JSON.stringify(deepSort(parts))).digest('base64');
+
+/** The record of a request: `keyParts` name it (absent values count as null), `payloadParts` must match for a replay. */
+export const recordRef = (keyParts: unknown[], payloadParts: unknown[]): IdempotencyRecordRef => ({
+  key: `${PREFIX}#${md5(keyParts)}`,
+  payloadHash: md5(payloadParts),
+});
+
+interface StoredRecord {
+  status?: string;
+  expires_at?: number;
+  validation?: string;
+  data?: unknown;
+}
+
+export class SingleTableIdempotencyStore {
   constructor(
-    db: Dynamo,
+    private readonly db: Dynamo,
     private readonly cipher: () => SecretCipher,
-  ) {
-    super({
-      tableName: db.tableName,
-      awsSdkV3Client: db.client,
-      keyAttr: TABLE.partitionKey,
-      expiryAttr: TABLE.ttlAttribute,
-    });
+    private readonly lifetimeSeconds = 24 * 60 * 60,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  private itemKey(ref: IdempotencyRecordRef): Record<string, AttributeValue> {
+    const key = keys.idempotency(ref.key);
+    return { [TABLE.partitionKey]: { S: key.pk }, [TABLE.sortKey]: { S: key.sk } };
   }
 
-  protected override getKey(idempotencyKey: string): Record<string, AttributeValue> {
-    const key = keys.idempotency(idempotencyKey);
-    return { pk: { S: key.pk }, sk: { S: key.sk } };
+  private expiry(): string {
+    return String(Math.round(this.now() / 1000 + this.lifetimeSeconds));
   }
 
-  override async saveSuccess(data: JSONValue, result: JSONValue): Promise<void> {
-    const context = this.getHashedIdempotencyKey(data);
-    const sealed = await this.cipher().encrypt(JSON.stringify(result), context);
-    return super.saveSuccess(data, { sealed } satisfies SealedResponse);
+  /**
+   * Takes the in-progress lock, unless a live record holds the key: then the stored response
+   * (decrypted), or why there is none to give. `lockMs` is how long the lock may live (the
+   * invocation's remaining time); without it the lock lasts as long as the record.
+   */
+  async lock(ref: IdempotencyRecordRef, lockMs: number | undefined): Promise<LockOutcome> {
+    for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+      const existing = await this.tryPut(ref, lockMs);
+      if (!existing) return { kind: 'acquired' };
+      if (existing.validation !== ref.payloadHash) return { kind: 'payload_mismatch' };
+      const expired = existing.expires_at !== undefined && this.now() / 1000 > existing.expires_at;
+      if (expired || existing.status === STATUS.expired) continue;
+      if (existing.status === STATUS.inProgress) return { kind: 'in_progress' };
+      if (existing.status !== STATUS.completed) throw new Error(`idempotency record has an unknown status: ${String(existing.status)}`);
+      if (!isSealed(existing.data)) throw new Error('stored idempotent response is not sealed');
+      return { kind: 'completed', response: JSON.parse(await this.cipher().decrypt(existing.data.sealed, ref.key)) };
+    }
+    throw new Error('idempotency record expired while the lock was being taken');
   }
 
-  /** The stored response of a replay, decrypted. */
-  async unseal(data: JSONValue, stored: SealedResponse): Promise<unknown> {
-    return JSON.parse(await this.cipher().decrypt(stored.sealed, this.getHashedIdempotencyKey(data)));
+  /** The put that takes the lock; the record that refused it, when one did. */
+  private async tryPut(ref: IdempotencyRecordRef, lockMs: number | undefined): Promise<StoredRecord | null> {
+    const now = this.now();
+    const item: Record<string, AttributeValue> = {
+      ...this.itemKey(ref),
+      [ATTR.expiry]: { N: this.expiry() },
+      [ATTR.status]: { S: STATUS.inProgress },
+      [ATTR.validation]: { S: ref.payloadHash },
+      ...(lockMs !== undefined ? { [ATTR.lockExpiry]: { N: String(now + lockMs) } } : {}),
+    };
+    try {
+      await this.db.client.send(
+        new PutItemCommand({
+          TableName: this.db.tableName,
+          Item: item,
+          // New, expired, or locked by an invocation that has since ended.
+          ConditionExpression:
+            'attribute_not_exists(#id) OR #expiry < :now OR (#status = :inprogress AND attribute_exists(#lock) AND #lock < :now_ms)',
+          ExpressionAttributeNames: { '#id': TABLE.partitionKey, '#expiry': ATTR.expiry, '#lock': ATTR.lockExpiry, '#status': ATTR.status },
+          ExpressionAttributeValues: { ':now': { N: String(now / 1000) }, ':now_ms': { N: String(now) }, ':inprogress': { S: STATUS.inProgress } },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return null;
+    } catch (err) {
+      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      if (err.Item) return unmarshall(err.Item) as StoredRecord;
+      const out = await this.db.client.send(new GetItemCommand({ TableName: this.db.tableName, Key: this.itemKey(ref), ConsistentRead: true }));
+      if (!out.Item) throw new Error('idempotency record refused the lock but could not be read', { cause: err });
+      return unmarshall(out.Item) as StoredRecord;
+    }
+  }
+
+  /** The request succeeded: its response, encrypted under the record's key, is kept for replays. */
+  async complete(ref: IdempotencyRecordRef, response: unknown): Promise<void> {
+    const sealed = await this.cipher().encrypt(JSON.stringify(response), ref.key);
+    await this.db.client.send(
+      new UpdateItemCommand({
+        TableName: this.db.tableName,
+        Key: this.itemKey(ref),
+        UpdateExpression: 'SET #expiry = :expiry, #status = :status, #data = :data, #validation = :validation',
+        ExpressionAttributeNames: { '#expiry': ATTR.expiry, '#status': ATTR.status, '#data': ATTR.data, '#validation': ATTR.validation },
+        ExpressionAttributeValues: {
+          ':expiry': { N: this.expiry() },
+          ':status': { S: STATUS.completed },
+          ':data': { M: { sealed: { S: sealed } } },
+          ':validation': { S: ref.payloadHash },
+        },
+      }),
+    );
+  }
+
+  /** The request failed: the record goes, so the client may retry with the same key. */
+  async release(ref: IdempotencyRecordRef): Promise<void> {
+    await this.db.client.send(new DeleteItemCommand({ TableName: this.db.tableName, Key: this.itemKey(ref) }));
   }
 }

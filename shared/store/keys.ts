@@ -81,7 +81,7 @@ export const keys = {
   /** A rate-limit bucket (an API key's, a source address's): one number, see domain/rate-limits.ts. */
   rateBucket: (bucket: string) => ({ pk: `${RATE_PK_PREFIX}${bucket}`, sk: 'RATE' }),
 
-  /** Powertools idempotency records; `recordKey` is `IDEMPOTENCY#<hash>` (see store/idempotency.ts). */
+  /** Idempotency records (the layout Powertools idempotency wrote); `recordKey` is `IDEMPOTENCY#<hash>` (see store/idempotency.ts). */
   idempotency: (recordKey: string) => ({ pk: recordKey, sk: 'IDEMPOTENCY' }),
 } as const;
 

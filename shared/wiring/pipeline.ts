@@ -1,4 +1,3 @@
-import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Config } from '../config';
@@ -7,6 +6,7 @@ import type { AttemptDeps, RetryScheduler } from '../domain/delivery-ports';
 import type { Mailer, NotificationQueue, NotifyDeps } from '../domain/notifications';
 import type { SweepDeps } from '../domain/sweep';
 import { AwsRetryScheduler } from '../aws/retry-scheduler';
+import { HttpScheduleApi } from '../aws/schedule-api';
 import { LogOnlyMailer, SesMailer } from '../aws/ses-mailer';
 import { SqsNotificationQueue } from '../aws/sqs-notification-queue';
 import { SqsDeliveryQueue, SqsQueueDelays } from '../aws/sqs-queue';
@@ -79,7 +79,7 @@ export function deliverDeps(config: Config, adapters: PipelineAdapters = {}): At
       endpoints: new DynamoEndpointStore(dynamoOf(config)),
       ledger: new DynamoAttemptLedger(dynamoOf(config)),
       queue,
-      scheduler: adapters.scheduler ?? new AwsRetryScheduler(queue, new SchedulerClient({}), config.scheduler),
+      scheduler: adapters.scheduler ?? new AwsRetryScheduler(queue, new HttpScheduleApi(queue.sqs.config), config.scheduler),
       sender: httpSender(policy, timeoutMs),
       cipher: cipherOf(config),
       checkTarget: (url) => checkUrl(url, policy, undefined, 'refuse'),

@@ -2,12 +2,14 @@ import { bundleSizes } from '../../lib/build/bundles';
 import { allFunctionEntries } from '../../lib/constructs/entries';
 
 describe('Lambda bundles', () => {
-  it('every function bundles with the stack\'s esbuild options and loads in a fresh Node process', async () => {
+  it('every function bundles with the stack\'s esbuild options, within the 350 KB budget, and loads in a fresh Node process', async () => {
     const sizes = await bundleSizes();
     expect(sizes.map((s) => s.name).sort()).toEqual(Object.keys(allFunctionEntries()).sort());
     for (const s of sizes) {
       expect(s.bytes).toBeGreaterThan(10_000);
       expect(Number.isFinite(s.initMs)).toBe(true);
     }
+    // The cold-start budget (docs/performance.md): every bundle at most 350 KB minified.
+    expect(sizes.filter((s) => s.bytes > 350 * 1024).map((s) => `${s.name}: ${(s.bytes / 1024).toFixed(1)} KB`)).toEqual([]);
   }, 180_000);
 });

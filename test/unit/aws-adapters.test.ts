@@ -1,21 +1,33 @@
-import { ConflictException, CreateScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SendEmailCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { atExpression, AwsRetryScheduler } from '../../shared/aws/retry-scheduler';
+import type { CreateScheduleInput } from '../../shared/aws/schedule-api';
 import { SesMailer } from '../../shared/aws/ses-mailer';
 import { SqsDeliveryQueue } from '../../shared/aws/sqs-queue';
 import { RETRY_SCHEDULE_MS } from '../../shared/webhooks/policy';
 
 const sqs = mockClient(SQSClient);
-const scheduler = mockClient(SchedulerClient);
+/** The Scheduler API (shared/aws/schedule-api.ts has its own test): records each create, or fails as told. */
+const scheduler = {
+  created: [] as CreateScheduleInput[],
+  failure: undefined as Error | undefined,
+  create(input: CreateScheduleInput) {
+    this.created.push(input);
+    return this.failure ? Promise.reject(this.failure) : Promise.resolve();
+  },
+  reset() {
+    this.created = [];
+    this.failure = undefined;
+  },
+};
 const NOW = Date.parse('2026-11-21T18:04:05.123Z');
 const message = { shop_id: 'shop_1', event_id: 'evt_1', delivery_id: 'dlv_01jd0000000000000000000000', endpoint_id: 'we_1', attempt: 3 };
 const target = { groupName: 'deliveries', queueArn: 'arn:aws:sqs:eu-west-1:1:deliveries', roleArn: 'arn:aws:iam::1:role/sched', deadLetterArn: 'arn:aws:sqs:eu-west-1:1:sched-dlq' };
 
 function retryScheduler() {
   const queue = new SqsDeliveryQueue(new SQSClient({}), 'https://sqs/deliveries');
-  return new AwsRetryScheduler(queue, new SchedulerClient({}), target, () => NOW);
+  return new AwsRetryScheduler(queue, scheduler, target, () => NOW);
 }
 
 beforeEach(() => {
@@ -23,7 +35,6 @@ beforeEach(() => {
   scheduler.reset();
   sqs.on(SendMessageCommand).resolves({});
   sqs.on(SendMessageBatchCommand).resolves({ Failed: [] });
-  scheduler.on(CreateScheduleCommand).resolves({});
 });
 
 describe('retry scheduling on AWS', () => {
@@ -33,14 +44,14 @@ describe('retry scheduling on AWS', () => {
   ])('a retry %d ms out goes back on the queue with DelaySeconds %d', async (delayMs, seconds) => {
     await retryScheduler().schedule(message, new Date(NOW + delayMs));
     expect(sqs.commandCalls(SendMessageCommand)[0]?.args[0].input).toEqual({ QueueUrl: 'https://sqs/deliveries', MessageBody: JSON.stringify(message), DelaySeconds: seconds });
-    expect(scheduler.commandCalls(CreateScheduleCommand)).toHaveLength(0);
+    expect(scheduler.created).toHaveLength(0);
   });
 
   it.each(RETRY_SCHEDULE_MS.slice(2))('a retry %d ms out becomes a one-time EventBridge schedule', async (delayMs) => {
     const at = new Date(NOW + delayMs);
     await retryScheduler().schedule(message, at);
     expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
-    expect(scheduler.commandCalls(CreateScheduleCommand)[0]?.args[0].input).toEqual({
+    expect(scheduler.created[0]).toEqual({
       Name: 'dlv_01jd0000000000000000000000-a3',
       GroupName: 'deliveries',
       ScheduleExpression: `at(${at.toISOString().slice(0, 19)})`,
@@ -58,8 +69,10 @@ describe('retry scheduling on AWS', () => {
   });
 
   it('treats a duplicate schedule name as done', async () => {
-    scheduler.on(CreateScheduleCommand).rejects(new ConflictException({ message: 'exists', Message: 'exists', $metadata: {} }));
+    scheduler.failure = Object.assign(new Error('exists'), { name: 'ConflictException' });
     await expect(retryScheduler().schedule(message, new Date(NOW + 2 * 3600_000))).resolves.toBeUndefined();
+    scheduler.failure = Object.assign(new Error('no'), { name: 'ValidationException' });
+    await expect(retryScheduler().schedule(message, new Date(NOW + 2 * 3600_000))).rejects.toThrow('no');
   });
 
   it('costs a schedule of its own only past the queue\'s 15-minute delay', () => {

@@ -1,4 +1,3 @@
-import { IdempotencyAlreadyInProgressError, IdempotencyValidationError } from '@aws-lambda-powertools/idempotency';
 import { AppError } from '../../shared/errors';
 import { asAppError, errorBody, errorStatus } from '../../shared/http/errors';
 import { errorResult } from '../../shared/http/response';
@@ -29,11 +28,6 @@ describe('error mapping', () => {
     expect(body).toEqual({
       error: { type: 'invalid_request_error', code: 'version_conflict', message: 'stale', param: 'version', current_version: 3, request_id: 'req_9' },
     });
-  });
-
-  it('maps Powertools idempotency errors to the contract', () => {
-    expect(asAppError(new IdempotencyAlreadyInProgressError('x')).code).toBe('idempotency_key_in_use');
-    expect(asAppError(new IdempotencyValidationError('x')).code).toBe('idempotency_key_reused');
   });
 
   it('never exposes the text of unexpected errors', () => {
