@@ -4,7 +4,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { atExpression, AwsRetryScheduler } from '../../shared/aws/retry-scheduler';
 import type { CreateScheduleInput } from '../../shared/aws/schedule-api';
 import { SesMailer } from '../../shared/aws/ses-mailer';
-import { SqsDeliveryQueue } from '../../shared/aws/sqs-queue';
+import { SqsDeliveryQueue, SqsQueueDelays } from '../../shared/aws/sqs-queue';
 import { RETRY_SCHEDULE_MS } from '../../shared/webhooks/policy';
 
 const sqs = mockClient(SQSClient);
@@ -35,6 +35,22 @@ beforeEach(() => {
   scheduler.reset();
   sqs.on(SendMessageCommand).resolves({});
   sqs.on(SendMessageBatchCommand).resolves({ Failed: [] });
+});
+
+describe('wake-ups the queue alone gives (the fan-out\'s, for a delivery an open circuit held back)', () => {
+  const delays = () => new SqsQueueDelays(new SqsDeliveryQueue(new SQSClient({}), 'https://sqs/deliveries'), () => NOW);
+
+  it('up to 15 minutes out: one delayed message', async () => {
+    expect(delays().needsSchedule(15 * 60_000)).toBe(false);
+    await delays().schedule(message, new Date(NOW + 60_000));
+    expect(sqs.commandCalls(SendMessageCommand)[0]?.args[0].input).toEqual({ QueueUrl: 'https://sqs/deliveries', MessageBody: JSON.stringify(message), DelaySeconds: 60 });
+  });
+
+  it('past that it needs a schedule: it refuses and sends nothing (its callers leave such rows to the sweeper)', async () => {
+    expect(delays().needsSchedule(15 * 60_000 + 1)).toBe(true);
+    await expect(delays().schedule(message, new Date(NOW + 30 * 60_000))).rejects.toThrow(/needs a schedule/);
+    expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
+  });
 });
 
 describe('retry scheduling on AWS', () => {
