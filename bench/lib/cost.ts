@@ -109,9 +109,9 @@ export const REFERENCES: { name: string; perMillion: number }[] = [
 ];
 
 /** "BatchGetItem 0.10, UpdateItem 1.00": requests per delivery by operation, busiest first. */
-export function opsPerDelivery(ops: ReadonlyMap<string, OpTally> | undefined, deliveries: number): string {
+export function opsPerDelivery(ops: ReadonlyMap<string, OpTally> | undefined, deliveries: number, units?: string): string {
   const rows = [...(ops ?? new Map<string, OpTally>())].filter(([, t]) => t.requests > 0).sort((a, b) => b[1].requests - a[1].requests);
-  return rows.map(([op, t]) => `${op} ${(t.requests / deliveries).toFixed(2)}`).join(', ') || 'none';
+  return rows.map(([op, t]) => `${op} ${(t.requests / deliveries).toFixed(2)}${units ? ` (${(t.units / deliveries).toFixed(2)} ${units})` : ''}`).join(', ') || 'none';
 }
 
 const usd = (x: number) => `$${x.toFixed(x >= 10 ? 2 : 3)}`;
@@ -139,7 +139,7 @@ export function printCost(title: string, usages: StageUsage[], deliveries: numbe
   );
   for (const u of usages) {
     const local = [...(u.sqs ?? new Map<string, OpTally>())].filter(([op]) => LOCAL_ONLY_SQS.has(op)).map(([op]) => op);
-    console.log(`- ${u.name}: table ${opsPerDelivery(u.table, deliveries)}; SQS ${opsPerDelivery(u.sqs, deliveries)}${local.length ? ` (${local.join(', ')}: local poller only, not billed)` : ''}${u.lambda ? `; Lambda at ${u.lambda.memoryMb} MB: ${stageCost(u, deliveries).gbSeconds.toFixed(5)} GB-s` : ''}`);
+    console.log(`- ${u.name}: table ${opsPerDelivery(u.table, deliveries, 'units')}; SQS ${opsPerDelivery(u.sqs, deliveries)}${local.length ? ` (${local.join(', ')}: local poller only, not billed)` : ''}${u.lambda ? `; Lambda at ${u.lambda.memoryMb} MB: ${stageCost(u, deliveries).gbSeconds.toFixed(5)} GB-s` : ''}`);
   }
   const estimated = sum(usages, (u) => sum([...(u.table ?? new Map<string, OpTally>()).values()], (t) => t.estimated));
   if (estimated > 0) console.log(`(${estimated} table requests reported no consumed capacity, e.g. failed conditions: their units are estimated, 1 per item, 2 in a transaction)`);

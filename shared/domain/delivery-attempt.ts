@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { logger } from '../logger';
-import { admit, afterAttempt, CIRCUIT_THRESHOLD, heldClosed, MAX_IN_FLIGHT, olderAttemptUnresolved, type Admission, type EndpointHealth, type Lease } from '../webhooks/circuit';
+import { admit, afterAttempt, CIRCUIT_THRESHOLD, heldClosed, MAX_IN_FLIGHT, olderAttemptUnresolved, type Admission, type EndpointHealth } from '../webhooks/circuit';
 import { decide, isSlowDown } from '../webhooks/policy';
 import { attemptUpdate, notSentAttempt, planNext } from './attempt-plan';
 import type { SendResult } from '../webhooks/sender';
 import { signedHeaders } from '../webhooks/signer';
 import { messageOf, type AttemptRecord, type DeliveryMessage, type DeliveryRecord } from './deliveries';
 import type { AttemptDeps, AttemptInputs } from './delivery-ports';
-import { awaitAdmissions, newBatchContext, newRunway, settlePulled, type BatchContext, type Due, type Runway } from './delivery-runway';
+import { awaitAdmissions, newBatchContext, newRunway, settlePulled, type BatchContext, type Due, type Run, type Runway } from './delivery-runway';
 import { disableIfDue } from './endpoint-failure';
 import { toEventResource, type EventRecord } from './events';
 import { signingSecrets, type EndpointRecord } from './webhook-endpoints';
@@ -31,8 +31,9 @@ const leaseMs = (timeoutMs: number) => timeoutMs + 5_000;
  * endpoint in one request; per endpoint, admit what its in-flight limit and circuit allow
  * (one conditional write); then send, record and release each admitted delivery, record
  * the ones the open circuit holds back, and put the rest back on the queue shortly. A slot
- * freed by a success passes on to the endpoint's next due delivery: one of this batch, or,
- * when deliveries wait on the queue for a slot, one read from the table. No delivery waits
+ * freed by a success passes on to the endpoint's next due delivery with no endpoint write
+ * (a run: see ./delivery-runway.ts): one of this batch, or, when deliveries wait on the
+ * queue for a slot, one read from the table. No delivery waits
  * on another endpoint's receiver. The row is the truth: every change is conditional on its
  * attempt count, so a duplicate message sends nothing.
  */
@@ -99,12 +100,12 @@ async function forEndpoint(deps: AttemptDeps, read: EndpointRecord | null, due: 
   const healthy = admission.health.circuit === 'closed' && admission.health.consecutive_failures === 0;
   // Over the limit of a healthy endpoint: wait in this batch for a slot one of ours frees.
   const handsOn = healthy && admission.send.length > 0;
-  const runway = newRunway<AttemptVerdict>(ctx, handsOn ? admission.defer.map(find) : [], pulled, (d) => (pulled ? LEFT_DUE : defer(deps, d, deps.now())));
+  const runway = newRunway<AttemptVerdict>(ctx, handsOn ? admission.defer.map(find) : [], pulled, (d) => (pulled ? LEFT_DUE : defer(deps, d, deps.now())), admission.send.length);
   // …or, when none of ours is in flight, on the queue; the endpoint is marked, so the next success pulls due ones from the table.
   const waitOnQueue = !handsOn && !pulled && admission.defer.length > 0;
   const mark = waitOnQueue && healthy && admission.deferUntil === null && current.backlog_at === undefined;
   const marked = mark ? deps.endpoints.markBacklog(current, now.toISOString()).catch(() => undefined) : undefined;
-  for (const { deliveryId, lease } of admission.send) verdicts.set(deliveryId, attempt(deps, current, admission.health, find(deliveryId), lease, runway));
+  for (const { deliveryId, lease } of admission.send) verdicts.set(deliveryId, attempt(deps, current, admission.health, find(deliveryId), { key: deliveryId, lease, ended: false }, runway));
   for (const id of admission.circuitOpen) verdicts.set(id, later(() => recordNotSent(deps, find(id), now)));
   for (const id of admission.defer) verdicts.set(id, handsOn ? runway.verdict(id) : pulled ? LEFT_DUE : later(() => defer(deps, find(id), now, admission.deferUntil)));
   for (const id of admission.inFlight) verdicts.set(id, Promise.resolve('in_flight'));
@@ -155,25 +156,33 @@ async function admitOn(deps: AttemptDeps, read: EndpointRecord, due: Due[], now:
   return endpoint?.enabled ? { endpoint, admission: null } : null;
 }
 
-/** One admitted delivery; whatever fails on the way, the batch's waiting deliveries go back on the queue. */
-async function attempt(deps: AttemptDeps, endpoint: EndpointRecord, health: EndpointHealth, due: Due, lease: Lease, runway: Runway<AttemptVerdict>): Promise<AttemptVerdict> {
+/**
+ * One admitted delivery; whatever fails on the way, the batch's waiting deliveries go back on
+ * the queue, and a run that was the last to end still releases what the others carried.
+ */
+async function attempt(deps: AttemptDeps, endpoint: EndpointRecord, health: EndpointHealth, due: Due, run: Run, runway: Runway<AttemptVerdict>): Promise<AttemptVerdict> {
   try {
-    return await attemptOnce(deps, endpoint, health, due, lease, runway);
+    return await attemptOnce(deps, endpoint, health, due, run, runway);
   } catch (err) {
     runway.flush();
+    if (runway.endRun(run)) await deps.ledger.releaseCarried(endpoint, await runway.take()).catch(() => undefined);
     throw err;
   }
 }
 
-async function attemptOnce(deps: AttemptDeps, endpoint: EndpointRecord, health: EndpointHealth, due: Due, lease: Lease, runway: Runway<AttemptVerdict>): Promise<AttemptVerdict> {
+/** Time a run's lease must have left to take one more delivery: its request, and the write after it. */
+const RECORD_MARGIN_MS = 2_000;
+
+async function attemptOnce(deps: AttemptDeps, endpoint: EndpointRecord, health: EndpointHealth, due: Due, run: Run, runway: Runway<AttemptVerdict>): Promise<AttemptVerdict> {
   const { delivery, event } = due;
+  const { lease } = run;
   const now = deps.now();
   let result: SendResult;
   try {
     result = await send(deps, endpoint, event, now);
   } catch (err) {
     // Not the receiver's doing (secrets could not be read): free the slot, let the message come back.
-    await deps.endpoints.release(endpoint, delivery.id, lease.token, { succeeded: false, counted: false, opens: false, health });
+    await deps.endpoints.release(endpoint, run.key, lease.token, { succeeded: false, counted: false, opens: false, health });
     throw err;
   }
   const n = delivery.attempts + 1;
@@ -181,26 +190,41 @@ async function attemptOnce(deps: AttemptDeps, endpoint: EndpointRecord, health: 
   const succeeded = outcome.kind === 'succeeded';
   const retryAfterMs = isSlowDown(result.status) ? result.retryAfterMs : null;
   let after = afterAttempt(health, { succeeded, probe: lease.probe, retryAfterMs, unanswered: result.status === null }, deps.now().getTime(), deps.timeScale);
-  if (after.circuit === 'open' && health.circuit === 'closed' && !(await mayOpen(deps, endpoint, delivery.id, now))) after = heldClosed(after, health);
+  if (after.circuit === 'open' && health.circuit === 'closed' && !(await mayOpen(deps, endpoint, run.key, now))) after = heldClosed(after, health);
   const next = planNext(deps.scheduler, deps.timeScale, outcome, now, after.circuit !== 'closed');
   const error = result.error ?? (succeeded ? null : `HTTP ${result.status}`);
   const entry: AttemptRecord = { attempt: n, at: now.toISOString(), status: result.status, duration_ms: result.durationMs, error, response_snippet: result.snippet };
+  const update = attemptUpdate(outcome, entry, next);
+
+  // A success on a healthy endpoint changes nothing on it: the slot stays ours, for the next
+  // delivery waiting in this batch while the runway lasts and the lease covers one more request.
+  const steady = succeeded && !lease.probe && health.circuit === 'closed' && health.consecutive_failures === 0 && !endpoint.failing_since;
+  const following = steady && lease.until - deps.now().getTime() >= deps.settings.timeoutMs + RECORD_MARGIN_MS ? runway.next() : undefined;
+  const last = !following && runway.endRun(run);
+  if (steady && !last) {
+    // The row alone; the slot goes on to `following`, or waits for the last run's write to release it.
+    if (!following) runway.carried.slots.push({ key: run.key, token: lease.token });
+    const recording = deps.ledger.recordInRun(delivery, update);
+    runway.recording(recording.then((recorded) => recorded && runway.carried.attempts.push({ entry, status: update.status })));
+    let recorded: boolean;
+    try {
+      recorded = await recording;
+    } catch (err) {
+      if (following) runway.start(following, runway.giveBack(following));
+      throw err;
+    }
+    if (following) runway.start(following, attempt(deps, endpoint, after, following, run, runway));
+    return recorded ? 'delivered' : 'duplicate';
+  }
+
   const opens = after.circuit === 'open' && (health.circuit !== 'open' || lease.probe);
   const failingSince = succeeded ? (endpoint.failing_since ? null : undefined) : (endpoint.failing_since ?? now.toISOString());
-  const following = succeeded ? runway.next() : undefined;
-  const handOver = following && { deliveryId: following.delivery.id, lease: { ...lease, until: deps.now().getTime() + leaseMs(deps.settings.timeoutMs), token: randomUUID() } };
-  const change = { succeeded, counted: true, opens, health: after, failingSince, handOver };
-  const finishing = deps.ledger.finish({ delivery, update: attemptUpdate(outcome, entry, next), endpoint, token: lease.token, change });
-  // The delivery taken from the runway goes back with the rest if the write fails.
-  if (following) finishing.catch(() => runway.start(following, runway.giveBack(following)));
-  const { recorded, released } = await finishing;
-  if (following && handOver && released.handedOver) runway.start(following, attempt(deps, endpoint, after, following, handOver.lease, runway));
-  else {
-    if (following) runway.start(following, runway.giveBack(following));
-    runway.flush();
-    const pull = succeeded && !following && (released.backlog || runway.pulled) && Date.now() < runway.ctx.deadline;
-    if (pull) runway.ctx.pulled.push(pullDue(deps, endpoint, runway.ctx));
-  }
+  const change = { succeeded, counted: true, opens, health: after, failingSince };
+  const carried = last ? await runway.take() : undefined;
+  const { recorded, released } = await deps.ledger.finish({ delivery, update, endpoint, token: lease.token, leaseKey: run.key, change, carried });
+  runway.flush();
+  const pull = succeeded && (released.backlog || runway.pulled) && Date.now() < runway.ctx.deadline;
+  if (pull) runway.ctx.pulled.push(pullDue(deps, endpoint, runway.ctx));
   const before = released.circuitBefore;
   if (!recorded) return 'duplicate';
   if (next.schedule && next.at) await deps.scheduler.schedule(messageOf(delivery, n + 1), next.at);

@@ -1,5 +1,5 @@
 import type { Sender } from '../webhooks/sender';
-import type { Admission, EndpointHealth, Lease } from '../webhooks/circuit';
+import type { Admission, EndpointHealth } from '../webhooks/circuit';
 import type { GuardResult } from '../webhooks/url-guard';
 import type { AttemptRecord, DeliveryMessage, DeliveryQueue, DeliveryRecord, DeliveryStatus, DeliveryStore } from './deliveries';
 import type { EventRecord } from './events';
@@ -51,16 +51,35 @@ export interface ReleaseChange {
   health: EndpointHealth;
   /** New `failing_since` (a time at the first failure, null on success), or undefined to leave it. */
   failingSince?: string | null;
-  /** Pass the slot on to this delivery in the same write (only if it holds no lease yet). */
-  handOver?: { deliveryId: string; lease: Lease };
 }
 
-/** What a release did: the circuit as it was before, whether a hand-over took the slot, and whether it took the backlog mark. */
+/** What a release did: the circuit as it was before, and whether it took the backlog mark. */
 export interface Released {
   circuitBefore: EndpointHealth['circuit'] | null;
-  handedOver: boolean;
   /** A success found the endpoint marked as having deliveries waiting for a slot (and cleared the mark). */
   backlog: boolean;
+}
+
+/** A slot of an endpoint: the lease, stored under the id of the delivery it was admitted for. */
+export interface HeldSlot {
+  key: string;
+  token: string;
+}
+
+/** An attempt recorded on its row alone, in a run of successes: what it adds to the endpoint's stats. */
+export interface RunAttempt {
+  entry: AttemptRecord;
+  status: DeliveryStatus;
+}
+
+/**
+ * What a batch's runs of successes on one endpoint leave for the write that ends the last of
+ * them: the stats of the attempts recorded on their rows alone, and the slots of the runs
+ * that ended before it (held until then, not released one write each).
+ */
+export interface Carried {
+  attempts: RunAttempt[];
+  slots: HeldSlot[];
 }
 
 /** A sent attempt's end: what its row records, and what its endpoint's lease and health become. */
@@ -70,7 +89,11 @@ export interface AttemptEnd {
   endpoint: EndpointRecord;
   /** The lease the attempt ran under. */
   token: string;
+  /** The delivery id that lease is stored under, when a run passed it on to this delivery without a write (default: this delivery's). */
+  leaseKey?: string;
   change: ReleaseChange;
+  /** Written with this end: other runs' slots released, their attempts counted in the stats. */
+  carried?: Carried;
 }
 
 export interface Finished {
@@ -86,6 +109,13 @@ export interface AttemptLedger {
    * when the record finds the attempt already recorded.
    */
   finish(end: AttemptEnd): Promise<Finished>;
+  /**
+   * Records a success of a run on its row alone (as `recordAttempt`, without the stats): the
+   * slot stays held for the next delivery, and the stats ride on the run's last write.
+   */
+  recordInRun(delivery: DeliveryRecord, update: AttemptUpdate): Promise<boolean>;
+  /** Releases what runs carried when no attempt's end could take it (the last run failed to write). */
+  releaseCarried(endpoint: EndpointRecord, carried: Carried): Promise<void>;
 }
 
 export interface EndpointGateStore {

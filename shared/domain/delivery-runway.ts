@@ -1,4 +1,6 @@
+import type { Lease } from '../webhooks/circuit';
 import type { DeliveryMessage, DeliveryRecord } from './deliveries';
+import type { Carried } from './delivery-ports';
 import type { EventRecord } from './events';
 
 /** One delivery of a batch, as read for its attempt. */
@@ -48,10 +50,21 @@ export async function settlePulled(ctx: BatchContext): Promise<void> {
   while (ctx.pulled.length > 0) await Promise.allSettled(ctx.pulled.splice(0));
 }
 
+/** One slot admitted on the endpoint, and the run of deliveries it carries in this batch. */
+export interface Run {
+  /** The delivery id its lease is stored under (the first of the run). */
+  key: string;
+  lease: Lease;
+  ended: boolean;
+}
+
 /**
- * Deliveries of one healthy endpoint that wait in this batch for a slot: a success hands its
- * slot to the next one in the same write (no trip through the queue); a failure, or the end
- * of the runway, sends the rest back (`giveBack`).
+ * One endpoint's admitted slots in this batch, each a run, and the deliveries of a healthy
+ * endpoint that wait for a slot: a success passes its slot to the next one with no write
+ * (no trip through the queue), recording its row alone; a failure, or the end of the
+ * runway, sends the rest back (`giveBack`). A run that ends while others go on keeps its
+ * slot and leaves it, with the stats of its row-only records, to the write that ends the
+ * last run (`carried`): one endpoint write per batch, not one per delivery.
  */
 export interface Runway<V> {
   readonly ctx: BatchContext;
@@ -63,12 +76,23 @@ export interface Runway<V> {
   giveBack(due: Due): Promise<V>;
   flush(): void;
   verdict(id: string): Promise<V>;
+  /** Ends a run (once): true when it was the last, whose write takes what the others carried. */
+  endRun(run: Run): boolean;
+  /** What runs leave for the last run's write: slots still held, attempts recorded on their rows alone. */
+  readonly carried: Carried;
+  /** A row-only record in flight, whose attempt joins `carried` once written. */
+  recording(write: Promise<unknown>): void;
+  /** For the last run's write: `carried`, once the records in flight are written; empties it. */
+  take(): Promise<Carried>;
 }
 
-export function newRunway<V>(ctx: BatchContext, waiting: Due[], pulled: boolean, giveBack: (due: Due) => Promise<V>): Runway<V> {
+export function newRunway<V>(ctx: BatchContext, waiting: Due[], pulled: boolean, giveBack: (due: Due) => Promise<V>, runs: number): Runway<V> {
   const starts = new Map<string, (run: Promise<V>) => void>();
   const outcomes = new Map(waiting.map((d) => [d.delivery.id, new Promise<V>((resolve) => starts.set(d.delivery.id, (run) => resolve(run)))]));
   const settle = (id: string, run: Promise<V>) => starts.get(id)?.(run);
+  const carried: Carried = { attempts: [], slots: [] };
+  const writes: Promise<unknown>[] = [];
+  let running = runs;
   return {
     ctx,
     pulled,
@@ -77,5 +101,16 @@ export function newRunway<V>(ctx: BatchContext, waiting: Due[], pulled: boolean,
     giveBack,
     flush: () => waiting.splice(0).forEach((d) => settle(d.delivery.id, giveBack(d))),
     verdict: (id) => outcomes.get(id) as Promise<V>,
+    endRun: (run) => {
+      if (run.ended) return false;
+      run.ended = true;
+      return --running === 0;
+    },
+    carried,
+    recording: (write) => void writes.push(write.catch(() => undefined)),
+    take: async () => {
+      await Promise.all(writes.splice(0));
+      return { attempts: carried.attempts.splice(0), slots: carried.slots.splice(0) };
+    },
   };
 }

@@ -56,6 +56,36 @@ export function statsIncrement(entry: AttemptRecord, statusAfter: DeliveryStatus
   return increment.attempts + increment.deliveries_failed > 0 ? increment : null;
 }
 
+/** Increments added up: the latency as a count per histogram bucket. */
+export interface StatsSum {
+  attempts: number;
+  succeeded: number;
+  failed: number;
+  deliveries_failed: number;
+  latency: Record<number, number>;
+}
+
+/**
+ * What recorded attempts add to their endpoint's stats: one sum per 10-minute bucket they
+ * fall in (usually one), so a run of attempts counts in one write per bucket.
+ */
+export function statsSums(attempts: readonly { entry: AttemptRecord; status: DeliveryStatus }[]): { start: string; sum: StatsSum }[] {
+  const sums = new Map<string, StatsSum>();
+  for (const { entry, status } of attempts) {
+    const inc = statsIncrement(entry, status);
+    if (!inc) continue;
+    const start = bucketStart(new Date(entry.at));
+    const sum = sums.get(start) ?? { attempts: 0, succeeded: 0, failed: 0, deliveries_failed: 0, latency: {} };
+    sum.attempts += inc.attempts;
+    sum.succeeded += inc.succeeded;
+    sum.failed += inc.failed;
+    sum.deliveries_failed += inc.deliveries_failed;
+    if (inc.latency !== null) sum.latency[inc.latency] = (sum.latency[inc.latency] ?? 0) + 1;
+    sums.set(start, sum);
+  }
+  return [...sums].map(([start, sum]) => ({ start, sum }));
+}
+
 export const bucketStart = (at: Date): string => new Date(Math.floor(at.getTime() / STATS_BUCKET_MS) * STATS_BUCKET_MS).toISOString();
 
 /** The first bucket of the window ending now: the last 24 h, to a bucket. */

@@ -48,6 +48,8 @@ export function withDeliveryMetrics(deps: AttemptDeps, sink: MetricSink): Attemp
       },
     },
     ledger: {
+      recordInRun: (delivery, update) => deps.ledger.recordInRun(delivery, update),
+      releaseCarried: (endpoint, carried) => deps.ledger.releaseCarried(endpoint, carried),
       finish: async (end) => {
         const finished = await deps.ledger.finish(end);
         const { change } = end;

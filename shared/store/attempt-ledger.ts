@@ -1,17 +1,22 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { AttemptEnd, AttemptLedger, Finished } from '../domain/delivery-ports';
-import { statsIncrement } from '../domain/endpoint-stats';
-import type { Dynamo } from './client';
+import type { DeliveryRecord } from '../domain/deliveries';
+import type { AttemptEnd, AttemptLedger, AttemptUpdate, Carried, Finished, HeldSlot } from '../domain/delivery-ports';
+import { statsSums } from '../domain/endpoint-stats';
+import type { EndpointRecord } from '../domain/webhook-endpoints';
+import { updateIf, type Dynamo } from './client';
 import { DynamoDeliveryStore, recordAttemptInput } from './deliveries';
-import { statsAddInput } from './endpoint-stats';
+import { DynamoEndpointStatsStore, statsAddInput } from './endpoint-stats';
 import { DynamoEndpointStore, endpointFromItem, releaseInput } from './webhook-endpoints';
 
 /**
  * The end of a sent attempt in one TransactWriteItems: the row records it, the endpoint's
- * stats count it, and the endpoint drops the lease (or passes it on) with its health. That
- * is one table request per delivery on the hot path, where it used to be three.
+ * stats count it, and the endpoint drops the lease with its health. The write that ends the
+ * last of a batch's runs of successes on an endpoint also ends the slots the other runs
+ * held and counts the attempts they recorded on their rows alone (`recordInRun`): a run of
+ * successes costs one single-item write per delivery and one transaction per endpoint and
+ * batch, where every success used to be a transaction of three items.
  *
  * The transaction expects what is usual: the row still at attempt N-1, our lease held, and,
  * after a success, a closed circuit and the backlog mark as read (both of which the success
@@ -23,38 +28,58 @@ import { DynamoEndpointStore, endpointFromItem, releaseInput } from './webhook-e
 export class DynamoAttemptLedger implements AttemptLedger {
   private readonly deliveries: DynamoDeliveryStore;
   private readonly endpoints: DynamoEndpointStore;
+  private readonly stats: DynamoEndpointStatsStore;
 
   constructor(private readonly db: Dynamo) {
     this.deliveries = new DynamoDeliveryStore(db);
     this.endpoints = new DynamoEndpointStore(db);
+    this.stats = new DynamoEndpointStatsStore(db);
   }
 
   async finish(end: AttemptEnd): Promise<Finished> {
     const { delivery, update, endpoint, token, change } = end;
+    const key = end.leaseKey ?? delivery.id;
+    const carried = end.carried ?? NOTHING;
     // After a success the endpoint is expected closed, with the backlog mark as read; if the mark came or went, one more try.
     let expect = change.succeeded ? (endpoint.backlog_at === undefined ? USUAL : MARKED) : undefined;
     for (let tries = 0; tries < 2; tries++) {
-      const outcome = await this.tryTransaction(end, expect);
-      if (outcome === 'done') return { recorded: true, released: { circuitBefore: change.succeeded ? 'closed' : endpoint.health.circuit, handedOver: change.handOver !== undefined, backlog: expect === MARKED } };
-      if (outcome === 'duplicate') return { recorded: false, released: await this.endpoints.release(endpoint, delivery.id, token, change) };
+      const outcome = await this.tryTransaction(end, key, carried, expect);
+      if (outcome === 'done') return { recorded: true, released: { circuitBefore: change.succeeded ? 'closed' : endpoint.health.circuit, backlog: expect === MARKED } };
+      if (outcome === 'duplicate') {
+        const released = await this.endpoints.release(endpoint, key, token, change);
+        await this.releaseCarried(endpoint, carried);
+        return { recorded: false, released };
+      }
       if (outcome === 'other') break;
       expect = outcome === 'marked' ? MARKED : USUAL;
     }
-    return { recorded: await this.deliveries.recordAttempt(delivery, update), released: await this.endpoints.release(endpoint, delivery.id, token, change) };
+    const recorded = await this.deliveries.recordAttempt(delivery, update);
+    const released = await this.endpoints.release(endpoint, key, token, change);
+    await this.releaseCarried(endpoint, carried);
+    return { recorded, released };
+  }
+
+  recordInRun(delivery: DeliveryRecord, update: AttemptUpdate): Promise<boolean> {
+    return updateIf(this.db, recordAttemptInput(delivery, update));
+  }
+
+  async releaseCarried(endpoint: EndpointRecord, carried: Carried): Promise<void> {
+    await this.stats.addQuietly(endpoint.shop_id, endpoint.id, carried.attempts);
+    await this.endpoints.dropLeases(endpoint, carried.slots);
   }
 
   /** One try: done, or why it was cancelled (the row had moved on; only the backlog mark differed, there or not; anything else). */
-  private async tryTransaction(end: AttemptEnd, expect: Expectation | undefined): Promise<'done' | 'duplicate' | 'marked' | 'unmarked' | 'other'> {
+  private async tryTransaction(end: AttemptEnd, key: string, carried: Carried, expect: Expectation | undefined): Promise<'done' | 'duplicate' | 'marked' | 'unmarked' | 'other'> {
     const { delivery, update, endpoint, token, change } = end;
-    const inc = statsIncrement(update.entry, update.status);
     const table = { TableName: this.db.tableName };
+    const stats = statsSums([{ entry: update.entry, status: update.status }, ...carried.attempts]);
     try {
       await this.db.doc.send(
         new TransactWriteCommand({
           TransactItems: [
             { Update: { ...table, ...recordAttemptInput(delivery, update) } },
-            { Update: { ...table, ...releaseInput(endpoint, delivery.id, token, change, expect), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
-            ...(inc ? [{ Update: { ...table, ...statsAddInput(delivery.shop_id, delivery.endpoint_id, new Date(update.entry.at), inc) } }] : []),
+            { Update: { ...table, ...releaseInput(endpoint, key, token, change, expect, carried.slots), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
+            ...stats.map(({ start, sum }) => ({ Update: { ...table, ...statsAddInput(delivery.shop_id, delivery.endpoint_id, start, sum) } })),
           ],
         }),
       );
@@ -67,12 +92,15 @@ export class DynamoAttemptLedger implements AttemptLedger {
       if (!expect || gate?.Code !== 'ConditionalCheckFailed' || !gate.Item) return 'other';
       // The SDK leaves this item marshalled, even through the document client.
       const current = endpointFromItem(unmarshall(gate.Item));
-      const usual = current.health.circuit === 'closed' && current.leases[delivery.id]?.token === token && (!change.handOver || !current.leases[change.handOver.deliveryId]);
+      const ours = (slot: HeldSlot) => current.leases[slot.key]?.token === slot.token;
+      const usual = current.health.circuit === 'closed' && ours({ key, token }) && carried.slots.every(ours);
       const mark = current.backlog_at === undefined ? 'unmarked' : 'marked';
       return usual && (mark === 'marked') !== (expect === MARKED) ? mark : 'other';
     }
   }
 }
+
+const NOTHING: Carried = { attempts: [], slots: [] };
 
 type Expectation = { condition: string; values: Record<string, unknown> };
 const USUAL: Expectation = { condition: 'health.circuit = :closed AND attribute_not_exists(backlog_at)', values: { ':closed': 'closed' } };

@@ -14,7 +14,6 @@ import { TABLE } from './table';
 import { eventFromItem } from './events';
 import { endpointFromItem } from './webhook-endpoints';
 import { DynamoEndpointStatsStore } from './endpoint-stats';
-import { statsIncrement } from '../domain/endpoint-stats';
 
 /**
  * Open deliveries carry the GSI1 entry of their endpoint and the GSI2 entry of the due index;
@@ -139,7 +138,7 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
   async recordAttempt(d: DeliveryRecord, u: AttemptUpdate): Promise<boolean> {
     const recorded = await updateIf(this.db, recordAttemptInput(d, u));
     // The endpoint's stats count each attempt once: only the write that recorded it adds to them.
-    if (recorded) await this.stats.addQuietly(d.shop_id, d.endpoint_id, new Date(u.entry.at), statsIncrement(u.entry, u.status));
+    if (recorded) await this.stats.addQuietly(d.shop_id, d.endpoint_id, [{ entry: u.entry, status: u.status }]);
     return recorded;
   }
 

@@ -1,18 +1,18 @@
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { STATS_RETENTION_SECONDS, bucketStart, windowStart, type StatsBucket, type StatsIncrement } from '../domain/endpoint-stats';
+import type { RunAttempt } from '../domain/delivery-ports';
+import { STATS_RETENTION_SECONDS, statsSums, windowStart, type StatsBucket, type StatsSum } from '../domain/endpoint-stats';
 import { logger } from '../logger';
 import type { Dynamo } from './client';
 import { keys, shopPk, skPrefix } from './keys';
 import { TABLE } from './table';
 
-/** The `ADD` of one attempt's counts to its endpoint's bucket (also written inside an attempt's transaction). */
-export function statsAddInput(shopId: string, endpointId: string, at: Date, inc: StatsIncrement) {
-  const start = bucketStart(at);
+/** The `ADD` of attempts' counts to their endpoint's bucket starting at `start` (also written inside an attempt's transaction). */
+export function statsAddInput(shopId: string, endpointId: string, start: string, sum: StatsSum) {
   const adds = ['attempts :attempts', 'succeeded :succeeded', 'failed :failed', 'deliveries_failed :deliveriesFailed'];
-  const values: Record<string, unknown> = { ':attempts': inc.attempts, ':succeeded': inc.succeeded, ':failed': inc.failed, ':deliveriesFailed': inc.deliveries_failed };
-  if (inc.latency !== null) {
-    adds.push(`l${inc.latency} :one`);
-    values[':one'] = 1;
+  const values: Record<string, unknown> = { ':attempts': sum.attempts, ':succeeded': sum.succeeded, ':failed': sum.failed, ':deliveriesFailed': sum.deliveries_failed };
+  for (const [bucket, count] of Object.entries(sum.latency)) {
+    adds.push(`l${bucket} :l${bucket}`);
+    values[`:l${bucket}`] = count;
   }
   return {
     Key: keys.endpointStats(shopId, endpointId, start),
@@ -31,18 +31,18 @@ export function statsAddInput(shopId: string, endpointId: string, at: Date, inc:
 export class DynamoEndpointStatsStore {
   constructor(private readonly db: Dynamo) {}
 
-  async add(shopId: string, endpointId: string, at: Date, inc: StatsIncrement): Promise<void> {
-    await this.db.doc.send(new UpdateCommand({ TableName: this.db.tableName, ...statsAddInput(shopId, endpointId, at, inc) }));
+  /** Adds what the attempts count, one write per bucket they fall in. */
+  async add(shopId: string, endpointId: string, attempts: readonly RunAttempt[]): Promise<void> {
+    for (const { start, sum } of statsSums(attempts)) await this.db.doc.send(new UpdateCommand({ TableName: this.db.tableName, ...statsAddInput(shopId, endpointId, start, sum) }));
   }
 
   /**
    * Stats are for people looking at an endpoint, not part of any delivery: a counter that
    * cannot be written is logged and dropped, never failing the attempt that was recorded.
    */
-  async addQuietly(shopId: string, endpointId: string, at: Date, inc: StatsIncrement | null): Promise<void> {
-    if (!inc) return;
+  async addQuietly(shopId: string, endpointId: string, attempts: readonly RunAttempt[]): Promise<void> {
     try {
-      await this.add(shopId, endpointId, at, inc);
+      await this.add(shopId, endpointId, attempts);
     } catch (err) {
       logger.warn('Endpoint stats not counted', { shop_id: shopId, endpoint_id: endpointId, error: err as Error });
     }

@@ -1,7 +1,7 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { EndpointGateStore, Released, ReleaseChange } from '../domain/delivery-ports';
+import type { EndpointGateStore, HeldSlot, Released, ReleaseChange } from '../domain/delivery-ports';
 import type { EventRecord } from '../domain/events';
 import type { EndpointChanges, EndpointRecord, EndpointStore, StoredSecret } from '../domain/webhook-endpoints';
 import { HEALTHY, type Admission, type EndpointHealth } from '../webhooks/circuit';
@@ -42,25 +42,26 @@ function healthChange(change: ReleaseChange): { sets: string[]; names: Record<st
 }
 
 /**
- * The write that ends an attempt on its endpoint: drops our lease (only if it is still ours),
- * writes the health, and passes the slot on to `handOver` (only if that delivery holds no
- * lease). A success takes the backlog mark, so its holder goes on with the endpoint's due
- * deliveries. `expect` adds conditions (the attempt's transaction expects the endpoint as
- * it usually is, and falls back to this write alone, which reads back what it changed).
+ * The write that ends an attempt on its endpoint: drops our lease (only if it is still ours)
+ * and writes the health. A success takes the backlog mark, so its holder goes on with the
+ * endpoint's due deliveries. `slots` are other leases of ours this write also ends (the
+ * slots of runs that ended before it), each only if still ours. `expect` adds conditions (the
+ * attempt's transaction expects the endpoint as it usually is, and falls back to this write
+ * alone, which reads back what it changed).
  */
-export function releaseInput(endpoint: EndpointRecord, deliveryId: string, token: string, change: ReleaseChange, expect?: { condition: string; values: Record<string, unknown> }) {
+export function releaseInput(endpoint: EndpointRecord, leaseKey: string, token: string, change: ReleaseChange, expect?: { condition: string; values: Record<string, unknown> }, slots: HeldSlot[] = []) {
   const health = healthChange(change);
   const { sets, values } = health;
-  const names: Record<string, string> = { '#leases': 'leases', '#d': deliveryId, '#token': 'token' };
+  const names: Record<string, string> = { '#leases': 'leases', '#d': leaseKey, '#token': 'token' };
   const removes = ['#leases.#d', ...(change.succeeded ? ['backlog_at'] : [])];
   let condition = `attribute_exists(pk) AND #leases.#d.#token = :token${health.condition ? ` AND ${health.condition}` : ''}`;
   values[':token'] = token;
-  if (change.handOver) {
-    names['#n'] = change.handOver.deliveryId;
-    values[':lease'] = change.handOver.lease;
-    sets.push('#leases.#n = :lease');
-    condition += ' AND attribute_not_exists(#leases.#n)';
-  }
+  slots.forEach((slot, i) => {
+    names[`#c${i}`] = slot.key;
+    values[`:c${i}`] = slot.token;
+    removes.push(`#leases.#c${i}`);
+    condition += ` AND #leases.#c${i}.#token = :c${i}`;
+  });
   if (expect) {
     condition += ` AND ${expect.condition}`;
     Object.assign(values, expect.values);
@@ -270,26 +271,30 @@ export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
       const input = { TableName: this.db.tableName, ...releaseInput(endpoint, deliveryId, token, change), ReturnValues: 'UPDATED_OLD' as const, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const };
       const out = await retryConflicts(() => this.db.doc.send(new UpdateCommand(input)));
       const before = (out.Attributes?.health as EndpointHealth | undefined)?.circuit ?? endpoint.health.circuit;
-      return { circuitBefore: before, handedOver: change.handOver !== undefined, backlog: out.Attributes?.backlog_at !== undefined };
+      return { circuitBefore: before, backlog: out.Attributes?.backlog_at !== undefined };
     } catch (err) {
       if (!(err instanceof ConditionalCheckFailedException)) throw err;
       // The SDK leaves this item marshalled, even through the document client.
-      if (!err.Item) return { circuitBefore: null, handedOver: false, backlog: false }; // the endpoint is gone
+      if (!err.Item) return { circuitBefore: null, backlog: false }; // the endpoint is gone
       current = endpointFromItem(unmarshall(err.Item));
     }
-    // What differed: a success overtook this failure (it is not counted), the next delivery is
-    // in flight elsewhere (no hand-over), or our lease expired and was taken again.
+    // What differed: a success overtook this failure (it is not counted), or our lease expired and was taken again.
     const failedAt = change.health.last_failure_at;
     const overtaken = !change.succeeded && change.counted && failedAt !== null && (current.health.last_success_at ?? '') > failedAt;
     const adjusted: ReleaseChange = overtaken ? { ...change, counted: false, opens: false, failingSince: undefined } : { ...change };
-    const nextTaken = change.handOver !== undefined && current.leases[change.handOver.deliveryId] !== undefined;
-    if (nextTaken) adjusted.handOver = undefined;
     if (current.leases[deliveryId]?.token === token && tries < 3) return this.release(current, deliveryId, token, adjusted, tries + 1);
     // Not ours any more: write the health alone.
     const { sets, names, values, condition } = healthChange(adjusted);
-    if (sets.length === 0) return { circuitBefore: null, handedOver: false, backlog: false };
+    if (sets.length === 0) return { circuitBefore: null, backlog: false };
     const ok = await this.tryUpdate(endpoint, `SET ${sets.join(', ')}`, `attribute_exists(pk)${condition ? ` AND ${condition}` : ''}`, names, values);
-    return { circuitBefore: ok ? current.health.circuit : null, handedOver: false, backlog: false };
+    return { circuitBefore: ok ? current.health.circuit : null, backlog: false };
+  }
+
+  /** Ends leases of ours with no health to write (the slots runs held), each only if it is still ours. */
+  async dropLeases(endpoint: EndpointRecord, slots: HeldSlot[]): Promise<void> {
+    for (const slot of slots) {
+      await this.tryUpdate(endpoint, 'REMOVE #leases.#d', 'attribute_exists(pk) AND #leases.#d.#token = :token', { '#leases': 'leases', '#d': slot.key, '#token': 'token' }, { ':token': slot.token });
+    }
   }
 
   async markBacklog(endpoint: EndpointRecord, at: string): Promise<void> {

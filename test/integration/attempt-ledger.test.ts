@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { newDelivery, type DeliveryRecord } from '../../shared/domain/deliveries';
-import type { AttemptUpdate, ReleaseChange } from '../../shared/domain/delivery-ports';
+import type { AttemptUpdate, Carried, ReleaseChange } from '../../shared/domain/delivery-ports';
 import { newEvent } from '../../shared/domain/events';
 import { createShop } from '../../shared/domain/shop';
 import { createEndpoint, type EndpointRecord } from '../../shared/domain/webhook-endpoints';
@@ -75,19 +75,66 @@ describe('attempt ledger (DynamoDB Local)', () => {
     return sent;
   }
 
-  it('records a success, counts it, drops the lease and passes the slot on, in one transaction', async () => {
-    const { rows, endpoint, lease } = await setUp(2);
-    const [first, second] = rows as [DeliveryRecord, DeliveryRecord];
-    const next = { deliveryId: second.id, lease: { until: Date.now() + 60_000, token: 'next-token', probe: false } };
+  it('records a success, counts it and drops the lease, in one transaction', async () => {
+    const { rows, endpoint, lease } = await setUp(1);
+    const first = rows[0] as DeliveryRecord;
     let finished;
-    const sent = await requests(async () => (finished = await ledger.finish({ delivery: first, update: update(true), endpoint, token: lease(first).token, change: change(endpoint, true, { handOver: next }) })));
+    const sent = await requests(async () => (finished = await ledger.finish({ delivery: first, update: update(true), endpoint, token: lease(first).token, change: change(endpoint, true) })));
     expect(sent).toEqual(['TransactWriteItems']);
-    expect(finished).toEqual({ recorded: true, released: { circuitBefore: 'closed', handedOver: true, backlog: false } });
+    expect(finished).toEqual({ recorded: true, released: { circuitBefore: 'closed', backlog: false } });
     expect(await deliveries.get(first.shop_id, first.event_id, first.id)).toMatchObject({ status: 'succeeded', attempts: 1 });
     const after = await endpoints.get(endpoint.shop_id, endpoint.id);
-    expect(Object.keys(after?.leases ?? {})).toEqual([second.id]);
+    expect(after?.leases).toEqual({});
     expect(after?.health.last_success_at).not.toBeNull();
     expect(await statsOf(endpoint)).toEqual({ attempts: 1, succeeded: 1 });
+  });
+
+  /** Two runs on two slots: A (rows[0]) and B (leased for rows[1], which recorded rows[1] and then rows[2] on its rows alone, and ended first). */
+  async function runsOf() {
+    const { rows, endpoint, lease } = await setUp(3, 2);
+    const [a, b, c] = rows as [DeliveryRecord, DeliveryRecord, DeliveryRecord];
+    const inRun = [update(true), update(true)];
+    const sent = await requests(async () => {
+      expect(await ledger.recordInRun(b, inRun[0] as AttemptUpdate)).toBe(true);
+      expect(await ledger.recordInRun(c, inRun[1] as AttemptUpdate)).toBe(true);
+    });
+    const carried: Carried = { attempts: inRun.map((u) => ({ entry: u.entry, status: u.status })), slots: [{ key: b.id, token: lease(b).token }] };
+    return { a, b, c, endpoint, lease, carried, sent };
+  }
+
+  it("a run records its successes on their rows alone; the last run's end releases every slot and counts every attempt, in one transaction", async () => {
+    const { a, b, c, endpoint, lease, carried, sent: inRun } = await runsOf();
+    expect(inRun).toEqual(['UpdateItem', 'UpdateItem']);
+    expect(await deliveries.get(c.shop_id, c.event_id, c.id)).toMatchObject({ status: 'succeeded', attempts: 1 });
+    expect(await statsOf(endpoint)).toEqual({ attempts: 0, succeeded: 0 });
+    expect(Object.keys((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases ?? {}).sort()).toEqual([a.id, b.id].sort());
+
+    let finished;
+    const sent = await requests(async () => (finished = await ledger.finish({ delivery: a, update: update(true), endpoint, token: lease(a).token, change: change(endpoint, true), carried })));
+    expect(sent).toEqual(['TransactWriteItems']);
+    expect(finished).toEqual({ recorded: true, released: { circuitBefore: 'closed', backlog: false } });
+    expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases).toEqual({});
+    expect(await statsOf(endpoint)).toEqual({ attempts: 3, succeeded: 3 });
+  });
+
+  it('a carried slot that is no longer ours is left to its holder; the rest is written as separate writes', async () => {
+    const { a, b, endpoint, lease, carried } = await runsOf();
+    const current = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;
+    const stolen = { until: Date.now() + 60_000, token: 'someone-else', probe: false };
+    await endpoints.admit(current, { send: [{ deliveryId: b.id, lease: stolen }], circuitOpen: [], defer: [], deferUntil: null, inFlight: [], expired: [], health: current.health });
+    const finished = await ledger.finish({ delivery: a, update: update(true), endpoint, token: lease(a).token, change: change(endpoint, true), carried });
+    expect(finished.recorded).toBe(true);
+    const after = await endpoints.get(endpoint.shop_id, endpoint.id);
+    expect(after?.leases).toEqual({ [b.id]: stolen });
+    expect(await statsOf(endpoint)).toEqual({ attempts: 3, succeeded: 3 });
+  });
+
+  it("what runs carried is released on its own when no attempt's end could take it", async () => {
+    const { b, endpoint, carried, lease } = await runsOf();
+    await ledger.releaseCarried(endpoint, carried);
+    expect(Object.keys((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases ?? {})).not.toContain(b.id);
+    expect(lease(b).token).toBe(carried.slots[0]?.token);
+    expect(await statsOf(endpoint)).toEqual({ attempts: 2, succeeded: 2 });
   });
 
   it('counts a failure on the endpoint in the same single transaction', async () => {

@@ -1,7 +1,7 @@
 import { CIRCUIT_OPEN } from '../../shared/domain/attempt-plan';
 import { deliverBatch } from '../../shared/domain/delivery-attempt';
 import { fanOut, messageOf, newDelivery, type DeliveryMessage, type DeliveryRecord, type FanOutDeps } from '../../shared/domain/deliveries';
-import type { AttemptDeps, AttemptEnd } from '../../shared/domain/delivery-ports';
+import type { AttemptDeps, AttemptEnd, AttemptLedger } from '../../shared/domain/delivery-ports';
 import { newEvent } from '../../shared/domain/events';
 import { createShop } from '../../shared/domain/shop';
 import { sweep } from '../../shared/domain/sweep';
@@ -15,6 +15,7 @@ import type { SendResult } from '../../shared/webhooks/sender';
 import { DynamoAttemptLedger } from '../../shared/store/attempt-ledger';
 import { DynamoDeliveryStore } from '../../shared/store/deliveries';
 import { DynamoDueIndex } from '../../shared/store/due-index';
+import { DynamoEndpointStatsStore } from '../../shared/store/endpoint-stats';
 import { DynamoEventStore } from '../../shared/store/events';
 import { DynamoEndpointStore } from '../../shared/store/webhook-endpoints';
 import { useFreshTable } from '../helpers/table';
@@ -135,8 +136,8 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     expect(h.posts).toHaveLength(rows.length);
   });
 
-  it('costs 1.2 table requests per delivery on the hot path: one read, one admission, one write per attempt', async () => {
-    const { rows } = await endpointWith(10);
+  it('costs 1.2 table requests per delivery on the hot path: one read, one admission, one write per attempt, one transaction per endpoint', async () => {
+    const { shop, endpoint, rows } = await endpointWith(10);
     const h = harness();
     const sent: string[] = [];
     deps.db.doc.middlewareStack.add((next, ctx) => async (args) => (sent.push(ctx.commandName ?? ''), next(args)), { step: 'initialize', name: 'countForTest' });
@@ -146,8 +147,15 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
       deps.db.doc.middlewareStack.remove('countForTest');
     }
     const count = (name: string) => sent.filter((c) => c === name).length;
-    expect({ reads: count('BatchGetItemCommand'), admissions: count('UpdateItemCommand'), attempts: count('TransactWriteItemsCommand') }).toEqual({ reads: 1, admissions: 1, attempts: 10 });
+    // The admission and 9 successes recorded on their rows alone; the last run's end writes its row, every slot's release and the stats.
+    expect({ reads: count('BatchGetItemCommand'), updates: count('UpdateItemCommand'), transactions: count('TransactWriteItemsCommand') }).toEqual({ reads: 1, updates: 10, transactions: 1 });
     expect(sent).toHaveLength(12);
+    for (const r of rows) expect(await row(r)).toMatchObject({ status: 'succeeded', attempts: 1 });
+    const after = await endpoints.get(shop.id, endpoint.id);
+    expect(after?.leases).toEqual({});
+    expect(after?.health.last_success_at).not.toBeNull();
+    const buckets = await new DynamoEndpointStatsStore(deps.db).window(shop.id, endpoint.id, new Date());
+    expect(buckets.reduce((n, b) => n + b.succeeded, 0)).toBe(10);
   });
 
   it('after an unanswered attempt, one at a time: the rest go back on the queue with no attempt used', async () => {
@@ -165,11 +173,16 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
   it('when the table fails mid-attempt, that message fails alone and the batch\'s waiting ones go back on the queue', async () => {
     const { rows } = await endpointWith(6);
     const h = harness();
-    const failing = {
+    const failing: AttemptLedger = {
       finish: async (end: AttemptEnd) => {
         if (end.delivery.id === rows[0]?.id) throw new Error('table unavailable');
         return ledger.finish(end);
       },
+      recordInRun: async (delivery, update) => {
+        if (delivery.id === rows[0]?.id) throw new Error('table unavailable');
+        return ledger.recordInRun(delivery, update);
+      },
+      releaseCarried: (endpoint, carried) => ledger.releaseCarried(endpoint, carried),
     };
     const results = verdicts(await deliverBatch({ ...h.attemptDeps, ledger: failing }, rows.map((r) => messageOf(r))));
     expect(results[0]).toBe('error: Error: table unavailable');

@@ -11,7 +11,7 @@ const health = { circuit: 'closed' as const, consecutive_failures: 0, last_succe
 function fakeDeps(circuitBefore: 'closed' | 'open' | 'half_open', status: number | null): AttemptDeps {
   return {
     sender: { post: () => Promise.resolve({ status, error: status === null ? 'timeout' : null, retryAfterMs: null, durationMs: 42, snippet: null }) },
-    ledger: { finish: () => Promise.resolve({ recorded: true, released: { circuitBefore, handedOver: false, backlog: false } }) },
+    ledger: { finish: () => Promise.resolve({ recorded: true, released: { circuitBefore, backlog: false } }) },
   } as unknown as AttemptDeps;
 }
 
