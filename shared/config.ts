@@ -60,7 +60,7 @@ const VARIABLES = {
   /** The loggers' level, in any case (the local stack and the tests lower it). */
   POWERTOOLS_LOG_LEVEL: [(v) => isLogLevel(v.toUpperCase()), `POWERTOOLS_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`],
   /** Set by Lambda when the function's application log level is configured (advanced logging controls); it then wins over POWERTOOLS_LOG_LEVEL, as in Powertools. */
-  AWS_LAMBDA_LOG_LEVEL: [(v) => v.toUpperCase() in LAMBDA_LOG_LEVELS, `AWS_LAMBDA_LOG_LEVEL must be one of ${Object.keys(LAMBDA_LOG_LEVELS).join(', ')}`],
+  AWS_LAMBDA_LOG_LEVEL: [(v) => Object.hasOwn(LAMBDA_LOG_LEVELS, v.toUpperCase()), `AWS_LAMBDA_LOG_LEVEL must be one of ${Object.keys(LAMBDA_LOG_LEVELS).join(', ')}`],
   /** Lambda's: on-demand, provisioned-concurrency, snap-start…; only an on-demand environment's first invocation is a cold start in the logs. */
   AWS_LAMBDA_INITIALIZATION_TYPE: null,
 } satisfies Record<string, Check>;
