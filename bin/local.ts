@@ -8,6 +8,8 @@
  *   LOG_FORMAT (pretty on a terminal, else json), NO_COLOR.
  * Every setting is read and checked before anything starts: a bad value exits with code 2.
  */
+// First: the logger's level is checked before any module makes the logger.
+import '../lib/local/logging-check';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { installPrettyLogs } from '../lib/local/pretty-logs';

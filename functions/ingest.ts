@@ -23,7 +23,8 @@ export const makeHandler =
     } catch (err) {
       // Anything but a validation or lookup error is a failure the caller should retry.
       if (!(err instanceof AppError)) throw err;
-      logger.warn('Ingest refused', { code: err.code, message: err.message });
+      // `message` is a reserved key of the log line (it was dropped, with a warning line of its own).
+      logger.warn('Ingest refused', { code: err.code, reason: err.message });
       return { ok: false, error: { code: err.code, message: err.message, param: err.options.param ?? null } };
     }
   };

@@ -1,4 +1,5 @@
 import type { Node } from 'constructs';
+import { LOG_LEVELS } from '../shared/config';
 
 /** Deployment settings, from CDK context (`cdk deploy -c senderEmail=…`); see docs/deploy.md. */
 export interface ServiceConfig {
@@ -32,11 +33,14 @@ export function configFromContext(node: Pick<Node, 'tryGetContext'>): ServiceCon
     return value;
   };
   const str = (key: string) => (node.tryGetContext(key) as string | undefined) || undefined;
+  // Checked here too: the functions refuse a level they do not know at init (shared/config.ts), so it must not deploy.
+  const logLevel = str('logLevel') ?? 'INFO';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel.toUpperCase())) throw new Error(`context logLevel must be one of ${LOG_LEVELS.join(', ')}, got ${logLevel}`);
   return {
     senderEmail: str('senderEmail'),
     alarmEmail: str('alarmEmail'),
     logRetentionDays: num('logRetentionDays', 30),
-    logLevel: str('logLevel') ?? 'INFO',
+    logLevel,
     throttleRate: num('throttleRate', 1000),
     throttleBurst: num('throttleBurst', 2000),
     rateLimits: {

@@ -15,6 +15,13 @@ type Check = [ok: (value: string) => boolean, message: string] | null;
 const positiveMs = (name: string): Check => [(v) => /^\d+$/.test(v) && Number(v) > 0, `${name} must be a positive whole number of milliseconds`];
 const positive = (name: string): Check => [(v) => /^\d+(\.\d+)?$/.test(v) && Number(v) > 0, `${name} must be a positive number`];
 
+/** Log levels from the most verbose; a logger at one level writes that level and those after it, SILENT nothing (Powertools' names and order). */
+export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+/** Lambda's advanced logging controls' names: FATAL is our CRITICAL. */
+const LAMBDA_LOG_LEVELS: Record<string, LogLevel> = { TRACE: 'TRACE', DEBUG: 'DEBUG', INFO: 'INFO', WARN: 'WARN', ERROR: 'ERROR', FATAL: 'CRITICAL' };
+const isLogLevel = (v: string): v is LogLevel => (LOG_LEVELS as readonly string[]).includes(v);
+
 /** Every variable we read, in the order they are checked; null: any value. */
 const VARIABLES = {
   TABLE_NAME: null,
@@ -48,6 +55,14 @@ const VARIABLES = {
   RATE_LIMIT_BURST_FACTOR: [(v) => Number(v) >= 1, 'RATE_LIMIT_BURST_FACTOR must be a number ≥ 1'],
   /** Failed authentications per second per source address before the authorizer refuses without a route. */
   RATE_LIMIT_AUTH_FAILURES_PER_SECOND: positive('RATE_LIMIT_AUTH_FAILURES_PER_SECOND'),
+  /** The `service` of every log line and metric (the names are Powertools', which the stack, docs and tests set). */
+  POWERTOOLS_SERVICE_NAME: null,
+  /** The loggers' level, in any case (the local stack and the tests lower it). */
+  POWERTOOLS_LOG_LEVEL: [(v) => isLogLevel(v.toUpperCase()), `POWERTOOLS_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`],
+  /** Set by Lambda when the function's application log level is configured (advanced logging controls); it then wins over POWERTOOLS_LOG_LEVEL, as in Powertools. */
+  AWS_LAMBDA_LOG_LEVEL: [(v) => Object.hasOwn(LAMBDA_LOG_LEVELS, v.toUpperCase()), `AWS_LAMBDA_LOG_LEVEL must be one of ${Object.keys(LAMBDA_LOG_LEVELS).join(', ')}`],
+  /** Lambda's: on-demand, provisioned-concurrency, snap-start…; only an on-demand environment's first invocation is a cold start in the logs. */
+  AWS_LAMBDA_INITIALIZATION_TYPE: null,
 } satisfies Record<string, Check>;
 export type VariableName = keyof typeof VARIABLES;
 export type Variables = Partial<Record<VariableName, string>>;
@@ -96,10 +111,11 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-/** The variables we read, checked for form; empty values count as unset. */
-export function parseVariables(env: Record<string, string | undefined>): Variables {
+/** The variables we read (or only `names`), checked for form; empty values count as unset. */
+export function parseVariables(env: Record<string, string | undefined>, names = Object.keys(VARIABLES) as VariableName[]): Variables {
   const vars: Variables = {};
-  for (const [name, check] of Object.entries(VARIABLES) as [VariableName, Check][]) {
+  for (const name of names) {
+    const check: Check = VARIABLES[name];
     const value = env[name];
     if (!value) continue;
     // Secrets are named, never echoed.
@@ -171,4 +187,40 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
       };
     },
   };
+}
+
+export interface LoggingConfig {
+  serviceName: string;
+  /** POWERTOOLS_LOG_LEVEL's, or INFO. */
+  logLevel: LogLevel;
+  /** AWS_LAMBDA_LOG_LEVEL's, when Lambda sets it: the floor no `setLogLevel` goes below. */
+  lambdaLogLevel: LogLevel | undefined;
+  /** Whether this environment was started for an invocation (not provisioned ahead), so its first one is a cold start. */
+  onDemand: boolean;
+}
+
+/**
+ * What the logger and the metrics need, checked apart from the rest: the logger is made when its
+ * module loads, before a function reads its config, and must not fail over a variable it does
+ * not use (a bad one of its own does fail, naming it).
+ */
+export function loggingFromEnv(env: Record<string, string | undefined> = process.env): LoggingConfig {
+  const vars = parseVariables(env, ['POWERTOOLS_SERVICE_NAME', 'POWERTOOLS_LOG_LEVEL', 'AWS_LAMBDA_LOG_LEVEL', 'AWS_LAMBDA_INITIALIZATION_TYPE']);
+  return {
+    serviceName: vars.POWERTOOLS_SERVICE_NAME ?? 'shop-calls-api',
+    logLevel: (vars.POWERTOOLS_LOG_LEVEL?.toUpperCase() as LogLevel | undefined) ?? 'INFO',
+    lambdaLogLevel: vars.AWS_LAMBDA_LOG_LEVEL ? LAMBDA_LOG_LEVELS[vars.AWS_LAMBDA_LOG_LEVEL.toUpperCase()] : undefined,
+    onDemand: vars.AWS_LAMBDA_INITIALIZATION_TYPE === 'on-demand',
+  };
+}
+
+/**
+ * The X-Ray trace id (its Root) of the invocation under way. Lambda sets _X_AMZN_TRACE_ID anew
+ * for each invocation, so unlike the variables above it is read each time a line is logged.
+ */
+export function traceRootFromEnv(env: Record<string, string | undefined> = process.env): string | undefined {
+  const header = env._X_AMZN_TRACE_ID?.trim();
+  if (!header) return undefined;
+  if (!header.includes('=')) return header;
+  return header.split(';').find((field) => field.startsWith('Root='))?.slice('Root='.length);
 }

@@ -1,3 +1,4 @@
+import { loggingFromEnv } from '../config';
 import { METRICS_NAMESPACE, type MetricSink } from './delivery-metrics';
 
 type Unit = 'Count' | 'Milliseconds';
@@ -17,7 +18,7 @@ const MAX_VALUES = 100;
 export function emfSink(
   write: (line: string) => void = (line) => void process.stdout.write(`${line}\n`),
   now: () => number = Date.now,
-  service: string = process.env.POWERTOOLS_SERVICE_NAME ?? 'shop-calls-api',
+  service: string = loggingFromEnv().serviceName,
 ): MetricSink & { flush(): void } {
   let stored = new Map<string, { unit: Unit; values: number[] }>();
 

@@ -158,6 +158,7 @@ describe('npm start (the real entry point, as a child process)', () => {
     ['DELIVERY_TIMEOUT_MS', '0'],
     ['TIME_SCALE', '2'],
     ['WEBHOOK_ALLOW_INSECURE_LOCAL', 'yes'],
+    ['POWERTOOLS_LOG_LEVEL', 'LOUD'],
   ])('refuses %s=%s before starting anything: exit code 2 and a message naming it', async (name, value) => {
     const { child, output } = spawnLocal({ [name]: value, PORT: '0', DYNAMODB_PORT: '0' });
     const [code] = (await once(child, 'exit')) as [number | null];

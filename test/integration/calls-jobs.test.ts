@@ -5,6 +5,7 @@ import { ingestCall, toCallResource, type CallBatch } from '../../shared/domain/
 import { approveJob, declineJob } from '../../shared/domain/jobs';
 import { createShop, type Shop } from '../../shared/domain/shop';
 import { newId } from '../../shared/ids';
+import { logger } from '../../shared/logger';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { keys } from '../../shared/store/keys';
 import { eventsOf } from '../helpers/events-in-table';
@@ -108,5 +109,17 @@ describe('ingest handler (internal, invoked by the voice platform)', () => {
     expect(await handler({ ...valid, ended_at: '2000-01-01T00:00:00Z' })).toMatchObject({ ok: false, error: { param: 'ended_at' } });
     expect(await handler({ ...valid, shop_id: 'shop_01jd0000000000000000000000', external_id: 'x-1' })).toMatchObject({ ok: false, error: { code: 'resource_missing' } });
     expect(await handler('not an object')).toMatchObject({ ok: false, error: { code: 'parameter_invalid' } });
+  });
+
+  it('logs a refusal with its code and reason (not as `message`, which the log line reserves)', async () => {
+    const warn = jest.spyOn(logger, 'warn').mockImplementation(() => undefined);
+    try {
+      const refused = await makeIngestHandler(() => deps)('not an object');
+      expect(refused.ok).toBe(false);
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(warn.mock.calls[0]).toEqual(['Ingest refused', { code: 'parameter_invalid', reason: refused.ok ? undefined : refused.error.message }]);
+    } finally {
+      warn.mockRestore();
+    }
   });
 });

@@ -10,6 +10,12 @@ describe('deployment settings from CDK context', () => {
     expect(configFromContext(context({ sourceMaps: 'yes' })).sourceMaps).toBe(false);
   });
 
+  it('refuses a log level the functions would refuse at init', () => {
+    expect(configFromContext(context({})).logLevel).toBe('INFO');
+    expect(configFromContext(context({ logLevel: 'debug' })).logLevel).toBe('debug');
+    expect(() => configFromContext(context({ logLevel: 'VERBOSE' }))).toThrow(/logLevel must be one of .*got VERBOSE/);
+  });
+
   it('refuses a non-positive number', () => {
     expect(() => configFromContext(context({ deliveryTimeoutMs: '0' }))).toThrow(/deliveryTimeoutMs/);
   });

@@ -1,4 +1,4 @@
-import { Logger } from '@aws-lambda-powertools/logger';
+import { Logger } from '../../shared/logger';
 import { installPrettyLogs, prettyLine } from '../../lib/local/pretty-logs';
 
 describe('pretty local logs', () => {
@@ -18,9 +18,9 @@ describe('pretty local logs', () => {
     expect(prettyLine('not json', { colour: false })).toBe('not json');
   });
 
-  it('takes over what a Powertools logger prints', () => {
+  it('takes over what the logger prints, at its level', () => {
     const lines: string[] = [];
-    const logger = new Logger({ serviceName: 'pretty-test', logLevel: 'INFO' });
+    const logger = new Logger({ serviceName: 'pretty-test', logLevel: 'INFO', lambdaLogLevel: undefined, onDemand: false });
     installPrettyLogs(logger, { colour: false }, (line) => lines.push(line));
     logger.info('request', { method: 'POST', path: '/v1/jobs/x/approve', status: 409, duration_ms: 3, request_id: 'req_1', shop_id: 'shop_2', key_id: 'key_3' });
     logger.warn('careful', { n: 1 });
