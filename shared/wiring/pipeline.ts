@@ -3,8 +3,7 @@ import type { FanOutDeps } from '../domain/deliveries';
 import type { AttemptDeps, RetryScheduler } from '../domain/delivery-ports';
 import type { Mailer, NotificationQueue, NotifyDeps } from '../domain/notifications';
 import type { SweepDeps } from '../domain/sweep';
-import { SESv2Client } from '@aws-sdk/client-sesv2';
-import { AwsApi, SCHEDULER } from '../aws/aws-call';
+import { AwsApi, SCHEDULER, SES_V2 } from '../aws/aws-call';
 import { AwsRetryScheduler } from '../aws/retry-scheduler';
 import { HttpScheduleApi } from '../aws/schedule-api';
 import { LogOnlyMailer, SesMailer } from '../aws/ses-mailer';
@@ -23,8 +22,8 @@ import { memo } from './memo';
 
 /**
  * The parts of the pipeline functions: one per function, built once per config, so only
- * the owner-email function bundles SES, the consumer Scheduler and KMS, and the fan-out
- * and the sweeper neither. In AWS each adapter follows the config; the local stack passes
+ * the owner-email function calls SES, the consumer Scheduler and KMS, and the fan-out
+ * and the sweeper neither (all of them through shared/aws/aws-call.ts, no SDK client). In AWS each adapter follows the config; the local stack passes
  * its own (a queue on its local SQS, timers for schedules, an outbox for emails).
  */
 export interface PipelineAdapters {
@@ -62,7 +61,7 @@ export function notifyDeps(config: Config, adapters: PipelineAdapters = {}): Not
       notifications: events,
       shops: new DynamoShopStore(dynamoOf(config)),
       endpoints: new DynamoEndpointStore(dynamoOf(config)),
-      mailer: adapters.mailer ?? (config.sesFrom ? new SesMailer(new SESv2Client({}), config.sesFrom) : new LogOnlyMailer()),
+      mailer: adapters.mailer ?? (config.sesFrom ? new SesMailer(new AwsApi(SES_V2, identityOf(config)), config.sesFrom) : new LogOnlyMailer()),
       now,
     };
   });

@@ -1,11 +1,8 @@
-import { SendEmailCommand, SESv2Client } from '@aws-sdk/client-sesv2';
-import { mockClient } from 'aws-sdk-client-mock';
 import { createHash } from 'node:crypto';
 import { AwsApi, SQS } from '../../shared/aws/aws-call';
 import { atExpression, AwsRetryScheduler } from '../../shared/aws/retry-scheduler';
 import type { CreateScheduleInput } from '../../shared/aws/schedule-api';
 import { SqsDeliveryQueue, SqsQueueDelays } from '../../shared/aws/sqs-queue';
-import { SesMailer } from '../../shared/aws/ses-mailer';
 import { RETRY_SCHEDULE_MS } from '../../shared/webhooks/policy';
 import { identity, noPause, startAwsWire, type AwsWire, type Seen } from '../helpers/aws-wire';
 
@@ -148,18 +145,5 @@ describe('delivery queue', () => {
       wire.fallback = first;
     }
     expect(sent('SendMessageBatch')).toHaveLength(3);
-  });
-});
-
-describe('SES mailer', () => {
-  it('sends a plain-text email from the configured sender', async () => {
-    const ses = mockClient(SESv2Client);
-    ses.on(SendEmailCommand).resolves({});
-    await new SesMailer(new SESv2Client({}), 'alerts@shop-calls.example').send({ to: 'owner@shop.test', subject: 'S', text: 'T' });
-    expect(ses.commandCalls(SendEmailCommand)[0]?.args[0].input).toEqual({
-      FromEmailAddress: 'alerts@shop-calls.example',
-      Destination: { ToAddresses: ['owner@shop.test'] },
-      Content: { Simple: { Subject: { Data: 'S' }, Body: { Text: { Data: 'T' } } } },
-    });
   });
 });

@@ -6,8 +6,10 @@
  */
 import { createHash } from 'node:crypto';
 import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
+import { SendEmailCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { AwsApi, KMS, SQS } from '../../shared/aws/aws-call';
+import { AwsApi, KMS, SES_V2, SQS } from '../../shared/aws/aws-call';
+import { SesMailer } from '../../shared/aws/ses-mailer';
 import { SqsNotificationQueue } from '../../shared/aws/sqs-notification-queue';
 import { SqsDeliveryQueue, SqsQueueDelays } from '../../shared/aws/sqs-queue';
 import { sendMessageBatch } from '../../shared/aws/sqs-send';
@@ -145,5 +147,31 @@ describe('KMS GenerateDataKey and Decrypt', () => {
     const ours = (await new KmsDataKeys(kmsApi(), 'k').resolve(blob.toString('base64url')).catch((e: unknown) => e)) as Error;
     expect([ours.name, ours.message]).toEqual([sdk.name, sdk.message]);
     expect(ours.name).toBe('KMSInvalidStateException');
+  });
+});
+
+describe('SES v2 SendEmail', () => {
+  const from = 'alerts@shop-calls.example';
+  const mail = { to: 'owner@shop.test', subject: 'Endpoint disabled', text: 'Your webhook endpoint was disabled.' };
+  const sdkSend = () =>
+    new SESv2Client(sdkOptions(wire.endpoint)).send(
+      new SendEmailCommand({ FromEmailAddress: from, Destination: { ToAddresses: [mail.to] }, Content: { Simple: { Subject: { Data: mail.subject }, Body: { Text: { Data: mail.text } } } } }),
+    );
+  const mailer = () => new SesMailer(new AwsApi(SES_V2, identity, { endpoint: wire.endpoint, pause: noPause }), from);
+
+  it('is the SDK\'s request: POST /v2/email/outbound-emails, REST-JSON, signed for ses', async () => {
+    await sdkSend();
+    await mailer().send(mail);
+    await expectSameCall('ses');
+    expect(wire.seen[1]?.url).toBe('/v2/email/outbound-emails');
+  });
+
+  it('names a refused message as the SDK does', async () => {
+    const rejected = { status: 400, headers: { 'x-amzn-errortype': 'MessageRejected:http://internal.amazon.com/coral/com.amazonaws.sesv2/' }, body: '{"message":"Email address is not verified."}' };
+    wire.answers = [rejected, rejected];
+    const sdk = (await sdkSend().catch((e: unknown) => e)) as Error;
+    const ours = (await mailer().send(mail).catch((e: unknown) => e)) as Error;
+    expect([ours.name, ours.message]).toEqual([sdk.name, sdk.message]);
+    expect(ours.name).toBe('MessageRejected');
   });
 });
