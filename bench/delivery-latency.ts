@@ -117,7 +117,7 @@ try {
   // Counted from here: the measured run only. Queue requests outside a handler are the event sources' (and the owner emails' poller's).
   const queues = bench.stack.queue;
   const requests = countCalls(deps.db.client);
-  const sqsRequests = countCalls(bench.stack.sqs, { stageOf: (_op, input) => (input.QueueUrl === queues.url ? 'consumer' : undefined) });
+  const sqsRequests = countCalls([bench.stack.sqs, bench.stack.sqsApi], { stageOf: (_op, input) => (input.QueueUrl === queues.url ? 'consumer' : undefined) });
   for (const t of [fanoutTally, consumerTally]) Object.assign(t, newHandlerTally());
   const stages = watchStages(deps.db.client);
   const started = performance.now();

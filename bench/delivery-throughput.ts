@@ -93,7 +93,7 @@ try {
     runs.push(rows);
   }
 
-  const queue = new SqsDeliveryQueue(env.queues.client, env.queues.queueUrl);
+  const queue = new SqsDeliveryQueue(env.queues.api, env.queues.queueUrl);
   const consumerTable = new Map<string, OpTally>();
   const consumerSqs = new Map<string, OpTally>();
   const lambda = newHandlerTally();

@@ -32,10 +32,9 @@ try {
     Records: [{ eventID: '1', eventName: 'INSERT', eventSource: 'aws:dynamodb', dynamodb: { NewImage: item.Item as never, SequenceNumber: '1', StreamViewType: 'NEW_IMAGE' } }],
   };
 
-  // The local wiring sends on the local queue's client: count there.
-  const sqs = env.queues.client;
+  // The local wiring sends on the local queue's SQS API (its event sources on the SDK client): count both.
   const dynamoCounter = countCalls(deps.db.client);
-  const sqsCounter = countCalls(sqs);
+  const sqsCounter = countCalls([env.queues.client, env.queues.api]);
   const result = await makeHandler(() => env.deps)(record);
   if (result.batchItemFailures.length > 0) throw new Error('fan-out failed the record');
 

@@ -9,6 +9,7 @@ import { LocalRetryScheduler } from '../lib/local/adapters';
 import { startQueuePoller } from '../lib/local/queue-poller';
 import { SqsDeliveryQueue } from '../shared/aws/sqs-queue';
 import { ConfigError, configFromEnv, parseVariables } from '../shared/config';
+import { sqsOf } from '../shared/wiring/clients';
 import { deliverDeps } from '../shared/wiring/pipeline';
 
 let queueUrl: string;
@@ -16,7 +17,7 @@ let deps: ReturnType<typeof deliverDeps>;
 try {
   const config = configFromEnv();
   queueUrl = config.queueUrl;
-  const queue = new SqsDeliveryQueue(new SQSClient({}), queueUrl);
+  const queue = new SqsDeliveryQueue(sqsOf(config), queueUrl);
   deps = deliverDeps(config, { queue, scheduler: new LocalRetryScheduler(queue) });
 } catch (err) {
   if (!(err instanceof ConfigError)) throw err;

@@ -13,7 +13,7 @@ import { LocalRetryScheduler } from '../../lib/local/adapters';
 import { startQueuePoller } from '../../lib/local/queue-poller';
 import { SqsDeliveryQueue } from '../../shared/aws/sqs-queue';
 import { configFromEnv, parseVariables } from '../../shared/config';
-import { dynamoOf } from '../../shared/wiring/clients';
+import { dynamoOf, sqsOf } from '../../shared/wiring/clients';
 import { deliverDeps } from '../../shared/wiring/pipeline';
 import { allStages, countCalls, newHandlerTally, timedHandler, type HandlerTally, type OpTally } from './instrument';
 
@@ -28,13 +28,13 @@ export interface ConsumerReport {
 const batches = Number(process.argv[2]);
 if (!Number.isInteger(batches) || batches <= 0) throw new Error('usage: consumer-child.ts <batches in flight>');
 const config = configFromEnv();
-// One client for the event source and the consumer's own sends: both are the consumer's requests.
+// The event source's client and the consumer's own sends: both are the consumer's requests.
 const sqs = new SQSClient({});
-const queue = new SqsDeliveryQueue(sqs, config.queueUrl);
+const queue = new SqsDeliveryQueue(sqsOf(config), config.queueUrl);
 const deps = deliverDeps(config, { queue, scheduler: new LocalRetryScheduler(queue) });
 // deliverDeps built its stores on this config's one table client.
 const table = countCalls(dynamoOf(config).client);
-const queueRequests = countCalls(sqs);
+const queueRequests = countCalls([sqs, sqsOf(config)]);
 const lambda = newHandlerTally();
 const timed = timedHandler('consumer', makeHandler(() => deps), lambda);
 let endpointsInBatches = 0;

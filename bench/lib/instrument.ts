@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import { AwsApi, type AwsRequest } from '../../shared/aws/aws-call';
 import { DYNAMODB_WRITES } from '../../lib/local/stack';
 
 type AnyClient = Pick<DynamoDBClient | SQSClient, 'middlewareStack'>;
@@ -82,8 +83,12 @@ let counters = 0;
  * (ReturnConsumedCapacity TOTAL, which changes nothing else), on an SQS client it counts
  * 64 KB payload chunks. Each request is filed under the `stage` it was sent in, else
  * under what `stageOf` says (e.g. an event source's receives, sent outside any handler).
+ * Several clients (an event source's SDK client and the functions' own SQS API) may share one counter.
  */
-export function countCalls(client: AnyClient, opts: { stageOf?: (op: string, input: Record<string, unknown>) => string | undefined } = {}): CallCounter {
+export function countCalls(
+  clients: AnyClient | AwsApi | (AnyClient | AwsApi)[],
+  opts: { stageOf?: (op: string, input: Record<string, unknown>) => string | undefined } = {},
+): CallCounter {
   const counter: CallCounter = {
     calls: new Map(),
     items: new Map(),
@@ -94,38 +99,45 @@ export function countCalls(client: AnyClient, opts: { stageOf?: (op: string, inp
       counter.stages.clear();
     },
   };
-  (client.middlewareStack as DynamoDBClient['middlewareStack']).add(
-    (next, context) => async (args) => {
-      const command = context.commandName ?? 'unknown';
-      const name = command.replace(/Command$/, '');
-      const input = args.input as Record<string, unknown>;
-      const dynamo = context.clientName === 'DynamoDBClient';
-      const items = itemsWritten(command, input);
-      counter.calls.set(name, (counter.calls.get(name) ?? 0) + 1);
-      counter.items.set(name, (counter.items.get(name) ?? 0) + items);
-      const stageName = stage.getStore() ?? opts.stageOf?.(name, input) ?? '';
-      const byOp = counter.stages.get(stageName) ?? new Map<string, OpTally>();
-      counter.stages.set(stageName, byOp);
-      const tally = byOp.get(name) ?? { requests: 0, items: 0, units: 0, estimated: 0 };
-      byOp.set(name, tally);
-      tally.requests++;
-      tally.items += items;
-      if (dynamo && CAPACITY_OPS.has(name) && input.ReturnConsumedCapacity === undefined) input.ReturnConsumedCapacity = 'TOTAL';
-      try {
-        const out = await next(args);
-        const reported = dynamo ? reportedUnits(out.output) : sqsChunks(name, input, out.output);
-        if (reported === undefined) tally.estimated++;
-        tally.units += reported ?? estimatedUnits(name, items, input);
-        return out;
-      } catch (err) {
-        tally.estimated++;
-        tally.units += dynamo ? estimatedUnits(name, items, input) : 1;
-        throw err;
-      }
-    },
-    // A name of its own: a client may carry several counters (one per measured window).
-    { step: 'initialize', name: `benchCallCounter${++counters}` },
-  );
+  const record = async <T>(command: string, input: Record<string, unknown>, dynamo: boolean, send: () => Promise<T>, outputOf: (out: T) => unknown): Promise<T> => {
+    const name = command.replace(/Command$/, '');
+    const items = itemsWritten(command, input);
+    counter.calls.set(name, (counter.calls.get(name) ?? 0) + 1);
+    counter.items.set(name, (counter.items.get(name) ?? 0) + items);
+    const stageName = stage.getStore() ?? opts.stageOf?.(name, input) ?? '';
+    const byOp = counter.stages.get(stageName) ?? new Map<string, OpTally>();
+    counter.stages.set(stageName, byOp);
+    const tally = byOp.get(name) ?? { requests: 0, items: 0, units: 0, estimated: 0 };
+    byOp.set(name, tally);
+    tally.requests++;
+    tally.items += items;
+    if (dynamo && CAPACITY_OPS.has(name) && input.ReturnConsumedCapacity === undefined) input.ReturnConsumedCapacity = 'TOTAL';
+    try {
+      const out = await send();
+      const reported = dynamo ? reportedUnits(outputOf(out)) : sqsChunks(name, input, outputOf(out));
+      if (reported === undefined) tally.estimated++;
+      tally.units += reported ?? estimatedUnits(name, items, input);
+      return out;
+    } catch (err) {
+      tally.estimated++;
+      tally.units += dynamo ? estimatedUnits(name, items, input) : 1;
+      throw err;
+    }
+  };
+  for (const client of Array.isArray(clients) ? clients : [clients]) {
+    if (client instanceof AwsApi) {
+      // The functions' own SQS calls (shared/aws/aws-call.ts) have no middleware stack: the instance's `call` is wrapped instead.
+      const call = client.call.bind(client);
+      client.call = <T>(request: AwsRequest) => record(`${request.operation}Command`, request.input as Record<string, unknown>, false, () => call<T>(request), (out) => out);
+      continue;
+    }
+    (client.middlewareStack as DynamoDBClient['middlewareStack']).add(
+      (next, context) => (args) =>
+        record(context.commandName ?? 'unknown', args.input as Record<string, unknown>, context.clientName === 'DynamoDBClient', () => next(args), (out) => out.output),
+      // A name of its own: a client may carry several counters (one per measured window).
+      { step: 'initialize', name: `benchCallCounter${++counters}` },
+    );
+  }
   return counter;
 }
 

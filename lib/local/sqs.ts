@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { createSqsServer } from 'local-aws-sqs';
+import { AwsApi, SQS } from '../../shared/aws/aws-call';
 import { freePort } from './dynamodb-local';
 
 export interface LocalQueues {
@@ -11,13 +12,16 @@ export interface LocalQueues {
   /** The owner emails' queue (fan-out → notify function) and its dead-letter queue. */
   notifyQueueUrl: string;
   notifyQueueArn: string;
+  /** The local event sources' client (receive, delete, attributes) and queue set-up. */
   client: SQSClient;
+  /** What the functions' queue adapters send on, as in AWS (shared/aws/aws-call.ts). */
+  api: AwsApi;
   stop(): Promise<void>;
 }
 
 /**
  * The delivery queue, the owner emails' queue and their dead-letter queues on local-aws-sqs, a pure JS SQS emulator:
- * the same SQS adapter code as in AWS talks to it over HTTP.
+ * the same SQS adapter code as in AWS talks to it over HTTP (the queue URLs name the emulator's host).
  */
 export async function startLocalQueues(options: { visibilityTimeoutSeconds: number; maxReceiveCount?: number }): Promise<LocalQueues> {
   const port = await freePort();
@@ -50,6 +54,8 @@ export async function startLocalQueues(options: { visibilityTimeoutSeconds: numb
     notifyQueueUrl: notifications.url,
     notifyQueueArn: notifications.arn,
     client,
+    // Signed with the emulator client's region and credentials: the emulator ignores them, AWS would not.
+    api: new AwsApi(SQS, client.config),
     stop: async () => {
       client.destroy();
       server.closeAllConnections();

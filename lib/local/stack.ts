@@ -1,5 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { AwsApi } from '../../shared/aws/aws-call';
 import { join } from 'node:path';
 import { passesFanoutFilter } from '../../shared/stream-filters';
 import { sweepGraceMs } from '../../shared/webhooks/policy';
@@ -100,8 +101,10 @@ export interface LocalStack {
   url: string;
   /** The local delivery queue, for a consumer run in another process. */
   queue: { endpoint: string; url: string; arn: string; dlqUrl: string };
-  /** The client the stack's event sources and queue adapters send on (benchmarks count its requests). */
+  /** The client the stack's event sources send on (benchmarks count its requests). */
   sqs: SQSClient;
+  /** The SQS API the stack's queue adapters send on, as in AWS (benchmarks count its requests too). */
+  sqsApi: AwsApi;
   dynamodbEndpoint: string;
   tableName: string;
   /** Present when this start created the table and seeded it. */
@@ -157,7 +160,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     queues = await startLocalQueues({ visibilityTimeoutSeconds: options.queueVisibilitySeconds ?? Math.ceil((6 * timeoutMs) / 1000) });
     const queue = { endpoint: queues.endpoint, url: queues.queueUrl, arn: queues.queueArn };
     const { config, env } = localConfig(variables, { dynamodbEndpoint: endpoint, tableName, queue, notifyQueueUrl: queues.notifyQueueUrl });
-    deps = localDeps(config, { sqs: queues.client, outboxDir: options.outboxDir ?? (process.env.OUTBOX_DIR || join('.local', 'outbox')) });
+    deps = localDeps(config, { sqs: queues.api, outboxDir: options.outboxDir ?? (process.env.OUTBOX_DIR || join('.local', 'outbox')) });
     const handlers = (options.wrapHandlers ?? ((h: LocalHandlers) => h))(localHandlers(deps));
 
     const demo = created && options.seed !== false ? await seedDemo(deps) : undefined;
@@ -176,7 +179,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     sweeper = startLocalSweeper({ run: handlers.sweep, intervalMs: grace, startupHorizonMs: grace });
 
     http = await startHttpAdapter(handlers, options.port ?? 0, options.host);
-    return { url: http.url, queue: { ...queue, dlqUrl: queues.dlqUrl }, sqs: queues.client, dynamodbEndpoint: endpoint, tableName, demo, deps, env, stop };
+    return { url: http.url, queue: { ...queue, dlqUrl: queues.dlqUrl }, sqs: queues.client, sqsApi: queues.api, dynamodbEndpoint: endpoint, tableName, demo, deps, env, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -1,14 +1,15 @@
-import { SendMessageBatchCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DeliveryMessage, DeliveryQueue } from '../domain/deliveries';
 import type { RetryScheduler } from '../domain/delivery-ports';
+import type { AwsApi } from './aws-call';
+import { sendMessage, sendMessageBatch } from './sqs-send';
 
 export const SQS_MAX_DELAY_MS = 15 * 60 * 1000;
 
 /** The delivery queue. Messages carry ids only; the consumer reads the rest from the table. */
 export class SqsDeliveryQueue implements DeliveryQueue {
   constructor(
-    /** Public for its region and credentials, which the retry scheduler's requests use too. */
-    readonly sqs: SQSClient,
+    /** The SQS API (shared/aws/aws-call.ts, built with SQS). */
+    private readonly sqs: AwsApi,
     readonly queueUrl: string,
   ) {}
 
@@ -17,8 +18,8 @@ export class SqsDeliveryQueue implements DeliveryQueue {
       let entries = messages.slice(i, i + 10).map((m, j) => ({ Id: String(j), MessageBody: JSON.stringify(m) }));
       for (let tries = 0; entries.length > 0; tries++) {
         if (tries >= 3) throw new Error(`SQS refused ${entries.length} delivery message(s)`);
-        const out = await this.sqs.send(new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: entries }));
-        const failed = new Set((out.Failed ?? []).map((f) => f.Id));
+        const out = await sendMessageBatch(this.sqs, this.queueUrl, entries);
+        const failed = new Set(out.Failed.map((f) => f.Id));
         entries = entries.filter((e) => failed.has(e.Id));
       }
     }
@@ -26,9 +27,7 @@ export class SqsDeliveryQueue implements DeliveryQueue {
 
   /** SQS delays are exact to the second, up to 15 minutes. */
   async sendDelayed(message: DeliveryMessage, delaySeconds: number): Promise<void> {
-    await this.sqs.send(
-      new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: JSON.stringify(message), DelaySeconds: Math.min(900, Math.max(0, Math.ceil(delaySeconds))) }),
-    );
+    await sendMessage(this.sqs, this.queueUrl, JSON.stringify(message), Math.min(900, Math.max(0, Math.ceil(delaySeconds))));
   }
 }
 

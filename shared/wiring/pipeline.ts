@@ -1,10 +1,9 @@
-import { SESv2Client } from '@aws-sdk/client-sesv2';
-import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Config } from '../config';
 import type { FanOutDeps } from '../domain/deliveries';
 import type { AttemptDeps, RetryScheduler } from '../domain/delivery-ports';
 import type { Mailer, NotificationQueue, NotifyDeps } from '../domain/notifications';
 import type { SweepDeps } from '../domain/sweep';
+import { AwsApi, SCHEDULER, SES_V2 } from '../aws/aws-call';
 import { AwsRetryScheduler } from '../aws/retry-scheduler';
 import { HttpScheduleApi } from '../aws/schedule-api';
 import { LogOnlyMailer, SesMailer } from '../aws/ses-mailer';
@@ -18,13 +17,13 @@ import { DynamoShopStore } from '../store/shops';
 import { DynamoEndpointStore } from '../store/webhook-endpoints';
 import { httpSender } from '../webhooks/sender';
 import { checkUrl } from '../webhooks/url-guard';
-import { cipherOf, dynamoOf } from './clients';
+import { cipherOf, dynamoOf, identityOf, sqsOf } from './clients';
 import { memo } from './memo';
 
 /**
  * The parts of the pipeline functions: one per function, built once per config, so only
- * the owner-email function bundles SES, the consumer Scheduler and KMS, and the fan-out
- * and the sweeper neither. In AWS each adapter follows the config; the local stack passes
+ * the owner-email function calls SES, the consumer Scheduler and KMS, and the fan-out
+ * and the sweeper neither (all of them through shared/aws/aws-call.ts, no SDK client). In AWS each adapter follows the config; the local stack passes
  * its own (a queue on its local SQS, timers for schedules, an outbox for emails).
  */
 export interface PipelineAdapters {
@@ -37,7 +36,7 @@ export interface PipelineAdapters {
 const now = () => new Date();
 
 function queueOf(config: Config, adapters: PipelineAdapters): SqsDeliveryQueue {
-  return adapters.queue ?? memo(config, queueOf, () => new SqsDeliveryQueue(new SQSClient({}), config.queueUrl));
+  return adapters.queue ?? memo(config, queueOf, () => new SqsDeliveryQueue(sqsOf(config), config.queueUrl));
 }
 
 /** The fan-out: stream records to delivery rows and queue messages, and owner emails onto their own queue. */
@@ -47,7 +46,7 @@ export function fanoutDeps(config: Config, adapters: PipelineAdapters = {}): Fan
     deliveries: new DynamoDeliveryStore(dynamoOf(config)),
     queue: queueOf(config, adapters),
     scheduler: adapters.scheduler ?? new SqsQueueDelays(queueOf(config, adapters)),
-    notificationQueue: adapters.notificationQueue ?? new SqsNotificationQueue(new SQSClient({}), config.notifyQueueUrl),
+    notificationQueue: adapters.notificationQueue ?? new SqsNotificationQueue(sqsOf(config), config.notifyQueueUrl),
     timeScale: config.webhooks.timeScale,
     now,
   }));
@@ -62,7 +61,7 @@ export function notifyDeps(config: Config, adapters: PipelineAdapters = {}): Not
       notifications: events,
       shops: new DynamoShopStore(dynamoOf(config)),
       endpoints: new DynamoEndpointStore(dynamoOf(config)),
-      mailer: adapters.mailer ?? (config.sesFrom ? new SesMailer(new SESv2Client({}), config.sesFrom) : new LogOnlyMailer()),
+      mailer: adapters.mailer ?? (config.sesFrom ? new SesMailer(new AwsApi(SES_V2, identityOf(config)), config.sesFrom) : new LogOnlyMailer()),
       now,
     };
   });
@@ -79,7 +78,7 @@ export function deliverDeps(config: Config, adapters: PipelineAdapters = {}): At
       endpoints: new DynamoEndpointStore(dynamoOf(config)),
       ledger: new DynamoAttemptLedger(dynamoOf(config)),
       queue,
-      scheduler: adapters.scheduler ?? new AwsRetryScheduler(queue, new HttpScheduleApi(queue.sqs.config), config.scheduler),
+      scheduler: adapters.scheduler ?? new AwsRetryScheduler(queue, new HttpScheduleApi(new AwsApi(SCHEDULER, identityOf(config))), config.scheduler),
       sender: httpSender(policy, timeoutMs),
       cipher: cipherOf(config),
       checkTarget: (url) => checkUrl(url, policy, undefined, 'refuse'),

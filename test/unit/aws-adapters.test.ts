@@ -1,13 +1,29 @@
-import { SendEmailCommand, SESv2Client } from '@aws-sdk/client-sesv2';
-import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { mockClient } from 'aws-sdk-client-mock';
+import { createHash } from 'node:crypto';
+import { AwsApi, SQS } from '../../shared/aws/aws-call';
 import { atExpression, AwsRetryScheduler } from '../../shared/aws/retry-scheduler';
 import type { CreateScheduleInput } from '../../shared/aws/schedule-api';
-import { SesMailer } from '../../shared/aws/ses-mailer';
 import { SqsDeliveryQueue, SqsQueueDelays } from '../../shared/aws/sqs-queue';
 import { RETRY_SCHEDULE_MS } from '../../shared/webhooks/policy';
+import { identity, noPause, startAwsWire, type AwsWire, type Seen } from '../helpers/aws-wire';
 
-const sqs = mockClient(SQSClient);
+/** A stand-in SQS (test/helpers/aws-wire.ts) that takes every message, unless a test queues other answers. */
+let wire: AwsWire;
+let queueUrl: string;
+const md5 = (s: string) => createHash('md5').update(s).digest('hex');
+beforeAll(async () => {
+  wire = await startAwsWire((req) => {
+    const body = JSON.parse(req.body) as { MessageBody?: string; Entries?: { Id: string; MessageBody: string }[] };
+    if (!body.Entries) return { status: 200, body: JSON.stringify({ MessageId: 'm', MD5OfMessageBody: md5(body.MessageBody ?? '') }) };
+    return { status: 200, body: JSON.stringify({ Successful: body.Entries.map((e) => ({ Id: e.Id, MessageId: `m-${e.Id}`, MD5OfMessageBody: md5(e.MessageBody) })), Failed: [] }) };
+  });
+  queueUrl = `${wire.endpoint}/123456789012/deliveries`;
+});
+afterAll(() => wire.stop());
+
+/** The messages SQS was asked to take: SendMessage inputs, by operation. */
+const sent = (op: string) => wire.seen.filter((s) => s.headers['x-amz-target'] === `AmazonSQS.${op}`).map((s: Seen) => JSON.parse(s.body) as Record<string, unknown>);
+const deliveryQueue = () => new SqsDeliveryQueue(new AwsApi(SQS, identity, { pause: noPause }), queueUrl);
+
 /** The Scheduler API (shared/aws/schedule-api.ts has its own test): records each create, or fails as told. */
 const scheduler = {
   created: [] as CreateScheduleInput[],
@@ -26,30 +42,27 @@ const message = { shop_id: 'shop_1', event_id: 'evt_1', delivery_id: 'dlv_01jd00
 const target = { groupName: 'deliveries', queueArn: 'arn:aws:sqs:eu-west-1:1:deliveries', roleArn: 'arn:aws:iam::1:role/sched', deadLetterArn: 'arn:aws:sqs:eu-west-1:1:sched-dlq' };
 
 function retryScheduler() {
-  const queue = new SqsDeliveryQueue(new SQSClient({}), 'https://sqs/deliveries');
-  return new AwsRetryScheduler(queue, scheduler, target, () => NOW);
+  return new AwsRetryScheduler(deliveryQueue(), scheduler, target, () => NOW);
 }
 
 beforeEach(() => {
-  sqs.reset();
+  wire.reset();
   scheduler.reset();
-  sqs.on(SendMessageCommand).resolves({});
-  sqs.on(SendMessageBatchCommand).resolves({ Failed: [] });
 });
 
 describe('wake-ups the queue alone gives (the fan-out\'s, for a delivery an open circuit held back)', () => {
-  const delays = () => new SqsQueueDelays(new SqsDeliveryQueue(new SQSClient({}), 'https://sqs/deliveries'), () => NOW);
+  const delays = () => new SqsQueueDelays(deliveryQueue(), () => NOW);
 
   it('up to 15 minutes out: one delayed message', async () => {
     expect(delays().needsSchedule(15 * 60_000)).toBe(false);
     await delays().schedule(message, new Date(NOW + 60_000));
-    expect(sqs.commandCalls(SendMessageCommand)[0]?.args[0].input).toEqual({ QueueUrl: 'https://sqs/deliveries', MessageBody: JSON.stringify(message), DelaySeconds: 60 });
+    expect(sent('SendMessage')).toEqual([{ QueueUrl: queueUrl, MessageBody: JSON.stringify(message), DelaySeconds: 60 }]);
   });
 
   it('past that it needs a schedule: it refuses and sends nothing (its callers leave such rows to the sweeper)', async () => {
     expect(delays().needsSchedule(15 * 60_000 + 1)).toBe(true);
     await expect(delays().schedule(message, new Date(NOW + 30 * 60_000))).rejects.toThrow(/needs a schedule/);
-    expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
+    expect(wire.seen).toHaveLength(0);
   });
 });
 
@@ -59,14 +72,14 @@ describe('retry scheduling on AWS', () => {
     [RETRY_SCHEDULE_MS[1] as number, 300],
   ])('a retry %d ms out goes back on the queue with DelaySeconds %d', async (delayMs, seconds) => {
     await retryScheduler().schedule(message, new Date(NOW + delayMs));
-    expect(sqs.commandCalls(SendMessageCommand)[0]?.args[0].input).toEqual({ QueueUrl: 'https://sqs/deliveries', MessageBody: JSON.stringify(message), DelaySeconds: seconds });
+    expect(sent('SendMessage')).toEqual([{ QueueUrl: queueUrl, MessageBody: JSON.stringify(message), DelaySeconds: seconds }]);
     expect(scheduler.created).toHaveLength(0);
   });
 
   it.each(RETRY_SCHEDULE_MS.slice(2))('a retry %d ms out becomes a one-time EventBridge schedule', async (delayMs) => {
     const at = new Date(NOW + delayMs);
     await retryScheduler().schedule(message, at);
-    expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
+    expect(wire.seen).toHaveLength(0);
     expect(scheduler.created[0]).toEqual({
       Name: 'dlv_01jd0000000000000000000000-a3',
       GroupName: 'deliveries',
@@ -103,24 +116,34 @@ describe('retry scheduling on AWS', () => {
 });
 
 describe('delivery queue', () => {
-  it('sends 16 messages in 2 batches and retries entries SQS refused', async () => {
-    sqs.on(SendMessageBatchCommand).resolvesOnce({ Failed: [{ Id: '3', SenderFault: false, Code: 'x' }] }).resolves({ Failed: [] });
-    const queue = new SqsDeliveryQueue(new SQSClient({}), 'https://sqs/deliveries');
-    await queue.send(Array.from({ length: 16 }, (_, i) => ({ ...message, delivery_id: `dlv_${i}` })));
-    const calls = sqs.commandCalls(SendMessageBatchCommand).map((c) => c.args[0].input.Entries?.length);
-    expect(calls).toEqual([10, 1, 6]);
-  });
-});
+  const messages = Array.from({ length: 16 }, (_, i) => ({ ...message, delivery_id: `dlv_${i}` }));
 
-describe('SES mailer', () => {
-  it('sends a plain-text email from the configured sender', async () => {
-    const ses = mockClient(SESv2Client);
-    ses.on(SendEmailCommand).resolves({});
-    await new SesMailer(new SESv2Client({}), 'alerts@shop-calls.example').send({ to: 'owner@shop.test', subject: 'S', text: 'T' });
-    expect(ses.commandCalls(SendEmailCommand)[0]?.args[0].input).toEqual({
-      FromEmailAddress: 'alerts@shop-calls.example',
-      Destination: { ToAddresses: ['owner@shop.test'] },
-      Content: { Simple: { Subject: { Data: 'S' }, Body: { Text: { Data: 'T' } } } },
-    });
+  it('sends 16 messages in 2 batches and sends again the entries SQS did not take', async () => {
+    const refusedThree = (req: Seen) => {
+      const entries = (JSON.parse(req.body) as { Entries: { Id: string; MessageBody: string }[] }).Entries;
+      const ok = entries.filter((e) => e.Id !== '3');
+      return { status: 200, body: JSON.stringify({ Successful: ok.map((e) => ({ Id: e.Id, MessageId: `m-${e.Id}`, MD5OfMessageBody: md5(e.MessageBody) })), Failed: [{ Id: '3', SenderFault: false, Code: 'InternalError' }] }) };
+    };
+    const first = wire.fallback;
+    let n = 0;
+    wire.fallback = (req) => (n++ === 0 ? refusedThree(req) : first(req));
+    try {
+      await deliveryQueue().send(messages);
+    } finally {
+      wire.fallback = first;
+    }
+    const batches = sent('SendMessageBatch').map((b) => (b.Entries as { Id: string; MessageBody: string }[]).map((e) => (JSON.parse(e.MessageBody) as { delivery_id: string }).delivery_id));
+    expect(batches).toEqual([messages.slice(0, 10).map((m) => m.delivery_id), ['dlv_3'], messages.slice(10).map((m) => m.delivery_id)]);
+  });
+
+  it('gives up on entries SQS refuses three times, with an error (the caller\'s batch is retried whole)', async () => {
+    const first = wire.fallback;
+    wire.fallback = () => ({ status: 200, body: '{"Successful":[],"Failed":[{"Id":"0","SenderFault":false,"Code":"InternalError"}]}' });
+    try {
+      await expect(deliveryQueue().send([message])).rejects.toThrow('SQS refused 1 delivery message(s)');
+    } finally {
+      wire.fallback = first;
+    }
+    expect(sent('SendMessageBatch')).toHaveLength(3);
   });
 });

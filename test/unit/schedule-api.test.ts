@@ -2,6 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Sha256Js } from '@smithy/core/checksum';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { AwsApi, SCHEDULER } from '../../shared/aws/aws-call';
 import { HttpScheduleApi, type CreateScheduleInput } from '../../shared/aws/schedule-api';
 
 interface Seen {
@@ -54,7 +55,7 @@ describe('EventBridge Scheduler CreateSchedule over signed HTTP', () => {
     answers = [];
   });
 
-  const api = () => new HttpScheduleApi(identity, endpoint, () => Promise.resolve());
+  const api = () => new HttpScheduleApi(new AwsApi(SCHEDULER, identity, { endpoint, pause: () => Promise.resolve() }));
 
   it('POSTs the schedule to /schedules/{Name} as REST-JSON with an idempotency token, signed for scheduler in the region', async () => {
     await api().create(input);

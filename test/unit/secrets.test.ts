@@ -1,12 +1,12 @@
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
-import { mockClient } from 'aws-sdk-client-mock';
+import { AwsApi, KMS } from '../../shared/aws/aws-call';
 import { newSigningSecret } from '../../shared/domain/secrets';
 import { EnvelopeCipher } from '../../shared/secrets/envelope';
 import { KmsDataKeys } from '../../shared/secrets/kms-data-keys';
 import { LocalKeyFile } from '../../shared/secrets/local-key-file';
+import { identity, noPause, startAwsWire, type AwsWire } from '../helpers/aws-wire';
 
 describe('signing secrets', () => {
   it('are whsec_ + base64 of 32 random bytes', () => {
@@ -39,40 +39,54 @@ describe('envelope cipher with a local key file', () => {
 });
 
 describe('KMS data keys', () => {
-  const kms = mockClient(KMSClient);
+  // A stand-in KMS (test/helpers/aws-wire.ts): one data key, its ciphertext blob, base64 in JSON as KMS answers.
   const plaintextKey = Buffer.alloc(32, 7);
   const blob = Buffer.from('encrypted-data-key');
-  beforeEach(() => {
-    kms.reset();
-    kms.on(GenerateDataKeyCommand).resolves({ Plaintext: plaintextKey, CiphertextBlob: blob });
-    kms.on(DecryptCommand).resolves({ Plaintext: plaintextKey });
+  let wire: AwsWire;
+  beforeAll(async () => {
+    wire = await startAwsWire((req) =>
+      req.headers['x-amz-target'] === 'TrentService.GenerateDataKey'
+        ? { status: 200, body: JSON.stringify({ Plaintext: plaintextKey.toString('base64'), CiphertextBlob: blob.toString('base64'), KeyId: 'k' }) }
+        : { status: 200, body: JSON.stringify({ Plaintext: plaintextKey.toString('base64'), KeyId: 'k' }) },
+    );
   });
+  afterAll(() => wire.stop());
+  beforeEach(() => wire.reset());
+  const kms = () => new AwsApi(KMS, identity, { endpoint: wire.endpoint, pause: noPause });
+  const calls = (op: string) => wire.seen.filter((s) => s.headers['x-amz-target'] === `TrentService.${op}`).map((s) => JSON.parse(s.body) as Record<string, string>);
 
   it('generates one data key and encrypts many values without calling KMS again', async () => {
-    const cipher = new EnvelopeCipher(new KmsDataKeys(new KMSClient({}), 'alias/webhooks'));
+    const cipher = new EnvelopeCipher(new KmsDataKeys(kms(), 'alias/webhooks'));
     const values = await Promise.all(Array.from({ length: 20 }, (_, i) => cipher.encrypt(`secret-${i}`, 'c')));
     expect(await cipher.decrypt(values[3] as string, 'c')).toBe('secret-3');
     await cipher.encrypt('later', 'c');
-    expect(kms.commandCalls(GenerateDataKeyCommand)).toHaveLength(1);
-    expect(kms.commandCalls(GenerateDataKeyCommand)[0]?.args[0].input).toEqual({ KeyId: 'alias/webhooks', KeySpec: 'AES_256' });
-    expect(kms.commandCalls(DecryptCommand)).toHaveLength(0);
+    expect(calls('GenerateDataKey')).toEqual([{ KeyId: 'alias/webhooks', KeySpec: 'AES_256' }]);
+    expect(calls('Decrypt')).toHaveLength(0);
   });
 
   it('decrypts a stored data key once per container, then from cache', async () => {
-    const writer = new EnvelopeCipher(new KmsDataKeys(new KMSClient({}), 'k'));
+    const writer = new EnvelopeCipher(new KmsDataKeys(kms(), 'k'));
     const stored = await writer.encrypt('whsec_x', 'c');
-    const reader = new EnvelopeCipher(new KmsDataKeys(new KMSClient({}), 'k'));
+    const reader = new EnvelopeCipher(new KmsDataKeys(kms(), 'k'));
     for (let i = 0; i < 5; i++) expect(await reader.decrypt(stored, 'c')).toBe('whsec_x');
-    expect(kms.commandCalls(DecryptCommand)).toHaveLength(1);
-    expect(Buffer.from(kms.commandCalls(DecryptCommand)[0]?.args[0].input.CiphertextBlob as Uint8Array).toString()).toBe('encrypted-data-key');
+    expect(calls('Decrypt')).toHaveLength(1);
+    expect(Buffer.from(calls('Decrypt')[0]?.CiphertextBlob as string, 'base64').toString()).toBe('encrypted-data-key');
+  });
+
+  it('asks KMS again after a failed decrypt (a failure is not cached)', async () => {
+    const stored = await new EnvelopeCipher(new KmsDataKeys(kms(), 'k')).encrypt('whsec_y', 'c');
+    const reader = new EnvelopeCipher(new KmsDataKeys(kms(), 'k'));
+    wire.answers = [{ status: 400, body: '{"__type":"AccessDeniedException","message":"no"}' }];
+    await expect(reader.decrypt(stored, 'c')).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    expect(await reader.decrypt(stored, 'c')).toBe('whsec_y');
   });
 
   it('rotates the data key after an hour', async () => {
     let now = 0;
-    const cipher = new EnvelopeCipher(new KmsDataKeys(new KMSClient({}), 'k', () => now));
+    const cipher = new EnvelopeCipher(new KmsDataKeys(kms(), 'k', () => now));
     await cipher.encrypt('a', 'c');
     now = 61 * 60 * 1000;
     await cipher.encrypt('b', 'c');
-    expect(kms.commandCalls(GenerateDataKeyCommand)).toHaveLength(2);
+    expect(calls('GenerateDataKey')).toHaveLength(2);
   });
 });

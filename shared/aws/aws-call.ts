@@ -1,0 +1,205 @@
+import { Sha256 } from '@smithy/core/checksum';
+import { NodeHttpHandler } from '@smithy/node-http-handler';
+import { SignatureV4 } from '@smithy/signature-v4';
+import type { AwsCredentialIdentityProvider } from '@smithy/types';
+
+/**
+ * One signed AWS API request, with the SDK's standard retry and a time bound, for the few
+ * calls the functions make besides DynamoDB: SQS SendMessage(Batch), KMS GenerateDataKey and
+ * Decrypt, SES v2 SendEmail and Scheduler CreateSchedule. Each SDK client bundles its own
+ * protocol, endpoint-rules and middleware code (KMS 27 KB, SQS 23 KB, SES v2 60 KB, Scheduler
+ * 32 KB minified) for one or two operations; this uses the signer, hash and HTTP handler the
+ * DynamoDB client already brings into every bundle, with its region and credentials.
+ */
+
+/** Where the function's AWS clients get their region and credentials (any SDK client's resolved `config`). */
+export interface AwsIdentity {
+  region: () => Promise<string>;
+  credentials: AwsCredentialIdentityProvider;
+}
+
+/** How a service is addressed and spoken to: the facts an SDK client holds in its generated code. */
+export interface AwsService {
+  /** SigV4 signing name. */
+  signingName: string;
+  /** First label of the regional endpoint, `https://<prefix>.<region>.amazonaws.com`. */
+  endpointPrefix: string;
+  protocol: 'awsJson1_0' | 'awsJson1_1' | 'restJson1';
+  /** awsJson: the `X-Amz-Target` header is `<targetPrefix>.<operation>`. */
+  targetPrefix?: string;
+  /** Sent (and signed) with every request. */
+  headers?: Record<string, string>;
+}
+
+export const SQS: AwsService = {
+  signingName: 'sqs',
+  endpointPrefix: 'sqs',
+  protocol: 'awsJson1_0',
+  targetPrefix: 'AmazonSQS',
+  // As the SDK sends it: SQS then names errors by their Query-protocol code too (x-amzn-query-error).
+  headers: { 'x-amzn-query-mode': 'true' },
+};
+export const KMS: AwsService = { signingName: 'kms', endpointPrefix: 'kms', protocol: 'awsJson1_1', targetPrefix: 'TrentService' };
+export const SES_V2: AwsService = { signingName: 'ses', endpointPrefix: 'email', protocol: 'restJson1' };
+export const SCHEDULER: AwsService = { signingName: 'scheduler', endpointPrefix: 'scheduler', protocol: 'restJson1' };
+
+export interface AwsRequest {
+  /** awsJson: the operation named in `X-Amz-Target`; restJson1: a name for error messages. */
+  operation: string;
+  input: object;
+  /** restJson1: the path the input is POSTed to. awsJson always POSTs to `/`. */
+  path?: string;
+  /** This request's endpoint when the API has no override (SQS: the queue URL's origin, as the SDK does). */
+  endpoint?: string;
+}
+
+export interface AwsApiOptions {
+  /** Tests and local stand-ins; otherwise the request's, else the regional endpoint. */
+  endpoint?: string;
+  /** Bound on each attempt, connection to last byte (default 5 s). */
+  timeoutMs?: number;
+  /** Back-off between attempts (tests pass one that does not wait). */
+  pause?: (ms: number) => Promise<void>;
+}
+
+/** An error answer of the API, named by its error type exactly as the SDK names its exception classes. */
+export class AwsServiceError extends Error {
+  readonly $metadata: { httpStatusCode: number };
+  constructor(
+    name: string,
+    message: string,
+    readonly status: number,
+    /** SQS's Query-protocol error code (`x-amzn-query-error`), which the SDK exposes as `Code`. */
+    readonly Code?: string,
+  ) {
+    super(message);
+    this.name = name;
+    this.$metadata = { httpStatusCode: status };
+  }
+}
+
+const ATTEMPTS = 3;
+const TIMEOUT_MS = 5_000;
+// The SDK's standard retry (@smithy/core/retry): throttling and transient names, 429 and 5xx, network failures.
+const THROTTLING = new Set([
+  'BandwidthLimitExceeded', 'EC2ThrottledException', 'LimitExceededException', 'PriorRequestNotComplete', 'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded', 'RequestThrottled', 'RequestThrottledException', 'SlowDown', 'ThrottledException', 'Throttling', 'ThrottlingException',
+  'TooManyRequestsException', 'TransactionInProgressException',
+]);
+const TRANSIENT = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException']);
+const NETWORK = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+function retryable(err: unknown): boolean {
+  if (err instanceof AwsServiceError) return err.status >= 500 || err.status === 429 || THROTTLING.has(err.name) || TRANSIENT.has(err.name);
+  const e = err as { name?: string; code?: string };
+  return TRANSIENT.has(e.name ?? '') || NETWORK.has(e.code ?? '');
+}
+
+/** The SDK's rule: the header, else the body's `code`, else its `__type`; the part after `#` and before `:`. */
+function errorName(header: string | undefined, body: { code?: unknown; __type?: unknown }, status: number): string {
+  const raw = header ?? (typeof body.code === 'string' ? body.code : undefined) ?? (typeof body.__type === 'string' ? body.__type : undefined);
+  if (!raw) return `HTTP${status}`;
+  return (raw.split(',')[0] as string).split(':')[0]?.split('#').pop() || `HTTP${status}`;
+}
+
+/** Where the SDK sends a request with no custom endpoint (standard partition; China under amazonaws.com.cn). */
+export function regionalEndpoint(service: AwsService, region: string): string {
+  return `https://${service.endpointPrefix}.${region}.${region.startsWith('cn-') ? 'amazonaws.com.cn' : 'amazonaws.com'}`;
+}
+
+/** One service's API: `call` signs, sends, retries and parses; answers are the service's JSON as is. */
+export class AwsApi {
+  private readonly signer: SignatureV4;
+  private handler: NodeHttpHandler | undefined;
+
+  constructor(
+    readonly service: AwsService,
+    private readonly identity: AwsIdentity,
+    private readonly options: AwsApiOptions = {},
+  ) {
+    this.signer = new SignatureV4({ service: service.signingName, region: identity.region, credentials: identity.credentials, sha256: Sha256, uriEscapePath: true });
+  }
+
+  async call<T = Record<string, unknown>>(request: AwsRequest): Promise<T> {
+    const base = new URL(this.options.endpoint ?? request.endpoint ?? regionalEndpoint(this.service, await this.identity.region()));
+    // Serialised once: every attempt sends the same bytes (and the same idempotency token, where the input has one).
+    const body = JSON.stringify(request.input);
+    const pause = this.options.pause ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return (await this.send(base, request, body)) as T;
+      } catch (err) {
+        if (attempt >= ATTEMPTS || !retryable(err)) throw err;
+        // Jittered exponential back-off, with the SDK's longer base after throttling.
+        const throttled = err instanceof AwsServiceError && (err.status === 429 || THROTTLING.has(err.name));
+        await pause(Math.random() * (throttled ? 500 : 100) * 2 ** attempt);
+      }
+    }
+  }
+
+  private async send(base: URL, request: AwsRequest, body: string): Promise<unknown> {
+    const { protocol, targetPrefix, headers } = this.service;
+    const json = protocol !== 'restJson1';
+    const signed = await this.signer.sign({
+      method: 'POST',
+      protocol: base.protocol,
+      hostname: base.hostname,
+      port: base.port ? Number(base.port) : undefined,
+      path: json ? '/' : (request.path ?? '/'),
+      query: {},
+      headers: {
+        host: base.host,
+        'content-type': json ? `application/x-amz-json-${protocol === 'awsJson1_0' ? '1.0' : '1.1'}` : 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+        ...(json ? { 'x-amz-target': `${targetPrefix}.${request.operation}` } : {}),
+        ...headers,
+      },
+      body,
+    });
+    // The handler the SDK clients use (keep-alive agent), not global fetch, which loads undici on a cold function's first call.
+    this.handler ??= new NodeHttpHandler();
+    const abort = new AbortController();
+    const timeoutMs = this.options.timeoutMs ?? TIMEOUT_MS;
+    const timer = setTimeout(() => abort.abort(), timeoutMs);
+    let status: number;
+    let answer: Record<string, string>;
+    let text: string;
+    try {
+      const { response } = await this.handler.handle(signed as Parameters<NodeHttpHandler['handle']>[0], { abortSignal: abort.signal });
+      ({ statusCode: status, headers: answer } = response);
+      text = await readBody(response.body as AsyncIterable<Buffer> & { destroy(): void }, abort.signal);
+    } catch (err) {
+      // Bounded like any request of a function's: a stalled connection is retried, not waited on for the whole invocation.
+      if (abort.signal.aborted) throw Object.assign(new Error(`${this.service.signingName} ${request.operation}: no answer within ${timeoutMs} ms`), { name: 'TimeoutError' });
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+
+    let parsed: Record<string, unknown> = {};
+    try {
+      parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    } catch {
+      // Not JSON (a proxy's error page): the status says enough.
+      if (status < 300) throw new Error(`${this.service.signingName} ${request.operation}: answer is not JSON`);
+    }
+    if (status >= 200 && status < 300) return parsed;
+    const message = typeof parsed.message === 'string' ? parsed.message : typeof parsed.Message === 'string' ? parsed.Message : `${this.service.signingName} ${request.operation} answered ${status}`;
+    const queryCode = answer['x-amzn-query-error']?.split(';')[0];
+    throw new AwsServiceError(errorName(answer['x-amzn-errortype'], parsed, status), message, status, queryCode);
+  }
+}
+
+/** The whole answer body; the time bound covers it too (a server may stall after its headers). */
+async function readBody(body: AsyncIterable<Buffer> & { destroy(): void }, signal: AbortSignal): Promise<string> {
+  const stop = () => body.destroy();
+  signal.addEventListener('abort', stop, { once: true });
+  try {
+    const chunks: Buffer[] = [];
+    for await (const chunk of body) chunks.push(chunk);
+    if (signal.aborted) throw new Error('aborted');
+    return Buffer.concat(chunks).toString('utf8');
+  } finally {
+    signal.removeEventListener('abort', stop);
+  }
+}

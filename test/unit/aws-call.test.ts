@@ -1,0 +1,102 @@
+import { AwsApi, AwsServiceError, KMS, regionalEndpoint, SCHEDULER, SQS, type AwsService } from '../../shared/aws/aws-call';
+import { expectValidSignature, identity, noPause, startAwsWire, type AwsWire } from '../helpers/aws-wire';
+
+let wire: AwsWire;
+beforeAll(async () => {
+  wire = await startAwsWire();
+});
+afterAll(() => wire.stop());
+beforeEach(() => wire.reset());
+
+const api = (service: AwsService = KMS, timeoutMs?: number) => new AwsApi(service, identity, { endpoint: wire.endpoint, pause: noPause, timeoutMs });
+const call = (a = api()) => a.call({ operation: 'Decrypt', input: { CiphertextBlob: 'AAEC' } });
+
+describe('a signed AWS API call', () => {
+  it('speaks awsJson 1.0 and 1.1: POST / with the target header, the protocol content type and the JSON input, signed for the service', async () => {
+    await api(SQS).call({ operation: 'SendMessage', input: { QueueUrl: 'q', MessageBody: 'b' } });
+    await api(KMS).call({ operation: 'GenerateDataKey', input: { KeyId: 'k' } });
+    const [sqs, kms] = wire.seen;
+    expect([sqs?.method, sqs?.url, sqs?.headers['x-amz-target'], sqs?.headers['content-type'], sqs?.headers['x-amzn-query-mode']]).toEqual(['POST', '/', 'AmazonSQS.SendMessage', 'application/x-amz-json-1.0', 'true']);
+    expect([kms?.method, kms?.url, kms?.headers['x-amz-target'], kms?.headers['content-type']]).toEqual(['POST', '/', 'TrentService.GenerateDataKey', 'application/x-amz-json-1.1']);
+    expect(JSON.parse(kms?.body ?? '')).toEqual({ KeyId: 'k' });
+    await expectValidSignature(sqs as never, 'sqs');
+    await expectValidSignature(kms as never, 'kms');
+  });
+
+  it('speaks REST-JSON: POST to the path, application/json, no target header', async () => {
+    await api(SCHEDULER).call({ operation: 'CreateSchedule', path: '/schedules/a%20b', input: { GroupName: 'g' } });
+    const [req] = wire.seen;
+    expect([req?.url, req?.headers['content-type'], req?.headers['x-amz-target']]).toEqual(['/schedules/a%20b', 'application/json', undefined]);
+    await expectValidSignature(req as never, 'scheduler');
+  });
+
+  it('returns the answer\'s JSON as is (an empty body as {})', async () => {
+    wire.answers = [{ status: 200, body: '{"Plaintext":"AQID","KeyId":"k"}' }, { status: 200, body: '' }];
+    expect(await call()).toEqual({ Plaintext: 'AQID', KeyId: 'k' });
+    expect(await call()).toEqual({});
+  });
+
+  it('names errors as the SDK does: x-amzn-errortype, else code, else __type; after # and before :', async () => {
+    const cases: [Record<string, string>, string, string][] = [
+      [{ 'x-amzn-errortype': 'ConflictException:http://internal.amazon.com/coral/com.amazonaws.scheduler/' }, '{"message":"exists"}', 'ConflictException'],
+      [{}, '{"__type":"com.amazonaws.kms#KMSInvalidStateException","message":"pending deletion"}', 'KMSInvalidStateException'],
+      [{}, '{"code":"NotFoundException","Message":"no such thing"}', 'NotFoundException'],
+      [{}, 'not json', 'HTTP404'],
+    ];
+    for (const [headers, body, name] of cases) {
+      wire.answers = [{ status: 404, headers, body }];
+      const err = (await call().catch((e: unknown) => e)) as AwsServiceError;
+      expect(err).toBeInstanceOf(AwsServiceError);
+      expect([err.name, err.status, err.$metadata.httpStatusCode]).toEqual([name, 404, 404]);
+    }
+    wire.answers = [{ status: 400, headers: { 'x-amzn-query-error': 'AWS.SimpleQueueService.NonExistentQueue;Sender' }, body: '{"__type":"com.amazonaws.sqs#QueueDoesNotExist","message":"The specified queue does not exist."}' }];
+    await expect(call()).rejects.toMatchObject({ name: 'QueueDoesNotExist', Code: 'AWS.SimpleQueueService.NonExistentQueue', message: 'The specified queue does not exist.' });
+  });
+
+  it('retries 5xx, 429 and throttling names, sending the same bytes each time, up to 3 attempts', async () => {
+    wire.answers = [{ status: 500, body: '{"__type":"KMSInternalException"}' }, { status: 400, body: '{"__type":"ThrottlingException"}' }, { status: 200, body: '{"Plaintext":"AQID"}' }];
+    expect(await call()).toEqual({ Plaintext: 'AQID' });
+    expect(wire.seen).toHaveLength(3);
+    expect(new Set(wire.seen.map((s) => s.body)).size).toBe(1);
+
+    wire.reset();
+    wire.answers = [{ status: 429 }, { status: 200, body: '{}' }];
+    await call();
+    expect(wire.seen).toHaveLength(2);
+
+    wire.reset();
+    wire.answers = [{ status: 503 }, { status: 503 }, { status: 503 }, { status: 200 }];
+    await expect(call()).rejects.toMatchObject({ name: 'HTTP503', status: 503 });
+    expect(wire.seen).toHaveLength(3);
+  });
+
+  it('does not retry a client error', async () => {
+    wire.answers = [{ status: 400, body: '{"__type":"com.amazonaws.kms#InvalidCiphertextException"}' }];
+    await expect(call()).rejects.toMatchObject({ name: 'InvalidCiphertextException', status: 400 });
+    expect(wire.seen).toHaveLength(1);
+  });
+
+  it('retries a dropped connection', async () => {
+    wire.answers = ['reset', { status: 200, body: '{"ok":1}' }];
+    expect(await call()).toEqual({ ok: 1 });
+    expect(wire.seen).toHaveLength(2);
+  });
+
+  it('bounds each attempt, answer body included, and retries one that found no answer in time', async () => {
+    wire.answers = ['hang', 'stall', { status: 200, body: '{"ok":1}' }];
+    const started = Date.now();
+    expect(await call(api(KMS, 200))).toEqual({ ok: 1 });
+    expect(wire.seen).toHaveLength(3);
+    expect(Date.now() - started).toBeLessThan(2000);
+
+    wire.reset();
+    wire.answers = ['hang', 'hang', 'hang'];
+    await expect(call(api(KMS, 100))).rejects.toMatchObject({ name: 'TimeoutError' });
+    expect(wire.seen).toHaveLength(3);
+  });
+
+  it('goes to the regional endpoint by default', () => {
+    expect(regionalEndpoint(SQS, 'eu-west-1')).toBe('https://sqs.eu-west-1.amazonaws.com');
+    expect(regionalEndpoint({ ...KMS }, 'cn-north-1')).toBe('https://kms.cn-north-1.amazonaws.com.cn');
+  });
+});
