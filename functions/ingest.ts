@@ -1,5 +1,5 @@
 import { AppError } from '../shared/errors';
-import { callIngestSchema } from '../shared/domain/calls-schema';
+import { callIngestSchema } from '../shared/domain/call-ingest-schema';
 import { ingestCall, type CallDeps, type IngestResult } from '../shared/domain/calls';
 import { parseOrThrow } from '../shared/http/validation';
 import { logger } from '../shared/logger';

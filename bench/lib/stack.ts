@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../lib/local/stack';
 import type { DemoSeed } from '../../lib/local/seed';
-import type { CallIngest } from '../../shared/domain/calls-schema';
+import type { CallIngest } from '../../shared/domain/call-ingest-schema';
 
 export interface BenchStack {
   stack: LocalStack;

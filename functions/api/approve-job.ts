@@ -1,12 +1,13 @@
 import { approveJob, type JobDeps } from '../../shared/domain/jobs';
 import { approveJobBody } from '../../shared/domain/jobs-schema';
 import { apiHandler } from '../../shared/http/handler';
+import { requestSchemas } from '../../shared/http/validation';
 import { idempotent, type IdempotencyDeps } from '../../shared/http/idempotency';
 import { idempotencyDeps, jobDeps } from '../../shared/wiring/api';
 import { lambdaDeps } from '../../shared/wiring/memo';
 
 /** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
-export const spec = { body: approveJobBody };
+export const spec = requestSchemas({ body: approveJobBody });
 
 export const makeHandler = (deps: () => JobDeps & IdempotencyDeps = lambdaDeps(jobDeps, idempotencyDeps)) =>
   apiHandler('approveJob', spec, async ({ principal, pathParameters, body }) => ({

@@ -1,12 +1,13 @@
 import { listCalls, type CallDeps } from '../../shared/domain/calls';
 import { listCallsQuery } from '../../shared/domain/calls-schema';
 import { apiHandler } from '../../shared/http/handler';
+import { requestSchemas } from '../../shared/http/validation';
 import { listBody, pageRequest, type CursorDeps } from '../../shared/http/list';
 import { callDeps, cursorDeps } from '../../shared/wiring/api';
 import { lambdaDeps } from '../../shared/wiring/memo';
 
 /** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
-export const spec = { query: listCallsQuery };
+export const spec = requestSchemas({ query: listCallsQuery });
 
 export const makeHandler = (deps: () => Pick<CallDeps, 'calls'> & CursorDeps = lambdaDeps(callDeps, cursorDeps)) =>
   apiHandler('listCalls', spec, async ({ principal, query }) => {

@@ -1,12 +1,13 @@
 import { listEvents, type EventLogDeps } from '../../shared/domain/event-log';
 import { listEventsQuery } from '../../shared/domain/event-log-schema';
 import { apiHandler } from '../../shared/http/handler';
+import { requestSchemas } from '../../shared/http/validation';
 import { listBody, pageRequest, type CursorDeps } from '../../shared/http/list';
 import { cursorDeps, eventLogDeps } from '../../shared/wiring/api';
 import { lambdaDeps } from '../../shared/wiring/memo';
 
 /** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
-export const spec = { query: listEventsQuery };
+export const spec = requestSchemas({ query: listEventsQuery });
 
 export const makeHandler = (deps: () => EventLogDeps & CursorDeps = lambdaDeps(eventLogDeps, cursorDeps)) =>
   apiHandler('listEvents', spec, async ({ principal, query }) => {

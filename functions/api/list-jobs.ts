@@ -1,12 +1,13 @@
 import { listJobs, type JobDeps } from '../../shared/domain/jobs';
 import { listJobsQuery } from '../../shared/domain/jobs-schema';
 import { apiHandler } from '../../shared/http/handler';
+import { requestSchemas } from '../../shared/http/validation';
 import { listBody, pageRequest, type CursorDeps } from '../../shared/http/list';
 import { cursorDeps, jobDeps } from '../../shared/wiring/api';
 import { lambdaDeps } from '../../shared/wiring/memo';
 
 /** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
-export const spec = { query: listJobsQuery };
+export const spec = requestSchemas({ query: listJobsQuery });
 
 export const makeHandler = (deps: () => Pick<JobDeps, 'jobs'> & CursorDeps = lambdaDeps(jobDeps, cursorDeps)) =>
   apiHandler('listJobs', spec, async ({ principal, query }) => {

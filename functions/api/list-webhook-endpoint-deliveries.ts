@@ -1,12 +1,13 @@
 import { listEndpointDeliveries, type LifecycleDeps } from '../../shared/domain/endpoint-lifecycle';
 import { listWebhookEndpointDeliveriesQuery } from '../../shared/domain/endpoint-lifecycle-schema';
 import { apiHandler } from '../../shared/http/handler';
+import { requestSchemas } from '../../shared/http/validation';
 import { listBody, pageRequest, type CursorDeps } from '../../shared/http/list';
 import { cursorDeps, endpointLifecycleDeps } from '../../shared/wiring/api';
 import { lambdaDeps } from '../../shared/wiring/memo';
 
 /** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
-export const spec = { query: listWebhookEndpointDeliveriesQuery };
+export const spec = requestSchemas({ query: listWebhookEndpointDeliveriesQuery });
 
 export const makeHandler = (deps: () => Pick<LifecycleDeps, 'endpoints' | 'deliveries'> & CursorDeps = lambdaDeps(endpointLifecycleDeps, cursorDeps)) =>
   apiHandler('listWebhookEndpointDeliveries', spec, async ({ principal, pathParameters, query }) => {

@@ -1,6 +1,7 @@
 import { recoverWebhookEndpointBody } from '../../shared/domain/endpoint-lifecycle-schema';
 import { recoverEndpoint, type RecoveryDeps } from '../../shared/domain/recovery';
 import { apiHandler } from '../../shared/http/handler';
+import { requestSchemas } from '../../shared/http/validation';
 import { idempotent, type IdempotencyDeps } from '../../shared/http/idempotency';
 import { endpointLifecycleDeps, idempotencyDeps } from '../../shared/wiring/api';
 import { lambdaDeps } from '../../shared/wiring/memo';
@@ -9,7 +10,7 @@ import { lambdaDeps } from '../../shared/wiring/memo';
  * The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts.
  * It writes delivery rows only; the table stream puts them on the queue (202).
  */
-export const spec = { body: recoverWebhookEndpointBody };
+export const spec = requestSchemas({ body: recoverWebhookEndpointBody });
 
 export const makeHandler = (deps: () => RecoveryDeps & IdempotencyDeps = lambdaDeps(endpointLifecycleDeps, idempotencyDeps)) =>
   apiHandler('recoverWebhookEndpoint', spec, async ({ principal, pathParameters, body }) => ({

@@ -1,12 +1,13 @@
 import { redeliver, type RedeliverDeps } from '../../shared/domain/deliveries';
 import { redeliverEventBody } from '../../shared/domain/deliveries-schema';
 import { apiHandler } from '../../shared/http/handler';
+import { requestSchemas } from '../../shared/http/validation';
 import { eventLogDeps } from '../../shared/wiring/api';
 import { lambdaDeps } from '../../shared/wiring/memo';
 
 /** Writes new delivery rows only; the table stream puts them on the queue (202). */
 /** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
-export const spec = { body: redeliverEventBody };
+export const spec = requestSchemas({ body: redeliverEventBody });
 
 export const makeHandler = (deps: () => RedeliverDeps = lambdaDeps(eventLogDeps)) =>
   apiHandler('redeliverEvent', spec, async ({ principal, pathParameters, body }) => ({

@@ -1,5 +1,5 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import type { CallIngest, JobInput } from '../../shared/domain/calls-schema';
+import type { CallIngest, JobInput } from '../../shared/domain/call-ingest-schema';
 import type { Shop } from '../../shared/domain/shop';
 
 const CALLERS = ['Maria Lopez', 'James Carter', 'Priya Shah', 'Tom Becker', 'Aisha Okafor', 'Liam Walsh', 'Chen Wei', 'Sofia Rossi'];

@@ -1,6 +1,6 @@
 import { newId } from '../ids';
 import { AppError, notFound } from '../errors';
-import type { CallIngest, CallOutcome } from './calls-schema';
+import type { CallIngest, CallOutcome } from './call-ingest-schema';
 import { findExisting, requireId } from './lookup';
 import { newEvent, type EventRecord } from './events';
 import { newJob, toJobResource, type JobRecord } from './jobs';

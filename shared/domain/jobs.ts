@@ -1,6 +1,6 @@
 import { AppError, notFound } from '../errors';
 import { newId } from '../ids';
-import type { JobInput } from './calls-schema';
+import type { JobInput } from './call-ingest-schema';
 import { findExisting } from './lookup';
 import { newEvent, type EventRecord } from './events';
 import { mapPage, type Page, type PageRequest } from './pagination';

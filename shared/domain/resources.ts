@@ -1,9 +1,9 @@
 import * as z from 'zod';
-import { CALL_OUTCOMES, URGENCIES } from './calls-schema';
+import { CALL_OUTCOMES, URGENCIES } from './call-ingest-schema';
 import { DELIVERY_STATUSES } from './delivery-status';
 import { EVENT_TYPES } from './event-types';
 import { JOB_STATUSES } from './jobs';
-import { BOOKING_MODES, WEEKDAYS } from './shop-schema';
+import { BOOKING_MODES, WEEKDAYS } from './shop-values';
 import { SCOPES } from './scopes';
 
 /**

@@ -1,8 +1,5 @@
 import * as z from 'zod/mini';
-
-export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
-export type Weekday = (typeof WEEKDAYS)[number];
-export const BOOKING_MODES = ['auto_book', 'approval_required', 'message_only'] as const;
+import { BOOKING_MODES, WEEKDAYS, type Weekday } from './shop-values';
 
 const TIME = /^([01]\d|2[0-3]):[0-5]\d$/;
 // Only a closing time may be 24:00 (open until midnight).

@@ -1,7 +1,8 @@
 import { newId } from '../ids';
 import { notFound } from '../errors';
 import type { Resource } from './resources';
-import { WEEKDAYS, type Hours, type ShopPatch, type Weekday } from './shop-schema';
+import type { Hours, ShopPatch } from './shop-schema';
+import { WEEKDAYS, type Weekday } from './shop-values';
 
 export type BookingMode = 'auto_book' | 'approval_required' | 'message_only';
 

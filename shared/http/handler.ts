@@ -1,11 +1,11 @@
 import type { Context } from 'aws-lambda';
 import middy, { type MiddlewareObj } from '@middy/core';
-import * as z from 'zod/mini';
+import type * as z from 'zod/mini';
 import type { Principal } from '../domain/api-keys';
 import { routeById } from '../routes';
 import { envelope, type Handler } from './envelope';
 import { requestIdOf, type ApiEvent } from './event';
-import { authorize, requestBody, validateInput } from './middleware';
+import { authorize, noInput, requestBody } from './middleware';
 import { jsonResult, type HttpResult } from './response';
 
 export interface OperationInput<B, Q> {
@@ -21,12 +21,18 @@ export interface Reply {
   body: unknown;
 }
 
-const noFields = z.strictObject({});
+/** What an operation without input fields validates to. */
+type NoFields = z.ZodMiniObject<Record<never, never>>;
 
-/** An operation's request schemas, validated before `run`; its success response is in lib/openapi/responses.ts. */
+/**
+ * An operation's request schemas, validated before `run` by `validate` (made with them by
+ * `requestSchemas` in ./validation.ts); `{}` for an operation that takes no input. Its
+ * success response is in lib/openapi/responses.ts.
+ */
 export interface OperationSpec<BS extends z.core.$ZodType, QS extends z.core.$ZodType> {
   body?: BS;
   query?: QS;
+  validate?: MiddlewareObj<ApiEvent, HttpResult>;
 }
 
 /** What an operation adds to the common chain. Each is imported only by the operations that use it, so the others bundle without it. */
@@ -39,7 +45,7 @@ export interface OperationOptions {
  * A /v1 operation: authorize → body rules → validation → Idempotency-Key (when the route
  * accepts it) → `run`, which calls the domain and says what to answer.
  */
-export function apiHandler<BS extends z.core.$ZodType = typeof noFields, QS extends z.core.$ZodType = typeof noFields>(
+export function apiHandler<BS extends z.core.$ZodType = NoFields, QS extends z.core.$ZodType = NoFields>(
   operationId: string,
   schemas: OperationSpec<BS, QS>,
   run: (input: OperationInput<z.output<BS>, z.output<QS>>) => Promise<Reply>,
@@ -49,10 +55,13 @@ export function apiHandler<BS extends z.core.$ZodType = typeof noFields, QS exte
   if (route.idempotent !== (options.idempotency !== undefined)) {
     throw new Error(`${operationId}: the route table says idempotent=${route.idempotent}; pass the idempotency middleware exactly when it is true`);
   }
+  if ((schemas.body !== undefined || schemas.query !== undefined) !== (schemas.validate !== undefined)) {
+    throw new Error(`${operationId}: make its spec with requestSchemas(), which validates the schemas it names`);
+  }
   const pipeline = middy<ApiEvent, HttpResult>()
     .use(authorize(route))
     .use(route.write ? [requestBody()] : [])
-    .use(validateInput({ body: schemas.body ?? noFields, query: schemas.query ?? noFields }))
+    .use(schemas.validate ?? noInput())
     .use(options.idempotency ? [options.idempotency] : [])
     .handler(async (event) => {
       const reply = await run({

@@ -1,12 +1,10 @@
 import type { MiddlewareObj } from '@middy/core';
-import type { z } from 'zod/mini';
 import { AppError } from '../errors';
 import type { Route } from '../routes';
 import { asAppError } from './errors';
 import { authorizerFailed, fromAuthorizerContext, retryAfterOf } from './auth-context';
 import type { ApiEvent } from './event';
 import type { HttpResult } from './response';
-import { parseOrThrow } from './validation';
 
 type Middleware = MiddlewareObj<ApiEvent, HttpResult>;
 
@@ -71,12 +69,17 @@ export const requestBody = (): Middleware => ({
   },
 });
 
-/** Validates body and query with the operation's zod schemas before anything is stored. */
-export const validateInput = (schemas: { body: z.core.$ZodType; query: z.core.$ZodType }): Middleware => ({
+/**
+ * The input check of an operation that takes none: a body field or query parameter is
+ * refused as a schema of no fields refuses it (`parameter_unknown`, body first), without
+ * zod (see `requestSchemas` in ./validation.ts for the operations that take input).
+ */
+export const noInput = (): Middleware => ({
   before: ({ event }) => {
-    event.input = {
-      body: parseOrThrow(schemas.body, event.jsonBody ?? {}),
-      query: parseOrThrow(schemas.query, event.queryStringParameters ?? {}),
-    };
+    for (const given of [event.jsonBody ?? {}, event.queryStringParameters ?? {}]) {
+      const [param] = Object.keys(given);
+      if (param !== undefined) throw new AppError('parameter_unknown', `Received unknown parameter: ${param}`, { param });
+    }
+    event.input = { body: {}, query: {} };
   },
 });

@@ -1,6 +1,9 @@
+import type { MiddlewareObj } from '@middy/core';
 import { en } from 'zod/v4/locales';
 import * as z from 'zod/mini';
 import { AppError } from '../errors';
+import type { ApiEvent } from './event';
+import type { HttpResult } from './response';
 
 // The request schemas use zod/mini (a third of the full API in a bundle, and quicker to load), which
 // leaves the messages to its user: the full API's English ones, set here, where every request is parsed.
@@ -34,4 +37,25 @@ function valueAt(data: unknown, path: readonly PropertyKey[]): unknown {
     current = (current as Record<PropertyKey, unknown>)[key];
   }
   return current;
+}
+
+const noFields = z.strictObject({});
+
+/**
+ * An operation's request schemas, with the middleware that validates body and query before
+ * anything is stored: `export const spec = requestSchemas({ query: listCallsQuery })`. An
+ * operation that takes no input has `spec = {}` and is checked by `noInput()` instead, so its
+ * bundle neither loads zod nor builds a schema at init.
+ */
+export function requestSchemas<S extends { body?: z.core.$ZodType; query?: z.core.$ZodType }>(schemas: S): S & { validate: MiddlewareObj<ApiEvent, HttpResult> } {
+  const body = schemas.body ?? noFields;
+  const query = schemas.query ?? noFields;
+  return {
+    ...schemas,
+    validate: {
+      before: ({ event }) => {
+        event.input = { body: parseOrThrow(body, event.jsonBody ?? {}), query: parseOrThrow(query, event.queryStringParameters ?? {}) };
+      },
+    },
+  };
 }

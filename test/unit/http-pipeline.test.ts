@@ -2,7 +2,9 @@ import { createShop } from '../../shared/domain/shop';
 import { makeHandler as makeGetShop } from '../../functions/api/get-shop';
 import { makeHandler as makeUpdateShop } from '../../functions/api/update-shop';
 import { handler as fallback } from '../../functions/fallback';
+import * as z from 'zod/mini';
 import { apiHandler } from '../../shared/http/handler';
+import { requestSchemas } from '../../shared/http/validation';
 import { apiEvent, context, parseBody, principal } from '../helpers/events';
 import { MemoryShopStore } from '../helpers/memory-shops';
 
@@ -77,6 +79,26 @@ describe('HTTP pipeline (store faked)', () => {
   it('rejects unknown query parameters', async () => {
     const result = await getShop(apiEvent({ method: 'GET', path: '/v1/shop', query: { expand: 'all' }, principal: me }), context());
     expect([result.statusCode, errorCode(result)]).toEqual([400, 'parameter_unknown']);
+  });
+
+  it('an operation without input refuses a query parameter or body field exactly as a schema of no fields does', async () => {
+    const query = await getShop(apiEvent({ method: 'GET', path: '/v1/shop', query: { expand: 'all', limit: '3' }, principal: me }), context());
+    const viaZod = apiHandler('getShop', requestSchemas({ query: z.strictObject({}) }), async () => ({ status: 200, body: {} }));
+    const zodQuery = await viaZod(apiEvent({ method: 'GET', path: '/v1/shop', query: { expand: 'all', limit: '3' }, principal: me }), context());
+    const withoutId = (r: { body?: string }) => ({ ...(parseBody(r).error as Record<string, unknown>), request_id: undefined });
+    expect([query.statusCode, withoutId(query)]).toEqual([zodQuery.statusCode, withoutId(zodQuery)]);
+    expect(parseBody(query).error).toMatchObject({ code: 'parameter_unknown', param: 'expand', message: 'Received unknown parameter: expand' });
+    const noBody = apiHandler('deleteWebhookEndpoint', {}, async () => ({ status: 200, body: {} }));
+    const body = await noBody(apiEvent({ method: 'DELETE', path: '/v1/webhook-endpoints/we_1', body: '{"force":true}', principal: me }), context());
+    expect([body.statusCode, parseBody(body).error]).toEqual([400, expect.objectContaining({ code: 'parameter_unknown', param: 'force' })]);
+    const empty = await noBody(apiEvent({ method: 'DELETE', path: '/v1/webhook-endpoints/we_1', body: '{}', principal: me }), context());
+    expect(empty.statusCode).toBe(200);
+  });
+
+  it('refuses to build an operation whose schemas have no validator', () => {
+    const run = async () => ({ status: 200, body: {} });
+    expect(() => apiHandler('listCalls', { query: z.strictObject({}) }, run)).toThrow(/requestSchemas/);
+    expect(() => apiHandler('listCalls', requestSchemas({ query: z.strictObject({}) }), run)).not.toThrow();
   });
 
   it('refuses to build an operation whose idempotency disagrees with the route table', () => {
