@@ -1,4 +1,4 @@
-import { recoverWebhookEndpointBody } from '../../shared/domain/endpoint-lifecycle-schema';
+import { recoverWebhookEndpointBody } from '../../shared/domain/recovery-schema';
 import { recoverEndpoint, type RecoveryDeps } from '../../shared/domain/recovery';
 import { apiHandler } from '../../shared/http/handler';
 import { requestSchemas } from '../../shared/http/validation';

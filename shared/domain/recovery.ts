@@ -3,7 +3,7 @@ import { newId } from '../ids';
 import { sweepGraceMs } from '../webhooks/policy';
 import { existedAt, isSubscribed, newDelivery, supersede, type DeliveryRecord, type DeliveryStore } from './deliveries';
 import { EVENT_RETENTION_SECONDS, type EventRecord } from './events';
-import type { RecoverInput } from './endpoint-lifecycle-schema';
+import type { RecoverInput } from './recovery-schema';
 import type { Page, PageRequest } from './pagination';
 import type { Resource } from './resources';
 import { loadEndpoint, type EndpointRecord, type EndpointStore } from './webhook-endpoints';
