@@ -3,8 +3,6 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { logger } from '../../shared/logger';
 
 const LONG_POLL_SECONDS = 20;
-/** Receives in parallel: Lambda's SQS event source starts with five pollers. */
-const POLLERS = 5;
 
 export interface QueuePoller {
   /** Stops receiving and waits for batches in flight. */
@@ -14,10 +12,7 @@ export interface QueuePoller {
 /**
  * Lambda's SQS event source, locally: receive batches of up to `batchSize`, invoke the
  * handler with up to `concurrency` batches at a time, delete what succeeded; the rest
- * becomes visible again after the visibility timeout. As Lambda's event source does, it
- * receives with several pollers at once (`POLLERS`, each holding a free slot while it
- * waits) and deletes after the handler returned without holding that slot: a function's
- * concurrency is spent on invocations, not on the queue's round trips.
+ * becomes visible again after the visibility timeout.
  *
  * local-aws-sqs answers a receive only once it has `MaxNumberOfMessages` messages or its
  * wait is over (at least 40 ms), checking every 10 ms. So an idle queue is watched with a
@@ -39,13 +34,6 @@ export function startQueuePoller(opts: {
   let running = true;
   // stop() aborts a pending long poll instead of waiting it out.
   const stopping = new AbortController();
-  /** Slots taken: by an invocation, or by a poller waiting for messages to invoke with. */
-  let taken = 0;
-  const freed: (() => void)[] = [];
-  const release = () => {
-    taken--;
-    freed.shift()?.();
-  };
   const inFlight = new Set<Promise<void>>();
 
   const invoke = async (messages: Message[]) => {
@@ -68,8 +56,6 @@ export function startQueuePoller(opts: {
       failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
     } catch (err) {
       logger.error('Delivery consumer failed a whole batch', { error: err as Error });
-    } finally {
-      release();
     }
     const done = event.Records.filter((r) => !failed.has(r.messageId));
     if (done.length > 0) {
@@ -98,37 +84,32 @@ export function startQueuePoller(opts: {
 
   const loop = async () => {
     while (running) {
-      if (taken >= concurrency) {
-        await new Promise<void>((resolve) => freed.push(resolve));
+      if (inFlight.size >= concurrency) {
+        await Promise.race(inFlight);
         continue;
       }
-      taken++;
-      let messages: Message[] = [];
+      let messages: Message[];
       try {
         messages = await receive();
       } catch (err) {
-        if (running) {
-          logger.error('Local queue receive failed', { error: err as Error });
-          await new Promise((r) => setTimeout(r, 200));
-        }
-      }
-      if (messages.length === 0) {
-        release();
+        if (!running) break;
+        logger.error('Local queue receive failed', { error: err as Error });
+        await new Promise((r) => setTimeout(r, 200));
         continue;
       }
+      if (messages.length === 0) continue;
       const batch = invoke(messages).catch((err: unknown) => logger.error('Local queue delete failed', { error: err as Error }));
       inFlight.add(batch);
       void batch.finally(() => inFlight.delete(batch));
     }
   };
-  const loopsDone = Promise.all(Array.from({ length: Math.min(POLLERS, concurrency) }, loop));
+  const loopDone = loop();
 
   return {
     stop: async () => {
       running = false;
       stopping.abort();
-      freed.splice(0).forEach((wake) => wake());
-      await loopsDone;
+      await loopDone;
       await Promise.allSettled([...inFlight]);
     },
   };

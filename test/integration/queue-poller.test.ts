@@ -1,7 +1,7 @@
 /**
  * The local stand-in for Lambda's SQS event source (lib/local/queue-poller.ts) on the local
- * SQS emulator: several pollers receive at once, yet no more batches run than the
- * concurrency allows; what the handler settles is deleted, what it reports failed is not.
+ * SQS emulator: no more batches run than the concurrency allows; what the handler settles is
+ * deleted, what it reports failed is not.
  */
 import { ReceiveMessageCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
@@ -26,7 +26,7 @@ describe('local SQS event source', () => {
     while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   };
 
-  it('runs at most `concurrency` batches at once with several pollers, and deletes what each batch settled', async () => {
+  it('runs at most `concurrency` batches at once, and deletes what each batch settled', async () => {
     const bodies = Array.from({ length: 60 }, (_, i) => `m${i}`);
     const seen: string[] = [];
     let running = 0;
