@@ -42,6 +42,7 @@ import { MAX_IN_FLIGHT } from '../shared/webhooks/circuit';
 import type { ConsumerReport } from './lib/consumer-child';
 import { opsPerDelivery, printCost } from './lib/cost';
 import type { FloorJob, FloorReport } from './lib/floor-child';
+import { treeCpuMs } from './lib/cpu';
 import { addTallies, newHandlerTally, type OpTally } from './lib/instrument';
 import { FUNCTION_MEMORY_MB } from './lib/lambda-memory';
 import { startPipelineEnv } from './lib/pipeline-env';
@@ -104,10 +105,12 @@ try {
   let endpointsInBatches = 0;
   const floorTable = new Map<string, OpTally>();
   const pairs: { consumer: number; floor: number }[] = [];
+  const cpu: { consumer: CpuPerDelivery[]; floor: CpuPerDelivery[] } = { consumer: [], floor: [] };
   const consumerRun = async (consumerRows: DeliveryRecord[], counted: boolean) => {
       await queue.send(consumerRows.map((d) => messageOf(d)));
-      const { rate, report } = await timed<ConsumerReport>(consumerRows, 'bench/lib/consumer-child.ts', [String(BATCHES_IN_FLIGHT)], (child) => child.send('report'));
+      const { rate, report, cpu: used } = await timed<ConsumerReport>(consumerRows, 'bench/lib/consumer-child.ts', [String(BATCHES_IN_FLIGHT)], (child) => child.send('report'));
       if (!counted) return rate;
+      if (used) cpu.consumer.push(used);
       addTallies(consumerTable, new Map(Object.entries(report.table)));
       addTallies(consumerSqs, new Map(Object.entries(report.sqs)));
       lambda.invocations += report.lambda.invocations;
@@ -119,8 +122,9 @@ try {
   };
   const floorRun = async (floorRows: DeliveryRecord[], counted: boolean) => {
       const job: FloorJob = { rows: floorRows, targets, concurrency: CONCURRENCY };
-      const { rate, report } = await timed<FloorReport>(floorRows, 'bench/lib/floor-child.ts', [], undefined, job);
+      const { rate, report, cpu: used } = await timed<FloorReport>(floorRows, 'bench/lib/floor-child.ts', [], undefined, job);
       if (counted) addTallies(floorTable, new Map(Object.entries(report.table)));
+      if (counted && used) cpu.floor.push(used);
       return rate;
   };
   // DynamoDB Local's JVM compiles its request paths as they are first used: the first run of a cold emulator is slower whoever makes it.
@@ -154,6 +158,20 @@ try {
     ['table requests per delivery (hot path)', consumerRequests.toFixed(2), `${floorRequests.toFixed(2)} (floor)`, `≤ ${TABLE_REQUESTS_TARGET}`, verdict(consumerRequests <= TABLE_REQUESTS_TARGET)],
     [`bare POST loop, no verification (for scale, ${BARE_SECONDS} s)`, `${bareRate.toFixed(0)}/s`, '', '', ''],
   ]);
+  if (cpu.consumer.length > 0 && cpu.floor.length > 0) {
+    const mean = (xs: CpuPerDelivery[], k: keyof CpuPerDelivery) => xs.reduce((n, x) => n + x[k], 0) / xs.length;
+    const row = (name: string, k: keyof CpuPerDelivery) => {
+      const [c, f] = [mean(cpu.consumer, k), mean(cpu.floor, k)];
+      return [name, c.toFixed(2), f.toFixed(2), (c - f).toFixed(2)];
+    };
+    const total = (xs: CpuPerDelivery[]) => xs.reduce((n, x) => n + x.dynamodb + x.child + x.bench, 0) / xs.length;
+    printTable('CPU ms per delivery, first to last receipt (mean of the runs; the machine has 2 cores)', ['process', 'consumer run', 'floor run', 'difference'], [
+      row('DynamoDB Local (JVM)', 'dynamodb'),
+      row('the run\'s own process (consumer or floor)', 'child'),
+      row('this process (receiver verifying signatures, local SQS)', 'bench'),
+      ['total', total(cpu.consumer).toFixed(2), total(cpu.floor).toFixed(2), (total(cpu.consumer) - total(cpu.floor)).toFixed(2)],
+    ]);
+  }
   console.log(`Table requests per delivery: consumer ${opsPerDelivery(consumerTable, delivered)}; floor ${opsPerDelivery(floorTable, delivered)}`);
   printCost('Consumer under load: per delivery, and at list prices per million', [{ name: 'consumer', table: consumerTable, sqs: consumerSqs, lambda: { tally: lambda, memoryMb: FUNCTION_MEMORY_MB.Deliver } }], delivered);
   const batches = Math.max(1, lambda.invocations);
@@ -168,14 +186,20 @@ try {
  * Starts a child (tsx), hands it `job` once it is ready, and times its deliveries at the
  * receiver, first to last verified receipt; then asks for its report (`ask`) or waits for it.
  */
-async function timed<R>(rows: DeliveryRecord[], script: string, args: string[], ask?: (child: ChildProcess) => void, job?: FloorJob): Promise<{ rate: number; report: R }> {
+async function timed<R>(rows: DeliveryRecord[], script: string, args: string[], ask?: (child: ChildProcess) => void, job?: FloorJob): Promise<{ rate: number; report: R; cpu: CpuPerDelivery | null }> {
   const expected = new Set(rows.map((r) => r.event_id));
   let first = 0;
   let last = 0;
+  let cpuAtFirst: CpuSample | null = null;
+  let cpuAtLast: CpuSample | null = null;
   receiver.onVerified = (eventId, at) => {
     if (!expected.delete(eventId)) return;
-    if (first === 0) first = at;
+    if (first === 0) {
+      first = at;
+      cpuAtFirst = cpuSample(child.pid);
+    }
     last = at;
+    if (expected.size === 0) cpuAtLast = cpuSample(child.pid);
   };
   const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { env: { ...process.env, ...env.env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
   const messages: unknown[] = [];
@@ -190,13 +214,31 @@ async function timed<R>(rows: DeliveryRecord[], script: string, args: string[], 
     while (messages.length < 2 && Date.now() < deadline && child.exitCode === null) await sleep(10);
     const report = messages[1] as R | undefined;
     if (!report) throw new Error(`${script} sent no report`);
-    return { rate: ((rows.length - 1) * 1000) / (last - first), report };
+    return { rate: ((rows.length - 1) * 1000) / (last - first), report, cpu: cpuPerDelivery(cpuAtFirst, cpuAtLast, rows.length - 1) };
   } finally {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
       await once(child, 'exit');
     }
   }
+}
+
+interface CpuSample {
+  dynamodb: number | null;
+  child: number | null;
+  bench: number;
+}
+/** CPU ms per delivery, first to last receipt: DynamoDB Local's JVM, the run's process, and this one (receiver, local SQS). */
+export type CpuPerDelivery = Record<keyof CpuSample, number>;
+
+function cpuSample(childPid: number | undefined): CpuSample {
+  const own = process.cpuUsage();
+  return { dynamodb: treeCpuMs(env.dynamodb.pid), child: childPid === undefined ? null : treeCpuMs(childPid), bench: (own.user + own.system) / 1000 };
+}
+
+function cpuPerDelivery(a: CpuSample | null, b: CpuSample | null, n: number): CpuPerDelivery | null {
+  if (!a || !b || a.dynamodb === null || b.dynamodb === null || a.child === null || b.child === null || n <= 0) return null;
+  return { dynamodb: (b.dynamodb - a.dynamodb) / n, child: (b.child - a.child) / n, bench: (b.bench - a.bench) / n };
 }
 
 /** Keep-alive POSTs to a receiver that answers 204 without verifying, same concurrency. */

@@ -149,6 +149,38 @@ describe('local stream poller resumes from its checkpoint (DynamoDB Local)', () 
     expect(seen).toHaveLength(2);
   });
 
+  it('writes its position behind the reads: at most one checkpoint write per 250 ms, the last one on stop', async () => {
+    let batches = 0;
+    const seen: string[] = [];
+    const handler = async (event: DynamoDBStreamEvent) => {
+      batches++;
+      for (const r of event.Records) seen.push(String(unmarshall(r.dynamodb?.NewImage as Record<string, AttributeValue>).id));
+      return { batchItemFailures: [] };
+    };
+    const p = await startStreamPoller({ endpoint: testEndpoint(), tableName: deps.db.tableName, handler, idleMs: 20 });
+    running.push(p);
+    const ids: string[] = [];
+    const started = Date.now();
+    for (let i = 0; i < 12; i++) {
+      ids.push(...(await writeEvents(1)));
+      p.wake();
+      await waitFor(() => seen.length === ids.length, 'the event to be handled');
+    }
+    await stop(p);
+    const elapsed = Date.now() - started;
+    expect(seen).toEqual(ids);
+    expect(batches).toBe(12);
+    const records = await streamRecords(deps.db.tableName);
+    const checkpointWrites = records.filter((r) => r.pk === STREAM_CHECKPOINT_PK);
+    expect(checkpointWrites.length).toBeGreaterThan(0);
+    // One per batch, as before, would be 12 (in about 400 ms here).
+    expect(checkpointWrites.length).toBeLessThanOrEqual(Math.ceil(elapsed / 250) + 1);
+    // Stopped: the stored position is the last event's.
+    const last = records.find((r) => r.sk === `EVT#${ids.at(-1)}`);
+    if (!last) throw new Error('no stream record for the last event');
+    expect(BigInt((await checkpointOf(deps, last.shardId))?.sequence_number ?? '0')).toBeGreaterThanOrEqual(BigInt(last.seq));
+  });
+
   it('reads a shard from its start, with a warning, when its checkpoint cannot be resumed from', async () => {
     const ids = await writeEvents(2);
     const [first] = await streamRecords(deps.db.tableName);
