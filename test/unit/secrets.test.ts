@@ -38,6 +38,41 @@ describe('envelope cipher with a local key file', () => {
   });
 });
 
+describe('envelope cipher, decrypting the same value again', () => {
+  /** One fixed key; counts how often a stored value's key is looked up (once per real decryption). */
+  const counting = () => {
+    const key = Buffer.alloc(32, 3);
+    const keys = { resolved: 0, current: async () => ({ ref: 'k1', key }), resolve: async () => (keys.resolved++, key) };
+    return keys;
+  };
+
+  it('decrypts a value once per context, and still refuses it in another context', async () => {
+    const keys = counting();
+    const cipher = new EnvelopeCipher(keys);
+    const ciphertext = await cipher.encrypt('whsec_abc', 'ctx-1');
+    for (let i = 0; i < 3; i++) expect(await cipher.decrypt(ciphertext, 'ctx-1')).toBe('whsec_abc');
+    expect(keys.resolved).toBe(1);
+    await expect(cipher.decrypt(ciphertext, 'ctx-2')).rejects.toThrow();
+    // A refused value is not remembered either.
+    await expect(cipher.decrypt(ciphertext, 'ctx-2')).rejects.toThrow();
+    expect(keys.resolved).toBe(3);
+  });
+
+  it('keeps the 256 values last decrypted, dropping the oldest first', async () => {
+    const keys = counting();
+    const cipher = new EnvelopeCipher(keys);
+    const values = await Promise.all(Array.from({ length: 257 }, (_, i) => cipher.encrypt(`secret-${i}`, 'c')));
+    for (const v of values) await cipher.decrypt(v, 'c');
+    expect(keys.resolved).toBe(257);
+    // The first was dropped when the 257th came in; the last 256 are still there.
+    expect(await cipher.decrypt(values[256] as string, 'c')).toBe('secret-256');
+    expect(await cipher.decrypt(values[1] as string, 'c')).toBe('secret-1');
+    expect(keys.resolved).toBe(257);
+    expect(await cipher.decrypt(values[0] as string, 'c')).toBe('secret-0');
+    expect(keys.resolved).toBe(258);
+  });
+});
+
 describe('KMS data keys', () => {
   // A stand-in KMS (test/helpers/aws-wire.ts): one data key, its ciphertext blob, base64 in JSON as KMS answers.
   const plaintextKey = Buffer.alloc(32, 7);
