@@ -31,6 +31,7 @@ import { httpSender } from '../shared/webhooks/sender';
 import type { SQSEvent } from 'aws-lambda';
 import { callIngest, startBenchStack } from './lib/stack';
 import { printCost } from './lib/cost';
+import { treeCpuMs } from './lib/cpu';
 import { rowOnlyStore } from './lib/floor-store';
 import { countCalls, newHandlerTally, stage, timedHandler, type HandlerTally } from './lib/instrument';
 import { FUNCTION_MEMORY_MB } from './lib/lambda-memory';
@@ -120,6 +121,8 @@ try {
   const sqsRequests = countCalls([bench.stack.sqs, bench.stack.sqsApi], { stageOf: (_op, input) => (input.QueueUrl === queues.url ? 'consumer' : undefined) });
   for (const t of [fanoutTally, consumerTally]) Object.assign(t, newHandlerTally());
   const stages = watchStages(deps.db.client);
+  const emulatorCpu = () => (bench.stack.dynamodbPid === undefined ? null : treeCpuMs(bench.stack.dynamodbPid));
+  const cpuBefore = { emulator: emulatorCpu(), bench: process.cpuUsage() };
   const started = performance.now();
   const writes: Promise<void>[] = [];
   for (let i = 0; i < EVENTS; i++) {
@@ -130,6 +133,8 @@ try {
   }
   await Promise.all(writes);
   await drain(60_000);
+  const wallMs = performance.now() - started;
+  const cpuAfter = { emulator: emulatorCpu(), bench: process.cpuUsage(cpuBefore.bench) };
   // Settle: the last attempts are recorded after their receipts.
   await sleep(500);
 
@@ -144,6 +149,14 @@ try {
   ]);
   printStages(writtenAt, stages.rowWritten, consumerInvoked, verifiedAt, stages.consumerWrites);
   console.log(`Stream reads until the record showed: p50 ${floor.streamReads.p50}, max ${floor.streamReads.max}`);
+  if (cpuBefore.emulator !== null && cpuAfter.emulator !== null) {
+    const emulatorMs = cpuAfter.emulator - cpuBefore.emulator;
+    const benchMs = (cpuAfter.bench.user + cpuAfter.bench.system) / 1000;
+    console.log(
+      `CPU per event, write of the first to receipt of the last (${(wallMs / 1000).toFixed(1)} s on 2 cores): DynamoDB Local ${(emulatorMs / s.n).toFixed(1)} ms ` +
+        `(busy ${((100 * emulatorMs) / wallMs).toFixed(0)} % of one core), this process (stack, pollers, receiver) ${(benchMs / s.n).toFixed(1)} ms (${((100 * benchMs) / wallMs).toFixed(0)} %)`,
+    );
+  }
   printTable(`Floor steps (${FLOOR_SAMPLES} samples each)`, ['step', 'p50 ms', 'p99 ms'], Object.entries(floor.steps).map(([name, x]) => [name, ms(x.p50, 2), ms(x.p99, 2)]));
   const table = requests.stages;
   const sqs = sqsRequests.stages;

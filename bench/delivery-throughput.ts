@@ -30,8 +30,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { once } from 'node:events';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { newDelivery, messageOf, type DeliveryRecord } from '../shared/domain/deliveries';
-import { newEvent } from '../shared/domain/events';
+import { carryingEvent, newDelivery, messageOf, type DeliveryRecord } from '../shared/domain/deliveries';
+import { newEvent, type EventRecord } from '../shared/domain/events';
 import { createShop } from '../shared/domain/shop';
 import { createEndpoint, MAX_ENDPOINTS_PER_SHOP } from '../shared/domain/webhook-endpoints';
 import { SqsDeliveryQueue } from '../shared/aws/sqs-queue';
@@ -81,6 +81,7 @@ try {
   // Every run's events and delivery rows, written before any run: N per run, blocks of BATCH per endpoint.
   const now = new Date();
   const runs: DeliveryRecord[][] = [];
+  const eventsById = new Map<string, EventRecord>();
   const deliveries = new DynamoDeliveryStore(deps.db);
   // Two warm-up runs (consumer, floor: not counted), then the pairs'.
   for (let r = 0; r < 2 * PAIRS + 2; r++) {
@@ -89,6 +90,7 @@ try {
     for (let i = 0; i < (r < 2 ? WARMUP : N); i++) {
       const event = newEvent(shop.id, 'call.completed', { id: `call_${r}_${i}`, object: 'call' }, now);
       events.push(event);
+      eventsById.set(event.id, event);
       rows.push(newDelivery(event, endpointIds[Math.floor(i / BATCH) % ENDPOINTS] as string, newId('dlv', now.getTime()), 'fanout', now));
     }
     for (let i = 0; i < events.length; i += 25) {
@@ -107,7 +109,8 @@ try {
   const pairs: { consumer: number; floor: number }[] = [];
   const cpu: { consumer: CpuPerDelivery[]; floor: CpuPerDelivery[] } = { consumer: [], floor: [] };
   const consumerRun = async (consumerRows: DeliveryRecord[], counted: boolean) => {
-      await queue.send(consumerRows.map((d) => messageOf(d)));
+      // As the fan-out sends them: each message carries its (small) event.
+      await queue.send(consumerRows.map((d) => carryingEvent(messageOf(d), eventsById.get(d.event_id) as EventRecord)));
       const { rate, report, cpu: used } = await timed<ConsumerReport>(consumerRows, 'bench/lib/consumer-child.ts', [String(BATCHES_IN_FLIGHT)], (child) => child.send('report'));
       if (!counted) return rate;
       if (used) cpu.consumer.push(used);
@@ -216,6 +219,9 @@ async function timed<R>(rows: DeliveryRecord[], script: string, args: string[], 
     if (!report) throw new Error(`${script} sent no report`);
     return { rate: ((rows.length - 1) * 1000) / (last - first), report, cpu: cpuPerDelivery(cpuAtFirst, cpuAtLast, rows.length - 1) };
   } finally {
+    // Each child exits once it has sent its report; a stuck one is ended.
+    const deadline = Date.now() + 5_000;
+    while (child.exitCode === null && child.signalCode === null && Date.now() < deadline) await sleep(10);
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
       await once(child, 'exit');

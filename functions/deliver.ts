@@ -1,7 +1,7 @@
 import type { Context, SQSRecord } from 'aws-lambda';
 import { batchHandler, type BatchResponse } from '../shared/batch';
 import { deliverBatch } from '../shared/domain/delivery-attempt';
-import type { DeliveryMessage } from '../shared/domain/deliveries';
+import { withoutEvent, type DeliveryMessage } from '../shared/domain/deliveries';
 import type { AttemptDeps } from '../shared/domain/delivery-ports';
 import { logger } from '../shared/logger';
 import { countVerdicts, NO_METRICS, withDeliveryMetrics, type MetricSink } from '../shared/observability/delivery-metrics';
@@ -35,7 +35,8 @@ export const makeHandler = (deps: () => AttemptDeps = lambdaDeps(deliverDeps), m
       const results = await deliverBatch(withDeliveryMetrics(deps(), metrics), messages);
       countVerdicts(results, metrics);
       results.forEach((result, i) => {
-        const message = messages[i] as DeliveryMessage;
+        // Ids only: an event's data (a call's caller, its transcript) stays out of the logs.
+        const message = withoutEvent(messages[i] as DeliveryMessage);
         if (result.status === 'fulfilled') logger.debug('Delivery attempt', { ...message, verdict: result.value });
         else logger.error('Delivery attempt failed', { ...message, error: result.reason as Error });
       });

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { DeliveryMessage, DeliveryQueue } from '../../shared/domain/deliveries';
+import { withoutEvent, type DeliveryMessage, type DeliveryQueue } from '../../shared/domain/deliveries';
 import type { RetryScheduler } from '../../shared/domain/delivery-ports';
 import type { Mail, Mailer } from '../../shared/domain/notifications';
 import { logger } from '../../shared/logger';
@@ -28,7 +28,7 @@ export class LocalRetryScheduler implements RetryScheduler {
   async schedule(message: DeliveryMessage, at: Date): Promise<void> {
     const timer = setTimeout(() => {
       LocalRetryScheduler.timers.delete(timer);
-      this.queue.send([message]).catch((err: unknown) => logger.error('Local scheduler could not enqueue', { error: err as Error, message }));
+      this.queue.send([message]).catch((err: unknown) => logger.error('Local scheduler could not enqueue', { error: err as Error, message: withoutEvent(message) }));
     }, Math.max(0, at.getTime() - Date.now()));
     LocalRetryScheduler.timers.add(timer);
   }

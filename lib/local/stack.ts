@@ -106,6 +106,8 @@ export interface LocalStack {
   /** The SQS API the stack's queue adapters send on, as in AWS (benchmarks count its requests too). */
   sqsApi: AwsApi;
   dynamodbEndpoint: string;
+  /** The DynamoDB Local this start launched (its watchdog shell's pid; the JVM is its child), for tools that measure it; absent when given an endpoint. */
+  dynamodbPid?: number;
   tableName: string;
   /** Present when this start created the table and seeded it. */
   demo?: DemoSeed;
@@ -179,7 +181,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     sweeper = startLocalSweeper({ run: handlers.sweep, intervalMs: grace, startupHorizonMs: grace });
 
     http = await startHttpAdapter(handlers, options.port ?? 0, options.host);
-    return { url: http.url, queue: { ...queue, dlqUrl: queues.dlqUrl }, sqs: queues.client, sqsApi: queues.api, dynamodbEndpoint: endpoint, tableName, demo, deps, env, stop };
+    return { url: http.url, queue: { ...queue, dlqUrl: queues.dlqUrl }, sqs: queues.client, sqsApi: queues.api, dynamodbEndpoint: endpoint, dynamodbPid: dynamodb?.pid, tableName, demo, deps, env, stop };
   } catch (err) {
     await stop();
     throw err;

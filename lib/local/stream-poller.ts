@@ -26,6 +26,8 @@ const RETRIES_BEFORE_ERROR = 5;
  * latency benchmark's floor finds it on its first read, every time).
  */
 const EAGER_POLLS = 2;
+/** Records per read and per fan-out batch (Lambda's default batch size for a stream is 100). */
+const BATCH_SIZE = 100;
 const EAGER_PAUSE_MS = 5;
 /** A shard's position is written at most this often, behind the reads, not between them. */
 const CHECKPOINT_EVERY_MS = 250;
@@ -71,8 +73,8 @@ function toLambdaRecord(r: _Record, streamArn: string): DynamoDBRecord {
  *
  * DynamoDB Streams has no long poll, and polling DynamoDB Local every few milliseconds
  * costs it a core. So the poller reads when woken (the local stack wakes it after each
- * table write made in its process), reads again at once while records come or when a
- * wake-up came during the read, and otherwise polls every `idleMs` (default 100) for
+ * table write made in its process), reads again at once while a read comes back full or
+ * when a wake-up came during the read, and otherwise polls every `idleMs` (default 100) for
  * writes made by other processes. Each table request it spares is one DynamoDB Local
  * serves the pipeline instead: the stream stage of a delivery's latency is mostly the
  * emulator's queue.
@@ -191,6 +193,7 @@ export async function startStreamPoller(opts: {
           lastDiscovery = Date.now();
         }
         let got = 0;
+        let full = false;
         dirty = false;
         for (const [shardId, iterator] of iterators) {
           if (!iterator) {
@@ -198,9 +201,10 @@ export async function startStreamPoller(opts: {
             finished.add(shardId);
             continue;
           }
-          const out = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 100 }));
+          const out = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: BATCH_SIZE }));
           iterators.set(shardId, out.NextShardIterator);
           const read = (out.Records ?? []).map((r) => toLambdaRecord(r, streamArn));
+          full ||= read.length === BATCH_SIZE;
           const last = read.at(-1)?.dynamodb?.SequenceNumber;
           if (!last) continue;
           const records = read.filter(passesFanoutFilter);
@@ -213,8 +217,11 @@ export async function startStreamPoller(opts: {
           checkpoints.save(shardId, last);
           got += read.length;
         }
-        if (got > 0 || dirty) eager = EAGER_POLLS;
-        else if (eager > 0) {
+        // Read again at once when a shard may hold more, or a write came during this read;
+        // a wake-up whose record this read did not show gets a few more reads; else, idle.
+        if (got > 0) eager = 0;
+        if (full || dirty) continue;
+        if (eager > 0) {
           eager--;
           await pause(EAGER_PAUSE_MS);
         } else await pause(idleMs);

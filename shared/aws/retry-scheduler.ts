@@ -1,4 +1,4 @@
-import type { DeliveryMessage } from '../domain/deliveries';
+import { withoutEvent, type DeliveryMessage } from '../domain/deliveries';
 import type { RetryScheduler } from '../domain/delivery-ports';
 import type { ScheduleApi } from './schedule-api';
 import { SqsQueueDelays, type SqsDeliveryQueue } from './sqs-queue';
@@ -54,7 +54,7 @@ export class AwsRetryScheduler implements RetryScheduler {
         Target: {
           Arn: this.target.queueArn,
           RoleArn: this.target.roleArn,
-          Input: JSON.stringify(message),
+          Input: JSON.stringify(withoutEvent(message)),
           RetryPolicy: { MaximumRetryAttempts: 20, MaximumEventAgeInSeconds: 3600 },
           DeadLetterConfig: { Arn: this.target.deadLetterArn },
         },

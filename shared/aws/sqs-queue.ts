@@ -5,7 +5,7 @@ import { sendMessage, sendMessageBatch } from './sqs-send';
 
 export const SQS_MAX_DELAY_MS = 15 * 60 * 1000;
 
-/** The delivery queue. Messages carry ids only; the consumer reads the rest from the table. */
+/** The delivery queue. Messages carry ids (and the fan-out's, their event); the consumer reads the rest from the table. */
 export class SqsDeliveryQueue implements DeliveryQueue {
   constructor(
     /** The SQS API (shared/aws/aws-call.ts, built with SQS). */

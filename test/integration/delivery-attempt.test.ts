@@ -1,8 +1,8 @@
 import { CIRCUIT_OPEN } from '../../shared/domain/attempt-plan';
 import { deliverBatch } from '../../shared/domain/delivery-attempt';
-import { fanOut, messageOf, newDelivery, type DeliveryMessage, type DeliveryRecord, type FanOutDeps } from '../../shared/domain/deliveries';
+import { carryingEvent, fanOut, messageOf, newDelivery, type DeliveryMessage, type DeliveryRecord, type FanOutDeps } from '../../shared/domain/deliveries';
 import type { AttemptDeps, AttemptEnd, AttemptLedger } from '../../shared/domain/delivery-ports';
-import { newEvent } from '../../shared/domain/events';
+import { newEvent, type EventRecord } from '../../shared/domain/events';
 import { createShop } from '../../shared/domain/shop';
 import { sweep } from '../../shared/domain/sweep';
 import { createEndpoint } from '../../shared/domain/webhook-endpoints';
@@ -87,6 +87,35 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     } finally {
       deps.db.doc.middlewareStack.remove('countForTest');
     }
+  });
+
+  it('reads only row and endpoint for a message that carries its event (the fan-out\'s), and sends the event it carries', async () => {
+    const { rows } = await endpointWith(2);
+    const [carrier, plain] = rows as [DeliveryRecord, DeliveryRecord];
+    const stored = (await new DynamoEventStore(deps.db).get(carrier.shop_id, carrier.event_id)) as EventRecord;
+    // Marked, to tell the carried copy from the stored one (a real message carries the event as written).
+    const carried = { ...stored, data: { ...stored.data, carried: true } };
+    const h = harness();
+    const bodies: Record<string, unknown>[] = [];
+    h.attemptDeps.sender = { post: async (_url, _headers, body) => (bodies.push(JSON.parse(body) as Record<string, unknown>), { status: 204, error: null, retryAfterMs: null, durationMs: 1, snippet: null }) };
+    const read: string[] = [];
+    deps.db.doc.middlewareStack.add(
+      (next, ctx) => async (args) => {
+        if (ctx.commandName === 'BatchGetItemCommand') read.push(...JSON.stringify(args.input).match(/(DLV|EVT|WE)#[^"]*/g) ?? []);
+        return next(args);
+      },
+      { step: 'initialize', name: 'keysForTest' },
+    );
+    try {
+      expect(verdicts(await deliverBatch(h.attemptDeps, [carryingEvent(messageOf(carrier), carried), messageOf(plain)]))).toEqual(['delivered', 'delivered']);
+    } finally {
+      deps.db.doc.middlewareStack.remove('keysForTest');
+    }
+    const eventKeys = read.filter((k) => k.startsWith('EVT'));
+    expect(eventKeys).toEqual([keys.event(plain.shop_id, plain.event_id).sk]);
+    expect(read.filter((k) => k.startsWith('DLV'))).toHaveLength(2);
+    expect(bodies.find((b) => b.id === carrier.event_id)?.data).toMatchObject({ carried: true });
+    expect(bodies.find((b) => b.id === plain.event_id)?.data).not.toHaveProperty('carried');
   });
 
   it(`sends at most ${MAX_IN_FLIGHT} to one healthy endpoint at once; a freed slot passes to the next delivery of the batch`, async () => {

@@ -97,6 +97,12 @@ describe('retry scheduling on AWS', () => {
     });
   });
 
+  it('puts ids only in a schedule (its input is at most 8 KB), the event a message carried left to the table', async () => {
+    const event = { id: 'evt_1', object: 'event' as const, type: 'call.completed' as const, timestamp: '2026-11-21T18:00:00.000Z', data: { id: 'call_1' }, shop_id: 'shop_1', endpoint_id: null };
+    await retryScheduler().schedule({ ...message, event }, new Date(NOW + 2 * 3600_000));
+    expect(JSON.parse(scheduler.created[0]?.Target.Input as string)).toEqual(message);
+  });
+
   it('treats a duplicate schedule name as done', async () => {
     scheduler.failure = Object.assign(new Error('exists'), { name: 'ConflictException' });
     await expect(retryScheduler().schedule(message, new Date(NOW + 2 * 3600_000))).resolves.toBeUndefined();

@@ -1,4 +1,4 @@
-import { fanOut, listingOncePerBatch, type DeliveryMessage, type DeliveryRecord, type FanOutDeps } from '../../shared/domain/deliveries';
+import { carryingEvent, fanOut, listingOncePerBatch, MESSAGE_EVENT_MAX_BYTES, withoutEvent, type DeliveryMessage, type DeliveryRecord, type FanOutDeps } from '../../shared/domain/deliveries';
 import { newEvent } from '../../shared/domain/events';
 import type { EndpointRecord } from '../../shared/domain/webhook-endpoints';
 import { HEALTHY, type EndpointHealth } from '../../shared/webhooks/circuit';
@@ -43,6 +43,21 @@ describe('fan-out of a stream batch', () => {
     // Another batch reads again: endpoints may have changed in between.
     await fanOut(listingOncePerBatch(deps), events[0] as never);
     expect(deps.lists).toHaveLength(3);
+  });
+
+  it('puts the event in its messages when it is small, ids only when it is not (or when a schedule takes it)', async () => {
+    const deps = fakeDeps();
+    const at = new Date('2026-11-22T09:00:00.000Z');
+    const small = newEvent('shop_a', 'call.completed', { id: 'call_1', summary: 'Boiler leaking' }, at);
+    const large = newEvent('shop_a', 'call.completed', { id: 'call_2', transcript: 'x'.repeat(MESSAGE_EVENT_MAX_BYTES) }, at);
+    await fanOut(deps, small);
+    await fanOut(deps, large);
+    const [withEvent, idsOnly] = deps.queued;
+    expect(withEvent).toEqual({ shop_id: 'shop_a', event_id: small.id, delivery_id: expect.any(String), endpoint_id: 'we_1', attempt: 1, event: small });
+    expect(idsOnly).toEqual({ shop_id: 'shop_a', event_id: large.id, delivery_id: expect.any(String), endpoint_id: 'we_1', attempt: 1 });
+    expect(withoutEvent(withEvent as DeliveryMessage)).toEqual(idsOnly && { ...idsOnly, event_id: small.id, delivery_id: withEvent?.delivery_id });
+    // An event that is not the message's is never attached.
+    expect(carryingEvent(idsOnly as DeliveryMessage, small)).toBe(idsOnly);
   });
 
   it('writes and enqueues the answering endpoints\' deliveries before the failing ones\'', async () => {
