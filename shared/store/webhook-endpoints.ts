@@ -4,7 +4,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { EndpointGateStore, HeldSlot, Released, ReleaseChange } from '../domain/delivery-ports';
 import type { EventRecord } from '../domain/events';
 import type { EndpointChanges, EndpointRecord, EndpointStore, StoredSecret } from '../domain/webhook-endpoints';
-import { HEALTHY, type Admission, type EndpointHealth } from '../webhooks/circuit';
+import { HEALTHY, MAX_IN_FLIGHT, type Admission, type EndpointHealth } from '../webhooks/circuit';
 import { eventItem } from './events';
 import { batchGet, queryPrefix, retryConflicts, stripKeys, updateIf, type Dynamo } from './client';
 import { keys, shopPk, skPrefix } from './keys';
@@ -240,6 +240,14 @@ export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
    * other consumer admitted since `endpoint` was read (lease_version) and it is still enabled.
    */
   async admit(endpoint: EndpointRecord, admission: Admission): Promise<boolean> {
+    if (isPlainSend(endpoint, admission)) {
+      try {
+        return await this.admitOnCount(endpoint, admission);
+      } catch (err) {
+        // An item saved before the circuit existed: the version's way below sets its leases up.
+        if (!isDocumentPathError(err)) throw err;
+      }
+    }
     const names: Record<string, string> = { '#leases': 'leases' };
     const values: Record<string, unknown> = { ':seen': endpoint.lease_version, ':next': endpoint.lease_version + 1, ':true': true };
     const sets = ['lease_version = :next'];
@@ -259,10 +267,36 @@ export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
       return await this.tryUpdate(endpoint, update, condition, names, values);
     } catch (err) {
       // An item saved before the circuit existed has no leases map to write into yet.
-      if (!(err instanceof Error && err.name === 'ValidationException' && /document path/i.test(err.message))) throw err;
+      if (!isDocumentPathError(err)) throw err;
       await this.tryUpdate(endpoint, 'SET #leases = if_not_exists(#leases, :empty), health = if_not_exists(health, :healthy)', 'attribute_exists(pk)', { '#leases': 'leases' }, { ':empty': {}, ':healthy': HEALTHY });
       return this.tryUpdate(endpoint, update, condition, names, values);
     }
+  }
+
+  /**
+   * New slots on a healthy endpoint, on the count of leases held rather than on the version
+   * read: batches that read the endpoint at the same moment all get a slot while there is
+   * room, where the version made all but one of them read it again and retry (each loss one
+   * more read and write of a busy endpoint item, and, after three, a trip back through the
+   * queue). The cap holds all the same: DynamoDB applies the writes one at a time, and each
+   * counts the leases the others added. The version still goes up, so an admission made on
+   * the version (which may drop expired leases or change the circuit) sees this one. False
+   * when the condition fails: the caller reads the endpoint again and decides afresh.
+   */
+  private async admitOnCount(endpoint: EndpointRecord, admission: Admission): Promise<boolean> {
+    const names: Record<string, string> = { '#leases': 'leases', '#health': 'health', '#circuit': 'circuit', '#failures': 'consecutive_failures' };
+    const values: Record<string, unknown> = { ':true': true, ':room': MAX_IN_FLIGHT - admission.send.length, ':closed': 'closed', ':zero': 0, ':one': 1 };
+    const sets = ['lease_version = if_not_exists(lease_version, :zero) + :one'];
+    const absent: string[] = [];
+    admission.send.forEach(({ deliveryId, lease }, i) => {
+      names[`#d${i}`] = deliveryId;
+      values[`:l${i}`] = lease;
+      sets.push(`#leases.#d${i} = :l${i}`);
+      // Another batch holding the same delivery (a duplicate message) keeps it.
+      absent.push(`attribute_not_exists(#leases.#d${i})`);
+    });
+    const condition = ['attribute_exists(pk)', 'enabled = :true', '(attribute_not_exists(#leases) OR size(#leases) <= :room)', '#health.#circuit = :closed', '#health.#failures = :zero', ...absent].join(' AND ');
+    return this.tryUpdate(endpoint, `SET ${sets.join(', ')}`, condition, names, values);
   }
 
   async release(endpoint: EndpointRecord, deliveryId: string, token: string, change: ReleaseChange, tries = 0): Promise<Released> {
@@ -312,3 +346,19 @@ export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
     });
   }
 }
+
+/** Slots on a healthy endpoint and nothing else: no probe, no circuit change, no expired lease to drop (those go by the version). */
+function isPlainSend(endpoint: EndpointRecord, admission: Admission): boolean {
+  const { health } = endpoint;
+  return (
+    admission.send.length > 0 &&
+    admission.expired.length === 0 &&
+    admission.health === health &&
+    health.circuit === 'closed' &&
+    health.consecutive_failures === 0 &&
+    admission.send.every((s) => !s.lease.probe)
+  );
+}
+
+/** DynamoDB's answer to a write into a map the item does not have yet. */
+const isDocumentPathError = (err: unknown): boolean => err instanceof Error && err.name === 'ValidationException' && /document path/i.test(err.message);

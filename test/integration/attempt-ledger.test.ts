@@ -10,9 +10,11 @@ import { DynamoDeliveryStore } from '../../shared/store/deliveries';
 import { DynamoEndpointStatsStore } from '../../shared/store/endpoint-stats';
 import { DynamoEventStore } from '../../shared/store/events';
 import { DynamoEndpointStore } from '../../shared/store/webhook-endpoints';
-import { admit, afterAttempt, type Lease } from '../../shared/webhooks/circuit';
+import { admit, afterAttempt, MAX_IN_FLIGHT, type Lease } from '../../shared/webhooks/circuit';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { useFreshTable } from '../helpers/table';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { keys } from '../../shared/store/keys';
 
 /** The end of an attempt: one transaction when the endpoint is as usual, the separate writes otherwise, the same result either way. */
 describe('attempt ledger (DynamoDB Local)', () => {
@@ -121,7 +123,8 @@ describe('attempt ledger (DynamoDB Local)', () => {
     const { a, b, endpoint, lease, carried } = await runsOf();
     const current = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;
     const stolen = { until: Date.now() + 60_000, token: 'someone-else', probe: false };
-    await endpoints.admit(current, { send: [{ deliveryId: b.id, lease: stolen }], circuitOpen: [], defer: [], deferUntil: null, inFlight: [], expired: [], health: current.health });
+    // Taken again as `admit` does when a lease has expired: dropped and written anew.
+    expect(await endpoints.admit(current, { send: [{ deliveryId: b.id, lease: stolen }], circuitOpen: [], defer: [], deferUntil: null, inFlight: [], expired: [b.id], health: current.health })).toBe(true);
     const finished = await ledger.finish({ delivery: a, update: update(true), endpoint, token: lease(a).token, change: change(endpoint, true), carried });
     expect(finished.recorded).toBe(true);
     const after = await endpoints.get(endpoint.shop_id, endpoint.id);
@@ -175,6 +178,38 @@ describe('attempt ledger (DynamoDB Local)', () => {
     expect(await endpoints.get(endpoint.shop_id, endpoint.id)).not.toHaveProperty('backlog_at');
   });
 
+  it('admits batches that read a healthy endpoint at the same moment while there is room: never past the cap, never one delivery twice', async () => {
+    const { rows, endpoint } = await setUp(7, 0);
+    const read = endpoint;
+    const one = (id: string) => admit(read, [id], Date.now(), 60_000, randomUUID);
+    // Six batches, each with the endpoint as read before any of them wrote.
+    const admitted = await Promise.all(rows.slice(0, 6).map((r) => endpoints.admit(read, one(r.id))));
+    expect(admitted.filter(Boolean)).toHaveLength(MAX_IN_FLIGHT);
+    const after = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;
+    expect(Object.keys(after.leases)).toHaveLength(MAX_IN_FLIGHT);
+    expect(after.lease_version).toBe(read.lease_version + MAX_IN_FLIGHT);
+  });
+
+  it('does not admit a delivery whose lease another batch took since the read (a duplicate message), though there is room', async () => {
+    const { rows, endpoint, lease } = await setUp(2, 1);
+    const first = rows[0] as DeliveryRecord;
+    // The endpoint as a second batch read it just before the first batch's admission.
+    const stale = { ...endpoint, leases: {} };
+    const duplicate = admit(stale, [first.id], Date.now(), 60_000, randomUUID);
+    expect(duplicate.send.map((s) => s.deliveryId)).toEqual([first.id]);
+    expect(await endpoints.admit(stale, duplicate)).toBe(false);
+    expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases[first.id]?.token).toBe(lease(first).token);
+  });
+
+  it('admits on an endpoint saved before leases existed (no leases map, no version)', async () => {
+    const { rows, endpoint } = await setUp(1, 0);
+    const first = rows[0] as DeliveryRecord;
+    await deps.db.doc.send(new UpdateCommand({ TableName: deps.db.tableName, Key: keys.webhookEndpoint(endpoint.shop_id, endpoint.id), UpdateExpression: 'REMOVE leases, lease_version' }));
+    const legacy = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;
+    expect(await endpoints.admit(legacy, admit(legacy, [first.id], Date.now(), 60_000, randomUUID))).toBe(true);
+    expect(Object.keys((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases ?? {})).toEqual([first.id]);
+  });
+
   it('a probe that succeeds reports the circuit it closed', async () => {
     const { rows, endpoint, lease } = await setUp(1);
     const first = rows[0] as DeliveryRecord;
@@ -218,7 +253,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
     const first = rows[0] as DeliveryRecord;
     const stolen = { until: Date.now() + 60_000, token: 'someone-else', probe: false };
     const current = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;
-    await endpoints.admit(current, { send: [{ deliveryId: first.id, lease: stolen }], circuitOpen: [], defer: [], deferUntil: null, inFlight: [], expired: [], health: current.health });
+    expect(await endpoints.admit(current, { send: [{ deliveryId: first.id, lease: stolen }], circuitOpen: [], defer: [], deferUntil: null, inFlight: [], expired: [first.id], health: current.health })).toBe(true);
     const finished = await ledger.finish({ delivery: first, update: update(true), endpoint, token: lease(first).token, change: change(endpoint, true) });
     expect(finished.recorded).toBe(true);
     expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases[first.id]?.token).toBe('someone-else');
