@@ -238,6 +238,8 @@ export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
   /**
    * Takes the admission's leases, drops the expired ones and writes the circuit, only if no
    * other consumer admitted since `endpoint` was read (lease_version) and it is still enabled.
+   * Slots on a healthy endpoint and nothing else go by the count of leases instead
+   * (`admitOnCount`).
    */
   async admit(endpoint: EndpointRecord, admission: Admission): Promise<boolean> {
     if (isPlainSend(endpoint, admission)) {
