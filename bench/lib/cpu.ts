@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 
+/** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks (100 per second on every mainstream kernel build). */
 const TICKS_PER_SECOND = 100;
 
 /** utime + stime of one process, in ms; null when it is gone or /proc is absent. */

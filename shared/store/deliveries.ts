@@ -1,7 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { BatchWriteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { messageOf, type DeliveryMessage, type DeliveryRecord } from '../domain/deliveries';
+import { carriedEvent, messageOf, type DeliveryMessage, type DeliveryRecord } from '../domain/deliveries';
 import type { AttemptDeliveryStore, AttemptInputs, AttemptUpdate } from '../domain/delivery-ports';
 import { EVENT_RETENTION_SECONDS } from '../domain/events';
 import { backOff, batchGet, getRecord, queryPrefix, stripKeys, updateIf, type Dynamo } from './client';
@@ -115,11 +115,10 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
 
   async readForAttempts(messages: DeliveryMessage[]): Promise<AttemptInputs> {
     // A message that carries its event (the fan-out's) needs only row and endpoint read.
-    const carried = (m: DeliveryMessage) => (m.event?.id === m.event_id && m.event.shop_id === m.shop_id ? m.event : undefined);
     const refs = (m: DeliveryMessage) => ({
       delivery: keys.delivery(m.shop_id, m.event_id, m.delivery_id),
       endpoint: keys.webhookEndpoint(m.shop_id, m.endpoint_id),
-      ...(carried(m) ? {} : { event: keys.event(m.shop_id, m.event_id) }),
+      ...(carriedEvent(m) ? {} : { event: keys.event(m.shop_id, m.event_id) }),
     });
     const id = (key: { pk: string; sk: string }) => `${key.pk}|${key.sk}`;
     const wanted = new Map(messages.flatMap((m) => Object.values(refs(m))).map((key) => [id(key), key]));
@@ -127,7 +126,7 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
     const item = (key: { pk: string; sk: string }) => found.get(id(key));
     return {
       delivery: (m) => mapOrNull(item(refs(m).delivery), (i) => stripKeys<DeliveryRecord>(i)),
-      event: (m) => carried(m) ?? mapOrNull(item(keys.event(m.shop_id, m.event_id)), eventFromItem),
+      event: (m) => carriedEvent(m) ?? mapOrNull(item(keys.event(m.shop_id, m.event_id)), eventFromItem),
       endpoint: (m) => mapOrNull(item(refs(m).endpoint), endpointFromItem),
     };
   }

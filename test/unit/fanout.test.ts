@@ -1,4 +1,4 @@
-import { carryingEvent, fanOut, listingOncePerBatch, MESSAGE_EVENT_MAX_BYTES, withoutEvent, type DeliveryMessage, type DeliveryRecord, type FanOutDeps } from '../../shared/domain/deliveries';
+import { carriedEvent, carryingEvent, fanOut, listingOncePerBatch, MESSAGE_EVENT_MAX_BYTES, withoutEvent, type DeliveryMessage, type DeliveryRecord, type FanOutDeps } from '../../shared/domain/deliveries';
 import { newEvent } from '../../shared/domain/events';
 import type { EndpointRecord } from '../../shared/domain/webhook-endpoints';
 import { HEALTHY, type EndpointHealth } from '../../shared/webhooks/circuit';
@@ -58,6 +58,9 @@ describe('fan-out of a stream batch', () => {
     expect(withoutEvent(withEvent as DeliveryMessage)).toEqual(idsOnly && { ...idsOnly, event_id: small.id, delivery_id: withEvent?.delivery_id });
     // An event that is not the message's is never attached.
     expect(carryingEvent(idsOnly as DeliveryMessage, small)).toBe(idsOnly);
+    // …and the consumer takes only a message's own event from it.
+    expect(carriedEvent(withEvent as DeliveryMessage)).toEqual(small);
+    expect(carriedEvent({ ...(idsOnly as DeliveryMessage), event: small })).toBeUndefined();
   });
 
   it('writes and enqueues the answering endpoints\' deliveries before the failing ones\'', async () => {
