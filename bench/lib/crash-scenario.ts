@@ -155,7 +155,9 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
         return accepted.every((id) => seen.has(id));
       });
     while (!attempted() && Date.now() < deadline) await sleep(50);
-    startKill(await retryingSeen(stack, tenant.key, receivers));
+    // Should every failed pair have been delivered by then (first attempts that came late), one more event makes a failure to retry.
+    const oneMore = async () => accepted.push(...(await stack.ingest(tenant.shop)).event_ids);
+    startKill(await retryingSeen(stack, tenant.key, receivers, oneMore));
   }
   if (!kill) startKill('after the ingests');
   const exitCode = (await kill) ?? null;
@@ -249,24 +251,41 @@ async function describeRow(stack: ChildStack, shopId: string, eventId: string, e
 
 /**
  * Waits until the API shows a delivery in status `retrying`, looking at events a receiver
- * answered with an error and has not yet accepted (one GET every 100 ms: well under the
- * per-key rate limit). Returns a description of the moment.
+ * answered with an error and has not yet accepted: up to 4 of them at a time, every 100 ms
+ * (well under the per-key rate limit). When there is none (every failed pair already
+ * delivered), it ingests one more event, whose first attempt a flaky receiver fails, at
+ * most 10 times. Returns a description of the moment; the error says what the API showed.
  */
-async function retryingSeen(stack: ChildStack, key: string, receivers: FaultReceiver[]): Promise<string> {
+async function retryingSeen(stack: ChildStack, key: string, receivers: FaultReceiver[], oneMore: () => Promise<unknown>): Promise<string> {
   const deadline = Date.now() + 20_000;
   let turn = 0;
+  let extra = 0;
+  let emptySince: number | null = null;
+  const seen = new Map<string, number>();
   while (Date.now() < deadline) {
-    const candidates = receivers.flatMap((r) => r.receipts.filter((x) => x.answer !== 'hang' && !r.firstOk.has(x.eventId)).map((x) => x.eventId));
-    const id = candidates[turn++ % Math.max(1, candidates.length)];
-    if (id) {
-      const event = await stack.api('GET', `/v1/events/${id}`, { key });
-      const deliveries = (event.json.deliveries ?? []) as { status: string }[];
-      if (event.status === 200 && deliveries.some((d) => d.status === 'retrying')) {
-        const waiting = receivers.reduce((n, r) => n + new Set(r.receipts.filter((x) => !r.firstOk.has(x.eventId)).map((x) => x.eventId)).size, 0);
-        return `with retries pending (${waiting} pairs failed and not yet delivered)`;
+    const candidates = [...new Set(receivers.flatMap((r) => r.receipts.filter((x) => x.answer !== 'hang' && !r.firstOk.has(x.eventId)).map((x) => x.eventId)))];
+    if (candidates.length === 0) {
+      emptySince ??= Date.now();
+      if (Date.now() - emptySince >= 1000 && extra < 10) {
+        extra++;
+        emptySince = null;
+        await oneMore();
+      }
+    } else {
+      emptySince = null;
+      const ids = Array.from({ length: Math.min(4, candidates.length) }, () => candidates[turn++ % candidates.length] as string);
+      const answers = await Promise.all([...new Set(ids)].map((id) => stack.api('GET', `/v1/events/${id}`, { key })));
+      for (const event of answers) {
+        const statuses = event.status === 200 ? ((event.json.deliveries ?? []) as { status: string }[]).map((d) => d.status) : [`HTTP ${event.status}`];
+        statuses.forEach((s) => seen.set(s, (seen.get(s) ?? 0) + 1));
+        if (statuses.includes('retrying')) {
+          const waiting = receivers.reduce((n, r) => n + new Set(r.receipts.filter((x) => !r.firstOk.has(x.eventId)).map((x) => x.eventId)).size, 0);
+          return `with retries pending (${waiting} pairs failed and not yet delivered${extra > 0 ? `, after ${extra} more events` : ''})`;
+        }
       }
     }
     await sleep(100);
   }
-  throw new Error('no delivery was ever seen retrying within 20 s: does an endpoint answer errors?');
+  const shown = [...seen].map(([s, n]) => `${s} ×${n}`).join(', ') || 'nothing';
+  throw new Error(`no delivery was seen retrying within 20 s (the API showed: ${shown}; ${extra} more events ingested): does an endpoint answer errors?`);
 }
