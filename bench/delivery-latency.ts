@@ -26,6 +26,7 @@ import { createShop } from '../shared/domain/shop';
 import { newEvent } from '../shared/domain/events';
 import { newDelivery } from '../shared/domain/deliveries';
 import { newId } from '../shared/ids';
+import { localClient } from '../lib/local/dynamodb-local';
 import type { LocalDeps } from '../lib/local/wiring';
 import { signedHeaders } from '../shared/webhooks/signer';
 import { httpSender } from '../shared/webhooks/sender';
@@ -118,10 +119,10 @@ try {
   expect = new Set();
   // Counted from here: the measured run only. Queue requests outside a handler are the event sources' (and the owner emails' poller's).
   const queues = bench.stack.queue;
-  const requests = countCalls(deps.db.client);
+  const requests = countCalls(deps.db.doc);
   const sqsRequests = countCalls([bench.stack.sqs, bench.stack.sqsApi], { stageOf: (_op, input) => (input.QueueUrl === queues.url ? 'consumer' : undefined) });
   for (const t of [fanoutTally, consumerTally]) Object.assign(t, newHandlerTally());
-  const stages = watchStages(deps.db.client);
+  const stages = watchStages(deps.db.doc);
   const emulatorCpu = () => (bench.stack.dynamodbPid === undefined ? null : treeCpuMs(bench.stack.dynamodbPid));
   const cpuBefore = { emulator: emulatorCpu(), bench: process.cpuUsage() };
   const started = performance.now();
@@ -229,25 +230,22 @@ function writtenKeys(command: string, input: Record<string, unknown>): string[] 
 }
 
 /** When the fan-out first wrote each event's delivery row, and every time the consumer wrote it, from the table client. */
-function watchStages(client: LocalDeps['db']['client']) {
+function watchStages(table: LocalDeps['db']['doc']) {
   const rowWritten = new Map<string, number>();
   const consumerWrites = new Map<string, number[]>();
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      const out = await next(args);
-      const now = performance.now();
-      const current = stage.getStore();
-      // Delivery rows: sk DLV#<event id>#<delivery id> (shared/store/keys.ts).
-      for (const sk of writtenKeys(context.commandName ?? '', args.input as Record<string, unknown>)) {
-        const id = sk.startsWith('DLV#') ? sk.split('#')[1] : undefined;
-        if (!id) continue;
-        if (current === 'fan-out' && !rowWritten.has(id)) rowWritten.set(id, now);
-        if (current === 'consumer') consumerWrites.set(id, [...(consumerWrites.get(id) ?? []), now]);
-      }
-      return out;
-    },
-    { step: 'initialize', name: 'benchStages' },
-  );
+  // Observers run as the request settles, in the caller's async context: `stage` still says whose it was.
+  table.observe((operation, input, outcome) => {
+    if (!('output' in outcome)) return;
+    const now = performance.now();
+    const current = stage.getStore();
+    // Delivery rows: sk DLV#<event id>#<delivery id> (shared/store/keys.ts).
+    for (const sk of writtenKeys(`${operation}Command`, input as Record<string, unknown>)) {
+      const id = sk.startsWith('DLV#') ? sk.split('#')[1] : undefined;
+      if (!id) continue;
+      if (current === 'fan-out' && !rowWritten.has(id)) rowWritten.set(id, now);
+      if (current === 'consumer') consumerWrites.set(id, [...(consumerWrites.get(id) ?? []), now]);
+    }
+  });
   return { rowWritten, consumerWrites };
 }
 
@@ -263,7 +261,7 @@ async function measureFloor(stack: Awaited<ReturnType<typeof startBenchStack>>['
   const sqs = new SQSClient({ endpoint: stack.queue.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   const queueUrl = (await sqs.send(new CreateQueueCommand({ QueueName: 'bench-floor' }))).QueueUrl as string;
   const streams = new DynamoDBStreamsClient({ endpoint: stack.dynamodbEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  const ddb = deps.db.client;
+  const ddb = localClient(stack.dynamodbEndpoint);
   const streamArn = (await ddb.send(new DescribeTableCommand({ TableName: stack.tableName }))).Table?.LatestStreamArn as string;
   const shards = (await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }))).StreamDescription?.Shards ?? [];
   const open = shards.find((sh) => !sh.SequenceNumberRange?.EndingSequenceNumber) ?? shards[shards.length - 1];

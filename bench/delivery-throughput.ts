@@ -29,7 +29,6 @@ import './lib/quiet';
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { once } from 'node:events';
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { carryingEvent, newDelivery, messageOf, type DeliveryRecord } from '../shared/domain/deliveries';
 import { newEvent, type EventRecord } from '../shared/domain/events';
 import { createShop } from '../shared/domain/shop';
@@ -94,7 +93,7 @@ try {
       rows.push(newDelivery(event, endpointIds[Math.floor(i / BATCH) % ENDPOINTS] as string, newId('dlv', now.getTime()), 'fanout', now));
     }
     for (let i = 0; i < events.length; i += 25) {
-      await deps.db.doc.send(new BatchWriteCommand({ RequestItems: { [deps.db.tableName]: events.slice(i, i + 25).map((e) => ({ PutRequest: { Item: eventItem(e) } })) } }));
+      await deps.db.doc.batchWrite({ RequestItems: { [deps.db.tableName]: events.slice(i, i + 25).map((e) => ({ PutRequest: { Item: eventItem(e) } })) } });
     }
     await deliveries.createAll(rows);
     runs.push(rows);

@@ -5,7 +5,6 @@
  *   npm run bench:fanout
  */
 import './lib/quiet';
-import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { makeHandler } from '../functions/fanout';
 import { ingestCall } from '../shared/domain/calls';
@@ -26,14 +25,14 @@ try {
   const ingest = await ingestCall(deps, (await import('./lib/stack')).callIngest(shop.id, false));
   const eventId = ingest.event_ids[0] as string;
   // The stream record Lambda would receive for the event item: its full new image.
-  const item = await deps.db.client.send(new GetItemCommand({ TableName: deps.db.tableName, Key: { pk: { S: keys.event(shop.id, eventId).pk }, sk: { S: keys.event(shop.id, eventId).sk } } }));
+  const item = await deps.db.doc.api.call<{ Item?: Record<string, unknown> }>({ operation: 'GetItem', input: { TableName: deps.db.tableName, Key: { pk: { S: keys.event(shop.id, eventId).pk }, sk: { S: keys.event(shop.id, eventId).sk } } } });
   if (!item.Item) throw new Error('event item not found');
   const record: DynamoDBStreamEvent = {
     Records: [{ eventID: '1', eventName: 'INSERT', eventSource: 'aws:dynamodb', dynamodb: { NewImage: item.Item as never, SequenceNumber: '1', StreamViewType: 'NEW_IMAGE' } }],
   };
 
   // The local wiring sends on the local queue's SQS API (its event sources on the SDK client): count both.
-  const dynamoCounter = countCalls(deps.db.client);
+  const dynamoCounter = countCalls(deps.db.doc);
   const sqsCounter = countCalls([env.queues.client, env.queues.api]);
   const result = await makeHandler(() => env.deps)(record);
   if (result.batchItemFailures.length > 0) throw new Error('fan-out failed the record');

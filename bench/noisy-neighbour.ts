@@ -146,7 +146,7 @@ async function run(measure: (bench: BenchStack, demo: Tenant, healthy: FaultRece
   try {
     const demo = { shop: bench.demo.shop, key: bench.demo.writeKey.key };
     const healthy = await endpoint(bench, demo, 'healthy', answers.ok());
-    const table = countCalls(bench.stack.deps.db.client);
+    const table = countCalls(bench.stack.deps.db.doc);
     const { written, receivers } = await measure(bench, demo, healthy);
     const requests = new Map([...table.calls].sort((a, b) => b[1] - a[1]));
     const target = receivers.healthy ?? healthy;

@@ -33,7 +33,7 @@ const sqs = new SQSClient({});
 const queue = new SqsDeliveryQueue(sqsOf(config), config.queueUrl);
 const deps = deliverDeps(config, { queue, scheduler: new LocalRetryScheduler(queue) });
 // deliverDeps built its stores on this config's one table client.
-const table = countCalls(dynamoOf(config).client);
+const table = countCalls(dynamoOf(config).doc);
 const queueRequests = countCalls([sqs, sqsOf(config)]);
 const lambda = newHandlerTally();
 const timed = timedHandler('consumer', makeHandler(() => deps), lambda);

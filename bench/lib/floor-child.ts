@@ -30,7 +30,7 @@ export interface FloorReport {
 const config = configFromEnv();
 const db = dynamoOf(config);
 const store = rowOnlyStore(db);
-const table = countCalls(db.client);
+const table = countCalls(db.doc);
 const sender = httpSender({ allowInsecureLocal: true }, 10_000);
 
 async function run({ rows, targets, concurrency }: FloorJob): Promise<void> {

@@ -1,10 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { AwsApi, type AwsRequest } from '../../shared/aws/aws-call';
+import { TableClient } from '../../shared/store/table-api';
 import { DYNAMODB_WRITES } from '../../lib/local/stack';
 
-type AnyClient = Pick<DynamoDBClient | SQSClient, 'middlewareStack'>;
+type AnyClient = Pick<SQSClient, 'middlewareStack'> | TableClient;
 
 /** Requests of one operation in one stage, and what they bill: capacity units (DynamoDB) or 64 KB chunks (SQS). */
 export interface OpTally {
@@ -77,9 +77,9 @@ function sqsChunks(op: string, input: Record<string, unknown>, output: unknown):
 let counters = 0;
 
 /**
- * Counts every request an SDK client sends (commands as they enter the client's stack,
- * where the document client's and the base client's commands meet), with the units each
- * bills: on a DynamoDB client it asks every request for its consumed capacity
+ * Counts every request a client sends (an SDK client's commands as they enter its stack; the
+ * table client's and the functions' own AWS calls as they reach shared/aws/aws-call.ts), with
+ * the units each bills: on the table it asks every request for its consumed capacity
  * (ReturnConsumedCapacity TOTAL, which changes nothing else), on an SQS client it counts
  * 64 KB payload chunks. Each request is filed under the `stage` it was sent in, else
  * under what `stageOf` says (e.g. an event source's receives, sent outside any handler).
@@ -124,14 +124,16 @@ export function countCalls(
       throw err;
     }
   };
-  for (const client of Array.isArray(clients) ? clients : [clients]) {
+  for (const each of Array.isArray(clients) ? clients : [clients]) {
+    const client = each instanceof TableClient ? each.api : each;
     if (client instanceof AwsApi) {
-      // The functions' own SQS calls (shared/aws/aws-call.ts) have no middleware stack: the instance's `call` is wrapped instead.
+      // The functions' own calls (shared/aws/aws-call.ts, the table's included) have no middleware stack: the instance's `call` is wrapped instead.
       const call = client.call.bind(client);
-      client.call = <T>(request: AwsRequest) => record(`${request.operation}Command`, request.input as Record<string, unknown>, false, () => call<T>(request), (out) => out);
+      const dynamo = client.service.signingName === 'dynamodb';
+      client.call = <T>(request: AwsRequest) => record(`${request.operation}Command`, request.input as Record<string, unknown>, dynamo, () => call<T>(request), (out) => out);
       continue;
     }
-    (client.middlewareStack as DynamoDBClient['middlewareStack']).add(
+    (client.middlewareStack as SQSClient['middlewareStack']).add(
       (next, context) => (args) =>
         record(context.commandName ?? 'unknown', args.input as Record<string, unknown>, context.clientName === 'DynamoDBClient', () => next(args), (out) => out.output),
       // A name of its own: a client may carry several counters (one per measured window).

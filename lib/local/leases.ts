@@ -1,4 +1,3 @@
-import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Dynamo } from '../../shared/store/client';
 
 /**
@@ -11,25 +10,21 @@ export async function breakLeasesOfLastRun(db: Dynamo): Promise<number> {
   let broken = 0;
   let start: Record<string, unknown> | undefined;
   do {
-    const page = await db.doc.send(
-      new ScanCommand({
-        TableName: db.tableName,
-        FilterExpression: 'entity = :endpoint AND size(leases) > :zero',
-        ExpressionAttributeValues: { ':endpoint': 'webhook_endpoint', ':zero': 0 },
-        ProjectionExpression: 'pk, sk',
-        ExclusiveStartKey: start,
-      }),
-    );
+    const page = await db.doc.scan({
+      TableName: db.tableName,
+      FilterExpression: 'entity = :endpoint AND size(leases) > :zero',
+      ExpressionAttributeValues: { ':endpoint': 'webhook_endpoint', ':zero': 0 },
+      ProjectionExpression: 'pk, sk',
+      ExclusiveStartKey: start,
+    });
     for (const key of page.Items ?? []) {
-      await db.doc.send(
-        new UpdateCommand({
-          TableName: db.tableName,
-          Key: key,
-          UpdateExpression: 'SET leases = :empty, lease_version = lease_version + :one',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeValues: { ':empty': {}, ':one': 1 },
-        }),
-      );
+      await db.doc.update({
+        TableName: db.tableName,
+        Key: key,
+        UpdateExpression: 'SET leases = :empty, lease_version = lease_version + :one',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':empty': {}, ':one': 1 },
+      });
       broken++;
     }
     start = page.LastEvaluatedKey;

@@ -1,6 +1,6 @@
-import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { AwsApi } from '../../shared/aws/aws-call';
+import type { TableClient } from '../../shared/store/table-api';
 import { join } from 'node:path';
 import { passesFanoutFilter } from '../../shared/stream-filters';
 import { sweepGraceMs } from '../../shared/webhooks/policy';
@@ -58,7 +58,6 @@ export interface LocalStackOptions {
 
 /** The DynamoDB operations that write (the SDK's command names without `Command`). */
 export const DYNAMODB_WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems']);
-const WATCHER = 'localStreamWake';
 
 type Item = Record<string, unknown>;
 type WriteInput = { Item?: Item; RequestItems?: Record<string, { PutRequest?: { Item?: Item } }[]>; TransactItems?: { Put?: { Item?: Item } }[] };
@@ -85,16 +84,10 @@ export function putsFanOutWork(command: string, input: WriteInput): boolean {
  * kept DynamoDB Local reading its stream while it should serve the deliveries. Writes of
  * other processes are found by the poller's idle poll. Returns the undo.
  */
-function watchWrites(client: DynamoDBClient, wake: () => void): () => void {
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      const out = await next(args);
-      if (putsFanOutWork((context.commandName ?? '').replace(/Command$/, ''), args.input as WriteInput)) wake();
-      return out;
-    },
-    { step: 'initialize', name: WATCHER },
-  );
-  return () => client.middlewareStack.remove(WATCHER);
+function watchWrites(table: TableClient, wake: () => void): () => void {
+  return table.observe((operation, input, outcome) => {
+    if ('output' in outcome && putsFanOutWork(operation, input as WriteInput)) wake();
+  });
 }
 
 export interface LocalStack {
@@ -146,7 +139,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     await notifyPoller?.stop();
     LocalRetryScheduler.clearAll();
     await queues?.stop();
-    deps?.db.client.destroy();
+    deps?.db.doc.destroy();
     await dynamodb?.stop();
   };
   try {
@@ -170,7 +163,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     if (!created) await breakLeasesOfLastRun(deps.db);
 
     streamPoller = await startStreamPoller({ endpoint, tableName, handler: handlers.fanout });
-    unwatch = watchWrites(deps.db.client, streamPoller.wake);
+    unwatch = watchWrites(deps.db.doc, streamPoller.wake);
     if (options.consumer !== false) {
       queuePoller = startQueuePoller({ sqs: queues.client, queueUrl: queues.queueUrl, queueArn: queues.queueArn, handler: handlers.deliver });
     }

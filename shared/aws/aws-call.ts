@@ -4,15 +4,16 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
 
 /**
- * One signed AWS API request, with the SDK's standard retry and a time bound, for the few
- * calls the functions make besides DynamoDB: SQS SendMessage(Batch), KMS GenerateDataKey and
- * Decrypt, SES v2 SendEmail and Scheduler CreateSchedule. Each SDK client bundles its own
- * protocol, endpoint-rules and middleware code (KMS 27 KB, SQS 23 KB, SES v2 60 KB, Scheduler
- * 32 KB minified) for one or two operations; this uses the signer, hash and HTTP handler the
- * DynamoDB client already brings into every bundle, with its region and credentials.
+ * One signed AWS API request, with the SDK's standard retry and a time bound, for every call
+ * the functions make: DynamoDB (through shared/store/table-api.ts), SQS SendMessage(Batch), KMS
+ * GenerateDataKey and Decrypt, SES v2 SendEmail and Scheduler CreateSchedule. Each SDK client
+ * bundles its own protocol, endpoint-rules and middleware code (DynamoDB with its document
+ * client about 110 KB, KMS 27 KB, SQS 23 KB, SES v2 60 KB, Scheduler 32 KB minified), and its
+ * middleware and serde were the largest CPU item of the delivery consumer; this is the signer,
+ * a hash and the SDK's HTTP handler, the answer left as the service's JSON.
  */
 
-/** Where the function's AWS clients get their region and credentials (any SDK client's resolved `config`). */
+/** Where the function's AWS calls get their region and credentials (shared/wiring/clients.ts; an SDK client's resolved `config` has the same shape). */
 export interface AwsIdentity {
   region: () => Promise<string>;
   credentials: AwsCredentialIdentityProvider;
@@ -29,7 +30,19 @@ export interface AwsService {
   targetPrefix?: string;
   /** Sent (and signed) with every request. */
   headers?: Record<string, string>;
+  /** The SDK's retry defaults for this service's client, when they differ from the standard ones (RETRY). */
+  retry?: RetryPolicy;
 }
+
+/** Attempts in all, and the bases of the jittered exponential back-off: attempt n+1 waits random × base × 2^(n-1) ms, at most 20 s. */
+export interface RetryPolicy {
+  attempts: number;
+  baseDelayMs: number;
+  throttlingDelayMs: number;
+}
+
+/** The standard retry of the SDK clients these calls replaced: 3 attempts, 100 ms × 2^attempt (500 ms after throttling). */
+const RETRY: RetryPolicy = { attempts: 3, baseDelayMs: 200, throttlingDelayMs: 1_000 };
 
 export const SQS: AwsService = {
   signingName: 'sqs',
@@ -42,6 +55,19 @@ export const SQS: AwsService = {
 export const KMS: AwsService = { signingName: 'kms', endpointPrefix: 'kms', protocol: 'awsJson1_1', targetPrefix: 'TrentService' };
 export const SES_V2: AwsService = { signingName: 'ses', endpointPrefix: 'email', protocol: 'restJson1' };
 export const SCHEDULER: AwsService = { signingName: 'scheduler', endpointPrefix: 'scheduler', protocol: 'restJson1' };
+/**
+ * DynamoDB, retried as @aws-sdk/client-dynamodb 3.1162 does by default (its runtime config,
+ * with @smithy/core's `Retry.v2026`): 4 attempts, 25 ms base, 1 s after throttling.
+ * TransactionConflictException is not retried (the SDK does not either: shared/store/client.ts
+ * `retryConflicts` does, for single-item writes).
+ */
+export const DYNAMODB: AwsService = {
+  signingName: 'dynamodb',
+  endpointPrefix: 'dynamodb',
+  protocol: 'awsJson1_0',
+  targetPrefix: 'DynamoDB_20120810',
+  retry: { attempts: 4, baseDelayMs: 25, throttlingDelayMs: 1_000 },
+};
 
 export interface AwsRequest {
   /** awsJson: the operation named in `X-Amz-Target`; restJson1: a name for error messages. */
@@ -56,29 +82,39 @@ export interface AwsRequest {
 export interface AwsApiOptions {
   /** Tests and local stand-ins; otherwise the request's, else the regional endpoint. */
   endpoint?: string;
-  /** Bound on each attempt, connection to last byte (default 5 s). */
+  /** Bound on each attempt, connection to last byte (default 5 s). The SDK clients have none. */
   timeoutMs?: number;
   /** Back-off between attempts (tests pass one that does not wait). */
   pause?: (ms: number) => Promise<void>;
 }
 
-/** An error answer of the API, named by its error type exactly as the SDK names its exception classes. */
+/**
+ * An error answer of the API, named by its error type exactly as the SDK names its exception
+ * classes, with the other fields of the error body as the SDK's exception has them, as sent
+ * (DynamoDB: a refused condition's `Item`, a cancelled transaction's `CancellationReasons`,
+ * both marshalled, as the SDK leaves them).
+ */
 export class AwsServiceError extends Error {
   readonly $metadata: { httpStatusCode: number };
+  [field: string]: unknown;
   constructor(
     name: string,
     message: string,
     readonly status: number,
     /** SQS's Query-protocol error code (`x-amzn-query-error`), which the SDK exposes as `Code`. */
     readonly Code?: string,
+    body: Record<string, unknown> = {},
   ) {
     super(message);
     this.name = name;
     this.$metadata = { httpStatusCode: status };
+    for (const [field, value] of Object.entries(body)) {
+      // The type and message are read above; a field that would shadow the error's own is not the SDK's either.
+      if (field !== '__type' && field !== 'code' && field !== 'message' && field !== 'Message' && !(field in this)) this[field] = value;
+    }
   }
 }
 
-const ATTEMPTS = 3;
 const TIMEOUT_MS = 5_000;
 // The SDK's standard retry (@smithy/core/retry): throttling and transient names, 429 and 5xx, network failures.
 const THROTTLING = new Set([
@@ -125,16 +161,23 @@ export class AwsApi {
     // Serialised once: every attempt sends the same bytes (and the same idempotency token, where the input has one).
     const body = JSON.stringify(request.input);
     const pause = this.options.pause ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+    const retry = this.service.retry ?? RETRY;
     for (let attempt = 1; ; attempt++) {
       try {
         return (await this.send(base, request, body)) as T;
       } catch (err) {
-        if (attempt >= ATTEMPTS || !retryable(err)) throw err;
+        if (attempt >= retry.attempts || !retryable(err)) throw err;
         // Jittered exponential back-off, with the SDK's longer base after throttling.
         const throttled = err instanceof AwsServiceError && (err.status === 429 || THROTTLING.has(err.name));
-        await pause(Math.random() * (throttled ? 500 : 100) * 2 ** attempt);
+        await pause(Math.random() * Math.min((throttled ? retry.throttlingDelayMs : retry.baseDelayMs) * 2 ** (attempt - 1), 20_000));
       }
     }
+  }
+
+  /** Closes the kept-alive connections (a process that ends its stack, tests). */
+  destroy(): void {
+    this.handler?.destroy();
+    this.handler = undefined;
   }
 
   private async send(base: URL, request: AwsRequest, body: string): Promise<unknown> {
@@ -186,7 +229,7 @@ export class AwsApi {
     if (status >= 200 && status < 300) return parsed;
     const message = typeof parsed.message === 'string' ? parsed.message : typeof parsed.Message === 'string' ? parsed.Message : `${this.service.signingName} ${request.operation} answered ${status}`;
     const queryCode = answer['x-amzn-query-error']?.split(';')[0];
-    throw new AwsServiceError(errorName(answer['x-amzn-errortype'], parsed, status), message, status, queryCode);
+    throw new AwsServiceError(errorName(answer['x-amzn-errortype'], parsed, status), message, status, queryCode, parsed);
   }
 }
 

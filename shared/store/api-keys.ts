@@ -1,21 +1,17 @@
-import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { ApiKeyRecord, ApiKeyStore } from '../domain/api-keys';
 import type { Dynamo } from './client';
-import { getRecord, stripKeys } from './client';
+import { getRecord, isConditionFailed, stripKeys } from './client';
 import { keys } from './keys';
 
 export class DynamoApiKeyStore implements ApiKeyStore {
   constructor(private readonly db: Dynamo) {}
 
   async put(record: ApiKeyRecord): Promise<void> {
-    await this.db.doc.send(
-      new PutCommand({
-        TableName: this.db.tableName,
-        Item: { ...keys.apiKey(record.key_hash), ...keys.apiKeyById(record.id), entity: 'api_key', ...record },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
+    await this.db.doc.put({
+      TableName: this.db.tableName,
+      Item: { ...keys.apiKey(record.key_hash), ...keys.apiKeyById(record.id), entity: 'api_key', ...record },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    });
   }
 
   async getByHash(keyHash: string): Promise<ApiKeyRecord | null> {
@@ -25,31 +21,27 @@ export class DynamoApiKeyStore implements ApiKeyStore {
 
   async revoke(keyId: string, at: string): Promise<ApiKeyRecord | null> {
     const { gsi1pk, gsi1sk } = keys.apiKeyById(keyId);
-    const found = await this.db.doc.send(
-      new QueryCommand({
-        TableName: this.db.tableName,
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk = :sk',
-        ExpressionAttributeValues: { ':pk': gsi1pk, ':sk': gsi1sk },
-      }),
-    );
+    const found = await this.db.doc.query({
+      TableName: this.db.tableName,
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk = :sk',
+      ExpressionAttributeValues: { ':pk': gsi1pk, ':sk': gsi1sk },
+    });
     const item = found.Items?.[0];
     if (!item) return null;
     try {
-      const out = await this.db.doc.send(
-        new UpdateCommand({
-          TableName: this.db.tableName,
-          Key: { pk: item.pk, sk: item.sk },
-          UpdateExpression: 'SET revoked = :true, revoked_at = :at',
-          // Revoking twice keeps the first revocation time.
-          ConditionExpression: 'revoked = :false',
-          ExpressionAttributeValues: { ':true': true, ':false': false, ':at': at },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
+      const out = await this.db.doc.update({
+        TableName: this.db.tableName,
+        Key: { pk: item.pk, sk: item.sk },
+        UpdateExpression: 'SET revoked = :true, revoked_at = :at',
+        // Revoking twice keeps the first revocation time.
+        ConditionExpression: 'revoked = :false',
+        ExpressionAttributeValues: { ':true': true, ':false': false, ':at': at },
+        ReturnValues: 'ALL_NEW',
+      });
       return stripKeys<ApiKeyRecord>(out.Attributes ?? item);
     } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return stripKeys<ApiKeyRecord>(item);
+      if (isConditionFailed(err)) return stripKeys<ApiKeyRecord>(item);
       throw err;
     }
   }

@@ -1,11 +1,9 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DeliveryRecord } from '../domain/deliveries';
 import type { AttemptEnd, AttemptLedger, AttemptUpdate, Carried, Finished, HeldSlot } from '../domain/delivery-ports';
 import { statsSums } from '../domain/endpoint-stats';
 import type { EndpointRecord } from '../domain/webhook-endpoints';
-import { updateIf, type Dynamo } from './client';
+import { cancellationReasons, updateIf, type Dynamo } from './client';
 import { DynamoDeliveryStore, recordAttemptInput } from './deliveries';
 import { DynamoEndpointStatsStore, statsAddInput } from './endpoint-stats';
 import { DynamoEndpointStore, endpointFromItem, releaseInput } from './webhook-endpoints';
@@ -74,23 +72,22 @@ export class DynamoAttemptLedger implements AttemptLedger {
     const table = { TableName: this.db.tableName };
     const stats = statsSums([{ entry: update.entry, status: update.status }, ...carried.attempts]);
     try {
-      await this.db.doc.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            { Update: { ...table, ...recordAttemptInput(delivery, update) } },
-            { Update: { ...table, ...releaseInput(endpoint, key, token, change, expect, carried.slots), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
-            ...stats.map(({ start, sum }) => ({ Update: { ...table, ...statsAddInput(delivery.shop_id, delivery.endpoint_id, start, sum) } })),
-          ],
-        }),
-      );
+      await this.db.doc.transactWrite({
+        TransactItems: [
+          { Update: { ...table, ...recordAttemptInput(delivery, update) } },
+          { Update: { ...table, ...releaseInput(endpoint, key, token, change, expect, carried.slots), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
+          ...stats.map(({ start, sum }) => ({ Update: { ...table, ...statsAddInput(delivery.shop_id, delivery.endpoint_id, start, sum) } })),
+        ],
+      });
       return 'done';
     } catch (err) {
-      if (!(err instanceof TransactionCanceledException)) throw err;
-      const [row, gate] = err.CancellationReasons ?? [];
+      const reasons = cancellationReasons(err);
+      if (!reasons) throw err;
+      const [row, gate] = reasons;
       // Recorded already (by another consumer after our lease expired): only the lease is ours to end.
       if (row?.Code === 'ConditionalCheckFailed') return 'duplicate';
       if (!expect || gate?.Code !== 'ConditionalCheckFailed' || !gate.Item) return 'other';
-      // The SDK leaves this item marshalled, even through the document client.
+      // Marshalled: errors keep the item as the service sent it (shared/store/table-api.ts, as the SDK did).
       const current = endpointFromItem(unmarshall(gate.Item));
       const ours = (slot: HeldSlot) => current.leases[slot.key]?.token === slot.token;
       const usual = current.health.circuit === 'closed' && ours({ key, token }) && carried.slots.every(ours);

@@ -1,8 +1,6 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { CallBatch, CallRecord, CallStore, SummaryRecord, TranscriptRecord } from '../domain/calls';
 import type { PageRequest } from '../domain/pagination';
-import { getRecord, stripKeys, type Dynamo } from './client';
+import { cancellationReasons, getRecord, stripKeys, type Dynamo } from './client';
 import { eventItem } from './events';
 import { jobItem } from './jobs';
 import { keys, shopPk, skPrefix } from './keys';
@@ -40,15 +38,13 @@ export class DynamoCallStore implements CallStore {
       },
     ];
     try {
-      await this.db.doc.send(new TransactWriteCommand({ TransactItems: items }));
+      await this.db.doc.transactWrite({ TransactItems: items });
       return { status: 'created' as const };
     } catch (err) {
-      if (!(err instanceof TransactionCanceledException)) throw err;
-      const reasons = err.CancellationReasons ?? [];
+      const reasons = cancellationReasons(err);
+      if (!reasons) throw err;
       if (reasons[0]?.Code === 'ConditionalCheckFailed') {
-        const marker = await this.db.doc.send(
-          new GetCommand({ TableName, Key: keys.callExternal(shopId, call.external_id), ConsistentRead: true }),
-        );
+        const marker = await this.db.doc.get({ TableName, Key: keys.callExternal(shopId, call.external_id), ConsistentRead: true });
         return { status: 'duplicate' as const, callId: String(marker.Item?.call_id) };
       }
       if (reasons[items.length - 1]?.Code === 'ConditionalCheckFailed') return { status: 'shop_missing' as const };

@@ -1,31 +1,35 @@
-import { ConditionalCheckFailedException, DynamoDBClient, TransactionConflictException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { AttributeValue, CancellationReason } from '@aws-sdk/client-dynamodb';
+import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { AwsApi, DYNAMODB, type AwsIdentity } from '../aws/aws-call';
 import type { TableConfig } from '../config';
+import { TableClient } from './table-api';
 
 export interface Dynamo {
-  client: DynamoDBClient;
-  doc: DynamoDBDocumentClient;
+  doc: TableClient;
   tableName: string;
 }
 
-/** The name of the SDK's logging middleware, which no client of ours keeps. */
-export const SDK_LOGGER = 'loggerMiddleware';
+/**
+ * DynamoDB Local on a loaded test machine can take seconds to answer; in AWS a request takes
+ * milliseconds. The SDK client this replaced had no bound at all, and a write retried after a
+ * bound may meet its own first attempt's effect (a conditional put then reads as a conflict).
+ */
+export const TABLE_TIMEOUT_MS = 10_000;
 
-/** A client of the table (DynamoDB Local when the config names an endpoint); the wiring makes one per config. */
-export function dynamo(config: TableConfig): Dynamo {
-  const client = new DynamoDBClient({
-    region: config.region,
-    ...(config.endpoint ? { endpoint: config.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
-  });
-  // The SDK's logger middleware walks every request's input and every answer (a batch read's
-  // items included) through the operation's schema to mask sensitive fields, then hands the
-  // result to a logger that, unless one is configured (we never do), does nothing: 2 % of the
-  // consumer's CPU under load. The document client shares this stack.
-  client.middlewareStack.remove(SDK_LOGGER);
-  const doc = DynamoDBDocumentClient.from(client, {
-    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
-  });
-  return { client, doc, tableName: config.tableName };
+/** A client of the table (DynamoDB Local when the config names an endpoint), signing as `identity`; the wiring makes one per config. */
+export function dynamo(config: TableConfig, identity: AwsIdentity): Dynamo {
+  return { doc: new TableClient(new AwsApi(DYNAMODB, identity, { endpoint: config.endpoint, timeoutMs: TABLE_TIMEOUT_MS })), tableName: config.tableName };
+}
+
+/** A write refused by its condition; `Item` (marshalled) is the item as it was, when the request asked for it (ReturnValuesOnConditionCheckFailure). */
+export function isConditionFailed(err: unknown): err is Error & { Item?: Record<string, AttributeValue> } {
+  return err instanceof Error && err.name === 'ConditionalCheckFailedException';
+}
+
+/** A transaction's reasons, one per item (`Item` marshalled, as in isConditionFailed), when `err` is its cancellation; otherwise undefined. */
+export function cancellationReasons(err: unknown): CancellationReason[] | undefined {
+  if (!(err instanceof Error) || err.name !== 'TransactionCanceledException') return undefined;
+  return (err as { CancellationReasons?: CancellationReason[] }).CancellationReasons ?? [];
 }
 
 /** Drops the item's key attributes, leaving the record the domain knows. */
@@ -36,7 +40,7 @@ export function stripKeys<T>(item: Record<string, unknown>): T {
 
 /** One item by key, strongly consistent, without its key attributes; null when absent. */
 export async function getRecord<T>(db: Dynamo, key: Record<string, string>): Promise<T | null> {
-  const out = await db.doc.send(new GetCommand({ TableName: db.tableName, Key: key, ConsistentRead: true }));
+  const out = await db.doc.get({ TableName: db.tableName, Key: key, ConsistentRead: true });
   return out.Item ? stripKeys<T>(out.Item) : null;
 }
 
@@ -45,16 +49,14 @@ export async function queryPrefix(db: Dynamo, pk: string, prefix: string, opts: 
   const items: Record<string, unknown>[] = [];
   let start: Record<string, unknown> | undefined;
   do {
-    const out = await db.doc.send(
-      new QueryCommand({
-        TableName: db.tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix },
-        ScanIndexForward: !opts.newestFirst,
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
+    const out = await db.doc.query({
+      TableName: db.tableName,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix },
+      ScanIndexForward: !opts.newestFirst,
+      ConsistentRead: true,
+      ExclusiveStartKey: start,
+    });
     items.push(...(out.Items ?? []));
     start = out.LastEvaluatedKey;
   } while (start);
@@ -74,7 +76,7 @@ export async function batchGet(db: Dynamo, wanted: Record<string, string>[]): Pr
     let pending: Record<string, unknown>[] = wanted.slice(i, i + 100);
     for (let tries = 0; pending.length > 0; tries++) {
       await backOff(tries, 'could not read items in a batch');
-      const out = await db.doc.send(new BatchGetCommand({ RequestItems: { [db.tableName]: { Keys: pending, ConsistentRead: true } } }));
+      const out = await db.doc.batchGet({ RequestItems: { [db.tableName]: { Keys: pending, ConsistentRead: true } } });
       for (const item of out.Responses?.[db.tableName] ?? []) found.set(`${String(item.pk)}|${String(item.sk)}`, item);
       pending = out.UnprocessedKeys?.[db.tableName]?.Keys ?? [];
     }
@@ -92,7 +94,7 @@ export async function retryConflicts<T>(write: () => Promise<T>): Promise<T> {
     try {
       return await write();
     } catch (err) {
-      if (!(err instanceof TransactionConflictException) || tries >= 5) throw err;
+      if (!(err instanceof Error && err.name === 'TransactionConflictException') || tries >= 5) throw err;
       await new Promise((r) => setTimeout(r, 5 * 2 ** tries * (0.5 + Math.random())));
     }
   }
@@ -101,10 +103,10 @@ export async function retryConflicts<T>(write: () => Promise<T>): Promise<T> {
 /** One conditional `UpdateItem` on the table: true when it was applied, false when its condition failed. */
 export async function updateIf(db: Dynamo, input: Omit<UpdateCommandInput, 'TableName'>): Promise<boolean> {
   try {
-    await retryConflicts(() => db.doc.send(new UpdateCommand({ TableName: db.tableName, ...input })));
+    await retryConflicts(() => db.doc.update({ TableName: db.tableName, ...input }));
     return true;
   } catch (err) {
-    if (err instanceof ConditionalCheckFailedException) return false;
+    if (isConditionFailed(err)) return false;
     throw err;
   }
 }

@@ -1,10 +1,8 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { BatchWriteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { carriedEvent, messageOf, type DeliveryMessage, type DeliveryRecord } from '../domain/deliveries';
 import type { AttemptDeliveryStore, AttemptInputs, AttemptUpdate } from '../domain/delivery-ports';
 import { EVENT_RETENTION_SECONDS } from '../domain/events';
-import { backOff, batchGet, getRecord, queryPrefix, stripKeys, updateIf, type Dynamo } from './client';
+import { backOff, batchGet, getRecord, isConditionFailed, queryPrefix, stripKeys, updateIf, type Dynamo } from './client';
 import { gsi1Partition, gsi3Partition, keys, shopPk, skPrefix } from './keys';
 import { queryFilteredPage, queryPage } from './pagination';
 import type { Page, PageRequest } from '../domain/pagination';
@@ -75,18 +73,16 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
     const results = await Promise.all(
       rows.map(async (row) => {
         try {
-          await this.db.doc.send(
-            new PutCommand({
-              TableName: this.db.tableName,
-              Item: deliveryItem(row),
-              ConditionExpression: 'attribute_not_exists(pk)',
-              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-            }),
-          );
+          await this.db.doc.put({
+            TableName: this.db.tableName,
+            Item: deliveryItem(row),
+            ConditionExpression: 'attribute_not_exists(pk)',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          });
           return row;
         } catch (err) {
-          if (!(err instanceof ConditionalCheckFailedException)) throw err;
-          // The SDK leaves this item marshalled, even through the document client.
+          if (!isConditionFailed(err)) throw err;
+          // Marshalled: errors keep the item as the service sent it (shared/store/table-api.ts, as the SDK did).
           const existing = err.Item ? stripKeys<DeliveryRecord>(unmarshall(err.Item)) : null;
           // Written by an earlier try of this batch but maybe never enqueued: enqueue again.
           return existing && existing.status === 'pending' && existing.attempts === 0 ? existing : null;
@@ -103,7 +99,7 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
       };
       for (let tries = 0; Object.keys(requests).length > 0; tries++) {
         await backOff(tries, 'could not write delivery rows');
-        const out = await this.db.doc.send(new BatchWriteCommand({ RequestItems: requests }));
+        const out = await this.db.doc.batchWrite({ RequestItems: requests });
         requests = (out.UnprocessedItems ?? {}) as typeof requests;
       }
     }
@@ -163,16 +159,14 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
     const items: Record<string, unknown>[] = [];
     let start: Record<string, unknown> | undefined;
     do {
-      const out = await this.db.doc.send(
-        new QueryCommand({
-          TableName: this.db.tableName,
-          IndexName: 'gsi1',
-          KeyConditionExpression: 'gsi1pk = :pk',
-          ...(statusOnly ? { ProjectionExpression: '#status', ExpressionAttributeNames: { '#status': 'status' } } : {}),
-          ExpressionAttributeValues: { ':pk': gsi1Partition.openDeliveries(shopId, endpointId) },
-          ExclusiveStartKey: start,
-        }),
-      );
+      const out = await this.db.doc.query({
+        TableName: this.db.tableName,
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pk',
+        ...(statusOnly ? { ProjectionExpression: '#status', ExpressionAttributeNames: { '#status': 'status' } } : {}),
+        ExpressionAttributeValues: { ':pk': gsi1Partition.openDeliveries(shopId, endpointId) },
+        ExclusiveStartKey: start,
+      });
       items.push(...(out.Items ?? []));
       start = out.LastEvaluatedKey;
     } while (start);
@@ -184,18 +178,16 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
     let start: Record<string, unknown> | undefined;
     // Oldest first (ids are time-ordered); a few pages at most, so an endpoint with many rows not yet due stays cheap.
     for (let page = 0; page < 4 && due.length < limit; page++) {
-      const out = await this.db.doc.send(
-        new QueryCommand({
-          TableName: this.db.tableName,
-          IndexName: 'gsi1',
-          KeyConditionExpression: 'gsi1pk = :pk',
-          FilterExpression: 'next_attempt_at <= :now',
-          ProjectionExpression: 'shop_id, event_id, id, endpoint_id, attempts',
-          ExpressionAttributeValues: { ':pk': gsi1Partition.openDeliveries(shopId, endpointId), ':now': now.toISOString() },
-          Limit: 4 * limit,
-          ExclusiveStartKey: start,
-        }),
-      );
+      const out = await this.db.doc.query({
+        TableName: this.db.tableName,
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pk',
+        FilterExpression: 'next_attempt_at <= :now',
+        ProjectionExpression: 'shop_id, event_id, id, endpoint_id, attempts',
+        ExpressionAttributeValues: { ':pk': gsi1Partition.openDeliveries(shopId, endpointId), ':now': now.toISOString() },
+        Limit: 4 * limit,
+        ExclusiveStartKey: start,
+      });
       due.push(...(out.Items ?? []).map((i) => messageOf(i as DeliveryRecord)));
       start = out.LastEvaluatedKey;
       if (!start) break;

@@ -1,4 +1,3 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { DueEntry, DueIndex } from '../domain/sweep';
 import { updateIf, type Dynamo } from './client';
 import { DUE_BUCKETS, dueBucketPk, keys } from './keys';
@@ -12,15 +11,13 @@ export class DynamoDueIndex implements DueIndex {
     const upTo = `${cutoff.toISOString()}#~`;
     const pages = await Promise.all(
       Array.from({ length: DUE_BUCKETS }, (_, bucket) =>
-        this.db.doc.send(
-          new QueryCommand({
-            TableName: this.db.tableName,
-            IndexName: 'gsi2',
-            KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk <= :upTo',
-            ExpressionAttributeValues: { ':pk': dueBucketPk(bucket), ':upTo': upTo },
-            Limit: limit,
-          }),
-        ),
+        this.db.doc.query({
+          TableName: this.db.tableName,
+          IndexName: 'gsi2',
+          KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk <= :upTo',
+          ExpressionAttributeValues: { ':pk': dueBucketPk(bucket), ':upTo': upTo },
+          Limit: limit,
+        }),
       ),
     );
     return pages.flatMap((page) =>

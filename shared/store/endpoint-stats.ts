@@ -1,4 +1,3 @@
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { RunAttempt } from '../domain/delivery-ports';
 import { STATS_RETENTION_SECONDS, statsSums, windowStart, type StatsBucket, type StatsSum } from '../domain/endpoint-stats';
 import { logger } from '../logger';
@@ -33,7 +32,7 @@ export class DynamoEndpointStatsStore {
 
   /** Adds what the attempts count, one write per bucket they fall in. */
   async add(shopId: string, endpointId: string, attempts: readonly RunAttempt[]): Promise<void> {
-    for (const { start, sum } of statsSums(attempts)) await this.db.doc.send(new UpdateCommand({ TableName: this.db.tableName, ...statsAddInput(shopId, endpointId, start, sum) }));
+    for (const { start, sum } of statsSums(attempts)) await this.db.doc.update({ TableName: this.db.tableName, ...statsAddInput(shopId, endpointId, start, sum) });
   }
 
   /**
@@ -54,14 +53,12 @@ export class DynamoEndpointStatsStore {
     const buckets: StatsBucket[] = [];
     let start: Record<string, unknown> | undefined;
     do {
-      const out = await this.db.doc.send(
-        new QueryCommand({
-          TableName: this.db.tableName,
-          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-          ExpressionAttributeValues: { ':pk': shopPk(shopId), ':from': `${prefix}${windowStart(now)}`, ':to': `${prefix}~` },
-          ExclusiveStartKey: start,
-        }),
-      );
+      const out = await this.db.doc.query({
+        TableName: this.db.tableName,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: { ':pk': shopPk(shopId), ':from': `${prefix}${windowStart(now)}`, ':to': `${prefix}~` },
+        ExclusiveStartKey: start,
+      });
       buckets.push(...(out.Items ?? []).map(bucketOf));
       start = out.LastEvaluatedKey;
     } while (start);

@@ -1,4 +1,3 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { EVENT_RETENTION_SECONDS, type EventRecord } from '../domain/events';
 import type { EventWriter } from '../domain/webhook-endpoints';
 import type { EventReader } from '../domain/deliveries';
@@ -35,7 +34,7 @@ export function eventFromItem(item: Record<string, unknown>): EventRecord {
 
 /** An event written alone (a test event); a function of its own so a writer needs none of the reads below. */
 export async function putEvent(db: Dynamo, event: EventRecord): Promise<void> {
-  await db.doc.send(new PutCommand({ TableName: db.tableName, Item: eventItem(event), ConditionExpression: 'attribute_not_exists(pk)' }));
+  await db.doc.put({ TableName: db.tableName, Item: eventItem(event), ConditionExpression: 'attribute_not_exists(pk)' });
 }
 
 export class DynamoEventStore implements EventWriter, EventReader, NotificationClaims {
@@ -46,7 +45,7 @@ export class DynamoEventStore implements EventWriter, EventReader, NotificationC
   }
 
   async get(shopId: string, eventId: string): Promise<EventRecord | null> {
-    const out = await this.db.doc.send(new GetCommand({ TableName: this.db.tableName, Key: keys.event(shopId, eventId), ConsistentRead: true }));
+    const out = await this.db.doc.get({ TableName: this.db.tableName, Key: keys.event(shopId, eventId), ConsistentRead: true });
     return out.Item ? eventFromItem(out.Item) : null; // data_json needs parsing: not getRecord
   }
 

@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
-import { ConditionalCheckFailedException, DeleteItemCommand, GetItemCommand, PutItemCommand, UpdateItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { SecretCipher } from '../domain/secrets';
-import type { Dynamo } from './client';
+import { isConditionFailed, type Dynamo } from './client';
 import { TABLE } from './table';
 import { keys } from './keys';
 
@@ -79,13 +78,13 @@ export class SingleTableIdempotencyStore {
     private readonly now: () => number = Date.now,
   ) {}
 
-  private itemKey(ref: IdempotencyRecordRef): Record<string, AttributeValue> {
+  private itemKey(ref: IdempotencyRecordRef): Record<string, string> {
     const key = keys.idempotency(ref.key);
-    return { [TABLE.partitionKey]: { S: key.pk }, [TABLE.sortKey]: { S: key.sk } };
+    return { [TABLE.partitionKey]: key.pk, [TABLE.sortKey]: key.sk };
   }
 
-  private expiry(): string {
-    return String(Math.round(this.now() / 1000 + this.lifetimeSeconds));
+  private expiry(): number {
+    return Math.round(this.now() / 1000 + this.lifetimeSeconds);
   }
 
   /**
@@ -111,57 +110,48 @@ export class SingleTableIdempotencyStore {
   /** The put that takes the lock; the record that refused it, when one did. */
   private async tryPut(ref: IdempotencyRecordRef, lockMs: number | undefined): Promise<StoredRecord | null> {
     const now = this.now();
-    const item: Record<string, AttributeValue> = {
+    const item = {
       ...this.itemKey(ref),
-      [ATTR.expiry]: { N: this.expiry() },
-      [ATTR.status]: { S: STATUS.inProgress },
-      [ATTR.validation]: { S: ref.payloadHash },
-      ...(lockMs !== undefined ? { [ATTR.lockExpiry]: { N: String(now + lockMs) } } : {}),
+      [ATTR.expiry]: this.expiry(),
+      [ATTR.status]: STATUS.inProgress,
+      [ATTR.validation]: ref.payloadHash,
+      ...(lockMs !== undefined ? { [ATTR.lockExpiry]: now + lockMs } : {}),
     };
     try {
-      await this.db.client.send(
-        new PutItemCommand({
-          TableName: this.db.tableName,
-          Item: item,
-          // New, expired, or locked by an invocation that has since ended.
-          ConditionExpression:
-            'attribute_not_exists(#id) OR #expiry < :now OR (#status = :inprogress AND attribute_exists(#lock) AND #lock < :now_ms)',
-          ExpressionAttributeNames: { '#id': TABLE.partitionKey, '#expiry': ATTR.expiry, '#lock': ATTR.lockExpiry, '#status': ATTR.status },
-          ExpressionAttributeValues: { ':now': { N: String(now / 1000) }, ':now_ms': { N: String(now) }, ':inprogress': { S: STATUS.inProgress } },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
+      await this.db.doc.put({
+        TableName: this.db.tableName,
+        Item: item,
+        // New, expired, or locked by an invocation that has since ended.
+        ConditionExpression: 'attribute_not_exists(#id) OR #expiry < :now OR (#status = :inprogress AND attribute_exists(#lock) AND #lock < :now_ms)',
+        ExpressionAttributeNames: { '#id': TABLE.partitionKey, '#expiry': ATTR.expiry, '#lock': ATTR.lockExpiry, '#status': ATTR.status },
+        ExpressionAttributeValues: { ':now': now / 1000, ':now_ms': now, ':inprogress': STATUS.inProgress },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      });
       return null;
     } catch (err) {
-      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      if (!isConditionFailed(err)) throw err;
+      // Marshalled: errors keep the item as the service sent it (shared/store/table-api.ts, as the SDK did).
       if (err.Item) return unmarshall(err.Item) as StoredRecord;
-      const out = await this.db.client.send(new GetItemCommand({ TableName: this.db.tableName, Key: this.itemKey(ref), ConsistentRead: true }));
+      const out = await this.db.doc.get({ TableName: this.db.tableName, Key: this.itemKey(ref), ConsistentRead: true });
       if (!out.Item) throw new Error('idempotency record refused the lock but could not be read', { cause: err });
-      return unmarshall(out.Item) as StoredRecord;
+      return out.Item as StoredRecord;
     }
   }
 
   /** The request succeeded: its response, encrypted under the record's key, is kept for replays. */
   async complete(ref: IdempotencyRecordRef, response: unknown): Promise<void> {
     const sealed = await this.cipher().encrypt(JSON.stringify(response), ref.key);
-    await this.db.client.send(
-      new UpdateItemCommand({
-        TableName: this.db.tableName,
-        Key: this.itemKey(ref),
-        UpdateExpression: 'SET #expiry = :expiry, #status = :status, #data = :data, #validation = :validation',
-        ExpressionAttributeNames: { '#expiry': ATTR.expiry, '#status': ATTR.status, '#data': ATTR.data, '#validation': ATTR.validation },
-        ExpressionAttributeValues: {
-          ':expiry': { N: this.expiry() },
-          ':status': { S: STATUS.completed },
-          ':data': { M: { sealed: { S: sealed } } },
-          ':validation': { S: ref.payloadHash },
-        },
-      }),
-    );
+    await this.db.doc.update({
+      TableName: this.db.tableName,
+      Key: this.itemKey(ref),
+      UpdateExpression: 'SET #expiry = :expiry, #status = :status, #data = :data, #validation = :validation',
+      ExpressionAttributeNames: { '#expiry': ATTR.expiry, '#status': ATTR.status, '#data': ATTR.data, '#validation': ATTR.validation },
+      ExpressionAttributeValues: { ':expiry': this.expiry(), ':status': STATUS.completed, ':data': { sealed } satisfies SealedResponse, ':validation': ref.payloadHash },
+    });
   }
 
   /** The request failed: the record goes, so the client may retry with the same key. */
   async release(ref: IdempotencyRecordRef): Promise<void> {
-    await this.db.client.send(new DeleteItemCommand({ TableName: this.db.tableName, Key: this.itemKey(ref) }));
+    await this.db.doc.delete({ TableName: this.db.tableName, Key: this.itemKey(ref) });
   }
 }

@@ -1,9 +1,7 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { EventRecord } from '../domain/events';
 import type { DecideOutcome, JobRecord, JobStatus, JobStore } from '../domain/jobs';
 import type { PageRequest } from '../domain/pagination';
-import { getRecord, stripKeys, type Dynamo } from './client';
+import { cancellationReasons, getRecord, stripKeys, type Dynamo } from './client';
 import { eventItem } from './events';
 import { gsi1Partition, keys, shopPk, skPrefix } from './keys';
 import { queryPage } from './pagination';
@@ -37,25 +35,23 @@ export class DynamoJobStore implements JobStore {
 
   async decide(next: JobRecord, expectedVersion: number, event: EventRecord): Promise<DecideOutcome> {
     try {
-      await this.db.doc.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Put: {
-                TableName: this.db.tableName,
-                Item: jobItem(next),
-                ConditionExpression: 'version = :v AND #status = :pending',
-                ExpressionAttributeNames: { '#status': 'status' },
-                ExpressionAttributeValues: { ':v': expectedVersion, ':pending': 'pending' },
-              },
+      await this.db.doc.transactWrite({
+        TransactItems: [
+          {
+            Put: {
+              TableName: this.db.tableName,
+              Item: jobItem(next),
+              ConditionExpression: 'version = :v AND #status = :pending',
+              ExpressionAttributeNames: { '#status': 'status' },
+              ExpressionAttributeValues: { ':v': expectedVersion, ':pending': 'pending' },
             },
-            { Put: { TableName: this.db.tableName, Item: eventItem(event), ConditionExpression: 'attribute_not_exists(pk)' } },
-          ],
-        }),
-      );
+          },
+          { Put: { TableName: this.db.tableName, Item: eventItem(event), ConditionExpression: 'attribute_not_exists(pk)' } },
+        ],
+      });
       return { ok: true };
     } catch (err) {
-      if (!(err instanceof TransactionCanceledException)) throw err;
+      if (!cancellationReasons(err)) throw err;
       return { ok: false, current: await this.get(next.shop_id, next.id) };
     }
   }

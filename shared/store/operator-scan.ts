@@ -1,4 +1,3 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import type { ApiKeyRecord } from '../domain/api-keys';
 import type { Shop } from '../domain/shop';
 import type { Dynamo } from './client';
@@ -13,15 +12,13 @@ async function scanEntity<T>(db: Dynamo, entity: string, shopId?: string): Promi
   const items: T[] = [];
   let start: Record<string, unknown> | undefined;
   do {
-    const out = await db.doc.send(
-      new ScanCommand({
-        TableName: db.tableName,
-        FilterExpression: shopId ? '#entity = :entity AND shop_id = :shop' : '#entity = :entity',
-        ExpressionAttributeNames: { '#entity': 'entity' },
-        ExpressionAttributeValues: { ':entity': entity, ...(shopId ? { ':shop': shopId } : {}) },
-        ExclusiveStartKey: start,
-      }),
-    );
+    const out = await db.doc.scan({
+      TableName: db.tableName,
+      FilterExpression: shopId ? '#entity = :entity AND shop_id = :shop' : '#entity = :entity',
+      ExpressionAttributeNames: { '#entity': 'entity' },
+      ExpressionAttributeValues: { ':entity': entity, ...(shopId ? { ':shop': shopId } : {}) },
+      ExclusiveStartKey: start,
+    });
     items.push(...(out.Items ?? []).map((item) => stripKeys<T>(item)));
     start = out.LastEvaluatedKey;
   } while (start);

@@ -1,4 +1,4 @@
-import { QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Page, PageRequest } from '../domain/pagination';
 import type { Dynamo } from './client';
 import { TABLE } from './table';
@@ -24,9 +24,7 @@ export async function queryPage(
   const items: Record<string, unknown>[] = [];
   let start = page.after;
   do {
-    const out = await db.doc.send(
-      new QueryCommand({ ...input, TableName: db.tableName, Limit: page.limit + 1 - items.length, ExclusiveStartKey: start }),
-    );
+    const out = await db.doc.query({ ...input, TableName: db.tableName, Limit: page.limit + 1 - items.length, ExclusiveStartKey: start });
     items.push(...(out.Items ?? []));
     start = out.LastEvaluatedKey;
   } while (start && items.length <= page.limit);
@@ -51,7 +49,7 @@ export async function queryFilteredPage(
   let start = page.after;
   let evaluated = 0;
   do {
-    const out = await db.doc.send(new QueryCommand({ ...input, TableName: db.tableName, Limit: maxEvaluated - evaluated, ExclusiveStartKey: start }));
+    const out = await db.doc.query({ ...input, TableName: db.tableName, Limit: maxEvaluated - evaluated, ExclusiveStartKey: start });
     evaluated += out.ScannedCount ?? 0;
     items.push(...(out.Items ?? []));
     start = out.LastEvaluatedKey;

@@ -1,7 +1,5 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { gcra, type RateDecision, type RateLimit, type RateLimiter } from '../domain/rate-limits';
-import type { Dynamo } from './client';
+import { isConditionFailed, type Dynamo } from './client';
 import { keys } from './keys';
 import { TABLE } from './table';
 
@@ -54,21 +52,19 @@ export class DynamoRateLimiter implements RateLimiter {
   /** Writes, or reports the bucket's current tat when the condition does not hold. */
   private async update(bucket: string, expression: string, condition: string, values: Record<string, number>): Promise<{ written: boolean; tat: number }> {
     try {
-      const out = await this.db.doc.send(
-        new UpdateCommand({
-          TableName: this.db.tableName,
-          Key: keys.rateBucket(bucket),
-          UpdateExpression: expression,
-          ConditionExpression: condition,
-          ExpressionAttributeNames: { '#ttl': TABLE.ttlAttribute },
-          ExpressionAttributeValues: values,
-          ReturnValues: 'UPDATED_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
+      const out = await this.db.doc.update({
+        TableName: this.db.tableName,
+        Key: keys.rateBucket(bucket),
+        UpdateExpression: expression,
+        ConditionExpression: condition,
+        ExpressionAttributeNames: { '#ttl': TABLE.ttlAttribute },
+        ExpressionAttributeValues: values,
+        ReturnValues: 'UPDATED_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      });
       return { written: true, tat: Number(out.Attributes?.tat ?? 0) };
     } catch (err) {
-      if (!(err instanceof ConditionalCheckFailedException)) throw err;
+      if (!isConditionFailed(err)) throw err;
       const old = err.Item?.tat as { N?: string } | undefined;
       return { written: false, tat: Number(old?.N ?? 0) };
     }

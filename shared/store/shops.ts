@@ -1,8 +1,6 @@
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { Shop, ShopChanges, ShopStore } from '../domain/shop';
 import type { Dynamo } from './client';
-import { getRecord, stripKeys } from './client';
+import { getRecord, isConditionFailed, stripKeys } from './client';
 import { keys } from './keys';
 
 export class DynamoShopStore implements ShopStore {
@@ -13,13 +11,11 @@ export class DynamoShopStore implements ShopStore {
   }
 
   async create(shop: Shop): Promise<void> {
-    await this.db.doc.send(
-      new PutCommand({
-        TableName: this.db.tableName,
-        Item: { ...keys.shop(shop.id), entity: 'shop', ...shop },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
+    await this.db.doc.put({
+      TableName: this.db.tableName,
+      Item: { ...keys.shop(shop.id), entity: 'shop', ...shop },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    });
   }
 
   /** One UpdateItem: whole fields are SET, hours are SET day by day so other days are kept. */
@@ -39,20 +35,18 @@ export class DynamoShopStore implements ShopStore {
       sets.push(`#hours.#h_${day} = :h_${day}`);
     }
     try {
-      const out = await this.db.doc.send(
-        new UpdateCommand({
-          TableName: this.db.tableName,
-          Key: keys.shop(shopId),
-          UpdateExpression: `SET ${sets.join(', ')}`,
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
+      const out = await this.db.doc.update({
+        TableName: this.db.tableName,
+        Key: keys.shop(shopId),
+        UpdateExpression: `SET ${sets.join(', ')}`,
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+      });
       return out.Attributes ? stripKeys<Shop>(out.Attributes) : null;
     } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return null;
+      if (isConditionFailed(err)) return null;
       throw err;
     }
   }

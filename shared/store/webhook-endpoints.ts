@@ -1,12 +1,10 @@
-import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { EndpointGateStore, HeldSlot, Released, ReleaseChange } from '../domain/delivery-ports';
 import type { EventRecord } from '../domain/events';
 import type { EndpointChanges, EndpointRecord, EndpointStore, StoredSecret } from '../domain/webhook-endpoints';
 import { HEALTHY, MAX_IN_FLIGHT, type Admission, type EndpointHealth } from '../webhooks/circuit';
 import { eventItem } from './events';
-import { batchGet, queryPrefix, retryConflicts, stripKeys, updateIf, type Dynamo } from './client';
+import { batchGet, cancellationReasons, isConditionFailed, queryPrefix, retryConflicts, stripKeys, updateIf, type Dynamo } from './client';
 import { keys, shopPk, skPrefix } from './keys';
 
 /** The endpoint of a table item; endpoints saved before the circuit existed read as healthy. */
@@ -81,33 +79,32 @@ export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
   /** The shop item counts its endpoints, so concurrent creates cannot pass the limit. */
   async create(endpoint: EndpointRecord, maxPerShop: number) {
     try {
-      await this.db.doc.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: this.db.tableName,
-                Key: keys.shop(endpoint.shop_id),
-                UpdateExpression: 'SET webhook_endpoint_count = if_not_exists(webhook_endpoint_count, :zero) + :one',
-                ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(webhook_endpoint_count) OR webhook_endpoint_count < :max)',
-                ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':max': maxPerShop },
-                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-              },
+      await this.db.doc.transactWrite({
+        TransactItems: [
+          {
+            Update: {
+              TableName: this.db.tableName,
+              Key: keys.shop(endpoint.shop_id),
+              UpdateExpression: 'SET webhook_endpoint_count = if_not_exists(webhook_endpoint_count, :zero) + :one',
+              ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(webhook_endpoint_count) OR webhook_endpoint_count < :max)',
+              ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':max': maxPerShop },
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
             },
-            {
-              Put: {
-                TableName: this.db.tableName,
-                Item: { ...keys.webhookEndpoint(endpoint.shop_id, endpoint.id), entity: 'webhook_endpoint', ...endpoint },
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
+          },
+          {
+            Put: {
+              TableName: this.db.tableName,
+              Item: { ...keys.webhookEndpoint(endpoint.shop_id, endpoint.id), entity: 'webhook_endpoint', ...endpoint },
+              ConditionExpression: 'attribute_not_exists(pk)',
             },
-          ],
-        }),
-      );
+          },
+        ],
+      });
       return 'created' as const;
     } catch (err) {
-      if (!(err instanceof TransactionCanceledException)) throw err;
-      const shopReason = err.CancellationReasons?.[0];
+      const reasons = cancellationReasons(err);
+      if (!reasons) throw err;
+      const shopReason = reasons[0];
       if (shopReason?.Code !== 'ConditionalCheckFailed') throw err;
       return shopReason.Item ? ('limit_reached' as const) : ('shop_missing' as const);
     }
@@ -131,7 +128,7 @@ export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
   }
 
   async get(shopId: string, id: string): Promise<EndpointRecord | null> {
-    const out = await this.db.doc.send(new GetCommand({ TableName: this.db.tableName, Key: keys.webhookEndpoint(shopId, id), ConsistentRead: true }));
+    const out = await this.db.doc.get({ TableName: this.db.tableName, Key: keys.webhookEndpoint(shopId, id), ConsistentRead: true });
     return out.Item ? endpointFromItem(out.Item) : null;
   }
 
@@ -139,20 +136,18 @@ export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
     const names = Object.fromEntries(Object.keys(sets).map((k) => [`#${k}`, k]));
     const setValues = Object.fromEntries(Object.entries(sets).map(([k, v]) => [`:${k}`, v]));
     try {
-      const out = await this.db.doc.send(
-        new UpdateCommand({
-          TableName: this.db.tableName,
-          Key: keys.webhookEndpoint(shopId, id),
-          UpdateExpression: `SET ${Object.keys(sets).map((k) => `#${k} = :${k}`).join(', ')}`,
-          ConditionExpression: condition,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: { ...setValues, ...values },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
+      const out = await this.db.doc.update({
+        TableName: this.db.tableName,
+        Key: keys.webhookEndpoint(shopId, id),
+        UpdateExpression: `SET ${Object.keys(sets).map((k) => `#${k} = :${k}`).join(', ')}`,
+        ConditionExpression: condition,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: { ...setValues, ...values },
+        ReturnValues: 'ALL_NEW',
+      });
       return out.Attributes ? endpointFromItem(out.Attributes) : null;
     } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return null;
+      if (isConditionFailed(err)) return null;
       throw err;
     }
   }
@@ -178,59 +173,56 @@ export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
   async delete(shopId: string, id: string): Promise<boolean> {
     const remove = { TableName: this.db.tableName, Key: keys.webhookEndpoint(shopId, id), ConditionExpression: 'attribute_exists(pk)' };
     try {
-      await this.db.doc.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            { Delete: remove },
-            {
-              Update: {
-                TableName: this.db.tableName,
-                Key: keys.shop(shopId),
-                UpdateExpression: 'SET webhook_endpoint_count = webhook_endpoint_count - :one',
-                ConditionExpression: 'webhook_endpoint_count >= :one',
-                ExpressionAttributeValues: { ':one': 1 },
-              },
+      await this.db.doc.transactWrite({
+        TransactItems: [
+          { Delete: remove },
+          {
+            Update: {
+              TableName: this.db.tableName,
+              Key: keys.shop(shopId),
+              UpdateExpression: 'SET webhook_endpoint_count = webhook_endpoint_count - :one',
+              ConditionExpression: 'webhook_endpoint_count >= :one',
+              ExpressionAttributeValues: { ':one': 1 },
             },
-          ],
-        }),
-      );
+          },
+        ],
+      });
       return true;
     } catch (err) {
-      if (!(err instanceof TransactionCanceledException)) throw err;
-      if (err.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed') return false;
-      if (err.CancellationReasons?.[1]?.Code !== 'ConditionalCheckFailed') throw err;
+      const reasons = cancellationReasons(err);
+      if (!reasons) throw err;
+      if (reasons[0]?.Code === 'ConditionalCheckFailed') return false;
+      if (reasons[1]?.Code !== 'ConditionalCheckFailed') throw err;
     }
     // A shop saved before it counted its endpoints has no count to give back.
     try {
-      await this.db.doc.send(new DeleteCommand(remove));
+      await this.db.doc.delete(remove);
       return true;
     } catch (err) {
-      if (err instanceof ConditionalCheckFailedException) return false;
+      if (isConditionFailed(err)) return false;
       throw err;
     }
   }
 
   async disable(endpoint: EndpointRecord, reason: 'failing' | 'gone', lastErrors: string[], event: EventRecord, at: string): Promise<boolean> {
     try {
-      await this.db.doc.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: this.db.tableName,
-                Key: keys.webhookEndpoint(endpoint.shop_id, endpoint.id),
-                UpdateExpression: 'SET enabled = :false, disabled_reason = :reason, last_errors = :errors, updated_at = :at',
-                ConditionExpression: 'enabled = :true',
-                ExpressionAttributeValues: { ':false': false, ':true': true, ':reason': reason, ':errors': lastErrors, ':at': at },
-              },
+      await this.db.doc.transactWrite({
+        TransactItems: [
+          {
+            Update: {
+              TableName: this.db.tableName,
+              Key: keys.webhookEndpoint(endpoint.shop_id, endpoint.id),
+              UpdateExpression: 'SET enabled = :false, disabled_reason = :reason, last_errors = :errors, updated_at = :at',
+              ConditionExpression: 'enabled = :true',
+              ExpressionAttributeValues: { ':false': false, ':true': true, ':reason': reason, ':errors': lastErrors, ':at': at },
             },
-            { Put: { TableName: this.db.tableName, Item: eventItem(event), ConditionExpression: 'attribute_not_exists(pk)' } },
-          ],
-        }),
-      );
+          },
+          { Put: { TableName: this.db.tableName, Item: eventItem(event), ConditionExpression: 'attribute_not_exists(pk)' } },
+        ],
+      });
       return true;
     } catch (err) {
-      if (err instanceof TransactionCanceledException) return false;
+      if (cancellationReasons(err)) return false;
       throw err;
     }
   }
@@ -305,12 +297,12 @@ export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
     let current: EndpointRecord;
     try {
       const input = { TableName: this.db.tableName, ...releaseInput(endpoint, deliveryId, token, change), ReturnValues: 'UPDATED_OLD' as const, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const };
-      const out = await retryConflicts(() => this.db.doc.send(new UpdateCommand(input)));
+      const out = await retryConflicts(() => this.db.doc.update(input));
       const before = (out.Attributes?.health as EndpointHealth | undefined)?.circuit ?? endpoint.health.circuit;
       return { circuitBefore: before, backlog: out.Attributes?.backlog_at !== undefined };
     } catch (err) {
-      if (!(err instanceof ConditionalCheckFailedException)) throw err;
-      // The SDK leaves this item marshalled, even through the document client.
+      if (!isConditionFailed(err)) throw err;
+      // Marshalled: errors keep the item as the service sent it (shared/store/table-api.ts, as the SDK did).
       if (!err.Item) return { circuitBefore: null, backlog: false }; // the endpoint is gone
       current = endpointFromItem(unmarshall(err.Item));
     }

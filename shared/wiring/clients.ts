@@ -1,3 +1,4 @@
+import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { AwsApi, SQS, type AwsIdentity } from '../aws/aws-call';
 import type { Config } from '../config';
 import type { SecretCipher } from '../domain/secrets';
@@ -7,15 +8,22 @@ import { memo } from './memo';
 
 /** The table's client, shared by every store a process builds from this config. */
 export function dynamoOf(config: Config): Dynamo {
-  return memo(config, dynamoOf, () => dynamo(config.table));
+  return memo(config, dynamoOf, () => dynamo(config.table, identityOf(config)));
 }
 
 /**
- * Region and credentials for the other AWS calls (shared/aws/aws-call.ts): the table
- * client's, resolved once, so no second credential chain is bundled or run.
+ * Region and credentials of every AWS call of a process (shared/aws/aws-call.ts), as the SDK
+ * clients found them: the table's region, and DynamoDB Local's fixed credentials when the
+ * config names its endpoint, else the SDK's default chain (in a Lambda bundle only its first
+ * link, the environment: shared/aws/lambda-credentials.ts), made once so it is resolved once
+ * (it caches what it found until it expires).
  */
 export function identityOf(config: Config): AwsIdentity {
-  return dynamoOf(config).client.config;
+  return memo(config, identityOf, () => {
+    const { region, endpoint } = config.table;
+    const local = { accessKeyId: 'local', secretAccessKey: 'local' };
+    return { region: () => Promise.resolve(region), credentials: endpoint ? () => Promise.resolve(local) : defaultProvider() };
+  });
 }
 
 /** The SQS API, shared by the delivery and owner-email queues a process sends to. */

@@ -1,4 +1,3 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { issueKey } from '../../shared/domain/api-keys';
 import { createShop } from '../../shared/domain/shop';
 import { signingSecrets } from '../../shared/domain/webhook-endpoints';
@@ -51,7 +50,7 @@ describe('webhook endpoints over HTTP (cloud policy: https and public targets on
         expect(reply.text).not.toContain('secret');
       }
       const deps = stack.deps;
-      const table = JSON.stringify((await deps.db.doc.send(new ScanCommand({ TableName: deps.db.tableName }))).Items);
+      const table = JSON.stringify((await deps.db.doc.scan({ TableName: deps.db.tableName })).Items);
       for (const s of [secret, newSecret]) {
         expect(table).not.toContain(s);
         expect(table).not.toContain(s.slice(6));

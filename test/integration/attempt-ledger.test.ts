@@ -13,7 +13,6 @@ import { DynamoEndpointStore } from '../../shared/store/webhook-endpoints';
 import { admit, afterAttempt, MAX_IN_FLIGHT, type Lease } from '../../shared/webhooks/circuit';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { useFreshTable } from '../helpers/table';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../../shared/store/keys';
 
 /** The end of an attempt: one transaction when the endpoint is as usual, the separate writes otherwise, the same result either way. */
@@ -68,11 +67,11 @@ describe('attempt ledger (DynamoDB Local)', () => {
   /** The table requests `run` sends, by command name. */
   async function requests(run: () => Promise<unknown>): Promise<string[]> {
     const sent: string[] = [];
-    deps.db.doc.middlewareStack.add((next, ctx) => async (args) => (sent.push((ctx.commandName ?? '').replace(/Command$/, '')), next(args)), { step: 'initialize', name: 'ledgerCount' });
+    const unwatch = deps.db.doc.observe((operation) => sent.push(operation));
     try {
       await run();
     } finally {
-      deps.db.doc.middlewareStack.remove('ledgerCount');
+      unwatch();
     }
     return sent;
   }
@@ -204,7 +203,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
   it('admits on an endpoint saved before leases existed (no leases map, no version)', async () => {
     const { rows, endpoint } = await setUp(1, 0);
     const first = rows[0] as DeliveryRecord;
-    await deps.db.doc.send(new UpdateCommand({ TableName: deps.db.tableName, Key: keys.webhookEndpoint(endpoint.shop_id, endpoint.id), UpdateExpression: 'REMOVE leases, lease_version' }));
+    await deps.db.doc.update({ TableName: deps.db.tableName, Key: keys.webhookEndpoint(endpoint.shop_id, endpoint.id), UpdateExpression: 'REMOVE leases, lease_version' });
     const legacy = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;
     expect(await endpoints.admit(legacy, admit(legacy, [first.id], Date.now(), 60_000, randomUUID))).toBe(true);
     expect(Object.keys((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases ?? {})).toEqual([first.id]);

@@ -1,6 +1,4 @@
-import { TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { countCalls, stage } from '../../bench/lib/instrument';
 import { startLocalQueues, type LocalQueues } from '../../lib/local/sqs';
 import type { ApiDeps } from '../../shared/wiring/api';
@@ -18,19 +16,17 @@ describe('benchmark request counter (bench/lib/instrument.ts)', () => {
   });
 
   it('files table requests by stage with the capacity DynamoDB Local reports, and changes no result', async () => {
-    const { doc, client, tableName } = deps.db;
-    const counter = countCalls(client);
-    await stage.run('fan-out', () => doc.send(new PutCommand({ TableName: tableName, Item: { pk: 'BENCH#1', sk: 'A', note: 'x'.repeat(1500) } })));
-    const got = await stage.run('consumer', () => doc.send(new GetCommand({ TableName: tableName, Key: { pk: 'BENCH#1', sk: 'A' }, ConsistentRead: true })));
+    const { doc, tableName } = deps.db;
+    const counter = countCalls(doc);
+    await stage.run('fan-out', () => doc.put({ TableName: tableName, Item: { pk: 'BENCH#1', sk: 'A', note: 'x'.repeat(1500) } }));
+    const got = await stage.run('consumer', () => doc.get({ TableName: tableName, Key: { pk: 'BENCH#1', sk: 'A' }, ConsistentRead: true }));
     expect(got.Item?.note).toHaveLength(1500);
-    await client.send(
-      new TransactWriteItemsCommand({
-        TransactItems: [
-          { Put: { TableName: tableName, Item: { pk: { S: 'BENCH#2' }, sk: { S: 'A' } } } },
-          { Put: { TableName: tableName, Item: { pk: { S: 'BENCH#3' }, sk: { S: 'A' } } } },
-        ],
-      }),
-    );
+    await doc.transactWrite({
+      TransactItems: [
+        { Put: { TableName: tableName, Item: { pk: 'BENCH#2', sk: 'A' } } },
+        { Put: { TableName: tableName, Item: { pk: 'BENCH#3', sk: 'A' } } },
+      ],
+    });
     expect(counter.stages.get('fan-out')?.get('PutItem')).toEqual({ requests: 1, items: 1, units: 2, estimated: 0 });
     expect(counter.stages.get('consumer')?.get('GetItem')).toEqual({ requests: 1, items: 1, units: 1, estimated: 0 });
     // Two items in a transaction: two units each.
@@ -39,11 +35,9 @@ describe('benchmark request counter (bench/lib/instrument.ts)', () => {
   });
 
   it('estimates what a failed request bills, and still throws its error', async () => {
-    const { doc, client, tableName } = deps.db;
-    const counter = countCalls(client);
-    const failing = doc.send(
-      new UpdateCommand({ TableName: tableName, Key: { pk: 'BENCH#none', sk: 'A' }, UpdateExpression: 'SET n = :n', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':n': 1 } }),
-    );
+    const { doc, tableName } = deps.db;
+    const counter = countCalls(doc);
+    const failing = doc.update({ TableName: tableName, Key: { pk: 'BENCH#none', sk: 'A' }, UpdateExpression: 'SET n = :n', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':n': 1 } });
     await expect(failing).rejects.toThrow(/conditional/i);
     expect(counter.stages.get('')?.get('UpdateItem')).toEqual({ requests: 1, items: 1, units: 1, estimated: 1 });
   });

@@ -1,4 +1,3 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { makeHandler as makeIngestHandler } from '../../functions/ingest';
 import { simulatedCall } from '../../lib/cli/simulate';
 import { ingestCall, toCallResource, type CallBatch } from '../../shared/domain/calls';
@@ -59,7 +58,7 @@ describe('calls and jobs in the store (DynamoDB Local)', () => {
     expect(await deps.calls.getTranscript(ghost.id, batch.call.id)).toBeNull();
     expect(await deps.jobs.get(ghost.id, batch.jobs[0]!.id)).toBeNull();
     expect(await eventsOf(deps, ghost.id)).toEqual([]);
-    const marker = await deps.db.doc.send(new GetCommand({ TableName: deps.db.tableName, Key: keys.callExternal(ghost.id, input.external_id) }));
+    const marker = await deps.db.doc.get({ TableName: deps.db.tableName, Key: keys.callExternal(ghost.id, input.external_id) });
     expect(marker.Item).toBeUndefined();
   });
 

@@ -6,7 +6,6 @@ import { newEvent, type EventRecord } from '../../shared/domain/events';
 import { createShop } from '../../shared/domain/shop';
 import { sweep } from '../../shared/domain/sweep';
 import { createEndpoint } from '../../shared/domain/webhook-endpoints';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { derivedId } from '../../shared/ids';
 import { keys } from '../../shared/store/keys';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
@@ -78,14 +77,14 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
   it('reads every row, event and endpoint of a batch in one request', async () => {
     const { rows } = await endpointWith(3);
     const sent: string[] = [];
-    deps.db.doc.middlewareStack.add((next, ctx) => async (args) => (sent.push(ctx.commandName ?? ''), next(args)), { step: 'initialize', name: 'countForTest' });
+    const unwatch = deps.db.doc.observe((operation) => sent.push(`${operation}Command`));
     try {
       const inputs = await store.readForAttempts([...rows.map((r) => messageOf(r)), { ...messageOf(rows[0] as DeliveryRecord), delivery_id: 'dlv_01jd0000000000000000000000' }]);
       expect(sent).toEqual(['BatchGetItemCommand']);
       expect(inputs.delivery(messageOf(rows[1] as DeliveryRecord))).toMatchObject({ id: rows[1]?.id, status: 'pending' });
       expect(inputs.endpoint(messageOf(rows[2] as DeliveryRecord))).toMatchObject({ id: rows[2]?.endpoint_id, health: { circuit: 'closed' } });
     } finally {
-      deps.db.doc.middlewareStack.remove('countForTest');
+      unwatch();
     }
   });
 
@@ -99,17 +98,13 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     const bodies: Record<string, unknown>[] = [];
     h.attemptDeps.sender = { post: async (_url, _headers, body) => (bodies.push(JSON.parse(body) as Record<string, unknown>), { status: 204, error: null, retryAfterMs: null, durationMs: 1, snippet: null }) };
     const read: string[] = [];
-    deps.db.doc.middlewareStack.add(
-      (next, ctx) => async (args) => {
-        if (ctx.commandName === 'BatchGetItemCommand') read.push(...JSON.stringify(args.input).match(/(DLV|EVT|WE)#[^"]*/g) ?? []);
-        return next(args);
-      },
-      { step: 'initialize', name: 'keysForTest' },
-    );
+    const unwatch = deps.db.doc.observe((operation, input) => {
+      if (operation === 'BatchGetItem') read.push(...(JSON.stringify(input).match(/(DLV|EVT|WE)#[^"]*/g) ?? []));
+    });
     try {
       expect(verdicts(await deliverBatch(h.attemptDeps, [carryingEvent(messageOf(carrier), carried), messageOf(plain)]))).toEqual(['delivered', 'delivered']);
     } finally {
-      deps.db.doc.middlewareStack.remove('keysForTest');
+      unwatch();
     }
     const eventKeys = read.filter((k) => k.startsWith('EVT'));
     expect(eventKeys).toEqual([keys.event(plain.shop_id, plain.event_id).sk]);
@@ -169,11 +164,11 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     const { shop, endpoint, rows } = await endpointWith(10);
     const h = harness();
     const sent: string[] = [];
-    deps.db.doc.middlewareStack.add((next, ctx) => async (args) => (sent.push(ctx.commandName ?? ''), next(args)), { step: 'initialize', name: 'countForTest' });
+    const unwatch = deps.db.doc.observe((operation) => sent.push(`${operation}Command`));
     try {
       expect(verdicts(await deliverBatch(h.attemptDeps, rows.map((r) => messageOf(r))))).toEqual(Array(10).fill('delivered'));
     } finally {
-      deps.db.doc.middlewareStack.remove('countForTest');
+      unwatch();
     }
     const count = (name: string) => sent.filter((c) => c === name).length;
     // The admission and 9 successes recorded on their rows alone; the last run's end writes its row, every slot's release and the stats.
@@ -243,7 +238,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     // A delivery on its 4th attempt (due 30 min after the 3rd): with the circuit open it gets no schedule.
     const held = rows[CIRCUIT_THRESHOLD] as DeliveryRecord;
     const late = await store.get(held.shop_id, held.event_id, held.id).then((d) => ({ ...(d as DeliveryRecord), status: 'retrying' as const, attempts: 3 }));
-    await deps.db.doc.send(new UpdateCommand({ TableName: deps.db.tableName, Key: keys.delivery(held.shop_id, held.event_id, held.id), UpdateExpression: 'SET attempts = :three, #s = :retrying', ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':three': 3, ':retrying': 'retrying' } }));
+    await deps.db.doc.update({ TableName: deps.db.tableName, Key: keys.delivery(held.shop_id, held.event_id, held.id), UpdateExpression: 'SET attempts = :three, #s = :retrying', ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':three': 3, ':retrying': 'retrying' } });
     const postsBefore = h.posts.length;
     const scheduledBefore = h.scheduled.length;
     expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(late)]))).toEqual(['circuit_open']);

@@ -1,4 +1,3 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { newEvent, type EventRecord } from '../../shared/domain/events';
 import { notifyEndpointDisabled, type Mail, type NotifyDeps } from '../../shared/domain/notifications';
 import { createShop } from '../../shared/domain/shop';
@@ -28,7 +27,7 @@ describe('owner email about a disabled endpoint, claimed once per event (DynamoD
   }
 
   const notifiedAt = async (event: EventRecord) =>
-    (await deps.db.doc.send(new GetCommand({ TableName: deps.db.tableName, Key: keys.event(event.shop_id, event.id), ConsistentRead: true }))).Item?.notified_at as
+    (await deps.db.doc.get({ TableName: deps.db.tableName, Key: keys.event(event.shop_id, event.id), ConsistentRead: true })).Item?.notified_at as
       | string
       | undefined;
 

@@ -1,4 +1,3 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { MemoryRateLimiter, type RateLimiter } from '../../shared/domain/rate-limits';
 import { keys } from '../../shared/store/keys';
 import { DynamoRateLimiter } from '../../shared/store/rate-limits';
@@ -48,7 +47,7 @@ describe('DynamoRateLimiter', () => {
   it('keeps a bucket as one item with a TTL', async () => {
     const deps = await useFreshTable();
     await new DynamoRateLimiter(deps.db).take('b5', limit, T0);
-    const item = (await deps.db.doc.send(new GetCommand({ TableName: deps.db.tableName, Key: keys.rateBucket('b5') }))).Item;
+    const item = (await deps.db.doc.get({ TableName: deps.db.tableName, Key: keys.rateBucket('b5') })).Item;
     expect(item).toMatchObject({ tat: T0 + 100, expires_at: T0 / 1000 + 120 });
   });
 });

@@ -1,4 +1,3 @@
-import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { issueKey } from '../../shared/domain/api-keys';
 import { createShop, toChanges } from '../../shared/domain/shop';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
@@ -35,7 +34,7 @@ describe('DynamoDB adapters (DynamoDB Local)', () => {
     const shop = await createShop(deps, { name: 'Key Shop', owner_email: 'o@key.test' });
     const { record, key } = await issueKey(deps.apiKeys, { shopId: shop.id, scopes: ['calls:read'], write: false, mode: 'live' });
     expect(key).toMatch(/^sk_live_/);
-    const scan = await deps.db.doc.send(new ScanCommand({ TableName: deps.db.tableName }));
+    const scan = await deps.db.doc.scan({ TableName: deps.db.tableName });
     expect(JSON.stringify(scan.Items)).not.toContain(key);
     expect(scan.Items?.find((i) => i.pk === keys.apiKey(record.key_hash).pk)).toBeDefined();
 

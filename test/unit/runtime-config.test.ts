@@ -29,7 +29,7 @@ describe('runtime configuration (shared/config.ts)', () => {
     const a = configFromEnv({ TABLE_NAME: 'a' });
     const b = configFromEnv({ TABLE_NAME: 'b' });
     expect(dynamoOf(a)).toBe(dynamoOf(a));
-    expect(dynamoOf(a).client).not.toBe(dynamoOf(b).client);
+    expect(dynamoOf(a).doc).not.toBe(dynamoOf(b).doc);
     expect(dynamoOf(b).tableName).toBe('b');
   });
 });
