@@ -5,10 +5,24 @@
  * JSON body; each signature verifying), and the same answer must read the same, errors included.
  */
 import { createHash } from 'node:crypto';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import { SendEmailCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { AwsApi, KMS, SES_V2, SQS } from '../../shared/aws/aws-call';
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  DeleteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  ScanCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { AwsApi, DYNAMODB, KMS, SES_V2, SQS } from '../../shared/aws/aws-call';
+import { TableClient } from '../../shared/store/table-api';
 import { SesMailer } from '../../shared/aws/ses-mailer';
 import { SqsNotificationQueue } from '../../shared/aws/sqs-notification-queue';
 import { SqsDeliveryQueue, SqsQueueDelays } from '../../shared/aws/sqs-queue';
@@ -173,5 +187,109 @@ describe('SES v2 SendEmail', () => {
     const ours = (await mailer().send(mail).catch((e: unknown) => e)) as Error;
     expect([ours.name, ours.message]).toEqual([sdk.name, sdk.message]);
     expect(ours.name).toBe('MessageRejected');
+  });
+});
+
+describe('DynamoDB through the table client (shared/store/table-api.ts)', () => {
+  // As shared/store/client.ts configured the SDK's document client.
+  const sdkDoc = (maxAttempts?: number) =>
+    DynamoDBDocumentClient.from(new DynamoDBClient({ ...sdkOptions(wire.endpoint), maxAttempts }), { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false } });
+  const table = () => new TableClient(new AwsApi(DYNAMODB, identity, { endpoint: wire.endpoint, pause: noPause }));
+  const withoutMetadata = ({ $metadata: _m, ...rest }: { $metadata?: unknown }) => rest;
+  const item = { pk: 'SHOP#1', sk: 'EP#1', n: 3, f: 1.5, ok: true, none: null, gone: undefined, tags: new Set(['a', 'b']), list: [1, 'x', { deep: undefined, keep: 'y' }], map: { a: { b: 2 } }, empty: '' };
+  const marshalled = { pk: { S: 'SHOP#1' }, sk: { S: 'EP#1' }, n: { N: '3' }, map: { M: { a: { M: { b: { N: '2' } } } } }, list: { L: [{ N: '1' }, { S: 'x' }] }, tags: { SS: ['a', 'b'] } };
+  const json = (body: unknown) => ({ status: 200, body: JSON.stringify(body) });
+
+  /** Sends `sdk` then `ours` with the same answer; the two requests must be the same call, and the two answers read the same. */
+  async function same<T>(answer: unknown, sdk: () => Promise<T & { $metadata?: unknown }>, ours: () => Promise<T>): Promise<T> {
+    wire.answers = [json(answer), json(answer)];
+    const a = withoutMetadata(await sdk());
+    const b = await ours();
+    await expectSameCall('dynamodb');
+    expect(b).toEqual(a);
+    return b;
+  }
+
+  it('sends each operation as the SDK\'s document client does, and reads each answer the same', async () => {
+    const doc = sdkDoc(1);
+    const t = table();
+    const key = { pk: 'SHOP#1', sk: 'EP#1' };
+    const got = await same({ Item: marshalled }, () => doc.send(new GetCommand({ TableName: 't', Key: key, ConsistentRead: true })), () => t.get({ TableName: 't', Key: key, ConsistentRead: true }));
+    expect(got.Item).toMatchObject({ n: 3, map: { a: { b: 2 } }, tags: new Set(['a', 'b']) });
+    expect(wire.seen[1]?.headers['x-amz-target']).toBe('DynamoDB_20120810.GetItem');
+    expect(wire.seen[1]?.headers['content-type']).toBe('application/x-amz-json-1.0');
+    await same({}, () => doc.send(new GetCommand({ TableName: 't', Key: key })), () => t.get({ TableName: 't', Key: key }));
+
+    const put = { TableName: 't', Item: item, ConditionExpression: 'attribute_not_exists(pk) OR v < :v', ExpressionAttributeValues: { ':v': 2, ':u': undefined }, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const };
+    await same({}, () => doc.send(new PutCommand(put)), () => t.put(put));
+
+    const update = { TableName: 't', Key: key, UpdateExpression: 'SET #s = :s, m = :m ADD c :one', ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':s': 'x', ':m': { a: [1, { b: undefined }] }, ':one': 1 }, ReturnValues: 'ALL_NEW' as const };
+    await same({ Attributes: marshalled }, () => doc.send(new UpdateCommand(update)), () => t.update(update));
+
+    const del = { TableName: 't', Key: key, ConditionExpression: 'v = :v', ExpressionAttributeValues: { ':v': 1 }, ReturnValues: 'ALL_OLD' as const };
+    await same({ Attributes: marshalled }, () => doc.send(new DeleteCommand(del)), () => t.delete(del));
+
+    const query = { TableName: 't', IndexName: 'gsi1', KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)', ExpressionAttributeValues: { ':pk': 'SHOP#1', ':p': 'EP#' }, ExclusiveStartKey: key, Limit: 2, ScanIndexForward: false };
+    await same({ Items: [marshalled, { pk: { S: 'SHOP#1' }, sk: { S: 'EP#2' } }], Count: 2, ScannedCount: 2, LastEvaluatedKey: { pk: { S: 'SHOP#1' }, sk: { S: 'EP#2' } } }, () => doc.send(new QueryCommand(query)), () => t.query(query));
+    await same({ Items: [], Count: 0, ScannedCount: 0 }, () => doc.send(new QueryCommand({ TableName: 't', KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'x' } })), () => t.query({ TableName: 't', KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'x' } }));
+
+    const scan = { TableName: 't', FilterExpression: 'entity = :e', ExpressionAttributeValues: { ':e': 'shop' }, ExclusiveStartKey: key };
+    await same({ Items: [marshalled], Count: 1, ScannedCount: 5 }, () => doc.send(new ScanCommand(scan)), () => t.scan(scan));
+
+    const batchGet = { RequestItems: { t: { Keys: [key, { pk: 'SHOP#2', sk: 'EP#1' }], ConsistentRead: true, ProjectionExpression: 'pk, sk, n' } } };
+    await same({ Responses: { t: [marshalled] }, UnprocessedKeys: { t: { Keys: [{ pk: { S: 'SHOP#2' }, sk: { S: 'EP#1' } }], ConsistentRead: true } } }, () => doc.send(new BatchGetCommand(batchGet)), () => t.batchGet(batchGet));
+
+    const batchWrite = { RequestItems: { t: [{ PutRequest: { Item: item } }, { DeleteRequest: { Key: key } }] } };
+    await same({ UnprocessedItems: { t: [{ PutRequest: { Item: marshalled } }, { DeleteRequest: { Key: { pk: { S: 'SHOP#1' }, sk: { S: 'EP#1' } } } }] } }, () => doc.send(new BatchWriteCommand(batchWrite)), () => t.batchWrite(batchWrite));
+    await same({ UnprocessedItems: {} }, () => doc.send(new BatchWriteCommand(batchWrite)), () => t.batchWrite(batchWrite));
+
+    const transact = {
+      TransactItems: [
+        { ConditionCheck: { TableName: 't', Key: { pk: 'SHOP#1', sk: 'PROFILE' }, ConditionExpression: 'endpoints < :max', ExpressionAttributeValues: { ':max': 10 } } },
+        { Put: { TableName: 't', Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
+        { Update: { ...update, ReturnValues: undefined, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } },
+        { Delete: { TableName: 't', Key: key, ConditionExpression: 'v = :v', ExpressionAttributeValues: { ':v': 1 } } },
+      ],
+      ClientRequestToken: 'token-1',
+    };
+    await same({}, () => doc.send(new TransactWriteCommand(transact)), () => t.transactWrite(transact));
+  });
+
+  it('keeps a refused condition\'s item and a cancelled transaction\'s reasons marshalled, as the SDK\'s exceptions have them', async () => {
+    const refused = { status: 400, body: JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException', message: 'The conditional request failed', Item: marshalled }) };
+    wire.answers = [refused, refused];
+    const put = { TableName: 't', Item: { pk: 'SHOP#1', sk: 'EP#1' }, ConditionExpression: 'attribute_not_exists(pk)', ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const };
+    const sdk = (await sdkDoc(1).send(new PutCommand(put)).catch((e: unknown) => e)) as Error & { Item?: unknown };
+    const ours = (await table().put(put).catch((e: unknown) => e)) as Error & { Item?: unknown };
+    expect([ours.name, ours.message, ours.Item]).toEqual([sdk.name, sdk.message, sdk.Item]);
+    expect(ours.Item).toEqual(marshalled);
+
+    const reasons = [{ Code: 'None' }, { Code: 'ConditionalCheckFailed', Message: 'The conditional request failed', Item: marshalled }];
+    const cancelled = { status: 400, body: JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#TransactionCanceledException', Message: 'Transaction cancelled, please refer cancellation reasons for specific reasons [None, ConditionalCheckFailed]', CancellationReasons: reasons }) };
+    wire.answers = [cancelled, cancelled];
+    const transact = { TransactItems: [{ Put: { TableName: 't', Item: { pk: 'a', sk: 'b' } } }, { ConditionCheck: { TableName: 't', Key: { pk: 'c', sk: 'd' }, ConditionExpression: 'attribute_exists(pk)' } }] };
+    const sdkT = (await sdkDoc(1).send(new TransactWriteCommand(transact)).catch((e: unknown) => e)) as Error & { CancellationReasons?: unknown };
+    const oursT = (await table().transactWrite(transact).catch((e: unknown) => e)) as Error & { CancellationReasons?: unknown };
+    expect([oursT.name, oursT.message, oursT.CancellationReasons]).toEqual([sdkT.name, sdkT.message, sdkT.CancellationReasons]);
+    expect(oursT.CancellationReasons).toEqual(reasons);
+  });
+
+  it('retries as the SDK\'s DynamoDB client does by default: a server error up to 4 attempts, a transaction conflict not at all', async () => {
+    const get = { TableName: 't', Key: { pk: 'a', sk: 'b' } };
+    const attempts = async (answer: { status: number; body: string }, send: () => Promise<unknown>) => {
+      wire.reset();
+      wire.answers = Array(6).fill(answer);
+      await send().catch(() => undefined);
+      return wire.seen.length;
+    };
+    const failing = { status: 500, body: '{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"Internal server error"}' };
+    const conflict = { status: 400, body: '{"__type":"com.amazonaws.dynamodb.v20120810#TransactionConflictException","message":"Transaction is ongoing for the item"}' };
+    for (const answer of [failing, conflict]) {
+      const sdk = await attempts(answer, () => sdkDoc().send(new GetCommand(get)));
+      const ours = await attempts(answer, () => table().get(get));
+      expect(ours).toBe(sdk);
+    }
+    expect(await attempts(failing, () => table().get(get))).toBe(4);
+    expect(await attempts(conflict, () => table().get(get))).toBe(1);
   });
 });
