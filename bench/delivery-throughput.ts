@@ -22,7 +22,7 @@
  * (consumer then floor, floor then consumer, consumer then floor), after one uncounted run of
  * each (500 deliveries) that warms DynamoDB Local's JVM: the target is the median of the
  * three pairs' ratios. Every table and queue request the consumer sends is counted
- * at its SDK clients, whatever the consumer's code does, and its batches are timed as
+ * at its clients, whatever the consumer's code does, and its batches are timed as
  * Lambda would bill them.
  */
 import './lib/quiet';
