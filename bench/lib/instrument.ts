@@ -135,7 +135,7 @@ export function countCalls(
     }
     (client.middlewareStack as SQSClient['middlewareStack']).add(
       (next, context) => (args) =>
-        record(context.commandName ?? 'unknown', args.input as Record<string, unknown>, context.clientName === 'DynamoDBClient', () => next(args), (out) => out.output),
+        record(context.commandName ?? 'unknown', args.input as Record<string, unknown>, false, () => next(args), (out) => out.output),
       // A name of its own: a client may carry several counters (one per measured window).
       { step: 'initialize', name: `benchCallCounter${++counters}` },
     );
