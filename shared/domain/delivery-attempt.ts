@@ -102,8 +102,10 @@ async function forEndpoint(deps: AttemptDeps, read: EndpointRecord | null, due: 
   const handsOn = healthy && admission.send.length > 0;
   const runway = newRunway<AttemptVerdict>(ctx, handsOn ? admission.defer.map(find) : [], pulled, (d) => (pulled ? LEFT_DUE : defer(deps, d, deps.now())), admission.send.length);
   // …or, when none of ours is in flight, on the queue; the endpoint is marked, so the next success pulls due ones from the table.
+  // Behind requests that look stuck too: their messages wait until the first lease ends, but a success
+  // (the receiver was only slow) takes the mark and pulls them at once; a hanging receiver never does.
   const waitOnQueue = !handsOn && !pulled && admission.defer.length > 0;
-  const mark = waitOnQueue && healthy && admission.deferUntil === null && current.backlog_at === undefined;
+  const mark = waitOnQueue && healthy && current.backlog_at === undefined;
   const marked = mark ? deps.endpoints.markBacklog(current, now.toISOString()).catch(() => undefined) : undefined;
   for (const { deliveryId, lease } of admission.send) verdicts.set(deliveryId, attempt(deps, current, admission.health, find(deliveryId), { key: deliveryId, lease, ended: false }, runway));
   for (const id of admission.circuitOpen) verdicts.set(id, later(() => recordNotSent(deps, find(id), now)));

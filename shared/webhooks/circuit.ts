@@ -16,7 +16,7 @@ export const CIRCUIT_THRESHOLD = 5;
 /** Probe interval while open: 15 s, doubling after each failed probe, at most 5 min (scaled by TIME_SCALE). */
 export const FIRST_PROBE_INTERVAL_MS = 15_000;
 export const MAX_PROBE_INTERVAL_MS = 5 * 60_000;
-/** A request in flight longer than this marks the endpoint as slow for deferral. */
+/** A request in flight longer than this, with no success since, marks the endpoint as slow for deferral. */
 export const SLOW_REQUEST_MS = 1_000;
 
 export type CircuitState = 'closed' | 'open' | 'half_open';
@@ -67,9 +67,9 @@ export interface Admission {
   /** Over the endpoint's in-flight limit: back on the queue shortly, no attempt used. */
   defer: string[];
   /**
-   * When the requests in flight are slow (the oldest is over a second old: a hanging
-   * receiver), the deferred ones wait until the first of them must have ended (epoch ms),
-   * instead of polling the endpoint: null when they are quick.
+   * When the requests in flight look stuck (the oldest is over a second old and nothing
+   * succeeded since: a hanging receiver), the deferred ones wait until the first of them
+   * must have ended (epoch ms), instead of polling the endpoint: null otherwise.
    */
   deferUntil: number | null;
   /** Already being attempted under a live lease (a duplicate message): nothing to do. */
@@ -87,6 +87,18 @@ export function liveLease(gate: EndpointGate, deliveryId: string, now: number): 
 }
 
 const probeDue = (health: EndpointHealth, now: number): boolean => health.next_probe_at === null || Date.parse(health.next_probe_at) <= now;
+
+/**
+ * The requests in flight look stuck (a hanging receiver): the oldest was admitted over
+ * SLOW_REQUEST_MS ago and no success has been written since. An old lease alone says
+ * little: a run passes its slot from success to success under one lease for up to 5 s
+ * (shared/domain/delivery-runway.ts), and the successes written meanwhile show it moving.
+ */
+function stuck(gate: EndpointGate, live: [string, Lease][], now: number, leaseMs: number): boolean {
+  const oldestTaken = Math.min(...live.map(([, l]) => l.until - leaseMs));
+  const lastSuccess = gate.health.last_success_at === null ? -Infinity : Date.parse(gate.health.last_success_at);
+  return now - oldestTaken > SLOW_REQUEST_MS && !(lastSuccess > oldestTaken);
+}
 
 /**
  * Which of the due deliveries (in the order given) go out now. Closed: up to the in-flight
@@ -107,8 +119,7 @@ export function admit(gate: EndpointGate, deliveryIds: string[], now: number, le
     const free = Math.max(0, limit - live.length);
     out.send = due.slice(0, free).map((deliveryId) => ({ deliveryId, lease: lease(false) }));
     out.defer = due.slice(free);
-    const oldestTaken = Math.min(...live.map(([, l]) => l.until - leaseMs));
-    if (out.defer.length > 0 && free === 0 && now - oldestTaken > SLOW_REQUEST_MS) out.deferUntil = Math.min(...live.map(([, l]) => l.until));
+    if (out.defer.length > 0 && free === 0 && stuck(gate, live, now, leaseMs)) out.deferUntil = Math.min(...live.map(([, l]) => l.until));
     return out;
   }
   const probing = live.some(([, l]) => l.probe);

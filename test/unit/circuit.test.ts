@@ -53,6 +53,15 @@ describe('admission (closed circuit)', () => {
     expect(admit(slow, ['dlv_x'], NOW, LEASE_MS, token)).toMatchObject({ defer: ['dlv_x'], deferUntil: NOW + LEASE_MS - 2000 });
     const quick = gate({}, Object.fromEntries(ids(4).map((id) => [`new_${id}`, lease(NOW + LEASE_MS - 10)])));
     expect(admit(quick, ['dlv_x'], NOW, LEASE_MS, token)).toMatchObject({ defer: ['dlv_x'], deferUntil: null });
+    // A success before the oldest lease was taken says nothing of it: still stuck.
+    const before = gate({ last_success_at: at(NOW - 3000) }, slow.leases);
+    expect(admit(before, ['dlv_x'], NOW, LEASE_MS, token).deferUntil).toBe(NOW + LEASE_MS - 2000);
+  });
+
+  it('old leases with a success written since are runs passing their slots on, not stuck requests: deferred with no wait for the leases', () => {
+    // Taken 2 s ago (a run that has passed its slot from success to success); a batch's last success was written 0.5 s ago.
+    const running = gate({ last_success_at: at(NOW - 500) }, Object.fromEntries(ids(4).map((id) => [`run_${id}`, lease(NOW + LEASE_MS - 2000)])));
+    expect(admit(running, ['dlv_x'], NOW, LEASE_MS, token)).toMatchObject({ send: [], defer: ['dlv_x'], deferUntil: null });
   });
 
   it('never sends a delivery that is already in flight (a duplicate message), nor one named twice', () => {
