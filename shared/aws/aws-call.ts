@@ -77,12 +77,19 @@ export interface AwsRequest {
   path?: string;
   /** This request's endpoint when the API has no override (SQS: the queue URL's origin, as the SDK does). */
   endpoint?: string;
+  /**
+   * Ends the call when it aborts (the SDK's `abortSignal`): the attempt in flight is cut off, no
+   * other is made, and the call rejects at once with an error named `AbortError`.
+   */
+  signal?: AbortSignal;
+  /** Bound on each attempt of this call instead of the API's (`AwsApiOptions.timeoutMs`): a long poll's, which waits longer by design. */
+  timeoutMs?: number;
 }
 
 export interface AwsApiOptions {
   /** Tests and local stand-ins; otherwise the request's, else the regional endpoint. */
   endpoint?: string;
-  /** Bound on each attempt, connection to last byte (default 5 s). The SDK clients have none. */
+  /** Bound on each attempt, connection to last byte (default 5 s; a request may set its own). The SDK clients have none. */
   timeoutMs?: number;
   /** Back-off between attempts (tests pass one that does not wait). */
   pause?: (ms: number) => Promise<void>;
@@ -125,6 +132,22 @@ const THROTTLING = new Set([
 const TRANSIENT = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException']);
 const NETWORK = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 
+/** What a call rejects with once its signal aborted (named as the SDK's HTTP handler names it), never retried. */
+function abortError(service: AwsService, request: AwsRequest): Error {
+  return Object.assign(new Error(`${service.signingName} ${request.operation}: aborted`), { name: 'AbortError', cause: request.signal?.reason });
+}
+
+/** `promise`, or an AbortError as soon as `signal` aborts. */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined, aborted: () => Error): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(aborted());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(aborted());
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
 function retryable(err: unknown): boolean {
   if (err instanceof AwsServiceError) return err.status >= 500 || err.status === 429 || THROTTLING.has(err.name) || TRANSIENT.has(err.name);
   const e = err as { name?: string; code?: string };
@@ -162,14 +185,18 @@ export class AwsApi {
     const body = JSON.stringify(request.input);
     const pause = this.options.pause ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
     const retry = this.service.retry ?? RETRY;
+    const aborted = () => abortError(this.service, request);
     for (let attempt = 1; ; attempt++) {
+      if (request.signal?.aborted) throw aborted();
       try {
         return (await this.send(base, request, body)) as T;
       } catch (err) {
+        // An aborted call ends here, whatever its last attempt met.
+        if (request.signal?.aborted) throw aborted();
         if (attempt >= retry.attempts || !retryable(err)) throw err;
-        // Jittered exponential back-off, with the SDK's longer base after throttling.
+        // Jittered exponential back-off, with the SDK's longer base after throttling; an abort cuts it short.
         const throttled = err instanceof AwsServiceError && (err.status === 429 || THROTTLING.has(err.name));
-        await pause(Math.random() * Math.min((throttled ? retry.throttlingDelayMs : retry.baseDelayMs) * 2 ** (attempt - 1), 20_000));
+        await abortable(pause(Math.random() * Math.min((throttled ? retry.throttlingDelayMs : retry.baseDelayMs) * 2 ** (attempt - 1), 20_000)), request.signal, aborted);
       }
     }
   }
@@ -202,8 +229,12 @@ export class AwsApi {
     // The handler the SDK clients use (keep-alive agent), not global fetch, which loads undici on a cold function's first call.
     this.handler ??= new NodeHttpHandler();
     const abort = new AbortController();
-    const timeoutMs = this.options.timeoutMs ?? TIMEOUT_MS;
+    const timeoutMs = request.timeoutMs ?? this.options.timeoutMs ?? TIMEOUT_MS;
     const timer = setTimeout(() => abort.abort(), timeoutMs);
+    // The caller's abort cuts the attempt off the same way as the bound (call() then names it an abort).
+    const cancel = () => abort.abort();
+    request.signal?.addEventListener('abort', cancel, { once: true });
+    if (request.signal?.aborted) cancel();
     let status: number;
     let answer: Record<string, string>;
     let text: string;
@@ -212,11 +243,13 @@ export class AwsApi {
       ({ statusCode: status, headers: answer } = response);
       text = await readBody(response.body as AsyncIterable<Buffer> & { destroy(): void }, abort.signal);
     } catch (err) {
+      if (request.signal?.aborted) throw abortError(this.service, request);
       // Bounded like any request of a function's: a stalled connection is retried, not waited on for the whole invocation.
       if (abort.signal.aborted) throw Object.assign(new Error(`${this.service.signingName} ${request.operation}: no answer within ${timeoutMs} ms`), { name: 'TimeoutError' });
       throw err;
     } finally {
       clearTimeout(timer);
+      request.signal?.removeEventListener('abort', cancel);
     }
 
     let parsed: Record<string, unknown> = {};

@@ -17,8 +17,8 @@ export interface Seen {
   body: string;
 }
 
-/** An answer: status, headers, body; `hang` never answers; `reset` drops the connection; `stall` sends headers and never ends. */
-export type Answer = { status: number; headers?: Record<string, string>; body?: string } | 'hang' | 'reset' | 'stall';
+/** An answer: status, headers, body (after `delayMs`, if given); `hang` never answers; `reset` drops the connection; `stall` sends headers and never ends. */
+export type Answer = { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | 'hang' | 'reset' | 'stall';
 
 export const REGION = 'eu-west-1';
 export const credentials = { accessKeyId: 'AKIDTEST', secretAccessKey: 'secret-test', sessionToken: 'token-test' };
@@ -68,7 +68,13 @@ export async function startAwsWire(fallback: (req: Seen) => Answer = () => ({ st
         hanging.add(res);
         return void res.writeHead(200, { 'content-type': 'application/json' }).write('{"Partial":');
       }
-      res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers }).end(answer.body ?? '{}');
+      const respond = () => void res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers }).end(answer.body ?? '{}');
+      if (answer.delayMs === undefined) return respond();
+      hanging.add(res);
+      setTimeout(() => {
+        hanging.delete(res);
+        if (!res.destroyed) respond();
+      }, answer.delayMs);
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

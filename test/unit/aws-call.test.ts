@@ -95,6 +95,78 @@ describe('a signed AWS API call', () => {
     expect(wire.seen).toHaveLength(3);
   });
 
+  it('lets a request bound its attempts itself, longer or shorter than the API\'s', async () => {
+    // A long poll answers after its wait: under the API's 100 ms it is retried and times out, under its own bound it is answered once.
+    wire.answers = [{ status: 200, body: '{"ok":1}', delayMs: 300 }];
+    expect(await api(KMS, 100).call({ operation: 'Decrypt', input: {}, timeoutMs: 2_000 })).toEqual({ ok: 1 });
+    expect(wire.seen).toHaveLength(1);
+
+    wire.reset();
+    wire.answers = ['hang', 'hang', 'hang'];
+    const started = Date.now();
+    await expect(api(KMS).call({ operation: 'Decrypt', input: {}, timeoutMs: 100 })).rejects.toMatchObject({ name: 'TimeoutError', message: 'kms Decrypt: no answer within 100 ms' });
+    expect(wire.seen).toHaveLength(3);
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  describe('aborted', () => {
+    const untilSeen = async (n: number) => {
+      while (wire.seen.length < n) await new Promise((r) => setTimeout(r, 5));
+    };
+
+    it('rejects at once when its signal aborts while an attempt waits for its answer, and makes no other attempt', async () => {
+      wire.answers = ['hang', { status: 200, body: '{"ok":1}' }];
+      const stop = new AbortController();
+      const pending = api(SQS, 30_000).call({ operation: 'ReceiveMessage', input: { QueueUrl: 'q', WaitTimeSeconds: 20 }, signal: stop.signal, timeoutMs: 25_000 });
+      await untilSeen(1);
+      const started = Date.now();
+      stop.abort();
+      await expect(pending).rejects.toMatchObject({ name: 'AbortError', message: 'sqs ReceiveMessage: aborted' });
+      expect(Date.now() - started).toBeLessThan(200);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(wire.seen).toHaveLength(1);
+    });
+
+    it('while an answer\'s body is still coming', async () => {
+      wire.answers = ['stall', { status: 200, body: '{"ok":1}' }];
+      const stop = new AbortController();
+      const pending = api(KMS, 30_000).call({ operation: 'Decrypt', input: {}, signal: stop.signal });
+      await untilSeen(1);
+      await new Promise((r) => setTimeout(r, 50));
+      stop.abort();
+      await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+      expect(wire.seen).toHaveLength(1);
+    });
+
+    it('during the back-off before a retry', async () => {
+      wire.answers = [{ status: 503 }, { status: 200, body: '{"ok":1}' }];
+      const stop = new AbortController();
+      let pausing = false;
+      const slowPause = () => {
+        pausing = true;
+        return new Promise<void>((r) => setTimeout(r, 10_000).unref());
+      };
+      const pending = new AwsApi(KMS, identity, { endpoint: wire.endpoint, pause: slowPause }).call({ operation: 'Decrypt', input: {}, signal: stop.signal });
+      while (!pausing) await new Promise((r) => setTimeout(r, 5));
+      const started = Date.now();
+      stop.abort();
+      await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+      expect(Date.now() - started).toBeLessThan(200);
+      expect(wire.seen).toHaveLength(1);
+    });
+
+    it('before it started: no request at all', async () => {
+      await expect(api().call({ operation: 'Decrypt', input: {}, signal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' });
+      expect(wire.seen).toHaveLength(0);
+    });
+
+    it('a signal that never aborts changes nothing', async () => {
+      wire.answers = [{ status: 500 }, { status: 200, body: '{"ok":1}' }];
+      expect(await api().call({ operation: 'Decrypt', input: {}, signal: new AbortController().signal })).toEqual({ ok: 1 });
+      expect(wire.seen).toHaveLength(2);
+    });
+  });
+
   it('goes to the regional endpoint by default', () => {
     expect(regionalEndpoint(SQS, 'eu-west-1')).toBe('https://sqs.eu-west-1.amazonaws.com');
     expect(regionalEndpoint({ ...KMS }, 'cn-north-1')).toBe('https://kms.cn-north-1.amazonaws.com.cn');
