@@ -3,20 +3,23 @@
  * and table (started with `consumer: false`). Used to kill a consumer for real in tests.
  * Env: the stack's `env` (lib/local/stack.ts), as the cloud stack sets a Lambda's.
  */
-import { SQSClient } from '@aws-sdk/client-sqs';
 import { makeHandler } from '../functions/deliver';
 import { LocalRetryScheduler } from '../lib/local/adapters';
 import { startQueuePoller } from '../lib/local/queue-poller';
+import { AwsApi, SQS } from '../shared/aws/aws-call';
 import { SqsDeliveryQueue } from '../shared/aws/sqs-queue';
 import { ConfigError, configFromEnv, parseVariables } from '../shared/config';
-import { sqsOf } from '../shared/wiring/clients';
+import { identityOf, sqsOf } from '../shared/wiring/clients';
 import { deliverDeps } from '../shared/wiring/pipeline';
 
 let queueUrl: string;
 let deps: ReturnType<typeof deliverDeps>;
+// The event source's own SQS API (receive, delete), apart from the function's sends as in AWS.
+let events: AwsApi;
 try {
   const config = configFromEnv();
   queueUrl = config.queueUrl;
+  events = new AwsApi(SQS, identityOf(config));
   const queue = new SqsDeliveryQueue(sqsOf(config), queueUrl);
   deps = deliverDeps(config, { queue, scheduler: new LocalRetryScheduler(queue) });
 } catch (err) {
@@ -24,7 +27,7 @@ try {
   console.error(err.message);
   process.exit(2);
 }
-const poller = startQueuePoller({ sqs: new SQSClient({}), queueUrl, queueArn: parseVariables(process.env).QUEUE_ARN ?? '', handler: makeHandler(() => deps) });
+const poller = startQueuePoller({ sqs: events, queueUrl, queueArn: parseVariables(process.env).QUEUE_ARN ?? '', handler: makeHandler(() => deps) });
 console.log('consumer ready');
 const stop = () => {
   LocalRetryScheduler.clearAll();

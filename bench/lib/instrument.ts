@@ -83,7 +83,7 @@ let counters = 0;
  * (ReturnConsumedCapacity TOTAL, which changes nothing else), on an SQS client it counts
  * 64 KB payload chunks. Each request is filed under the `stage` it was sent in, else
  * under what `stageOf` says (e.g. an event source's receives, sent outside any handler).
- * Several clients (an event source's SDK client and the functions' own SQS API) may share one counter.
+ * Several clients (an event source's SQS API and the functions' own) may share one counter.
  */
 export function countCalls(
   clients: AnyClient | AwsApi | (AnyClient | AwsApi)[],

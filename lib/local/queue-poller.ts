@@ -1,8 +1,22 @@
-import { DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import { createHash } from 'node:crypto';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { AwsApi } from '../../shared/aws/aws-call';
 import { logger } from '../../shared/logger';
 
 const LONG_POLL_SECONDS = 20;
+/** Bound on a long poll's attempt: its wait and then some (the SQS API's default bound, 5 s, is shorter than the wait). */
+const LONG_POLL_BOUND_MS = (LONG_POLL_SECONDS + 5) * 1000;
+
+/** A received message, as SQS's JSON protocol (and the SDK's `Message`) names its fields. */
+interface Message {
+  MessageId?: string;
+  ReceiptHandle?: string;
+  Body?: string;
+  MD5OfBody?: string;
+  Attributes?: Record<string, string>;
+}
+
+const md5 = (body: string) => createHash('md5').update(body).digest('hex');
 
 export interface QueuePoller {
   /** Stops receiving and waits for batches in flight. */
@@ -20,7 +34,8 @@ export interface QueuePoller {
  * one is received from in batches sized to what is visible (answered on the next check).
  */
 export function startQueuePoller(opts: {
-  sqs: SQSClient;
+  /** The SQS API (shared/aws/aws-call.ts, built with SQS); requests go to the queue URL's host, as the SDK's do. */
+  sqs: AwsApi;
   queueUrl: string;
   queueArn: string;
   handler: (event: SQSEvent) => Promise<SQSBatchResponse>;
@@ -35,6 +50,7 @@ export function startQueuePoller(opts: {
   // stop() aborts a pending long poll instead of waiting it out.
   const stopping = new AbortController();
   const inFlight = new Set<Promise<void>>();
+  const endpoint = new URL(opts.queueUrl).origin;
 
   const invoke = async (messages: Message[]) => {
     const event: SQSEvent = {
@@ -59,27 +75,36 @@ export function startQueuePoller(opts: {
     }
     const done = event.Records.filter((r) => !failed.has(r.messageId));
     if (done.length > 0) {
-      await opts.sqs.send(
-        new DeleteMessageBatchCommand({ QueueUrl: opts.queueUrl, Entries: done.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle })) }),
-      );
+      await opts.sqs.call({
+        operation: 'DeleteMessageBatch',
+        input: { QueueUrl: opts.queueUrl, Entries: done.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle })) },
+        endpoint,
+      });
     }
   };
 
   const receive = async (): Promise<Message[]> => {
-    const attributes = await opts.sqs.send(new GetQueueAttributesCommand({ QueueUrl: opts.queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] }), {
-      abortSignal: stopping.signal,
+    const attributes = await opts.sqs.call<{ Attributes?: Record<string, string> }>({
+      operation: 'GetQueueAttributes',
+      input: { QueueUrl: opts.queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] },
+      endpoint,
+      signal: stopping.signal,
     });
     const visible = Number(attributes.Attributes?.ApproximateNumberOfMessages ?? 0);
-    const out = await opts.sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: opts.queueUrl,
-        MaxNumberOfMessages: Math.max(1, Math.min(batchSize, visible)),
-        WaitTimeSeconds: visible > 0 ? 0 : LONG_POLL_SECONDS,
-        AttributeNames: ['All'],
-      }),
-      { abortSignal: stopping.signal },
-    );
-    return out.Messages ?? [];
+    const wait = visible > 0 ? 0 : LONG_POLL_SECONDS;
+    const out = await opts.sqs.call<{ Messages?: Message[] }>({
+      operation: 'ReceiveMessage',
+      input: { QueueUrl: opts.queueUrl, MaxNumberOfMessages: Math.max(1, Math.min(batchSize, visible)), WaitTimeSeconds: wait, AttributeNames: ['All'] },
+      endpoint,
+      signal: stopping.signal,
+      // Only the long poll waits longer than the API's bound; a receive that answers at once keeps it.
+      ...(wait > 0 ? { timeoutMs: LONG_POLL_BOUND_MS } : {}),
+    });
+    const messages = out.Messages ?? [];
+    // The SDK's check that each body arrived as SQS stored it (a receive with a mismatch fails whole).
+    const corrupt = messages.filter((m) => m.MD5OfBody !== md5(m.Body ?? ''));
+    if (corrupt.length > 0) throw new Error(`Invalid MD5 checksum on messages: ${corrupt.map((m) => m.MessageId).join(', ')}`);
+    return messages;
   };
 
   const loop = async () => {

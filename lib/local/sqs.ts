@@ -12,10 +12,12 @@ export interface LocalQueues {
   /** The owner emails' queue (fan-out → notify function) and its dead-letter queue. */
   notifyQueueUrl: string;
   notifyQueueArn: string;
-  /** The local event sources' client (receive, delete, attributes) and queue set-up. */
+  /** Queue set-up, and tests' and tools' own requests. */
   client: SQSClient;
   /** What the functions' queue adapters send on, as in AWS (shared/aws/aws-call.ts). */
   api: AwsApi;
+  /** What the local event sources receive, delete and read attributes on (lib/local/queue-poller.ts): an API of their own, as Lambda's event source is not the function. */
+  events: AwsApi;
   stop(): Promise<void>;
 }
 
@@ -46,6 +48,7 @@ export async function startLocalQueues(options: { visibilityTimeoutSeconds: numb
   };
   const deliveries = await withDlq('deliveries');
   const notifications = await withDlq('notifications');
+  const events = new AwsApi(SQS, client.config);
   return {
     endpoint,
     queueUrl: deliveries.url,
@@ -56,8 +59,10 @@ export async function startLocalQueues(options: { visibilityTimeoutSeconds: numb
     client,
     // Signed with the emulator client's region and credentials: the emulator ignores them, AWS would not.
     api: new AwsApi(SQS, client.config),
+    events,
     stop: async () => {
       client.destroy();
+      events.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

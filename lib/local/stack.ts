@@ -1,4 +1,3 @@
-import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { AwsApi } from '../../shared/aws/aws-call';
 import type { TableClient } from '../../shared/store/table-api';
 import { join } from 'node:path';
@@ -94,8 +93,8 @@ export interface LocalStack {
   url: string;
   /** The local delivery queue, for a consumer run in another process. */
   queue: { endpoint: string; url: string; arn: string; dlqUrl: string };
-  /** The client the stack's event sources send on (benchmarks count its requests). */
-  sqs: SQSClient;
+  /** The SQS API the stack's event sources receive and delete on (benchmarks count its requests). */
+  sqs: AwsApi;
   /** The SQS API the stack's queue adapters send on, as in AWS (benchmarks count its requests too). */
   sqsApi: AwsApi;
   dynamodbEndpoint: string;
@@ -165,16 +164,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     streamPoller = await startStreamPoller({ endpoint, tableName, handler: handlers.fanout });
     unwatch = watchWrites(deps.db.doc, streamPoller.wake);
     if (options.consumer !== false) {
-      queuePoller = startQueuePoller({ sqs: queues.client, queueUrl: queues.queueUrl, queueArn: queues.queueArn, handler: handlers.deliver });
+      queuePoller = startQueuePoller({ sqs: queues.events, queueUrl: queues.queueUrl, queueArn: queues.queueArn, handler: handlers.deliver });
     }
     // Owner emails: their own queue and consumer, as in AWS (functions/notify.ts).
-    notifyPoller = startQueuePoller({ sqs: queues.client, queueUrl: queues.notifyQueueUrl, queueArn: queues.notifyQueueArn, handler: handlers.notify, concurrency: 1 });
+    notifyPoller = startQueuePoller({ sqs: queues.events, queueUrl: queues.notifyQueueUrl, queueArn: queues.notifyQueueArn, handler: handlers.notify, concurrency: 1 });
     // Every minute (scaled) in AWS too; at start it also sends what the last run left due.
     const grace = sweepGraceMs(config.webhooks.timeScale);
     sweeper = startLocalSweeper({ run: handlers.sweep, intervalMs: grace, startupHorizonMs: grace });
 
     http = await startHttpAdapter(handlers, options.port ?? 0, options.host);
-    return { url: http.url, queue: { ...queue, dlqUrl: queues.dlqUrl }, sqs: queues.client, sqsApi: queues.api, dynamodbEndpoint: endpoint, dynamodbPid: dynamodb?.pid, tableName, demo, deps, env, stop };
+    return { url: http.url, queue: { ...queue, dlqUrl: queues.dlqUrl }, sqs: queues.events, sqsApi: queues.api, dynamodbEndpoint: endpoint, dynamodbPid: dynamodb?.pid, tableName, demo, deps, env, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -1,6 +1,6 @@
 /**
  * The functions' SQS adapters (shared/aws/aws-call.ts underneath) against the local stack's
- * SQS emulator (local-aws-sqs), read back with the SDK client the local event sources use.
+ * SQS emulator (local-aws-sqs), read back with an SDK client.
  */
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';
 import { countCalls } from '../../bench/lib/instrument';

@@ -1,11 +1,15 @@
 /**
  * The local stand-in for Lambda's SQS event source (lib/local/queue-poller.ts) on the local
  * SQS emulator: no more batches run than the concurrency allows; what the handler settles is
- * deleted, what it reports failed is not.
+ * deleted, what it reports failed is not; records carry what Lambda's do; stop() ends an idle
+ * long poll at once.
  */
+import { createHash } from 'node:crypto';
 import { ReceiveMessageCommand, SendMessageBatchCommand } from '@aws-sdk/client-sqs';
-import type { SQSEvent } from 'aws-lambda';
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import { countCalls } from '../../bench/lib/instrument';
 import { startQueuePoller } from '../../lib/local/queue-poller';
+import { AwsApi, SQS, type AwsRequest } from '../../shared/aws/aws-call';
 import { startLocalQueues, type LocalQueues } from '../../lib/local/sqs';
 
 describe('local SQS event source', () => {
@@ -15,10 +19,10 @@ describe('local SQS event source', () => {
   });
   afterAll(() => queues.stop());
 
-  const send = async (bodies: string[]) => {
+  const send = async (bodies: string[], queueUrl = queues.queueUrl) => {
     for (let i = 0; i < bodies.length; i += 10) {
       const entries = bodies.slice(i, i + 10).map((body, j) => ({ Id: String(j), MessageBody: body }));
-      await queues.client.send(new SendMessageBatchCommand({ QueueUrl: queues.queueUrl, Entries: entries }));
+      await queues.client.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
     }
   };
   const until = async (done: () => boolean, ms = 10_000) => {
@@ -40,7 +44,7 @@ describe('local SQS event source', () => {
       return { batchItemFailures: event.Records.filter((r) => r.body === 'm7').map((r) => ({ itemIdentifier: r.messageId })) };
     };
     await send(bodies);
-    const poller = startQueuePoller({ sqs: queues.client, queueUrl: queues.queueUrl, queueArn: queues.queueArn, handler, concurrency: 2 });
+    const poller = startQueuePoller({ sqs: queues.events, queueUrl: queues.queueUrl, queueArn: queues.queueArn, handler, concurrency: 2 });
     try {
       // Every message once (m7 may already be back a second time on a slow machine: its
       // visibility timeout is 1 s, so count distinct bodies, not handler calls).
@@ -55,5 +59,65 @@ describe('local SQS event source', () => {
     const back = await queues.client.send(new ReceiveMessageCommand({ QueueUrl: queues.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
     // (local-aws-sqs may hand the failed message back twice: at-least-once, as SQS allows.)
     expect([...new Set((back.Messages ?? []).map((m) => m.Body))]).toEqual(['m7']);
+  });
+
+  it('hands the handler records as Lambda\'s event source does, and counts its requests under the SDK\'s operation names', async () => {
+    // The other queue (the deliveries' still holds the last test's m7), empty.
+    const counter = countCalls(queues.events);
+    const records: SQSRecord[] = [];
+    const sentAt = Date.now();
+    await send(['{"delivery_id":"dlv_1"}'], queues.notifyQueueUrl);
+    const poller = startQueuePoller({
+      sqs: queues.events,
+      queueUrl: queues.notifyQueueUrl,
+      queueArn: queues.notifyQueueArn,
+      handler: (event) => {
+        records.push(...event.Records);
+        return Promise.resolve({ batchItemFailures: [] });
+      },
+    });
+    try {
+      await until(() => records.length > 0);
+      // Deleted once settled: its receive count stays 1 (it would come back after the 1 s visibility timeout).
+      await until(() => counter.calls.get('DeleteMessageBatch') === 1);
+    } finally {
+      await poller.stop();
+    }
+    expect(records).toHaveLength(1);
+    const [r] = records as [SQSRecord];
+    expect(r).toMatchObject({ body: '{"delivery_id":"dlv_1"}', md5OfBody: createHash('md5').update('{"delivery_id":"dlv_1"}').digest('hex'), eventSource: 'aws:sqs', eventSourceARN: queues.notifyQueueArn, awsRegion: 'us-east-1', messageAttributes: {} });
+    expect(r.messageId).toMatch(/\S/);
+    expect(r.receiptHandle).toMatch(/\S/);
+    expect(r.attributes.ApproximateReceiveCount).toBe('1');
+    expect(Math.abs(Number(r.attributes.SentTimestamp) - sentAt)).toBeLessThan(5_000);
+    expect(Number(r.attributes.ApproximateFirstReceiveTimestamp)).toBeGreaterThanOrEqual(Number(r.attributes.SentTimestamp));
+    expect([...counter.calls.keys()].sort()).toEqual(['DeleteMessageBatch', 'GetQueueAttributes', 'ReceiveMessage']);
+    await until(() => false, 1_200);
+    const back = await queues.client.send(new ReceiveMessageCommand({ QueueUrl: queues.notifyQueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
+    expect(back.Messages ?? []).toHaveLength(0);
+  });
+
+  it('an idle queue is long-polled, bounded past its 20 s wait; stop() ends the poll at once', async () => {
+    const sqs = new AwsApi(SQS, queues.client.config);
+    const requests: AwsRequest[] = [];
+    const call = sqs.call.bind(sqs);
+    sqs.call = <T>(request: AwsRequest) => {
+      requests.push(request);
+      return call<T>(request);
+    };
+    const poller = startQueuePoller({ sqs, queueUrl: queues.notifyQueueUrl, queueArn: queues.notifyQueueArn, handler: () => Promise.resolve({ batchItemFailures: [] }) });
+    try {
+      await until(() => requests.some((r) => r.operation === 'ReceiveMessage'));
+      await until(() => false, 100);
+      const started = Date.now();
+      await poller.stop();
+      expect(Date.now() - started).toBeLessThan(500);
+    } finally {
+      sqs.destroy();
+    }
+    const receives = requests.filter((r) => r.operation === 'ReceiveMessage');
+    expect(receives).toHaveLength(1);
+    expect(receives[0]).toMatchObject({ input: { WaitTimeSeconds: 20, MaxNumberOfMessages: 1 }, timeoutMs: 25_000 });
+    expect(receives[0]?.signal?.aborted).toBe(true);
   });
 });
