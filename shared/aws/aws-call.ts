@@ -1,7 +1,7 @@
-import { Sha256 } from '@smithy/core/checksum';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsCredentialIdentityProvider } from '@smithy/types';
+import { Sha256 } from '../hmac-keys';
 
 /**
  * One signed AWS API request, with the SDK's standard retry and a time bound, for every call

@@ -1,18 +1,20 @@
 import { createHmac } from 'node:crypto';
+import { textKeys } from '../hmac-keys';
 
 export const USER_AGENT = 'ShopCalls-Webhooks/1.0';
 
 /**
- * A `whsec_` secret's key bytes, as the Standard Webhooks libraries read it. Signing is
+ * A `whsec_` secret's key bytes, as the Standard Webhooks libraries read it, made into a key
+ * once per secret (shared/hmac-keys.ts). Signing is
  * node:crypto's HMAC-SHA256, which the runtime has built in: the `standardwebhooks` package
  * bundled 12 KB of JavaScript SHA-256 and base64 into the consumer (receivers and tests still
  * verify with it).
  */
-function keyOf(secret: string): Buffer {
+const keyOf = textKeys((secret) => {
   const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64');
   if (key.length === 0) throw new Error("Secret can't be empty.");
   return key;
-}
+});
 
 /**
  * Standard Webhooks headers for one attempt. The timestamp is this attempt's (receivers
