@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { cpus, totalmem } from 'node:os';
 
-const scripts = ['cold-start', 'fanout-cost', 'api', 'delivery-latency', 'delivery-throughput', 'noisy-neighbour', 'crash'];
+const scripts = ['cold-start', 'fanout-cost', 'api', 'delivery-latency', 'delivery-throughput', 'table-ops', 'noisy-neighbour', 'crash'];
 
 console.log(`# Benchmarks, ${new Date().toISOString()}`);
 console.log(`Node ${process.versions.node} on ${process.platform}/${process.arch}, ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB`);
