@@ -32,6 +32,11 @@ export function configFromContext(node: Pick<Node, 'tryGetContext'>): ServiceCon
     if (!Number.isFinite(value) || value <= 0) throw new Error(`context ${key} must be a positive number, got ${String(raw)}`);
     return value;
   };
+  // The functions refuse a burst under the rate at init (shared/config.ts): refused here, before it deploys.
+  const atLeastOne = (key: string, value: number) => {
+    if (value < 1) throw new Error(`context ${key} must be at least 1, got ${value}`);
+    return value;
+  };
   const str = (key: string) => (node.tryGetContext(key) as string | undefined) || undefined;
   // Checked here too: the functions refuse a level they do not know at init (shared/config.ts), so it must not deploy.
   const logLevel = str('logLevel') ?? 'INFO';
@@ -46,7 +51,7 @@ export function configFromContext(node: Pick<Node, 'tryGetContext'>): ServiceCon
     rateLimits: {
       test: num('rateLimitTest', 25),
       live: num('rateLimitLive', 100),
-      burstFactor: num('rateLimitBurstFactor', 2),
+      burstFactor: atLeastOne('rateLimitBurstFactor', num('rateLimitBurstFactor', 2)),
       authFailures: num('rateLimitAuthFailures', 10),
     },
     consumerMaxConcurrency: num('consumerMaxConcurrency', 20),

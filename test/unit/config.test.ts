@@ -19,4 +19,10 @@ describe('deployment settings from CDK context', () => {
   it('refuses a non-positive number', () => {
     expect(() => configFromContext(context({ deliveryTimeoutMs: '0' }))).toThrow(/deliveryTimeoutMs/);
   });
+
+  it('refuses a rate-limit burst under the rate, which the functions would refuse at every start', () => {
+    expect(() => configFromContext(context({ rateLimitBurstFactor: '0.5' }))).toThrow(/rateLimitBurstFactor must be at least 1, got 0.5/);
+    expect(configFromContext(context({ rateLimitBurstFactor: '1' })).rateLimits.burstFactor).toBe(1);
+    expect(configFromContext(context({})).rateLimits.burstFactor).toBe(2);
+  });
 });
