@@ -264,7 +264,8 @@ export async function redeliver(deps: RedeliverDeps, shopId: string, eventId: st
   const all = await deps.endpoints.list(shopId);
   let targets: EndpointRecord[];
   if (endpointIds.length === 0) {
-    targets = all.filter((e) => isSubscribed(e, event));
+    // Those it was for: an endpoint created after the event never had it (no history replay); name one to send it there.
+    targets = all.filter((e) => isSubscribed(e, event) && existedAt(e, event));
   } else {
     targets = [...new Set(endpointIds)].map((id, i) => {
       const endpoint = all.find((e) => e.id === id);

@@ -149,10 +149,18 @@ describe('event pipeline, fast clock (TIME_SCALE 0.00002: 3 days ≈ 5.2 s, all 
     expect(one.status).toBe(202);
     expect(one.json).toMatchObject({ id: eventId, object: 'event', deliveries: [{ object: 'delivery', endpoint_id: ea.id, status: 'pending', attempts: 0 }] });
     await waitFor(() => a.received.length === 2, 5000, 'named redelivery');
+    // An endpoint created after the event is not among "all subscribed": it never had the event.
+    const c = await startReceiver(() => secrets);
+    const ec = await t.endpoint(c.url, ['*']);
+    secrets.push(ec.secret);
     const everyone = await call(stack.url, 'POST', `/v1/events/${eventId}/redeliver`, { key: t.key, body: {} });
-    expect((everyone.json.deliveries as unknown[]).length).toBe(2);
+    expect((everyone.json.deliveries as { endpoint_id: string }[]).map((d) => d.endpoint_id).sort()).toEqual([ea.id, eb.id].sort());
     await waitFor(() => a.received.length === 3 && b.received.length === 2, 5000, 'redelivery to all');
-    expect(new Set([...a.received, ...b.received].map((r) => r.headers['webhook-id']))).toEqual(new Set([eventId]));
+    // …but naming it sends it there.
+    const named = await call(stack.url, 'POST', `/v1/events/${eventId}/redeliver`, { key: t.key, body: { endpoint_ids: [ec.id] } });
+    expect((named.json.deliveries as { endpoint_id: string }[]).map((d) => d.endpoint_id)).toEqual([ec.id]);
+    await waitFor(() => c.received.length === 1, 5000, 'named redelivery to the newer endpoint');
+    expect(new Set([...a.received, ...b.received, ...c.received].map((r) => r.headers['webhook-id']))).toEqual(new Set([eventId]));
 
     const other = await newTenant(stack);
     const foreign = await other.endpoint('http://127.0.0.1:9/unused', ['*']);
@@ -164,9 +172,10 @@ describe('event pipeline, fast clock (TIME_SCALE 0.00002: 3 days ≈ 5.2 s, all 
       const detail = await call(stack.url, 'GET', `/v1/events/${eventId}`, { key: t.key });
       return (detail.json.deliveries as { status: string }[]).filter((d) => d.status === 'succeeded').length;
     };
-    for (let i = 0; i < 100 && (await succeeded()) < 5; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(await succeeded()).toBe(5);
-    await Promise.all([a.close(), b.close()]);
+    // 2 first deliveries, 1 named, 2 to all, 1 named to the newer endpoint.
+    for (let i = 0; i < 100 && (await succeeded()) < 6; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await succeeded()).toBe(6);
+    await Promise.all([a.close(), b.close(), c.close()]);
   });
 
   it('lists events newest first, filters by type, pages with cursors', async () => {
