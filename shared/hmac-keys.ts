@@ -7,39 +7,28 @@ import { createHash, createHmac, createSecretKey, type Hash, type Hmac, type Key
  * same few keys for every request.
  */
 
-/** Keys given as bytes, by identity: SigV4's signing key is one array for the day. */
-const byBytes = new WeakMap<object, KeyObject>();
-const MAX_TEXT_KEYS = 256;
-
+const MAX_KEYS = 64;
 /**
- * Keys given as text, read into bytes by `decode` (webhook secrets, SigV4's `AWS4…` seed): a
- * cache of its own per way of reading them, few keys per container, bounded anyway.
+ * The keys made, least recently used first, each under a SHA-256 of its bytes: looked up by
+ * content (an array changed after use can never map to its old key) and never by the secret
+ * itself. Few keys are live in a container (its webhook secrets, SigV4's signing key of the
+ * day and the secret it is derived from); at most 64 are kept, the least recently used going first.
  */
-export function textKeys(decode: (text: string) => Buffer): (text: string) => KeyObject {
-  const byText = new Map<string, KeyObject>();
-  return (text) => {
-    let key = byText.get(text);
-    if (!key) {
-      if (byText.size >= MAX_TEXT_KEYS) byText.clear();
-      key = createSecretKey(decode(text));
-      byText.set(text, key);
-    }
-    return key;
-  };
-}
+const made = new Map<string, KeyObject>();
 
-const utf8Keys = textKeys((text) => Buffer.from(text, 'utf8'));
-
-function hmacKeyFromBytes(bytes: ArrayBuffer | ArrayBufferView): KeyObject {
-  let key = byBytes.get(bytes);
-  if (!key) {
-    const view = ArrayBuffer.isView(bytes) ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) : Buffer.from(bytes);
-    // A copy: the caller may reuse its array for something else.
-    key = createSecretKey(Buffer.from(view));
-    byBytes.set(bytes, key);
-  }
+/** The KeyObject for these key bytes (copied: the caller may reuse its buffer). */
+export function hmacKey(bytes: Buffer): KeyObject {
+  const id = createHash('sha256').update(bytes).digest('base64');
+  let key = made.get(id);
+  if (key) made.delete(id);
+  else key = createSecretKey(Buffer.from(bytes));
+  made.set(id, key);
+  if (made.size > MAX_KEYS) made.delete(made.keys().next().value as string);
   return key;
 }
+
+const bytesOf = (data: string | ArrayBuffer | ArrayBufferView): Buffer =>
+  typeof data === 'string' ? Buffer.from(data, 'utf8') : ArrayBuffer.isView(data) ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : Buffer.from(data);
 
 /**
  * The SHA-256 constructor @smithy/signature-v4 takes (its `sha256` option), as
@@ -58,7 +47,7 @@ export class Sha256 {
 
   update(data: string | ArrayBuffer | ArrayBufferView): void {
     if (this.finished) throw new Error('Attempted to update an already finished hash.');
-    this.hash.update(typeof data === 'string' ? data : ArrayBuffer.isView(data) ? Buffer.from(data.buffer, data.byteOffset, data.byteLength) : Buffer.from(data));
+    this.hash.update(typeof data === 'string' ? data : bytesOf(data));
   }
 
   digest(): Promise<Uint8Array> {
@@ -78,7 +67,6 @@ export class Sha256 {
 
   private create(): Hash | Hmac {
     if (!this.hmac || this.secret === undefined) return createHash('sha256');
-    const key = typeof this.secret === 'string' ? utf8Keys(this.secret) : hmacKeyFromBytes(this.secret);
-    return createHmac('sha256', key);
+    return createHmac('sha256', hmacKey(bytesOf(this.secret)));
   }
 }

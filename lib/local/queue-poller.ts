@@ -4,7 +4,7 @@ import type { AwsApi } from '../../shared/aws/aws-call';
 import { logger } from '../../shared/logger';
 
 const LONG_POLL_SECONDS = 20;
-/** Bound on a long poll's attempt: its wait and then some (the SQS API's default bound, 5 s, is shorter than the wait). */
+/** Bound on a receive's attempt: a long poll's wait and then some (the SQS API's default bound, 5 s, is shorter than the wait). */
 const LONG_POLL_BOUND_MS = (LONG_POLL_SECONDS + 5) * 1000;
 
 /** A received message, as SQS's JSON protocol (and the SDK's `Message`) names its fields. */
@@ -97,8 +97,9 @@ export function startQueuePoller(opts: {
       input: { QueueUrl: opts.queueUrl, MaxNumberOfMessages: Math.max(1, Math.min(batchSize, visible)), WaitTimeSeconds: wait, AttributeNames: ['All'] },
       endpoint,
       signal: stopping.signal,
-      // Only the long poll waits longer than the API's bound; a receive that answers at once keeps it.
-      ...(wait > 0 ? { timeoutMs: LONG_POLL_BOUND_MS } : {}),
+      // Every receive, not only the long poll: one cut off and retried would leave its messages
+      // hidden for the visibility timeout, and a stalled machine can make even a short one slow.
+      timeoutMs: LONG_POLL_BOUND_MS,
     });
     const messages = out.Messages ?? [];
     // The SDK's check that each body arrived as SQS stored it (a receive with a mismatch fails whole).

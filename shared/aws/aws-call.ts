@@ -183,7 +183,19 @@ export class AwsApi {
     const base = new URL(this.options.endpoint ?? request.endpoint ?? regionalEndpoint(this.service, await this.identity.region()));
     // Serialised once: every attempt sends the same bytes (and the same idempotency token, where the input has one).
     const body = JSON.stringify(request.input);
-    const pause = this.options.pause ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+    // The default back-off's timer is cleared on abort, so an aborted call keeps no timer (nor the process) alive.
+    const pause =
+      this.options.pause ??
+      ((ms: number) =>
+        new Promise<void>((resolve) => {
+          const timer = setTimeout(done, ms);
+          function done() {
+            clearTimeout(timer);
+            request.signal?.removeEventListener('abort', done);
+            resolve();
+          }
+          request.signal?.addEventListener('abort', done, { once: true });
+        }));
     const retry = this.service.retry ?? RETRY;
     const aborted = () => abortError(this.service, request);
     for (let attempt = 1; ; attempt++) {

@@ -257,7 +257,8 @@ export interface RedeliverDeps {
 
 /**
  * New deliveries of an existing event. `endpointIds` omitted or empty: every enabled
- * endpoint subscribed to its type now. Rows only; the table stream enqueues them.
+ * endpoint subscribed to its type now that existed when the event was created. Rows only;
+ * the table stream enqueues them.
  */
 export async function redeliver(deps: RedeliverDeps, shopId: string, eventId: string, endpointIds: string[] = []): Promise<Resource<'eventWithDeliveries'>> {
   const event = await findExisting('evt', 'event', eventId, (id) => deps.events.get(shopId, id));

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { textKeys } from '../hmac-keys';
+import { hmacKey } from '../hmac-keys';
 
 export const USER_AGENT = 'ShopCalls-Webhooks/1.0';
 
@@ -10,11 +10,11 @@ export const USER_AGENT = 'ShopCalls-Webhooks/1.0';
  * bundled 12 KB of JavaScript SHA-256 and base64 into the consumer (receivers and tests still
  * verify with it).
  */
-const keyOf = textKeys((secret) => {
-  const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64');
-  if (key.length === 0) throw new Error("Secret can't be empty.");
-  return key;
-});
+function keyOf(secret: string) {
+  const bytes = Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64');
+  if (bytes.length === 0) throw new Error("Secret can't be empty.");
+  return hmacKey(bytes);
+}
 
 /**
  * Standard Webhooks headers for one attempt. The timestamp is this attempt's (receivers

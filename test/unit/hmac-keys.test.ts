@@ -1,6 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import { Sha256 as SmithySha256 } from '@smithy/core/checksum';
-import { Sha256, textKeys } from '../../shared/hmac-keys';
+import { hmacKey, Sha256 } from '../../shared/hmac-keys';
 
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
 
@@ -18,17 +18,16 @@ describe('Sha256 (the SigV4 signer’s hash, keys made once)', () => {
     }
   });
 
-  it('uses the same key for the same array every time, and a new one for a new array', async () => {
+  it('keys by content: an array changed after use gets the MAC of its new bytes', async () => {
     const key = new Uint8Array(32).fill(7);
     const mac = async (k: Uint8Array, text: string) => {
       const h = new Sha256(k);
       h.update(text);
       return hex(await h.digest());
     };
-    const expected = createHmac('sha256', Buffer.from(key)).update('x').digest('hex');
-    expect(await mac(key, 'x')).toBe(expected);
-    expect(await mac(key, 'x')).toBe(expected);
-    expect(await mac(new Uint8Array(32).fill(8), 'x')).toBe(createHmac('sha256', Buffer.alloc(32, 8)).update('x').digest('hex'));
+    expect(await mac(key, 'x')).toBe(createHmac('sha256', Buffer.alloc(32, 7)).update('x').digest('hex'));
+    key.fill(8);
+    expect(await mac(key, 'x')).toBe(createHmac('sha256', Buffer.alloc(32, 8)).update('x').digest('hex'));
   });
 
   it('refuses more input once an HMAC is digested; reset starts again; a plain hash may be digested twice', async () => {
@@ -47,26 +46,24 @@ describe('Sha256 (the SigV4 signer’s hash, keys made once)', () => {
   });
 });
 
-describe('textKeys', () => {
-  it('reads each text once per cache, and caches of different readings never share a key', () => {
-    let reads = 0;
-    const asUtf8 = textKeys((t) => (reads++, Buffer.from(t, 'utf8')));
-    const asBase64 = textKeys((t) => Buffer.from(t, 'base64'));
-    const a = asUtf8('c2VjcmV0');
-    expect(asUtf8('c2VjcmV0')).toBe(a);
-    expect(reads).toBe(1);
-    expect(a.export().toString()).toBe('c2VjcmV0');
-    expect(asBase64('c2VjcmV0').export().toString()).toBe('secret');
+describe('hmacKey', () => {
+  it('makes one KeyObject per key bytes, found again by content, and copies the bytes', () => {
+    const bytes = Buffer.alloc(32, 1);
+    const key = hmacKey(bytes);
+    expect(hmacKey(Buffer.alloc(32, 1))).toBe(key);
+    bytes.fill(2);
+    expect(key.export()).toEqual(Buffer.alloc(32, 1));
+    expect(hmacKey(bytes)).not.toBe(key);
   });
 
-  it('does not cache a text its reading refuses', () => {
-    let reads = 0;
-    const keys = textKeys(() => {
-      reads++;
-      throw new Error('empty');
-    });
-    expect(() => keys('x')).toThrow('empty');
-    expect(() => keys('x')).toThrow('empty');
-    expect(reads).toBe(2);
+  it('keeps at most 64 keys, dropping the least recently used', () => {
+    const first = hmacKey(Buffer.from('first key'));
+    const second = hmacKey(Buffer.from('second key'));
+    for (let i = 0; i < 63; i++) {
+      hmacKey(Buffer.from(`other key ${i}`));
+      if (i === 30) expect(hmacKey(Buffer.from('first key'))).toBe(first); // used again: kept
+    }
+    expect(hmacKey(Buffer.from('first key'))).toBe(first);
+    expect(hmacKey(Buffer.from('second key'))).not.toBe(second);
   });
 });
