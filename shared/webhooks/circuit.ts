@@ -92,7 +92,9 @@ const probeDue = (health: EndpointHealth, now: number): boolean => health.next_p
  * The requests in flight look stuck (a hanging receiver): the oldest was admitted over
  * SLOW_REQUEST_MS ago and no success has been written since. An old lease alone says
  * little: a run passes its slot from success to success under one lease for up to 5 s
- * (shared/domain/delivery-runway.ts), and the successes written meanwhile show it moving.
+ * (shared/domain/delivery-runway.ts). Its successes reach the endpoint's health only when
+ * its batch's last run ends, so this sees runs move through the other batches that end
+ * meanwhile; one batch alone holding every slot still looks stuck after a second.
  */
 function stuck(gate: EndpointGate, live: [string, Lease][], now: number, leaseMs: number): boolean {
   const oldestTaken = Math.min(...live.map(([, l]) => l.until - leaseMs));

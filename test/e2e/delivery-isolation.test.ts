@@ -31,7 +31,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  *
  * The bound is 2 × the baseline's p90 + 1 s. A delivery that waited behind a hung request
  * waits the whole 2 s delivery timeout, so a consumer whose slots the hanging endpoint
- * could fill misses it by seconds. The CI machine is shared and stalls for seconds at
+ * could fill misses it by seconds. Each scenario deletes its hanging endpoint at the end, so
+ * every baseline runs beside no hang. The CI machine is shared and stalls for seconds at
  * times, which no same-run bound can tell from such a wait: a scenario that misses is run
  * once more, with fresh shops and a fresh baseline, and the test fails when both miss. A
  * real isolation fault is systematic and misses both.
@@ -129,6 +130,11 @@ describe('a hanging receiver does not delay deliveries to other endpoints (in-pr
     return problems;
   };
 
+  /** Deletes a scenario's hanging endpoint (its open deliveries are cancelled), so the next baseline runs beside no hang. */
+  const removeEndpoint = async (t: Tenant, id: string) => {
+    expect((await call(stack.url, 'DELETE', `/v1/webhook-endpoints/${id}`, { key: t.key })).status).toBe(200);
+  };
+
   /** Runs `scenario` (its problems, [] when none); once more when it has any. */
   const twice = async (scenario: () => Promise<string[]>): Promise<void> => {
     const first = await scenario();
@@ -162,6 +168,7 @@ describe('a hanging receiver does not delay deliveries to other endpoints (in-pr
       await sleep(Math.max(0, lastAt + graceOf(baselineP90) - performance.now())); // the hanging receiver is counted over the whole span
       const problems = judge('the healthy receiver', latencies(healthy, written), baselineP90);
       if (hanging.requests > 10) problems.push(`hanging receiver got ${hanging.requests} requests (at most 10 expected)`);
+      await removeEndpoint(t, hanging.id);
       if (healthy.rejected + hanging.rejected > 0) problems.push(`${healthy.rejected + hanging.rejected} deliveries failed verification`);
       return problems;
     });
@@ -184,6 +191,7 @@ describe('a hanging receiver does not delay deliveries to other endpoints (in-pr
       await sleep(Math.max(0, lastAt + graceOf(baselineP90) - performance.now()));
       const problems = judge("shop B's receiver", latencies(healthy, written), baselineP90);
       if (hanging.requests > 10) problems.push(`shop A's hanging receiver got ${hanging.requests} requests (at most 10 expected)`);
+      await removeEndpoint(a, hanging.id);
       if (healthy.rejected + hanging.rejected > 0) problems.push(`${healthy.rejected + hanging.rejected} deliveries failed verification`);
       return problems;
     });
