@@ -143,6 +143,25 @@ async function pullDue(deps: AttemptDeps, endpoint: EndpointRecord, ctx: BatchCo
 }
 
 /**
+ * A success past its batch's runway found deliveries waiting for a slot: it does not pull them
+ * (the invocation would outlast its runway), but sends a page of them to the queue, due now, so
+ * a batch takes them at once instead of at their deferral's end (up to a lease's 15 s behind
+ * requests that looked stuck). A full page leaves the mark on for the next success. Their older
+ * messages find the attempt done and send nothing; whatever fails, the rows keep their wake-ups.
+ */
+async function requeueDue(deps: AttemptDeps, endpoint: EndpointRecord, ctx: BatchContext): Promise<void> {
+  try {
+    const listed = await deps.deliveries.listDueForEndpoint(endpoint.shop_id, endpoint.id, deps.now(), PULL_PAGE + MAX_IN_FLIGHT);
+    const due = listed.filter((m) => !ctx.taken.has(m.delivery_id));
+    if (due.length === 0) return;
+    await deps.queue.send(due);
+    if (listed.length === PULL_PAGE + MAX_IN_FLIGHT) await deps.endpoints.markBacklog(endpoint, deps.now().toISOString());
+  } catch {
+    // Nothing lost: see above.
+  }
+}
+
+/**
  * Admits on the endpoint as read; a lost race re-reads it, up to three times. Null when the
  * endpoint is gone or disabled (its deliveries are cancelled); no admission: defer them all.
  */
@@ -225,8 +244,10 @@ async function attemptOnce(deps: AttemptDeps, endpoint: EndpointRecord, health: 
   const carried = last ? await runway.take() : undefined;
   const { recorded, released } = await deps.ledger.finish({ delivery, update, endpoint, token: lease.token, leaseKey: run.key, change, carried });
   runway.flush();
-  const pull = succeeded && (released.backlog || runway.pulled) && Date.now() < runway.ctx.deadline;
-  if (pull) runway.ctx.pulled.push(pullDue(deps, endpoint, runway.ctx));
+  // Deliveries wait for a slot (this success took the mark, or they were pulled): pull them while the
+  // runway lasts; past it, hand them back to the queue due now, rather than leave them to their deferral.
+  const waiting = succeeded && (released.backlog || runway.pulled);
+  if (waiting) runway.ctx.pulled.push(Date.now() < runway.ctx.deadline ? pullDue(deps, endpoint, runway.ctx) : requeueDue(deps, endpoint, runway.ctx));
   const before = released.circuitBefore;
   if (!recorded) return 'duplicate';
   if (next.schedule && next.at) await deps.scheduler.schedule(messageOf(delivery, n + 1), next.at);

@@ -94,7 +94,8 @@ const probeDue = (health: EndpointHealth, now: number): boolean => health.next_p
  * little: a run passes its slot from success to success under one lease for up to 5 s
  * (shared/domain/delivery-runway.ts). Its successes reach the endpoint's health only when
  * its batch's last run ends, so this sees runs move through the other batches that end
- * meanwhile; one batch alone holding every slot still looks stuck after a second.
+ * meanwhile; one batch alone holding every slot still looks stuck after a second (its last
+ * success then pulls the deferred deliveries, or queues them again: delivery-attempt.ts).
  */
 function stuck(gate: EndpointGate, live: [string, Lease][], now: number, leaseMs: number): boolean {
   const oldestTaken = Math.min(...live.map(([, l]) => l.until - leaseMs));

@@ -10,6 +10,7 @@ import { derivedId } from '../../shared/ids';
 import { keys } from '../../shared/store/keys';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { CIRCUIT_THRESHOLD, MAX_IN_FLIGHT } from '../../shared/webhooks/circuit';
+import { RUNWAY_MS } from '../../shared/domain/delivery-runway';
 import type { SendResult } from '../../shared/webhooks/sender';
 import { DynamoAttemptLedger } from '../../shared/store/attempt-ledger';
 import { DynamoDeliveryStore } from '../../shared/store/deliveries';
@@ -159,6 +160,27 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     expect(verdicts(await deliverBatch(h.attemptDeps, h.scheduled.map((s) => s.message)))).toEqual(Array(late.length).fill('duplicate'));
     expect(h.posts).toHaveLength(rows.length);
   });
+
+  it(`a success after its batch's ${RUNWAY_MS / 1000} s runway hands the deliveries waiting for a slot back to the queue, due now, instead of leaving them to their deferral`, async () => {
+    const { rows, shop, endpoint } = await endpointWith(12);
+    // The holders answer after the runway: their batch ends past it and must not pull.
+    const h = harness(async () => {
+      await new Promise((r) => setTimeout(r, h.posts.length <= MAX_IN_FLIGHT ? RUNWAY_MS + 300 : 5));
+      return { status: 204 };
+    });
+    const holders = deliverBatch(h.attemptDeps, rows.slice(0, MAX_IN_FLIGHT).map((r) => messageOf(r)));
+    while (h.posts.length < MAX_IN_FLIGHT) await new Promise((r) => setTimeout(r, 5));
+    const late = rows.slice(MAX_IN_FLIGHT).map((r) => messageOf(r));
+    expect(verdicts(await deliverBatch(h.attemptDeps, late))).toEqual(Array(late.length).fill('deferred'));
+    expect(await endpoints.get(shop.id, endpoint.id)).toHaveProperty('backlog_at');
+    expect(verdicts(await holders)).toEqual(Array(MAX_IN_FLIGHT).fill('delivered'));
+    // Not pulled (only the holders were sent), but queued again at once, and the mark taken.
+    expect(h.posts).toHaveLength(MAX_IN_FLIGHT);
+    expect(h.queued.map((m) => m.delivery_id).sort()).toEqual(late.map((m) => m.delivery_id).sort());
+    expect(await endpoints.get(shop.id, endpoint.id)).not.toHaveProperty('backlog_at');
+    expect(verdicts(await deliverBatch(h.attemptDeps, h.queued))).toEqual(Array(late.length).fill('delivered'));
+    for (const r of rows) expect(await row(r)).toMatchObject({ status: 'succeeded', attempts: 1 });
+  }, 20_000);
 
   it('costs 1.2 table requests per delivery on the hot path: one read, one admission, one write per attempt, one transaction per endpoint', async () => {
     const { shop, endpoint, rows } = await endpointWith(10);
