@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { AwsApi } from '../../shared/aws/aws-call';
+import { endpointOf, md5 } from '../../shared/aws/sqs-send';
 import { logger } from '../../shared/logger';
 
 const LONG_POLL_SECONDS = 20;
@@ -15,8 +15,6 @@ interface Message {
   MD5OfBody?: string;
   Attributes?: Record<string, string>;
 }
-
-const md5 = (body: string) => createHash('md5').update(body).digest('hex');
 
 export interface QueuePoller {
   /** Stops receiving and waits for batches in flight. */
@@ -50,7 +48,7 @@ export function startQueuePoller(opts: {
   // stop() aborts a pending long poll instead of waiting it out.
   const stopping = new AbortController();
   const inFlight = new Set<Promise<void>>();
-  const endpoint = new URL(opts.queueUrl).origin;
+  const endpoint = endpointOf(opts.queueUrl);
 
   const invoke = async (messages: Message[]) => {
     const event: SQSEvent = {

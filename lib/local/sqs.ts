@@ -48,6 +48,8 @@ export async function startLocalQueues(options: { visibilityTimeoutSeconds: numb
   };
   const deliveries = await withDlq('deliveries');
   const notifications = await withDlq('notifications');
+  // Signed with the emulator client's region and credentials: the emulator ignores them, AWS would not.
+  const api = new AwsApi(SQS, client.config);
   const events = new AwsApi(SQS, client.config);
   return {
     endpoint,
@@ -57,11 +59,11 @@ export async function startLocalQueues(options: { visibilityTimeoutSeconds: numb
     notifyQueueUrl: notifications.url,
     notifyQueueArn: notifications.arn,
     client,
-    // Signed with the emulator client's region and credentials: the emulator ignores them, AWS would not.
-    api: new AwsApi(SQS, client.config),
+    api,
     events,
     stop: async () => {
       client.destroy();
+      api.destroy();
       events.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -6,8 +6,10 @@ import type { AwsApi } from './aws-call';
  * host as the SDK does (so the local emulator's queue URLs reach the emulator), and with the
  * SDK's check that SQS stored the body it was sent (the MD5 it answers with).
  */
-const md5 = (body: string) => createHash('md5').update(body).digest('hex');
-const endpointOf = (queueUrl: string) => new URL(queueUrl).origin;
+/** The hex MD5 SQS answers for a message body (on send and on receive). */
+export const md5 = (body: string) => createHash('md5').update(body).digest('hex');
+/** Where a queue's requests go: its URL's own host. */
+export const endpointOf = (queueUrl: string) => new URL(queueUrl).origin;
 
 export async function sendMessage(sqs: AwsApi, queueUrl: string, body: string, delaySeconds?: number): Promise<void> {
   const input = { QueueUrl: queueUrl, MessageBody: body, ...(delaySeconds === undefined ? {} : { DelaySeconds: delaySeconds }) };

@@ -216,6 +216,22 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     expect(await row(rows[3] as DeliveryRecord)).toMatchObject({ status: 'pending', attempts: 0 });
   });
 
+  it('behind requests that look stuck, deferred deliveries wait until the first lease ends, and the endpoint is marked so a success pulls them sooner', async () => {
+    const { rows, shop, endpoint } = await endpointWith(MAX_IN_FLIGHT + 2);
+    const h = harness();
+    // Every slot held by requests taken 2 s ago (the lease is the 1 s timeout + 5 s), nothing succeeded since.
+    const leaseMs = h.attemptDeps.settings.timeoutMs + 5_000;
+    const until = Date.now() + leaseMs - 2_000;
+    const current = await endpoints.get(shop.id, endpoint.id);
+    const held = rows.slice(0, MAX_IN_FLIGHT).map((r) => ({ deliveryId: r.id, lease: { until, token: `t_${r.id}`, probe: false } }));
+    expect(await endpoints.admit(current!, { send: held, circuitOpen: [], defer: [], deferUntil: null, inFlight: [], expired: [], health: current!.health })).toBe(true);
+    const late = rows.slice(MAX_IN_FLIGHT).map((r) => messageOf(r));
+    expect(verdicts(await deliverBatch(h.attemptDeps, late))).toEqual(['deferred', 'deferred']);
+    expect(h.posts).toEqual([]);
+    expect(h.scheduled.map((s) => s.at.getTime())).toEqual([until, until]);
+    expect(await endpoints.get(shop.id, endpoint.id)).toHaveProperty('backlog_at');
+  });
+
   it('when the table fails mid-attempt, that message fails alone and the batch\'s waiting ones go back on the queue', async () => {
     const { rows } = await endpointWith(6);
     const h = harness();
