@@ -60,6 +60,8 @@ export interface EventWriter {
 
 export interface EndpointDeps {
   endpoints: EndpointStore;
+  /** An endpoint disabled by hand has its open deliveries cancelled at once, as one disabled by failure does. */
+  deliveries: { cancelOpenForEndpoint(shopId: string, endpointId: string): Promise<number> };
   events: EventWriter;
   cipher: SecretCipher;
   /** Runs the URL guard, DNS included (injectable for tests). */
@@ -98,7 +100,7 @@ export async function loadEndpoint(deps: Pick<EndpointDeps, 'endpoints'>, shopId
   return findExisting('we', 'webhook endpoint', id, (endpointId) => deps.endpoints.get(shopId, endpointId));
 }
 
-export async function createEndpoint(deps: Omit<EndpointDeps, 'events' | 'rotationGraceMs'>, shopId: string, input: CreateEndpointInput): Promise<Resource<'webhookEndpointWithSecret'>> {
+export async function createEndpoint(deps: Omit<EndpointDeps, 'events' | 'deliveries' | 'rotationGraceMs'>, shopId: string, input: CreateEndpointInput): Promise<Resource<'webhookEndpointWithSecret'>> {
   const url = await guardedUrl(deps, input.url);
   const now = deps.now();
   const id = newId('we', now.getTime());
@@ -133,7 +135,7 @@ export async function listEndpoints(deps: Pick<EndpointDeps, 'endpoints'>, shopI
   return { items: endpoints.map(toEndpointResource) };
 }
 
-export async function updateEndpoint(deps: Pick<EndpointDeps, 'endpoints' | 'checkUrl' | 'policy' | 'now'>, shopId: string, id: string, input: UpdateEndpointInput) {
+export async function updateEndpoint(deps: Pick<EndpointDeps, 'endpoints' | 'deliveries' | 'checkUrl' | 'policy' | 'now'>, shopId: string, id: string, input: UpdateEndpointInput) {
   const endpoint = await loadEndpoint(deps, shopId, id);
   const changes: EndpointChanges = {};
   if (input.url !== undefined) changes.url = await guardedUrl(deps, input.url);
@@ -146,6 +148,10 @@ export async function updateEndpoint(deps: Pick<EndpointDeps, 'endpoints' | 'che
   if (Object.keys(changes).length === 0) return toEndpointResource(endpoint);
   const updated = await deps.endpoints.update(shopId, endpoint.id, changes, deps.now().toISOString());
   if (!updated) throw notFound('webhook endpoint', id);
+  // "Deliveries still queued for a disabled endpoint become cancelled": now, not as each falls due.
+  // Also when it was disabled already (a crash after an earlier disable may have left some open).
+  // Should this fail or crash, the consumer cancels each one it meets for a disabled endpoint.
+  if (updated.enabled === false) await deps.deliveries.cancelOpenForEndpoint(shopId, endpoint.id);
   return toEndpointResource(updated);
 }
 

@@ -93,6 +93,28 @@ describe('endpoint lifecycle and visibility (real clock: a failed attempt retrie
     expect(receiver.received).toHaveLength(1);
   });
 
+  it('PATCH enabled:false cancels the endpoint\'s retrying delivery at once; re-enabling does not bring it back', async () => {
+    const t = await newTenant(stack);
+    let secret = '';
+    const receiver = await startReceiver(() => [secret], (_n, res) => res.writeHead(500).end('not yet'));
+    const e = await t.endpoint(receiver.url);
+    secret = e.secret;
+    const eventId = await t.simulate();
+    const [retrying] = await waitForRows(stack, t.shop.id, eventId, (rows) => rows[0]?.status === 'retrying');
+    const disabled = await t.api('PATCH', `/v1/webhook-endpoints/${e.id}`, { enabled: false });
+    expect(disabled.json).toMatchObject({ enabled: false, disabled_reason: 'manual' });
+    // Cancelled by the PATCH itself, a minute before its retry would have found the endpoint disabled.
+    const [cancelled] = await rowsOf(stack, t.shop.id, eventId);
+    expect(cancelled).toMatchObject({ id: retrying?.id, status: 'cancelled', next_attempt_at: null, attempts: 1 });
+    expect((await t.deliveries(e.id, '?status=retrying')).data).toEqual([]);
+    expect((await t.api('GET', `/v1/webhook-endpoints/${e.id}/stats`)).json.deliveries).toMatchObject({ pending: 0, retrying: 0 });
+    expect((await t.api('PATCH', `/v1/webhook-endpoints/${e.id}`, { enabled: true })).json).toMatchObject({ enabled: true, disabled_reason: null });
+    await stack.deps.queue.send([messageOf(cancelled as DeliveryRecord)]);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(receiver.received).toHaveLength(1);
+    expect((await rowsOf(stack, t.shop.id, eventId))[0]?.status).toBe('cancelled');
+  });
+
   it('a 500-then-200 receiver: the first attempt is in attempt_log with status 500 and its body; the list filters by status and pages', async () => {
     const t = await newTenant(stack);
     let secret = '';
