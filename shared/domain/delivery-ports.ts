@@ -36,8 +36,8 @@ export interface AttemptDeliveryStore extends DeliveryStore {
   listOpenForEndpoint(shopId: string, endpointId: string): Promise<DeliveryRecord[]>;
   /** Up to `limit` open deliveries of the endpoint already due at `now`, oldest first, as messages (read from an index: may lag a write). */
   listDueForEndpoint(shopId: string, endpointId: string, now: Date, limit: number): Promise<DeliveryMessage[]>;
-  /** Cancels every pending or retrying delivery of the endpoint; returns how many. */
-  cancelOpenForEndpoint(shopId: string, endpointId: string): Promise<number>;
+  /** Cancels the endpoint's pending and retrying deliveries, as many as `budgetMs` allows (the consumer cancels the rest as each falls due); returns how many. */
+  cancelOpenForEndpoint(shopId: string, endpointId: string, budgetMs?: number): Promise<number>;
 }
 
 /** What an attempt's end writes on its endpoint besides dropping the lease. */

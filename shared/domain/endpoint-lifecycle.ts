@@ -11,7 +11,7 @@ import { loadEndpoint, toEndpointResource, type EndpointStore } from './webhook-
 export interface EndpointDeliveryReader {
   listForEndpoint(shopId: string, endpointId: string, page: PageRequest, status?: DeliveryStatus): Promise<Page<DeliveryRecord & { event_type: EventType }>>;
   countOpenForEndpoint(shopId: string, endpointId: string): Promise<{ pending: number; retrying: number }>;
-  cancelOpenForEndpoint(shopId: string, endpointId: string): Promise<number>;
+  cancelOpenForEndpoint(shopId: string, endpointId: string, budgetMs?: number): Promise<number>;
 }
 
 export interface EndpointStatsReader {

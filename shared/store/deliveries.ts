@@ -154,9 +154,15 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
     return (await this.openItems(shopId, endpointId)).map((i) => stripKeys<DeliveryRecord>(i));
   }
 
-  /** Every GSI1 entry of the endpoint (its open deliveries), page after page; `status` only when asked. */
+  /** Every GSI1 entry of the endpoint (its open deliveries); `status` only when asked. */
   private async openItems(shopId: string, endpointId: string, statusOnly = false): Promise<Record<string, unknown>[]> {
     const items: Record<string, unknown>[] = [];
+    for await (const page of this.openPages(shopId, endpointId, statusOnly)) items.push(...page);
+    return items;
+  }
+
+  /** The endpoint's GSI1 entries, a page at a time (the caller may stop early). */
+  private async *openPages(shopId: string, endpointId: string, statusOnly = false): AsyncGenerator<Record<string, unknown>[]> {
     let start: Record<string, unknown> | undefined;
     do {
       const out = await this.db.doc.query({
@@ -167,10 +173,9 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
         ExpressionAttributeValues: { ':pk': gsi1Partition.openDeliveries(shopId, endpointId) },
         ExclusiveStartKey: start,
       });
-      items.push(...(out.Items ?? []));
+      yield out.Items ?? [];
       start = out.LastEvaluatedKey;
     } while (start);
-    return items;
   }
 
   async listDueForEndpoint(shopId: string, endpointId: string, now: Date, limit: number): Promise<DeliveryMessage[]> {
@@ -235,12 +240,34 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
     return counts;
   }
 
-  async cancelOpenForEndpoint(shopId: string, endpointId: string): Promise<number> {
-    const open = await this.listOpenForEndpoint(shopId, endpointId);
-    await Promise.all(open.map((d) => this.cancel(d)));
-    return open.length;
+  /**
+   * Cancels the endpoint's open deliveries a page of its index at a time, CANCEL_CONCURRENCY
+   * writes at once, and starts no write after `budgetMs`: a request that disables or deletes
+   * an endpoint with a long backlog answers in time. Whatever is left is cancelled by the
+   * consumer as each falls due (its endpoint is disabled or gone). Returns how many it cancelled.
+   */
+  async cancelOpenForEndpoint(shopId: string, endpointId: string, budgetMs = CANCEL_BUDGET_MS): Promise<number> {
+    const stopAt = Date.now() + budgetMs;
+    let cancelled = 0;
+    for await (const page of this.openPages(shopId, endpointId)) {
+      const open = page.map((i) => stripKeys<DeliveryRecord>(i));
+      let next = 0;
+      const worker = async () => {
+        for (let i = next++; i < open.length && Date.now() < stopAt; i = next++) {
+          await this.cancel(open[i] as DeliveryRecord);
+          cancelled++;
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(CANCEL_CONCURRENCY, open.length) }, worker));
+      if (Date.now() >= stopAt) break;
+    }
+    return cancelled;
   }
 }
+
+/** Cancel writes in flight at once, and the time a request spends starting them (an API function runs for 10 s at most). */
+const CANCEL_CONCURRENCY = 16;
+const CANCEL_BUDGET_MS = 5_000;
 
 /** Index entries a filtered page of an endpoint's deliveries reads at most. */
 const FILTER_BUDGET = 1_000;

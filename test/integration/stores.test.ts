@@ -2,6 +2,10 @@ import { issueKey } from '../../shared/domain/api-keys';
 import { createShop, toChanges } from '../../shared/domain/shop';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { keys } from '../../shared/store/keys';
+import { newDelivery, type DeliveryRecord } from '../../shared/domain/deliveries';
+import { newEvent } from '../../shared/domain/events';
+import { newId } from '../../shared/ids';
+import { DynamoDeliveryStore } from '../../shared/store/deliveries';
 import { useFreshTable } from '../helpers/table';
 
 describe('DynamoDB adapters (DynamoDB Local)', () => {
@@ -44,5 +48,50 @@ describe('DynamoDB adapters (DynamoDB Local)', () => {
     expect(second?.revoked_at).toBe('2026-11-21T10:00:00.000Z');
     expect(await deps.apiKeys.getByHash(record.key_hash)).toMatchObject({ revoked: true });
     expect(await deps.apiKeys.revoke('key_01jd0000000000000000000000', 'now')).toBeNull();
+  });
+
+  describe('cancelling an endpoint\'s open deliveries', () => {
+    const openRows = async (n: number) => {
+      const shop = await createShop(deps, { name: 'Cancel Shop', owner_email: 'o@cancel.test' });
+      const endpointId = newId('we');
+      const now = new Date();
+      const rows = Array.from({ length: n }, (_, i) => newDelivery(newEvent(shop.id, 'call.completed', { id: `call_${i}`, object: 'call' }, now), endpointId, newId('dlv'), 'fanout', now));
+      await new DynamoDeliveryStore(deps.db).createAll(rows);
+      return { shopId: shop.id, endpointId, rows };
+    };
+
+    it('cancels every one, and only that endpoint\'s', async () => {
+      const store = new DynamoDeliveryStore(deps.db);
+      const a = await openRows(40);
+      const b = await openRows(3);
+      expect(await store.cancelOpenForEndpoint(a.shopId, a.endpointId)).toBe(40);
+      expect(await store.countOpenForEndpoint(a.shopId, a.endpointId)).toEqual({ pending: 0, retrying: 0 });
+      const row = await store.get(a.shopId, a.rows[7]?.event_id as string, a.rows[7]?.id as string);
+      expect(row).toMatchObject({ status: 'cancelled', next_attempt_at: null });
+      expect(await store.countOpenForEndpoint(b.shopId, b.endpointId)).toEqual({ pending: 3, retrying: 0 });
+      expect(await store.cancelOpenForEndpoint(a.shopId, a.endpointId)).toBe(0);
+    });
+
+    it('starts no write after its budget, 16 at a time: the rest stay open for the consumer to cancel', async () => {
+      // Each cancel takes 400 ms here: with a 1 s budget, the waves that start in time cancel 16 each.
+      const slow = new DynamoDeliveryStore(deps.db);
+      const cancel = slow.cancel.bind(slow);
+      let inFlight = 0;
+      let most = 0;
+      slow.cancel = async (d: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id'>) => {
+        most = Math.max(most, ++inFlight);
+        await new Promise((r) => setTimeout(r, 400));
+        await cancel(d);
+        inFlight--;
+      };
+      const { shopId, endpointId } = await openRows(100);
+      const cancelled = await slow.cancelOpenForEndpoint(shopId, endpointId, 1_000);
+      expect(most).toBe(16);
+      expect(cancelled % 16).toBe(0);
+      expect(cancelled).toBeGreaterThanOrEqual(16);
+      expect(cancelled).toBeLessThan(100);
+      expect(await slow.countOpenForEndpoint(shopId, endpointId)).toEqual({ pending: 100 - cancelled, retrying: 0 });
+      expect(await slow.cancelOpenForEndpoint(shopId, endpointId, 0)).toBe(0);
+    });
   });
 });
