@@ -81,22 +81,14 @@ export function startQueuePoller(opts: {
     }
   };
 
-  // After a full batch the queue is taken to be busy still: the next receive asks for a full one at
-  // once, without first asking how many are visible (if fewer are, it is answered ≥ 40 ms later with those).
-  let busy = false;
-  const visibleNow = async (): Promise<number> => {
-    if (busy) return batchSize;
+  const receive = async (): Promise<Message[]> => {
     const attributes = await opts.sqs.call<{ Attributes?: Record<string, string> }>({
       operation: 'GetQueueAttributes',
       input: { QueueUrl: opts.queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] },
       endpoint,
       signal: stopping.signal,
     });
-    return Number(attributes.Attributes?.ApproximateNumberOfMessages ?? 0);
-  };
-
-  const receive = async (): Promise<Message[]> => {
-    const visible = await visibleNow();
+    const visible = Number(attributes.Attributes?.ApproximateNumberOfMessages ?? 0);
     const wait = visible > 0 ? 0 : LONG_POLL_SECONDS;
     const out = await opts.sqs.call<{ Messages?: Message[] }>({
       operation: 'ReceiveMessage',
@@ -111,7 +103,6 @@ export function startQueuePoller(opts: {
     // The SDK's check that each body arrived as SQS stored it (a receive with a mismatch fails whole).
     const corrupt = messages.filter((m) => m.MD5OfBody !== md5(m.Body ?? ''));
     if (corrupt.length > 0) throw new Error(`Invalid MD5 checksum on messages: ${corrupt.map((m) => m.MessageId).join(', ')}`);
-    busy = messages.length === batchSize;
     return messages;
   };
 
