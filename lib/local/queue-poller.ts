@@ -84,11 +84,15 @@ export function startQueuePoller(opts: {
   const receive = async (): Promise<Message[]> => {
     const attributes = await opts.sqs.call<{ Attributes?: Record<string, string> }>({
       operation: 'GetQueueAttributes',
-      input: { QueueUrl: opts.queueUrl, AttributeNames: ['ApproximateNumberOfMessages'] },
+      input: { QueueUrl: opts.queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] },
       endpoint,
       signal: stopping.signal,
     });
-    const visible = Number(attributes.Attributes?.ApproximateNumberOfMessages ?? 0);
+    // local-aws-sqs counts the messages in flight in ApproximateNumberOfMessages (SQS does not): asking
+    // for those too, a receive waited out the 40 ms minimum whenever a batch was in flight (a hanging
+    // receiver's holds one for its whole timeout), and so did every other endpoint's messages.
+    const count = (name: string) => Number(attributes.Attributes?.[name] ?? 0);
+    const visible = Math.max(0, count('ApproximateNumberOfMessages') - count('ApproximateNumberOfMessagesNotVisible'));
     const wait = visible > 0 ? 0 : LONG_POLL_SECONDS;
     const out = await opts.sqs.call<{ Messages?: Message[] }>({
       operation: 'ReceiveMessage',

@@ -120,4 +120,47 @@ describe('local SQS event source', () => {
     expect(receives[0]).toMatchObject({ input: { WaitTimeSeconds: 20, MaxNumberOfMessages: 1 }, timeoutMs: 25_000 });
     expect(receives[0]?.signal?.aborted).toBe(true);
   });
+
+  it('a batch in flight is not counted as waiting: the poller long-polls for the next message and asks for it alone', async () => {
+    // local-aws-sqs counts messages in flight in ApproximateNumberOfMessages. Counted as waiting, a held
+    // batch made the poller ask for more than was there, and each such receive waited out 40 ms.
+    const sqs = new AwsApi(SQS, queues.client.config);
+    const requests: AwsRequest[] = [];
+    const call = sqs.call.bind(sqs);
+    sqs.call = <T>(request: AwsRequest) => {
+      requests.push(request);
+      return call<T>(request);
+    };
+    let release = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    const bodies: string[] = [];
+    const poller = startQueuePoller({
+      sqs,
+      queueUrl: queues.notifyQueueUrl,
+      queueArn: queues.notifyQueueArn,
+      handler: async (event) => {
+        bodies.push(...event.Records.map((r) => r.body));
+        if (event.Records.some((r) => r.body === 'held')) await held;
+        return { batchItemFailures: [] };
+      },
+    });
+    const receives = () => requests.filter((r) => r.operation === 'ReceiveMessage');
+    try {
+      await send(['held'], queues.notifyQueueUrl);
+      await until(() => bodies.includes('held'));
+      const before = receives().length;
+      await until(() => false, 300);
+      // One long poll while 'held' is in flight (the old count had it re-receive every 40 ms).
+      expect(receives().length - before).toBeLessThanOrEqual(1);
+      expect(receives().at(-1)?.input).toMatchObject({ WaitTimeSeconds: 20, MaxNumberOfMessages: 1 });
+      await send(['next'], queues.notifyQueueUrl);
+      await until(() => bodies.includes('next'));
+      expect(receives().every((r) => (r.input as { MaxNumberOfMessages: number }).MaxNumberOfMessages === 1)).toBe(true);
+    } finally {
+      release();
+      await poller.stop();
+      sqs.destroy();
+    }
+    expect(bodies).toEqual(['held', 'next']);
+  });
 });
