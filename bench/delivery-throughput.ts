@@ -77,16 +77,18 @@ try {
     endpointIds.push(endpoint.id);
   }
 
-  // Every run's events and delivery rows, written before any run: N per run, blocks of BATCH per endpoint.
-  const now = new Date();
-  const runs: DeliveryRecord[][] = [];
+  // Each run's events and delivery rows (N, in blocks of BATCH per endpoint), written just before
+  // it: a row written earlier would be due during the runs before it, and a consumer that pulls an
+  // endpoint's due deliveries from the table (a success taking the backlog mark) would send it then.
   const eventsById = new Map<string, EventRecord>();
   const deliveries = new DynamoDeliveryStore(deps.db);
-  // Two warm-up runs (consumer, floor: not counted), then the pairs'.
-  for (let r = 0; r < 2 * PAIRS + 2; r++) {
+  let written = 0;
+  const nextRun = async (size: number): Promise<DeliveryRecord[]> => {
+    const r = written++;
+    const now = new Date();
     const rows: DeliveryRecord[] = [];
     const events = [];
-    for (let i = 0; i < (r < 2 ? WARMUP : N); i++) {
+    for (let i = 0; i < size; i++) {
       const event = newEvent(shop.id, 'call.completed', { id: `call_${r}_${i}`, object: 'call' }, now);
       events.push(event);
       eventsById.set(event.id, event);
@@ -96,8 +98,8 @@ try {
       await deps.db.doc.batchWrite({ RequestItems: { [deps.db.tableName]: events.slice(i, i + 25).map((e) => ({ PutRequest: { Item: eventItem(e) } })) } });
     }
     await deliveries.createAll(rows);
-    runs.push(rows);
-  }
+    return rows;
+  };
 
   const queue = new SqsDeliveryQueue(env.queues.api, env.queues.queueUrl);
   const consumerTable = new Map<string, OpTally>();
@@ -130,12 +132,12 @@ try {
       return rate;
   };
   // DynamoDB Local's JVM compiles its request paths as they are first used: the first run of a cold emulator is slower whoever makes it.
-  await consumerRun(runs[0] as DeliveryRecord[], false);
-  await floorRun(runs[1] as DeliveryRecord[], false);
+  // Two warm-up runs (consumer, floor: not counted), then the pairs'.
+  await consumerRun(await nextRun(WARMUP), false);
+  await floorRun(await nextRun(WARMUP), false);
   for (let p = 0; p < PAIRS; p++) {
-    const [consumerRows, floorRows] = [runs[2 * p + 2] as DeliveryRecord[], runs[2 * p + 3] as DeliveryRecord[]];
-    const runConsumer = () => consumerRun(consumerRows, true);
-    const runFloor = () => floorRun(floorRows, true);
+    const runConsumer = async () => consumerRun(await nextRun(N), true);
+    const runFloor = async () => floorRun(await nextRun(N), true);
     // Alternate which goes first, so a drift over the run (a warmer JIT, a bigger table) weighs on both.
     if (p % 2 === 0) {
       const consumer = await runConsumer();

@@ -3,7 +3,13 @@ import type { AwsApi } from '../../shared/aws/aws-call';
 import { endpointOf, md5 } from '../../shared/aws/sqs-send';
 import { logger } from '../../shared/logger';
 
-const LONG_POLL_SECONDS = 20;
+/**
+ * An idle queue's long poll. Short: local-aws-sqs keeps a receive going after its client has gone,
+ * so the one stop() cuts off still takes the next message sent to the queue within its wait, and
+ * hides it for the visibility timeout (a bench that stopped one consumer and started the next
+ * lost a message that way, and the order of everything after it).
+ */
+const LONG_POLL_SECONDS = 1;
 /** Bound on a receive's attempt: a long poll's wait and then some (the SQS API's default bound, 5 s, is shorter than the wait). */
 const LONG_POLL_BOUND_MS = (LONG_POLL_SECONDS + 5) * 1000;
 
