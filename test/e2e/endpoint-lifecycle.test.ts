@@ -76,7 +76,8 @@ describe('endpoint lifecycle and visibility (real clock: a failed attempt retrie
     expectError(await t.api('POST', '/v1/webhook-endpoints', { url: 'https://hooks.partner.example/18', events: ['*'] }), 400, 'parameter_invalid');
   });
 
-  it('DELETE cancels the endpoint\'s retrying delivery: no later attempt reaches the receiver', async () => {
+  /** A tenant whose one endpoint answers 500: its first delivery is retrying (the retry is a minute away). */
+  async function withRetryingDelivery() {
     const t = await newTenant(stack);
     let secret = '';
     const receiver = await startReceiver(() => [secret], (_n, res) => res.writeHead(500).end('not yet'));
@@ -84,9 +85,14 @@ describe('endpoint lifecycle and visibility (real clock: a failed attempt retrie
     secret = e.secret;
     const eventId = await t.simulate();
     const [retrying] = await waitForRows(stack, t.shop.id, eventId, (rows) => rows[0]?.status === 'retrying');
+    return { t, receiver, e, eventId, retrying: retrying as DeliveryRecord };
+  }
+
+  it('DELETE cancels the endpoint\'s retrying delivery: no later attempt reaches the receiver', async () => {
+    const { t, receiver, e, eventId, retrying } = await withRetryingDelivery();
     expect((await t.api('DELETE', `/v1/webhook-endpoints/${e.id}`)).status).toBe(200);
     const [cancelled] = await rowsOf(stack, t.shop.id, eventId);
-    expect(cancelled).toMatchObject({ id: retrying?.id, status: 'cancelled', next_attempt_at: null, attempts: 1 });
+    expect(cancelled).toMatchObject({ id: retrying.id, status: 'cancelled', next_attempt_at: null, attempts: 1 });
     // Its retry message arriving now (as the queue or the sweeper would send it) sends nothing.
     await stack.deps.queue.send([messageOf(cancelled as DeliveryRecord)]);
     await new Promise((r) => setTimeout(r, 500));
@@ -94,18 +100,12 @@ describe('endpoint lifecycle and visibility (real clock: a failed attempt retrie
   });
 
   it('PATCH enabled:false cancels the endpoint\'s retrying delivery at once; re-enabling does not bring it back', async () => {
-    const t = await newTenant(stack);
-    let secret = '';
-    const receiver = await startReceiver(() => [secret], (_n, res) => res.writeHead(500).end('not yet'));
-    const e = await t.endpoint(receiver.url);
-    secret = e.secret;
-    const eventId = await t.simulate();
-    const [retrying] = await waitForRows(stack, t.shop.id, eventId, (rows) => rows[0]?.status === 'retrying');
+    const { t, receiver, e, eventId, retrying } = await withRetryingDelivery();
     const disabled = await t.api('PATCH', `/v1/webhook-endpoints/${e.id}`, { enabled: false });
     expect(disabled.json).toMatchObject({ enabled: false, disabled_reason: 'manual' });
     // Cancelled by the PATCH itself, a minute before its retry would have found the endpoint disabled.
     const [cancelled] = await rowsOf(stack, t.shop.id, eventId);
-    expect(cancelled).toMatchObject({ id: retrying?.id, status: 'cancelled', next_attempt_at: null, attempts: 1 });
+    expect(cancelled).toMatchObject({ id: retrying.id, status: 'cancelled', next_attempt_at: null, attempts: 1 });
     expect((await t.deliveries(e.id, '?status=retrying')).data).toEqual([]);
     expect((await t.api('GET', `/v1/webhook-endpoints/${e.id}/stats`)).json.deliveries).toMatchObject({ pending: 0, retrying: 0 });
     expect((await t.api('PATCH', `/v1/webhook-endpoints/${e.id}`, { enabled: true })).json).toMatchObject({ enabled: true, disabled_reason: null });

@@ -25,6 +25,17 @@ describe('local SQS event source', () => {
       await queues.client.send(new SendMessageBatchCommand({ QueueUrl: queueUrl, Entries: entries }));
     }
   };
+  /** An SQS API that keeps every request it is asked to send. */
+  const recordingApi = () => {
+    const sqs = new AwsApi(SQS, queues.client.config);
+    const requests: AwsRequest[] = [];
+    const call = sqs.call.bind(sqs);
+    sqs.call = <T>(request: AwsRequest) => {
+      requests.push(request);
+      return call<T>(request);
+    };
+    return { sqs, requests };
+  };
   const until = async (done: () => boolean, ms = 10_000) => {
     const deadline = Date.now() + ms;
     while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
@@ -98,13 +109,7 @@ describe('local SQS event source', () => {
   });
 
   it('an idle queue is long-polled for 1 s at a time, bounded past its wait; stop() ends the poll at once, and the cut-off poll takes nothing sent after its wait', async () => {
-    const sqs = new AwsApi(SQS, queues.client.config);
-    const requests: AwsRequest[] = [];
-    const call = sqs.call.bind(sqs);
-    sqs.call = <T>(request: AwsRequest) => {
-      requests.push(request);
-      return call<T>(request);
-    };
+    const { sqs, requests } = recordingApi();
     const poller = startQueuePoller({ sqs, queueUrl: queues.notifyQueueUrl, queueArn: queues.notifyQueueArn, handler: () => Promise.resolve({ batchItemFailures: [] }) });
     try {
       await until(() => requests.some((r) => r.operation === 'ReceiveMessage'));
@@ -130,13 +135,7 @@ describe('local SQS event source', () => {
   it('a batch in flight is not counted as waiting: the poller long-polls for the next message and asks for it alone', async () => {
     // local-aws-sqs counts messages in flight in ApproximateNumberOfMessages. Counted as waiting, a held
     // batch made the poller ask for more than was there, and each such receive waited out 40 ms.
-    const sqs = new AwsApi(SQS, queues.client.config);
-    const requests: AwsRequest[] = [];
-    const call = sqs.call.bind(sqs);
-    sqs.call = <T>(request: AwsRequest) => {
-      requests.push(request);
-      return call<T>(request);
-    };
+    const { sqs, requests } = recordingApi();
     let release = () => {};
     const held = new Promise<void>((r) => (release = r));
     const bodies: string[] = [];
