@@ -113,6 +113,9 @@ try {
       // As the fan-out sends them: each message carries its (small) event.
       await queue.send(consumerRows.map((d) => carryingEvent(messageOf(d), eventsById.get(d.event_id) as EventRecord)));
       const { rate, report, cpu: used } = await timed<ConsumerReport>(consumerRows, 'bench/lib/consumer-child.ts', [String(BATCHES_IN_FLIGHT)], (child) => child.send('report'));
+      // The long poll the child's stop cut off goes on in local-aws-sqs for up to its 1 s wait, and
+      // would take the next run's first message (lib/local/queue-poller.ts): let it end first.
+      await sleep(1_100);
       if (!counted) return rate;
       if (used) cpu.consumer.push(used);
       addTallies(consumerTable, new Map(Object.entries(report.table)));

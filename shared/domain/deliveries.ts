@@ -94,7 +94,7 @@ export interface DeliveryStore {
   get(shopId: string, eventId: string, deliveryId: string): Promise<DeliveryRecord | null>;
   listForEvent(shopId: string, eventId: string): Promise<DeliveryRecord[]>;
   /** Ends an open delivery as `cancelled` (one that ended meanwhile keeps its outcome). */
-  cancel(delivery: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id'>): Promise<void>;
+  cancel(delivery: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id'>): Promise<boolean>;
 }
 
 export interface DeliveryQueue {

@@ -31,13 +31,14 @@ export interface AttemptDeliveryStore extends DeliveryStore {
   readForAttempts(messages: DeliveryMessage[]): Promise<AttemptInputs>;
   /** Records attempt N only if the row still says N-1 attempts and is open; false when another worker did. */
   recordAttempt(delivery: DeliveryRecord, update: AttemptUpdate): Promise<boolean>;
-  cancel(delivery: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id'>): Promise<void>;
+  /** False when the delivery had ended meanwhile (it keeps its outcome). */
+  cancel(delivery: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id'>): Promise<boolean>;
   /** Every pending or retrying delivery of the endpoint. */
   listOpenForEndpoint(shopId: string, endpointId: string): Promise<DeliveryRecord[]>;
   /** Up to `limit` open deliveries of the endpoint already due at `now`, oldest first, as messages (read from an index: may lag a write). */
   listDueForEndpoint(shopId: string, endpointId: string, now: Date, limit: number): Promise<DeliveryMessage[]>;
-  /** Cancels the endpoint's pending and retrying deliveries, as many as `budgetMs` allows (the consumer cancels the rest as each falls due); returns how many. */
-  cancelOpenForEndpoint(shopId: string, endpointId: string, budgetMs?: number): Promise<number>;
+  /** Cancels the endpoint's pending and retrying deliveries created up to `before`, as many as `budgetMs` allows (the consumer cancels the rest as each falls due); returns how many. */
+  cancelOpenForEndpoint(shopId: string, endpointId: string, options: { before: Date; budgetMs?: number }): Promise<number>;
 }
 
 /** What an attempt's end writes on its endpoint besides dropping the lease. */

@@ -3,7 +3,7 @@ import { shouldDisable, type Outcome } from '../webhooks/policy';
 import type { AttemptRecord } from './deliveries';
 import type { AttemptDeps } from './delivery-ports';
 import { newEvent } from './events';
-import { toEndpointResource, type EndpointRecord } from './webhook-endpoints';
+import { cancelQueued, toEndpointResource, type EndpointRecord } from './webhook-endpoints';
 
 /**
  * After a failed attempt: a 410 disables the endpoint at once; 3 (scaled) days of failure
@@ -17,7 +17,7 @@ export async function disableIfDue(deps: Pick<AttemptDeps, 'endpoints' | 'delive
   const disabled = { ...endpoint, enabled: false, disabled_reason: reason, updated_at: now.toISOString() } as const;
   const event = newEvent(endpoint.shop_id, 'webhook_endpoint.disabled', toEndpointResource(disabled), now);
   if (await deps.endpoints.disable(endpoint, reason, lastErrors, event, now.toISOString())) {
-    const cancelled = await deps.deliveries.cancelOpenForEndpoint(endpoint.shop_id, endpoint.id);
+    const cancelled = await cancelQueued(deps, endpoint, now);
     logger.warn('Webhook endpoint disabled', { endpoint_id: endpoint.id, shop_id: endpoint.shop_id, reason, cancelled_deliveries: cancelled });
   }
 }

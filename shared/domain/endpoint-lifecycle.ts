@@ -5,13 +5,13 @@ import { summarise, type StatsBucket } from './endpoint-stats';
 import type { EventType } from './event-types';
 import type { Page, PageRequest } from './pagination';
 import type { Resource } from './resources';
-import { loadEndpoint, toEndpointResource, type EndpointStore } from './webhook-endpoints';
+import { cancelQueued, loadEndpoint, toEndpointResource, type EndpointStore } from './webhook-endpoints';
 
 /** What an endpoint's own pages read: its deliveries (through their endpoint) and its stats counters. */
 export interface EndpointDeliveryReader {
   listForEndpoint(shopId: string, endpointId: string, page: PageRequest, status?: DeliveryStatus): Promise<Page<DeliveryRecord & { event_type: EventType }>>;
   countOpenForEndpoint(shopId: string, endpointId: string): Promise<{ pending: number; retrying: number }>;
-  cancelOpenForEndpoint(shopId: string, endpointId: string, budgetMs?: number): Promise<number>;
+  cancelOpenForEndpoint(shopId: string, endpointId: string, options: { before: Date; budgetMs?: number }): Promise<number>;
 }
 
 export interface EndpointStatsReader {
@@ -34,11 +34,12 @@ export async function getEndpoint(deps: Pick<LifecycleDeps, 'endpoints'>, shopId
  * then cancels its open deliveries. A crash in between leaves nothing to send: the consumer
  * cancels a delivery whose endpoint is gone when it comes due.
  */
-export async function deleteEndpoint(deps: Pick<LifecycleDeps, 'endpoints' | 'deliveries'>, shopId: string, id: string): Promise<Resource<'deletedWebhookEndpoint'>> {
+export async function deleteEndpoint(deps: Pick<LifecycleDeps, 'endpoints' | 'deliveries' | 'now'>, shopId: string, id: string): Promise<Resource<'deletedWebhookEndpoint'>> {
   const endpoint = await loadEndpoint(deps, shopId, id);
+  const at = deps.now();
   // Deleted meanwhile by a concurrent request: that one answers 200, this one 404.
   if (!(await deps.endpoints.delete(shopId, endpoint.id))) throw notFound('webhook endpoint', id);
-  await deps.deliveries.cancelOpenForEndpoint(shopId, endpoint.id);
+  await cancelQueued(deps, endpoint, at);
   return { id: endpoint.id, object: 'webhook_endpoint', deleted: true };
 }
 

@@ -1,4 +1,5 @@
 import { AppError, notFound } from '../errors';
+import { logger } from '../logger';
 import { newId } from '../ids';
 import { findExisting } from './lookup';
 import type { GuardPolicy, GuardResult } from '../webhooks/url-guard';
@@ -61,7 +62,7 @@ export interface EventWriter {
 export interface EndpointDeps {
   endpoints: EndpointStore;
   /** An endpoint disabled by hand has its open deliveries cancelled at once, as one disabled by failure does. */
-  deliveries: { cancelOpenForEndpoint(shopId: string, endpointId: string): Promise<number> };
+  deliveries: QueuedDeliveries;
   events: EventWriter;
   cipher: SecretCipher;
   /** Runs the URL guard, DNS included (injectable for tests). */
@@ -146,13 +147,32 @@ export async function updateEndpoint(deps: Pick<EndpointDeps, 'endpoints' | 'del
   if (input.enabled === true && !endpoint.enabled) changes.health = HEALTHY;
   if (input.enabled === false) Object.assign(changes, { enabled: false, disabled_reason: endpoint.enabled ? 'manual' : endpoint.disabled_reason });
   if (Object.keys(changes).length === 0) return toEndpointResource(endpoint);
-  const updated = await deps.endpoints.update(shopId, endpoint.id, changes, deps.now().toISOString());
+  const now = deps.now();
+  const updated = await deps.endpoints.update(shopId, endpoint.id, changes, now.toISOString());
   if (!updated) throw notFound('webhook endpoint', id);
   // "Deliveries still queued for a disabled endpoint become cancelled": now, not as each falls due.
   // Also when it was disabled already (a crash after an earlier disable may have left some open).
-  // Should this fail or crash, the consumer cancels each one it meets for a disabled endpoint.
-  if (updated.enabled === false) await deps.deliveries.cancelOpenForEndpoint(shopId, endpoint.id);
+  if (input.enabled === false && !updated.enabled) await cancelQueued(deps, updated, now);
   return toEndpointResource(updated);
+}
+
+export interface QueuedDeliveries {
+  cancelOpenForEndpoint(shopId: string, endpointId: string, options: { before: Date }): Promise<number>;
+}
+
+/**
+ * After an endpoint was disabled or deleted at `at` (written already): cancels its open
+ * deliveries, as far as one request's budget goes. Whatever this leaves, by the budget, a
+ * failure or a crash, the consumer cancels as each delivery falls due; so a failure here is
+ * logged, never the answer to a change that was made. Null when it failed.
+ */
+export async function cancelQueued(deps: { deliveries: QueuedDeliveries }, endpoint: Pick<EndpointRecord, 'shop_id' | 'id'>, at: Date): Promise<number | null> {
+  try {
+    return await deps.deliveries.cancelOpenForEndpoint(endpoint.shop_id, endpoint.id, { before: at });
+  } catch (err) {
+    logger.warn('Open deliveries of a disabled or deleted endpoint not cancelled now; the consumer cancels each as it falls due', { shop_id: endpoint.shop_id, endpoint_id: endpoint.id, error: err as Error });
+    return null;
+  }
 }
 
 /**

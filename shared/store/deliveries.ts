@@ -140,8 +140,8 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
   }
 
   /** Only an open delivery is cancelled; one that ended meanwhile keeps its outcome. */
-  async cancel(d: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id'>): Promise<void> {
-    await updateIf(this.db, {
+  async cancel(d: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id'>): Promise<boolean> {
+    return updateIf(this.db, {
       Key: keys.delivery(d.shop_id, d.event_id, d.id),
       UpdateExpression: 'SET #status = :cancelled, next_attempt_at = :null, sweep_at = :null REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk',
       ConditionExpression: IS_OPEN,
@@ -241,24 +241,33 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
   }
 
   /**
-   * Cancels the endpoint's open deliveries a page of its index at a time, CANCEL_CONCURRENCY
-   * writes at once, and starts no write after `budgetMs`: a request that disables or deletes
-   * an endpoint with a long backlog answers in time. Whatever is left is cancelled by the
-   * consumer as each falls due (its endpoint is disabled or gone). Returns how many it cancelled.
+   * Cancels the endpoint's open deliveries created up to `before` (the disable or delete: rows
+   * written after it were written by a fan-out that read the endpoint still enabled, or after it
+   * was enabled again), a page of its index at a time, CANCEL_CONCURRENCY writes at once, and
+   * starts no write after `budgetMs`: a request that disables or deletes an endpoint with a long
+   * backlog answers in time. Whatever it leaves, the consumer cancels as each falls due (its
+   * endpoint is disabled or gone). Returns how many it cancelled; the first failed write stops it
+   * and is thrown once the writes under way have ended.
    */
-  async cancelOpenForEndpoint(shopId: string, endpointId: string, budgetMs = CANCEL_BUDGET_MS): Promise<number> {
+  async cancelOpenForEndpoint(shopId: string, endpointId: string, { before, budgetMs = CANCEL_BUDGET_MS }: { before: Date; budgetMs?: number }): Promise<number> {
     const stopAt = Date.now() + budgetMs;
+    const cutoff = before.toISOString();
     let cancelled = 0;
+    let failure: { error: unknown } | null = null;
     for await (const page of this.openPages(shopId, endpointId)) {
-      const open = page.map((i) => stripKeys<DeliveryRecord>(i));
+      const open = page.map((i) => stripKeys<DeliveryRecord>(i)).filter((d) => d.created_at <= cutoff);
       let next = 0;
       const worker = async () => {
-        for (let i = next++; i < open.length && Date.now() < stopAt; i = next++) {
-          await this.cancel(open[i] as DeliveryRecord);
-          cancelled++;
+        for (let i = next++; i < open.length && Date.now() < stopAt && !failure; i = next++) {
+          try {
+            if (await this.cancel(open[i] as DeliveryRecord)) cancelled++;
+          } catch (error) {
+            failure ??= { error };
+          }
         }
       };
       await Promise.all(Array.from({ length: Math.min(CANCEL_CONCURRENCY, open.length) }, worker));
+      if (failure) throw (failure as { error: unknown }).error;
       if (Date.now() >= stopAt) break;
     }
     return cancelled;

@@ -31,6 +31,17 @@ async function newTenant(stack: Stack) {
   return { shop, key, api, endpoint, simulate, deliveries };
 }
 
+/** Waits until the delivery queue holds no message, waiting or in flight: whatever was sent to it has been handled. */
+async function queueDrained(stack: Stack): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    const out = await stack.sqs.call<{ Attributes?: Record<string, string> }>({ operation: 'GetQueueAttributes', input: { QueueUrl: stack.queue.url, AttributeNames: ['ApproximateNumberOfMessages'] }, endpoint: stack.queue.endpoint });
+    // local-aws-sqs counts messages in flight in the first as well.
+    if (Number(out.Attributes?.ApproximateNumberOfMessages ?? 1) === 0) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error('the delivery queue never drained');
+}
+
 const rowsOf = (stack: Stack, shopId: string, eventId: string) => new DynamoDeliveryStore(stack.deps.db).listForEvent(shopId, eventId);
 
 async function waitForRows(stack: Stack, shopId: string, eventId: string, done: (rows: DeliveryRecord[]) => boolean): Promise<DeliveryRecord[]> {
@@ -95,7 +106,7 @@ describe('endpoint lifecycle and visibility (real clock: a failed attempt retrie
     expect(cancelled).toMatchObject({ id: retrying.id, status: 'cancelled', next_attempt_at: null, attempts: 1 });
     // Its retry message arriving now (as the queue or the sweeper would send it) sends nothing.
     await stack.deps.queue.send([messageOf(cancelled as DeliveryRecord)]);
-    await new Promise((r) => setTimeout(r, 500));
+    await queueDrained(stack);
     expect(receiver.received).toHaveLength(1);
   });
 
@@ -110,7 +121,7 @@ describe('endpoint lifecycle and visibility (real clock: a failed attempt retrie
     expect((await t.api('GET', `/v1/webhook-endpoints/${e.id}/stats`)).json.deliveries).toMatchObject({ pending: 0, retrying: 0 });
     expect((await t.api('PATCH', `/v1/webhook-endpoints/${e.id}`, { enabled: true })).json).toMatchObject({ enabled: true, disabled_reason: null });
     await stack.deps.queue.send([messageOf(cancelled as DeliveryRecord)]);
-    await new Promise((r) => setTimeout(r, 500));
+    await queueDrained(stack);
     expect(receiver.received).toHaveLength(1);
     expect((await rowsOf(stack, t.shop.id, eventId))[0]?.status).toBe('cancelled');
   });

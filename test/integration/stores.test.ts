@@ -6,6 +6,7 @@ import { newDelivery, type DeliveryRecord } from '../../shared/domain/deliveries
 import { newEvent } from '../../shared/domain/events';
 import { newId } from '../../shared/ids';
 import { DynamoDeliveryStore } from '../../shared/store/deliveries';
+import { createEndpoint, updateEndpoint } from '../../shared/domain/webhook-endpoints';
 import { useFreshTable } from '../helpers/table';
 
 describe('DynamoDB adapters (DynamoDB Local)', () => {
@@ -60,20 +61,26 @@ describe('DynamoDB adapters (DynamoDB Local)', () => {
       return { shopId: shop.id, endpointId, rows };
     };
 
-    it('cancels every one, and only that endpoint\'s', async () => {
+    it('cancels every one created up to the disable, and only that endpoint\'s; later ones are left to the consumer', async () => {
       const store = new DynamoDeliveryStore(deps.db);
       const a = await openRows(40);
       const b = await openRows(3);
-      expect(await store.cancelOpenForEndpoint(a.shopId, a.endpointId)).toBe(40);
-      expect(await store.countOpenForEndpoint(a.shopId, a.endpointId)).toEqual({ pending: 0, retrying: 0 });
+      const disabledAt = new Date();
+      // Written after the disable (by a fan-out that read the endpoint still enabled, or after a re-enable).
+      const later = new Date(disabledAt.getTime() + 1);
+      const late = newDelivery(newEvent(a.shopId, 'call.completed', { id: 'call_late', object: 'call' }, later), a.endpointId, newId('dlv'), 'fanout', later);
+      await store.createAll([late]);
+      expect(await store.cancelOpenForEndpoint(a.shopId, a.endpointId, { before: disabledAt })).toBe(40);
+      expect(await store.countOpenForEndpoint(a.shopId, a.endpointId)).toEqual({ pending: 1, retrying: 0 });
+      expect(await store.get(a.shopId, late.event_id, late.id)).toMatchObject({ status: 'pending' });
       const row = await store.get(a.shopId, a.rows[7]?.event_id as string, a.rows[7]?.id as string);
       expect(row).toMatchObject({ status: 'cancelled', next_attempt_at: null });
       expect(await store.countOpenForEndpoint(b.shopId, b.endpointId)).toEqual({ pending: 3, retrying: 0 });
-      expect(await store.cancelOpenForEndpoint(a.shopId, a.endpointId)).toBe(0);
+      expect(await store.cancelOpenForEndpoint(a.shopId, a.endpointId, { before: disabledAt })).toBe(0);
     });
 
     it('starts no write after its budget, 16 at a time: the rest stay open for the consumer to cancel', async () => {
-      // Each cancel takes 400 ms here: with a 1 s budget, the waves that start in time cancel 16 each.
+      // Each cancel takes 400 ms here: with a 1 s budget, a few waves of 16 start, not the 7 that 100 rows need.
       const slow = new DynamoDeliveryStore(deps.db);
       const cancel = slow.cancel.bind(slow);
       let inFlight = 0;
@@ -81,17 +88,44 @@ describe('DynamoDB adapters (DynamoDB Local)', () => {
       slow.cancel = async (d: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id'>) => {
         most = Math.max(most, ++inFlight);
         await new Promise((r) => setTimeout(r, 400));
-        await cancel(d);
+        const done = await cancel(d);
         inFlight--;
+        return done;
       };
       const { shopId, endpointId } = await openRows(100);
-      const cancelled = await slow.cancelOpenForEndpoint(shopId, endpointId, 1_000);
+      const before = new Date();
+      const cancelled = await slow.cancelOpenForEndpoint(shopId, endpointId, { before, budgetMs: 1_000 });
       expect(most).toBe(16);
-      expect(cancelled % 16).toBe(0);
       expect(cancelled).toBeGreaterThanOrEqual(16);
       expect(cancelled).toBeLessThan(100);
       expect(await slow.countOpenForEndpoint(shopId, endpointId)).toEqual({ pending: 100 - cancelled, retrying: 0 });
-      expect(await slow.cancelOpenForEndpoint(shopId, endpointId, 0)).toBe(0);
+      expect(await slow.cancelOpenForEndpoint(shopId, endpointId, { before, budgetMs: 0 })).toBe(0);
+    });
+
+    it('stops at the first failed write and throws it once the writes under way have ended', async () => {
+      const failing = new DynamoDeliveryStore(deps.db);
+      const cancel = failing.cancel.bind(failing);
+      let calls = 0;
+      failing.cancel = async (d: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id'>) => {
+        if (++calls === 3) throw new Error('throttled');
+        return cancel(d);
+      };
+      const { shopId, endpointId } = await openRows(60);
+      await expect(failing.cancelOpenForEndpoint(shopId, endpointId, { before: new Date() })).rejects.toThrow('throttled');
+      // The 16 workers each stop once the failure is seen: far fewer than 60 writes were started.
+      expect(calls).toBeLessThan(40);
+      expect((await failing.countOpenForEndpoint(shopId, endpointId)).pending).toBeGreaterThan(20);
+    });
+
+    it('a manual disable answers with the disabled endpoint even when cancelling fails; a PATCH that does not disable cancels nothing', async () => {
+      const shop = await createShop(deps, { name: 'Disable Shop', owner_email: 'o@disable.test' });
+      const created = await createEndpoint(deps, shop.id, { url: 'https://hooks.partner.example/disable', events: ['*'], description: null } as never);
+      let calls = 0;
+      const failing = { ...deps, deliveries: { cancelOpenForEndpoint: () => (calls++, Promise.reject(new Error('store down'))) } };
+      expect(await updateEndpoint(failing, shop.id, created.id, { enabled: false })).toMatchObject({ id: created.id, enabled: false, disabled_reason: 'manual' });
+      expect(calls).toBe(1);
+      expect(await updateEndpoint(failing, shop.id, created.id, { description: 'still off' })).toMatchObject({ enabled: false, description: 'still off' });
+      expect(calls).toBe(1);
     });
   });
 });
