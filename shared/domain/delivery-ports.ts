@@ -4,7 +4,7 @@ import type { GuardResult } from '../webhooks/url-guard';
 import type { AttemptRecord, DeliveryMessage, DeliveryQueue, DeliveryRecord, DeliveryStatus, DeliveryStore } from './deliveries';
 import type { EventRecord } from './events';
 import type { SecretCipher } from './secrets';
-import type { EndpointRecord } from './webhook-endpoints';
+import type { EndpointRecord, QueuedDeliveries } from './webhook-endpoints';
 
 /** The ports of the delivery consumer and the sweeper; adapters live in shared/store and shared/aws. */
 
@@ -26,7 +26,7 @@ export interface AttemptInputs {
   endpoint(m: DeliveryMessage): EndpointRecord | null;
 }
 
-export interface AttemptDeliveryStore extends DeliveryStore {
+export interface AttemptDeliveryStore extends DeliveryStore, QueuedDeliveries {
   /** Every row, event and endpoint the messages name, in one round trip (strongly consistent). */
   readForAttempts(messages: DeliveryMessage[]): Promise<AttemptInputs>;
   /** Records attempt N only if the row still says N-1 attempts and is open; false when another worker did. */
@@ -37,8 +37,6 @@ export interface AttemptDeliveryStore extends DeliveryStore {
   listOpenForEndpoint(shopId: string, endpointId: string): Promise<DeliveryRecord[]>;
   /** Up to `limit` open deliveries of the endpoint already due at `now`, oldest first, as messages (read from an index: may lag a write). */
   listDueForEndpoint(shopId: string, endpointId: string, now: Date, limit: number): Promise<DeliveryMessage[]>;
-  /** Cancels the endpoint's pending and retrying deliveries created up to `before`, as many as `budgetMs` allows (the consumer cancels the rest as each falls due); returns how many. */
-  cancelOpenForEndpoint(shopId: string, endpointId: string, options: { before: Date; budgetMs?: number }): Promise<number>;
 }
 
 /** What an attempt's end writes on its endpoint besides dropping the lease. */

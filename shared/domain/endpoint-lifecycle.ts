@@ -5,13 +5,12 @@ import { summarise, type StatsBucket } from './endpoint-stats';
 import type { EventType } from './event-types';
 import type { Page, PageRequest } from './pagination';
 import type { Resource } from './resources';
-import { cancelQueued, loadEndpoint, toEndpointResource, type EndpointStore } from './webhook-endpoints';
+import { cancelQueued, loadEndpoint, toEndpointResource, type EndpointStore, type QueuedDeliveries } from './webhook-endpoints';
 
 /** What an endpoint's own pages read: its deliveries (through their endpoint) and its stats counters. */
-export interface EndpointDeliveryReader {
+export interface EndpointDeliveryReader extends QueuedDeliveries {
   listForEndpoint(shopId: string, endpointId: string, page: PageRequest, status?: DeliveryStatus): Promise<Page<DeliveryRecord & { event_type: EventType }>>;
   countOpenForEndpoint(shopId: string, endpointId: string): Promise<{ pending: number; retrying: number }>;
-  cancelOpenForEndpoint(shopId: string, endpointId: string, options: { before: Date; budgetMs?: number }): Promise<number>;
 }
 
 export interface EndpointStatsReader {

@@ -157,7 +157,8 @@ export async function updateEndpoint(deps: Pick<EndpointDeps, 'endpoints' | 'del
 }
 
 export interface QueuedDeliveries {
-  cancelOpenForEndpoint(shopId: string, endpointId: string, options: { before: Date }): Promise<number>;
+  /** Cancels the endpoint's pending and retrying deliveries created up to `before`, as many as `budgetMs` allows (the consumer cancels the rest as each falls due); returns how many. */
+  cancelOpenForEndpoint(shopId: string, endpointId: string, options: { before: Date; budgetMs?: number }): Promise<number>;
 }
 
 /**
