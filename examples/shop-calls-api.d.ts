@@ -1204,6 +1204,15 @@ export interface components {
             /** @description Shown only in this response: store it now. */
             secret: string;
         };
+        /** @description API Gateway's own answer, not the service's: no `error` object and no `Request-Id`. */
+        GatewayError: {
+            /**
+             * @example Forbidden
+             * @example Too Many Requests
+             * @example Request Entity Too Large
+             */
+            message: string;
+        };
     };
     responses: {
         /** @description Invalid request: malformed JSON, a missing, invalid or unknown parameter (`param` names it), or an invalid cursor. */
@@ -1226,14 +1235,14 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The key lacks the scope (`insufficient_scope`), or is read-only on a write (`write_key_required`). */
+        /** @description The key lacks the scope (`insufficient_scope`), or is read-only on a write (`write_key_required`). Also API Gateway's own refusal, before any operation runs, once a source address is over its budget of failed authentications: a bare `{"message": "Forbidden"}` (a `GatewayError`) with no `Request-Id`. */
         Error403: {
             headers: {
                 "Request-Id": components["headers"]["Request-Id"];
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["Error"] | components["schemas"]["GatewayError"];
             };
         };
         /** @description Unknown id, another shop's id, or unknown path. */
@@ -1256,14 +1265,14 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Body over 64 KiB. */
+        /** @description Body over 64 KiB. In AWS a body over API Gateway's 10 MB limit gets the gateway's own bare answer (a `GatewayError`, no `Request-Id`). */
         Error413: {
             headers: {
                 "Request-Id": components["headers"]["Request-Id"];
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["Error"] | components["schemas"]["GatewayError"];
             };
         };
         /** @description A body without `Content-Type: application/json`. */
@@ -1286,14 +1295,14 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Rate limited; see `Retry-After`. */
+        /** @description Rate limited (`rate_limited`, per API key); see `Retry-After`. In AWS, past the stage's overall throttle, API Gateway answers itself with a bare `{"message": "Too Many Requests"}` (a `GatewayError`, no `Request-Id`, no `Retry-After`). */
         Error429: {
             headers: {
                 "Request-Id": components["headers"]["Request-Id"];
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["Error"];
+                "application/json": components["schemas"]["Error"] | components["schemas"]["GatewayError"];
             };
         };
         /** @description Internal error; the body never carries internal details. */

@@ -77,14 +77,24 @@ function components(): Json {
 const ERROR_RESPONSES: Record<string, string> = {
   '400': 'Invalid request: malformed JSON, a missing, invalid or unknown parameter (`param` names it), or an invalid cursor.',
   '401': 'No API key, or an unknown or revoked one.',
-  '403': 'The key lacks the scope (`insufficient_scope`), or is read-only on a write (`write_key_required`).',
+  '403': 'The key lacks the scope (`insufficient_scope`), or is read-only on a write (`write_key_required`). Also API Gateway\'s own refusal, before any operation runs, once a source address is over its budget of failed authentications: a bare `{"message": "Forbidden"}` (a `GatewayError`) with no `Request-Id`.',
   '404': 'Unknown id, another shop\'s id, or unknown path.',
   '409': 'Version conflict (with `current_version`), invalid state, or an Idempotency-Key still in use.',
-  '413': 'Body over 64 KiB.',
+  '413': 'Body over 64 KiB. In AWS a body over API Gateway\'s 10 MB limit gets the gateway\'s own bare answer (a `GatewayError`, no `Request-Id`).',
   '415': 'A body without `Content-Type: application/json`.',
   '422': 'Idempotency-Key reused with another method, path or body.',
-  '429': 'Rate limited; see `Retry-After`.',
+  '429': 'Rate limited (`rate_limited`, per API key); see `Retry-After`. In AWS, past the stage\'s overall throttle, API Gateway answers itself with a bare `{"message": "Too Many Requests"}` (a `GatewayError`, no `Request-Id`, no `Retry-After`).',
   '500': 'Internal error; the body never carries internal details.',
+};
+
+/** Statuses API Gateway may answer itself, before any operation runs, with its own bare body. */
+const GATEWAY_ANSWERS = ['403', '413', '429'];
+const GATEWAY_ERROR: Json = {
+  type: 'object',
+  description: 'API Gateway\'s own answer, not the service\'s: no `error` object and no `Request-Id`.',
+  properties: { message: { type: 'string', examples: ['Forbidden', 'Too Many Requests', 'Request Entity Too Large'] } },
+  required: ['message'],
+  additionalProperties: false,
 };
 
 function errorCodesFor(route: Route): string[] {
@@ -196,10 +206,14 @@ export function buildOpenApiDocument(specs: Record<string, OperationSpec<z.core.
       responses: Object.fromEntries(
         Object.entries(ERROR_RESPONSES).map(([code, description]) => [
           `Error${code}`,
-          { description, headers: { 'Request-Id': { $ref: '#/components/headers/Request-Id' } }, content: { 'application/json': { schema: REF('Error') } } },
+          {
+            description,
+            headers: { 'Request-Id': { $ref: '#/components/headers/Request-Id' } },
+            content: { 'application/json': { schema: GATEWAY_ANSWERS.includes(code) ? { anyOf: [REF('Error'), REF('GatewayError')] } : REF('Error') } },
+          },
         ]),
       ),
-      schemas: components(),
+      schemas: { ...components(), GatewayError: GATEWAY_ERROR },
     },
   };
 }

@@ -46,6 +46,18 @@ describe('OpenAPI document', () => {
     expect(() => validateResponse('GET', '/v1/jobs/job_01jd0000000000000000000000', 418, {})).toThrow(/does not list/);
   });
 
+  it('documents API Gateway\'s own bare 403, 413 and 429 bodies where the gateway may send them, and no other bare body', () => {
+    const gateway = (message: string) => ({ message });
+    const limited = { error: { type: 'rate_limit_error', code: 'rate_limited', message: 'Too many requests.', param: null, request_id: 'req_1' } };
+    expect(() => validateResponse('GET', '/v1/calls', 403, gateway('Forbidden'))).not.toThrow();
+    expect(() => validateResponse('GET', '/v1/calls', 429, gateway('Too Many Requests'))).not.toThrow();
+    expect(() => validateResponse('GET', '/v1/calls', 429, limited)).not.toThrow();
+    expect(() => validateResponse('POST', '/v1/jobs/job_01jd0000000000000000000000/approve', 413, gateway('Request Entity Too Large'))).not.toThrow();
+    expect(() => validateResponse('GET', '/v1/calls', 429, { message: 'Too Many Requests', extra: 1 })).toThrow(/does not match/);
+    expect(() => validateResponse('GET', '/v1/calls', 400, gateway('Bad Request'))).toThrow(/does not match/);
+    expect(() => validateResponse('GET', '/v1/calls', 500, gateway('Internal Server Error'))).toThrow(/does not match/);
+  });
+
   it('tags every operation, types limit as an integer, lists the event types and types each event by `type`', () => {
     type Param = { name: string; in: string; schema: { type?: string; enum?: string[] } };
     const doc = JSON.parse(readFileSync(DOC_PATH, 'utf8')) as {
