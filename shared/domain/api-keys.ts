@@ -94,8 +94,19 @@ export async function issueKey(
   return { record, key };
 }
 
-/** Resolves an `Authorization` header value to a principal, or the contract's 401 code. */
-export async function authenticate(store: ApiKeyStore, authorization: string | undefined): Promise<AuthOutcome> {
+export type AuthFailure = Extract<AuthOutcome, { ok: false }>;
+
+/** A well-formed key as presented: its SHA-256 (how the store finds it) and the mode its prefix names. */
+export interface PresentedKey {
+  ok: true;
+  hash: string;
+  mode: KeyMode;
+}
+
+const INVALID: AuthFailure = { ok: false, code: 'invalid_api_key', message: 'Invalid API key provided.' };
+
+/** Reads an `Authorization` header value: a well-formed key, or the contract's 401 code, with no lookup. */
+export function presentedKey(authorization: string | undefined): PresentedKey | AuthFailure {
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization ?? '');
   if (!match) {
     return {
@@ -105,11 +116,15 @@ export async function authenticate(store: ApiKeyStore, authorization: string | u
     };
   }
   const key = match[1] as string;
-  const invalid = { ok: false, code: 'invalid_api_key', message: 'Invalid API key provided.' } as const;
-  if (!KEY_PATTERN.test(key)) return invalid;
-  const record = await store.getByHash(hashKey(key));
-  if (!record) return invalid;
-  if (record.revoked) return { ...invalid, message: 'This API key has been revoked.' };
+  const mode = KEY_PATTERN.exec(key)?.[1] as KeyMode | undefined;
+  return mode ? { ok: true, hash: hashKey(key), mode } : INVALID;
+}
+
+/** Looks a presented key up: its principal, or the contract's 401 code (unknown, revoked). */
+export async function lookUpKey(store: ApiKeyStore, presented: PresentedKey): Promise<AuthOutcome> {
+  const record = await store.getByHash(presented.hash);
+  if (!record) return INVALID;
+  if (record.revoked) return { ...INVALID, message: 'This API key has been revoked.' };
   return {
     ok: true,
     principal: {
@@ -121,4 +136,10 @@ export async function authenticate(store: ApiKeyStore, authorization: string | u
       keyCreatedAt: record.created_at,
     },
   };
+}
+
+/** Resolves an `Authorization` header value to a principal, or the contract's 401 code. */
+export async function authenticate(store: ApiKeyStore, authorization: string | undefined): Promise<AuthOutcome> {
+  const presented = presentedKey(authorization);
+  return presented.ok ? lookUpKey(store, presented) : presented;
 }

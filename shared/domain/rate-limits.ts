@@ -32,6 +32,8 @@ export type RateDecision = { allowed: true } | { allowed: false; retryAfterSecon
  */
 export interface RateLimiter {
   take(bucket: string, limit: RateLimit, nowMs: number): Promise<RateDecision>;
+  /** This process saw the bucket take a request that still counts at `nowMs` (a cheap, local lower bound: false may be wrong, true is not). */
+  busy(bucket: string, nowMs: number): boolean;
 }
 
 /**
@@ -66,26 +68,37 @@ export class MemoryRateLimiter implements RateLimiter {
     this.tats.set(bucket, tat < nowMs ? g.fresh : tat + g.intervalMs);
     return Promise.resolve({ allowed: true });
   }
+
+  busy(bucket: string, nowMs: number): boolean {
+    return (this.tats.get(bucket) ?? 0) > nowMs;
+  }
 }
 
 /** What the authorizer tells API Gateway: refuse outright (no route runs), or let the route answer. */
 export type Admission = { refuse: true } | { refuse: false; retryAfterSeconds: number | null };
 
+type AdmitDeps = { rateLimiter: RateLimiter; rateLimits: RateLimits };
+
 /**
- * The authorizer's rate decisions. A valid key takes from its own bucket (so one key's
- * excess never limits another); a failed authentication takes from its source address's
- * bucket, and past that budget the request is refused before any route runs: random keys
- * cost an authorizer call each, not a route call.
+ * A key's bucket is named by the key's SHA-256 (one bucket per key, as its id would be), so it
+ * is known before the key is looked up: the authorizer takes from it while the lookup runs.
  */
-export async function admit(
-  deps: { rateLimiter: RateLimiter; rateLimits: RateLimits },
-  who: { keyId: string; mode: KeyMode } | { sourceIp: string },
-  nowMs: number,
-): Promise<Admission> {
-  if ('sourceIp' in who) {
-    const decision = await deps.rateLimiter.take(`ip#${who.sourceIp}`, deps.rateLimits.authFailures, nowMs);
-    return decision.allowed ? { refuse: false, retryAfterSeconds: null } : { refuse: true };
-  }
-  const decision = await deps.rateLimiter.take(`key#${who.keyId}`, keyLimit(deps.rateLimits, who.mode), nowMs);
+export const keyBucket = (keyHash: string) => `key#${keyHash}`;
+/** Failed authentications take from a bucket of their source address. */
+export const failureBucket = (sourceIp: string) => `ip#${sourceIp}`;
+
+/** A request with a valid key takes from the key's own bucket (one key's excess never limits another): over it, the route answers 429. */
+export async function admitKey(deps: AdmitDeps, keyHash: string, mode: KeyMode, nowMs: number): Promise<Admission> {
+  const decision = await deps.rateLimiter.take(keyBucket(keyHash), keyLimit(deps.rateLimits, mode), nowMs);
   return { refuse: false, retryAfterSeconds: decision.allowed ? null : decision.retryAfterSeconds };
+}
+
+/**
+ * A failed authentication takes from its source address's bucket; past that budget the
+ * request is refused before any route runs: random keys cost an authorizer call each, not a
+ * route call.
+ */
+export async function admitFailure(deps: AdmitDeps, sourceIp: string, nowMs: number): Promise<Admission> {
+  const decision = await deps.rateLimiter.take(failureBucket(sourceIp), deps.rateLimits.authFailures, nowMs);
+  return decision.allowed ? { refuse: false, retryAfterSeconds: null } : { refuse: true };
 }
