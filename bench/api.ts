@@ -1,7 +1,8 @@
 /**
  * API latency end to end on the local stack (HTTP adapter → authorizer → handler →
  * DynamoDB Local, over a keep-alive connection) beside the bare store calls the same
- * operation makes, timed back to back in the same run; and the handler's own overhead
+ * operation makes, as it makes them (the key lookup and the rate-limit take together, then
+ * the operation's own), timed back to back in the same run; and the handler's own overhead
  * in process with the stores faked.
  *
  *   npm run bench:api                (BENCH_API_SAMPLES=500)
@@ -17,6 +18,7 @@ import type { JobRecord } from '../shared/domain/jobs';
 import { toAuthorizerContext } from '../shared/http/auth-context';
 import type { ApiEvent } from '../shared/http/event';
 import { SCOPES } from '../shared/domain/scopes';
+import { keyBucket } from '../shared/domain/rate-limits';
 import type { LocalDeps } from '../lib/local/wiring';
 import { callIngest, startBenchStack } from './lib/stack';
 import { ms, printTable, ratio, setting, summarize, timeEach, verdict } from './lib/stats';
@@ -40,27 +42,32 @@ try {
     for (let i = 0; i < n; i++) await task(i);
   };
 
-  // GET /v1/calls?limit=20: the key lookup, then one page query.
+  // GET /v1/calls?limit=20: the key lookup and the rate-limit take, then one page query.
   const listHttp = async () => {
     const res = await bench.api('GET', '/v1/calls?limit=20', undefined, key);
     if (res.status !== 200) throw new Error(`list answered ${res.status}`);
   };
+  const hash = hashKey(key);
+  // What the authorizer asks of the table: the key, and a request from the key's rate-limit bucket, at once.
+  const authorizerCalls = async () => {
+    await Promise.all([deps.apiKeys.getByHash(hash), deps.rateLimiter.take(keyBucket(hash), deps.rateLimits.test, Date.now())]);
+  };
   const listBare = async () => {
-    await deps.apiKeys.getByHash(hashKey(key));
+    await authorizerCalls();
     await deps.calls.list(shopId, { limit: 20 });
   };
   await warm(20, listHttp);
   await warm(20, listBare);
   const [listE2e, listStore] = await interleaved(SAMPLES, listHttp, listBare);
 
-  // POST /v1/jobs/{id}/approve: the key lookup, the job read, the conditional transaction.
+  // POST /v1/jobs/{id}/approve: the key lookup and the rate-limit take, the job read, the conditional transaction.
   let next = 0;
   const approveHttp = async () => {
     const res = await bench.api('POST', `/v1/jobs/${jobIds[next++]}/approve`, { version: 1 }, key);
     if (res.status !== 200) throw new Error(`approve answered ${res.status}`);
   };
   const approveBare = async () => {
-    await deps.apiKeys.getByHash(hashKey(key));
+    await authorizerCalls();
     const job = (await deps.jobs.get(shopId, jobIds[next++] as string)) as JobRecord;
     const now = new Date().toISOString();
     const approved: JobRecord = { ...job, status: 'approved', version: job.version + 1, updated_at: now, decided_at: now };
