@@ -32,8 +32,6 @@ export type RateDecision = { allowed: true } | { allowed: false; retryAfterSecon
  */
 export interface RateLimiter {
   take(bucket: string, limit: RateLimit, nowMs: number): Promise<RateDecision>;
-  /** This process saw the bucket take a request that still counts at `nowMs` (a cheap, local lower bound: false may be wrong, true is not). */
-  busy(bucket: string, nowMs: number): boolean;
 }
 
 /**
@@ -68,10 +66,6 @@ export class MemoryRateLimiter implements RateLimiter {
     this.tats.set(bucket, tat < nowMs ? g.fresh : tat + g.intervalMs);
     return Promise.resolve({ allowed: true });
   }
-
-  busy(bucket: string, nowMs: number): boolean {
-    return (this.tats.get(bucket) ?? 0) > nowMs;
-  }
 }
 
 /** What the authorizer tells API Gateway: refuse outright (no route runs), or let the route answer. */
@@ -81,7 +75,7 @@ type AdmitDeps = { rateLimiter: RateLimiter; rateLimits: RateLimits };
 
 /**
  * A key's bucket is named by the key's SHA-256 (one bucket per key, as its id would be), so it
- * is known before the key is looked up: the authorizer takes from it while the lookup runs.
+ * is known before the key is looked up: the authorizer can take from it while the lookup runs.
  */
 export const keyBucket = (keyHash: string) => `key#${keyHash}`;
 /** Failed authentications take from a bucket of their source address. */

@@ -43,10 +43,6 @@ export class DynamoRateLimiter implements RateLimiter {
     return this.remember(bucket, tat, { allowed: false, retryAfterSeconds: g.retryAfterSeconds(Math.max(tat, g.ceiling)) });
   }
 
-  busy(bucket: string, nowMs: number): boolean {
-    return (this.seen.get(bucket) ?? 0) > nowMs;
-  }
-
   private remember(bucket: string, tat: number, decision: RateDecision): RateDecision {
     if (this.seen.size > 10_000) this.seen.clear(); // a cache, not a record: dropping it costs one extra write per bucket
     if (tat > (this.seen.get(bucket) ?? 0)) this.seen.set(bucket, tat);

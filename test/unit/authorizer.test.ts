@@ -3,6 +3,8 @@ import { generateSecretKey, hashKey, type ApiKeyRecord, type ApiKeyStore } from 
 import { failureBucket, keyBucket, limitOf, MemoryRateLimiter, type RateLimit, type RateLimits } from '../../shared/domain/rate-limits';
 
 const LIMITS: RateLimits = { test: limitOf(25, 2), live: limitOf(100, 2), authFailures: limitOf(10, 2) };
+/** The handler's clock stands still: the buckets refill only when a test says so. */
+const T0 = Date.parse('2026-11-23T12:00:00.000Z');
 
 /** A key store whose lookups wait until the test lets them answer. */
 class HeldKeys implements ApiKeyStore {
@@ -49,19 +51,19 @@ const flush = () => new Promise((r) => setImmediate(r));
 function setup() {
   const keys = new HeldKeys();
   const limiter = new RecordingLimiter(keys);
-  const authorize = makeHandler(() => ({ apiKeys: keys, rateLimiter: limiter, rateLimits: LIMITS }));
-  const request = (key: string, sourceIp = '198.51.100.7') => {
+  const authorize = makeHandler(
+    () => ({ apiKeys: keys, rateLimiter: limiter, rateLimits: LIMITS }),
+    () => T0,
+  );
+  /** One request: started, its lookup let answer once it waits, its verdict returned. */
+  const run = async (key: string, sourceIp = '198.51.100.7') => {
     limiter.answeredBefore = keys.answered;
-    return authorize({ headers: { authorization: `Bearer ${key}` }, requestContext: { http: { sourceIp } } });
-  };
-  /** Starts a request, lets its lookup answer once it waits, and returns the verdict. */
-  const run = async (key: string, sourceIp?: string) => {
-    const verdict = request(key, sourceIp);
+    const verdict = authorize({ headers: { authorization: `Bearer ${key}` }, requestContext: { http: { sourceIp } } });
     await flush();
     keys.answer();
     return verdict;
   };
-  return { keys, limiter, request, run };
+  return { keys, limiter, run };
 }
 
 async function issued(keys: HeldKeys, mode: 'test' | 'live', revoked = false) {
@@ -71,16 +73,17 @@ async function issued(keys: HeldKeys, mode: 'test' | 'live', revoked = false) {
 }
 
 describe('authorizer: the key lookup and the rate-limit take', () => {
-  it('takes from the key’s bucket (named by its hash, at its mode’s limit) while the lookup is still waiting', async () => {
-    const { keys, limiter, request } = setup();
+  it('a key seen to authenticate takes from its bucket (named by its hash, at its mode’s limit) while it is looked up; the first time, after', async () => {
+    const { keys, limiter, run } = setup();
     const key = await issued(keys, 'live');
-    const verdict = request(key);
-    await flush();
-    expect(keys.waiting).toHaveLength(1);
-    expect(limiter.takes).toEqual([{ bucket: keyBucket(hashKey(key)), limit: LIMITS.live, lookupPending: true }]);
-    keys.answer();
-    expect(await verdict).toEqual({ isAuthorized: true, context: expect.objectContaining({ authenticated: true, mode: 'live' }) });
-    expect(limiter.takes).toHaveLength(1);
+    const bucket = { bucket: keyBucket(hashKey(key)), limit: LIMITS.live };
+    expect(await run(key)).toEqual({ isAuthorized: true, context: expect.objectContaining({ authenticated: true, mode: 'live' }) });
+    expect(limiter.takes).toEqual([{ ...bucket, lookupPending: false }]);
+    expect(await run(key)).toEqual({ isAuthorized: true, context: expect.objectContaining({ authenticated: true, mode: 'live' }) });
+    expect(limiter.takes).toEqual([
+      { ...bucket, lookupPending: false },
+      { ...bucket, lookupPending: true },
+    ]);
   });
 
   it('over the key’s limit: authorized with rate_limited in the context, so the route answers 429', async () => {
@@ -92,45 +95,38 @@ describe('authorizer: the key lookup and the rate-limit take', () => {
     expect(verdicts.at(-1)).toEqual({ isAuthorized: true, context: expect.objectContaining({ authenticated: true, rate_limited: true, retry_after: '1' }) });
   });
 
-  it('an unknown or revoked key takes from its source address’s bucket too; past that budget the request is refused outright', async () => {
-    const { keys, limiter, run } = setup();
-    const revoked = await issued(keys, 'test', true);
-    expect(await run(revoked)).toEqual({ isAuthorized: true, context: expect.objectContaining({ authenticated: false, error_code: 'invalid_api_key' }) });
-    expect(limiter.takes.map((t) => t.bucket)).toEqual([keyBucket(hashKey(revoked)), failureBucket('198.51.100.7')]);
+  it('an unknown, malformed or missing key takes from its source address’s bucket alone, never a key bucket; past that budget the request is refused outright', async () => {
+    const { limiter, run } = setup();
     const verdicts = [];
     for (let i = 0; i < LIMITS.authFailures.burst; i++) verdicts.push(await run(generateSecretKey('test')));
-    expect(verdicts.slice(0, -1).every((v) => v.isAuthorized)).toBe(true);
-    expect(verdicts.at(-1)).toEqual({ isAuthorized: false, context: {} });
+    expect(verdicts.every((v) => v.isAuthorized && v.context.error_code === 'invalid_api_key')).toBe(true);
+    expect(await run('sk_test_short')).toEqual({ isAuthorized: false, context: {} });
+    expect(await run('')).toEqual({ isAuthorized: false, context: {} });
+    expect(new Set(limiter.takes.map((t) => t.bucket))).toEqual(new Set([failureBucket('198.51.100.7')]));
+    // Another address has a budget of its own.
+    expect((await run(generateSecretKey('test'), '203.0.113.9')).isAuthorized).toBe(true);
   });
 
-  it('once its source address has failed lately, a key is looked up first: made-up keys cost no write of their own', async () => {
+  it('a key revoked after it was seen: its early take is wasted on its own bucket, it answers 401, and it is looked up first from then on', async () => {
     const { keys, limiter, run } = setup();
-    await run(generateSecretKey('test'));
+    const key = await issued(keys, 'test');
+    await run(key);
+    keys.records.set(hashKey(key), { ...(keys.records.get(hashKey(key)) as ApiKeyRecord), revoked: true });
     limiter.takes.length = 0;
-    const unknown = generateSecretKey('test');
-    await run(unknown);
+    expect(await run(key)).toEqual({ isAuthorized: true, context: expect.objectContaining({ authenticated: false, error_code: 'invalid_api_key', error_message: expect.stringMatching(/revoked/) }) });
+    expect(limiter.takes.map((t) => [t.bucket, t.lookupPending])).toEqual([
+      [keyBucket(hashKey(key)), true],
+      [failureBucket('198.51.100.7'), false],
+    ]);
+    limiter.takes.length = 0;
+    await run(key);
     expect(limiter.takes.map((t) => t.bucket)).toEqual([failureBucket('198.51.100.7')]);
-    // A valid key from that address still takes from its own bucket, after its lookup.
-    limiter.takes.length = 0;
-    const valid = await issued(keys, 'test');
-    expect((await run(valid)).context).toMatchObject({ authenticated: true });
-    expect(limiter.takes).toEqual([{ bucket: keyBucket(hashKey(valid)), limit: LIMITS.test, lookupPending: false }]);
-    // Another address is not affected.
-    limiter.takes.length = 0;
-    await run(valid, '203.0.113.9');
-    expect(limiter.takes).toEqual([{ bucket: keyBucket(hashKey(valid)), limit: LIMITS.test, lookupPending: true }]);
-  });
-
-  it('a malformed or missing key never names a key bucket', async () => {
-    const { limiter, request } = setup();
-    expect((await request('sk_test_short')).context).toMatchObject({ error_code: 'invalid_api_key' });
-    expect((await request('')).context).toMatchObject({ error_code: 'missing_api_key' });
-    expect(limiter.takes.map((t) => t.bucket)).toEqual([failureBucket('198.51.100.7'), failureBucket('198.51.100.7')]);
   });
 
   it('the bucket store failing lets the request through; the key store failing is the route’s 500', async () => {
     const { keys, limiter, run } = setup();
     const key = await issued(keys, 'test');
+    await run(key);
     limiter.failing = true;
     expect(await run(key)).toEqual({ isAuthorized: true, context: expect.objectContaining({ authenticated: true }) });
     keys.failing = true;
