@@ -4,7 +4,7 @@ import type { AwsCredentialIdentityProvider } from '@smithy/types';
 import { Sha256 } from '../hmac-keys';
 
 /**
- * One signed AWS API request, with the SDK's standard retry and a time bound, for every call
+ * One signed AWS API request, with the SDK's standard retry (and its retry quota) and a time bound, for every call
  * the functions make: DynamoDB (through shared/store/table-api.ts), SQS SendMessage(Batch), KMS
  * GenerateDataKey and Decrypt, SES v2 SendEmail and Scheduler CreateSchedule. Each SDK client
  * bundles its own protocol, endpoint-rules and middleware code (DynamoDB with its document
@@ -43,6 +43,15 @@ export interface RetryPolicy {
 
 /** The standard retry of the SDK clients these calls replaced: 3 attempts, 100 ms × 2^attempt (500 ms after throttling). */
 const RETRY: RetryPolicy = { attempts: 3, baseDelayMs: 200, throttlingDelayMs: 1_000 };
+
+/**
+ * The SDK's retry quota (@smithy/core's StandardRetryStrategy, `Retry.v2026`), per API client
+ * as per SDK client: each retry spends tokens (14, 5 after throttling) from a bucket of 500; a
+ * call that succeeds gives back what its last retry spent, or 1 if it made none. With the bucket
+ * empty a failure is not retried: when a service is down, retries stop adding to its load
+ * instead of multiplying every caller's requests by the attempts.
+ */
+export const RETRY_QUOTA = { capacity: 500, cost: 14, throttlingCost: 5, noRetryIncrement: 1 } as const;
 
 export const SQS: AwsService = {
   signingName: 'sqs',
@@ -170,6 +179,8 @@ export function regionalEndpoint(service: AwsService, region: string): string {
 export class AwsApi {
   private readonly signer: SignatureV4;
   private handler: NodeHttpHandler | undefined;
+  /** Tokens left for retries (RETRY_QUOTA). */
+  private retryTokens: number = RETRY_QUOTA.capacity;
 
   constructor(
     readonly service: AwsService,
@@ -198,16 +209,24 @@ export class AwsApi {
         }));
     const retry = this.service.retry ?? RETRY;
     const aborted = () => abortError(this.service, request);
+    // What this call's last retry took from the quota: given back if it succeeds.
+    let lastCost = 0;
     for (let attempt = 1; ; attempt++) {
       if (request.signal?.aborted) throw aborted();
       try {
-        return (await this.send(base, request, body)) as T;
+        const answer = (await this.send(base, request, body)) as T;
+        this.retryTokens = Math.min(RETRY_QUOTA.capacity, this.retryTokens + (lastCost || RETRY_QUOTA.noRetryIncrement));
+        return answer;
       } catch (err) {
         // An aborted call ends here, whatever its last attempt met.
         if (request.signal?.aborted) throw aborted();
         if (attempt >= retry.attempts || !retryable(err)) throw err;
-        // Jittered exponential back-off, with the SDK's longer base after throttling; an abort cuts it short.
         const throttled = err instanceof AwsServiceError && (err.status === 429 || THROTTLING.has(err.name));
+        const cost = throttled ? RETRY_QUOTA.throttlingCost : RETRY_QUOTA.cost;
+        if (this.retryTokens < cost) throw err;
+        this.retryTokens -= cost;
+        lastCost = cost;
+        // Jittered exponential back-off, with the SDK's longer base after throttling; an abort cuts it short.
         await abortable(pause(Math.random() * Math.min((throttled ? retry.throttlingDelayMs : retry.baseDelayMs) * 2 ** (attempt - 1), 20_000)), request.signal, aborted);
       }
     }

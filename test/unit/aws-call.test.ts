@@ -1,4 +1,4 @@
-import { AwsApi, AwsServiceError, KMS, regionalEndpoint, SCHEDULER, SQS, type AwsService } from '../../shared/aws/aws-call';
+import { AwsApi, AwsServiceError, KMS, regionalEndpoint, RETRY_QUOTA, SCHEDULER, SQS, type AwsService } from '../../shared/aws/aws-call';
 import { expectValidSignature, identity, noPause, startAwsWire, type AwsWire } from '../helpers/aws-wire';
 
 let wire: AwsWire;
@@ -67,6 +67,39 @@ describe('a signed AWS API call', () => {
     wire.reset();
     wire.answers = [{ status: 503 }, { status: 503 }, { status: 503 }, { status: 200 }];
     await expect(call()).rejects.toMatchObject({ name: 'HTTP503', status: 503 });
+    expect(wire.seen).toHaveLength(3);
+  });
+
+  it('stops retrying once its retry quota is spent, as the SDK does, and earns it back with successes', async () => {
+    const failing = { status: 500, body: '{"__type":"KMSInternalException"}' };
+    const client = api();
+    // 500 tokens, 14 a retry: 35 retries, then failures are not retried (17 calls of 2 retries, then one with 1).
+    const attempts: number[] = [];
+    for (let i = 0; i < 19; i++) {
+      wire.reset();
+      wire.answers = [failing, failing, failing];
+      await expect(call(client)).rejects.toMatchObject({ status: 500 });
+      attempts.push(wire.seen.length);
+    }
+    const retries = Math.floor(RETRY_QUOTA.capacity / RETRY_QUOTA.cost);
+    expect(attempts).toEqual([...Array<number>(17).fill(3), 2, 1]);
+    expect(attempts.reduce((a, n) => a + n - 1, 0)).toBe(retries);
+    // Another client has a quota of its own.
+    wire.reset();
+    wire.answers = [failing, { status: 200, body: '{}' }];
+    await call(api());
+    expect(wire.seen).toHaveLength(2);
+    // Successes without a retry give back 1 token each: 14 of them pay for one retry more.
+    for (let i = 0; i < RETRY_QUOTA.cost - (RETRY_QUOTA.capacity % RETRY_QUOTA.cost); i++) await call(client);
+    wire.reset();
+    wire.answers = [failing, failing];
+    await expect(call(client)).rejects.toMatchObject({ status: 500 });
+    expect(wire.seen).toHaveLength(2);
+    // Throttling costs 5: the 10 tokens left after successes allow two throttled retries.
+    for (let i = 0; i < 10; i++) await call(client);
+    wire.reset();
+    wire.answers = [{ status: 400, body: '{"__type":"ThrottlingException"}' }, { status: 400, body: '{"__type":"ThrottlingException"}' }, { status: 200, body: '{}' }];
+    await call(client);
     expect(wire.seen).toHaveLength(3);
   });
 
