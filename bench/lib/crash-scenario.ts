@@ -36,7 +36,8 @@ export interface CrashScenarioOptions {
   quietMs?: number;
   /**
    * Stop waiting early when nothing arrived for this long, and at least this long after the restart (default 35 s:
-   * longer than the longest wait of a delivery deferred over its endpoint's in-flight limit, 30 s, so a slow drain is not taken for a loss).
+   * longer than the longest wait of a delivery deferred over its endpoint's in-flight limit, 30 s, so a slow drain is not taken for a loss),
+   * unless a missing pair's row has an attempt due before the settle timeout.
    */
   idleGiveUpMs?: number;
   /** The child stack's TIME_SCALE (for when each attempt fell due). */
@@ -175,11 +176,32 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
   const lastReceipt = () => Math.max(restartedAt, ...receivers.flatMap((r) => r.receipts.map((x) => x.at)));
   const settle = opts.settleTimeoutMs ?? 120_000;
   const idle = opts.idleGiveUpMs ?? 35_000;
+  // A missing pair whose row has an attempt due before the settle deadline is waited for, however
+  // long the receivers were quiet: after an open circuit held two attempts and the receiver failed
+  // two, the next is 2 h out, 72 s at TIME_SCALE 0.01.
+  const dueBefore = restartedWall + settle;
+  const dueInWindow = async () => {
+    for (const r of receivers) {
+      for (const id of accepted.filter((e) => !r.firstOk.has(e))) {
+        const rows = (await stack.tableDeps().deliveries.listForEvent(tenant.shop.id, id)).filter((d) => d.endpoint_id === endpointIds.get(r.name));
+        if (rows.some((d) => (d.status === 'pending' || d.status === 'retrying') && Date.parse(d.next_attempt_at ?? '') <= dueBefore)) return true;
+      }
+    }
+    return false;
+  };
+  let checkedAt = -Infinity;
+  let waitingOnSchedule = false;
   for (;;) {
     const now = performance.now();
     if (now - restartedAt > settle) break;
     if (missing() === 0 && now - lastReceipt() >= (opts.quietMs ?? 2000)) break;
-    if (missing() > 0 && now - restartedAt >= idle && now - lastReceipt() >= idle) break;
+    if (missing() > 0 && now - restartedAt >= idle && now - lastReceipt() >= idle) {
+      if (now - checkedAt >= 1000) {
+        checkedAt = now;
+        waitingOnSchedule = await dueInWindow();
+      }
+      if (!waitingOnSchedule) break;
+    }
     await sleep(50);
   }
 
