@@ -113,7 +113,7 @@ for (const r of results) {
   console.log(`- ${describeKind[r.kind]}: killed ${r.killedAt}; ${r.acceptedEvents} events accepted, ${r.failedIngests} ingests failed at the kill${r.exitCode === null ? '' : `; exit code ${r.exitCode}`}; requests per receiver: ${requests}${lost ? `; lost per endpoint: ${lost}` : ''}${r.unaccepted ? `; ${r.unaccepted} requests for events whose ingest threw` : ''}${r.rejected ? `; ${r.rejected} FAILED signature verification` : ''}`);
 }
 console.log(
-  `\n"lost": accepted pairs never answered 2xx by their receiver, waiting after the restart until all arrived (then 2 s more for duplicates), or 35 s without any request (longer than the longest deferral of a delivery over its endpoint's in-flight limit) unless a missing pair has an attempt due within the limit, at most ${SETTLE_MS / 1000} s. ` +
+  `\n"lost": accepted pairs never answered 2xx by their receiver, waiting after the restart until all arrived (then 2 s more for duplicates), or 35 s without any request (longer than the longest deferral of a delivery over its endpoint's in-flight limit) unless a missing pair has an attempt due within the limit (not one overdue by more than that), at most ${SETTLE_MS / 1000} s. ` +
     `"down s": kill (or Ctrl-C) → API listening again (mostly the JVM start). "up → last delivery s": API listening → the last accepted pair delivered. Total ${((performance.now() - started) / 1000).toFixed(0)} s.`,
 );
 for (const f of failures) console.log(`- FAILED: ${f}`);

@@ -43,8 +43,10 @@ export const makeHandler = (deps: () => Deps = lambdaDeps(apiKeyDeps, rateLimitD
       const outcome = presented.ok ? await lookUpKey(deps().apiKeys, presented) : presented;
       let admission: Admission;
       if (outcome.ok && presented.ok) {
-        if (known.size >= KNOWN_KEYS_MAX) known.clear();
-        known.add(presented.hash);
+        if (!known.has(presented.hash)) {
+          if (known.size >= KNOWN_KEYS_MAX) known.clear();
+          known.add(presented.hash);
+        }
         admission = await (early ?? orLetThrough(admitKey(deps(), presented.hash, presented.mode, now)));
       } else {
         if (presented.ok) known.delete(presented.hash);

@@ -102,7 +102,10 @@ describe('authorizer: the key lookup and the rate-limit take', () => {
     expect(verdicts.every((v) => v.isAuthorized && v.context.error_code === 'invalid_api_key')).toBe(true);
     expect(await run('sk_test_short')).toEqual({ isAuthorized: false, context: {} });
     expect(await run('')).toEqual({ isAuthorized: false, context: {} });
-    expect(new Set(limiter.takes.map((t) => t.bucket))).toEqual(new Set([failureBucket('198.51.100.7')]));
+    // Within its budget, another address hears why: the contract's 401 codes.
+    expect((await run('', '192.0.2.1')).context).toMatchObject({ error_code: 'missing_api_key' });
+    expect((await run('sk_test_short', '192.0.2.1')).context).toMatchObject({ error_code: 'invalid_api_key' });
+    expect(new Set(limiter.takes.map((t) => t.bucket))).toEqual(new Set([failureBucket('198.51.100.7'), failureBucket('192.0.2.1')]));
     // Another address has a budget of its own.
     expect((await run(generateSecretKey('test'), '203.0.113.9')).isAuthorized).toBe(true);
   });
@@ -126,9 +129,11 @@ describe('authorizer: the key lookup and the rate-limit take', () => {
   it('the bucket store failing lets the request through; the key store failing is the route’s 500', async () => {
     const { keys, limiter, run } = setup();
     const key = await issued(keys, 'test');
-    await run(key);
     limiter.failing = true;
+    // On the first request (the take after the lookup) and once the key is known (the take beside it).
     expect(await run(key)).toEqual({ isAuthorized: true, context: expect.objectContaining({ authenticated: true }) });
+    expect(await run(key)).toEqual({ isAuthorized: true, context: expect.objectContaining({ authenticated: true }) });
+    expect(limiter.takes.map((t) => t.lookupPending)).toEqual([false, true]);
     keys.failing = true;
     expect(await run(key)).toEqual({ isAuthorized: true, context: { authenticated: false, error_code: 'internal_error' } });
   });

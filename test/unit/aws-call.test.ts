@@ -89,7 +89,7 @@ describe('a signed AWS API call', () => {
     wire.answers = [failing, { status: 200, body: '{}' }];
     await call(api());
     expect(wire.seen).toHaveLength(2);
-    // Successes without a retry give back 1 token each: 14 of them pay for one retry more.
+    // Successes without a retry give back 1 token each: 4 more make the 10 left 14, one retry's worth.
     for (let i = 0; i < RETRY_QUOTA.cost - (RETRY_QUOTA.capacity % RETRY_QUOTA.cost); i++) await call(client);
     wire.reset();
     wire.answers = [failing, failing];
@@ -101,6 +101,15 @@ describe('a signed AWS API call', () => {
     wire.answers = [{ status: 400, body: '{"__type":"ThrottlingException"}' }, { status: 400, body: '{"__type":"ThrottlingException"}' }, { status: 200, body: '{}' }];
     await call(client);
     expect(wire.seen).toHaveLength(3);
+    // That success gave its last retry's cost back (5), not 1: one throttled retry more, but not a 14-token one.
+    wire.reset();
+    wire.answers = [{ status: 400, body: '{"__type":"ThrottlingException"}' }, { status: 200, body: '{}' }];
+    await call(client);
+    expect(wire.seen).toHaveLength(2);
+    wire.reset();
+    wire.answers = [failing, { status: 200, body: '{}' }];
+    await expect(call(client)).rejects.toMatchObject({ status: 500 });
+    expect(wire.seen).toHaveLength(1);
   });
 
   it('does not retry a client error', async () => {
