@@ -41,8 +41,8 @@ export interface RetryPolicy {
   throttlingDelayMs: number;
 }
 
-/** The standard retry of the SDK clients these calls replaced: 3 attempts, 100 ms × 2^attempt (500 ms after throttling). */
-const RETRY: RetryPolicy = { attempts: 3, baseDelayMs: 200, throttlingDelayMs: 1_000 };
+/** The standard retry of the SDK clients these calls replaced (@smithy/core's `Retry.v2026`): 3 attempts, 50 ms base, 1 s after throttling. */
+const RETRY: RetryPolicy = { attempts: 3, baseDelayMs: 50, throttlingDelayMs: 1_000 };
 
 /**
  * The SDK's retry quota (@smithy/core's StandardRetryStrategy, `Retry.v2026`), per API client
@@ -132,13 +132,15 @@ export class AwsServiceError extends Error {
 }
 
 const TIMEOUT_MS = 5_000;
-// The SDK's standard retry (@smithy/core/retry): throttling and transient names, 429 and 5xx, network failures.
+// The SDK's standard retry (@smithy/core/retry): throttling and transient names, 429 and 500/502/503/504, network failures.
 const THROTTLING = new Set([
   'BandwidthLimitExceeded', 'EC2ThrottledException', 'LimitExceededException', 'PriorRequestNotComplete', 'ProvisionedThroughputExceededException',
   'RequestLimitExceeded', 'RequestThrottled', 'RequestThrottledException', 'SlowDown', 'ThrottledException', 'Throttling', 'ThrottlingException',
   'TooManyRequestsException', 'TransactionInProgressException',
 ]);
 const TRANSIENT = new Set(['TimeoutError', 'RequestTimeout', 'RequestTimeoutException']);
+/** Server errors the SDK retries; others (501, 505, ...) it does not. */
+const TRANSIENT_STATUS = new Set([500, 502, 503, 504]);
 const NETWORK = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /** What a call rejects with once its signal aborted (named as the SDK's HTTP handler names it), never retried. */
@@ -158,7 +160,7 @@ function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined, abor
 }
 
 function retryable(err: unknown): boolean {
-  if (err instanceof AwsServiceError) return err.status >= 500 || err.status === 429 || THROTTLING.has(err.name) || TRANSIENT.has(err.name);
+  if (err instanceof AwsServiceError) return TRANSIENT_STATUS.has(err.status) || err.status === 429 || THROTTLING.has(err.name) || TRANSIENT.has(err.name);
   const e = err as { name?: string; code?: string };
   return TRANSIENT.has(e.name ?? '') || NETWORK.has(e.code ?? '');
 }

@@ -112,10 +112,16 @@ describe('a signed AWS API call', () => {
     expect(wire.seen).toHaveLength(1);
   });
 
-  it('does not retry a client error', async () => {
+  it('does not retry a client error, nor a server error the SDK does not (501, 505)', async () => {
     wire.answers = [{ status: 400, body: '{"__type":"com.amazonaws.kms#InvalidCiphertextException"}' }];
     await expect(call()).rejects.toMatchObject({ name: 'InvalidCiphertextException', status: 400 });
     expect(wire.seen).toHaveLength(1);
+    for (const status of [501, 505]) {
+      wire.reset();
+      wire.answers = [{ status }, { status: 200, body: '{}' }];
+      await expect(call()).rejects.toMatchObject({ status });
+      expect(wire.seen).toHaveLength(1);
+    }
   });
 
   it('retries a dropped connection', async () => {
