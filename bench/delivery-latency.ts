@@ -28,6 +28,7 @@ import { newDelivery } from '../shared/domain/deliveries';
 import { newId } from '../shared/ids';
 import { localClient } from '../lib/local/dynamodb-local';
 import type { LocalDeps } from '../lib/local/wiring';
+import { observeTable } from '../shared/store/client';
 import { signedHeaders } from '../shared/webhooks/signer';
 import { httpSender } from '../shared/webhooks/sender';
 import type { SQSEvent } from 'aws-lambda';
@@ -122,7 +123,7 @@ try {
   const requests = countCalls(deps.db.doc);
   const sqsRequests = countCalls([bench.stack.sqs, bench.stack.sqsApi], { stageOf: (_op, input) => (input.QueueUrl === queues.url ? 'consumer' : undefined) });
   for (const t of [fanoutTally, consumerTally]) Object.assign(t, newHandlerTally());
-  const stages = watchStages(deps.db.doc);
+  const stages = watchStages(deps.db);
   const emulatorCpu = () => (bench.stack.dynamodbPid === undefined ? null : treeCpuMs(bench.stack.dynamodbPid));
   const cpuBefore = { emulator: emulatorCpu(), bench: process.cpuUsage() };
   const started = performance.now();
@@ -230,11 +231,11 @@ function writtenKeys(command: string, input: Record<string, unknown>): string[] 
 }
 
 /** When the fan-out first wrote each event's delivery row, and every time the consumer wrote it, from the table client. */
-function watchStages(table: LocalDeps['db']['doc']) {
+function watchStages(table: LocalDeps['db']) {
   const rowWritten = new Map<string, number>();
   const consumerWrites = new Map<string, number[]>();
   // Observers run as the request settles, in the caller's async context: `stage` still says whose it was.
-  table.observe((operation, input, outcome) => {
+  observeTable(table, (operation, input, outcome) => {
     if (!('output' in outcome)) return;
     const now = performance.now();
     const current = stage.getStore();

@@ -6,6 +6,7 @@
  */
 import './lib/quiet';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { makeHandler } from '../functions/fanout';
 import { ingestCall } from '../shared/domain/calls';
 import { createShop } from '../shared/domain/shop';
@@ -25,13 +26,14 @@ try {
   const ingest = await ingestCall(deps, (await import('./lib/stack')).callIngest(shop.id, false));
   const eventId = ingest.event_ids[0] as string;
   // The stream record Lambda would receive for the event item: its full new image.
-  const item = await deps.db.doc.api.call<{ Item?: Record<string, unknown> }>({ operation: 'GetItem', input: { TableName: deps.db.tableName, Key: { pk: { S: keys.event(shop.id, eventId).pk }, sk: { S: keys.event(shop.id, eventId).sk } } } });
+  const key = keys.event(shop.id, eventId);
+  const item = await deps.db.client.send(new GetItemCommand({ TableName: deps.db.tableName, Key: { pk: { S: key.pk }, sk: { S: key.sk } } }));
   if (!item.Item) throw new Error('event item not found');
   const record: DynamoDBStreamEvent = {
     Records: [{ eventID: '1', eventName: 'INSERT', eventSource: 'aws:dynamodb', dynamodb: { NewImage: item.Item as never, SequenceNumber: '1', StreamViewType: 'NEW_IMAGE' } }],
   };
 
-  // The local wiring sends on the local queue's SQS API (its event sources on the SDK client): count both.
+  // The local wiring sends on the local queue's `api` client (its event sources on `client`): count both.
   const dynamoCounter = countCalls(deps.db.doc);
   const sqsCounter = countCalls([env.queues.client, env.queues.api]);
   const result = await makeHandler(() => env.deps)(record);

@@ -3,23 +3,24 @@
  * and table (started with `consumer: false`). Used to kill a consumer for real in tests.
  * Env: the stack's `env` (lib/local/stack.ts), as the cloud stack sets a Lambda's.
  */
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import { makeHandler } from '../functions/deliver';
 import { LocalRetryScheduler } from '../lib/local/adapters';
 import { startQueuePoller } from '../lib/local/queue-poller';
-import { AwsApi, SQS } from '../shared/aws/aws-call';
+import { localSqsClient } from '../lib/local/sqs';
 import { SqsDeliveryQueue } from '../shared/aws/sqs-queue';
 import { ConfigError, configFromEnv, parseVariables } from '../shared/config';
-import { identityOf, sqsOf } from '../shared/wiring/clients';
+import { sqsOf } from '../shared/wiring/clients';
 import { deliverDeps } from '../shared/wiring/pipeline';
 
 let queueUrl: string;
 let deps: ReturnType<typeof deliverDeps>;
-// The event source's own SQS API (receive, delete), apart from the function's sends as in AWS.
-let events: AwsApi;
+// The event source's own SQS client (receive, delete), apart from the function's sends as in AWS.
+let events: SQSClient;
 try {
   const config = configFromEnv();
   queueUrl = config.queueUrl;
-  events = new AwsApi(SQS, identityOf(config));
+  events = localSqsClient(new URL(queueUrl).origin);
   const queue = new SqsDeliveryQueue(sqsOf(config), queueUrl);
   deps = deliverDeps(config, { queue, scheduler: new LocalRetryScheduler(queue) });
 } catch (err) {

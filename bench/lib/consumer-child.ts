@@ -1,7 +1,7 @@
 /**
  * bin/consumer.ts with its requests counted, for bench/delivery-throughput.ts: the same
  * handler, wiring and local SQS event source in a process of its own, with every table and
- * queue request counted at its client (shared/aws/aws-call.ts) and each batch's handler
+ * queue request counted at its SDK client and each batch's handler
  * timed. On 'report' it stops (waiting for the batches in flight) and sends its counts back
  * over IPC.
  *
@@ -11,10 +11,10 @@ import './quiet';
 import { makeHandler } from '../../functions/deliver';
 import { LocalRetryScheduler } from '../../lib/local/adapters';
 import { startQueuePoller } from '../../lib/local/queue-poller';
-import { AwsApi, SQS } from '../../shared/aws/aws-call';
+import { localSqsClient } from '../../lib/local/sqs';
 import { SqsDeliveryQueue } from '../../shared/aws/sqs-queue';
 import { configFromEnv, parseVariables } from '../../shared/config';
-import { dynamoOf, identityOf, sqsOf } from '../../shared/wiring/clients';
+import { dynamoOf, sqsOf } from '../../shared/wiring/clients';
 import { deliverDeps } from '../../shared/wiring/pipeline';
 import { allStages, countCalls, newHandlerTally, timedHandler, type HandlerTally, type OpTally } from './instrument';
 
@@ -29,8 +29,8 @@ export interface ConsumerReport {
 const batches = Number(process.argv[2]);
 if (!Number.isInteger(batches) || batches <= 0) throw new Error('usage: consumer-child.ts <batches in flight>');
 const config = configFromEnv();
-// The event source's SQS API (as bin/consumer.ts) and the consumer's own sends: both are the consumer's requests.
-const sqs = new AwsApi(SQS, identityOf(config));
+// The event source's SQS client (as bin/consumer.ts) and the consumer's own sends: both are the consumer's requests.
+const sqs = localSqsClient(new URL(config.queueUrl).origin);
 const queue = new SqsDeliveryQueue(sqsOf(config), config.queueUrl);
 const deps = deliverDeps(config, { queue, scheduler: new LocalRetryScheduler(queue) });
 // deliverDeps built its stores on this config's one table client.

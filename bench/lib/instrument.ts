@@ -1,10 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { SQSClient } from '@aws-sdk/client-sqs';
-import { AwsApi, type AwsRequest } from '../../shared/aws/aws-call';
-import { TableClient } from '../../shared/store/table-api';
+import type { MiddlewareStack } from '@smithy/types';
 import { DYNAMODB_WRITES } from '../../lib/local/stack';
 
-type AnyClient = Pick<SQSClient, 'middlewareStack'> | TableClient;
+/** An SDK client (SQS, DynamoDB) or the table's document client, which shares its DynamoDB client's middleware stack. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any service's inputs and outputs
+type AnyClient = { middlewareStack: MiddlewareStack<any, any> };
 
 /** Requests of one operation in one stage, and what they bill: capacity units (DynamoDB) or 64 KB chunks (SQS). */
 export interface OpTally {
@@ -77,8 +77,7 @@ function sqsChunks(op: string, input: Record<string, unknown>, output: unknown):
 let counters = 0;
 
 /**
- * Counts every request a client sends (an SDK client's commands as they enter its stack; the
- * table client's and the functions' own AWS calls as they reach shared/aws/aws-call.ts), with
+ * Counts every request a client sends (an SDK client's commands as they enter its stack), with
  * the units each bills: on the table it asks every request for its consumed capacity
  * (ReturnConsumedCapacity TOTAL, which changes nothing else), on an SQS client it counts
  * 64 KB payload chunks. Each request is filed under the `stage` it was sent in, else
@@ -86,7 +85,7 @@ let counters = 0;
  * Several clients (an event source's SQS API and the functions' own) may share one counter.
  */
 export function countCalls(
-  clients: AnyClient | AwsApi | (AnyClient | AwsApi)[],
+  clients: AnyClient | AnyClient[],
   opts: { stageOf?: (op: string, input: Record<string, unknown>) => string | undefined } = {},
 ): CallCounter {
   const counter: CallCounter = {
@@ -124,18 +123,10 @@ export function countCalls(
       throw err;
     }
   };
-  for (const each of Array.isArray(clients) ? clients : [clients]) {
-    const client = each instanceof TableClient ? each.api : each;
-    if (client instanceof AwsApi) {
-      // The functions' own calls (shared/aws/aws-call.ts, the table's included) have no middleware stack: the instance's `call` is wrapped instead.
-      const call = client.call.bind(client);
-      const dynamo = client.service.signingName === 'dynamodb';
-      client.call = <T>(request: AwsRequest) => record(`${request.operation}Command`, request.input as Record<string, unknown>, dynamo, () => call<T>(request), (out) => out);
-      continue;
-    }
-    (client.middlewareStack as SQSClient['middlewareStack']).add(
+  for (const client of Array.isArray(clients) ? clients : [clients]) {
+    client.middlewareStack.add(
       (next, context) => (args) =>
-        record(context.commandName ?? 'unknown', args.input as Record<string, unknown>, false, () => next(args), (out) => out.output),
+        record(context.commandName ?? 'unknown', args.input as Record<string, unknown>, context.clientName === 'DynamoDBClient', () => next(args), (out) => out.output),
       // A name of its own: a client may carry several counters (one per measured window).
       { step: 'initialize', name: `benchCallCounter${++counters}` },
     );

@@ -2,7 +2,7 @@ import { Aws, Duration, Stack, Token, Validations } from 'aws-cdk-lib';
 import type { ITable, ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
-import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { FilterCriteria, RecursiveLoop, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CfnScheduleGroup } from 'aws-cdk-lib/aws-scheduler';
@@ -130,6 +130,9 @@ export class Delivery extends Construct {
       entry: PIPELINE_FUNCTIONS.Deliver,
       description: 'Signs and POSTs webhook deliveries',
       timeout: CONSUMER_TIMEOUT,
+      // It puts its own retries (and over-limit deferrals) back on the queue it reads, carrying the
+      // trace header the SDK sends: Lambda's loop detection would stop a delivery's later attempts.
+      recursiveLoop: RecursiveLoop.ALLOW,
       environment: {
         QUEUE_URL: this.queue.queueUrl,
         QUEUE_ARN: this.queue.queueArn,

@@ -1,6 +1,5 @@
+import { DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import type { AwsApi } from '../../shared/aws/aws-call';
-import { endpointOf, md5 } from '../../shared/aws/sqs-send';
 import { logger } from '../../shared/logger';
 
 /**
@@ -10,17 +9,6 @@ import { logger } from '../../shared/logger';
  * lost a message that way, and the order of everything after it).
  */
 const LONG_POLL_SECONDS = 1;
-/** Bound on a receive's attempt: a long poll's wait and then some (the SQS API's default bound, 5 s, is shorter than the wait). */
-const LONG_POLL_BOUND_MS = (LONG_POLL_SECONDS + 5) * 1000;
-
-/** A received message, as SQS's JSON protocol (and the SDK's `Message`) names its fields. */
-interface Message {
-  MessageId?: string;
-  ReceiptHandle?: string;
-  Body?: string;
-  MD5OfBody?: string;
-  Attributes?: Record<string, string>;
-}
 
 export interface QueuePoller {
   /** Stops receiving and waits for batches in flight. */
@@ -38,8 +26,8 @@ export interface QueuePoller {
  * one is received from in batches sized to what is visible (answered on the next check).
  */
 export function startQueuePoller(opts: {
-  /** The SQS API (shared/aws/aws-call.ts, built with SQS); requests go to the queue URL's host, as the SDK's do. */
-  sqs: AwsApi;
+  /** Requests go to the queue URL's host, as the SDK sends them by default (the local emulator's). */
+  sqs: SQSClient;
   queueUrl: string;
   queueArn: string;
   handler: (event: SQSEvent) => Promise<SQSBatchResponse>;
@@ -54,7 +42,6 @@ export function startQueuePoller(opts: {
   // stop() aborts a pending long poll instead of waiting it out.
   const stopping = new AbortController();
   const inFlight = new Set<Promise<void>>();
-  const endpoint = endpointOf(opts.queueUrl);
 
   const invoke = async (messages: Message[]) => {
     const event: SQSEvent = {
@@ -79,41 +66,27 @@ export function startQueuePoller(opts: {
     }
     const done = event.Records.filter((r) => !failed.has(r.messageId));
     if (done.length > 0) {
-      await opts.sqs.call({
-        operation: 'DeleteMessageBatch',
-        input: { QueueUrl: opts.queueUrl, Entries: done.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle })) },
-        endpoint,
-      });
+      await opts.sqs.send(new DeleteMessageBatchCommand({ QueueUrl: opts.queueUrl, Entries: done.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle })) }));
     }
   };
 
   const receive = async (): Promise<Message[]> => {
-    const attributes = await opts.sqs.call<{ Attributes?: Record<string, string> }>({
-      operation: 'GetQueueAttributes',
-      input: { QueueUrl: opts.queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] },
-      endpoint,
-      signal: stopping.signal,
-    });
+    const attributes = await opts.sqs.send(
+      new GetQueueAttributesCommand({ QueueUrl: opts.queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+      { abortSignal: stopping.signal },
+    );
     // local-aws-sqs counts the messages in flight in ApproximateNumberOfMessages (SQS does not): asking
     // for those too, a receive waited out the 40 ms minimum whenever a batch was in flight (a hanging
     // receiver's holds one for its whole timeout), and so did every other endpoint's messages.
-    const count = (name: string) => Number(attributes.Attributes?.[name] ?? 0);
+    const count = (name: 'ApproximateNumberOfMessages' | 'ApproximateNumberOfMessagesNotVisible') => Number(attributes.Attributes?.[name] ?? 0);
     const visible = Math.max(0, count('ApproximateNumberOfMessages') - count('ApproximateNumberOfMessagesNotVisible'));
     const wait = visible > 0 ? 0 : LONG_POLL_SECONDS;
-    const out = await opts.sqs.call<{ Messages?: Message[] }>({
-      operation: 'ReceiveMessage',
-      input: { QueueUrl: opts.queueUrl, MaxNumberOfMessages: Math.max(1, Math.min(batchSize, visible)), WaitTimeSeconds: wait, AttributeNames: ['All'] },
-      endpoint,
-      signal: stopping.signal,
-      // Every receive, not only the long poll: one cut off and retried would leave its messages
-      // hidden for the visibility timeout, and a stalled machine can make even a short one slow.
-      timeoutMs: LONG_POLL_BOUND_MS,
-    });
-    const messages = out.Messages ?? [];
-    // The SDK's check that each body arrived as SQS stored it (a receive with a mismatch fails whole).
-    const corrupt = messages.filter((m) => m.MD5OfBody !== md5(m.Body ?? ''));
-    if (corrupt.length > 0) throw new Error(`Invalid MD5 checksum on messages: ${corrupt.map((m) => m.MessageId).join(', ')}`);
-    return messages;
+    // The event sources' client sets no request timeout: a receive cut off and retried would leave its messages hidden for the visibility timeout.
+    const out = await opts.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: opts.queueUrl, MaxNumberOfMessages: Math.max(1, Math.min(batchSize, visible)), WaitTimeSeconds: wait, AttributeNames: ['All'] }),
+      { abortSignal: stopping.signal },
+    );
+    return out.Messages ?? [];
   };
 
   const loop = async () => {

@@ -1,7 +1,6 @@
 import type { Server } from 'node:http';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { createSqsServer } from 'local-aws-sqs';
-import { AwsApi, SQS } from '../../shared/aws/aws-call';
 import { freePort } from './dynamodb-local';
 
 export interface LocalQueues {
@@ -14,12 +13,16 @@ export interface LocalQueues {
   notifyQueueArn: string;
   /** Queue set-up, and tests' and tools' own requests. */
   client: SQSClient;
-  /** What the functions' queue adapters send on, as in AWS (shared/aws/aws-call.ts). */
-  api: AwsApi;
-  /** What the local event sources receive, delete and read attributes on (lib/local/queue-poller.ts): an API of their own, as Lambda's event source is not the function. */
-  events: AwsApi;
+  /** What the functions' queue adapters send on, as in AWS. */
+  api: SQSClient;
+  /** What the local event sources receive, delete and read attributes on (lib/local/queue-poller.ts): a client of their own, as Lambda's event source is not the function. */
+  events: SQSClient;
   stop(): Promise<void>;
 }
+
+/** A client of the local emulator at `endpoint`, signed with fixed credentials (the emulator ignores them, AWS would not). */
+export const localSqsClient = (endpoint: string): SQSClient =>
+  new SQSClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
 
 /**
  * The delivery queue, the owner emails' queue and their dead-letter queues on local-aws-sqs, a pure JS SQS emulator:
@@ -29,7 +32,7 @@ export async function startLocalQueues(options: { visibilityTimeoutSeconds: numb
   const port = await freePort();
   const server: Server = await createSqsServer({ port, hostname: '127.0.0.1', emulateQueueCreationLifecycle: false });
   const endpoint = `http://127.0.0.1:${port}`;
-  const client = new SQSClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const client = localSqsClient(endpoint);
   const arnOf = async (url: string | undefined) =>
     (await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn as string;
   /** A queue with its dead-letter queue, as in the cloud stack. */
@@ -48,9 +51,8 @@ export async function startLocalQueues(options: { visibilityTimeoutSeconds: numb
   };
   const deliveries = await withDlq('deliveries');
   const notifications = await withDlq('notifications');
-  // Signed with the emulator client's region and credentials: the emulator ignores them, AWS would not.
-  const api = new AwsApi(SQS, client.config);
-  const events = new AwsApi(SQS, client.config);
+  const api = localSqsClient(endpoint);
+  const events = localSqsClient(endpoint);
   return {
     endpoint,
     queueUrl: deliveries.url,

@@ -1,6 +1,6 @@
-import type { AwsApi } from '../../shared/aws/aws-call';
-import type { TableClient } from '../../shared/store/table-api';
 import { join } from 'node:path';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { observeTable, type Dynamo } from '../../shared/store/client';
 import { passesFanoutFilter } from '../../shared/stream-filters';
 import { sweepGraceMs } from '../../shared/webhooks/policy';
 import { LocalRetryScheduler } from './adapters';
@@ -83,8 +83,8 @@ export function putsFanOutWork(command: string, input: WriteInput): boolean {
  * kept DynamoDB Local reading its stream while it should serve the deliveries. Writes of
  * other processes are found by the poller's idle poll. Returns the undo.
  */
-function watchWrites(table: TableClient, wake: () => void): () => void {
-  return table.observe((operation, input, outcome) => {
+function watchWrites(table: Dynamo, wake: () => void): () => void {
+  return observeTable(table, (operation, input, outcome) => {
     if ('output' in outcome && putsFanOutWork(operation, input as WriteInput)) wake();
   });
 }
@@ -93,10 +93,10 @@ export interface LocalStack {
   url: string;
   /** The local delivery queue, for a consumer run in another process. */
   queue: { endpoint: string; url: string; arn: string; dlqUrl: string };
-  /** The SQS API the stack's event sources receive and delete on (benchmarks count its requests). */
-  sqs: AwsApi;
-  /** The SQS API the stack's queue adapters send on, as in AWS (benchmarks count its requests too). */
-  sqsApi: AwsApi;
+  /** The SQS client the stack's event sources receive and delete on (benchmarks count its requests). */
+  sqs: SQSClient;
+  /** The SQS client the stack's queue adapters send on, as in AWS (benchmarks count its requests too). */
+  sqsApi: SQSClient;
   dynamodbEndpoint: string;
   /** The DynamoDB Local this start launched (its watchdog shell's pid; the JVM is its child), for tools that measure it; absent when given an endpoint. */
   dynamodbPid?: number;
@@ -138,7 +138,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     await notifyPoller?.stop();
     LocalRetryScheduler.clearAll();
     await queues?.stop();
-    deps?.db.doc.destroy();
+    deps?.db.client.destroy();
     await dynamodb?.stop();
   };
   try {
@@ -162,7 +162,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     if (!created) await breakLeasesOfLastRun(deps.db);
 
     streamPoller = await startStreamPoller({ endpoint, tableName, handler: handlers.fanout });
-    unwatch = watchWrites(deps.db.doc, streamPoller.wake);
+    unwatch = watchWrites(deps.db, streamPoller.wake);
     if (options.consumer !== false) {
       queuePoller = startQueuePoller({ sqs: queues.events, queueUrl: queues.queueUrl, queueArn: queues.queueArn, handler: handlers.deliver });
     }

@@ -4,7 +4,7 @@ import { makeHandler as makeDeliver } from '../../functions/deliver';
 import { makeHandler as makeFanout } from '../../functions/fanout';
 import { makeHandler as makeNotify } from '../../functions/notify';
 import { makeHandler as makeSweep } from '../../functions/sweep';
-import type { AwsApi } from '../../shared/aws/aws-call';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import { SqsDeliveryQueue } from '../../shared/aws/sqs-queue';
 import type { Config } from '../../shared/config';
 import { apiDeps, type ApiDeps } from '../../shared/wiring/api';
@@ -16,7 +16,7 @@ import { LocalRetryScheduler, OutboxMailer } from './adapters';
 export type LocalDeps = ApiDeps & PipelineDeps;
 
 /** The local stack's wiring: the cloud's parts built from its config, with timers for schedules and an outbox for emails. */
-export function localDeps(config: Config, local: { sqs: AwsApi; outboxDir: string }): LocalDeps {
+export function localDeps(config: Config, local: { sqs: SQSClient; outboxDir: string }): LocalDeps {
   const queue = new SqsDeliveryQueue(local.sqs, config.queueUrl);
   const adapters = {
     queue,

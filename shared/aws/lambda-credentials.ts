@@ -1,10 +1,12 @@
 /**
  * Stands in for `@aws-sdk/credential-provider-node` in the Lambda bundles only (an esbuild
- * alias in lib/constructs/function.ts). Lambda always hands a function its role's
- * credentials in environment variables, which is the first link of the SDK's default chain;
- * the other links (SSO, STS web identity, INI files, IMDS, ECS) and the nested STS and SSO
- * clients they pull in are 90 KB of every bundle that a function never runs.
- * Local runs and tests keep the full default chain.
+ * alias in lib/constructs/function.ts): the SDK's own environment provider, which the
+ * default chain tries first. Lambda always hands a function its role's credentials in
+ * environment variables (and refreshes them by starting new environments), so in Lambda
+ * the chain never goes past this link; the other links (SSO, STS web identity, INI files,
+ * IMDS, ECS) and the nested STS and SSO clients they pull in are 90 KB of every bundle,
+ * which would put six functions over the 400 KB budget (Deliver at 481 KB).
+ * Local runs, the CLI and tests keep the full default chain.
  */
 import { fromEnv } from '@aws-sdk/credential-provider-env';
 

@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
+import { ConflictException, CreateScheduleCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
 import { withoutEvent, type DeliveryMessage } from '../domain/deliveries';
 import type { RetryScheduler } from '../domain/delivery-ports';
-import type { ScheduleApi } from './schedule-api';
 import { SqsQueueDelays, type SqsDeliveryQueue } from './sqs-queue';
 
 export interface SchedulerTarget {
@@ -29,7 +30,7 @@ export class AwsRetryScheduler implements RetryScheduler {
 
   constructor(
     queue: SqsDeliveryQueue,
-    private readonly schedules: ScheduleApi,
+    private readonly scheduler: SchedulerClient,
     private readonly target: SchedulerTarget,
     private readonly now: () => number = Date.now,
   ) {
@@ -44,23 +45,28 @@ export class AwsRetryScheduler implements RetryScheduler {
     const delayMs = at.getTime() - this.now();
     if (!this.needsSchedule(delayMs)) return this.delays.schedule(message, at);
     try {
-      await this.schedules.create({
-        Name: scheduleName(message),
-        GroupName: this.target.groupName,
-        ScheduleExpression: atExpression(at),
-        ScheduleExpressionTimezone: 'UTC',
-        FlexibleTimeWindow: { Mode: 'OFF' },
-        ActionAfterCompletion: 'DELETE',
-        Target: {
-          Arn: this.target.queueArn,
-          RoleArn: this.target.roleArn,
-          Input: JSON.stringify(withoutEvent(message)),
-          RetryPolicy: { MaximumRetryAttempts: 20, MaximumEventAgeInSeconds: 3600 },
-          DeadLetterConfig: { Arn: this.target.deadLetterArn },
-        },
-      });
+      await this.scheduler.send(
+        new CreateScheduleCommand({
+          Name: scheduleName(message),
+          GroupName: this.target.groupName,
+          ScheduleExpression: atExpression(at),
+          ScheduleExpressionTimezone: 'UTC',
+          FlexibleTimeWindow: { Mode: 'OFF' },
+          ActionAfterCompletion: 'DELETE',
+          Target: {
+            Arn: this.target.queueArn,
+            RoleArn: this.target.roleArn,
+            Input: JSON.stringify(withoutEvent(message)),
+            RetryPolicy: { MaximumRetryAttempts: 20, MaximumEventAgeInSeconds: 3600 },
+            DeadLetterConfig: { Arn: this.target.deadLetterArn },
+          },
+          // One token for every attempt the SDK makes: a retried create that had landed is not a second schedule.
+          ClientToken: randomUUID(),
+        }),
+      );
     } catch (err) {
-      if (!(err instanceof Error && err.name === 'ConflictException')) throw err;
+      // The name is the delivery's and attempt's: a schedule that exists already is this wake-up, made before.
+      if (!(err instanceof ConflictException)) throw err;
     }
   }
 }

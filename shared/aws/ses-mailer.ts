@@ -1,25 +1,22 @@
+import { SendEmailCommand, type SESv2Client } from '@aws-sdk/client-sesv2';
 import type { Mail, Mailer } from '../domain/notifications';
 import { logger } from '../logger';
-import type { AwsApi } from './aws-call';
 
-/** Owner emails through SES v2 SendEmail (REST-JSON `POST /v2/email/outbound-emails`). */
+/** Owner emails through SES v2 SendEmail. */
 export class SesMailer implements Mailer {
   constructor(
-    /** The SES v2 API (shared/aws/aws-call.ts, built with SES_V2). */
-    private readonly ses: AwsApi,
+    private readonly ses: SESv2Client,
     private readonly from: string,
   ) {}
 
   async send(mail: Mail): Promise<void> {
-    await this.ses.call({
-      operation: 'SendEmail',
-      path: '/v2/email/outbound-emails',
-      input: {
+    await this.ses.send(
+      new SendEmailCommand({
         FromEmailAddress: this.from,
         Destination: { ToAddresses: [mail.to] },
         Content: { Simple: { Subject: { Data: mail.subject }, Body: { Text: { Data: mail.text } } } },
-      },
-    });
+      }),
+    );
   }
 }
 

@@ -1,15 +1,13 @@
+import { SendMessageBatchCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DeliveryMessage, DeliveryQueue } from '../domain/deliveries';
 import type { RetryScheduler } from '../domain/delivery-ports';
-import type { AwsApi } from './aws-call';
-import { sendMessage, sendMessageBatch } from './sqs-send';
 
 export const SQS_MAX_DELAY_MS = 15 * 60 * 1000;
 
 /** The delivery queue. Messages carry ids (and the fan-out's, their event); the consumer reads the rest from the table. */
 export class SqsDeliveryQueue implements DeliveryQueue {
   constructor(
-    /** The SQS API (shared/aws/aws-call.ts, built with SQS). */
-    private readonly sqs: AwsApi,
+    private readonly sqs: SQSClient,
     readonly queueUrl: string,
   ) {}
 
@@ -18,8 +16,9 @@ export class SqsDeliveryQueue implements DeliveryQueue {
       let entries = messages.slice(i, i + 10).map((m, j) => ({ Id: String(j), MessageBody: JSON.stringify(m) }));
       for (let tries = 0; entries.length > 0; tries++) {
         if (tries >= 3) throw new Error(`SQS refused ${entries.length} delivery message(s)`);
-        const out = await sendMessageBatch(this.sqs, this.queueUrl, entries);
-        const failed = new Set(out.Failed.map((f) => f.Id));
+        // The entries SQS did not take are in `Failed` (the request as a whole succeeded).
+        const out = await this.sqs.send(new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: entries }));
+        const failed = new Set((out.Failed ?? []).map((f) => f.Id));
         entries = entries.filter((e) => failed.has(e.Id));
       }
     }
@@ -27,7 +26,8 @@ export class SqsDeliveryQueue implements DeliveryQueue {
 
   /** SQS delays are exact to the second, up to 15 minutes. */
   async sendDelayed(message: DeliveryMessage, delaySeconds: number): Promise<void> {
-    await sendMessage(this.sqs, this.queueUrl, JSON.stringify(message), Math.min(900, Math.max(0, Math.ceil(delaySeconds))));
+    const DelaySeconds = Math.min(900, Math.max(0, Math.ceil(delaySeconds)));
+    await this.sqs.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: JSON.stringify(message), DelaySeconds }));
   }
 }
 

@@ -1,11 +1,5 @@
-import type { AwsApi } from '../aws/aws-call';
+import { DecryptCommand, GenerateDataKeyCommand, type KMSClient } from '@aws-sdk/client-kms';
 import type { DataKeyProvider } from './envelope';
-
-/** KMS's JSON carries binary fields (CiphertextBlob, Plaintext) as base64. */
-interface KmsKeyAnswer {
-  CiphertextBlob?: string;
-  Plaintext?: string;
-}
 
 const REUSE_MS = 60 * 60 * 1000;
 
@@ -18,8 +12,7 @@ export class KmsDataKeys implements DataKeyProvider {
   private readonly resolved = new Map<string, Promise<Buffer>>();
 
   constructor(
-    /** The KMS API (shared/aws/aws-call.ts, built with KMS). */
-    private readonly kms: AwsApi,
+    private readonly kms: KMSClient,
     private readonly keyId: string,
     private readonly now: () => number = Date.now,
   ) {}
@@ -34,10 +27,10 @@ export class KmsDataKeys implements DataKeyProvider {
   }
 
   private async generate() {
-    const out = await this.kms.call<KmsKeyAnswer>({ operation: 'GenerateDataKey', input: { KeyId: this.keyId, KeySpec: 'AES_256' } });
+    const out = await this.kms.send(new GenerateDataKeyCommand({ KeyId: this.keyId, KeySpec: 'AES_256' }));
     if (!out.Plaintext || !out.CiphertextBlob) throw new Error('KMS returned no data key');
-    const ref = Buffer.from(out.CiphertextBlob, 'base64').toString('base64url');
-    const key = Buffer.from(out.Plaintext, 'base64');
+    const ref = Buffer.from(out.CiphertextBlob).toString('base64url');
+    const key = Buffer.from(out.Plaintext);
     this.resolved.set(ref, Promise.resolve(key));
     return { ref, key, until: this.now() + REUSE_MS };
   }
@@ -45,12 +38,10 @@ export class KmsDataKeys implements DataKeyProvider {
   resolve(ref: string): Promise<Buffer> {
     let key = this.resolved.get(ref);
     if (!key) {
-      key = this.kms
-        .call<KmsKeyAnswer>({ operation: 'Decrypt', input: { CiphertextBlob: Buffer.from(ref, 'base64url').toString('base64'), KeyId: this.keyId } })
-        .then((out) => {
-          if (!out.Plaintext) throw new Error('KMS returned no plaintext');
-          return Buffer.from(out.Plaintext, 'base64');
-        });
+      key = this.kms.send(new DecryptCommand({ CiphertextBlob: Buffer.from(ref, 'base64url'), KeyId: this.keyId })).then((out) => {
+        if (!out.Plaintext) throw new Error('KMS returned no plaintext');
+        return Buffer.from(out.Plaintext);
+      });
       key.catch(() => this.resolved.delete(ref));
       this.resolved.set(ref, key);
     }

@@ -87,7 +87,7 @@ export class DynamoAttemptLedger implements AttemptLedger {
       // Recorded already (by another consumer after our lease expired): only the lease is ours to end.
       if (row?.Code === 'ConditionalCheckFailed') return 'duplicate';
       if (!expect || gate?.Code !== 'ConditionalCheckFailed' || !gate.Item) return 'other';
-      // Marshalled: errors keep the item as the service sent it (shared/store/table-api.ts, as the SDK did).
+      // Marshalled: the document client leaves an error's item as the service sent it.
       const current = endpointFromItem(unmarshall(gate.Item));
       const ours = (slot: HeldSlot) => current.leases[slot.key]?.token === slot.token;
       const usual = current.health.circuit === 'closed' && ours({ key, token }) && carried.slots.every(ours);

@@ -1,24 +1,41 @@
-import type { AttributeValue, CancellationReason } from '@aws-sdk/client-dynamodb';
-import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { AwsApi, DYNAMODB, type AwsIdentity } from '../aws/aws-call';
-import type { TableConfig } from '../config';
-import { TableClient } from './table-api';
+import type { AttributeValue, CancellationReason, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocument, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 
+/** The table: the SDK's document client over the process's one DynamoDB client (shared/wiring/clients.ts). */
 export interface Dynamo {
-  doc: TableClient;
+  doc: DynamoDBDocument;
+  /** The client under `doc`: its `destroy()` closes the kept-alive connections (the document client's does nothing). */
+  client: DynamoDBClient;
   tableName: string;
 }
 
-/**
- * DynamoDB Local on a loaded test machine can take seconds to answer; in AWS a request takes
- * milliseconds. The SDK client this replaced had no bound at all, and a write retried after a
- * bound may meet its own first attempt's effect (a conditional put then reads as a conflict).
- */
-export const TABLE_TIMEOUT_MS = 10_000;
+/** One request as it settled: its operation (`GetItem`), what the store asked (document values), and the answer or the error. */
+export type TableObserver = (operation: string, input: object, outcome: { output: unknown } | { error: unknown }) => void;
 
-/** A client of the table (DynamoDB Local when the config names an endpoint), signing as `identity`; the wiring makes one per config. */
-export function dynamo(config: TableConfig, identity: AwsIdentity): Dynamo {
-  return { doc: new TableClient(new AwsApi(DYNAMODB, identity, { endpoint: config.endpoint, timeoutMs: TABLE_TIMEOUT_MS })), tableName: config.tableName };
+let observers = 0;
+
+/**
+ * Calls `observer` after every request of the table's client settles (the local stack wakes its
+ * stream poller on writes the fan-out takes; tests count requests); returns the undo. A
+ * middleware at the initialize step, where the document client's input is not yet marshalled.
+ */
+export function observeTable(db: Pick<Dynamo, 'doc'>, observer: TableObserver): () => void {
+  const name = `tableObserver${++observers}`;
+  db.doc.middlewareStack.add(
+    (next, context) => async (args) => {
+      const operation = (context.commandName ?? '').replace(/Command$/, '');
+      try {
+        const out = await next(args);
+        observer(operation, args.input as object, { output: out.output });
+        return out;
+      } catch (error) {
+        observer(operation, args.input as object, { error });
+        throw error;
+      }
+    },
+    { step: 'initialize', name },
+  );
+  return () => void db.doc.middlewareStack.remove(name);
 }
 
 /** A write refused by its condition; `Item` (marshalled) is the item as it was, when the request asked for it (ReturnValuesOnConditionCheckFailure). */

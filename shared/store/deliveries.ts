@@ -82,7 +82,7 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
           return row;
         } catch (err) {
           if (!isConditionFailed(err)) throw err;
-          // Marshalled: errors keep the item as the service sent it (shared/store/table-api.ts, as the SDK did).
+          // Marshalled: the document client leaves an error's item as the service sent it.
           const existing = err.Item ? stripKeys<DeliveryRecord>(unmarshall(err.Item)) : null;
           // Written by an earlier try of this batch but maybe never enqueued: enqueue again.
           return existing && existing.status === 'pending' && existing.attempts === 0 ? existing : null;

@@ -130,7 +130,7 @@ export class SingleTableIdempotencyStore {
       return null;
     } catch (err) {
       if (!isConditionFailed(err)) throw err;
-      // Marshalled: errors keep the item as the service sent it (shared/store/table-api.ts, as the SDK did).
+      // Marshalled: the document client leaves an error's item as the service sent it.
       if (err.Item) return unmarshall(err.Item) as StoredRecord;
       const out = await this.db.doc.get({ TableName: this.db.tableName, Key: this.itemKey(ref), ConsistentRead: true });
       if (!out.Item) throw new Error('idempotency record refused the lock but could not be read', { cause: err });

@@ -302,7 +302,7 @@ export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
       return { circuitBefore: before, backlog: out.Attributes?.backlog_at !== undefined };
     } catch (err) {
       if (!isConditionFailed(err)) throw err;
-      // Marshalled: errors keep the item as the service sent it (shared/store/table-api.ts, as the SDK did).
+      // Marshalled: the document client leaves an error's item as the service sent it.
       if (!err.Item) return { circuitBefore: null, backlog: false }; // the endpoint is gone
       current = endpointFromItem(unmarshall(err.Item));
     }

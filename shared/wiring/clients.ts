@@ -1,37 +1,70 @@
-import { defaultProvider } from '@aws-sdk/credential-provider-node';
-import { AwsApi, SQS, type AwsIdentity } from '../aws/aws-call';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { KMSClient } from '@aws-sdk/client-kms';
+import { SchedulerClient } from '@aws-sdk/client-scheduler';
+import { SESv2Client } from '@aws-sdk/client-sesv2';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocument } from '@aws-sdk/lib-dynamodb';
 import type { Config } from '../config';
 import type { SecretCipher } from '../domain/secrets';
 import { secretCipher } from '../secrets/cipher';
-import { dynamo, type Dynamo } from '../store/client';
+import type { Dynamo } from '../store/client';
 import { memo } from './memo';
 
-/** The table's client, shared by every store a process builds from this config. */
-export function dynamoOf(config: Config): Dynamo {
-  return memo(config, dynamoOf, () => dynamo(config.table, identityOf(config)));
-}
+/**
+ * The AWS SDK clients of a process: one of each per config (so one per Lambda container),
+ * each built the first time a part of the wiring needs it, so a function that never sends
+ * an email never constructs (nor, bundled, carries) the SES client. The SDK does the rest:
+ * endpoints (FIPS, dual-stack, AWS_ENDPOINT_URL_*, every partition), the credential chain,
+ * its standard retry with its quota (AWS_MAX_ATTEMPTS, AWS_RETRY_MODE), clock-skew
+ * correction, the X-Amzn-Trace-Id header under Lambda, and request ids on every error.
+ */
 
 /**
- * Region and credentials of every AWS call of a process (shared/aws/aws-call.ts), as the SDK
- * clients found them: the table's region, and DynamoDB Local's fixed credentials when the
- * config names its endpoint, else the SDK's default chain (in a Lambda bundle only its first
- * link, the environment: shared/aws/lambda-credentials.ts), made once so it is resolved once
- * (it caches what it found until it expires).
+ * A stalled connection is given up on and retried by the SDK instead of waiting out the
+ * invocation. The SDK sets no bound of its own. DynamoDB answers in milliseconds in AWS;
+ * DynamoDB Local on a loaded test machine can take seconds.
  */
-export function identityOf(config: Config): AwsIdentity {
-  return memo(config, identityOf, () => {
-    const { region, endpoint } = config.table;
-    const local = { accessKeyId: 'local', secretAccessKey: 'local' };
-    return { region: () => Promise.resolve(region), credentials: endpoint ? () => Promise.resolve(local) : defaultProvider() };
+const REQUEST_TIMEOUT_MS = { aws: 3_000, local: 10_000 } as const;
+const CONNECTION_TIMEOUT_MS = 2_000;
+
+/** What every client of a config shares: its region, and on the local stack fixed credentials (its emulators ignore them, but the SDK signs). */
+function base(config: Config) {
+  const local = config.table.endpoint !== undefined;
+  return {
+    region: config.table.region,
+    ...(local ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+    requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS, requestTimeout: local ? REQUEST_TIMEOUT_MS.local : REQUEST_TIMEOUT_MS.aws },
+  };
+}
+
+/** The table's document client, shared by every store a process builds from this config. */
+export function dynamoOf(config: Config): Dynamo {
+  return memo(config, dynamoOf, () => {
+    const client = new DynamoDBClient({ ...base(config), ...(config.table.endpoint ? { endpoint: config.table.endpoint } : {}) });
+    // As the stores write them: undefined fields are left out; class instances are never items.
+    const doc = DynamoDBDocument.from(client, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false } });
+    return { doc, client, tableName: config.table.tableName };
   });
 }
 
-/** The SQS API, shared by the delivery and owner-email queues a process sends to. */
-export function sqsOf(config: Config): AwsApi {
-  return memo(config, sqsOf, () => new AwsApi(SQS, identityOf(config)));
+/** The SQS client of the delivery and owner-email queues; on the local stack, the emulator that serves them. */
+export function sqsOf(config: Config): SQSClient {
+  return memo(config, sqsOf, () => new SQSClient({ ...base(config), ...(config.table.endpoint ? { endpoint: new URL(config.queueUrl).origin } : {}) }));
+}
+
+export function schedulerOf(config: Config): SchedulerClient {
+  return memo(config, schedulerOf, () => new SchedulerClient(base(config)));
+}
+
+export function sesOf(config: Config): SESv2Client {
+  return memo(config, sesOf, () => new SESv2Client(base(config)));
+}
+
+export function kmsOf(config: Config): KMSClient {
+  return memo(config, kmsOf, () => new KMSClient(base(config)));
 }
 
 /** One cipher per config: KMS data keys are cached inside it, so a delivery costs no KMS call. */
 export function cipherOf(config: Config): SecretCipher {
-  return memo(config, cipherOf, () => secretCipher(config.secrets, () => identityOf(config)));
+  return memo(config, cipherOf, () => secretCipher(config.secrets, () => kmsOf(config)));
 }

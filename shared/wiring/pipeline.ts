@@ -3,9 +3,7 @@ import type { FanOutDeps } from '../domain/deliveries';
 import type { AttemptDeps, RetryScheduler } from '../domain/delivery-ports';
 import type { Mailer, NotificationQueue, NotifyDeps } from '../domain/notifications';
 import type { SweepDeps } from '../domain/sweep';
-import { AwsApi, SCHEDULER, SES_V2 } from '../aws/aws-call';
 import { AwsRetryScheduler } from '../aws/retry-scheduler';
-import { HttpScheduleApi } from '../aws/schedule-api';
 import { LogOnlyMailer, SesMailer } from '../aws/ses-mailer';
 import { SqsNotificationQueue } from '../aws/sqs-notification-queue';
 import { SqsDeliveryQueue, SqsQueueDelays } from '../aws/sqs-queue';
@@ -17,13 +15,14 @@ import { DynamoShopStore } from '../store/shops';
 import { DynamoEndpointStore } from '../store/webhook-endpoints';
 import { httpSender } from '../webhooks/sender';
 import { checkUrl } from '../webhooks/url-guard';
-import { cipherOf, dynamoOf, identityOf, sqsOf } from './clients';
+import { cipherOf, dynamoOf, schedulerOf, sesOf, sqsOf } from './clients';
 import { memo } from './memo';
 
 /**
  * The parts of the pipeline functions: one per function, built once per config, so only
  * the owner-email function calls SES, the consumer Scheduler and KMS, and the fan-out
- * and the sweeper neither (all of them through shared/aws/aws-call.ts, no SDK client). In AWS each adapter follows the config; the local stack passes
+ * and the sweeper neither (each SDK client is made, and bundled, only where it is used:
+ * shared/wiring/clients.ts). In AWS each adapter follows the config; the local stack passes
  * its own (a queue on its local SQS, timers for schedules, an outbox for emails).
  */
 export interface PipelineAdapters {
@@ -61,7 +60,7 @@ export function notifyDeps(config: Config, adapters: PipelineAdapters = {}): Not
       notifications: events,
       shops: new DynamoShopStore(dynamoOf(config)),
       endpoints: new DynamoEndpointStore(dynamoOf(config)),
-      mailer: adapters.mailer ?? (config.sesFrom ? new SesMailer(new AwsApi(SES_V2, identityOf(config)), config.sesFrom) : new LogOnlyMailer()),
+      mailer: adapters.mailer ?? (config.sesFrom ? new SesMailer(sesOf(config), config.sesFrom) : new LogOnlyMailer()),
       now,
     };
   });
@@ -78,7 +77,7 @@ export function deliverDeps(config: Config, adapters: PipelineAdapters = {}): At
       endpoints: new DynamoEndpointStore(dynamoOf(config)),
       ledger: new DynamoAttemptLedger(dynamoOf(config)),
       queue,
-      scheduler: adapters.scheduler ?? new AwsRetryScheduler(queue, new HttpScheduleApi(new AwsApi(SCHEDULER, identityOf(config))), config.scheduler),
+      scheduler: adapters.scheduler ?? new AwsRetryScheduler(queue, schedulerOf(config), config.scheduler),
       sender: httpSender(policy, timeoutMs),
       cipher: cipherOf(config),
       checkTarget: (url) => checkUrl(url, policy, undefined, 'refuse'),

@@ -67,6 +67,12 @@ describe('cloud stack template', () => {
     }
   });
 
+  it('lets only the consumer loop through its own queue (its retries carry the trace header Lambda\'s loop detection follows)', () => {
+    const looping = ofType('AWS::Lambda::Function').filter(([, fn]) => fn.Properties.RecursiveLoop === 'Allow').map(([id]) => id);
+    expect(looping).toHaveLength(1);
+    expect(looping[0]).toMatch(/^DeliveryDeliver/);
+  });
+
   it('alarms on the stream iterator age, the consumer duration against its timeout, API latency and table throttles', () => {
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
     const fanoutId = ofType('AWS::Lambda::Function').find(([id]) => id.startsWith('DeliveryFanout'))?.[0];

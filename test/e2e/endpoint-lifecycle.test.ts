@@ -1,3 +1,4 @@
+import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { simulatedCall } from '../../lib/cli/simulate';
 import { issueKey } from '../../shared/domain/api-keys';
 import { ingestCall } from '../../shared/domain/calls';
@@ -34,7 +35,7 @@ async function newTenant(stack: Stack) {
 /** Waits until the delivery queue holds no message, waiting or in flight: whatever was sent to it has been handled. */
 async function queueDrained(stack: Stack): Promise<void> {
   for (let i = 0; i < 400; i++) {
-    const out = await stack.sqs.call<{ Attributes?: Record<string, string> }>({ operation: 'GetQueueAttributes', input: { QueueUrl: stack.queue.url, AttributeNames: ['ApproximateNumberOfMessages'] }, endpoint: stack.queue.endpoint });
+    const out = await stack.sqs.send(new GetQueueAttributesCommand({ QueueUrl: stack.queue.url, AttributeNames: ['ApproximateNumberOfMessages'] }));
     // local-aws-sqs counts messages in flight in the first as well.
     if (Number(out.Attributes?.ApproximateNumberOfMessages ?? 1) === 0) return;
     await new Promise((r) => setTimeout(r, 25));

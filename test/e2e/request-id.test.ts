@@ -1,3 +1,4 @@
+import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { startTestStack } from '../helpers/stack';
 
 /** Raw fetch: these answers come before (or instead of) any operation, so no OpenAPI operation describes all of them. */
@@ -22,7 +23,7 @@ describe('Request-Id on answers made before an operation runs', () => {
   });
 
   it('an authorizer failure (the store is down): the contract 500 with a Request-Id, repeated in the body', async () => {
-    await stack.deps.db.doc.api.call({ operation: 'DeleteTable', input: { TableName: stack.tableName } });
+    await stack.deps.db.client.send(new DeleteTableCommand({ TableName: stack.tableName }));
     const reply = await raw(`${stack.url}/v1/me`, { headers: { authorization: `Bearer ${stack.demo.readKey.key}` } });
     expect(reply.status).toBe(500);
     expect(reply.requestId).toMatch(/^req_[0-9a-z]{20,}$/i);

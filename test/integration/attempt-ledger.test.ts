@@ -14,6 +14,7 @@ import { admit, afterAttempt, MAX_IN_FLIGHT, type Lease } from '../../shared/web
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { useFreshTable } from '../helpers/table';
 import { keys } from '../../shared/store/keys';
+import { observeTable } from '../../shared/store/client';
 
 /** The end of an attempt: one transaction when the endpoint is as usual, the separate writes otherwise, the same result either way. */
 describe('attempt ledger (DynamoDB Local)', () => {
@@ -67,7 +68,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
   /** The table requests `run` sends, by command name. */
   async function requests(run: () => Promise<unknown>): Promise<string[]> {
     const sent: string[] = [];
-    const unwatch = deps.db.doc.observe((operation) => sent.push(operation));
+    const unwatch = observeTable(deps.db, (operation) => sent.push(operation));
     try {
       await run();
     } finally {

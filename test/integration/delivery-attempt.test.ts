@@ -19,6 +19,7 @@ import { DynamoEndpointStatsStore } from '../../shared/store/endpoint-stats';
 import { DynamoEventStore } from '../../shared/store/events';
 import { DynamoEndpointStore } from '../../shared/store/webhook-endpoints';
 import { useFreshTable } from '../helpers/table';
+import { observeTable } from '../../shared/store/client';
 
 /** The consumer and sweeper on DynamoDB Local, with the receiver, queue and scheduler as fakes that record. */
 describe('delivery consumer and sweeper (DynamoDB Local)', () => {
@@ -78,7 +79,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
   it('reads every row, event and endpoint of a batch in one request', async () => {
     const { rows } = await endpointWith(3);
     const sent: string[] = [];
-    const unwatch = deps.db.doc.observe((operation) => sent.push(`${operation}Command`));
+    const unwatch = observeTable(deps.db, (operation) => sent.push(`${operation}Command`));
     try {
       const inputs = await store.readForAttempts([...rows.map((r) => messageOf(r)), { ...messageOf(rows[0] as DeliveryRecord), delivery_id: 'dlv_01jd0000000000000000000000' }]);
       expect(sent).toEqual(['BatchGetItemCommand']);
@@ -99,7 +100,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     const bodies: Record<string, unknown>[] = [];
     h.attemptDeps.sender = { post: async (_url, _headers, body) => (bodies.push(JSON.parse(body) as Record<string, unknown>), { status: 204, error: null, retryAfterMs: null, durationMs: 1, snippet: null }) };
     const read: string[] = [];
-    const unwatch = deps.db.doc.observe((operation, input) => {
+    const unwatch = observeTable(deps.db, (operation, input) => {
       if (operation === 'BatchGetItem') read.push(...(JSON.stringify(input).match(/(DLV|EVT|WE)#[^"]*/g) ?? []));
     });
     try {
@@ -186,7 +187,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     const { shop, endpoint, rows } = await endpointWith(10);
     const h = harness();
     const sent: string[] = [];
-    const unwatch = deps.db.doc.observe((operation) => sent.push(`${operation}Command`));
+    const unwatch = observeTable(deps.db, (operation) => sent.push(`${operation}Command`));
     try {
       expect(verdicts(await deliverBatch(h.attemptDeps, rows.map((r) => messageOf(r))))).toEqual(Array(10).fill('delivered'));
     } finally {

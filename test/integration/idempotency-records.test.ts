@@ -1,4 +1,4 @@
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { makeHandler } from '../../functions/api/update-shop';
 import { createShop } from '../../shared/domain/shop';
@@ -29,9 +29,9 @@ describe('idempotency records on the table (DynamoDB Local)', () => {
   const ref = (key: string, greeting: string) => recordRef([me.shopId, key], ['PATCH', '/v1/shop', body(greeting)]);
   const patch = (key: string, greeting: string) =>
     handler(apiEvent({ method: 'PATCH', path: '/v1/shop', body: JSON.stringify(body(greeting)), headers: { 'idempotency-key': key }, principal: me }), context());
-  const put = (item: Record<string, AttributeValue>) => deps.db.doc.api.call({ operation: 'PutItem', input: { TableName: deps.db.tableName, Item: item } });
+  const put = (item: Record<string, AttributeValue>) => deps.db.client.send(new PutItemCommand({ TableName: deps.db.tableName, Item: item }));
   const read = async (key: string) => {
-    const out = await deps.db.doc.api.call<{ Item?: Record<string, AttributeValue> }>({ operation: 'GetItem', input: { TableName: deps.db.tableName, Key: { pk: { S: key }, sk: { S: 'IDEMPOTENCY' } }, ConsistentRead: true } });
+    const out = await deps.db.client.send(new GetItemCommand({ TableName: deps.db.tableName, Key: { pk: { S: key }, sk: { S: 'IDEMPOTENCY' } }, ConsistentRead: true }));
     return out.Item ? unmarshall(out.Item) : undefined;
   };
   /** A record as Powertools wrote it. */

@@ -1,5 +1,5 @@
 /**
- * The functions' SQS adapters (shared/aws/aws-call.ts underneath) against the local stack's
+ * The functions' SQS adapters (on the SDK's SQSClient) against the local stack's
  * SQS emulator (local-aws-sqs), read back with an SDK client.
  */
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message } from '@aws-sdk/client-sqs';

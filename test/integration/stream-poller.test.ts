@@ -1,7 +1,6 @@
-import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, GetItemCommand, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-dynamodb-streams';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { localClient } from '../../lib/local/dynamodb-local';
 import { STREAM_CHECKPOINT_PK, streamCheckpointKey } from '../../lib/local/stream-checkpoint';
@@ -50,7 +49,7 @@ async function streamRecords(tableName: string): Promise<{ shardId: string; seq:
 
 async function checkpointOf(deps: Deps, shardId: string): Promise<{ sequence_number?: string; updated_at?: string } | undefined> {
   const key = streamCheckpointKey(shardId);
-  const out = await deps.db.doc.api.call<{ Item?: Record<string, AttributeValue> }>({ operation: 'GetItem', input: { TableName: deps.db.tableName, Key: { pk: { S: key.pk }, sk: { S: key.sk } }, ConsistentRead: true } });
+  const out = await deps.db.client.send(new GetItemCommand({ TableName: deps.db.tableName, Key: { pk: { S: key.pk }, sk: { S: key.sk } }, ConsistentRead: true }));
   return out.Item ? (unmarshall(out.Item) as { sequence_number?: string; updated_at?: string }) : undefined;
 }
 
@@ -111,7 +110,7 @@ describe('local stream poller resumes from its checkpoint (DynamoDB Local)', () 
     const [id] = await writeEvents(1);
     await waitFor(() => seen.length === 1, 'the event to be handled');
     // Not an event item: the fan-out filter drops it, yet the position must pass it.
-    await deps.db.doc.api.call({ operation: 'PutItem', input: { TableName: deps.db.tableName, Item: { pk: { S: `SHOP#${SHOP}` }, sk: { S: 'PROFILE' }, entity: { S: 'shop' } } } });
+    await deps.db.client.send(new PutItemCommand({ TableName: deps.db.tableName, Item: { pk: { S: `SHOP#${SHOP}` }, sk: { S: 'PROFILE' }, entity: { S: 'shop' } } }));
     const dropped = (await streamRecords(deps.db.tableName)).find((r) => r.sk === 'PROFILE');
     if (!dropped) throw new Error('no stream record for the shop item');
     // At or past it: a checkpoint write racing the item may share its batch and come after it.
@@ -186,7 +185,7 @@ describe('local stream poller resumes from its checkpoint (DynamoDB Local)', () 
     if (!first) throw new Error('no stream record');
     // Well formed, but past anything the shard holds.
     const key = streamCheckpointKey(first.shardId);
-    await deps.db.doc.api.call({ operation: 'PutItem', input: { TableName: deps.db.tableName, Item: { pk: { S: key.pk }, sk: { S: key.sk }, sequence_number: { S: '999999999999999999999' } } } });
+    await deps.db.client.send(new PutItemCommand({ TableName: deps.db.tableName, Item: { pk: { S: key.pk }, sk: { S: key.sk }, sequence_number: { S: '999999999999999999999' } } }));
     const warn = jest.spyOn(logger, 'warn');
     const { seen } = await poller();
     await waitFor(() => seen.length >= 2, 'the events to be read from the start');

@@ -1,12 +1,13 @@
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AwsApi, KMS } from '../../shared/aws/aws-call';
+import { DecryptCommand, GenerateDataKeyCommand, KMSClient, NotFoundException } from '@aws-sdk/client-kms';
+import { mockClient } from 'aws-sdk-client-mock';
+import 'aws-sdk-client-mock-jest';
 import { newSigningSecret } from '../../shared/domain/secrets';
 import { EnvelopeCipher } from '../../shared/secrets/envelope';
 import { KmsDataKeys } from '../../shared/secrets/kms-data-keys';
 import { LocalKeyFile } from '../../shared/secrets/local-key-file';
-import { identity, noPause, startAwsWire, type AwsWire } from '../helpers/aws-wire';
 
 describe('signing secrets', () => {
   it('are whsec_ + base64 of 32 random bytes', () => {
@@ -74,29 +75,27 @@ describe('envelope cipher, decrypting the same value again', () => {
 });
 
 describe('KMS data keys', () => {
-  // A stand-in KMS (test/helpers/aws-wire.ts): one data key, its ciphertext blob, base64 in JSON as KMS answers.
+  // KMS answered by aws-sdk-client-mock: one data key and its ciphertext blob, as the SDK hands them over (bytes).
   const plaintextKey = Buffer.alloc(32, 7);
   const blob = Buffer.from('encrypted-data-key');
-  let wire: AwsWire;
-  beforeAll(async () => {
-    wire = await startAwsWire((req) =>
-      req.headers['x-amz-target'] === 'TrentService.GenerateDataKey'
-        ? { status: 200, body: JSON.stringify({ Plaintext: plaintextKey.toString('base64'), CiphertextBlob: blob.toString('base64'), KeyId: 'k' }) }
-        : { status: 200, body: JSON.stringify({ Plaintext: plaintextKey.toString('base64'), KeyId: 'k' }) },
-    );
+  const mock = mockClient(KMSClient);
+  beforeEach(() => {
+    mock.reset();
+    mock.on(GenerateDataKeyCommand).callsFake(async () => ({ Plaintext: new Uint8Array(plaintextKey), CiphertextBlob: new Uint8Array(blob), KeyId: 'k' }));
+    mock.on(DecryptCommand).callsFake(async () => ({ Plaintext: new Uint8Array(plaintextKey), KeyId: 'k' }));
   });
-  afterAll(() => wire.stop());
-  beforeEach(() => wire.reset());
-  const kms = () => new AwsApi(KMS, identity, { endpoint: wire.endpoint, pause: noPause });
-  const calls = (op: string) => wire.seen.filter((s) => s.headers['x-amz-target'] === `TrentService.${op}`).map((s) => JSON.parse(s.body) as Record<string, string>);
+  afterAll(() => mock.restore());
+  const kms = () => new KMSClient({ region: 'eu-west-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
+  const calls = (command: typeof GenerateDataKeyCommand | typeof DecryptCommand) =>
+    mock.calls().filter((c) => c.args[0] instanceof command).map((c) => c.args[0].input as unknown as Record<string, unknown>);
 
   it('generates one data key and encrypts many values without calling KMS again', async () => {
     const cipher = new EnvelopeCipher(new KmsDataKeys(kms(), 'alias/webhooks'));
     const values = await Promise.all(Array.from({ length: 20 }, (_, i) => cipher.encrypt(`secret-${i}`, 'c')));
     expect(await cipher.decrypt(values[3] as string, 'c')).toBe('secret-3');
     await cipher.encrypt('later', 'c');
-    expect(calls('GenerateDataKey')).toEqual([{ KeyId: 'alias/webhooks', KeySpec: 'AES_256' }]);
-    expect(calls('Decrypt')).toHaveLength(0);
+    expect(calls(GenerateDataKeyCommand)).toEqual([{ KeyId: 'alias/webhooks', KeySpec: 'AES_256' }]);
+    expect(calls(DecryptCommand)).toHaveLength(0);
   });
 
   it('decrypts a stored data key once per container, then from cache', async () => {
@@ -104,15 +103,20 @@ describe('KMS data keys', () => {
     const stored = await writer.encrypt('whsec_x', 'c');
     const reader = new EnvelopeCipher(new KmsDataKeys(kms(), 'k'));
     for (let i = 0; i < 5; i++) expect(await reader.decrypt(stored, 'c')).toBe('whsec_x');
-    expect(calls('Decrypt')).toHaveLength(1);
-    expect(Buffer.from(calls('Decrypt')[0]?.CiphertextBlob as string, 'base64').toString()).toBe('encrypted-data-key');
+    expect(calls(DecryptCommand)).toHaveLength(1);
+    expect(Buffer.from(calls(DecryptCommand)[0]?.CiphertextBlob as Uint8Array).toString()).toBe('encrypted-data-key');
   });
 
   it('asks KMS again after a failed decrypt (a failure is not cached)', async () => {
     const stored = await new EnvelopeCipher(new KmsDataKeys(kms(), 'k')).encrypt('whsec_y', 'c');
     const reader = new EnvelopeCipher(new KmsDataKeys(kms(), 'k'));
-    wire.answers = [{ status: 400, body: '{"__type":"AccessDeniedException","message":"no"}' }];
-    await expect(reader.decrypt(stored, 'c')).rejects.toMatchObject({ name: 'AccessDeniedException' });
+    let first = true;
+    mock.on(DecryptCommand).callsFake(async () => {
+      if (!first) return { Plaintext: new Uint8Array(plaintextKey), KeyId: 'k' };
+      first = false;
+      throw new NotFoundException({ message: 'no', $metadata: {} });
+    });
+    await expect(reader.decrypt(stored, 'c')).rejects.toMatchObject({ name: 'NotFoundException' });
     expect(await reader.decrypt(stored, 'c')).toBe('whsec_y');
   });
 
@@ -122,6 +126,6 @@ describe('KMS data keys', () => {
     await cipher.encrypt('a', 'c');
     now = 61 * 60 * 1000;
     await cipher.encrypt('b', 'c');
-    expect(calls('GenerateDataKey')).toHaveLength(2);
+    expect(calls(GenerateDataKeyCommand)).toHaveLength(2);
   });
 });
