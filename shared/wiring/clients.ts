@@ -21,11 +21,16 @@ import { memo } from './memo';
 
 /**
  * A stalled connection is given up on and retried by the SDK instead of waiting out the
- * invocation. The SDK sets no bound of its own. DynamoDB answers in milliseconds in AWS;
- * DynamoDB Local on a loaded test machine can take seconds.
+ * invocation (the SDK sets no bound of its own). AWS answers in milliseconds; the local
+ * emulators on a loaded test machine can take seconds, and a request waiting for one of the
+ * agent's 50 sockets counts against its connection bound.
  */
-const REQUEST_TIMEOUT_MS = { aws: 3_000, local: 10_000 } as const;
-const CONNECTION_TIMEOUT_MS = 2_000;
+const TIMEOUTS_MS = {
+  aws: { connectionTimeout: 2_000, requestTimeout: 3_000 },
+  local: { connectionTimeout: 10_000, requestTimeout: 10_000 },
+} as const;
+/** Without it the handler only logs a request past its `requestTimeout` and keeps waiting. */
+const BOUNDED = { throwOnRequestTimeout: true } as const;
 
 /** What every client of a config shares: its region, and on the local stack fixed credentials (its emulators ignore them, but the SDK signs). */
 function base(config: Config) {
@@ -33,7 +38,7 @@ function base(config: Config) {
   return {
     region: config.table.region,
     ...(local ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
-    requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS, requestTimeout: local ? REQUEST_TIMEOUT_MS.local : REQUEST_TIMEOUT_MS.aws },
+    requestHandler: { ...(local ? TIMEOUTS_MS.local : TIMEOUTS_MS.aws), ...BOUNDED },
   };
 }
 

@@ -24,6 +24,8 @@ let endpoint: string;
 const seen: Seen[] = [];
 /** Answers a 500 to this many requests before answering normally. */
 let failures = 0;
+/** Never answers (a stalled connection). */
+let stall = false;
 const saved = { ...process.env };
 
 beforeAll(async () => {
@@ -33,6 +35,7 @@ beforeAll(async () => {
     req.on('end', () => {
       const target = String(req.headers['x-amz-target'] ?? '');
       seen.push({ target, headers: req.headers });
+      if (stall) return;
       if (failures > 0) {
         failures--;
         res.writeHead(500, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': 'REQ-FROM-AWS-1' });
@@ -61,11 +64,13 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   process.env = saved;
+  server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
 });
 beforeEach(() => {
   seen.length = 0;
   failures = 0;
+  stall = false;
 });
 
 /** A cloud config (no DynamoDB Local endpoint): the SDK finds its endpoint, credentials and retry settings itself. */
@@ -93,4 +98,15 @@ describe('the AWS clients of the wiring (the SDK)', () => {
     expect(error).toMatchObject({ name: 'InternalServerError', $metadata: { requestId: 'REQ-FROM-AWS-1', attempts: 2, httpStatusCode: 500 } });
     expect(seen).toHaveLength(2);
   });
+
+  it('give up on a stalled request after their bound (3 s in AWS) and retry it, instead of waiting out the invocation', async () => {
+    stall = true;
+    const started = Date.now();
+    const error = await dynamoOf(cloudConfig())
+      .doc.get({ TableName: 'shop-calls', Key: { pk: 'SHOP#1', sk: 'PROFILE' } })
+      .then(() => undefined, (err: unknown) => err as { name: string; $metadata?: { attempts?: number } });
+    expect(error).toMatchObject({ name: 'TimeoutError', $metadata: { attempts: 2 } });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(6_000);
+    expect(Date.now() - started).toBeLessThan(9_000);
+  }, 15_000);
 });
