@@ -20,6 +20,8 @@ export interface JobRecord extends JobInput {
   updated_at: string;
   decided_at: string | null;
   decline_reason: string | null;
+  /** The write token of the request that decided the job (never shown): its retry knows its own decision. */
+  decided_by?: string;
 }
 
 export type DecideOutcome = { ok: true } | { ok: false; current: JobRecord | null };
@@ -29,7 +31,8 @@ export interface JobStore {
   list(shopId: string, page: PageRequest, status?: JobStatus): Promise<Page<JobRecord>>;
   /**
    * Writes `next` and its event in one transaction, only if the stored job still has
-   * `expectedVersion` and is pending. On refusal returns the job as it now is.
+   * `expectedVersion` and is pending. On refusal returns the job as it now is (as the
+   * refusal found it, so a retried write that meets its own decision sees it).
    */
   decide(next: JobRecord, expectedVersion: number, event: EventRecord): Promise<DecideOutcome>;
 }
@@ -99,20 +102,32 @@ function refusal(job: JobRecord, version: number): AppError | null {
 
 const MAX_ATTEMPTS = 5;
 
+/**
+ * Names a request's writes across its retries: the same token on a retry of the request (the
+ * SDK's after a lost answer, or the client's with the same Idempotency-Key after a 5xx) lets
+ * it recognise a decision it already made, instead of calling it a conflict.
+ */
+export interface WriteOptions {
+  writeToken?: string;
+}
+
 async function decide(
   deps: JobDeps,
   shopId: string,
   id: string,
   version: number,
   change: { status: 'approved' | 'declined'; decline_reason: string | null },
+  writeToken: string = newId('req'),
 ) {
   let job: JobRecord | null = await findExisting('job', 'job', id, (jobId) => deps.jobs.get(shopId, jobId));
   for (let attempt = 1; ; attempt++) {
     if (!job) throw notFound('job', id);
+    // This request's own decision, made by an attempt whose answer was lost: it stands.
+    if (job.decided_by === writeToken && job.status === change.status) return toJobResource(job);
     const refused = refusal(job, version);
     if (refused) throw refused;
     const now = deps.now().toISOString();
-    const next: JobRecord = { ...job, ...change, version: job.version + 1, updated_at: now, decided_at: now };
+    const next: JobRecord = { ...job, ...change, version: job.version + 1, updated_at: now, decided_at: now, decided_by: writeToken };
     const event = newEvent(shopId, change.status === 'approved' ? 'job.approved' : 'job.declined', toJobResource(next), new Date(now));
     const outcome = await deps.jobs.decide(next, version, event);
     if (outcome.ok) return toJobResource(next);
@@ -124,8 +139,8 @@ async function decide(
   }
 }
 
-export const approveJob = (deps: JobDeps, shopId: string, id: string, version: number) =>
-  decide(deps, shopId, id, version, { status: 'approved', decline_reason: null });
+export const approveJob = (deps: JobDeps, shopId: string, id: string, version: number, options: WriteOptions = {}) =>
+  decide(deps, shopId, id, version, { status: 'approved', decline_reason: null }, options.writeToken);
 
-export const declineJob = (deps: JobDeps, shopId: string, id: string, version: number, reason?: string) =>
-  decide(deps, shopId, id, version, { status: 'declined', decline_reason: reason ?? null });
+export const declineJob = (deps: JobDeps, shopId: string, id: string, version: number, reason?: string, options: WriteOptions = {}) =>
+  decide(deps, shopId, id, version, { status: 'declined', decline_reason: reason ?? null }, options.writeToken);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Context } from 'aws-lambda';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type * as z from 'zod/mini';
@@ -14,11 +15,24 @@ export interface OperationInput<B, Q> {
   query: Q;
   pathParameters: Record<string, string>;
   requestId: string;
+  /**
+   * Names this request's writes across its retries (a store write can recognise its own
+   * earlier attempt): with an Idempotency-Key, the key's (a client's retry with the same key
+   * is the same request); without, the request id.
+   */
+  writeToken: string;
 }
 
 export interface Reply {
   status: number;
   body: unknown;
+}
+
+/** The key's own token, scoped like its record: the same header value of another shop or key is another request. */
+function writeTokenOf(event: ApiEvent, idempotent: boolean): string {
+  const key = idempotent ? event.headers['idempotency-key'] : undefined;
+  if (key === undefined) return requestIdOf(event);
+  return `idem_${createHash('sha256').update(JSON.stringify([event.principal?.shopId ?? null, event.principal?.keyId ?? null, key])).digest('base64url')}`;
 }
 
 /** What an operation without input fields validates to. */
@@ -70,6 +84,7 @@ export function apiHandler<BS extends z.core.$ZodType = NoFields, QS extends z.c
         query: event.input?.query as z.output<QS>,
         pathParameters: (event.pathParameters ?? {}) as Record<string, string>,
         requestId: requestIdOf(event),
+        writeToken: writeTokenOf(event, route.idempotent),
       });
       return jsonResult(reply.status, reply.body);
     });

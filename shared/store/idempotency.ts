@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { SecretCipher } from '../domain/secrets';
 import { isConditionFailed, type Dynamo } from './client';
@@ -18,7 +18,7 @@ import { keys } from './keys';
 
 const PREFIX = 'IDEMPOTENCY';
 const STATUS = { inProgress: 'INPROGRESS', completed: 'COMPLETED', expired: 'EXPIRED' } as const;
-const ATTR = { status: 'status', expiry: TABLE.ttlAttribute, lockExpiry: 'in_progress_expiration', validation: 'validation', data: 'data' } as const;
+const ATTR = { status: 'status', expiry: TABLE.ttlAttribute, lockExpiry: 'in_progress_expiration', validation: 'validation', data: 'data', lockToken: 'lock_token' } as const;
 /** Attempts to take the lock when the record found has expired but TTL has not deleted it yet (as Powertools did: 1 + 2 retries). */
 const ATTEMPTS = 3;
 
@@ -65,6 +65,7 @@ export const recordRef = (keyParts: unknown[], payloadParts: unknown[]): Idempot
 
 interface StoredRecord {
   status?: string;
+  lock_token?: string;
   expires_at?: number;
   validation?: string;
   data?: unknown;
@@ -93,9 +94,12 @@ export class SingleTableIdempotencyStore {
    * invocation's remaining time); without it the lock lasts as long as the record.
    */
   async lock(ref: IdempotencyRecordRef, lockMs: number | undefined): Promise<LockOutcome> {
+    // Names this request's lock: a put the SDK retried after its answer was lost meets its own
+    // record, which is this request's lock, not another request's.
+    const token = randomUUID();
     for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-      const existing = await this.tryPut(ref, lockMs);
-      if (!existing) return { kind: 'acquired' };
+      const existing = await this.tryPut(ref, lockMs, token);
+      if (!existing || (existing.status === STATUS.inProgress && existing.lock_token === token)) return { kind: 'acquired' };
       if (existing.validation !== ref.payloadHash) return { kind: 'payload_mismatch' };
       const expired = existing.expires_at !== undefined && this.now() / 1000 > existing.expires_at;
       if (expired || existing.status === STATUS.expired) continue;
@@ -108,13 +112,14 @@ export class SingleTableIdempotencyStore {
   }
 
   /** The put that takes the lock; the record that refused it, when one did. */
-  private async tryPut(ref: IdempotencyRecordRef, lockMs: number | undefined): Promise<StoredRecord | null> {
+  private async tryPut(ref: IdempotencyRecordRef, lockMs: number | undefined, token: string): Promise<StoredRecord | null> {
     const now = this.now();
     const item = {
       ...this.itemKey(ref),
       [ATTR.expiry]: this.expiry(),
       [ATTR.status]: STATUS.inProgress,
       [ATTR.validation]: ref.payloadHash,
+      [ATTR.lockToken]: token,
       ...(lockMs !== undefined ? { [ATTR.lockExpiry]: now + lockMs } : {}),
     };
     try {

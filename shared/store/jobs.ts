@@ -1,6 +1,7 @@
 import type { EventRecord } from '../domain/events';
 import type { DecideOutcome, JobRecord, JobStatus, JobStore } from '../domain/jobs';
 import type { PageRequest } from '../domain/pagination';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { cancellationReasons, getRecord, stripKeys, type Dynamo } from './client';
 import { eventItem } from './events';
 import { gsi1Partition, keys, shopPk, skPrefix } from './keys';
@@ -44,6 +45,8 @@ export class DynamoJobStore implements JobStore {
               ConditionExpression: 'version = :v AND #status = :pending',
               ExpressionAttributeNames: { '#status': 'status' },
               ExpressionAttributeValues: { ':v': expectedVersion, ':pending': 'pending' },
+              // The job as the refusal found it: no second read, and a retried decision sees its own write.
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
             },
           },
           { Put: { TableName: this.db.tableName, Item: eventItem(event), ConditionExpression: 'attribute_not_exists(pk)' } },
@@ -51,8 +54,11 @@ export class DynamoJobStore implements JobStore {
       });
       return { ok: true };
     } catch (err) {
-      if (!cancellationReasons(err)) throw err;
-      return { ok: false, current: await this.get(next.shop_id, next.id) };
+      const reasons = cancellationReasons(err);
+      if (!reasons) throw err;
+      // Marshalled: the document client leaves an error's item as the service sent it.
+      const found = reasons[0]?.Code === 'ConditionalCheckFailed' ? reasons[0].Item : undefined;
+      return { ok: false, current: found ? stripKeys<JobRecord>(unmarshall(found)) : await this.get(next.shop_id, next.id) };
     }
   }
 }
