@@ -10,9 +10,9 @@ import { lambdaDeps } from '../../shared/wiring/memo';
 export const spec = requestSchemas({ body: createWebhookEndpointBody });
 
 export const makeHandler = (deps: () => Omit<EndpointDeps, 'events' | 'deliveries' | 'rotationGraceMs'> & IdempotencyDeps = lambdaDeps(endpointDeps, urlGuardDeps, cipherDeps, idempotencyDeps)) =>
-  apiHandler('createWebhookEndpoint', spec, async ({ principal, body }) => ({
+  apiHandler('createWebhookEndpoint', spec, async ({ principal, body, writeToken }) => ({
     status: 201,
-    body: await createEndpoint(deps(), principal.shopId, body),
+    body: await createEndpoint(deps(), principal.shopId, body, { writeToken }),
   }), { idempotency: idempotent(() => deps().idempotency) });
 
 export const handler = makeHandler();

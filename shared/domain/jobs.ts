@@ -2,6 +2,7 @@ import { AppError, notFound } from '../errors';
 import { newId } from '../ids';
 import type { JobInput } from './call-ingest-schema';
 import { findExisting } from './lookup';
+import type { WriteOptions } from './writes';
 import { newEvent, type EventRecord } from './events';
 import { mapPage, type Page, type PageRequest } from './pagination';
 import type { Resource } from './resources';
@@ -101,15 +102,6 @@ function refusal(job: JobRecord, version: number): AppError | null {
 }
 
 const MAX_ATTEMPTS = 5;
-
-/**
- * Names a request's writes across its retries: the same token on a retry of the request (the
- * SDK's after a lost answer, or the client's with the same Idempotency-Key after a 5xx) lets
- * it recognise a decision it already made, instead of calling it a conflict.
- */
-export interface WriteOptions {
-  writeToken?: string;
-}
 
 async function decide(
   deps: JobDeps,

@@ -7,6 +7,7 @@ import { newEvent, toEventResource, type EventRecord } from './events';
 import type { Resource } from './resources';
 import { newSigningSecret, type SecretCipher } from './secrets';
 import type { CreateEndpointInput, UpdateEndpointInput } from './webhook-endpoints-schema';
+import type { WriteOptions } from './writes';
 import { HEALTHY, toHealthResource, type EndpointHealth, type Lease } from '../webhooks/circuit';
 
 export const MAX_ENDPOINTS_PER_SHOP = 16;
@@ -40,6 +41,8 @@ export interface EndpointRecord {
   last_errors?: string[];
   /** Set while deliveries wait on the queue for a slot: the next success pulls due ones from the table (internal). */
   backlog_at?: string;
+  /** The write token of the request that created it (internal): a retry of that request gets this endpoint, not a second one. */
+  created_by?: string;
 }
 
 export type EndpointChanges = Partial<Pick<EndpointRecord, 'url' | 'description' | 'events' | 'enabled' | 'disabled_reason' | 'failing_since' | 'health'>>;
@@ -101,8 +104,18 @@ export async function loadEndpoint(deps: Pick<EndpointDeps, 'endpoints'>, shopId
   return findExisting('we', 'webhook endpoint', id, (endpointId) => deps.endpoints.get(shopId, endpointId));
 }
 
-export async function createEndpoint(deps: Omit<EndpointDeps, 'events' | 'deliveries' | 'rotationGraceMs'>, shopId: string, input: CreateEndpointInput): Promise<Resource<'webhookEndpointWithSecret'>> {
+export async function createEndpoint(
+  deps: Omit<EndpointDeps, 'events' | 'deliveries' | 'rotationGraceMs'>,
+  shopId: string,
+  input: CreateEndpointInput,
+  options: WriteOptions = {},
+): Promise<Resource<'webhookEndpointWithSecret'>> {
   const url = await guardedUrl(deps, input.url);
+  // A retry of a create whose answer was lost (a 5xx after the endpoint was made): the same
+  // endpoint, with its secret in force, not a second endpoint.
+  const made = options.writeToken ? (await deps.endpoints.list(shopId)).find((e) => e.created_by === options.writeToken) : undefined;
+  const current = made?.secrets.find((s) => s.expires_at === null);
+  if (made && current) return { ...toEndpointResource(made), secret: await deps.cipher.decrypt(current.ciphertext, secretContext(shopId, made.id)) };
   const now = deps.now();
   const id = newId('we', now.getTime());
   const secret = newSigningSecret();
@@ -122,6 +135,7 @@ export async function createEndpoint(deps: Omit<EndpointDeps, 'events' | 'delive
     health: HEALTHY,
     leases: {},
     lease_version: 0,
+    ...(options.writeToken ? { created_by: options.writeToken } : {}),
   };
   const outcome = await deps.endpoints.create(endpoint, MAX_ENDPOINTS_PER_SHOP);
   if (outcome === 'shop_missing') throw notFound('shop', shopId);

@@ -5,6 +5,7 @@
  * with (after at most one retry with the same Idempotency-Key) says what the table holds.
  */
 import { makeHandler as makeApprove } from '../../functions/api/approve-job';
+import { makeHandler as makeCreate } from '../../functions/api/create-webhook-endpoint';
 import { makeHandler as makeDelete } from '../../functions/api/delete-webhook-endpoint';
 import { simulatedCall } from '../../lib/cli/simulate';
 import { ensureTable } from '../../lib/local/dynamodb-local';
@@ -159,6 +160,25 @@ describe('store faults: dropped answers, resets and delays between the API and t
     const again = await approve(approveRequest(job, 'lost-completion'), context());
     expect(again.statusCode).toBe(200);
     expect(parseBody(again)).toMatchObject({ status: 'approved', version: 2 });
+  });
+
+  it('a created endpoint whose answer was lost (500) is, on the retry with its key, the same endpoint and secret: not a second endpoint', async () => {
+    const shop = await createShop(deps, { name: 'Create Retry Shop', owner_email: 'o@create.test' });
+    const create = makeCreate(() => ({ ...container(), checkUrl: async (url: string) => ({ ok: true as const, url: new URL(url) }) }));
+    const request = () =>
+      apiEvent({ method: 'POST', path: '/v1/webhook-endpoints', body: JSON.stringify({ url: 'https://hooks.example.com/once', events: ['*'] }), headers: { 'idempotency-key': 'create-once' }, principal: principal({ shopId: shop.id }) });
+    // The endpoint is made; the idempotency record's completion never gets through.
+    proxy.decide = (operation) => (operation === 'UpdateItem' ? 'reset-before' : 'none');
+    const first = await create(request(), context());
+    calm();
+    expect(first.statusCode).toBe(500);
+    const again = await create(request(), context());
+    expect(again.statusCode).toBe(201);
+    const made = await deps.endpoints.list(shop.id);
+    expect(made.map((e) => e.id)).toEqual([parseBody(again).id]);
+    // The secret shown is the endpoint's own: deliveries are signed with it.
+    const [ciphertext] = made[0]?.secrets.map((s) => s.ciphertext) ?? [];
+    expect(await deps.cipher.decrypt(ciphertext as string, `webhook_endpoint:${shop.id}:${made[0]?.id}`)).toBe(parseBody(again).secret);
   });
 
   it(`${DELETES} endpoint deletes: each answer (after at most one retry) says whether the endpoint is gone`, async () => {
