@@ -115,7 +115,7 @@ export async function createEndpoint(
   // endpoint, with its secret in force, not a second endpoint.
   const made = options.writeToken ? (await deps.endpoints.list(shopId)).find((e) => e.created_by === options.writeToken) : undefined;
   const current = made?.secrets.find((s) => s.expires_at === null);
-  if (made && current) return { ...toEndpointResource(made), secret: await deps.cipher.decrypt(current.ciphertext, secretContext(shopId, made.id)) };
+  if (made && current) return { ...toEndpointResource(made), secret: await deps.cipher.decrypt(current.ciphertext, secretContext(shopId, made.id), shopId) };
   const now = deps.now();
   const id = newId('we', now.getTime());
   const secret = newSigningSecret();
@@ -130,7 +130,7 @@ export async function createEndpoint(
     failing_since: null,
     created_at: now.toISOString(),
     updated_at: now.toISOString(),
-    secrets: [{ ciphertext: await deps.cipher.encrypt(secret, secretContext(shopId, id)), created_at: now.toISOString(), expires_at: null }],
+    secrets: [{ ciphertext: await deps.cipher.encrypt(secret, secretContext(shopId, id), shopId), created_at: now.toISOString(), expires_at: null }],
     secrets_version: 1,
     health: HEALTHY,
     leases: {},
@@ -201,7 +201,7 @@ export async function rotateSecret(deps: Pick<EndpointDeps, 'endpoints' | 'ciphe
     const secret = newSigningSecret();
     const current = endpoint.secrets.find((s) => s.expires_at === null);
     const secrets: StoredSecret[] = [
-      { ciphertext: await deps.cipher.encrypt(secret, secretContext(shopId, endpoint.id)), created_at: now.toISOString(), expires_at: null },
+      { ciphertext: await deps.cipher.encrypt(secret, secretContext(shopId, endpoint.id), shopId), created_at: now.toISOString(), expires_at: null },
       ...(current ? [{ ...current, expires_at: new Date(now.getTime() + deps.rotationGraceMs).toISOString() }] : []),
     ];
     const updated = await deps.endpoints.replaceSecrets(endpoint, secrets, endpoint.secrets_version, now.toISOString());
@@ -213,7 +213,7 @@ export async function rotateSecret(deps: Pick<EndpointDeps, 'endpoints' | 'ciphe
 /** Every secret a delivery must be signed with now: the current one, and the previous one during its grace. */
 export async function signingSecrets(deps: Pick<EndpointDeps, 'cipher'>, endpoint: EndpointRecord, now: Date): Promise<string[]> {
   const valid = endpoint.secrets.filter((s) => s.expires_at === null || Date.parse(s.expires_at) > now.getTime());
-  return Promise.all(valid.map((s) => deps.cipher.decrypt(s.ciphertext, secretContext(endpoint.shop_id, endpoint.id))));
+  return Promise.all(valid.map((s) => deps.cipher.decrypt(s.ciphertext, secretContext(endpoint.shop_id, endpoint.id), endpoint.shop_id)));
 }
 
 /** Queues a `webhook_endpoint.test` event for this one endpoint, whatever its filter. */

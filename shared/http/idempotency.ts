@@ -22,7 +22,7 @@ export interface IdempotencyDeps {
  * must match method, path and the parsed body (key order does not matter).
  */
 const recordOf = (event: ApiEvent, key: string): IdempotencyRecordRef =>
-  recordRef([event.principal?.shopId ?? null, key], [event.requestContext?.http?.method ?? null, event.rawPath ?? null, event.jsonBody ?? null]);
+  recordRef([event.principal?.shopId ?? null, key], [event.requestContext?.http?.method ?? null, event.rawPath ?? null, event.jsonBody ?? null], event.principal?.shopId ?? '');
 
 /**
  * Idempotency-Key per the contract (docs/api.md): runs only when the header is present.

@@ -6,7 +6,7 @@ import type { DataKeyProvider } from './envelope';
 /**
  * The local stack's stand-in for KMS: one 256-bit key in a file outside the table
  * (created on first use, mode 0600). Losing the file makes stored secrets unreadable,
- * exactly as losing a KMS key would.
+ * exactly as losing a KMS key would. One key for every shop: the shop binding is KMS's.
  */
 export class LocalKeyFile implements DataKeyProvider {
   private key: Buffer | undefined;

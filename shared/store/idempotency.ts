@@ -30,10 +30,11 @@ export interface SealedResponse {
 export const isSealed = (value: unknown): value is SealedResponse =>
   typeof value === 'object' && value !== null && typeof (value as SealedResponse).sealed === 'string';
 
-/** One request's record: its key and the hash of what a replay must match. */
+/** One request's record: its key, the hash of what a replay must match, and the shop whose key seals its response. */
 export interface IdempotencyRecordRef {
   key: string;
   payloadHash: string;
+  shopId: string;
 }
 
 export type LockOutcome =
@@ -57,10 +58,11 @@ function deepSort(value: unknown): unknown {
 
 const md5 = (parts: unknown[]): string => createHash('md5').update(JSON.stringify(deepSort(parts))).digest('base64');
 
-/** The record of a request: `keyParts` name it (absent values count as null), `payloadParts` must match for a replay. */
-export const recordRef = (keyParts: unknown[], payloadParts: unknown[]): IdempotencyRecordRef => ({
+/** The record of a request of `shopId`: `keyParts` name it (absent values count as null), `payloadParts` must match for a replay. */
+export const recordRef = (keyParts: unknown[], payloadParts: unknown[], shopId: string): IdempotencyRecordRef => ({
   key: `${PREFIX}#${md5(keyParts)}`,
   payloadHash: md5(payloadParts),
+  shopId,
 });
 
 interface StoredRecord {
@@ -106,7 +108,7 @@ export class SingleTableIdempotencyStore {
       if (existing.status === STATUS.inProgress) return { kind: 'in_progress' };
       if (existing.status !== STATUS.completed) throw new Error(`idempotency record has an unknown status: ${String(existing.status)}`);
       if (!isSealed(existing.data)) throw new Error('stored idempotent response is not sealed');
-      return { kind: 'completed', response: JSON.parse(await this.cipher().decrypt(existing.data.sealed, ref.key)) };
+      return { kind: 'completed', response: JSON.parse(await this.cipher().decrypt(existing.data.sealed, ref.key, ref.shopId)) };
     }
     throw new Error('idempotency record expired while the lock was being taken');
   }
@@ -145,7 +147,7 @@ export class SingleTableIdempotencyStore {
 
   /** The request succeeded: its response, encrypted under the record's key, is kept for replays. */
   async complete(ref: IdempotencyRecordRef, response: unknown): Promise<void> {
-    const sealed = await this.cipher().encrypt(JSON.stringify(response), ref.key);
+    const sealed = await this.cipher().encrypt(JSON.stringify(response), ref.key, ref.shopId);
     await this.db.doc.update({
       TableName: this.db.tableName,
       Key: this.itemKey(ref),

@@ -26,7 +26,7 @@ describe('idempotency records on the table (DynamoDB Local)', () => {
   });
 
   const body = (greeting: string) => ({ greeting });
-  const ref = (key: string, greeting: string) => recordRef([me.shopId, key], ['PATCH', '/v1/shop', body(greeting)]);
+  const ref = (key: string, greeting: string) => recordRef([me.shopId, key], ['PATCH', '/v1/shop', body(greeting)], me.shopId);
   const patch = (key: string, greeting: string) =>
     handler(apiEvent({ method: 'PATCH', path: '/v1/shop', body: JSON.stringify(body(greeting)), headers: { 'idempotency-key': key }, principal: me }), context());
   const put = (item: Record<string, AttributeValue>) => deps.db.client.send(new PutItemCommand({ TableName: deps.db.tableName, Item: item }));
@@ -52,13 +52,13 @@ describe('idempotency records on the table (DynamoDB Local)', () => {
     expect(Number.isInteger(item?.expires_at)).toBe(true);
     // In clear nowhere: the sealed response opens only with the record's key as context.
     expect(JSON.stringify(item)).not.toContain('Layout');
-    const opened = JSON.parse(await deps.cipher.decrypt((item?.data as { sealed: string }).sealed, ref('layout-1', 'Layout').key)) as { body: string };
+    const opened = JSON.parse(await deps.cipher.decrypt((item?.data as { sealed: string }).sealed, ref('layout-1', 'Layout').key, me.shopId)) as { body: string };
     expect(opened.body).toBe(first.body);
   });
 
   it('replays a completed record an earlier deploy wrote', async () => {
     const response = { statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{"id":"from-before"}' };
-    const sealed = await deps.cipher.encrypt(JSON.stringify(response), ref('legacy-done', 'Before').key);
+    const sealed = await deps.cipher.encrypt(JSON.stringify(response), ref('legacy-done', 'Before').key, me.shopId);
     await put(legacy('legacy-done', 'Before', { status: { S: 'COMPLETED' }, data: { M: { sealed: { S: sealed } } } }));
     const replay = await patch('legacy-done', 'Before');
     expect(replay.statusCode).toBe(200);

@@ -178,7 +178,7 @@ describe('store faults: dropped answers, resets and delays between the API and t
     expect(made.map((e) => e.id)).toEqual([parseBody(again).id]);
     // The secret shown is the endpoint's own: deliveries are signed with it.
     const [ciphertext] = made[0]?.secrets.map((s) => s.ciphertext) ?? [];
-    expect(await deps.cipher.decrypt(ciphertext as string, `webhook_endpoint:${shop.id}:${made[0]?.id}`)).toBe(parseBody(again).secret);
+    expect(await deps.cipher.decrypt(ciphertext as string, `webhook_endpoint:${shop.id}:${made[0]?.id}`, shop.id)).toBe(parseBody(again).secret);
   });
 
   it(`${DELETES} endpoint deletes: each answer (after at most one retry) says whether the endpoint is gone`, async () => {

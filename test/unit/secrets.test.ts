@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DecryptCommand, GenerateDataKeyCommand, KMSClient, NotFoundException } from '@aws-sdk/client-kms';
+import { DecryptCommand, GenerateDataKeyCommand, InvalidCiphertextException, KMSClient, NotFoundException } from '@aws-sdk/client-kms';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
 import { newSigningSecret } from '../../shared/domain/secrets';
@@ -23,19 +23,19 @@ describe('envelope cipher with a local key file', () => {
   const cipher = new EnvelopeCipher(new LocalKeyFile(path));
 
   it('round-trips, creates the key file 0600, and never writes the plaintext', async () => {
-    const ciphertext = await cipher.encrypt('whsec_abc', 'ctx-1');
+    const ciphertext = await cipher.encrypt('whsec_abc', 'ctx-1', 'shop_1');
     expect(ciphertext).not.toContain('whsec_abc');
-    expect(await cipher.decrypt(ciphertext, 'ctx-1')).toBe('whsec_abc');
+    expect(await cipher.decrypt(ciphertext, 'ctx-1', 'shop_1')).toBe('whsec_abc');
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(Buffer.from(readFileSync(path, 'utf8'), 'base64')).toHaveLength(32);
   });
 
   it('refuses a ciphertext moved to another context, or altered', async () => {
-    const ciphertext = await cipher.encrypt('whsec_abc', 'ctx-1');
-    await expect(cipher.decrypt(ciphertext, 'ctx-2')).rejects.toThrow();
+    const ciphertext = await cipher.encrypt('whsec_abc', 'ctx-1', 'shop_1');
+    await expect(cipher.decrypt(ciphertext, 'ctx-2', 'shop_1')).rejects.toThrow();
     const parts = ciphertext.split('.');
     parts[4] = Buffer.from('whsec_xyz').toString('base64url');
-    await expect(cipher.decrypt(parts.join('.'), 'ctx-1')).rejects.toThrow();
+    await expect(cipher.decrypt(parts.join('.'), 'ctx-1', 'shop_1')).rejects.toThrow();
   });
 });
 
@@ -50,39 +50,44 @@ describe('envelope cipher, decrypting the same value again', () => {
   it('decrypts a value once per context, and still refuses it in another context', async () => {
     const keys = counting();
     const cipher = new EnvelopeCipher(keys);
-    const ciphertext = await cipher.encrypt('whsec_abc', 'ctx-1');
-    for (let i = 0; i < 3; i++) expect(await cipher.decrypt(ciphertext, 'ctx-1')).toBe('whsec_abc');
+    const ciphertext = await cipher.encrypt('whsec_abc', 'ctx-1', 'shop_1');
+    for (let i = 0; i < 3; i++) expect(await cipher.decrypt(ciphertext, 'ctx-1', 'shop_1')).toBe('whsec_abc');
     expect(keys.resolved).toBe(1);
-    await expect(cipher.decrypt(ciphertext, 'ctx-2')).rejects.toThrow();
+    await expect(cipher.decrypt(ciphertext, 'ctx-2', 'shop_1')).rejects.toThrow();
     // A refused value is not remembered either.
-    await expect(cipher.decrypt(ciphertext, 'ctx-2')).rejects.toThrow();
+    await expect(cipher.decrypt(ciphertext, 'ctx-2', 'shop_1')).rejects.toThrow();
     expect(keys.resolved).toBe(3);
   });
 
   it('keeps the 256 values last decrypted, dropping the oldest first', async () => {
     const keys = counting();
     const cipher = new EnvelopeCipher(keys);
-    const values = await Promise.all(Array.from({ length: 257 }, (_, i) => cipher.encrypt(`secret-${i}`, 'c')));
-    for (const v of values) await cipher.decrypt(v, 'c');
+    const values = await Promise.all(Array.from({ length: 257 }, (_, i) => cipher.encrypt(`secret-${i}`, 'c', 'shop_1')));
+    for (const v of values) await cipher.decrypt(v, 'c', 'shop_1');
     expect(keys.resolved).toBe(257);
     // The first was dropped when the 257th came in; the last 256 are still there.
-    expect(await cipher.decrypt(values[256] as string, 'c')).toBe('secret-256');
-    expect(await cipher.decrypt(values[1] as string, 'c')).toBe('secret-1');
+    expect(await cipher.decrypt(values[256] as string, 'c', 'shop_1')).toBe('secret-256');
+    expect(await cipher.decrypt(values[1] as string, 'c', 'shop_1')).toBe('secret-1');
     expect(keys.resolved).toBe(257);
-    expect(await cipher.decrypt(values[0] as string, 'c')).toBe('secret-0');
+    expect(await cipher.decrypt(values[0] as string, 'c', 'shop_1')).toBe('secret-0');
     expect(keys.resolved).toBe(258);
   });
 });
 
 describe('KMS data keys', () => {
-  // KMS answered by aws-sdk-client-mock: one data key and its ciphertext blob, as the SDK hands them over (bytes).
+  // KMS answered by aws-sdk-client-mock, as KMS behaves: a data key's blob decrypts only under the
+  // encryption context it was generated with. Bytes, as the SDK hands them over.
   const plaintextKey = Buffer.alloc(32, 7);
-  const blob = Buffer.from('encrypted-data-key');
+  const blobFor = (context: Record<string, string> | undefined) => Buffer.from(`encrypted-data-key:${JSON.stringify(context ?? {})}`);
   const mock = mockClient(KMSClient);
+  const kmsDecrypt = async (input: { CiphertextBlob?: Uint8Array; EncryptionContext?: Record<string, string> }) => {
+    if (Buffer.compare(Buffer.from(input.CiphertextBlob ?? []), blobFor(input.EncryptionContext)) !== 0) throw new InvalidCiphertextException({ message: 'context', $metadata: {} });
+    return { Plaintext: new Uint8Array(plaintextKey), KeyId: 'k' };
+  };
   beforeEach(() => {
     mock.reset();
-    mock.on(GenerateDataKeyCommand).callsFake(async () => ({ Plaintext: new Uint8Array(plaintextKey), CiphertextBlob: new Uint8Array(blob), KeyId: 'k' }));
-    mock.on(DecryptCommand).callsFake(async () => ({ Plaintext: new Uint8Array(plaintextKey), KeyId: 'k' }));
+    mock.on(GenerateDataKeyCommand).callsFake(async (input: { EncryptionContext?: Record<string, string> }) => ({ Plaintext: new Uint8Array(plaintextKey), CiphertextBlob: new Uint8Array(blobFor(input.EncryptionContext)), KeyId: 'k' }));
+    mock.on(DecryptCommand).callsFake(kmsDecrypt);
   });
   afterAll(() => mock.restore());
   const kms = () => new KMSClient({ region: 'eu-west-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
@@ -91,41 +96,60 @@ describe('KMS data keys', () => {
 
   it('generates one data key and encrypts many values without calling KMS again', async () => {
     const cipher = new EnvelopeCipher(new KmsDataKeys(kms(), 'alias/webhooks'));
-    const values = await Promise.all(Array.from({ length: 20 }, (_, i) => cipher.encrypt(`secret-${i}`, 'c')));
-    expect(await cipher.decrypt(values[3] as string, 'c')).toBe('secret-3');
-    await cipher.encrypt('later', 'c');
-    expect(calls(GenerateDataKeyCommand)).toEqual([{ KeyId: 'alias/webhooks', KeySpec: 'AES_256' }]);
+    const values = await Promise.all(Array.from({ length: 20 }, (_, i) => cipher.encrypt(`secret-${i}`, 'c', 'shop_1')));
+    expect(await cipher.decrypt(values[3] as string, 'c', 'shop_1')).toBe('secret-3');
+    await cipher.encrypt('later', 'c', 'shop_1');
+    expect(calls(GenerateDataKeyCommand)).toEqual([{ KeyId: 'alias/webhooks', KeySpec: 'AES_256', EncryptionContext: { shop_id: 'shop_1' } }]);
     expect(calls(DecryptCommand)).toHaveLength(0);
   });
 
   it('decrypts a stored data key once per container, then from cache', async () => {
     const writer = new EnvelopeCipher(new KmsDataKeys(kms(), 'k'));
-    const stored = await writer.encrypt('whsec_x', 'c');
+    const stored = await writer.encrypt('whsec_x', 'c', 'shop_1');
     const reader = new EnvelopeCipher(new KmsDataKeys(kms(), 'k'));
-    for (let i = 0; i < 5; i++) expect(await reader.decrypt(stored, 'c')).toBe('whsec_x');
+    for (let i = 0; i < 5; i++) expect(await reader.decrypt(stored, 'c', 'shop_1')).toBe('whsec_x');
     expect(calls(DecryptCommand)).toHaveLength(1);
-    expect(Buffer.from(calls(DecryptCommand)[0]?.CiphertextBlob as Uint8Array).toString()).toBe('encrypted-data-key');
+    expect(calls(DecryptCommand)[0]).toMatchObject({ KeyId: 'k', EncryptionContext: { shop_id: 'shop_1' } });
   });
 
   it('asks KMS again after a failed decrypt (a failure is not cached)', async () => {
-    const stored = await new EnvelopeCipher(new KmsDataKeys(kms(), 'k')).encrypt('whsec_y', 'c');
+    const stored = await new EnvelopeCipher(new KmsDataKeys(kms(), 'k')).encrypt('whsec_y', 'c', 'shop_1');
     const reader = new EnvelopeCipher(new KmsDataKeys(kms(), 'k'));
     let first = true;
-    mock.on(DecryptCommand).callsFake(async () => {
-      if (!first) return { Plaintext: new Uint8Array(plaintextKey), KeyId: 'k' };
+    mock.on(DecryptCommand).callsFake(async (input: Parameters<typeof kmsDecrypt>[0]) => {
+      if (!first) return kmsDecrypt(input);
       first = false;
       throw new NotFoundException({ message: 'no', $metadata: {} });
     });
-    await expect(reader.decrypt(stored, 'c')).rejects.toMatchObject({ name: 'NotFoundException' });
-    expect(await reader.decrypt(stored, 'c')).toBe('whsec_y');
+    await expect(reader.decrypt(stored, 'c', 'shop_1')).rejects.toMatchObject({ name: 'NotFoundException' });
+    expect(await reader.decrypt(stored, 'c', 'shop_1')).toBe('whsec_y');
   });
 
   it('rotates the data key after an hour', async () => {
     let now = 0;
     const cipher = new EnvelopeCipher(new KmsDataKeys(kms(), 'k', () => now));
-    await cipher.encrypt('a', 'c');
+    await cipher.encrypt('a', 'c', 'shop_1');
     now = 61 * 60 * 1000;
-    await cipher.encrypt('b', 'c');
+    await cipher.encrypt('b', 'c', 'shop_1');
     expect(calls(GenerateDataKeyCommand)).toHaveLength(2);
+  });
+
+  it('gives each shop its own data key, bound to it: a value of one shop never opens as another shop\'s, cached key or not', async () => {
+    const cipher = new EnvelopeCipher(new KmsDataKeys(kms(), 'k'));
+    const mine = await cipher.encrypt('whsec_a', 'c', 'shop_1');
+    await cipher.encrypt('whsec_b', 'c', 'shop_2');
+    expect(calls(GenerateDataKeyCommand).map((c) => c.EncryptionContext)).toEqual([{ shop_id: 'shop_1' }, { shop_id: 'shop_2' }]);
+    // This container holds shop_1's key already; asked for shop_2, it asks KMS, which refuses.
+    await expect(cipher.decrypt(mine, 'c', 'shop_2')).rejects.toMatchObject({ name: 'InvalidCiphertextException' });
+    expect(await cipher.decrypt(mine, 'c', 'shop_1')).toBe('whsec_a');
+  });
+
+  it('still opens a value sealed before data keys were per shop (v1: its data key has no encryption context)', async () => {
+    const legacyKeys = { current: async () => ({ ref: blobFor(undefined).toString('base64url'), key: plaintextKey }), resolve: async () => plaintextKey };
+    const v2 = await new EnvelopeCipher(legacyKeys).encrypt('whsec_old', 'c', 'shop_1');
+    const v1 = ['v1', ...v2.split('.').slice(1)].join('.');
+    const reader = new EnvelopeCipher(new KmsDataKeys(kms(), 'k'));
+    expect(await reader.decrypt(v1, 'c', 'shop_1')).toBe('whsec_old');
+    expect(calls(DecryptCommand)[0]?.EncryptionContext).toBeUndefined();
   });
 });
