@@ -111,7 +111,8 @@ export function httpSender(policy: GuardPolicy, timeoutMs: number): Sender {
             // Cut off at once, before the socket reads on: a half-read connection must never go back
             // to the pool. A body its length says is all here ends by itself and keeps the connection.
             const length = res.headers['content-length'];
-            if (length === undefined || size < Number(length)) req.destroy();
+            const whole = length !== undefined && size >= Number(length);
+            if (!whole) req.destroy();
           });
           res.on('end', answer);
           // A body the receiver cut short is still its answer: the status arrived.
