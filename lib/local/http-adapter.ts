@@ -81,13 +81,11 @@ async function serve(handlers: LocalHandlers, req: IncomingMessage, res: ServerR
   let result: APIGatewayProxyStructuredResultV2;
   const caller: Caller = {};
   try {
-    const body = url ? await readBody(req) : Buffer.alloc(0);
-    result = !url
-      ? contractError(malformedTarget(), requestId)
-      : body
-        ? await dispatch(handlers, req, body, url, rawId, caller)
-        : // The rest of the body is never read: the connection cannot carry another request.
-          contractError(new AppError('body_too_large', 'Request body exceeds 10 MiB.', { headers: { connection: 'close' } }), requestId);
+    const body = url ? await readBody(req) : null;
+    if (!url) result = contractError(malformedTarget(), requestId);
+    else if (body) result = await dispatch(handlers, req, body, url, rawId, caller);
+    // The rest of the body is never read: the connection cannot carry another request.
+    else result = contractError(new AppError('body_too_large', 'Request body exceeds 10 MiB.', { headers: { connection: 'close' } }), requestId);
   } catch (err) {
     // A Lambda that throws is a 500 at API Gateway; never show the error text.
     logger.error('Handler failed', { error: err as Error, path: url?.pathname, request_id: requestId });
