@@ -1245,7 +1245,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"] | components["schemas"]["GatewayError"];
             };
         };
-        /** @description Unknown id, another shop's id, or unknown path. */
+        /** @description Unknown id, another shop's id, or unknown path; for a replayed create, the endpoint it created has been deleted. */
         Error404: {
             headers: {
                 "Request-Id": components["headers"]["Request-Id"];
@@ -1255,7 +1255,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Version conflict (with `current_version`), invalid state, or an Idempotency-Key still in use. */
+        /** @description Version conflict (with `current_version`), invalid state (for a replayed create: the endpoint's secret was rotated since), or an Idempotency-Key still in use. */
         Error409: {
             headers: {
                 "Request-Id": components["headers"]["Request-Id"];
@@ -1285,7 +1285,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Idempotency-Key reused with another method, path or body. */
+        /** @description Idempotency-Key reused with another method, path or body, or by another API key. */
         Error422: {
             headers: {
                 "Request-Id": components["headers"]["Request-Id"];
@@ -1385,6 +1385,7 @@ export interface operations {
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];

@@ -61,9 +61,10 @@ function read(file: string): string {
   return text;
 }
 
-/** `GET /portal` and `GET /portal/{file}`: public, no key (the page asks for one and keeps it in memory). */
+/** `GET /portal` and `GET /portal/{file}` (and HEAD, without the body): public, no key (the page asks for one and keeps it in memory). */
 export const handler = envelope<APIGatewayProxyEventV2>(async (event) => {
   const asset = ASSETS[event.rawPath];
   if (!asset) throw new AppError('route_not_found', `Unrecognized request URL (${event.requestContext.http.method} ${event.rawPath}).`);
-  return { statusCode: 200, headers: { 'content-type': asset.type, ...SECURITY_HEADERS }, body: read(asset.file) };
+  const body = event.requestContext.http.method === 'HEAD' ? '' : read(asset.file);
+  return { statusCode: 200, headers: { 'content-type': asset.type, ...SECURITY_HEADERS }, body };
 });

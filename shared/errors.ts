@@ -21,6 +21,9 @@ export type ErrorCode =
   | 'idempotency_key_reused'
   | 'body_too_large'
   | 'unsupported_media_type'
+  | 'malformed_request'
+  | 'request_timeout'
+  | 'headers_too_large'
   | 'rate_limited'
   | 'not_implemented'
   | 'internal_error';

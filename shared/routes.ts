@@ -75,12 +75,15 @@ export const routes: readonly Route[] = [
 /**
  * The one public route family outside /v1: the webhook portal's page and its files, served
  * without a key by one static-asset function (the page asks for a key and calls /v1 with it).
+ * HEAD is answered as GET without the body (link checkers and monitors ask with it).
  */
-export const portalRoute = { method: 'GET', paths: ['/portal', '/portal/{file}'], handler: 'functions/portal.ts' } as const;
+export const portalRoute = { methods: ['GET', 'HEAD'], paths: ['/portal', '/portal/{file}'], handler: 'functions/portal.ts' } as const;
+
+const isPortalPath = (path: string): boolean => portalRoute.paths.some((p) => safeMatch(p, path) !== null);
 
 /** Whether a request is for the portal (API Gateway's routes above, as the local adapter matches them). */
 export function isPortalRequest(method: string, path: string): boolean {
-  return method === portalRoute.method && portalRoute.paths.some((p) => safeMatch(p, path) !== null);
+  return (portalRoute.methods as readonly string[]).includes(method) && isPortalPath(path);
 }
 
 export function routeById(operationId: string): Route {
@@ -110,10 +113,13 @@ export function matchPath(routePath: string, path: string): Record<string, strin
 
 export type Resolution =
   | { kind: 'route'; route: Route; pathParameters: Record<string, string> }
-  | { kind: 'method_not_allowed'; allow: HttpMethod[] }
+  | { kind: 'method_not_allowed'; allow: (HttpMethod | 'HEAD')[] }
   | { kind: 'not_found' };
 
-/** What a (method, path) pair means: a route, a known path with another method, or nothing. */
+/**
+ * What a (method, path) pair means: a route, a known path with another method, or nothing.
+ * The portal's own requests (`isPortalRequest`) reach its route first and are never asked here.
+ */
 export function resolve(method: string, path: string): Resolution {
   const onPath = routes
     .map((r) => ({ route: r, params: safeMatch(r.path, path) }))
@@ -121,6 +127,7 @@ export function resolve(method: string, path: string): Resolution {
   const hit = onPath.find((m) => m.route.method === method);
   if (hit) return { kind: 'route', route: hit.route, pathParameters: hit.params };
   if (onPath.length > 0) return { kind: 'method_not_allowed', allow: onPath.map((m) => m.route.method) };
+  if (isPortalPath(path)) return { kind: 'method_not_allowed', allow: [...portalRoute.methods] };
   return { kind: 'not_found' };
 }
 

@@ -1,3 +1,4 @@
+import { checkReplayedSecret } from '../../shared/domain/secret-replay';
 import { createEndpoint, type EndpointDeps } from '../../shared/domain/webhook-endpoints';
 import { createWebhookEndpointBody } from '../../shared/domain/webhook-endpoints-schema';
 import { apiHandler } from '../../shared/http/handler';
@@ -13,6 +14,6 @@ export const makeHandler = (deps: () => Omit<EndpointDeps, 'events' | 'deliverie
   apiHandler('createWebhookEndpoint', spec, async ({ principal, body, writeToken }) => ({
     status: 201,
     body: await createEndpoint(deps(), principal.shopId, body, { writeToken }),
-  }), { idempotency: idempotent(() => deps().idempotency) });
+  }), { idempotency: idempotent(() => deps().idempotency, (stored, principal) => checkReplayedSecret(deps(), principal.shopId, stored)) });
 
 export const handler = makeHandler();

@@ -110,21 +110,23 @@ export class Api extends Construct {
 
     Validations.of(this.httpApi).acknowledge({
       id: 'AwsSolutions-APIG4',
-      reason: 'Only $default and GET /portal(/{file}) are unauthenticated: the fallback answers 404/405 and the portal serves fixed static files; neither reads any data.',
+      reason: 'Only $default and GET/HEAD /portal(/{file}) are unauthenticated: the fallback answers 404/405 and the portal serves fixed static files; neither reads any data.',
     });
 
     // The webhook portal: a page and its files, public like the fallback (it reads no table);
     // the page asks for a key and sends it only to the /v1 routes above.
-    const portalFn = new ServiceFunction(this, 'Portal', { ...common, entry: PIPELINE_FUNCTIONS.Portal, description: 'GET /portal: the webhook portal page and its files', copyDirs: ['portal'] });
+    // Its other methods fall to $default, whose fallback answers 405 with Allow.
+    const portalFn = new ServiceFunction(this, 'Portal', { ...common, entry: PIPELINE_FUNCTIONS.Portal, description: 'GET and HEAD /portal: the webhook portal page and its files', copyDirs: ['portal'] });
     this.functions.push(portalFn);
+    const portalMethods = portalRoute.methods.map((m) => HttpMethod[m]);
     this.httpApi.addRoutes({
       path: portalRoute.paths[0],
-      methods: [HttpMethod.GET],
+      methods: portalMethods,
       integration: new HttpLambdaIntegration('PortalIntegration', portalFn),
     });
     this.httpApi.addRoutes({
       path: portalRoute.paths[1],
-      methods: [HttpMethod.GET],
+      methods: portalMethods,
       integration: new HttpLambdaIntegration('PortalFileIntegration', portalFn),
     });
 

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { once } from 'node:events';
+import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { handler as fallback } from '../../functions/fallback';
 import { handler as portal } from '../../functions/portal';
@@ -9,6 +10,7 @@ import { errorResult, withCommonHeaders } from '../../shared/http/response';
 import { newId } from '../../shared/ids';
 import { logger } from '../../shared/logger';
 import { isPortalRequest, resolve, type Route } from '../../shared/routes';
+import { clientErrorOf, malformedTarget, rawResponse, REQUEST_HEAD_BYTES, targetUrl } from './client-errors';
 import { lambdaContext, toAuthorizerEvent, toProxyEvent } from './lambda-events';
 import type { LocalHandlers } from './wiring';
 
@@ -64,35 +66,79 @@ function write(res: ServerResponse, result: APIGatewayProxyStructuredResultV2): 
   res.end(body);
 }
 
+/** One id per request from the start, so answers made before any handler runs carry it too. */
+function newRequestId(): { rawId: string; requestId: string } {
+  const rawId = newId('req').slice(4);
+  return { rawId, requestId: requestIdOf({ requestContext: { requestId: rawId } }) };
+}
+
+const contractError = (err: AppError, requestId: string) => withCommonHeaders(errorResult(err, requestId), requestId);
+
 async function serve(handlers: LocalHandlers, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const started = performance.now();
-  const url = new URL(req.url ?? '/', 'http://localhost');
-  // One id per request from the start, so answers made before any handler runs carry it too.
-  const rawId = newId('req').slice(4);
-  const requestId = requestIdOf({ requestContext: { requestId: rawId } });
+  const url = targetUrl(req.url ?? '/');
+  const { rawId, requestId } = newRequestId();
   let result: APIGatewayProxyStructuredResultV2;
   const caller: Caller = {};
   try {
-    const body = await readBody(req);
-    result = body
-      ? await dispatch(handlers, req, body, url, rawId, caller)
-      : // The rest of the body is never read: the connection cannot carry another request.
-        withCommonHeaders(errorResult(new AppError('body_too_large', 'Request body exceeds 10 MiB.', { headers: { connection: 'close' } }), requestId), requestId);
+    const body = url ? await readBody(req) : null;
+    if (!url) result = contractError(malformedTarget(), requestId);
+    else if (body) result = await dispatch(handlers, req, body, url, rawId, caller);
+    // The rest of the body is never read: the connection cannot carry another request.
+    else result = contractError(new AppError('body_too_large', 'Request body exceeds 10 MiB.', { headers: { connection: 'close' } }), requestId);
   } catch (err) {
     // A Lambda that throws is a 500 at API Gateway; never show the error text.
-    logger.error('Handler failed', { error: err as Error, path: url.pathname, request_id: requestId });
-    result = withCommonHeaders(errorResult(new AppError('internal_error', 'An internal error occurred.'), requestId), requestId);
+    logger.error('Handler failed', { error: err as Error, path: url?.pathname, request_id: requestId });
+    result = contractError(new AppError('internal_error', 'An internal error occurred.'), requestId);
   }
   write(res, result);
   const headers = (result.headers ?? {}) as Record<string, unknown>;
   logger.info('request', {
     method: req.method,
-    path: url.pathname,
+    path: url?.pathname ?? null,
     status: result.statusCode,
     duration_ms: Math.round((performance.now() - started) * 100) / 100,
     request_id: headers['Request-Id'] ?? headers['request-id'],
     ...caller,
   });
+}
+
+/**
+ * Per connection, the requests not answered yet, and the answer to a parse error that arrived
+ * behind them: written after theirs, so a pipelining client pairs each answer with its request.
+ */
+const unanswered = new WeakMap<Duplex, number>();
+const answerAfter = new WeakMap<Duplex, () => void>();
+
+function track(req: IncomingMessage, res: ServerResponse): void {
+  const socket = req.socket;
+  unanswered.set(socket, (unanswered.get(socket) ?? 0) + 1);
+  res.once('close', () => {
+    const left = (unanswered.get(socket) ?? 1) - 1;
+    unanswered.set(socket, left);
+    if (left === 0) answerAfter.get(socket)?.();
+  });
+}
+
+/**
+ * A request node's parser refused (bad request line, oversized or invalid headers, a timeout):
+ * no request or response object exists, so the contract's answer goes onto the socket as raw
+ * HTTP, and the connection closes (what follows cannot be framed).
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const { requestId } = newRequestId();
+  const result = contractError(clientErrorOf(err), requestId);
+  const answer = () => {
+    if (socket.writable) socket.end(rawResponse(result));
+    else socket.destroy();
+    logger.info('request', { status: result.statusCode, request_id: requestId, error: err.code });
+  };
+  if ((unanswered.get(socket) ?? 0) > 0) answerAfter.set(socket, answer);
+  else answer();
 }
 
 export interface HttpAdapter {
@@ -103,7 +149,15 @@ export interface HttpAdapter {
 }
 
 export async function startHttpAdapter(handlers: LocalHandlers, port: number, host = '127.0.0.1'): Promise<HttpAdapter> {
-  const server = createServer((req, res) => void serve(handlers, req, res));
+  const server = createServer({ maxHeaderSize: REQUEST_HEAD_BYTES }, (req, res) => {
+    track(req, res);
+    serve(handlers, req, res).catch((err: unknown) => {
+      // Whatever went wrong while answering, one request never takes the stack down.
+      logger.error('Request not answered', { error: err as Error });
+      res.destroy();
+    });
+  });
+  server.on('clientError', answerClientError);
   server.keepAliveTimeout = 5000;
   server.listen(port, host);
   await once(server, 'listening');

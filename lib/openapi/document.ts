@@ -78,11 +78,11 @@ const ERROR_RESPONSES: Record<string, string> = {
   '400': 'Invalid request: malformed JSON, a missing, invalid or unknown parameter (`param` names it), or an invalid cursor.',
   '401': 'No API key, or an unknown or revoked one.',
   '403': 'The key lacks the scope (`insufficient_scope`), or is read-only on a write (`write_key_required`). Also API Gateway\'s own refusal, before any operation runs, once a source address is over its budget of failed authentications: a bare `{"message": "Forbidden"}` (a `GatewayError`) with no `Request-Id`.',
-  '404': 'Unknown id, another shop\'s id, or unknown path.',
-  '409': 'Version conflict (with `current_version`), invalid state, or an Idempotency-Key still in use.',
+  '404': 'Unknown id, another shop\'s id, or unknown path; for a replayed create, the endpoint it created has been deleted.',
+  '409': 'Version conflict (with `current_version`), invalid state (for a replayed create: the endpoint\'s secret was rotated since), or an Idempotency-Key still in use.',
   '413': 'Body over 64 KiB. In AWS a body over API Gateway\'s 10 MB limit gets the gateway\'s own bare answer (a `GatewayError`, no `Request-Id`).',
   '415': 'A body without `Content-Type: application/json`.',
-  '422': 'Idempotency-Key reused with another method, path or body.',
+  '422': 'Idempotency-Key reused with another method, path or body, or by another API key.',
   '429': 'Rate limited (`rate_limited`, per API key); see `Retry-After`. In AWS, past the stage\'s overall throttle, API Gateway answers itself with a bare `{"message": "Too Many Requests"}` (a `GatewayError`, no `Request-Id`, no `Retry-After`).',
   '500': 'Internal error; the body never carries internal details.',
 };
@@ -99,7 +99,8 @@ const GATEWAY_ERROR: Json = {
 
 function errorCodesFor(route: Route): string[] {
   const codes = ['400', '401', '403', '429', '500'];
-  if (route.path.includes('{id}')) codes.push('404');
+  // A replayed create answers 404 once the endpoint it created is deleted.
+  if (route.path.includes('{id}') || route.operationId === 'createWebhookEndpoint') codes.push('404');
   if (route.write) codes.push('413', '415');
   if (route.idempotent) codes.push('409', '422');
   if (['approveJob', 'declineJob', 'rotateWebhookEndpointSecret', 'testWebhookEndpoint'].includes(route.operationId)) codes.push('409');

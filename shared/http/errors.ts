@@ -28,6 +28,10 @@ const STATUS: Record<ErrorCode, [number, ErrorType]> = {
   idempotency_key_reused: [422, 'idempotency_error'],
   body_too_large: [413, 'invalid_request_error'],
   unsupported_media_type: [415, 'invalid_request_error'],
+  // Only the local adapter answers these: in AWS such requests never get past API Gateway.
+  malformed_request: [400, 'invalid_request_error'],
+  request_timeout: [408, 'invalid_request_error'],
+  headers_too_large: [431, 'invalid_request_error'],
   rate_limited: [429, 'rate_limit_error'],
   not_implemented: [501, 'api_error'],
   internal_error: [500, 'api_error'],

@@ -1,5 +1,6 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
+import type { Principal } from '../domain/api-keys';
 import { AppError } from '../errors';
 import { recordRef, type IdempotencyRecordRef, type SingleTableIdempotencyStore } from '../store/idempotency';
 import type { ApiEvent } from './event';
@@ -17,21 +18,32 @@ export interface IdempotencyDeps {
 }
 
 /**
+ * Decides whether a stored answer may still be replayed, by throwing the error to answer instead.
+ * An answer that carries a one-time secret needs one: the secret may no longer be in force.
+ */
+export type ReplayCheck = (storedBody: unknown, principal: Principal) => Promise<void>;
+
+/**
  * The record of a request. Shop-scoped: the same header value from two shops is two records;
  * one key space for every operation, so a key reused on another operation is a 422. A replay
- * must match method, path and the parsed body (key order does not matter).
+ * must match method, path and the parsed body (key order does not matter), and come from the
+ * API key that made the request: another key of the shop never sees its answer.
  */
-const recordOf = (event: ApiEvent, key: string): IdempotencyRecordRef =>
-  recordRef([event.principal?.shopId ?? null, key], [event.requestContext?.http?.method ?? null, event.rawPath ?? null, event.jsonBody ?? null], event.principal?.shopId ?? '');
+function recordOf(event: ApiEvent, key: string): IdempotencyRecordRef {
+  const principal = event.principal;
+  if (!principal) throw new Error('an Idempotency-Key was handled before the request was authorized');
+  return recordRef([principal.shopId, key], [event.requestContext?.http?.method ?? null, event.rawPath ?? null, event.jsonBody ?? null], { owner: principal.keyId, shopId: principal.shopId });
+}
 
 /**
  * Idempotency-Key per the contract (docs/api.md): runs only when the header is present.
  * The first request takes the record's lock and, when it succeeds, stores its response;
- * a repeat gets that response back (Idempotent-Replayed: true), a concurrent one a 409, a
- * different request under the same key a 422. A request that fails releases the record so
- * the client may retry; a 409 or 422 never touches the first request's record.
+ * a repeat gets that response back (Idempotent-Replayed: true) unless `replayable` refuses it,
+ * a concurrent one a 409, a different request under the same key (or one from another API key)
+ * a 422. A request that fails releases the record so the client may retry; a 409, 422 or a
+ * refused replay never touches the first request's record.
  */
-export function idempotent(store: () => SingleTableIdempotencyStore): MiddlewareObj<ApiEvent, HttpResult, Error, Context, Internal> {
+export function idempotent(store: () => SingleTableIdempotencyStore, replayable?: ReplayCheck): MiddlewareObj<ApiEvent, HttpResult, Error, Context, Internal> {
   const owned = (internal: Internal) => internal[OWNED_RECORD] as IdempotencyRecordRef | undefined;
 
   return {
@@ -55,8 +67,11 @@ export function idempotent(store: () => SingleTableIdempotencyStore): Middleware
           throw new AppError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry after it completes.');
         case 'payload_mismatch':
           throw new AppError('idempotency_key_reused', 'This Idempotency-Key was already used with a different method, path or body.');
+        case 'other_owner':
+          throw new AppError('idempotency_key_reused', 'This Idempotency-Key was already used by another API key of this shop.');
         case 'completed': {
           const stored = outcome.response as HttpResult;
+          if (replayable) await replayable(JSON.parse(stored.body ?? 'null') as unknown, request.event.principal as Principal);
           return { ...stored, headers: { ...stored.headers, 'idempotent-replayed': 'true' } };
         }
       }

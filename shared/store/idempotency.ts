@@ -13,12 +13,13 @@ import { keys } from './keys';
  * (epoch ms: the lock dies with the Lambda invocation that took it), `validation` (md5
  * base64 of the request parts that must match for a replay) and `data` (the response).
  * The stored response is encrypted: creating a webhook endpoint returns its signing secret,
- * which must not sit in the table (or its backups) in clear.
+ * which must not sit in the table (or its backups) in clear. `owner` (not in Powertools'
+ * layout, which ignores it) names the API key that made the request: a record answers no other.
  */
 
 const PREFIX = 'IDEMPOTENCY';
 const STATUS = { inProgress: 'INPROGRESS', completed: 'COMPLETED', expired: 'EXPIRED' } as const;
-const ATTR = { status: 'status', expiry: TABLE.ttlAttribute, lockExpiry: 'in_progress_expiration', validation: 'validation', data: 'data', lockToken: 'lock_token' } as const;
+const ATTR = { status: 'status', expiry: TABLE.ttlAttribute, lockExpiry: 'in_progress_expiration', validation: 'validation', data: 'data', lockToken: 'lock_token', owner: 'owner' } as const;
 /** Attempts to take the lock when the record found has expired but TTL has not deleted it yet (as Powertools did: 1 + 2 retries). */
 const ATTEMPTS = 3;
 
@@ -30,10 +31,12 @@ export interface SealedResponse {
 export const isSealed = (value: unknown): value is SealedResponse =>
   typeof value === 'object' && value !== null && typeof (value as SealedResponse).sealed === 'string';
 
-/** One request's record: its key, the hash of what a replay must match, and the shop whose key seals its response. */
+/** One request's record: its key, the hash of what a replay must match, who may have it replayed, and the shop whose key seals its response. */
 export interface IdempotencyRecordRef {
   key: string;
   payloadHash: string;
+  /** The API key that made the request. */
+  owner: string;
   shopId: string;
 }
 
@@ -41,6 +44,7 @@ export type LockOutcome =
   | { kind: 'acquired' }
   | { kind: 'in_progress' }
   | { kind: 'payload_mismatch' }
+  | { kind: 'other_owner' }
   | { kind: 'completed'; response: unknown };
 
 /** Object keys sorted case-insensitively, all the way down: Powertools' `deepSort`, comparator included, so hashes stay equal. */
@@ -58,11 +62,16 @@ function deepSort(value: unknown): unknown {
 
 const md5 = (parts: unknown[]): string => createHash('md5').update(JSON.stringify(deepSort(parts))).digest('base64');
 
-/** The record of a request of `shopId`: `keyParts` name it (absent values count as null), `payloadParts` must match for a replay. */
-export const recordRef = (keyParts: unknown[], payloadParts: unknown[], shopId: string): IdempotencyRecordRef => ({
+/**
+ * The record of a request: `keyParts` name it (absent values count as null), `payloadParts` must
+ * match for a replay, and only `owner` may replay it. The owner is kept beside the hash, not in
+ * it, so the hashes stay Powertools' own.
+ */
+export const recordRef = (keyParts: unknown[], payloadParts: unknown[], by: { owner: string; shopId: string }): IdempotencyRecordRef => ({
   key: `${PREFIX}#${md5(keyParts)}`,
   payloadHash: md5(payloadParts),
-  shopId,
+  owner: by.owner,
+  shopId: by.shopId,
 });
 
 interface StoredRecord {
@@ -71,6 +80,7 @@ interface StoredRecord {
   expires_at?: number;
   validation?: string;
   data?: unknown;
+  owner?: string;
 }
 
 export class SingleTableIdempotencyStore {
@@ -102,6 +112,8 @@ export class SingleTableIdempotencyStore {
     for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
       const existing = await this.tryPut(ref, lockMs, token);
       if (!existing || (existing.status === STATUS.inProgress && existing.lock_token === token)) return { kind: 'acquired' };
+      // A record without an owner predates owners (at most a day before a deploy): it answers as it did.
+      if (existing.owner !== undefined && existing.owner !== ref.owner) return { kind: 'other_owner' };
       if (existing.validation !== ref.payloadHash) return { kind: 'payload_mismatch' };
       const expired = existing.expires_at !== undefined && this.now() / 1000 > existing.expires_at;
       if (expired || existing.status === STATUS.expired) continue;
@@ -123,6 +135,7 @@ export class SingleTableIdempotencyStore {
       [ATTR.validation]: ref.payloadHash,
       [ATTR.lockToken]: token,
       ...(lockMs !== undefined ? { [ATTR.lockExpiry]: now + lockMs } : {}),
+      [ATTR.owner]: ref.owner,
     };
     try {
       await this.db.doc.put({

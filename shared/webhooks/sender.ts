@@ -44,7 +44,26 @@ export interface Sender {
   post(url: URL, headers: Record<string, string>, body: string): Promise<SendResult>;
 }
 
-/** POSTs over keep-alive connections; never follows redirects; gives up at the timeout. */
+/**
+ * The most of a response's status line and headers the sender parses; a larger head fails the
+ * attempt. Set on each request so that a process-wide `--max-http-header-size` (the local stack
+ * runs the API's server in the same process) never loosens it.
+ */
+export const RESPONSE_HEAD_BYTES = 16 * 1024;
+
+const timeoutError = () => Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' });
+
+function describeFailure(err: NodeJS.ErrnoException, timeoutMs: number): string {
+  if (err.code === 'ETIMEDOUT') return `timeout after ${timeoutMs} ms`;
+  if (err.code === 'HPE_HEADER_OVERFLOW') return `response headers over ${RESPONSE_HEAD_BYTES / 1024} KiB`;
+  return `${err.code ?? 'error'}: ${err.message}`.slice(0, 300);
+}
+
+/**
+ * POSTs over keep-alive connections; never follows redirects; gives up at the timeout. Of the
+ * answer it reads the head and the snippet only: a receiver streaming an endless body would
+ * otherwise be read until the timeout (gigabytes on a fast link).
+ */
 export function httpSender(policy: GuardPolicy, timeoutMs: number): Sender {
   const lookup = guardedLookup(policy);
   const agents = {
@@ -54,42 +73,54 @@ export function httpSender(policy: GuardPolicy, timeoutMs: number): Sender {
   return {
     post(url, headers, body) {
       const started = performance.now();
-      const elapsed = () => Math.round(performance.now() - started);
       return new Promise<SendResult>((resolve) => {
-        const done = (r: Omit<SendResult, 'durationMs'>) => resolve({ ...r, durationMs: elapsed() });
+        let settled = false;
+        const settle = (r: Omit<SendResult, 'durationMs'>) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(deadline);
+          resolve({ ...r, durationMs: Math.round(performance.now() - started) });
+        };
         const client = url.protocol === 'https:' ? https : http;
         const req = client.request(url, {
           method: 'POST',
           agent: agents[url.protocol as 'https:' | 'http:'],
           headers: { ...headers, 'content-length': Buffer.byteLength(body) },
           timeout: timeoutMs,
+          maxHeaderSize: RESPONSE_HEAD_BYTES,
         });
-        const deadline = setTimeout(() => req.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })), timeoutMs);
+        const deadline = setTimeout(() => req.destroy(timeoutError()), timeoutMs);
         req.on('response', (res) => {
-          const chunks: Buffer[] = [];
+          const kept: Buffer[] = [];
           let size = 0;
-          res.on('data', (chunk: Buffer) => {
-            if (size < SNIPPET_BYTES) chunks.push(chunk);
-            size += chunk.length;
-          });
-          res.on('end', () => {
-            clearTimeout(deadline);
+          const answer = () => {
             const retryAfter = res.headers['retry-after'];
-            done({
+            settle({
               status: res.statusCode ?? null,
               error: null,
               retryAfterMs: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, Date.now()),
-              snippet: snippetOf(Buffer.concat(chunks)),
+              snippet: snippetOf(Buffer.concat(kept)),
             });
+          };
+          res.on('data', (chunk: Buffer) => {
+            if (size >= SNIPPET_BYTES) return;
+            kept.push(chunk);
+            size += chunk.length;
+            if (size < SNIPPET_BYTES) return;
+            answer();
+            // Cut off at once, before the socket reads on: a half-read connection must never go back
+            // to the pool. A body its length says is all here ends by itself and keeps the connection.
+            const length = res.headers['content-length'];
+            const whole = length !== undefined && size >= Number(length);
+            if (!whole) req.destroy();
           });
+          res.on('end', answer);
+          // A body the receiver cut short is still its answer: the status arrived.
+          res.on('close', answer);
           res.on('error', () => undefined);
         });
-        req.on('timeout', () => req.destroy(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })));
-        req.on('error', (err: NodeJS.ErrnoException) => {
-          clearTimeout(deadline);
-          const error = err.code === 'ETIMEDOUT' ? `timeout after ${timeoutMs} ms` : `${err.code ?? 'error'}: ${err.message}`.slice(0, 300);
-          done({ status: null, error, retryAfterMs: null, snippet: null });
-        });
+        req.on('timeout', () => req.destroy(timeoutError()));
+        req.on('error', (err: NodeJS.ErrnoException) => settle({ status: null, error: describeFailure(err, timeoutMs), retryAfterMs: null, snippet: null }));
         req.end(body);
       });
     },

@@ -143,13 +143,19 @@ describe('cloud stack template', () => {
     expect(writes[0]).toMatchObject({ Action: 'dynamodb:UpdateItem', Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RATE#*'] } } });
   });
 
-  it('serves the webhook portal (GET /portal and /portal/{file}) without the authorizer, from one function with no access to data', () => {
+  it('serves the webhook portal (GET and HEAD /portal and /portal/{file}) without the authorizer, from one function with no access to data', () => {
     const fnIds = new Set<string>();
+    const routeKeys = ofType('AWS::ApiGatewayV2::Route').map(([, x]) => x.Properties.RouteKey as string);
     for (const path of portalRoute.paths) {
-      const [, r] = ofType('AWS::ApiGatewayV2::Route').find(([, x]) => x.Properties.RouteKey === `GET ${path}`) ?? [];
-      expect(r?.Properties.AuthorizationType ?? 'NONE').toBe('NONE');
-      expect(r?.Properties.AuthorizerId).toBeUndefined();
-      fnIds.add(functionOfRoute(`GET ${path}`));
+      for (const method of ['GET', 'HEAD']) {
+        const [, r] = ofType('AWS::ApiGatewayV2::Route').find(([, x]) => x.Properties.RouteKey === `${method} ${path}`) ?? [];
+        expect(r).toBeDefined();
+        expect(r?.Properties.AuthorizationType ?? 'NONE').toBe('NONE');
+        expect(r?.Properties.AuthorizerId).toBeUndefined();
+        fnIds.add(functionOfRoute(`${method} ${path}`));
+      }
+      // Any other method falls to $default, whose fallback answers 405 with Allow.
+      expect(routeKeys.filter((k) => k.endsWith(` ${path}`)).sort()).toEqual([`GET ${path}`, `HEAD ${path}`]);
     }
     expect(fnIds.size).toBe(1);
     const [fnId] = [...fnIds] as [string];

@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { connect } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +23,19 @@ async function waitFor<T>(probe: () => T | undefined, timeoutMs: number): Promis
     if (Date.now() > deadline) throw new Error('timed out');
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** One request as raw bytes (no client would send it); what came back before the server closed. */
+function rawRequest(port: number, bytes: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let text = '';
+    socket.setTimeout(5000, () => socket.destroy(new Error('no answer within 5 s')));
+    socket.on('data', (d: Buffer) => (text += d.toString('latin1')));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(text));
+    socket.write(bytes);
+  });
 }
 
 describe('npm start (the real entry point, as a child process)', () => {
@@ -87,6 +101,15 @@ describe('npm start (the real entry point, as a child process)', () => {
     const transcript = await call(`http://127.0.0.1:${apiPort}`, 'GET', `/v1/calls/${callId}/transcript`, { key });
     expect((transcript.json.turns as unknown[]).length).toBeGreaterThan(2);
     expect((await call(`http://127.0.0.1:${apiPort}`, 'GET', `/v1/calls/${callId}/summary`, { key })).status).toBe(200);
+
+    // Request lines no HTTP client sends, without a key: each is answered, and the process lives on.
+    for (const target of ['//[', 'http://a:99999/v1/me', 'http://a:99999/']) {
+      const answer = await rawRequest(apiPort, `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      expect([target, answer.split('\r\n')[0]]).toEqual([target, target === '//[' ? 'HTTP/1.1 404 Not Found' : 'HTTP/1.1 400 Bad Request']);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    expect(child.exitCode).toBeNull();
+    expect((await call(`http://127.0.0.1:${apiPort}`, 'GET', '/v1/me', { key })).status).toBe(200);
 
     child.kill('SIGINT');
     const [code] = await once(child, 'exit');

@@ -75,6 +75,36 @@ describe('webhook endpoints over HTTP (cloud policy: https and public targets on
     expect((await call(stack.url, 'GET', '/v1/webhook-endpoints', { key: k })).json.data).toHaveLength(1);
   });
 
+  it('a replayed create never hands out a secret that is dead or to another key: 404 after DELETE, 409 after a rotation, 422 for another key', async () => {
+    const shop = await createShop(stack.deps, { name: 'Replay Hooks', owner_email: 'o@replay.test' });
+    const issue = async () => (await issueKey(stack.deps.apiKeys, { shopId: shop.id, scopes: [...SCOPES], write: true, mode: 'test' })).key;
+    const [k, colleague] = [await issue(), await issue()];
+    const body = (n: string) => ({ url: `https://hooks.partner.example/replay-${n}`, events: ['*'] });
+    const idem = (n: string) => ({ 'idempotency-key': `replay-${n}` });
+    const noSecret = (reply: { text: string }) => expect(reply.text).not.toContain('whsec_');
+
+    const deleted = await create(body('deleted'), idem('deleted'), k);
+    expect((await call(stack.url, 'DELETE', `/v1/webhook-endpoints/${deleted.json.id as string}`, { key: k })).status).toBe(200);
+    const afterDelete = await create(body('deleted'), idem('deleted'), k);
+    expect(expectError(afterDelete, 404, 'resource_missing').message).toContain(deleted.json.id as string);
+    noSecret(afterDelete);
+
+    const rotated = await create(body('rotated'), idem('rotated'), k);
+    expect((await call(stack.url, 'POST', `/v1/webhook-endpoints/${rotated.json.id as string}/rotate-secret`, { key: k })).status).toBe(200);
+    const afterRotation = await create(body('rotated'), idem('rotated'), k);
+    expectError(afterRotation, 409, 'invalid_state');
+    noSecret(afterRotation);
+
+    const live = await create(body('live'), idem('live'), k);
+    const fromColleague = await create(body('live'), idem('live'), colleague);
+    expectError(fromColleague, 422, 'idempotency_key_reused');
+    noSecret(fromColleague);
+    const fromMaker = await create(body('live'), idem('live'), k);
+    expect([fromMaker.status, fromMaker.headers.get('idempotent-replayed'), fromMaker.text]).toEqual([201, 'true', live.text]);
+    // Nothing was created twice: the two that remain are the rotated one and the live one.
+    expect(((await call(stack.url, 'GET', '/v1/webhook-endpoints', { key: k })).json.data as { id: string }[]).map((e) => e.id).sort()).toEqual([rotated.json.id, live.json.id].sort());
+  });
+
   it('two rotations in a row leave exactly the newest and the one before it valid', async () => {
     const created = await create({ url: 'https://hooks.partner.example/rot', events: ['job.created'] });
     const id = created.json.id as string;

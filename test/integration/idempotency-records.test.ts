@@ -26,7 +26,7 @@ describe('idempotency records on the table (DynamoDB Local)', () => {
   });
 
   const body = (greeting: string) => ({ greeting });
-  const ref = (key: string, greeting: string) => recordRef([me.shopId, key], ['PATCH', '/v1/shop', body(greeting)], me.shopId);
+  const ref = (key: string, greeting: string) => recordRef([me.shopId, key], ['PATCH', '/v1/shop', body(greeting)], { owner: me.keyId, shopId: me.shopId });
   const patch = (key: string, greeting: string) =>
     handler(apiEvent({ method: 'PATCH', path: '/v1/shop', body: JSON.stringify(body(greeting)), headers: { 'idempotency-key': key }, principal: me }), context());
   const put = (item: Record<string, AttributeValue>) => deps.db.client.send(new PutItemCommand({ TableName: deps.db.tableName, Item: item }));
@@ -47,7 +47,7 @@ describe('idempotency records on the table (DynamoDB Local)', () => {
     const first = await patch('layout-1', 'Layout');
     expect(first.statusCode).toBe(200);
     const item = await read(ref('layout-1', 'Layout').key);
-    expect(item).toMatchObject({ status: 'COMPLETED', validation: ref('layout-1', 'Layout').payloadHash, data: { sealed: expect.any(String) } });
+    expect(item).toMatchObject({ status: 'COMPLETED', validation: ref('layout-1', 'Layout').payloadHash, data: { sealed: expect.any(String) }, owner: me.keyId });
     expect(Math.abs((item?.expires_at as number) - (nowS() + 86400))).toBeLessThan(5);
     expect(Number.isInteger(item?.expires_at)).toBe(true);
     // In clear nowhere: the sealed response opens only with the record's key as context.

@@ -138,6 +138,25 @@ describe('Idempotency-Key on PATCH /v1/shop (DynamoDB Local)', () => {
     expect(parseBody(b)).toMatchObject({ id: other.id, greeting: 'Shop B' });
   });
 
+  it('a record answers only the API key that made it: another key of the shop gets 422, before or after completion', async () => {
+    const colleague = principal({ shopId: me.shopId, keyId: 'key_01jd0000000000000000000001' });
+    shops.delayMs = 200;
+    const first = patch('mine-1', { greeting: 'Mine' });
+    await new Promise((r) => setTimeout(r, 50));
+    const whileRunning = await patch('mine-1', { greeting: 'Mine' }, { who: colleague });
+    expect((await first).statusCode).toBe(200);
+    shops.delayMs = 0;
+    const afterwards = await patch('mine-1', { greeting: 'Mine' }, { who: colleague });
+    for (const r of [whileRunning, afterwards]) {
+      expect(r.statusCode).toBe(422);
+      expect(parseBody(r).error).toMatchObject({ code: 'idempotency_key_reused', message: expect.stringContaining('another API key') });
+      expect(r.body).not.toContain('Mine');
+    }
+    const replay = await patch('mine-1', { greeting: 'Mine' });
+    expect([replay.statusCode, replay.headers['idempotent-replayed'], replay.body]).toEqual([200, 'true', (await first).body]);
+    expect(shops.writes).toBe(1);
+  });
+
   it('without the header every request executes', async () => {
     const event = () => apiEvent({ method: 'PATCH', path: '/v1/shop', body: '{"greeting":"No key"}', principal: me });
     await handler(event(), context());

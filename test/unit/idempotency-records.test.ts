@@ -35,14 +35,21 @@ describe('idempotency record keys and payload hashes', () => {
     ['no body', ['shop_y', 'k'], ['POST', '/v1/jobs/job_1/approve', null], 'IDEMPOTENCY#UEtWcVGUCeSLTF1UP8dOXw==', '4p9/kXJWyG2MWP5f/gD1+A=='],
     ['an empty body', ['shop_y', 'k'], ['POST', '/v1/jobs/job_1/approve', {}], 'IDEMPOTENCY#UEtWcVGUCeSLTF1UP8dOXw==', '8YoqfY/iIM4zD2B9a+Usvg=='],
   ])('%s', (_, keyParts, payloadParts, key, payloadHash) => {
-    expect(recordRef(keyParts, payloadParts, 'shop_1')).toEqual({ key, payloadHash, shopId: 'shop_1' });
+    expect(recordRef(keyParts, payloadParts, { owner: 'key_1', shopId: shop })).toEqual({ key, payloadHash, owner: 'key_1', shopId: shop });
+  });
+
+  it('keeps the API key that made the request beside the hashes, not in them', () => {
+    const a = recordRef([shop, 'k'], ['PATCH', '/v1/shop', { greeting: 'a' }], { owner: 'key_a', shopId: shop });
+    const b = recordRef([shop, 'k'], ['PATCH', '/v1/shop', { greeting: 'a' }], { owner: 'key_b', shopId: shop });
+    expect([b.key, b.payloadHash]).toEqual([a.key, a.payloadHash]);
+    expect(b.owner).not.toBe(a.owner);
   });
 
   it('another shop, key or body gives another record or hash', () => {
-    const base = recordRef([shop, 'k'], ['PATCH', '/v1/shop', { greeting: 'a' }], shop);
-    expect(recordRef(['shop_other', 'k'], ['PATCH', '/v1/shop', { greeting: 'a' }], shop).key).not.toBe(base.key);
-    expect(recordRef([shop, 'k2'], ['PATCH', '/v1/shop', { greeting: 'a' }], shop).key).not.toBe(base.key);
-    const otherBody = recordRef([shop, 'k'], ['PATCH', '/v1/shop', { greeting: 'b' }], shop);
+    const base = recordRef([shop, 'k'], ['PATCH', '/v1/shop', { greeting: 'a' }], { owner: 'key_1', shopId: shop });
+    expect(recordRef(['shop_other', 'k'], ['PATCH', '/v1/shop', { greeting: 'a' }], { owner: 'key_1', shopId: shop }).key).not.toBe(base.key);
+    expect(recordRef([shop, 'k2'], ['PATCH', '/v1/shop', { greeting: 'a' }], { owner: 'key_1', shopId: shop }).key).not.toBe(base.key);
+    const otherBody = recordRef([shop, 'k'], ['PATCH', '/v1/shop', { greeting: 'b' }], { owner: 'key_1', shopId: shop });
     expect(otherBody.key).toBe(base.key);
     expect(otherBody.payloadHash).not.toBe(base.payloadHash);
   });

@@ -1,14 +1,15 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { handler as fallback } from '../../functions/fallback';
 import { ASSETS, handler, PORTAL_CSP } from '../../functions/portal';
 import { DELIVERY_STATUSES } from '../../shared/domain/delivery-status';
 import { SUBSCRIBABLE_EVENT_TYPES } from '../../shared/domain/event-types';
 import { isPortalRequest } from '../../shared/routes';
 
 const DIR = join(process.cwd(), 'portal');
-const get = (path: string) =>
-  handler({ rawPath: path, headers: {}, requestContext: { requestId: 'req_1', http: { method: 'GET', path } } } as unknown as APIGatewayProxyEventV2, {} as Context);
+const eventOf = (method: string, path: string) => ({ rawPath: path, headers: {}, requestContext: { requestId: 'req_1', http: { method, path } } }) as unknown as APIGatewayProxyEventV2;
+const get = (path: string, method = 'GET') => handler(eventOf(method, path), {} as Context);
 
 describe('webhook portal function', () => {
   it('serves every file of portal/ (and nothing else) with its type, the strict CSP and nosniff', async () => {
@@ -33,12 +34,31 @@ describe('webhook portal function', () => {
     }
   });
 
-  it('is matched by the local adapter exactly where API Gateway routes it (GET /portal and /portal/{file})', () => {
+  it('answers HEAD as GET, without the body', async () => {
+    for (const path of Object.keys(ASSETS)) {
+      const [getReply, headReply] = [await get(path), await get(path, 'HEAD')];
+      expect([headReply.statusCode, headReply.body]).toEqual([200, '']);
+      expect(headReply.headers).toEqual(getReply.headers);
+    }
+  });
+
+  it('is matched by the local adapter exactly where API Gateway routes it (GET and HEAD /portal and /portal/{file})', () => {
     expect(isPortalRequest('GET', '/portal')).toBe(true);
     expect(isPortalRequest('GET', '/portal/app.js')).toBe(true);
+    expect(isPortalRequest('HEAD', '/portal')).toBe(true);
+    expect(isPortalRequest('HEAD', '/portal/app.js')).toBe(true);
     expect(isPortalRequest('POST', '/portal')).toBe(false);
     expect(isPortalRequest('GET', '/portal/a/b')).toBe(false);
     expect(isPortalRequest('GET', '/portalx')).toBe(false);
+  });
+
+  it('leaves other methods to the fallback, which answers 405 with Allow: GET, HEAD', async () => {
+    for (const [method, path] of [['POST', '/portal'], ['DELETE', '/portal/app.js'], ['PUT', '/portal/nothing.js']] as const) {
+      const r = await fallback(eventOf(method, path), {} as Context);
+      expect([method, path, r.statusCode, r.headers.allow]).toEqual([method, path, 405, 'GET, HEAD']);
+      expect(JSON.parse(r.body as string).error.code).toBe('method_not_allowed');
+    }
+    expect((await fallback(eventOf('POST', '/portal/a/b'), {} as Context)).statusCode).toBe(404);
   });
 
   it('has no inline script, style or handler in its page, and no markup-parsing call in its scripts', () => {

@@ -42,6 +42,9 @@ describe('route table', () => {
     ['GET', '/v1/nothing', 'not_found', ''],
     ['GET', '/v1/calls/', 'not_found', ''],
     ['GET', '/v1/calls/%E0%A4%A', 'not_found', ''],
+    ['POST', '/portal', 'method_not_allowed', 'GET, HEAD'],
+    ['DELETE', '/portal/app.js', 'method_not_allowed', 'GET, HEAD'],
+    ['POST', '/portal/a/b', 'not_found', ''],
   ])('%s %s → %s', (method, path, kind, detail) => {
     const res = resolve(method, path);
     expect(res.kind).toBe(kind);

@@ -1,0 +1,132 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { httpSender, RESPONSE_HEAD_BYTES, SNIPPET_BYTES } from '../../shared/webhooks/sender';
+
+/** A local receiver whose answer each test decides; counts connections and the bytes it managed to hand to its sockets. */
+async function receiver(answer: (res: ServerResponse, written: (n: number) => void) => void) {
+  let connections = 0;
+  let bytesWritten = 0;
+  const server = createServer((req: IncomingMessage, res) => {
+    req.resume();
+    req.on('end', () => answer(res, (n) => (bytesWritten += n)));
+  });
+  server.on('connection', () => connections++);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  return {
+    url: new URL(`http://127.0.0.1:${port}/hook`),
+    connections: () => connections,
+    bytesWritten: () => bytesWritten,
+    close: async () => {
+      server.closeAllConnections();
+      server.close();
+      await once(server, 'close');
+    },
+  };
+}
+
+/** Streams 64 KiB chunks for as long as the peer reads them; a body without end. */
+function endless(res: ServerResponse, written: (n: number) => void) {
+  const chunk = Buffer.alloc(64 * 1024, 'a');
+  res.writeHead(200, { 'content-type': 'text/plain' });
+  const pump = () => {
+    while (!res.destroyed && res.write(chunk, () => written(chunk.length)));
+    if (!res.destroyed) res.once('drain', pump);
+  };
+  res.on('error', () => undefined);
+  pump();
+}
+
+/** Every byte the sender's sockets read from the network, whatever the sender reports. */
+function socketsRead() {
+  const sockets: Socket[] = [];
+  const onSocket = (message: unknown) => void sockets.push((message as { socket: Socket }).socket);
+  subscribe('net.client.socket', onSocket);
+  return {
+    bytes: () => sockets.reduce((sum, s) => sum + s.bytesRead, 0),
+    stop: () => unsubscribe('net.client.socket', onSocket),
+  };
+}
+
+describe('httpSender against hostile receivers', () => {
+  const sender = httpSender({ allowInsecureLocal: true }, 3000);
+  const post = (url: URL) => sender.post(url, { 'content-type': 'application/json' }, '{"id":"evt_1"}');
+  let read: ReturnType<typeof socketsRead>;
+  beforeEach(() => {
+    read = socketsRead();
+  });
+  afterEach(() => read.stop());
+
+  it('stops reading an endless body once it has the snippet: the status and first 1 KiB, well before the timeout, at most 64 KiB read', async () => {
+    const r = await receiver(endless);
+    try {
+      const result = await post(r.url);
+      expect(result).toMatchObject({ status: 200, error: null, snippet: 'a'.repeat(SNIPPET_BYTES) });
+      expect(result.durationMs).toBeLessThan(1000);
+      expect(read.bytes()).toBeLessThanOrEqual(64 * 1024);
+      // What the receiver could push before the closed connection stopped it: kernel buffers, not the body.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(r.bytesWritten()).toBeLessThan(10 * 1024 * 1024);
+      // The half-read connection was closed, not pooled: the next attempt opens its own and is answered.
+      const again = await post(r.url);
+      expect(again.status).toBe(200);
+      expect(r.connections()).toBe(2);
+    } finally {
+      await r.close();
+    }
+  });
+
+  it('keeps the connection for the next attempt when the answer\'s length says it arrived whole with the snippet', async () => {
+    const answer = JSON.stringify({ echo: 'b'.repeat(3000) });
+    const r = await receiver((res) => res.writeHead(200, { 'content-type': 'application/json', 'content-length': answer.length }).end(answer));
+    try {
+      const first = await post(r.url);
+      expect(first.snippet).toBe(`{"echo":"${'b'.repeat(SNIPPET_BYTES - 9)}`);
+      expect((await post(r.url)).status).toBe(200);
+      expect(r.connections()).toBe(1);
+    } finally {
+      await r.close();
+    }
+  });
+
+  it('records an answer whose body is cut short by the receiver, without waiting for the timeout', async () => {
+    const r = await receiver((res) => {
+      res.writeHead(503, { 'content-length': '5000' });
+      res.write('partial');
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    try {
+      const result = await post(r.url);
+      expect(result).toMatchObject({ status: 503, error: null, snippet: 'partial' });
+      expect(result.durationMs).toBeLessThan(1000);
+    } finally {
+      await r.close();
+    }
+  });
+
+  it(`refuses a response head over ${RESPONSE_HEAD_BYTES / 1024} KiB with an error that says so`, async () => {
+    const r = await receiver((res) => res.writeHead(200, { 'x-padding': 'p'.repeat(RESPONSE_HEAD_BYTES) }).end('ok'));
+    try {
+      const result = await post(r.url);
+      expect(result).toMatchObject({ status: null, error: `response headers over ${RESPONSE_HEAD_BYTES / 1024} KiB`, snippet: null });
+      expect(read.bytes()).toBeLessThanOrEqual(RESPONSE_HEAD_BYTES + 64 * 1024);
+    } finally {
+      await r.close();
+    }
+  });
+
+  it('still times out a receiver that sends its status and then nothing', async () => {
+    const quick = httpSender({ allowInsecureLocal: true }, 300);
+    const r = await receiver((res) => res.writeHead(200, { 'content-type': 'text/plain' }).write('x'));
+    try {
+      const result = await quick.post(r.url, {}, '{}');
+      expect(result).toMatchObject({ status: null, error: 'timeout after 300 ms', snippet: null });
+      expect(result.durationMs).toBeGreaterThanOrEqual(290);
+    } finally {
+      await r.close();
+    }
+  });
+});
