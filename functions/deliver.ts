@@ -3,7 +3,7 @@ import { batchHandler, type BatchResponse } from '../shared/batch';
 import { deliverBatch } from '../shared/domain/delivery-attempt';
 import { withoutEvent, type DeliveryMessage } from '../shared/domain/deliveries';
 import type { AttemptDeps } from '../shared/domain/delivery-ports';
-import { logger } from '../shared/logger';
+import { logger, withLambdaContext } from '../shared/logger';
 import { countVerdicts, NO_METRICS, withDeliveryMetrics, type MetricSink } from '../shared/observability/delivery-metrics';
 import { emfSink } from '../shared/observability/emf';
 import { lambdaDeps } from '../shared/wiring/memo';
@@ -27,30 +27,31 @@ function readMessage(record: SQSRecord): DeliveryMessage | null {
  * changes are counted on `metrics` (EMF in Lambda, docs/operations.md).
  */
 export const makeHandler = (deps: () => AttemptDeps = lambdaDeps(deliverDeps), metrics: MetricSink = NO_METRICS) =>
-  batchHandler({
-    name: 'Delivery',
-    id: (record: SQSRecord) => record.messageId,
-    read: readMessage,
-    process: async (messages) => {
-      const results = await deliverBatch(withDeliveryMetrics(deps(), metrics), messages);
-      countVerdicts(results, metrics);
-      results.forEach((result, i) => {
-        // Ids only: an event's data (a call's caller, its transcript) stays out of the logs.
-        const message = withoutEvent(messages[i] as DeliveryMessage);
-        if (result.status === 'fulfilled') logger.debug('Delivery attempt', { ...message, verdict: result.value });
-        else logger.error('Delivery attempt failed', { ...message, error: result.reason as Error });
-      });
-      return results;
-    },
-  });
+  withLambdaContext(
+    batchHandler({
+      name: 'Delivery',
+      id: (record: SQSRecord) => record.messageId,
+      read: readMessage,
+      process: async (messages) => {
+        const results = await deliverBatch(withDeliveryMetrics(deps(), metrics), messages);
+        countVerdicts(results, metrics);
+        results.forEach((result, i) => {
+          // Ids only: an event's data (a call's caller, its transcript) stays out of the logs.
+          const message = withoutEvent(messages[i] as DeliveryMessage);
+          if (result.status === 'fulfilled') logger.debug('Delivery attempt', { ...message, verdict: result.value });
+          else logger.error('Delivery attempt failed', { ...message, error: result.reason as Error });
+        });
+        return results;
+      },
+    }),
+  );
 
 const metrics = emfSink();
 const run = makeHandler(lambdaDeps(deliverDeps), metrics);
 
 export const handler = async (event: { Records: SQSRecord[] }, context?: Context): Promise<BatchResponse> => {
-  if (context) logger.addContext(context);
   try {
-    return await run(event);
+    return await run(event, context);
   } finally {
     metrics.flush();
   }
