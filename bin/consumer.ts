@@ -5,6 +5,7 @@
  */
 import { makeHandler } from '../functions/deliver';
 import { LocalRetryScheduler } from '../lib/local/adapters';
+import { localFunction } from '../lib/local/invocations';
 import { startQueuePoller } from '../lib/local/queue-poller';
 import { AwsApi, SQS } from '../shared/aws/aws-call';
 import { SqsDeliveryQueue } from '../shared/aws/sqs-queue';
@@ -27,7 +28,7 @@ try {
   console.error(err.message);
   process.exit(2);
 }
-const poller = startQueuePoller({ sqs: events, queueUrl, queueArn: parseVariables(process.env).QUEUE_ARN ?? '', handler: makeHandler(() => deps) });
+const poller = startQueuePoller({ sqs: events, queueUrl, queueArn: parseVariables(process.env).QUEUE_ARN ?? '', handler: localFunction('deliver', makeHandler(() => deps)) });
 console.log('consumer ready');
 const stop = () => {
   LocalRetryScheduler.clearAll();

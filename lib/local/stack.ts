@@ -115,7 +115,9 @@ export interface LocalStack {
  * handlers behind the local HTTP adapter and the local event sources. The handlers get
  * this stack's wiring, made from its own config (its options, else the environment, else
  * local defaults): nothing is written to process.env, so stacks started one after another
- * in one process each keep their own settings.
+ * in one process each keep their own settings. The one exception is process-wide and the
+ * same for every stack: AWS_LAMBDA_MAX_CONCURRENCY, set at the first invocation, which tells
+ * Powertools that invocations overlap here (./invocations.ts).
  */
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const tableName = options.tableName ?? 'shop-calls';
