@@ -3,6 +3,8 @@
  * and table (started with `consumer: false`). Used to kill a consumer for real in tests.
  * Env: the stack's `env` (lib/local/stack.ts), as the cloud stack sets a Lambda's.
  */
+// First: the InvokeStore, before functions/deliver.ts makes its Metrics.
+import '../lib/local/lambda-runtime';
 import { makeHandler } from '../functions/deliver';
 import { LocalRetryScheduler } from '../lib/local/adapters';
 import { localFunction } from '../lib/local/invocations';

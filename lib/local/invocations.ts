@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import { InvokeStoreBase } from '@aws/lambda-invoke-store';
+import { InvokeStore, InvokeStoreBase } from '@aws/lambda-invoke-store';
 import type { Context } from 'aws-lambda';
 import { lambdaContext } from './lambda-events';
 
@@ -39,23 +39,30 @@ class LocalInvokeStore extends InvokeStoreBase {
 }
 
 /**
- * The store of this process, installed on first use. It replaces any store already there: in a
- * local process that can only be one the AWS SDK made lazily for one invocation at a time.
+ * Makes this process one whose invocations overlap, for Powertools: the store, and the variable
+ * that tells Powertools to use it. Idempotent. It replaces any store already there: in a local
+ * process that can only be one the AWS SDK made lazily for one invocation at a time. Needed
+ * before Powertools is used wherever the variable is set, which a process started by a local
+ * stack inherits (./lambda-runtime.ts).
  */
-function invokeStore(): LocalInvokeStore {
+export function installInvokeStore(): LocalInvokeStore {
   const lambda = (globalThis as { awslambda?: { InvokeStore?: InvokeStoreBase } }).awslambda ?? {};
   (globalThis as { awslambda?: unknown }).awslambda = lambda;
   if (!(lambda.InvokeStore instanceof LocalInvokeStore)) {
-    // Powertools and the SDK only ask whether it is set: the local stack has no fixed bound.
-    process.env.AWS_LAMBDA_MAX_CONCURRENCY ??= '1000';
     lambda.InvokeStore = new LocalInvokeStore();
+    // The AWS SDK asks the package for the store at its first request. Asked now, before the
+    // variable is set, the package settles on this one at once; asked later, it would first make
+    // its own for many invocations with a dynamic import, which jest's CommonJS refuses.
+    void InvokeStore.getInstanceAsync();
   }
+  // Powertools and the SDK only ask whether it is set: the local stack has no fixed bound.
+  if (!process.env.AWS_LAMBDA_MAX_CONCURRENCY) process.env.AWS_LAMBDA_MAX_CONCURRENCY = '1000';
   return lambda.InvokeStore as LocalInvokeStore;
 }
 
 /** One invocation, as Lambda's runtime makes it: its own InvokeStore context, and the handler given its Context. */
 export function invoke<E, R>(handler: (event: E, context: Context) => Promise<R>, event: E, context: Context): Promise<R> {
-  return invokeStore().run({ [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: context.awsRequestId }, () => handler(event, context));
+  return installInvokeStore().run({ [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: context.awsRequestId }, () => handler(event, context));
 }
 
 /** A function as an event source sees it: every call an invocation of its own, named `functionName`, with a fresh request id. */
