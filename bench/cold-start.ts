@@ -3,7 +3,7 @@
  * aliases from lib/constructs), its minified size, and its module init time in a fresh
  * Node process (median of BENCH_INIT_RUNS, default 15: a function's median moves ±10 % between runs of 7), beside two references built the
  * same way: a handler with no imports, and one with only the DynamoDB client. Targets
- * (issue 17): every bundle ≤ 350 KB, and every function's init ≤ 1.3× the DynamoDB-client
+ * (issue 17; the size raised by issue 28): every bundle ≤ 400 KB, and every function's init ≤ 1.3× the DynamoDB-client
  * reference of the same run (a ratio, so a slow or busy machine moves both sides alike).
  *
  *   npm run bench:cold-start
@@ -17,7 +17,7 @@ import { allFunctionEntries, repoRoot } from '../lib/constructs/entries';
 import { printTable, setting, verdict } from './lib/stats';
 
 const RUNS = setting('BENCH_INIT_RUNS', 15);
-const SIZE_KB = 350;
+const SIZE_KB = 400;
 const INIT_RATIO = 1.3;
 
 const dir = mkdtempSync(join(tmpdir(), 'cold-start-'));

@@ -1,4 +1,5 @@
 /** Operator CLI: `npm run cli -- help`. Talks to the same table as `npm start` by default. */
+import '../lib/local/lambda-runtime';
 import { operatorDeps } from '../lib/cli/deps';
 import { runCli } from '../lib/cli/run';
 import { logger } from '../shared/logger';

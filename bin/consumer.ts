@@ -3,9 +3,12 @@
  * and table (started with `consumer: false`). Used to kill a consumer for real in tests.
  * Env: the stack's `env` (lib/local/stack.ts), as the cloud stack sets a Lambda's.
  */
+// First: the InvokeStore, before functions/deliver.ts makes its Metrics.
+import '../lib/local/lambda-runtime';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { makeHandler } from '../functions/deliver';
 import { LocalRetryScheduler } from '../lib/local/adapters';
+import { localFunction } from '../lib/local/invocations';
 import { startQueuePoller } from '../lib/local/queue-poller';
 import { localSqsClient } from '../lib/local/sqs';
 import { SqsDeliveryQueue } from '../shared/aws/sqs-queue';
@@ -28,7 +31,7 @@ try {
   console.error(err.message);
   process.exit(2);
 }
-const poller = startQueuePoller({ sqs: events, queueUrl, queueArn: parseVariables(process.env).QUEUE_ARN ?? '', handler: makeHandler(() => deps) });
+const poller = startQueuePoller({ sqs: events, queueUrl, queueArn: parseVariables(process.env).QUEUE_ARN ?? '', handler: localFunction('deliver', makeHandler(() => deps)) });
 console.log('consumer ready');
 const stop = () => {
   LocalRetryScheduler.clearAll();

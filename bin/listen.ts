@@ -3,6 +3,7 @@
  * on this machine, each verified, without copying a secret. Pair with
  * `npm run cli -- trigger call.completed`.
  */
+import '../lib/local/lambda-runtime';
 import { parseArgs } from 'node:util';
 import { operatorDeps } from '../lib/cli/deps';
 import { startListener } from '../lib/cli/listen';

@@ -10,6 +10,7 @@
  */
 // First: the logger's level is checked before any module makes the logger.
 import '../lib/local/logging-check';
+import '../lib/local/lambda-runtime';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { installPrettyLogs } from '../lib/local/pretty-logs';

@@ -4,6 +4,7 @@
  *   npm run smoke -- --local [--api-url http://127.0.0.1:3000]   (against npm start)
  * Exit code 0 when the signed delivery arrived, 1 when a step failed, 2 on bad usage.
  */
+import '../lib/local/lambda-runtime';
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { runSmoke } from '../lib/smoke/run';

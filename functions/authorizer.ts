@@ -2,7 +2,7 @@ import type { APIGatewayRequestAuthorizerEventV2, APIGatewaySimpleAuthorizerWith
 import { lookUpKey, presentedKey, type ApiKeyStore } from '../shared/domain/api-keys';
 import { admitFailure, admitKey, type Admission, type RateLimiter, type RateLimits } from '../shared/domain/rate-limits';
 import { AUTHORIZER_FAILED, rateLimitedContext, toAuthorizerContext, type AuthorizerContext } from '../shared/http/auth-context';
-import { logger } from '../shared/logger';
+import { logger, withLambdaContext } from '../shared/logger';
 import { apiKeyDeps, rateLimitDeps } from '../shared/wiring/api';
 import { lambdaDeps } from '../shared/wiring/memo';
 
@@ -33,7 +33,7 @@ const KNOWN_KEYS_MAX = 10_000;
  */
 export const makeHandler = (deps: () => Deps = lambdaDeps(apiKeyDeps, rateLimitDeps), clock: () => number = Date.now) => {
   const known = new Set<string>();
-  return async (event: Event): Promise<APIGatewaySimpleAuthorizerWithContextResult<AuthorizerContext>> => {
+  return withLambdaContext(async (event: Event): Promise<APIGatewaySimpleAuthorizerWithContextResult<AuthorizerContext>> => {
     const now = clock();
     const sourceIp = event.requestContext?.http?.sourceIp ?? 'unknown';
     const presented = presentedKey(event.headers?.authorization);
@@ -62,7 +62,7 @@ export const makeHandler = (deps: () => Deps = lambdaDeps(apiKeyDeps, rateLimitD
       await early;
       return { isAuthorized: true, context: AUTHORIZER_FAILED };
     }
-  };
+  });
 };
 
 export const handler = makeHandler();

@@ -1,11 +1,11 @@
-import type { Context, SQSRecord } from 'aws-lambda';
+import type { SQSRecord } from 'aws-lambda';
 import { batchHandler, type BatchResponse } from '../shared/batch';
 import { deliverBatch } from '../shared/domain/delivery-attempt';
 import { withoutEvent, type DeliveryMessage } from '../shared/domain/deliveries';
 import type { AttemptDeps } from '../shared/domain/delivery-ports';
-import { logger } from '../shared/logger';
+import { logger, withLambdaContext } from '../shared/logger';
 import { countVerdicts, NO_METRICS, withDeliveryMetrics, type MetricSink } from '../shared/observability/delivery-metrics';
-import { emfSink } from '../shared/observability/emf';
+import { powertoolsMetrics } from '../shared/observability/metrics';
 import { lambdaDeps } from '../shared/wiring/memo';
 import { deliverDeps } from '../shared/wiring/pipeline';
 
@@ -24,10 +24,11 @@ function readMessage(record: SQSRecord): DeliveryMessage | null {
  * A message that fails (the table or the queue did, not the receiver) is reported alone
  * and comes back after the visibility timeout; receiver failures are normal outcomes. If
  * the batch read fails, every message comes back. Outcomes, receiver latency and circuit
- * changes are counted on `metrics` (EMF in Lambda, docs/operations.md).
+ * changes are counted on `metrics` (Powertools Metrics in Lambda, docs/operations.md) and
+ * written once per invocation, at its end, whatever its outcome.
  */
-export const makeHandler = (deps: () => AttemptDeps = lambdaDeps(deliverDeps), metrics: MetricSink = NO_METRICS) =>
-  batchHandler({
+export const makeHandler = (deps: () => AttemptDeps = lambdaDeps(deliverDeps), metrics: MetricSink = NO_METRICS) => {
+  const batch = batchHandler({
     name: 'Delivery',
     id: (record: SQSRecord) => record.messageId,
     read: readMessage,
@@ -43,15 +44,13 @@ export const makeHandler = (deps: () => AttemptDeps = lambdaDeps(deliverDeps), m
       return results;
     },
   });
-
-const metrics = emfSink();
-const run = makeHandler(lambdaDeps(deliverDeps), metrics);
-
-export const handler = async (event: { Records: SQSRecord[] }, context?: Context): Promise<BatchResponse> => {
-  if (context) logger.addContext(context);
-  try {
-    return await run(event);
-  } finally {
-    metrics.flush();
-  }
+  return withLambdaContext(async (event: { Records: SQSRecord[] }): Promise<BatchResponse> => {
+    try {
+      return await batch(event);
+    } finally {
+      metrics.flush();
+    }
+  });
 };
+
+export const handler = makeHandler(lambdaDeps(deliverDeps), powertoolsMetrics());

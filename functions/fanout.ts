@@ -2,6 +2,7 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import { fanOut, listingOncePerBatch, messageOf, type FanOutDeps } from '../shared/domain/deliveries';
 import type { NotificationQueue } from '../shared/domain/notifications';
 import { batchHandler } from '../shared/batch';
+import { withLambdaContext } from '../shared/logger';
 import { recordOfStreamImage, type StreamedRecord } from '../shared/store/stream-images';
 import { lambdaDeps } from '../shared/wiring/memo';
 import { fanoutDeps } from '../shared/wiring/pipeline';
@@ -26,14 +27,16 @@ async function handleRecord(deps: Deps, stored: StreamedRecord): Promise<void> {
 }
 
 export const makeHandler = (deps: () => Deps = lambdaDeps(fanoutDeps)) =>
-  batchHandler({
-    name: 'Fan-out',
-    id: (record: DynamoDBRecord) => record.dynamodb?.SequenceNumber ?? '',
-    read: (record) => recordOfStreamImage(record.dynamodb?.NewImage),
-    process: (stored) => {
-      const batch = listingOncePerBatch(deps());
-      return Promise.allSettled(stored.map((s) => handleRecord(batch, s)));
-    },
-  });
+  withLambdaContext(
+    batchHandler({
+      name: 'Fan-out',
+      id: (record: DynamoDBRecord) => record.dynamodb?.SequenceNumber ?? '',
+      read: (record) => recordOfStreamImage(record.dynamodb?.NewImage),
+      process: (stored) => {
+        const batch = listingOncePerBatch(deps());
+        return Promise.allSettled(stored.map((s) => handleRecord(batch, s)));
+      },
+    }),
+  );
 
 export const handler = makeHandler();

@@ -2,7 +2,7 @@ import { AppError } from '../shared/errors';
 import { callIngestSchema } from '../shared/domain/call-ingest-schema';
 import { ingestCall, type CallDeps, type IngestResult } from '../shared/domain/calls';
 import { parseOrThrow } from '../shared/http/validation';
-import { logger } from '../shared/logger';
+import { logger, withLambdaContext } from '../shared/logger';
 import { callDeps } from '../shared/wiring/api';
 import { lambdaDeps } from '../shared/wiring/memo';
 
@@ -16,7 +16,7 @@ export type IngestResponse = { ok: true; result: IngestResult } | { ok: false; e
  */
 export const makeHandler =
   (deps: () => CallDeps = lambdaDeps(callDeps)) =>
-  async (event: unknown): Promise<IngestResponse> => {
+  withLambdaContext(async (event: unknown): Promise<IngestResponse> => {
     try {
       const input = parseOrThrow(callIngestSchema, event);
       return { ok: true, result: await ingestCall(deps(), input) };
@@ -27,6 +27,6 @@ export const makeHandler =
       logger.warn('Ingest refused', { code: err.code, reason: err.message });
       return { ok: false, error: { code: err.code, message: err.message, param: err.options.param ?? null } };
     }
-  };
+  });
 
 export const handler = makeHandler();

@@ -1,7 +1,7 @@
 import type { SQSRecord } from 'aws-lambda';
 import { batchHandler } from '../shared/batch';
 import { notifyFromQueue, type NotifyMessage } from '../shared/domain/notifications';
-import { logger } from '../shared/logger';
+import { logger, withLambdaContext } from '../shared/logger';
 import { lambdaDeps } from '../shared/wiring/memo';
 import { notifyDeps } from '../shared/wiring/pipeline';
 
@@ -12,18 +12,20 @@ import { notifyDeps } from '../shared/wiring/pipeline';
  * At most one email per event: notifyEndpointDisabled claims it on the event first.
  */
 export const makeHandler = (deps: () => Parameters<typeof notifyFromQueue>[0] = lambdaDeps(notifyDeps)) =>
-  batchHandler({
-    name: 'Owner email',
-    id: (record: SQSRecord) => record.messageId,
-    read: (record) => {
-      try {
-        return JSON.parse(record.body) as NotifyMessage;
-      } catch {
-        logger.error('Unreadable owner-email message dropped', { message_id: record.messageId });
-        return null;
-      }
-    },
-    process: (messages) => Promise.allSettled(messages.map((m) => notifyFromQueue(deps(), m))),
-  });
+  withLambdaContext(
+    batchHandler({
+      name: 'Owner email',
+      id: (record: SQSRecord) => record.messageId,
+      read: (record) => {
+        try {
+          return JSON.parse(record.body) as NotifyMessage;
+        } catch {
+          logger.error('Unreadable owner-email message dropped', { message_id: record.messageId });
+          return null;
+        }
+      },
+      process: (messages) => Promise.allSettled(messages.map((m) => notifyFromQueue(deps(), m))),
+    }),
+  );
 
 export const handler = makeHandler();

@@ -1,5 +1,5 @@
 import { sweep, type SweepDeps } from '../shared/domain/sweep';
-import { logger } from '../shared/logger';
+import { logger, withLambdaContext } from '../shared/logger';
 import { lambdaDeps } from '../shared/wiring/memo';
 import { sweepDeps } from '../shared/wiring/pipeline';
 
@@ -10,11 +10,11 @@ import { sweepDeps } from '../shared/wiring/pipeline';
  */
 export const makeHandler =
   (deps: () => SweepDeps = lambdaDeps(sweepDeps)) =>
-  async (event?: { horizon_ms?: number }) => {
+  withLambdaContext(async (event?: { horizon_ms?: number }) => {
     const report = await sweep(deps(), { horizonMs: event?.horizon_ms ?? 0 });
     if (report.enqueued > 0) logger.warn('Overdue deliveries sent again', { ...report });
     else logger.debug('Sweep', { ...report });
     return report;
-  };
+  });
 
 export const handler = makeHandler();

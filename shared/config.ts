@@ -18,8 +18,6 @@ const positive = (name: string): Check => [(v) => /^\d+(\.\d+)?$/.test(v) && Num
 /** Log levels from the most verbose; a logger at one level writes that level and those after it, SILENT nothing (Powertools' names and order). */
 export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
-/** Lambda's advanced logging controls' names: FATAL is our CRITICAL. */
-const LAMBDA_LOG_LEVELS: Record<string, LogLevel> = { TRACE: 'TRACE', DEBUG: 'DEBUG', INFO: 'INFO', WARN: 'WARN', ERROR: 'ERROR', FATAL: 'CRITICAL' };
 const isLogLevel = (v: string): v is LogLevel => (LOG_LEVELS as readonly string[]).includes(v);
 
 /** Every variable we read, in the order they are checked; null: any value. */
@@ -59,10 +57,6 @@ const VARIABLES = {
   POWERTOOLS_SERVICE_NAME: null,
   /** The loggers' level, in any case (the local stack and the tests lower it). */
   POWERTOOLS_LOG_LEVEL: [(v) => isLogLevel(v.toUpperCase()), `POWERTOOLS_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`],
-  /** Set by Lambda when the function's application log level is configured (advanced logging controls); it then wins over POWERTOOLS_LOG_LEVEL, as in Powertools. */
-  AWS_LAMBDA_LOG_LEVEL: [(v) => Object.hasOwn(LAMBDA_LOG_LEVELS, v.toUpperCase()), `AWS_LAMBDA_LOG_LEVEL must be one of ${Object.keys(LAMBDA_LOG_LEVELS).join(', ')}`],
-  /** Lambda's: on-demand, provisioned-concurrency, snap-start…; only an on-demand environment's first invocation is a cold start in the logs. */
-  AWS_LAMBDA_INITIALIZATION_TYPE: null,
 } satisfies Record<string, Check>;
 export type VariableName = keyof typeof VARIABLES;
 export type Variables = Partial<Record<VariableName, string>>;
@@ -191,36 +185,19 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
 
 export interface LoggingConfig {
   serviceName: string;
-  /** POWERTOOLS_LOG_LEVEL's, or INFO. */
+  /** POWERTOOLS_LOG_LEVEL's, or INFO. Lambda's own level (AWS_LAMBDA_LOG_LEVEL, advanced logging controls) wins over it: Powertools reads that one itself. */
   logLevel: LogLevel;
-  /** AWS_LAMBDA_LOG_LEVEL's, when Lambda sets it: the floor no `setLogLevel` goes below. */
-  lambdaLogLevel: LogLevel | undefined;
-  /** Whether this environment was started for an invocation (not provisioned ahead), so its first one is a cold start. */
-  onDemand: boolean;
 }
 
 /**
  * What the logger and the metrics need, checked apart from the rest: the logger is made when its
  * module loads, before a function reads its config, and must not fail over a variable it does
- * not use (a bad one of its own does fail, naming it).
+ * not use (a bad one of its own does fail, naming it; Powertools would fall back to INFO silently).
  */
 export function loggingFromEnv(env: Record<string, string | undefined> = process.env): LoggingConfig {
-  const vars = parseVariables(env, ['POWERTOOLS_SERVICE_NAME', 'POWERTOOLS_LOG_LEVEL', 'AWS_LAMBDA_LOG_LEVEL', 'AWS_LAMBDA_INITIALIZATION_TYPE']);
+  const vars = parseVariables(env, ['POWERTOOLS_SERVICE_NAME', 'POWERTOOLS_LOG_LEVEL']);
   return {
     serviceName: vars.POWERTOOLS_SERVICE_NAME ?? 'shop-calls-api',
     logLevel: (vars.POWERTOOLS_LOG_LEVEL?.toUpperCase() as LogLevel | undefined) ?? 'INFO',
-    lambdaLogLevel: vars.AWS_LAMBDA_LOG_LEVEL ? LAMBDA_LOG_LEVELS[vars.AWS_LAMBDA_LOG_LEVEL.toUpperCase()] : undefined,
-    onDemand: vars.AWS_LAMBDA_INITIALIZATION_TYPE === 'on-demand',
   };
-}
-
-/**
- * The X-Ray trace id (its Root) of the invocation under way. Lambda sets _X_AMZN_TRACE_ID anew
- * for each invocation, so unlike the variables above it is read each time a line is logged.
- */
-export function traceRootFromEnv(env: Record<string, string | undefined> = process.env): string | undefined {
-  const header = env._X_AMZN_TRACE_ID?.trim();
-  if (!header) return undefined;
-  if (!header.includes('=')) return header;
-  return header.split(';').find((field) => field.startsWith('Root='))?.slice('Root='.length);
 }

@@ -10,6 +10,7 @@
 import './quiet';
 import { makeHandler } from '../../functions/deliver';
 import { LocalRetryScheduler } from '../../lib/local/adapters';
+import { localFunction } from '../../lib/local/invocations';
 import { startQueuePoller } from '../../lib/local/queue-poller';
 import { localSqsClient } from '../../lib/local/sqs';
 import { SqsDeliveryQueue } from '../../shared/aws/sqs-queue';
@@ -37,7 +38,7 @@ const deps = deliverDeps(config, { queue, scheduler: new LocalRetryScheduler(que
 const table = countCalls(dynamoOf(config).doc);
 const queueRequests = countCalls([sqs, sqsOf(config)]);
 const lambda = newHandlerTally();
-const timed = timedHandler('consumer', makeHandler(() => deps), lambda);
+const timed = timedHandler('consumer', localFunction('deliver', makeHandler(() => deps)), lambda);
 let endpointsInBatches = 0;
 const handler: typeof timed = (event) => {
   endpointsInBatches += new Set(event.Records.map((r) => (JSON.parse(r.body) as { endpoint_id?: string }).endpoint_id)).size;

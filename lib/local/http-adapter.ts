@@ -11,6 +11,7 @@ import { newId } from '../../shared/ids';
 import { logger } from '../../shared/logger';
 import { isPortalRequest, resolve, type Route } from '../../shared/routes';
 import { clientErrorOf, malformedTarget, rawResponse, REQUEST_HEAD_BYTES, targetUrl } from './client-errors';
+import { invoke } from './invocations';
 import { lambdaContext, toAuthorizerEvent, toProxyEvent } from './lambda-events';
 import type { LocalHandlers } from './wiring';
 
@@ -48,8 +49,8 @@ async function dispatch(handlers: LocalHandlers, req: IncomingMessage, body: Buf
     pathParameters: built && resolution.kind === 'route' ? resolution.pathParameters : undefined,
   });
   // Public routes of their own (no authorizer), as in lib/constructs/api.ts.
-  if (isPortalRequest(method, url.pathname)) return portal(event, lambdaContext('portal', event.requestContext.requestId));
-  if (!built?.handler) return fallback(event, lambdaContext('fallback', event.requestContext.requestId));
+  if (isPortalRequest(method, url.pathname)) return invoke(portal, event, lambdaContext('portal', event.requestContext.requestId));
+  if (!built?.handler) return invoke(fallback, event, lambdaContext('fallback', event.requestContext.requestId));
 
   const verdict = await handlers.authorizer(toAuthorizerEvent(event));
   // API Gateway's own refusal (no route runs): its body, and its request id header only.

@@ -19,7 +19,7 @@ function value(v: unknown): string {
   return JSON.stringify(v);
 }
 
-/** One log entry (a JSON line of shared/logger.ts) as a line of text; anything that is not JSON is returned as it is. */
+/** One log entry (a JSON line of Powertools' Logger) as a line of text; anything that is not JSON is returned as it is. */
 export function prettyLine(json: string, { colour }: PrettyOptions): string {
   let entry: Record<string, unknown>;
   try {
@@ -42,7 +42,7 @@ export function prettyLine(json: string, { colour }: PrettyOptions): string {
     const rest = fields.filter(([k]) => !shown.has(k)).map(([k, v]) => `${k}=${value(v)}`);
     text = [`${String(entry.method)} ${String(entry.path)}`, statusText, `${String(entry.duration_ms)} ms`, paint('90', [...who, ...rest].join(' '))].filter(Boolean).join(' ');
   } else {
-    // The logger writes an Error as an object { name, message, stack }; a string `error` is an ordinary field.
+    // Powertools writes an Error as an object { name, location, message, stack }; a string `error` is an ordinary field.
     const error = typeof entry.error === 'object' && entry.error !== null ? (entry.error as { name?: string; message?: string; stack?: string }) : undefined;
     const rest = fields.filter(([k]) => !(k === 'error' && error)).map(([k, v]) => `${k}=${value(v)}`);
     const errorText = error ? ` ${paint('31', `${error.name ?? 'Error'}: ${error.message ?? ''}`)}` : '';
@@ -52,7 +52,7 @@ export function prettyLine(json: string, { colour }: PrettyOptions): string {
   return `${paint('90', time)} ${paint(LEVEL_COLOURS[level] ?? '0', level.padEnd(5))} ${text}`;
 }
 
-/** Makes `logger` print pretty lines, every level to stdout (`write`). */
+/** Makes `logger` print pretty lines instead of its JSON, every level to stdout (`write`). */
 export function installPrettyLogs(logger: Logger, options: PrettyOptions, write: (line: string) => void = (line) => process.stdout.write(`${line}\n`)): void {
   logger.setWriter((line) => write(prettyLine(line, options)));
 }

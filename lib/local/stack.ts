@@ -5,6 +5,7 @@ import { passesFanoutFilter } from '../../shared/stream-filters';
 import { sweepGraceMs } from '../../shared/webhooks/policy';
 import { LocalRetryScheduler } from './adapters';
 import { localConfig, localVariables } from './config';
+import { installInvokeStore } from './invocations';
 import { startLocalSweeper, type LocalSweeper } from './sweeper';
 import { breakLeasesOfLastRun } from './leases';
 import { startQueuePoller, type QueuePoller } from './queue-poller';
@@ -115,9 +116,12 @@ export interface LocalStack {
  * handlers behind the local HTTP adapter and the local event sources. The handlers get
  * this stack's wiring, made from its own config (its options, else the environment, else
  * local defaults): nothing is written to process.env, so stacks started one after another
- * in one process each keep their own settings.
+ * in one process each keep their own settings. The one exception is process-wide and the
+ * same for every stack: AWS_LAMBDA_MAX_CONCURRENCY, set when it starts, which tells Powertools
+ * that invocations overlap here (./invocations.ts).
  */
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  installInvokeStore();
   const tableName = options.tableName ?? 'shop-calls';
   const variables = localVariables(options);
   let dynamodb: DynamoDbLocal | undefined;

@@ -11,6 +11,7 @@ import { apiDeps, type ApiDeps } from '../../shared/wiring/api';
 import { SqsNotificationQueue } from '../../shared/aws/sqs-notification-queue';
 import { deliverDeps, fanoutDeps, notifyDeps, sweepDeps, type PipelineDeps } from '../../shared/wiring/pipeline';
 import { LocalRetryScheduler, OutboxMailer } from './adapters';
+import { invoke, localFunction } from './invocations';
 
 /** Every port any handler uses, in one object: the local stack runs all of them in one process. */
 export type LocalDeps = ApiDeps & PipelineDeps;
@@ -29,21 +30,28 @@ export function localDeps(config: Config, local: { sqs: SQSClient; outboxDir: st
 
 export type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
-/** The same handler modules Lambda runs, each given this stack's ports instead of reading the environment. */
+/**
+ * The same handler modules Lambda runs, each given this stack's ports instead of reading the
+ * environment. Each call is an invocation of its own (./invocations.ts), as in Lambda: its own
+ * Context, and its own log context however the calls interleave in this one process.
+ */
 export function localHandlers(deps: LocalDeps) {
   const loaded = new Map<string, Promise<LambdaHandler>>();
   return {
-    authorizer: makeAuthorizer(() => deps),
-    fanout: makeFanout(() => deps),
-    notify: makeNotify(() => deps),
-    deliver: makeDeliver(() => deps),
-    sweep: makeSweep(() => deps),
-    /** An operation's handler by its file (relative to the repository root), loaded on first use. */
+    authorizer: localFunction('authorizer', makeAuthorizer(() => deps)),
+    fanout: localFunction('fanout', makeFanout(() => deps)),
+    notify: localFunction('notify', makeNotify(() => deps)),
+    deliver: localFunction('deliver', makeDeliver(() => deps)),
+    sweep: localFunction('sweep', makeSweep(() => deps)),
+    /** An operation's handler by its file (relative to the repository root), loaded on first use; the caller names the invocation in its Context. */
     operation(file: string): Promise<LambdaHandler> {
       let handler = loaded.get(file);
       if (!handler) {
         // Relative to this file (lib/local), so it resolves the same under tsx (ESM) and jest (CJS).
-        handler = import(`../../${file.replace(/\.ts$/, '')}`).then((mod: { makeHandler(deps: () => LocalDeps): LambdaHandler }) => mod.makeHandler(() => deps));
+        handler = import(`../../${file.replace(/\.ts$/, '')}`).then((mod: { makeHandler(deps: () => LocalDeps): LambdaHandler }) => {
+          const operation = mod.makeHandler(() => deps);
+          return (event, context) => invoke(operation, event, context);
+        });
         loaded.set(file, handler);
       }
       return handler;

@@ -4,13 +4,15 @@ import type { AttemptDeps } from '../domain/delivery-ports';
 /** The namespace of every custom metric; the stack's alarms and dashboard read the same. */
 export const METRICS_NAMESPACE = 'ShopCallsApi';
 
-/** Where the consumer's numbers go: CloudWatch EMF in Lambda (./emf.ts), nowhere locally. */
+/** Where the consumer's numbers go: Powertools Metrics (CloudWatch EMF) in Lambda (./metrics.ts), nowhere locally. */
 export interface MetricSink {
   count(name: string, value?: number): void;
   milliseconds(name: string, value: number): void;
+  /** Writes what the invocation counted: once, at its end. */
+  flush(): void;
 }
 
-export const NO_METRICS: MetricSink = { count: () => undefined, milliseconds: () => undefined };
+export const NO_METRICS: MetricSink = { count: () => undefined, milliseconds: () => undefined, flush: () => undefined };
 
 /** The metric names (namespace ShopCallsApi), one per verdict of an attempt, so alarms and the dashboard need no dimensions. */
 export const VERDICT_METRICS: Record<AttemptVerdict, string> = {

@@ -3,7 +3,7 @@ import { countVerdicts, withDeliveryMetrics, type MetricSink } from '../../share
 
 function recorder(): MetricSink & { seen: [string, number][] } {
   const seen: [string, number][] = [];
-  return { seen, count: (name, value = 1) => seen.push([name, value]), milliseconds: (name, value) => seen.push([name, value]) };
+  return { seen, count: (name, value = 1) => seen.push([name, value]), milliseconds: (name, value) => seen.push([name, value]), flush: () => undefined };
 }
 
 const health = { circuit: 'closed' as const, consecutive_failures: 0, last_success_at: null, last_failure_at: null, next_probe_at: null, probe_interval_ms: 0 };

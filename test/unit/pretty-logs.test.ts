@@ -20,7 +20,7 @@ describe('pretty local logs', () => {
 
   it('takes over what the logger prints, at its level', () => {
     const lines: string[] = [];
-    const logger = new Logger({ serviceName: 'pretty-test', logLevel: 'INFO', lambdaLogLevel: undefined, onDemand: false });
+    const logger = new Logger({ serviceName: 'pretty-test', logLevel: 'INFO' });
     installPrettyLogs(logger, { colour: false }, (line) => lines.push(line));
     logger.info('request', { method: 'POST', path: '/v1/jobs/x/approve', status: 409, duration_ms: 3, request_id: 'req_1', shop_id: 'shop_2', key_id: 'key_3' });
     logger.warn('careful', { n: 1 });
