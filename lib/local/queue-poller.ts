@@ -26,7 +26,7 @@ export interface QueuePoller {
  * one is received from in batches sized to what is visible (answered on the next check).
  */
 export function startQueuePoller(opts: {
-  /** Requests go to the queue URL's host, as the SDK sends them by default (the local emulator's). */
+  /** A client of the emulator that serves the queue (lib/local/sqs.ts). */
   sqs: SQSClient;
   queueUrl: string;
   queueArn: string;

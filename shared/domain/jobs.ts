@@ -2,7 +2,7 @@ import { AppError, notFound } from '../errors';
 import { newId } from '../ids';
 import type { JobInput } from './call-ingest-schema';
 import { findExisting } from './lookup';
-import type { WriteOptions } from './writes';
+import { isOwnWrite, type WriteOptions } from './writes';
 import { newEvent, type EventRecord } from './events';
 import { mapPage, type Page, type PageRequest } from './pagination';
 import type { Resource } from './resources';
@@ -109,17 +109,17 @@ async function decide(
   id: string,
   version: number,
   change: { status: 'approved' | 'declined'; decline_reason: string | null },
-  writeToken: string = newId('req'),
+  options: WriteOptions,
 ) {
   let job: JobRecord | null = await findExisting('job', 'job', id, (jobId) => deps.jobs.get(shopId, jobId));
   for (let attempt = 1; ; attempt++) {
     if (!job) throw notFound('job', id);
     // This request's own decision, made by an attempt whose answer was lost: it stands.
-    if (job.decided_by === writeToken && job.status === change.status) return toJobResource(job);
+    if (isOwnWrite(options, job.decided_by, job.decided_at, deps.now()) && job.status === change.status && job.version === version + 1) return toJobResource(job);
     const refused = refusal(job, version);
     if (refused) throw refused;
     const now = deps.now().toISOString();
-    const next: JobRecord = { ...job, ...change, version: job.version + 1, updated_at: now, decided_at: now, decided_by: writeToken };
+    const next: JobRecord = { ...job, ...change, version: job.version + 1, updated_at: now, decided_at: now, ...(options.writeToken ? { decided_by: options.writeToken } : {}) };
     const event = newEvent(shopId, change.status === 'approved' ? 'job.approved' : 'job.declined', toJobResource(next), new Date(now));
     const outcome = await deps.jobs.decide(next, version, event);
     if (outcome.ok) return toJobResource(next);
@@ -132,7 +132,7 @@ async function decide(
 }
 
 export const approveJob = (deps: JobDeps, shopId: string, id: string, version: number, options: WriteOptions = {}) =>
-  decide(deps, shopId, id, version, { status: 'approved', decline_reason: null }, options.writeToken);
+  decide(deps, shopId, id, version, { status: 'approved', decline_reason: null }, options);
 
 export const declineJob = (deps: JobDeps, shopId: string, id: string, version: number, reason?: string, options: WriteOptions = {}) =>
-  decide(deps, shopId, id, version, { status: 'declined', decline_reason: reason ?? null }, options.writeToken);
+  decide(deps, shopId, id, version, { status: 'declined', decline_reason: reason ?? null }, options);

@@ -1,6 +1,6 @@
 import { AppError } from '../errors';
 import type { SecretCipher } from './secrets';
-import { secretContext, type EndpointStore } from './webhook-endpoints';
+import { secretContext, secretNotShownAgain, type EndpointStore } from './webhook-endpoints';
 
 interface CreatedAnswer {
   id: string;
@@ -25,6 +25,6 @@ export async function checkReplayedSecret(deps: { endpoints: Pick<EndpointStore,
   const current = endpoint.secrets.find((s) => s.expires_at === null);
   const inForce = current !== undefined && (await deps.cipher.decrypt(current.ciphertext, secretContext(shopId, endpoint.id), shopId)) === body.secret;
   if (!inForce) {
-    throw new AppError('invalid_state', `The secret of webhook endpoint '${body.id}' was rotated after this Idempotency-Key created it, so it is not shown again. Rotate the secret to get a new one.`);
+    throw secretNotShownAgain(body.id);
   }
 }

@@ -7,7 +7,7 @@ import { newEvent, toEventResource, type EventRecord } from './events';
 import type { Resource } from './resources';
 import { newSigningSecret, type SecretCipher } from './secrets';
 import type { CreateEndpointInput, UpdateEndpointInput } from './webhook-endpoints-schema';
-import type { WriteOptions } from './writes';
+import { isOwnWrite, type WriteOptions } from './writes';
 import { HEALTHY, toHealthResource, type EndpointHealth, type Lease } from '../webhooks/circuit';
 
 export const MAX_ENDPOINTS_PER_SHOP = 16;
@@ -112,10 +112,13 @@ export async function createEndpoint(
 ): Promise<Resource<'webhookEndpointWithSecret'>> {
   const url = await guardedUrl(deps, input.url);
   // A retry of a create whose answer was lost (a 5xx after the endpoint was made): the same
-  // endpoint, with its secret in force, not a second endpoint.
-  const made = options.writeToken ? (await deps.endpoints.list(shopId)).find((e) => e.created_by === options.writeToken) : undefined;
-  const current = made?.secrets.find((s) => s.expires_at === null);
-  if (made && current) return { ...toEndpointResource(made), secret: await deps.cipher.decrypt(current.ciphertext, secretContext(shopId, made.id), shopId) };
+  // endpoint and its secret, not a second endpoint; as a replay would, never a rotated secret.
+  const made = options.writeToken ? (await deps.endpoints.list(shopId)).find((e) => isOwnWrite(options, e.created_by, e.created_at, deps.now())) : undefined;
+  if (made) {
+    const [first] = made.secrets;
+    if (made.secrets_version !== 1 || !first) throw secretNotShownAgain(made.id);
+    return { ...toEndpointResource(made), secret: await deps.cipher.decrypt(first.ciphertext, secretContext(shopId, made.id), shopId) };
+  }
   const now = deps.now();
   const id = newId('we', now.getTime());
   const secret = newSigningSecret();
@@ -190,13 +193,21 @@ export async function cancelQueued(deps: { deliveries: QueuedDeliveries }, endpo
   }
 }
 
+/** A create's secret after a rotation: no longer in force, so never shown again (docs/api.md, Idempotency). */
+export const secretNotShownAgain = (id: string) =>
+  new AppError('invalid_state', `The secret of webhook endpoint '${id}' was rotated after this Idempotency-Key created it, so it is not shown again. Rotate the secret to get a new one.`);
+
 /**
  * New secret first; the current one stays valid for the grace period so receivers can
  * switch verifiers without losing a delivery; anything older is dropped.
  */
 export async function rotateSecret(deps: Pick<EndpointDeps, 'endpoints' | 'cipher' | 'rotationGraceMs' | 'now'>, shopId: string, id: string): Promise<Resource<'webhookEndpointWithSecret'>> {
+  let attempted: { ciphertext: string; secret: string } | undefined;
   for (let attempt = 0; attempt < 5; attempt++) {
     const endpoint = await loadEndpoint(deps, shopId, id);
+    // Our rotation landed though its answer was lost (the SDK's retry then met its own write): it
+    // stands. Rotating again would drop the secret receivers verify with, without its grace.
+    if (attempted && endpoint.secrets[0]?.ciphertext === attempted.ciphertext) return { ...toEndpointResource(endpoint), secret: attempted.secret };
     const now = deps.now();
     const secret = newSigningSecret();
     const current = endpoint.secrets.find((s) => s.expires_at === null);
@@ -204,6 +215,7 @@ export async function rotateSecret(deps: Pick<EndpointDeps, 'endpoints' | 'ciphe
       { ciphertext: await deps.cipher.encrypt(secret, secretContext(shopId, endpoint.id), shopId), created_at: now.toISOString(), expires_at: null },
       ...(current ? [{ ...current, expires_at: new Date(now.getTime() + deps.rotationGraceMs).toISOString() }] : []),
     ];
+    attempted = { ciphertext: (secrets[0] as StoredSecret).ciphertext, secret };
     const updated = await deps.endpoints.replaceSecrets(endpoint, secrets, endpoint.secrets_version, now.toISOString());
     if (updated) return { ...toEndpointResource(updated), secret };
   }

@@ -16,11 +16,10 @@ export interface OperationInput<B, Q> {
   pathParameters: Record<string, string>;
   requestId: string;
   /**
-   * Names this request's writes across its retries (a store write can recognise its own
-   * earlier attempt): with an Idempotency-Key, the key's (a client's retry with the same key
-   * is the same request); without, the request id.
+   * With an Idempotency-Key, names this request's writes across the client's retries of it (the
+   * key, the API key, method, path and body): a write can recognise its own earlier change.
    */
-  writeToken: string;
+  writeToken?: string;
 }
 
 export interface Reply {
@@ -28,11 +27,12 @@ export interface Reply {
   body: unknown;
 }
 
-/** The key's own token, scoped like its record: the same header value of another shop or key is another request. */
-function writeTokenOf(event: ApiEvent, idempotent: boolean): string {
+/** The key's token for this exact request: another shop, API key, method, path or body under the same header value is another request. */
+function writeTokenOf(event: ApiEvent, idempotent: boolean): string | undefined {
   const key = idempotent ? event.headers['idempotency-key'] : undefined;
-  if (key === undefined) return requestIdOf(event);
-  return `idem_${createHash('sha256').update(JSON.stringify([event.principal?.shopId ?? null, event.principal?.keyId ?? null, key])).digest('base64url')}`;
+  if (key === undefined) return undefined;
+  const parts = [event.principal?.shopId ?? null, event.principal?.keyId ?? null, key, event.requestContext?.http?.method ?? null, event.rawPath ?? null, event.jsonBody ?? null];
+  return `idem_${createHash('sha256').update(JSON.stringify(parts)).digest('base64url')}`;
 }
 
 /** What an operation without input fields validates to. */

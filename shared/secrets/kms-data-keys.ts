@@ -24,7 +24,8 @@ function remember<V>(map: Map<string, V>, key: string, value: V, max: number): V
  * delivery costs no KMS call once its shop's key is known.
  */
 export class KmsDataKeys implements DataKeyProvider {
-  private readonly current_ = new Map<string, Promise<{ ref: string; key: Buffer; until: number }>>();
+  /** Each shop's current key, and until when it is used (known before the key arrives, so concurrent callers share one GenerateDataKey). */
+  private readonly current_ = new Map<string, { key: Promise<{ ref: string; key: Buffer }>; until: number }>();
   private readonly resolved = new Map<string, Promise<Buffer>>();
 
   constructor(
@@ -35,10 +36,13 @@ export class KmsDataKeys implements DataKeyProvider {
 
   async current(shopId: string) {
     let entry = this.current_.get(shopId);
-    // Concurrent callers share one GenerateDataKey call.
-    if (!entry || (await entry.catch(() => ({ until: 0 }))).until <= this.now()) entry = this.generate(shopId);
-    const { ref, key } = await remember(this.current_, shopId, entry, MAX_SHOPS);
-    return { ref, key };
+    if (!entry || entry.until <= this.now()) {
+      const key = this.generate(shopId);
+      entry = { key, until: this.now() + REUSE_MS };
+      // A failed call is not kept: the next caller asks again.
+      key.catch(() => this.current_.get(shopId)?.key === key && this.current_.delete(shopId));
+    }
+    return remember(this.current_, shopId, entry, MAX_SHOPS).key;
   }
 
   private async generate(shopId: string) {
@@ -47,7 +51,7 @@ export class KmsDataKeys implements DataKeyProvider {
     const ref = Buffer.from(out.CiphertextBlob).toString('base64url');
     const key = Buffer.from(out.Plaintext);
     remember(this.resolved, `${shopId}|${ref}`, Promise.resolve(key), MAX_RESOLVED);
-    return { ref, key, until: this.now() + REUSE_MS };
+    return { ref, key };
   }
 
   resolve(ref: string, shopId: string | null): Promise<Buffer> {

@@ -110,7 +110,15 @@ export class SingleTableIdempotencyStore {
     // record, which is this request's lock, not another request's.
     const token = randomUUID();
     for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-      const existing = await this.tryPut(ref, lockMs, token);
+      let existing: StoredRecord | null;
+      try {
+        existing = await this.tryPut(ref, lockMs, token);
+      } catch (err) {
+        // The put may have landed though the SDK gave up on its answer: a lock nobody owns would
+        // refuse the client's retry (409) until it expires. Take it back if it is ours.
+        await this.releaseOwn(ref, token).catch(() => undefined);
+        throw err;
+      }
       if (!existing || (existing.status === STATUS.inProgress && existing.lock_token === token)) return { kind: 'acquired' };
       // A record without an owner predates owners (at most a day before a deploy): it answers as it did.
       if (existing.owner !== undefined && existing.owner !== ref.owner) return { kind: 'other_owner' };
@@ -168,6 +176,21 @@ export class SingleTableIdempotencyStore {
       ExpressionAttributeNames: { '#expiry': ATTR.expiry, '#status': ATTR.status, '#data': ATTR.data, '#validation': ATTR.validation },
       ExpressionAttributeValues: { ':expiry': this.expiry(), ':status': STATUS.completed, ':data': { sealed } satisfies SealedResponse, ':validation': ref.payloadHash },
     });
+  }
+
+  /** Deletes the record only if it is the lock `token` took. */
+  private async releaseOwn(ref: IdempotencyRecordRef, token: string): Promise<void> {
+    try {
+      await this.db.doc.delete({
+        TableName: this.db.tableName,
+        Key: this.itemKey(ref),
+        ConditionExpression: '#token = :token AND #status = :inprogress',
+        ExpressionAttributeNames: { '#token': ATTR.lockToken, '#status': ATTR.status },
+        ExpressionAttributeValues: { ':token': token, ':inprogress': STATUS.inProgress },
+      });
+    } catch (err) {
+      if (!isConditionFailed(err)) throw err;
+    }
   }
 
   /** The request failed: the record goes, so the client may retry with the same key. */

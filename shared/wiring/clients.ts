@@ -52,9 +52,14 @@ export function dynamoOf(config: Config): Dynamo {
   });
 }
 
-/** The SQS client of the delivery and owner-email queues; on the local stack, the emulator that serves them. */
+/**
+ * The SQS client of the delivery and owner-email queues; on the local stack, the emulator that
+ * serves them. Requests go to the endpoint the SDK resolves (FIPS, dual-stack, AWS_ENDPOINT_URL_SQS),
+ * not to the host in the queue URL, which names the plain regional endpoint.
+ */
 export function sqsOf(config: Config): SQSClient {
-  return memo(config, sqsOf, () => new SQSClient({ ...base(config), ...(config.table.endpoint ? { endpoint: new URL(config.queueUrl).origin } : {}) }));
+  const local = config.table.endpoint ? { endpoint: new URL(config.queueUrl).origin } : {};
+  return memo(config, sqsOf, () => new SQSClient({ ...base(config), ...local, useQueueUrlAsEndpoint: false }));
 }
 
 export function schedulerOf(config: Config): SchedulerClient {

@@ -6,6 +6,8 @@
  */
 import { makeHandler as makeApprove } from '../../functions/api/approve-job';
 import { makeHandler as makeCreate } from '../../functions/api/create-webhook-endpoint';
+import { makeHandler as makeDecline } from '../../functions/api/decline-job';
+import { makeHandler as makeRotate } from '../../functions/api/rotate-webhook-endpoint-secret';
 import { makeHandler as makeDelete } from '../../functions/api/delete-webhook-endpoint';
 import { simulatedCall } from '../../lib/cli/simulate';
 import { ensureTable } from '../../lib/local/dynamodb-local';
@@ -49,7 +51,7 @@ describe('store faults: dropped answers, resets and delays between the API and t
       shops.push(shop);
       for (let i = 0; i < DELETES / 2; i++) endpoints.push({ shopId: shop.id, id: (await createEndpoint(accept, shop.id, { url: `https://hooks.example.com/${s}/${i}`, events: ['*'] })).id });
     }
-    while (jobs.length < APPROVALS + 3) {
+    while (jobs.length < APPROVALS + 5) {
       const shop = shops[jobs.length % 2] as Shop;
       const ingest = await ingestCall(deps, simulatedCall(shop, { withJob: true, emergency: false, endedAt: new Date() }));
       for (const id of ingest.job_ids) jobs.push({ shopId: shop.id, id });
@@ -179,6 +181,50 @@ describe('store faults: dropped answers, resets and delays between the API and t
     // The secret shown is the endpoint's own: deliveries are signed with it.
     const [ciphertext] = made[0]?.secrets.map((s) => s.ciphertext) ?? [];
     expect(await deps.cipher.decrypt(ciphertext as string, `webhook_endpoint:${shop.id}:${made[0]?.id}`, shop.id)).toBe(parseBody(again).secret);
+  });
+
+  it('a lock whose put landed but whose every answer was lost is taken back: the retry with the key is not refused as "in use"', async () => {
+    const job = jobs[APPROVALS + 3] as Ref;
+    const approve = makeApprove(container);
+    proxy.decide = (operation) => (operation === 'PutItem' ? 'drop-after-commit' : 'none');
+    const first = await approve(approveRequest(job, 'lock-lost'), context());
+    calm();
+    expect(first.statusCode).toBe(500);
+    const again = await approve(approveRequest(job, 'lock-lost'), context());
+    expect(again.statusCode).toBe(200);
+    expect(parseBody(again)).toMatchObject({ status: 'approved' });
+  });
+
+  it('a decline retried after a 500 with another reason is another request: told the job has moved on, not given the first answer', async () => {
+    const job = jobs[APPROVALS + 4] as Ref;
+    const decline = makeDecline(container);
+    const request = (reason: string) =>
+      apiEvent({ method: 'POST', path: `/v1/jobs/${job.id}/decline`, pathParameters: { id: job.id }, body: JSON.stringify({ version: 1, reason }), headers: { 'idempotency-key': 'decline-once' }, principal: principal({ shopId: job.shopId }) });
+    proxy.decide = (operation) => (operation === 'UpdateItem' ? 'reset-before' : 'none');
+    expect((await decline(request('Outside our area'), context())).statusCode).toBe(500);
+    calm();
+    const other = await decline(request('Fully booked'), context());
+    expect(other.statusCode).toBe(409);
+    const same = await decline(request('Outside our area'), context());
+    expect(same.statusCode).toBe(200);
+    expect(parseBody(same)).toMatchObject({ status: 'declined', decline_reason: 'Outside our area' });
+  });
+
+  it('a rotation whose answer was lost is not made twice: the secret receivers verify with keeps its grace', async () => {
+    const endpoint = endpoints[0] as Ref;
+    const before = await deps.endpoints.get(endpoint.shopId, endpoint.id);
+    const rotate = makeRotate(container);
+    let updates = 0;
+    proxy.decide = (operation) => (operation === 'UpdateItem' && updates++ === 0 ? 'drop-after-commit' : 'none');
+    const answer = await rotate(apiEvent({ method: 'POST', path: `/v1/webhook-endpoints/${endpoint.id}/rotate-secret`, pathParameters: { id: endpoint.id }, principal: principal({ shopId: endpoint.shopId }) }), context());
+    calm();
+    expect(answer.statusCode).toBe(200);
+    const after = await deps.endpoints.get(endpoint.shopId, endpoint.id);
+    expect(after?.secrets).toHaveLength(2);
+    expect(after?.secrets[1]?.ciphertext).toBe(before?.secrets[0]?.ciphertext);
+    expect(after?.secrets_version).toBe((before?.secrets_version ?? 0) + 1);
+    const context_ = `webhook_endpoint:${endpoint.shopId}:${endpoint.id}`;
+    expect(await deps.cipher.decrypt(after?.secrets[0]?.ciphertext as string, context_, endpoint.shopId)).toBe(parseBody(answer).secret);
   });
 
   it(`${DELETES} endpoint deletes: each answer (after at most one retry) says whether the endpoint is gone`, async () => {

@@ -83,7 +83,7 @@ describe('retry scheduling on AWS', () => {
         RetryPolicy: { MaximumRetryAttempts: 20, MaximumEventAgeInSeconds: 3600 },
         DeadLetterConfig: { Arn: target.deadLetterArn },
       },
-      // The SDK sends the same token with each of its attempts: a create retried after it landed is not a second schedule.
+      // A token per wake-up, in the input the SDK serialises once and resends on each of its attempts.
       ClientToken: expect.stringMatching(/^[0-9a-f-]{36}$/),
     });
   });
