@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { configFromEnv, parseVariables, type Config } from '../../shared/config';
-import type { LocalStackOptions } from './stack';
+import type { LocalStackOptions } from './options';
 
 /** Where the local stack's own resources are, once started. */
 export interface LocalResources {

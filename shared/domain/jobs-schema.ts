@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { pageQuery } from './pagination-schema';
-import { JOB_STATUSES } from './jobs';
+import { JOB_STATUSES } from './job-values';
 
 /** Request schemas of the operations in ./jobs.ts. */
 export const listJobsQuery = z.strictObject({ ...pageQuery, status: z.optional(z.enum(JOB_STATUSES)) });

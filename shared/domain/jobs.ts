@@ -2,14 +2,14 @@ import { AppError, notFound } from '../errors';
 import { newId } from '../ids';
 import type { JobInput } from './call-ingest-schema';
 import { findExisting } from './lookup';
+import type { JobStatus } from './job-values';
 import { isOwnWrite, type WriteOptions } from './writes';
 import { newEvent, type EventRecord } from './events';
 import { mapPage, type Page, type PageRequest } from './pagination';
 import type { Resource } from './resources';
 import type { Shop } from './shop';
 
-export const JOB_STATUSES = ['pending', 'approved', 'declined', 'completed', 'cancelled'] as const;
-export type JobStatus = (typeof JOB_STATUSES)[number];
+export { JOB_STATUSES, type JobStatus } from './job-values';
 
 export interface JobRecord extends JobInput {
   id: string;

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { CALL_OUTCOMES, URGENCIES } from './call-ingest-schema';
 import { DELIVERY_STATUSES } from './delivery-status';
 import { EVENT_TYPES } from './event-types';
-import { JOB_STATUSES } from './jobs';
+import { JOB_STATUSES } from './job-values';
 import { BOOKING_MODES, WEEKDAYS } from './shop-values';
 import { SCOPES } from './scopes';
 
