@@ -82,6 +82,8 @@ export class Api extends Construct {
         ...common,
         entry: route.handler,
         description: `${route.method} ${route.path}`,
+        // Recover's window of events is sized against its timeout (docs/capacity.md, Recover).
+        ...(route.operationId === 'recoverWebhookEndpoint' ? { timeout: Duration.seconds(props.config.recoverTimeoutSeconds) } : {}),
         // The cursor key is read through the extension on localhost: no Secrets Manager client in the bundle.
         ...(route.secrets.includes('cursor') ? { paramsAndSecrets: ParamsAndSecretsLayerVersion.fromVersion(ParamsAndSecretsVersions.V1_0_103) } : {}),
       });

@@ -10,9 +10,10 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { FANOUT_FILTER_PATTERNS } from '../../shared/stream-filters';
 import type { ServiceConfig } from '../config';
+import { CONSUMER_TIMEOUT_SECONDS } from '../limits';
 import { deadLetterQueue } from './dead-letter-queue';
 import { PIPELINE_FUNCTIONS } from './entries';
-import { ServiceFunction } from './function';
+import { ServiceFunction, pipelineTracing } from './function';
 
 export interface DeliveryProps {
   table: ITableV2;
@@ -21,7 +22,7 @@ export interface DeliveryProps {
   logRetention: RetentionDays;
 }
 
-const CONSUMER_TIMEOUT = Duration.seconds(30);
+const CONSUMER_TIMEOUT = Duration.seconds(CONSUMER_TIMEOUT_SECONDS);
 
 /**
  * SES authorizes SendEmail on every identity the message uses: the sender's address identity
@@ -62,7 +63,7 @@ export class Delivery extends Construct {
   constructor(scope: Construct, id: string, props: DeliveryProps) {
     super(scope, id);
     const { table, secretsKey, config } = props;
-    const common = { logRetention: props.logRetention, logLevel: config.logLevel, sourceMaps: config.sourceMaps };
+    const common = { logRetention: props.logRetention, logLevel: config.logLevel, sourceMaps: config.sourceMaps, tracing: pipelineTracing(config) };
     const dlq = (name: string) => deadLetterQueue(this, name);
 
     const deliveryDlq = dlq('DeliveryDlq');

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Architecture, LoggingFormat, Runtime, Tracing, type ParamsAndSecretsLayerVersion, type RecursiveLoop } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -53,6 +53,8 @@ export interface ServiceFunctionProps {
   paramsAndSecrets?: ParamsAndSecretsLayerVersion;
   /** Lambda's recursive-loop detection (default: it stops a loop of the same trace after about 16 rounds). */
   recursiveLoop?: RecursiveLoop;
+  /** Active (Lambda samples: 1 a second + 5 %) or pass-through (traced only when the caller sampled); default active. */
+  tracing?: Tracing;
 }
 
 /** esbuild bundles code only: these hooks copy plain files into the asset after it. */
@@ -64,7 +66,7 @@ function copyHooks(dirs: string[]): NonNullable<BundlingOptions['commandHooks']>
   };
 }
 
-/** The one Function base class: Node.js 24 on arm64, bundled with esbuild, its own log group, JSON logs, active tracing, Powertools env. */
+/** The one Function base class: Node.js 24 on arm64, bundled with esbuild, its own log group, JSON logs, X-Ray tracing, Powertools env. */
 export class ServiceFunction extends NodejsFunction {
   constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
     const root = repoRoot();
@@ -83,24 +85,32 @@ export class ServiceFunction extends NodejsFunction {
       logGroup,
       // Lambda's own lines (START, REPORT, errors) as JSON too, so one query language reads the whole group.
       loggingFormat: LoggingFormat.JSON,
-      // X-Ray segments of every invocation (docs/operations.md, Observability).
-      tracing: Tracing.ACTIVE,
+      // X-Ray segments (docs/operations.md, Observability); the delivery path passes through (docs/capacity.md, Tracing).
+      tracing: props.tracing ?? Tracing.ACTIVE,
       deadLetterQueue: props.deadLetterQueue,
       reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       paramsAndSecrets: props.paramsAndSecrets,
       recursiveLoop: props.recursiveLoop,
       environment: {
-        POWERTOOLS_SERVICE_NAME: 'shop-calls-api',
+        // The stack's name: the `service` of every log line and the dimension of the custom metrics,
+        // so two stacks in one account (staging, production) never add into one dashboard.
+        POWERTOOLS_SERVICE_NAME: Stack.of(scope).stackName,
         POWERTOOLS_LOG_LEVEL: props.logLevel,
         ...(props.sourceMaps ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
         AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
         ...props.environment,
       },
     });
-    this.acknowledgeChecks(props.deadLetterQueue !== undefined);
+    this.acknowledgeChecks(props.deadLetterQueue !== undefined, (props.tracing ?? Tracing.ACTIVE) === Tracing.ACTIVE);
   }
 
-  private acknowledgeChecks(hasDeadLetterQueue: boolean): void {
+  private acknowledgeChecks(hasDeadLetterQueue: boolean, activeTracing: boolean): void {
+    if (!activeTracing) {
+      Validations.of(this).acknowledge({
+        id: 'Serverless-LambdaTracing',
+        reason: 'Pass-through on the delivery path: active tracing there costs more than the deliveries (docs/capacity.md, Tracing); -c fullTracing=true turns it on.',
+      });
+    }
     Validations.of(this).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason: 'Active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords have no resource-level permissions.',
@@ -121,4 +131,13 @@ export class ServiceFunction extends NodejsFunction {
     this.addEnvironment('TABLE_NAME', table.tableName);
     return this;
   }
+}
+
+/**
+ * The delivery path's tracing: pass-through unless the operator turns on full tracing. Active
+ * tracing there records ≈ 2 traces per delivery (fan-out and consumer), more than the rest of
+ * the delivery costs (docs/capacity.md, Tracing).
+ */
+export function pipelineTracing(config: { fullTracing: boolean }): Tracing {
+  return config.fullTracing ? Tracing.ACTIVE : Tracing.PASS_THROUGH;
 }

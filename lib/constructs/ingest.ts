@@ -5,7 +5,7 @@ import { Construct } from 'constructs';
 import type { ServiceConfig } from '../config';
 import { deadLetterQueue } from './dead-letter-queue';
 import { PIPELINE_FUNCTIONS } from './entries';
-import { ServiceFunction } from './function';
+import { ServiceFunction, pipelineTracing } from './function';
 
 export interface CallIngestProps {
   table: ITableV2;
@@ -31,6 +31,7 @@ export class CallIngest extends Construct {
       logRetention: props.logRetention,
       logLevel: props.config.logLevel,
       sourceMaps: props.config.sourceMaps,
+      tracing: pipelineTracing(props.config),
       entry: PIPELINE_FUNCTIONS.Ingest,
       description: 'Internal: the voice platform records finished calls (lambda:InvokeFunction)',
       deadLetterQueue: dlq,
