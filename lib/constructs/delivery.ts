@@ -14,6 +14,7 @@ import { CONSUMER_TIMEOUT_SECONDS } from '../limits';
 import { deadLetterQueue } from './dead-letter-queue';
 import { PIPELINE_FUNCTIONS } from './entries';
 import { ServiceFunction, pipelineTracing } from './function';
+import { grantOpenSecrets } from './secrets-key';
 
 export interface DeliveryProps {
   table: ITableV2;
@@ -83,7 +84,8 @@ export class Delivery extends Construct {
     const group = new CfnScheduleGroup(this, 'Retries', { name: `${Stack.of(this).stackName}-delivery-retries` });
     // Scheduler may do one thing: put a message on the delivery queue (and on its own DLQ).
     this.schedulerRole = new Role(this, 'SchedulerRole', {
-      assumedBy: new ServicePrincipal('scheduler.amazonaws.com', { conditions: { StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID } } }),
+      // Only schedules of this account's retry group may assume it (the confused-deputy guard).
+      assumedBy: new ServicePrincipal('scheduler.amazonaws.com', { conditions: { StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID, 'aws:SourceArn': group.attrArn } } }),
       description: 'EventBridge Scheduler: put delivery retries on the delivery queue',
     });
     this.schedulerRole.addToPolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.queue.queueArn, schedulerDlq.queueArn] }));
@@ -96,7 +98,7 @@ export class Delivery extends Construct {
       deadLetterQueue: { queue: notifyDlq, maxReceiveCount: 5 },
     });
     const notify = new ServiceFunction(this, 'Notify', { ...common, entry: PIPELINE_FUNCTIONS.Notify, description: 'Emails shop owners (webhook endpoint disabled)', timeout: Duration.seconds(60) });
-    notify.bindTable(table, 'rw'); // reads the event, shop and endpoint; claims the email on the event
+    notify.bindTable(table, false); // reads the event, shop and endpoint; claims the email on the event
     if (config.senderEmail) {
       notify.addEnvironment('SES_FROM_ADDRESS', config.senderEmail);
       grantSendEmail(notify, config.senderEmail);
@@ -108,7 +110,7 @@ export class Delivery extends Construct {
     });
 
     const fanout = new ServiceFunction(this, 'Fanout', { ...common, entry: PIPELINE_FUNCTIONS.Fanout, description: 'Stream → delivery rows and queue messages', timeout: Duration.seconds(30) });
-    fanout.bindTable(table, 'rw');
+    fanout.bindTable(table, false);
     this.queue.grantSendMessages(fanout);
     fanout.addEnvironment('QUEUE_URL', this.queue.queueUrl);
     this.notifyQueue.grantSendMessages(fanout);
@@ -140,12 +142,11 @@ export class Delivery extends Construct {
         SCHEDULER_GROUP: group.ref,
         SCHEDULER_ROLE_ARN: this.schedulerRole.roleArn,
         SCHEDULER_DLQ_ARN: schedulerDlq.queueArn,
-        SECRETS_KMS_KEY_ID: secretsKey.keyArn,
         DELIVERY_TIMEOUT_MS: String(config.deliveryTimeoutMs),
       },
     });
-    consumer.bindTable(table, 'rw');
-    secretsKey.grant(consumer, 'kms:Decrypt');
+    consumer.bindTable(table, false);
+    grantOpenSecrets(consumer, secretsKey);
     this.queue.grantSendMessages(consumer); // retries up to 15 minutes out
     // Schedules get generated names (<delivery>-a<attempt>), so the grant is every schedule of this one group.
     consumer.addToRolePolicy(

@@ -7,7 +7,8 @@ import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { join } from 'node:path';
-import { repoRoot } from './entries';
+import { FUNCTION_TABLE_PARTS, repoRoot } from './entries';
+import { tableActions } from './table-access';
 
 /**
  * Module substitutions in the Lambda bundles, relative to the repository root (esbuild's
@@ -124,10 +125,16 @@ export class ServiceFunction extends NodejsFunction {
     }
   }
 
-  /** Least privilege on the table: read-only handlers get no write action. */
-  bindTable(table: ITableV2, access: 'r' | 'rw'): this {
-    if (access === 'r') table.grantReadData(this);
-    else table.grantReadWriteData(this);
+  /**
+   * Least privilege on the table: the actions of the stores this function is wired with
+   * (FUNCTION_TABLE_PARTS, ./table-access.ts), on the table and its indexes; `readOnly`
+   * (GET routes, the authorizer) keeps the reads.
+   */
+  bindTable(table: ITableV2, readOnly: boolean): this {
+    const parts = FUNCTION_TABLE_PARTS[this.node.id];
+    if (!parts) throw new Error(`${this.node.id}: no wiring parts declared in FUNCTION_TABLE_PARTS (lib/constructs/entries.ts)`);
+    const actions = tableActions(parts, readOnly);
+    if (actions.length > 0) table.grant(this, ...actions.map((a) => `dynamodb:${a}`));
     this.addEnvironment('TABLE_NAME', table.tableName);
     return this;
   }

@@ -36,7 +36,7 @@ export class CallIngest extends Construct {
       description: 'Internal: the voice platform records finished calls (lambda:InvokeFunction)',
       deadLetterQueue: dlq,
     });
-    this.fn.bindTable(props.table, 'rw');
+    this.fn.bindTable(props.table, false);
     this.functions = [this.fn];
     this.deadLetterQueues = [dlq];
   }

@@ -57,7 +57,7 @@ export class DeliverySweeper extends Construct {
         DELIVERY_TIMEOUT_MS: String(config.deliveryTimeoutMs),
       },
     });
-    this.fn.bindTable(table, 'rw');
+    this.fn.bindTable(table, false);
     queue.grantSendMessages(this.fn);
     // Scheduler invokes asynchronously. A failed sweep is not retried (the next tick is the
     // retry) and a tick held back (throttled) is dropped after a minute, when the next one has
