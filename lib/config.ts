@@ -34,6 +34,8 @@ export interface ServiceConfig {
   sweeperReservedConcurrency?: number;
   /** Active X-Ray tracing on every function; by default only the API's functions sample (docs/capacity.md, Tracing). */
   fullTracing: boolean;
+  /** Another AWS account (the voice platform's) that may invoke the ingest function. */
+  ingestInvokerAccount?: string;
   /** Timeout of POST …/recover, whose window of events is sized against it (docs/capacity.md, Recover). */
   recoverTimeoutSeconds: number;
 }
@@ -82,6 +84,7 @@ export function configFromContext(node: Pick<Node, 'tryGetContext'>): ServiceCon
     sourceMaps: bool('sourceMaps'),
     sweeperReservedConcurrency: integer('sweeperReservedConcurrency', node.tryGetContext('sweeperReservedConcurrency') === undefined ? undefined : num('sweeperReservedConcurrency', 1)),
     fullTracing: bool('fullTracing'),
+    ingestInvokerAccount: accountId(str('ingestInvokerAccount')),
     recoverTimeoutSeconds: atMost('recoverTimeoutSeconds', num('recoverTimeoutSeconds', API_GATEWAY_INTEGRATION_SECONDS), API_GATEWAY_INTEGRATION_SECONDS, "API Gateway's integration timeout: past it the caller gets 503 while recover keeps writing"),
   };
 }
@@ -89,4 +92,9 @@ export function configFromContext(node: Pick<Node, 'tryGetContext'>): ServiceCon
 function retention(days: number): number {
   if (!(RETENTION_VALUES as number[]).includes(days)) throw new Error(`context logRetentionDays must be a CloudWatch Logs retention value (${RETENTION_VALUES.join(', ')}), got ${days}`);
   return days;
+}
+
+function accountId(value: string | undefined): string | undefined {
+  if (value !== undefined && !/^\d{12}$/.test(value)) throw new Error(`context ingestInvokerAccount must be a 12-digit AWS account id, got ${value}`);
+  return value;
 }

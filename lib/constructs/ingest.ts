@@ -1,4 +1,5 @@
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
+import { AccountPrincipal } from 'aws-cdk-lib/aws-iam';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
@@ -37,6 +38,10 @@ export class CallIngest extends Construct {
       deadLetterQueue: dlq,
     });
     this.fn.bindTable(props.table, false);
+    if (props.config.ingestInvokerAccount) {
+      // The voice platform in its own account: its role still needs lambda:InvokeFunction there too.
+      this.fn.addPermission('VoicePlatform', { principal: new AccountPrincipal(props.config.ingestInvokerAccount), action: 'lambda:InvokeFunction' });
+    }
     this.functions = [this.fn];
     this.deadLetterQueues = [dlq];
   }

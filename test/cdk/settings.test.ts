@@ -22,6 +22,7 @@ const EXAMPLES: Record<string, string> = {
   fullTracing: 'true',
   recoverTimeoutSeconds: '20',
   stackName: 'ShopCallsStaging',
+  ingestInvokerAccount: '210987654321',
 };
 
 /** The keys of the Configure table in docs/deploy.md (`| \`key\` |` rows; `a` / `b` rows name two). */

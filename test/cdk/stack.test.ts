@@ -323,6 +323,14 @@ describe('cloud stack template', () => {
     expect(Object.keys(outputs)).toEqual(expect.arrayContaining(['ApiUrl', 'TableName', 'IngestFunctionArn', 'AlarmTopicArn']));
   });
 
+  it('lets the voice platform\'s account invoke the ingest function only when ingestInvokerAccount is set', () => {
+    expect(ofType('AWS::Lambda::Permission').filter(([, p]) => ref(p.Properties.FunctionName).includes('CallIngest'))).toEqual([]);
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [], ingestInvokerAccount: '210987654321' } });
+    const t = Template.fromStack(new ShopCallsStack(app, 'Platform', { env: { account: '123456789012', region: 'eu-west-1' } }));
+    const granted = Object.values(t.findResources('AWS::Lambda::Permission')).filter((p) => ref(p.Properties.FunctionName).includes('CallIngest'));
+    expect(granted.map((p) => ({ Action: p.Properties.Action, Principal: p.Properties.Principal }))).toEqual([{ Action: 'lambda:InvokeFunction', Principal: '210987654321' }]);
+  });
+
   it('reads its settings from context', () => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [], senderEmail: 'alerts@shop.example', consumerMaxConcurrency: '5', throttleRate: '50', rateLimitTest: '5', rateLimitLive: '50' } });
     const t = Template.fromStack(new ShopCallsStack(app, 'Configured', { env: { account: '123456789012', region: 'eu-west-1' } }));

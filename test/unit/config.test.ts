@@ -53,4 +53,10 @@ describe('deployment settings from CDK context', () => {
     expect(configFromContext(context({})).fullTracing).toBe(false);
     expect(configFromContext(context({ fullTracing: 'true' })).fullTracing).toBe(true);
   });
+
+  it('takes the voice platform\'s account only as a 12-digit id', () => {
+    expect(configFromContext(context({})).ingestInvokerAccount).toBeUndefined();
+    expect(configFromContext(context({ ingestInvokerAccount: '210987654321' })).ingestInvokerAccount).toBe('210987654321');
+    expect(() => configFromContext(context({ ingestInvokerAccount: 'arn:aws:iam::210987654321:root' }))).toThrow(/ingestInvokerAccount must be a 12-digit AWS account id/);
+  });
 });
