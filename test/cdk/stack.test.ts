@@ -320,7 +320,7 @@ describe('cloud stack template', () => {
       AccessLogSettings: { DestinationArn: {} },
     });
     const outputs = template.toJSON().Outputs as Record<string, unknown>;
-    expect(Object.keys(outputs)).toEqual(expect.arrayContaining(['ApiUrl', 'TableName', 'IngestFunctionArn', 'AlarmTopicArn']));
+    expect(Object.keys(outputs)).toEqual(expect.arrayContaining(['ApiUrl', 'TableName', 'Region', 'SecretsKeyArn', 'IngestFunctionArn', 'AlarmTopicArn']));
   });
 
   it('lets the voice platform\'s account invoke the ingest function only when ingestInvokerAccount is set', () => {
