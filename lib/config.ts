@@ -1,5 +1,10 @@
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
 import { LOG_LEVELS } from '../shared/config';
+import { API_GATEWAY_INTEGRATION_SECONDS, MAX_DELIVERY_TIMEOUT_MS } from './limits';
+
+/** The retention values CloudWatch Logs accepts (anything else fails the deploy, after the stack is half built). */
+const RETENTION_VALUES = Object.values(RetentionDays).filter((v): v is RetentionDays => typeof v === 'number');
 
 /** Deployment settings, from CDK context (`cdk deploy -c senderEmail=…`); see docs/deploy.md. */
 export interface ServiceConfig {
@@ -22,6 +27,17 @@ export interface ServiceConfig {
    * Off by default: parsing the source map costs every cold start ~30 ms (docs/performance.md).
    */
   sourceMaps: boolean;
+  /**
+   * Concurrency reserved for (and capping) the sweeper; unset: none. Lambda refuses a reservation
+   * that leaves fewer than 100 unreserved, so it cannot deploy where the account quota is 10 or 50.
+   */
+  sweeperReservedConcurrency?: number;
+  /** Active X-Ray tracing on every function; by default only the API's functions sample (docs/capacity.md, Tracing). */
+  fullTracing: boolean;
+  /** Another AWS account (the voice platform's) that may invoke the ingest function. */
+  ingestInvokerAccount?: string;
+  /** Timeout of POST …/recover, whose window of events is sized against it (docs/capacity.md, Recover). */
+  recoverTimeoutSeconds: number;
 }
 
 export function configFromContext(node: Pick<Node, 'tryGetContext'>): ServiceConfig {
@@ -37,6 +53,15 @@ export function configFromContext(node: Pick<Node, 'tryGetContext'>): ServiceCon
     if (value < 1) throw new Error(`context ${key} must be at least 1, got ${value}`);
     return value;
   };
+  const atMost = (key: string, value: number, max: number, why: string) => {
+    if (value > max) throw new Error(`context ${key} must be at most ${max} (${why}), got ${value}`);
+    return value;
+  };
+  const integer = (key: string, value: number | undefined) => {
+    if (value !== undefined && !Number.isInteger(value)) throw new Error(`context ${key} must be a whole number, got ${value}`);
+    return value;
+  };
+  const bool = (key: string) => String(node.tryGetContext(key) ?? 'false') === 'true';
   const str = (key: string) => (node.tryGetContext(key) as string | undefined) || undefined;
   // Checked here too: the functions refuse a level they do not know at init (shared/config.ts), so it must not deploy.
   const logLevel = str('logLevel') ?? 'INFO';
@@ -44,7 +69,7 @@ export function configFromContext(node: Pick<Node, 'tryGetContext'>): ServiceCon
   return {
     senderEmail: str('senderEmail'),
     alarmEmail: str('alarmEmail'),
-    logRetentionDays: num('logRetentionDays', 30),
+    logRetentionDays: retention(num('logRetentionDays', 30)),
     logLevel,
     throttleRate: num('throttleRate', 1000),
     throttleBurst: num('throttleBurst', 2000),
@@ -55,7 +80,21 @@ export function configFromContext(node: Pick<Node, 'tryGetContext'>): ServiceCon
       authFailures: num('rateLimitAuthFailures', 10),
     },
     consumerMaxConcurrency: num('consumerMaxConcurrency', 20),
-    deliveryTimeoutMs: num('deliveryTimeoutMs', 10_000),
-    sourceMaps: String(node.tryGetContext('sourceMaps') ?? 'false') === 'true',
+    deliveryTimeoutMs: atMost('deliveryTimeoutMs', num('deliveryTimeoutMs', 10_000), MAX_DELIVERY_TIMEOUT_MS, "the delivery consumer's 30 s timeout less 10 s to record the attempt"),
+    sourceMaps: bool('sourceMaps'),
+    sweeperReservedConcurrency: integer('sweeperReservedConcurrency', node.tryGetContext('sweeperReservedConcurrency') === undefined ? undefined : num('sweeperReservedConcurrency', 1)),
+    fullTracing: bool('fullTracing'),
+    ingestInvokerAccount: accountId(str('ingestInvokerAccount')),
+    recoverTimeoutSeconds: atMost('recoverTimeoutSeconds', num('recoverTimeoutSeconds', API_GATEWAY_INTEGRATION_SECONDS), API_GATEWAY_INTEGRATION_SECONDS, "API Gateway's integration timeout: past it the caller gets 503 while recover keeps writing"),
   };
+}
+
+function retention(days: number): number {
+  if (!(RETENTION_VALUES as number[]).includes(days)) throw new Error(`context logRetentionDays must be a CloudWatch Logs retention value (${RETENTION_VALUES.join(', ')}), got ${days}`);
+  return days;
+}
+
+function accountId(value: string | undefined): string | undefined {
+  if (value !== undefined && !/^\d{12}$/.test(value)) throw new Error(`context ingestInvokerAccount must be a 12-digit AWS account id, got ${value}`);
+  return value;
 }

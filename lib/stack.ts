@@ -69,6 +69,9 @@ export class ShopCallsStack extends Stack {
 
     new CfnOutput(this, 'ApiUrl', { value: api.url, description: 'Base URL; paths start with /v1' });
     new CfnOutput(this, 'TableName', { value: table.tableName });
+    // With TableName, all the operator CLI needs (`npm run cli -- --stack NAME`, docs/deploy.md).
+    new CfnOutput(this, 'Region', { value: this.region });
+    new CfnOutput(this, 'SecretsKeyArn', { value: secretsKey.keyArn, description: 'Seals webhook secrets (the CLI uses it to create endpoints)' });
     new CfnOutput(this, 'IngestFunctionArn', { value: ingest.fn.functionArn, description: 'The voice platform invokes this to record calls' });
     new CfnOutput(this, 'AlarmTopicArn', { value: alarms.topic.topicArn });
   }

@@ -14,6 +14,8 @@ import type { ApiDeps as Deps } from '../../shared/wiring/api';
 export interface Io {
   out(line: string): void;
   err(line: string): void;
+  /** The message of a failure, for an operator (default: the error's own). */
+  explain?(err: unknown): string;
 }
 
 /** Bad usage or input: exit code 2, nothing changed. */
@@ -261,8 +263,9 @@ ${listing(COMMANDS)}
 
 Help on one command: ${PROGRAM} <command> --help
 Exit codes: 0 done, 1 failed (e.g. the table could not be reached), 2 bad usage or input (nothing changed).
-Environment: DYNAMODB_ENDPOINT (default http://127.0.0.1:8000, as npm start), TABLE_NAME (default shop-calls).
-Against AWS: unset DYNAMODB_ENDPOINT=, set AWS_REGION, TABLE_NAME and credentials.`;
+Without --stack: the local stack (npm start), DynamoDB Local at http://127.0.0.1:8000, table shop-calls.
+Against a deployed stack: ${PROGRAM} --stack NAME <command> (reads its table, Region and key from
+cdk-outputs.json, or --outputs FILE; needs AWS credentials only).`;
 
 const isHelp = (arg: string | undefined) => arg === '--help' || arg === '-h';
 
@@ -325,7 +328,7 @@ export async function runCli(argv: string[], deps: () => Deps, io: Io): Promise<
       io.err(`Error: ${err.message}`);
       return 2;
     }
-    io.err(`Failed: ${(err as Error).message}`);
+    io.err(`Failed: ${io.explain ? io.explain(err) : (err as Error).message}`);
     return 1;
   }
 }

@@ -1,13 +1,15 @@
-import { Duration } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
 import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Alarm, ComparisonOperator, Metric, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { deadLetterQueue } from './dead-letter-queue';
 
 export interface AlarmsProps {
   httpApi: HttpApi;
@@ -33,7 +35,28 @@ export class Alarms extends Construct {
   constructor(scope: Construct, id: string, props: AlarmsProps) {
     super(scope, id);
     this.topic = new Topic(this, 'Topic', { displayName: 'Shop Calls API alarms', enforceSSL: true });
-    if (props.alarmEmail) this.topic.addSubscription(new EmailSubscription(props.alarmEmail));
+    // A topic policy replaces SNS's default one, and enforceSSL writes a policy holding only its
+    // Deny: without this Allow, CloudWatch could not publish and every alarm would reach no one.
+    const stack = Stack.of(this);
+    this.topic.addToResourcePolicy(
+      new PolicyStatement({
+        sid: 'CloudWatchAlarmsOfThisAccount',
+        principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [this.topic.topicArn],
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': stack.account },
+          ArnLike: { 'aws:SourceArn': stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }) },
+        },
+      }),
+    );
+    const deadLetterQueues = [...props.deadLetterQueues];
+    if (props.alarmEmail) {
+      // Notifications SNS could not email (a bounced or unconfirmed address) are kept 14 days, and alarmed like every DLQ.
+      const emailDlq = deadLetterQueue(this, 'EmailDlq');
+      this.topic.addSubscription(new EmailSubscription(props.alarmEmail, { deadLetterQueue: emailDlq }));
+      deadLetterQueues.push(emailDlq);
+    }
     const action = new SnsAction(this.topic);
     const alarm = (name: string, metric: IMetric, threshold: number, description: string, evaluationPeriods = 1) =>
       new Alarm(this, name, {
@@ -45,7 +68,7 @@ export class Alarms extends Construct {
         alarmDescription: description,
       }).addAlarmAction(action);
 
-    for (const [i, q] of props.deadLetterQueues.entries()) {
+    for (const [i, q] of deadLetterQueues.entries()) {
       alarm(`DeadLetters${i}`, q.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }), 1, `Messages in ${q.node.id}: something failed repeatedly; inspect, fix, then redrive.`);
     }
     alarm(

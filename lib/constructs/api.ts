@@ -15,6 +15,7 @@ import { portalRoute, routes } from '../../shared/routes';
 import type { ServiceConfig } from '../config';
 import { PIPELINE_FUNCTIONS } from './entries';
 import { ServiceFunction } from './function';
+import { grantSealSecrets } from './secrets-key';
 
 export interface ApiProps {
   table: ITableV2;
@@ -49,7 +50,7 @@ export class Api extends Construct {
         RATE_LIMIT_BURST_FACTOR: String(limits.burstFactor),
         RATE_LIMIT_AUTH_FAILURES_PER_SECOND: String(limits.authFailures),
       },
-    }).bindTable(props.table, 'r');
+    }).bindTable(props.table, true);
     // Its only write: the rate-limit buckets (docs/rate-limits.md), by an IAM condition on their key prefix.
     authorizerFn.addToRolePolicy(
       new PolicyStatement({
@@ -82,14 +83,15 @@ export class Api extends Construct {
         ...common,
         entry: route.handler,
         description: `${route.method} ${route.path}`,
+        // Recover's window of events is sized against its timeout (docs/capacity.md, Recover).
+        ...(route.operationId === 'recoverWebhookEndpoint' ? { timeout: Duration.seconds(props.config.recoverTimeoutSeconds) } : {}),
         // The cursor key is read through the extension on localhost: no Secrets Manager client in the bundle.
         ...(route.secrets.includes('cursor') ? { paramsAndSecrets: ParamsAndSecretsLayerVersion.fromVersion(ParamsAndSecretsVersions.V1_0_103) } : {}),
       });
-      fn.bindTable(props.table, route.method === 'GET' ? 'r' : 'rw');
+      fn.bindTable(props.table, route.method === 'GET');
       if (route.secrets.includes('cipher')) {
-        // Exactly what envelope encryption uses; CDK's grantEncryptDecrypt adds wildcard actions.
-        props.secretsKey.grant(fn, 'kms:GenerateDataKey', 'kms:Decrypt');
-        fn.addEnvironment('SECRETS_KMS_KEY_ID', props.secretsKey.keyArn);
+        // Exactly what envelope encryption uses, under the shop's encryption context.
+        grantSealSecrets(fn, props.secretsKey);
       }
       if (route.secrets.includes('cursor')) {
         props.cursorSecret.grantRead(fn);

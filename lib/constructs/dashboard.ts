@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Stack } from 'aws-cdk-lib';
 import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Dashboard, GraphWidget, Metric, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
@@ -22,7 +22,7 @@ export class ServiceDashboard extends Construct {
   constructor(scope: Construct, id: string, props: ServiceDashboardProps) {
     super(scope, id);
     const period = Duration.minutes(1);
-    const custom = (metricName: string, statistic = 'Sum'): IMetric => new Metric({ namespace: METRICS_NAMESPACE, metricName, dimensionsMap: { service: 'shop-calls-api' }, period, statistic });
+    const custom = (metricName: string, statistic = 'Sum'): IMetric => new Metric({ namespace: METRICS_NAMESPACE, metricName, dimensionsMap: { service: Stack.of(this).stackName }, period, statistic });
     const table = (metricName: string) => new Metric({ namespace: 'AWS/DynamoDB', metricName, dimensionsMap: { TableName: props.table.tableName }, period, statistic: 'Sum' });
     const graph = (title: string, left: IMetric[], right: IMetric[] = []) => new GraphWidget({ title, left, right, width: 8 });
 

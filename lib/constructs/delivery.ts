@@ -10,9 +10,11 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { FANOUT_FILTER_PATTERNS } from '../../shared/stream-filters';
 import type { ServiceConfig } from '../config';
+import { CONSUMER_TIMEOUT_SECONDS } from '../limits';
 import { deadLetterQueue } from './dead-letter-queue';
 import { PIPELINE_FUNCTIONS } from './entries';
-import { ServiceFunction } from './function';
+import { ServiceFunction, pipelineTracing } from './function';
+import { grantOpenSecrets } from './secrets-key';
 
 export interface DeliveryProps {
   table: ITableV2;
@@ -21,7 +23,7 @@ export interface DeliveryProps {
   logRetention: RetentionDays;
 }
 
-const CONSUMER_TIMEOUT = Duration.seconds(30);
+const CONSUMER_TIMEOUT = Duration.seconds(CONSUMER_TIMEOUT_SECONDS);
 
 /**
  * SES authorizes SendEmail on every identity the message uses: the sender's address identity
@@ -62,7 +64,7 @@ export class Delivery extends Construct {
   constructor(scope: Construct, id: string, props: DeliveryProps) {
     super(scope, id);
     const { table, secretsKey, config } = props;
-    const common = { logRetention: props.logRetention, logLevel: config.logLevel, sourceMaps: config.sourceMaps };
+    const common = { logRetention: props.logRetention, logLevel: config.logLevel, sourceMaps: config.sourceMaps, tracing: pipelineTracing(config) };
     const dlq = (name: string) => deadLetterQueue(this, name);
 
     const deliveryDlq = dlq('DeliveryDlq');
@@ -82,7 +84,8 @@ export class Delivery extends Construct {
     const group = new CfnScheduleGroup(this, 'Retries', { name: `${Stack.of(this).stackName}-delivery-retries` });
     // Scheduler may do one thing: put a message on the delivery queue (and on its own DLQ).
     this.schedulerRole = new Role(this, 'SchedulerRole', {
-      assumedBy: new ServicePrincipal('scheduler.amazonaws.com', { conditions: { StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID } } }),
+      // Only schedules of this account's retry group may assume it (the confused-deputy guard).
+      assumedBy: new ServicePrincipal('scheduler.amazonaws.com', { conditions: { StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID, 'aws:SourceArn': group.attrArn } } }),
       description: 'EventBridge Scheduler: put delivery retries on the delivery queue',
     });
     this.schedulerRole.addToPolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.queue.queueArn, schedulerDlq.queueArn] }));
@@ -95,7 +98,7 @@ export class Delivery extends Construct {
       deadLetterQueue: { queue: notifyDlq, maxReceiveCount: 5 },
     });
     const notify = new ServiceFunction(this, 'Notify', { ...common, entry: PIPELINE_FUNCTIONS.Notify, description: 'Emails shop owners (webhook endpoint disabled)', timeout: Duration.seconds(60) });
-    notify.bindTable(table, 'rw'); // reads the event, shop and endpoint; claims the email on the event
+    notify.bindTable(table, false); // reads the event, shop and endpoint; claims the email on the event
     if (config.senderEmail) {
       notify.addEnvironment('SES_FROM_ADDRESS', config.senderEmail);
       grantSendEmail(notify, config.senderEmail);
@@ -107,7 +110,7 @@ export class Delivery extends Construct {
     });
 
     const fanout = new ServiceFunction(this, 'Fanout', { ...common, entry: PIPELINE_FUNCTIONS.Fanout, description: 'Stream → delivery rows and queue messages', timeout: Duration.seconds(30) });
-    fanout.bindTable(table, 'rw');
+    fanout.bindTable(table, false);
     this.queue.grantSendMessages(fanout);
     fanout.addEnvironment('QUEUE_URL', this.queue.queueUrl);
     this.notifyQueue.grantSendMessages(fanout);
@@ -139,12 +142,11 @@ export class Delivery extends Construct {
         SCHEDULER_GROUP: group.ref,
         SCHEDULER_ROLE_ARN: this.schedulerRole.roleArn,
         SCHEDULER_DLQ_ARN: schedulerDlq.queueArn,
-        SECRETS_KMS_KEY_ID: secretsKey.keyArn,
         DELIVERY_TIMEOUT_MS: String(config.deliveryTimeoutMs),
       },
     });
-    consumer.bindTable(table, 'rw');
-    secretsKey.grant(consumer, 'kms:Decrypt');
+    consumer.bindTable(table, false);
+    grantOpenSecrets(consumer, secretsKey);
     this.queue.grantSendMessages(consumer); // retries up to 15 minutes out
     // Schedules get generated names (<delivery>-a<attempt>), so the grant is every schedule of this one group.
     consumer.addToRolePolicy(

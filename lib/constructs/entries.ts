@@ -26,3 +26,41 @@ export function allFunctionEntries(): Record<string, string> {
   const routeEntries = routes.filter((r) => r.handler).map((r) => [r.operationId[0]?.toUpperCase() + r.operationId.slice(1), r.handler as string]);
   return { ...Object.fromEntries(routeEntries), ...PIPELINE_FUNCTIONS };
 }
+
+/**
+ * The wiring parts each table-backed function's handler passes to `lambdaDeps(...)`, by
+ * construct id: its DynamoDB actions follow from them (./table-access.ts). GET routes keep
+ * the reads only. test/cdk/table-access.test.ts reads the handlers to keep this in step.
+ */
+export const FUNCTION_TABLE_PARTS: Record<string, readonly string[]> = {
+  Authorizer: ['apiKeyDeps', 'rateLimitDeps'],
+  Fanout: ['fanoutDeps'],
+  Notify: ['notifyDeps'],
+  Deliver: ['deliverDeps'],
+  Ingest: ['callDeps'],
+  Sweep: ['sweepDeps'],
+  CreateWebhookEndpoint: ['endpointDeps', 'urlGuardDeps', 'cipherDeps', 'idempotencyDeps'],
+  ListWebhookEndpoints: ['endpointDeps'],
+  GetWebhookEndpoint: ['endpointLifecycleDeps'],
+  UpdateWebhookEndpoint: ['endpointDeps', 'urlGuardDeps', 'endpointLifecycleDeps'],
+  DeleteWebhookEndpoint: ['endpointLifecycleDeps'],
+  ListWebhookEndpointDeliveries: ['endpointLifecycleDeps', 'cursorDeps'],
+  GetWebhookEndpointStats: ['endpointLifecycleDeps'],
+  RecoverWebhookEndpoint: ['endpointLifecycleDeps', 'idempotencyDeps'],
+  RotateWebhookEndpointSecret: ['endpointDeps', 'cipherDeps'],
+  TestWebhookEndpoint: ['endpointDeps', 'eventWriterDeps'],
+  ListEvents: ['eventLogDeps', 'cursorDeps'],
+  GetEvent: ['eventLogDeps'],
+  RedeliverEvent: ['eventLogDeps'],
+  ListCalls: ['callDeps', 'cursorDeps'],
+  GetCall: ['callDeps'],
+  GetCallTranscript: ['callDeps'],
+  GetCallSummary: ['callDeps'],
+  ListJobs: ['jobDeps', 'cursorDeps'],
+  GetJob: ['jobDeps'],
+  ApproveJob: ['jobDeps', 'idempotencyDeps'],
+  DeclineJob: ['jobDeps', 'idempotencyDeps'],
+  GetShop: ['shopDeps'],
+  UpdateShop: ['shopDeps', 'idempotencyDeps'],
+  GetMe: ['shopDeps'],
+};

@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
 import { Architecture, LoggingFormat, Runtime, Tracing, type ParamsAndSecretsLayerVersion, type RecursiveLoop } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -7,7 +7,8 @@ import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { join } from 'node:path';
-import { repoRoot } from './entries';
+import { FUNCTION_TABLE_PARTS, repoRoot } from './entries';
+import { tableActions } from './table-access';
 
 /**
  * Module substitutions in the Lambda bundles, relative to the repository root (esbuild's
@@ -53,6 +54,8 @@ export interface ServiceFunctionProps {
   paramsAndSecrets?: ParamsAndSecretsLayerVersion;
   /** Lambda's recursive-loop detection (default: it stops a loop of the same trace after about 16 rounds). */
   recursiveLoop?: RecursiveLoop;
+  /** Active (Lambda samples: 1 a second + 5 %) or pass-through (traced only when the caller sampled); default active. */
+  tracing?: Tracing;
 }
 
 /** esbuild bundles code only: these hooks copy plain files into the asset after it. */
@@ -64,7 +67,7 @@ function copyHooks(dirs: string[]): NonNullable<BundlingOptions['commandHooks']>
   };
 }
 
-/** The one Function base class: Node.js 24 on arm64, bundled with esbuild, its own log group, JSON logs, active tracing, Powertools env. */
+/** The one Function base class: Node.js 24 on arm64, bundled with esbuild, its own log group, JSON logs, X-Ray tracing, Powertools env. */
 export class ServiceFunction extends NodejsFunction {
   constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
     const root = repoRoot();
@@ -83,24 +86,32 @@ export class ServiceFunction extends NodejsFunction {
       logGroup,
       // Lambda's own lines (START, REPORT, errors) as JSON too, so one query language reads the whole group.
       loggingFormat: LoggingFormat.JSON,
-      // X-Ray segments of every invocation (docs/operations.md, Observability).
-      tracing: Tracing.ACTIVE,
+      // X-Ray segments (docs/operations.md, Observability); the delivery path passes through (docs/capacity.md, Tracing).
+      tracing: props.tracing ?? Tracing.ACTIVE,
       deadLetterQueue: props.deadLetterQueue,
       reservedConcurrentExecutions: props.reservedConcurrentExecutions,
       paramsAndSecrets: props.paramsAndSecrets,
       recursiveLoop: props.recursiveLoop,
       environment: {
-        POWERTOOLS_SERVICE_NAME: 'shop-calls-api',
+        // The stack's name: the `service` of every log line and the dimension of the custom metrics,
+        // so two stacks in one account (staging, production) never add into one dashboard.
+        POWERTOOLS_SERVICE_NAME: Stack.of(scope).stackName,
         POWERTOOLS_LOG_LEVEL: props.logLevel,
         ...(props.sourceMaps ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
         AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
         ...props.environment,
       },
     });
-    this.acknowledgeChecks(props.deadLetterQueue !== undefined);
+    this.acknowledgeChecks(props.deadLetterQueue !== undefined, (props.tracing ?? Tracing.ACTIVE) === Tracing.ACTIVE);
   }
 
-  private acknowledgeChecks(hasDeadLetterQueue: boolean): void {
+  private acknowledgeChecks(hasDeadLetterQueue: boolean, activeTracing: boolean): void {
+    if (!activeTracing) {
+      Validations.of(this).acknowledge({
+        id: 'Serverless-LambdaTracing',
+        reason: 'Pass-through on the delivery path: active tracing there costs more than the deliveries (docs/capacity.md, Tracing); -c fullTracing=true turns it on.',
+      });
+    }
     Validations.of(this).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason: 'Active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords have no resource-level permissions.',
@@ -114,11 +125,26 @@ export class ServiceFunction extends NodejsFunction {
     }
   }
 
-  /** Least privilege on the table: read-only handlers get no write action. */
-  bindTable(table: ITableV2, access: 'r' | 'rw'): this {
-    if (access === 'r') table.grantReadData(this);
-    else table.grantReadWriteData(this);
+  /**
+   * Least privilege on the table: the actions of the stores this function is wired with
+   * (FUNCTION_TABLE_PARTS, ./table-access.ts), on the table and its indexes; `readOnly`
+   * (GET routes, the authorizer) keeps the reads.
+   */
+  bindTable(table: ITableV2, readOnly: boolean): this {
+    const parts = FUNCTION_TABLE_PARTS[this.node.id];
+    if (!parts) throw new Error(`${this.node.id}: no wiring parts declared in FUNCTION_TABLE_PARTS (lib/constructs/entries.ts)`);
+    const actions = tableActions(parts, readOnly);
+    if (actions.length > 0) table.grant(this, ...actions.map((a) => `dynamodb:${a}`));
     this.addEnvironment('TABLE_NAME', table.tableName);
     return this;
   }
+}
+
+/**
+ * The delivery path's tracing: pass-through unless the operator turns on full tracing. Active
+ * tracing there records ≈ 2 traces per delivery (fan-out and consumer), more than the rest of
+ * the delivery costs (docs/capacity.md, Tracing).
+ */
+export function pipelineTracing(config: { fullTracing: boolean }): Tracing {
+  return config.fullTracing ? Tracing.ACTIVE : Tracing.PASS_THROUGH;
 }

@@ -8,7 +8,7 @@ import { Construct } from 'constructs';
 import type { ServiceConfig } from '../config';
 import { deadLetterQueue } from './dead-letter-queue';
 import { PIPELINE_FUNCTIONS } from './entries';
-import { ServiceFunction } from './function';
+import { ServiceFunction, pipelineTracing } from './function';
 
 export interface DeliverySweeperProps {
   table: ITableV2;
@@ -44,12 +44,12 @@ export class DeliverySweeper extends Construct {
       logLevel: config.logLevel,
       sourceMaps: config.sourceMaps,
       timeout: SWEEP_TIMEOUT,
-      // One sweep at a time. Correctness does not need it (every row change is a conditional
-      // write, so a delivery swept twice is attempted once), but two sweepers would read the
-      // same due rows and race for them; reserving 1 also caps what a slow sweep can take from
-      // the API. It costs 1 of the account's concurrency and needs ≥ 100 left unreserved, which
-      // the service assumes anyway (docs/capacity.md: 1,000 per account; docs/deploy.md).
-      reservedConcurrentExecutions: 1,
+      // No reservation unless the operator asks (sweeperReservedConcurrency, docs/deploy.md): Lambda
+      // refuses one that leaves fewer than 100 unreserved, which new accounts (quota 10 or 50) cannot
+      // give. Correctness does not need one sweep at a time: every row change is a conditional write,
+      // so a delivery swept by two overlapping runs is still attempted once.
+      reservedConcurrentExecutions: config.sweeperReservedConcurrency,
+      tracing: pipelineTracing(config),
       environment: {
         QUEUE_URL: queue.queueUrl,
         QUEUE_ARN: queue.queueArn,
@@ -57,11 +57,11 @@ export class DeliverySweeper extends Construct {
         DELIVERY_TIMEOUT_MS: String(config.deliveryTimeoutMs),
       },
     });
-    this.fn.bindTable(table, 'rw');
+    this.fn.bindTable(table, false);
     queue.grantSendMessages(this.fn);
     // Scheduler invokes asynchronously. A failed sweep is not retried (the next tick is the
-    // retry) and a tick held back by the concurrency of 1 is dropped after a minute, when
-    // the next one has come: queued ticks would only run back to back.
+    // retry) and a tick held back (throttled) is dropped after a minute, when the next one has
+    // come: queued ticks would only run back to back.
     this.fn.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
     Validations.of(this.fn).acknowledge({
       id: 'Serverless-LambdaAsyncFailureDestination',

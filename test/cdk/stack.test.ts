@@ -58,13 +58,62 @@ describe('cloud stack template', () => {
     expect(() => app.synth()).toThrow(/Unreviewed/);
   });
 
-  it('gives every function active tracing and JSON logs (Lambda log format)', () => {
+  it('traces the API\'s functions (active) and lets the delivery path pass through, unless fullTracing is set; JSON logs everywhere', () => {
     const fns = ofType('AWS::Lambda::Function');
     expect(fns).toHaveLength(Object.keys(allFunctionEntries()).length);
-    for (const [, fn] of fns) {
-      expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
+    const pipeline = /^(DeliveryFanout|DeliveryDeliver|DeliveryNotify|SweeperSweep|CallIngest)[0-9A-F]{8}$/;
+    for (const [id, fn] of fns) {
+      expect(fn.Properties.TracingConfig).toEqual({ Mode: pipeline.test(id) ? 'PassThrough' : 'Active' });
       expect(fn.Properties.LoggingConfig).toMatchObject({ LogFormat: 'JSON' });
     }
+    expect(fns.filter(([id]) => pipeline.test(id))).toHaveLength(5);
+    const full = new App({ context: { 'aws:cdk:bundling-stacks': [], fullTracing: 'true' } });
+    const fullFns = Template.fromStack(new ShopCallsStack(full, 'Full')).findResources('AWS::Lambda::Function');
+    for (const fn of Object.values(fullFns)) expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
+  });
+
+  it('puts the stack\'s name on every log line and custom metric (service), so two stacks in one account stay apart', () => {
+    for (const [, fn] of ofType('AWS::Lambda::Function')) expect(fn.Properties.Environment).toMatchObject({ Variables: { POWERTOOLS_SERVICE_NAME: 'Test' } });
+    const body = ref(ofType('AWS::CloudWatch::Dashboard')[0]?.[1].Properties.DashboardBody);
+    expect(body).toContain('\\"service\\",\\"Test\\"');
+    expect(body).not.toContain('shop-calls-api');
+  });
+
+  it('reserves no concurrency unless sweeperReservedConcurrency is set (new accounts cannot spare any)', () => {
+    for (const [, fn] of ofType('AWS::Lambda::Function')) expect(fn.Properties.ReservedConcurrentExecutions).toBeUndefined();
+    const reserved = new App({ context: { 'aws:cdk:bundling-stacks': [], sweeperReservedConcurrency: '1' } });
+    const fns = Object.entries(Template.fromStack(new ShopCallsStack(reserved, 'Reserved')).findResources('AWS::Lambda::Function'));
+    expect(fns.filter(([, fn]) => fn.Properties.ReservedConcurrentExecutions !== undefined).map(([id, fn]) => [id.replace(/[0-9A-F]{8}$/, ''), fn.Properties.ReservedConcurrentExecutions])).toEqual([['SweeperSweep', 1]]);
+  });
+
+  it('lets CloudWatch alarms of this account publish to the alarm topic, over TLS only', () => {
+    const policies = ofType('AWS::SNS::TopicPolicy');
+    expect(policies).toHaveLength(1);
+    const statements = (policies[0]?.[1].Properties.PolicyDocument as { Statement: (Statement & { Principal: unknown })[] }).Statement;
+    const allow = statements.filter((st) => st.Effect === 'Allow');
+    expect(allow).toHaveLength(1);
+    expect(allow[0]).toMatchObject({
+      Principal: { Service: 'cloudwatch.amazonaws.com' },
+      Action: 'sns:Publish',
+      Condition: { StringEquals: { 'aws:SourceAccount': '123456789012' } },
+    });
+    expect(ref((allow[0]?.Condition as { ArnLike: unknown }).ArnLike)).toMatch(/"aws:SourceArn":.*":cloudwatch:eu-west-1:123456789012:alarm:\*"/);
+    const deny = statements.filter((st) => st.Effect === 'Deny');
+    expect(deny).toHaveLength(1);
+    expect(deny[0]).toMatchObject({ Principal: '*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } });
+    const topicId = ofType('AWS::SNS::Topic')[0]?.[0];
+    expect(ref(policies[0]?.[1].Properties.Topics)).toContain(`"${topicId}"`);
+    for (const [, alarm] of ofType('AWS::CloudWatch::Alarm')) expect(ref(alarm.Properties.AlarmActions)).toContain(`"${topicId}"`);
+  });
+
+  it('keeps the alarm emails SNS could not deliver in a dead-letter queue, alarmed', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [], alarmEmail: 'ops@shop.example' } });
+    const t = Template.fromStack(new ShopCallsStack(app, 'Email', { env: { account: '123456789012', region: 'eu-west-1' } }));
+    const [dlqId] = Object.keys(t.findResources('AWS::SQS::Queue')).filter((id) => id.startsWith('AlarmsEmailDlq'));
+    expect(dlqId).toBeDefined();
+    t.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] } } });
+    const depth = Object.values(t.findResources('AWS::CloudWatch::Alarm')).filter((a) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible' && ref(a.Properties.Dimensions).includes(`"${dlqId}"`));
+    expect(depth).toHaveLength(1);
   });
 
   it('lets only the consumer loop through its own queue (its retries carry the trace header Lambda\'s loop detection follows)', () => {
@@ -168,12 +217,12 @@ describe('cloud stack template', () => {
   });
 
   it('gives read-only operations no write permission on the table', () => {
-    const writes = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
+    const writes = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem', 'dynamodb:Scan'];
     const gets = routes.filter((r) => r.method === 'GET');
     expect(gets.length).toBe(14);
     for (const route of gets) {
       const actions = statementsOfFunction(functionOfRoute(`${route.method} ${route.path}`)).flatMap((s) => asArray(s.Action));
-      expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query']));
+      expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem']));
       for (const w of writes) expect(actions).not.toContain(w);
     }
   });
@@ -271,7 +320,15 @@ describe('cloud stack template', () => {
       AccessLogSettings: { DestinationArn: {} },
     });
     const outputs = template.toJSON().Outputs as Record<string, unknown>;
-    expect(Object.keys(outputs)).toEqual(expect.arrayContaining(['ApiUrl', 'TableName', 'IngestFunctionArn', 'AlarmTopicArn']));
+    expect(Object.keys(outputs)).toEqual(expect.arrayContaining(['ApiUrl', 'TableName', 'Region', 'SecretsKeyArn', 'IngestFunctionArn', 'AlarmTopicArn']));
+  });
+
+  it('lets the voice platform\'s account invoke the ingest function only when ingestInvokerAccount is set', () => {
+    expect(ofType('AWS::Lambda::Permission').filter(([, p]) => ref(p.Properties.FunctionName).includes('CallIngest'))).toEqual([]);
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [], ingestInvokerAccount: '210987654321' } });
+    const t = Template.fromStack(new ShopCallsStack(app, 'Platform', { env: { account: '123456789012', region: 'eu-west-1' } }));
+    const granted = Object.values(t.findResources('AWS::Lambda::Permission')).filter((p) => ref(p.Properties.FunctionName).includes('CallIngest'));
+    expect(granted.map((p) => ({ Action: p.Properties.Action, Principal: p.Properties.Principal }))).toEqual([{ Action: 'lambda:InvokeFunction', Principal: '210987654321' }]);
   });
 
   it('reads its settings from context', () => {
@@ -299,11 +356,10 @@ describe('delivery sweeper', () => {
   const getAtt = (id: string | undefined) => ({ 'Fn::GetAtt': [id, 'Arn'] });
   const idOf = (prefix: string) => resources.find(([id]) => id.startsWith(prefix))?.[0];
 
-  it('is a function of its own: 60 s, one at a time, no async retries, with the queue and table it needs', () => {
+  it('is a function of its own: 60 s, no async retries, with the queue and table it needs', () => {
     expect(sweep?.Properties).toMatchObject({
       Runtime: 'nodejs24.x',
       Timeout: 60,
-      ReservedConcurrentExecutions: 1,
       Environment: { Variables: { TABLE_NAME: {}, QUEUE_URL: { Ref: idOf('DeliveryDeliveries') }, QUEUE_ARN: getAtt(idOf('DeliveryDeliveries')), DELIVERY_TIMEOUT_MS: '10000' } },
     });
     template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', { FunctionName: { Ref: sweepId }, MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 });

@@ -57,7 +57,7 @@ describe('a first verified webhook in two commands', () => {
     expect(endpoints).toEqual([expect.objectContaining({ url: url?.[1], events: ['*'], enabled: true })]);
 
     const triggered = cli('trigger', 'call.completed');
-    expect(triggered.stderr).toBe('');
+    expect(triggered.stderr).toMatch(/^Local stack: table \S+ on DynamoDB Local at http:\/\/127\.0\.0\.1:\d+ \(npm start\)\. For a deployed stack: --stack NAME\.\n$/);
     expect(triggered.status).toBe(0);
     const eventId = /Triggered call.completed (evt_\w+) for shop/.exec(triggered.stdout)?.[1];
     expect(eventId).toBeDefined();

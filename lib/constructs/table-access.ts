@@ -1,0 +1,71 @@
+/**
+ * Which DynamoDB actions each function may make: the stores behind each wiring part
+ * (shared/wiring/{api,pipeline}.ts), and the actions each store's requests need in IAM. A
+ * function is declared by the parts its handler passes to `lambdaDeps(...)`;
+ * test/cdk/table-access.test.ts checks the declarations against the handlers and the stores,
+ * so a handler or store that starts a new kind of request fails there before it fails in AWS.
+ * Scan is nowhere: only the operator CLI scans (shared/store/operator-scan.ts).
+ */
+export type TableAction = 'GetItem' | 'Query' | 'BatchGetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'BatchWriteItem';
+
+/** Reads: all a GET route may make, whatever its stores can do. */
+export const READ_ACTIONS: readonly TableAction[] = ['GetItem', 'Query', 'BatchGetItem'];
+
+/**
+ * Per store file (shared/store/<name>.ts): the requests it sends, as IAM names them. A
+ * TransactWriteItems needs the action of each of its items (Put, Update, Delete); the
+ * `uses` stores are built or called inside it.
+ */
+export const STORE_ACTIONS: Record<string, { actions: TableAction[]; uses?: string[] }> = {
+  'api-keys': { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
+  'attempt-ledger': { actions: ['UpdateItem'], uses: ['deliveries', 'endpoint-stats', 'webhook-endpoints'] },
+  calls: { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
+  deliveries: { actions: ['BatchGetItem', 'BatchWriteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'], uses: ['endpoint-stats'] },
+  'due-index': { actions: ['Query', 'UpdateItem'] },
+  'endpoint-stats': { actions: ['Query', 'UpdateItem'] },
+  events: { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
+  idempotency: { actions: ['DeleteItem', 'GetItem', 'PutItem', 'UpdateItem'] },
+  jobs: { actions: ['GetItem', 'PutItem', 'Query'] },
+  'rate-limits': { actions: ['UpdateItem'] },
+  shops: { actions: ['GetItem', 'PutItem', 'UpdateItem'] },
+  'webhook-endpoints': { actions: ['BatchGetItem', 'DeleteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'] },
+};
+
+/** The stores each wiring part builds (none: it touches no table). */
+export const PART_STORES: Record<string, string[]> = {
+  apiKeyDeps: ['api-keys'],
+  rateLimitDeps: ['rate-limits'],
+  shopDeps: ['shops'],
+  callDeps: ['calls', 'shops'],
+  jobDeps: ['jobs'],
+  endpointDeps: ['webhook-endpoints'],
+  urlGuardDeps: [],
+  eventWriterDeps: ['events'],
+  eventLogDeps: ['events', 'deliveries', 'webhook-endpoints'],
+  endpointLifecycleDeps: ['webhook-endpoints', 'deliveries', 'events', 'endpoint-stats'],
+  cipherDeps: [],
+  idempotencyDeps: ['idempotency'],
+  cursorDeps: [],
+  fanoutDeps: ['webhook-endpoints', 'deliveries'],
+  notifyDeps: ['events', 'shops', 'webhook-endpoints'],
+  deliverDeps: ['deliveries', 'webhook-endpoints', 'attempt-ledger'],
+  sweepDeps: ['due-index', 'webhook-endpoints'],
+};
+
+function storeActions(store: string, seen = new Set<string>()): TableAction[] {
+  const entry = STORE_ACTIONS[store];
+  if (!entry) throw new Error(`no table actions declared for shared/store/${store}.ts (lib/constructs/table-access.ts)`);
+  if (seen.has(store)) return [];
+  seen.add(store);
+  return [...entry.actions, ...(entry.uses ?? []).flatMap((s) => storeActions(s, seen))];
+}
+
+/** The actions of a function wired from `parts`; `readOnly` keeps the reads only (GET routes). */
+export function tableActions(parts: readonly string[], readOnly: boolean): TableAction[] {
+  const all = parts.flatMap((part) => {
+    const stores = PART_STORES[part];
+    if (!stores) throw new Error(`no stores declared for wiring part ${part} (lib/constructs/table-access.ts)`);
+    return stores.flatMap((s) => storeActions(s));
+  });
+  return [...new Set(all)].filter((a) => !readOnly || READ_ACTIONS.includes(a)).sort();
+}

@@ -1,0 +1,18 @@
+/**
+ * Timeouts that the settings in lib/config.ts are checked against at synth, so a value that
+ * would break at run time never deploys. The constructs use the same numbers.
+ */
+
+/** The delivery consumer's Lambda timeout: a batch of up to 10 deliveries, each leased for the request timeout + 5 s. */
+export const CONSUMER_TIMEOUT_SECONDS = 30;
+
+/**
+ * The longest webhook request the consumer can hold: its timeout less 10 s for the reads, the
+ * result's conditional writes and a retry's schedule after the request, so an attempt that
+ * times out is still recorded before Lambda cuts the run off (and the run stays under the 80 %
+ * ConsumerNearTimeout alarm).
+ */
+export const MAX_DELIVERY_TIMEOUT_MS = (CONSUMER_TIMEOUT_SECONDS - 10) * 1000;
+
+/** API Gateway (HTTP API) stops waiting for an integration after 29 s and answers 503 itself. */
+export const API_GATEWAY_INTEGRATION_SECONDS = 29;
