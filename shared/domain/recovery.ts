@@ -1,7 +1,7 @@
 import { AppError } from '../errors';
-import { newId } from '../ids';
 import { sweepGraceMs } from '../webhooks/policy';
-import { existedAt, isSubscribed, newDelivery, supersede, type DeliveryRecord, type DeliveryStore } from './deliveries';
+import { queueAgain, type CurrentDeliveryStore } from './current-delivery';
+import { existedAt, isSubscribed } from './deliveries';
 import { EVENT_RETENTION_SECONDS, type EventRecord } from './events';
 import type { RecoverInput } from './recovery-schema';
 import type { Page, PageRequest } from './pagination';
@@ -11,7 +11,7 @@ import { loadEndpoint, type EndpointRecord, type EndpointStore } from './webhook
 export interface RecoveryDeps {
   endpoints: EndpointStore;
   events: { listBetween(shopId: string, since: Date, until: Date, page: PageRequest): Promise<Page<EventRecord>> };
-  deliveries: DeliveryStore;
+  currentDeliveries: CurrentDeliveryStore;
   timeScale: number;
   now: () => Date;
 }
@@ -24,19 +24,25 @@ const PARALLEL = 10;
  * Queues one new delivery to the endpoint for every event of the window that it would be
  * sent now (its filter, created after it) and that it has not received: no `succeeded`
  * delivery to it, whatever happened before (disabled, cancelled, failed, never fanned out).
- * A delivery of the event still open for it is superseded, so it arrives once.
+ * A delivery of the event still open for it is superseded, unless no attempt has reached it
+ * yet: then it goes out as it is, so the event arrives once (./current-delivery.ts).
+ * `deliveries_queued` counts both: the events of the window on their way to the endpoint.
  */
 export async function recoverEndpoint(deps: RecoveryDeps, shopId: string, id: string, input: RecoverInput): Promise<Resource<'recovery'>> {
   const endpoint = await loadEndpoint(deps, shopId, id);
   const now = deps.now();
   const { since, until } = checkWindow(input, now);
   if (!endpoint.enabled) throw new AppError('invalid_state', `Webhook endpoint '${id}' is disabled; enable it before recovering its events.`);
+  const opts = { skipReceived: true, sweepGraceMs: sweepGraceMs(deps.timeScale) };
   let queued = 0;
   let after: Record<string, unknown> | undefined;
   do {
     const page = await deps.events.listBetween(shopId, since, until, { limit: PAGE, after });
     const wanted = page.items.filter((e) => e.timestamp >= since.toISOString() && e.timestamp <= until.toISOString() && wouldReceive(endpoint, e));
-    for (let i = 0; i < wanted.length; i += PARALLEL) queued += await recoverSome(deps, endpoint, wanted.slice(i, i + PARALLEL), now);
+    for (let i = 0; i < wanted.length; i += PARALLEL) {
+      const outcomes = await Promise.all(wanted.slice(i, i + PARALLEL).map((e) => queueAgain(deps, e, endpoint.id, opts)));
+      queued += outcomes.filter((o) => o.kind === 'queued').length;
+    }
     after = page.next;
   } while (after);
   return { object: 'recovery', endpoint_id: endpoint.id, since: since.toISOString(), until: until.toISOString(), deliveries_queued: queued };
@@ -56,16 +62,4 @@ function checkWindow(input: RecoverInput, now: Date): { since: Date; until: Date
 function wouldReceive(endpoint: EndpointRecord, event: EventRecord): boolean {
   if (event.type === 'webhook_endpoint.disabled' && event.data.id === endpoint.id) return false;
   return isSubscribed(endpoint, event) && existedAt(endpoint, event);
-}
-
-/** New rows first, then the open ones they replace are cancelled (see supersede). */
-async function recoverSome(deps: RecoveryDeps, endpoint: EndpointRecord, events: EventRecord[], now: Date): Promise<number> {
-  const existing = (await Promise.all(events.map((e) => deps.deliveries.listForEvent(endpoint.shop_id, e.id)))).flat().filter((d) => d.endpoint_id === endpoint.id);
-  const received = new Set(existing.filter((d) => d.status === 'succeeded').map((d) => d.event_id));
-  const rows: DeliveryRecord[] = events
-    .filter((e) => !received.has(e.id))
-    .map((e) => newDelivery(e, endpoint.id, newId('dlv', now.getTime()), 'redeliver', now, sweepGraceMs(deps.timeScale)));
-  await deps.deliveries.createAll(rows);
-  await supersede(deps.deliveries, existing, rows);
-  return rows.length;
 }

@@ -57,6 +57,13 @@ export const keys = {
     sk: `DLV#${eventId}#${deliveryId}`,
   }),
 
+  /**
+   * Which delivery of the event to the endpoint a redeliver or recover made current; it sorts
+   * among the event's deliveries (endpoint ids never look like delivery ids), so the read that
+   * lists them finds it too.
+   */
+  currentDelivery: (shopId: string, eventId: string, endpointId: string) => ({ pk: shopPk(shopId), sk: `DLV#${eventId}#${endpointId}` }),
+
   /** GSI1 entry of a delivery while it is pending or retrying: what to cancel when its endpoint is disabled. */
   openDeliveryByEndpoint: (shopId: string, endpointId: string, deliveryId: string) => ({
     gsi1pk: gsi1Partition.openDeliveries(shopId, endpointId),
