@@ -180,7 +180,9 @@ export function listingOncePerBatch<D extends FanOutDeps>(deps: D): D {
     lists.set(shopId, listed);
     return listed;
   };
-  return { ...deps, endpoints: { ...deps.endpoints, list } };
+  // The store's other methods stay reachable (a spread would drop those of a class instance).
+  const endpoints = Object.assign(Object.create(deps.endpoints) as D['endpoints'], { list });
+  return { ...deps, endpoints };
 }
 
 /** Answering as far as the endpoint's last attempts tell: its circuit closed and no failure since its last success. */
