@@ -20,6 +20,7 @@ import { DynamoDeliveryStore } from '../store/deliveries';
 import { DynamoEventStore, putEvent } from '../store/events';
 import { SingleTableIdempotencyStore } from '../store/idempotency';
 import { DynamoJobStore } from '../store/jobs';
+import { DynamoRecoveryStore } from '../store/recoveries';
 import type { RateLimiter, RateLimits } from '../domain/rate-limits';
 import { DynamoRateLimiter } from '../store/rate-limits';
 import { DynamoShopStore } from '../store/shops';
@@ -90,12 +91,13 @@ export function eventLogDeps(config: Config): EventLogDeps & RedeliverDeps {
   }));
 }
 
-/** An endpoint's own pages (get, delete, deliveries, stats) and recover: table only. */
+/** An endpoint's own pages (get, delete, deliveries, stats), recover and its recoveries: table only. */
 export function endpointLifecycleDeps(config: Config): LifecycleDeps & RecoveryDeps {
   return memo(config, endpointLifecycleDeps, () => ({
     endpoints: new DynamoEndpointStore(dynamoOf(config)),
     deliveries: new DynamoDeliveryStore(dynamoOf(config)),
     currentDeliveries: new DynamoCurrentDeliveries(dynamoOf(config)),
+    recoveries: new DynamoRecoveryStore(dynamoOf(config)),
     events: new DynamoEventStore(dynamoOf(config)),
     stats: new DynamoEndpointStatsStore(dynamoOf(config)),
     timeScale: config.webhooks.timeScale,
