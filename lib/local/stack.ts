@@ -45,6 +45,8 @@ export interface LocalStackOptions {
   queueVisibilitySeconds?: number;
   /** Run the delivery consumer in this process (default true); false to run it elsewhere (bin/consumer.ts). */
   consumer?: boolean;
+  /** Batches the in-process consumer handles at a time (default 16, as the cloud's consumer concurrency allows many). */
+  consumerConcurrency?: number;
   /** Where the local mailer writes .eml files (default .local/outbox). */
   outboxDir?: string;
   /** How soon a delivery over its endpoint's in-flight limit is tried again, in ms (default 100 locally). */
@@ -166,7 +168,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     streamPoller = await startStreamPoller({ endpoint, tableName, handler: handlers.fanout });
     unwatch = watchWrites(deps.db.doc, streamPoller.wake);
     if (options.consumer !== false) {
-      queuePoller = startQueuePoller({ sqs: queues.events, queueUrl: queues.queueUrl, queueArn: queues.queueArn, handler: handlers.deliver });
+      queuePoller = startQueuePoller({ sqs: queues.events, queueUrl: queues.queueUrl, queueArn: queues.queueArn, handler: handlers.deliver, concurrency: options.consumerConcurrency });
     }
     // Owner emails: their own queue and consumer, as in AWS (functions/notify.ts).
     notifyPoller = startQueuePoller({ sqs: queues.events, queueUrl: queues.notifyQueueUrl, queueArn: queues.notifyQueueArn, handler: handlers.notify, concurrency: 1 });
