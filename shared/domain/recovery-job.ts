@@ -53,13 +53,20 @@ export interface RecoveryPageDeps {
   now: () => Date;
 }
 
-/** Events read per page (the request works one before it answers), and queued at once. */
+/**
+ * A page is what one run works before it writes the recovery (the request before it answers, the
+ * fan-out per stream record): at most RECOVERY_PAGE events, read STEP at a time, and no step begun
+ * after RUN_BUDGET_MS. The budget keeps a run short however slow the table is at the moment: the
+ * request answers in time, and the stream records behind a page on its shard wait little.
+ */
 export const RECOVERY_PAGE = 100;
-const PARALLEL = 10;
+export const RUN_BUDGET_MS = 1_000;
+/** Events read by one Query and queued at once. */
+const STEP = 10;
 
 /**
  * How long a running recovery may go without a page written before the sweeper wakes it. A
- * page takes a second or two; waking it sooner would only have two runs work the same page.
+ * page takes about a second; waking it sooner would only have two runs work the same page.
  */
 export const stallMs = (timeScale: number): number => Math.max(2 * sweepGraceMs(timeScale), 10_000);
 
@@ -94,27 +101,42 @@ function wouldReceive(endpoint: EndpointRecord, event: EventRecord): boolean {
  * not received is queued to it (or found waiting), and the recovery as it is after the page.
  */
 export async function recoverPage(deps: RecoveryPageDeps, endpoint: EndpointRecord, recovery: RecoveryRecord): Promise<RecoveryRecord> {
-  const page = await deps.events.listBetween(recovery.shop_id, new Date(recovery.since), new Date(recovery.until), { limit: RECOVERY_PAGE, after: recovery.after ?? undefined });
-  const wanted = page.items.filter((e) => e.timestamp >= recovery.since && e.timestamp <= recovery.until && wouldReceive(endpoint, e));
-  const opts = { skipReceived: true, sweepGraceMs: sweepGraceMs(deps.timeScale) };
-  let queued = 0;
-  for (let i = 0; i < wanted.length; i += PARALLEL) {
-    const outcomes = await Promise.all(wanted.slice(i, i + PARALLEL).map((e) => queueAgain(deps, e, endpoint.id, opts)));
-    queued += outcomes.filter((o) => o.kind === 'queued').length;
-  }
+  const started = deps.now().getTime();
+  let progress = recovery;
+  let read = 0;
+  do {
+    const step = await recoverStep(deps, endpoint, progress);
+    progress = step.recovery;
+    read += step.read;
+  } while (progress.status === 'running' && read < RECOVERY_PAGE && deps.now().getTime() - started < RUN_BUDGET_MS);
   const now = deps.now();
-  const done = !page.next;
-  const last = page.items[page.items.length - 1];
+  const done = progress.status !== 'running';
   return {
-    ...recovery,
-    status: done ? 'completed' : 'running',
-    deliveries_queued: recovery.deliveries_queued + queued,
-    checked_through: done ? recovery.until : (last?.timestamp ?? recovery.checked_through),
-    after: page.next ?? null,
+    ...progress,
     pages: recovery.pages + 1,
     updated_at: now.toISOString(),
     completed_at: done ? now.toISOString() : null,
     sweep_at: done ? null : new Date(now.getTime() + stallMs(deps.timeScale)).toISOString(),
+  };
+}
+
+/** The next STEP events of the window, queued; the recovery's position, count and status after them. */
+async function recoverStep(deps: RecoveryPageDeps, endpoint: EndpointRecord, recovery: RecoveryRecord): Promise<{ recovery: RecoveryRecord; read: number }> {
+  const page = await deps.events.listBetween(recovery.shop_id, new Date(recovery.since), new Date(recovery.until), { limit: STEP, after: recovery.after ?? undefined });
+  const wanted = page.items.filter((e) => e.timestamp >= recovery.since && e.timestamp <= recovery.until && wouldReceive(endpoint, e));
+  const opts = { skipReceived: true, sweepGraceMs: sweepGraceMs(deps.timeScale) };
+  const outcomes = await Promise.all(wanted.map((e) => queueAgain(deps, e, endpoint.id, opts)));
+  const done = !page.next;
+  const last = page.items[page.items.length - 1];
+  return {
+    read: page.items.length,
+    recovery: {
+      ...recovery,
+      status: done ? 'completed' : 'running',
+      deliveries_queued: recovery.deliveries_queued + outcomes.filter((o) => o.kind === 'queued').length,
+      checked_through: done ? recovery.until : (last?.timestamp ?? recovery.checked_through),
+      after: page.next ?? null,
+    },
   };
 }
 

@@ -18,9 +18,10 @@ export interface RecoveryDeps extends RecoveryPageDeps {
  * A delivery of the event still open for it is superseded, unless no attempt has reached it
  * yet: then it goes out as it is, so the event arrives once (./current-delivery.ts).
  *
- * The first page of the window is worked before the answer, so a window of up to
- * RECOVERY_PAGE events is answered `completed`; the rest goes on in the background from the
- * recovery's record (./recovery-worker.ts), which the caller reads with getRecovery.
+ * The first page of the window is worked before the answer (./recovery-job.ts: at most
+ * RECOVERY_PAGE events, about a second), so a small window is answered `completed`; the rest
+ * goes on in the background from the recovery's record (./recovery-worker.ts), which the caller
+ * reads with getRecovery.
  */
 export async function recoverEndpoint(deps: RecoveryDeps, shopId: string, id: string, input: RecoverInput): Promise<Resource<'recovery'>> {
   const endpoint = await loadEndpoint(deps, shopId, id);

@@ -79,7 +79,7 @@ describe('recover of a large window: answered at once, finished in the backgroun
   /** Polls the recovery as a caller would, until it ends; every answer along the way. */
   async function poll(api: Awaited<ReturnType<typeof missed>>['api'], endpointId: string, id: string): Promise<Recovery[]> {
     const seen: Recovery[] = [];
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + 50_000;
     while (seen.at(-1)?.status !== 'completed') {
       if (Date.now() > deadline) throw new Error(`the recovery never completed: ${JSON.stringify(seen.at(-1))}`);
       const reply = await api('GET', `/v1/webhook-endpoints/${endpointId}/recoveries/${id}`);
@@ -90,28 +90,31 @@ describe('recover of a large window: answered at once, finished in the backgroun
     return seen;
   }
 
-  it('320 missed events: the answer comes after the first 100 (running), GET follows it to completed, and each event is queued once and arrives', async () => {
+  it('320 missed events: the answer comes after a first page of at most 100 (running), GET follows it to completed, and each event is queued once and arrives', async () => {
     const t = await missed(320);
     const started = Date.now();
     const reply = await t.api('POST', `/v1/webhook-endpoints/${t.endpointId}/recover`, { since: t.since });
     const answeredMs = Date.now() - started;
     expect(reply.status).toBe(202);
     const answer = reply.json as Recovery;
-    expect(answer).toMatchObject({ status: 'running', deliveries_queued: 100, completed_at: null });
-    // One page before the answer, whatever the window: a few thousand events answer as fast as these.
+    expect(answer).toMatchObject({ status: 'running', completed_at: null });
+    expect(answer.deliveries_queued).toBeGreaterThan(0);
+    expect(answer.deliveries_queued).toBeLessThanOrEqual(100);
+    // One page before the answer (at most 100 events, no step begun after a second), whatever the window.
     expect(answeredMs).toBeLessThan(5_000);
 
     const seen = await poll(t.api, t.endpointId, answer.id);
     const counts = seen.map((r) => r.deliveries_queued);
     expect(counts).toEqual([...counts].sort((a, b) => a - b));
     expect(seen.at(-1)).toMatchObject({ status: 'completed', deliveries_queued: 320, checked_through: answer.until, completed_at: expect.any(String) });
-    await waitFor(t.arrived, 20_000, 'every recovered event');
+    await waitFor(t.arrived, 40_000, 'every recovered event');
     await settle(500);
     await queuedOnce(t.shopId, t.endpointId, t.events.map((e) => e.id));
     expect(t.receiver.rejected).toHaveLength(0);
-  });
+  }, 120_000);
 
   it('a fan-out that dies between two pages of a recovery: the stream hands the page over again and the recovery completes, each event queued once', async () => {
+    // More than two pages of 100: the record of page 2 is a running recovery's, which the fan-out takes.
     const t = await missed(250);
     crashBetweenPages.add(t.endpointId);
     const reply = await t.api('POST', `/v1/webhook-endpoints/${t.endpointId}/recover`, { since: t.since });
@@ -119,8 +122,8 @@ describe('recover of a large window: answered at once, finished in the backgroun
     const seen = await poll(t.api, t.endpointId, (reply.json as Recovery).id);
     expect(crashes).toBe(1);
     expect(seen.at(-1)).toMatchObject({ status: 'completed', deliveries_queued: 250 });
-    await waitFor(t.arrived, 20_000, 'every recovered event');
+    await waitFor(t.arrived, 40_000, 'every recovered event');
     await settle(500);
     await queuedOnce(t.shopId, t.endpointId, t.events.map((e) => e.id));
-  });
+  }, 120_000);
 });
