@@ -116,6 +116,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhook-endpoints/{id}/recoveries/{recovery_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * GET /v1/webhook-endpoints/{id}/recoveries/{recovery_id}
+         * @description Scope `webhooks:write`.
+         */
+        get: operations["getWebhookEndpointRecovery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhook-endpoints/{id}/rotate-secret": {
         parameters: {
             query?: never;
@@ -1002,12 +1022,28 @@ export interface components {
         Recovery: {
             /** @constant */
             object: "recovery";
+            id: string;
             endpoint_id: string;
             /** Format: date-time */
             since: string;
             /** Format: date-time */
             until: string;
+            /**
+             * @description running: the rest of the window is being worked through in the background; completed: all of it is; cancelled: the endpoint was disabled or deleted first.
+             * @enum {string}
+             */
+            status: "running" | "completed" | "cancelled";
+            /** @description Events of the window checked so far that are on their way to the endpoint: queued by this recovery, or found already waiting for their first attempt (another request's, or the fan-out's). */
             deliveries_queued: number;
+            /**
+             * Format: date-time
+             * @description Every event of the window up to this time has been checked; `until` once completed.
+             */
+            checked_through: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @description When it ended (completed or cancelled); null while running. */
+            completed_at: string | null;
         };
         Shop: {
             id: string;
@@ -1603,6 +1639,38 @@ export interface operations {
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
             422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    getWebhookEndpointRecovery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description External id with its type prefix */
+                id: string;
+                /** @description External id with its type prefix */
+                recovery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Recovery"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
         };

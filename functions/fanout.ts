@@ -1,26 +1,31 @@
 import type { DynamoDBRecord } from 'aws-lambda';
 import { fanOut, listingOncePerBatch, messageOf, type FanOutDeps } from '../shared/domain/deliveries';
 import type { NotificationQueue } from '../shared/domain/notifications';
+import { continueRecovery, type RecoveryWorkerDeps } from '../shared/domain/recovery-worker';
 import { batchHandler } from '../shared/batch';
 import { withLambdaContext } from '../shared/logger';
 import { recordOfStreamImage, type StreamedRecord } from '../shared/store/stream-images';
 import { lambdaDeps } from '../shared/wiring/memo';
 import { fanoutDeps } from '../shared/wiring/pipeline';
 
-type Deps = FanOutDeps & { notificationQueue: NotificationQueue };
+type Deps = FanOutDeps & RecoveryWorkerDeps & { notificationQueue: NotificationQueue };
 
 /**
- * Table stream → deliveries. The event source's filter passes only new event items and
- * rows inserted by redeliver. Records fail individually (partial batch response), so one
- * bad record never makes the others run twice. The records of a batch fan out in
- * parallel: each is independent, and a retried record recreates nothing (delivery ids
- * derive from event and endpoint, and rows are written only if absent).
+ * Table stream → deliveries. The event source's filter passes only new event items, rows
+ * inserted by redeliver and recover, and writes of running recoveries. Records fail
+ * individually (partial batch response), so one bad record never makes the others run
+ * twice. The records of a batch fan out in parallel: each is independent, and a retried
+ * record recreates nothing (delivery ids derive from event and endpoint, and rows are
+ * written only if absent; a recovery's page is written only over the page count it read).
  */
 async function handleRecord(deps: Deps, stored: StreamedRecord): Promise<void> {
   if (stored.entity === 'event') {
     await fanOut(deps, stored.event);
     // The owner's email has its own queue and function (functions/notify.ts): a refused email is retried there, never here.
     if (stored.event.type === 'webhook_endpoint.disabled') await deps.notificationQueue.send({ shop_id: stored.event.shop_id, event_id: stored.event.id });
+  } else if (stored.entity === 'recovery') {
+    // One page per record, so the records behind it on the shard wait for one page at most.
+    await continueRecovery(deps, stored.recovery);
   } else {
     await deps.queue.send([messageOf(stored.delivery)]);
   }

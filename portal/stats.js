@@ -49,6 +49,14 @@ function chart(s) {
     }));
 }
 
+function recoveryText(r) {
+  const queued = `${r.deliveries_queued} deliver${r.deliveries_queued === 1 ? 'y' : 'ies'} queued`;
+  const span = `events from ${new Date(r.since).toLocaleString()} to ${new Date(r.until).toLocaleString()}`;
+  if (r.status === 'running') return `${queued} so far, for ${span}; checked up to ${new Date(r.checked_through).toLocaleString()}, still going…`;
+  if (r.status === 'cancelled') return `Stopped: the endpoint was disabled or deleted. ${queued} for ${span} before that.`;
+  return `${queued} for ${span}.`;
+}
+
 /** Queues again every event since a date that this endpoint subscribes to (at most 30 days back). */
 export function recoverView(ctx, endpoint) {
   const sinceId = uid('since');
@@ -61,9 +69,15 @@ export function recoverView(ctx, endpoint) {
     void ctx.act(async () => {
       // datetime-local is the reader's local time; the API takes UTC instants.
       const body = { since: new Date(since.value).toISOString(), ...(until.value ? { until: new Date(until.value).toISOString() } : {}) };
-      const r = await api('POST', `/v1/webhook-endpoints/${endpoint.id}/recover`, body, { idempotent: true });
-      result.textContent = `${r.deliveries_queued} deliver${r.deliveries_queued === 1 ? 'y' : 'ies'} queued for events from ${new Date(r.since).toLocaleString()} to ${new Date(r.until).toLocaleString()}.`;
-      ctx.status(result.textContent);
+      let r = await api('POST', `/v1/webhook-endpoints/${endpoint.id}/recover`, body, { idempotent: true });
+      // A large window goes on in the background: follow it while this view is shown.
+      for (;;) {
+        result.textContent = recoveryText(r);
+        ctx.status(result.textContent);
+        if (r.status !== 'running' || !result.isConnected) return;
+        await new Promise((ok) => window.setTimeout(ok, 1000));
+        r = await api('GET', `/v1/webhook-endpoints/${endpoint.id}/recoveries/${r.id}`);
+      }
     });
   } },
   h('label', { for: sinceId }, 'Since (your local time)'), since,

@@ -54,6 +54,7 @@ export const routes: readonly Route[] = [
   route('listWebhookEndpointDeliveries', 'GET', '/v1/webhook-endpoints/{id}/deliveries', 'webhooks:write', 'functions/api/list-webhook-endpoint-deliveries.ts', { secrets: ['cursor'] }),
   route('getWebhookEndpointStats', 'GET', '/v1/webhook-endpoints/{id}/stats', 'webhooks:write', 'functions/api/get-webhook-endpoint-stats.ts'),
   route('recoverWebhookEndpoint', 'POST', '/v1/webhook-endpoints/{id}/recover', 'webhooks:write', 'functions/api/recover-webhook-endpoint.ts', { idempotent: true }),
+  route('getWebhookEndpointRecovery', 'GET', '/v1/webhook-endpoints/{id}/recoveries/{recovery_id}', 'webhooks:write', 'functions/api/get-webhook-endpoint-recovery.ts'),
   route('rotateWebhookEndpointSecret', 'POST', '/v1/webhook-endpoints/{id}/rotate-secret', 'webhooks:write', 'functions/api/rotate-webhook-endpoint-secret.ts', { secrets: ['cipher'] }),
   route('testWebhookEndpoint', 'POST', '/v1/webhook-endpoints/{id}/test', 'webhooks:write', 'functions/api/test-webhook-endpoint.ts'),
   route('listEvents', 'GET', '/v1/events', 'webhooks:write', 'functions/api/list-events.ts', { secrets: ['cursor'] }),

@@ -1,11 +1,13 @@
 /**
- * Which table stream records reach the fan-out: new event items, and delivery rows that
- * the redeliver operation inserted. CDK puts these in the event source's FilterCriteria;
+ * Which table stream records reach the fan-out: new event items, delivery rows that
+ * redeliver and recover inserted, and every write of a recovery still running (each one
+ * wakes the worker for its next page). CDK puts these in the event source's FilterCriteria;
  * the local stream poller applies the same patterns with `matchesFilter`.
  */
 export const FANOUT_FILTER_PATTERNS = [
   { eventName: ['INSERT'], dynamodb: { NewImage: { entity: { S: ['event'] } } } },
   { eventName: ['INSERT'], dynamodb: { NewImage: { entity: { S: ['delivery'] }, origin: { S: ['redeliver'] } } } },
+  { eventName: ['INSERT', 'MODIFY'], dynamodb: { NewImage: { entity: { S: ['recovery'] }, status: { S: ['running'] } } } },
 ] as const;
 
 type Pattern = { readonly [key: string]: Pattern | readonly string[] };

@@ -1,4 +1,4 @@
-import { redeliver, type RedeliverDeps } from '../../shared/domain/deliveries';
+import { redeliver, type RedeliverDeps } from '../../shared/domain/redeliver';
 import { redeliverEventBody } from '../../shared/domain/deliveries-schema';
 import { apiHandler } from '../../shared/http/handler';
 import { requestSchemas } from '../../shared/http/validation';

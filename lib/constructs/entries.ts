@@ -47,6 +47,7 @@ export const FUNCTION_TABLE_PARTS: Record<string, readonly string[]> = {
   ListWebhookEndpointDeliveries: ['endpointLifecycleDeps', 'cursorDeps'],
   GetWebhookEndpointStats: ['endpointLifecycleDeps'],
   RecoverWebhookEndpoint: ['endpointLifecycleDeps', 'idempotencyDeps'],
+  GetWebhookEndpointRecovery: ['endpointLifecycleDeps'],
   RotateWebhookEndpointSecret: ['endpointDeps', 'cipherDeps'],
   TestWebhookEndpoint: ['endpointDeps', 'eventWriterDeps'],
   ListEvents: ['eventLogDeps', 'cursorDeps'],

@@ -20,6 +20,7 @@ export const STORE_ACTIONS: Record<string, { actions: TableAction[]; uses?: stri
   'api-keys': { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
   'attempt-ledger': { actions: ['UpdateItem'], uses: ['deliveries', 'endpoint-stats', 'webhook-endpoints'] },
   calls: { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
+  'current-deliveries': { actions: ['PutItem', 'Query', 'UpdateItem'] },
   deliveries: { actions: ['BatchGetItem', 'BatchWriteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'], uses: ['endpoint-stats'] },
   'due-index': { actions: ['Query', 'UpdateItem'] },
   'endpoint-stats': { actions: ['Query', 'UpdateItem'] },
@@ -27,6 +28,7 @@ export const STORE_ACTIONS: Record<string, { actions: TableAction[]; uses?: stri
   idempotency: { actions: ['DeleteItem', 'GetItem', 'PutItem', 'UpdateItem'] },
   jobs: { actions: ['GetItem', 'PutItem', 'Query'] },
   'rate-limits': { actions: ['UpdateItem'] },
+  recoveries: { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
   shops: { actions: ['GetItem', 'PutItem', 'UpdateItem'] },
   'webhook-endpoints': { actions: ['BatchGetItem', 'DeleteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'] },
 };
@@ -41,15 +43,15 @@ export const PART_STORES: Record<string, string[]> = {
   endpointDeps: ['webhook-endpoints'],
   urlGuardDeps: [],
   eventWriterDeps: ['events'],
-  eventLogDeps: ['events', 'deliveries', 'webhook-endpoints'],
-  endpointLifecycleDeps: ['webhook-endpoints', 'deliveries', 'events', 'endpoint-stats'],
+  eventLogDeps: ['events', 'deliveries', 'current-deliveries', 'webhook-endpoints'],
+  endpointLifecycleDeps: ['webhook-endpoints', 'deliveries', 'current-deliveries', 'recoveries', 'events', 'endpoint-stats'],
   cipherDeps: [],
   idempotencyDeps: ['idempotency'],
   cursorDeps: [],
-  fanoutDeps: ['webhook-endpoints', 'deliveries'],
+  fanoutDeps: ['webhook-endpoints', 'deliveries', 'events', 'current-deliveries', 'recoveries'],
   notifyDeps: ['events', 'shops', 'webhook-endpoints'],
   deliverDeps: ['deliveries', 'webhook-endpoints', 'attempt-ledger'],
-  sweepDeps: ['due-index', 'webhook-endpoints'],
+  sweepDeps: ['due-index', 'recoveries', 'webhook-endpoints'],
 };
 
 function storeActions(store: string, seen = new Set<string>()): TableAction[] {

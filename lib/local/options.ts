@@ -31,6 +31,8 @@ export interface LocalStackOptions {
   queueVisibilitySeconds?: number;
   /** Run the delivery consumer in this process (default true); false to run it elsewhere (bin/consumer.ts). */
   consumer?: boolean;
+  /** Batches the in-process consumer handles at a time (default 16, as the cloud's consumer concurrency allows many). */
+  consumerConcurrency?: number;
   /** Where the local mailer writes .eml files (default .local/outbox). */
   outboxDir?: string;
   /** How soon a delivery over its endpoint's in-flight limit is tried again, in ms (default 100 locally). */

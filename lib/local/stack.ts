@@ -36,12 +36,14 @@ function putItems(command: string, input: WriteInput): Item[] {
 /** Whether the write puts an item the fan-out's stream filter passes (the item either marshalled or plain). */
 export function putsFanOutWork(command: string, input: WriteInput): boolean {
   const text = (v: unknown) => (typeof v === 'string' ? v : (v as { S?: string } | undefined)?.S);
-  return putItems(command, input).some((item) => passesFanoutFilter({ eventName: 'INSERT', dynamodb: { NewImage: { entity: { S: text(item.entity) }, origin: { S: text(item.origin) } } } }));
+  return putItems(command, input).some((item) =>
+    passesFanoutFilter({ eventName: 'INSERT', dynamodb: { NewImage: { entity: { S: text(item.entity) }, origin: { S: text(item.origin) }, status: { S: text(item.status) } } } }),
+  );
 }
 
 /**
  * The local stand-in for "the stream sees the write at once": after a table write of this
- * process that puts an item the fan-out takes (an event, a redelivered row), wake the
+ * process that puts an item the fan-out takes (an event, a redelivered row, a running recovery), wake the
  * stream poller. Other writes (the consumer's records, leases, stats, rate-limit buckets)
  * do not: each wake-up sets off a burst of reads of the stream, and waking on every write
  * kept DynamoDB Local reading its stream while it should serve the deliveries. Writes of
@@ -131,7 +133,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     streamPoller = await startStreamPoller({ endpoint, tableName, handler: handlers.fanout });
     unwatch = watchWrites(deps.db, streamPoller.wake);
     if (options.consumer !== false) {
-      queuePoller = startQueuePoller({ sqs: queues.events, queueUrl: queues.queueUrl, queueArn: queues.queueArn, handler: handlers.deliver });
+      queuePoller = startQueuePoller({ sqs: queues.events, queueUrl: queues.queueUrl, queueArn: queues.queueArn, handler: handlers.deliver, concurrency: options.consumerConcurrency });
     }
     // Owner emails: their own queue and consumer, as in AWS (functions/notify.ts).
     notifyPoller = startQueuePoller({ sqs: queues.events, queueUrl: queues.notifyQueueUrl, queueArn: queues.notifyQueueArn, handler: handlers.notify, concurrency: 1 });

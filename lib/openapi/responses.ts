@@ -27,6 +27,7 @@ export const responses: Record<string, OperationResponse> = {
   getShop: { schema: shopSchema },
   getWebhookEndpoint: { schema: webhookEndpointSchema },
   getWebhookEndpointStats: { schema: webhookEndpointStatsSchema },
+  getWebhookEndpointRecovery: { schema: recoverySchema },
   listCalls: { schema: listOf(callSchema, 'Call') },
   listEvents: { schema: listOf(eventSchema, 'Event') },
   listJobs: { schema: listOf(jobSchema, 'Job') },

@@ -1,11 +1,9 @@
-import { AppError } from '../errors';
-import { derivedId, idTime, newId } from '../ids';
-import { findExisting } from './lookup';
-import { toEventResource, type EventRecord } from './events';
+import { derivedId, idTime } from '../ids';
+import type { EventRecord } from './events';
 import type { Resource } from './resources';
 import type { EndpointRecord } from './webhook-endpoints';
 import { SWEEP_GRACE_MS, sweepGraceMs } from '../webhooks/policy';
-import { isOpenStatus, type DeliveryStatus } from './delivery-status';
+import type { DeliveryStatus } from './delivery-status';
 import type { EventType } from './event-types';
 import { notSentAttempt, withAttempt, type NextAttempt } from './attempt-plan';
 import type { RetryScheduler } from './delivery-ports';
@@ -89,8 +87,6 @@ export function withoutEvent({ event: _event, ...ids }: DeliveryMessage): Delive
 export interface DeliveryStore {
   /** Creates the rows that do not exist yet; returns those to enqueue (new, or existing but never attempted). */
   createMissing(rows: DeliveryRecord[]): Promise<DeliveryRecord[]>;
-  /** Creates new rows (redelivery); the stream turns each into a queue message. */
-  createAll(rows: DeliveryRecord[]): Promise<void>;
   get(shopId: string, eventId: string, deliveryId: string): Promise<DeliveryRecord | null>;
   listForEvent(shopId: string, eventId: string): Promise<DeliveryRecord[]>;
   /** Ends an open delivery as `cancelled` (one that ended meanwhile keeps its outcome). */
@@ -184,7 +180,9 @@ export function listingOncePerBatch<D extends FanOutDeps>(deps: D): D {
     lists.set(shopId, listed);
     return listed;
   };
-  return { ...deps, endpoints: { ...deps.endpoints, list } };
+  // The store's other methods stay reachable (a spread would drop those of a class instance).
+  const endpoints = Object.assign(Object.create(deps.endpoints) as D['endpoints'], { list });
+  return { ...deps, endpoints };
 }
 
 /** Answering as far as the endpoint's last attempts tell: its circuit closed and no failure since its last success. */
@@ -245,51 +243,4 @@ function heldRow(deps: FanOutDeps, row: DeliveryRecord, now: Date): { row: Deliv
 
 export interface EventReader {
   get(shopId: string, eventId: string): Promise<EventRecord | null>;
-}
-
-export interface RedeliverDeps {
-  events: EventReader;
-  endpoints: { list(shopId: string): Promise<EndpointRecord[]> };
-  deliveries: DeliveryStore;
-  timeScale: number;
-  now: () => Date;
-}
-
-/**
- * New deliveries of an existing event. `endpointIds` omitted or empty: every enabled
- * endpoint subscribed to its type now that existed when the event was created. Rows only;
- * the table stream enqueues them.
- */
-export async function redeliver(deps: RedeliverDeps, shopId: string, eventId: string, endpointIds: string[] = []): Promise<Resource<'eventWithDeliveries'>> {
-  const event = await findExisting('evt', 'event', eventId, (id) => deps.events.get(shopId, id));
-  const all = await deps.endpoints.list(shopId);
-  let targets: EndpointRecord[];
-  if (endpointIds.length === 0) {
-    // Those it was for: an endpoint created after the event never had it (no history replay); name one to send it there.
-    targets = all.filter((e) => isSubscribed(e, event) && existedAt(e, event));
-  } else {
-    targets = [...new Set(endpointIds)].map((id, i) => {
-      const endpoint = all.find((e) => e.id === id);
-      if (!endpoint) throw new AppError('parameter_invalid', `No such webhook endpoint: '${id}'`, { param: `endpoint_ids.${i}` });
-      if (!endpoint.enabled) throw new AppError('parameter_invalid', `Webhook endpoint '${id}' is disabled; enable it first.`, { param: `endpoint_ids.${i}` });
-      return endpoint;
-    });
-  }
-  const now = deps.now();
-  const rows = targets.map((e) => newDelivery(event, e.id, newId('dlv', now.getTime()), 'redeliver', now, sweepGraceMs(deps.timeScale)));
-  await deps.deliveries.createAll(rows);
-  await supersede(deps.deliveries, await deps.deliveries.listForEvent(shopId, event.id), rows);
-  return { ...toEventResource(event), deliveries: rows.map((d) => toDeliveryResource(d, event.type)) };
-}
-
-/**
- * The new rows replace any delivery of the same event to the same endpoint that is still
- * pending or retrying: it is cancelled, so a later retry, queue message or sweep of it sends
- * nothing and the receiver does not get the event twice. The new rows are written first:
- * a crash in between can cost a duplicate (at-least-once), never the event.
- */
-export async function supersede(deliveries: Pick<DeliveryStore, 'cancel'>, existing: DeliveryRecord[], created: DeliveryRecord[]): Promise<number> {
-  const replaced = existing.filter((d) => isOpenStatus(d.status) && created.some((c) => c.endpoint_id === d.endpoint_id && c.event_id === d.event_id && c.id !== d.id));
-  await Promise.all(replaced.map((d) => deliveries.cancel(d)));
-  return replaced.length;
 }

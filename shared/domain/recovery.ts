@@ -1,45 +1,44 @@
-import { AppError } from '../errors';
-import { newId } from '../ids';
-import { sweepGraceMs } from '../webhooks/policy';
-import { existedAt, isSubscribed, newDelivery, supersede, type DeliveryRecord, type DeliveryStore } from './deliveries';
-import { EVENT_RETENTION_SECONDS, type EventRecord } from './events';
+import { AppError, notFound } from '../errors';
+import { EVENT_RETENTION_SECONDS } from './events';
+import { findExisting } from './lookup';
 import type { RecoverInput } from './recovery-schema';
-import type { Page, PageRequest } from './pagination';
+import { newRecovery, recoverPage, toRecoveryResource, type RecoveryPageDeps, type RecoveryStore } from './recovery-job';
 import type { Resource } from './resources';
-import { loadEndpoint, type EndpointRecord, type EndpointStore } from './webhook-endpoints';
+import { loadEndpoint, type EndpointStore } from './webhook-endpoints';
 
-export interface RecoveryDeps {
+export interface RecoveryDeps extends RecoveryPageDeps {
   endpoints: EndpointStore;
-  events: { listBetween(shopId: string, since: Date, until: Date, page: PageRequest): Promise<Page<EventRecord>> };
-  deliveries: DeliveryStore;
-  timeScale: number;
-  now: () => Date;
+  recoveries: RecoveryStore;
 }
-
-/** Events read per page, and handled at once. */
-const PAGE = 100;
-const PARALLEL = 10;
 
 /**
  * Queues one new delivery to the endpoint for every event of the window that it would be
  * sent now (its filter, created after it) and that it has not received: no `succeeded`
  * delivery to it, whatever happened before (disabled, cancelled, failed, never fanned out).
- * A delivery of the event still open for it is superseded, so it arrives once.
+ * A delivery of the event still open for it is superseded, unless no attempt has reached it
+ * yet: then it goes out as it is, so the event arrives once (./current-delivery.ts).
+ *
+ * The first page of the window is worked before the answer (./recovery-job.ts: at most
+ * RECOVERY_PAGE events, about a second), so a small window is answered `completed`; the rest
+ * goes on in the background from the recovery's record (./recovery-worker.ts), which the caller
+ * reads with getRecovery.
  */
 export async function recoverEndpoint(deps: RecoveryDeps, shopId: string, id: string, input: RecoverInput): Promise<Resource<'recovery'>> {
   const endpoint = await loadEndpoint(deps, shopId, id);
   const now = deps.now();
   const { since, until } = checkWindow(input, now);
   if (!endpoint.enabled) throw new AppError('invalid_state', `Webhook endpoint '${id}' is disabled; enable it before recovering its events.`);
-  let queued = 0;
-  let after: Record<string, unknown> | undefined;
-  do {
-    const page = await deps.events.listBetween(shopId, since, until, { limit: PAGE, after });
-    const wanted = page.items.filter((e) => e.timestamp >= since.toISOString() && e.timestamp <= until.toISOString() && wouldReceive(endpoint, e));
-    for (let i = 0; i < wanted.length; i += PARALLEL) queued += await recoverSome(deps, endpoint, wanted.slice(i, i + PARALLEL), now);
-    after = page.next;
-  } while (after);
-  return { object: 'recovery', endpoint_id: endpoint.id, since: since.toISOString(), until: until.toISOString(), deliveries_queued: queued };
+  const recovery = await recoverPage(deps, endpoint, newRecovery(endpoint, since, until, now));
+  await deps.recoveries.create(recovery);
+  return toRecoveryResource(recovery);
+}
+
+/** A recovery of this endpoint, as far as it has got. */
+export async function getRecovery(deps: Pick<RecoveryDeps, 'endpoints' | 'recoveries'>, shopId: string, endpointId: string, recoveryId: string): Promise<Resource<'recovery'>> {
+  const endpoint = await loadEndpoint(deps, shopId, endpointId);
+  const recovery = await findExisting('rcv', 'recovery', recoveryId, (rid) => deps.recoveries.get(shopId, rid));
+  if (recovery.endpoint_id !== endpoint.id) throw notFound('recovery', recoveryId);
+  return toRecoveryResource(recovery);
 }
 
 /** The contract's window: since < until ≤ now, since within the 30 days events are kept. */
@@ -50,22 +49,4 @@ function checkWindow(input: RecoverInput, now: Date): { since: Date; until: Date
   if (since.getTime() >= until.getTime()) throw new AppError('parameter_invalid', `since must be before until (${until.toISOString()}).`, { param: 'since' });
   if (since.getTime() < now.getTime() - EVENT_RETENTION_SECONDS * 1000) throw new AppError('parameter_invalid', 'since must be within the last 30 days: older events are no longer kept.', { param: 'since' });
   return { since, until };
-}
-
-/** As the fan-out decides now, and an endpoint is never told of its own disabling. */
-function wouldReceive(endpoint: EndpointRecord, event: EventRecord): boolean {
-  if (event.type === 'webhook_endpoint.disabled' && event.data.id === endpoint.id) return false;
-  return isSubscribed(endpoint, event) && existedAt(endpoint, event);
-}
-
-/** New rows first, then the open ones they replace are cancelled (see supersede). */
-async function recoverSome(deps: RecoveryDeps, endpoint: EndpointRecord, events: EventRecord[], now: Date): Promise<number> {
-  const existing = (await Promise.all(events.map((e) => deps.deliveries.listForEvent(endpoint.shop_id, e.id)))).flat().filter((d) => d.endpoint_id === endpoint.id);
-  const received = new Set(existing.filter((d) => d.status === 'succeeded').map((d) => d.event_id));
-  const rows: DeliveryRecord[] = events
-    .filter((e) => !received.has(e.id))
-    .map((e) => newDelivery(e, endpoint.id, newId('dlv', now.getTime()), 'redeliver', now, sweepGraceMs(deps.timeScale)));
-  await deps.deliveries.createAll(rows);
-  await supersede(deps.deliveries, existing, rows);
-  return rows.length;
 }

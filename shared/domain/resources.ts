@@ -3,6 +3,7 @@ import { CALL_OUTCOMES, URGENCIES } from './call-ingest-schema';
 import { DELIVERY_STATUSES } from './delivery-status';
 import { EVENT_TYPES } from './event-types';
 import { JOB_STATUSES } from './job-values';
+import { RECOVERY_STATUSES } from './recovery-status';
 import { BOOKING_MODES, WEEKDAYS } from './shop-values';
 import { SCOPES } from './scopes';
 
@@ -187,7 +188,20 @@ export const webhookEndpointStatsSchema = z
   .meta({ id: 'WebhookEndpointStats' });
 
 export const recoverySchema = z
-  .strictObject({ object: z.literal('recovery'), endpoint_id: id('we'), since: time, until: time, deliveries_queued: z.int() })
+  .strictObject({
+    object: z.literal('recovery'),
+    id: id('rcv'),
+    endpoint_id: id('we'),
+    since: time,
+    until: time,
+    status: z.enum(RECOVERY_STATUSES).describe('running: the rest of the window is being worked through in the background; completed: all of it is; cancelled: the endpoint was disabled or deleted first.'),
+    deliveries_queued: z
+      .int()
+      .describe('Events of the window checked so far that are on their way to the endpoint: queued by this recovery, or found already waiting for their first attempt (another request\'s, or the fan-out\'s).'),
+    checked_through: time.describe('Every event of the window up to this time has been checked; `until` once completed.'),
+    created_at: time,
+    completed_at: nullableTime.describe('When it ended (completed or cancelled); null while running.'),
+  })
   .meta({ id: 'Recovery' });
 
 const eventShape = { id: id('evt'), object: z.literal('event'), timestamp: time };

@@ -17,7 +17,7 @@ import { DynamoEndpointStatsStore } from './endpoint-stats';
  * Open deliveries carry the GSI1 entry of their endpoint and the GSI2 entry of the due index;
  * both go when they end. The GSI3 entry (the endpoint's list of all its deliveries) stays.
  */
-function deliveryItem(d: DeliveryRecord): Record<string, unknown> {
+export function deliveryItem(d: DeliveryRecord): Record<string, unknown> {
   return {
     ...keys.delivery(d.shop_id, d.event_id, d.id),
     ...keys.openDeliveryByEndpoint(d.shop_id, d.endpoint_id, d.id),
@@ -31,6 +31,20 @@ function deliveryItem(d: DeliveryRecord): Record<string, unknown> {
 
 const OPEN = { ':pending': 'pending', ':retrying': 'retrying' };
 const IS_OPEN = '#status IN (:pending, :retrying)';
+
+/** The write that ends an open delivery as `cancelled` (and takes it out of both indexes); `attempts` also requires the row to be as read. */
+export function cancelInput(d: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id'>, attempts?: number) {
+  return {
+    Key: keys.delivery(d.shop_id, d.event_id, d.id),
+    UpdateExpression: 'SET #status = :cancelled, next_attempt_at = :null, sweep_at = :null REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk',
+    ConditionExpression: attempts === undefined ? IS_OPEN : `${IS_OPEN} AND attempts = :attempts`,
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ...OPEN, ':cancelled': 'cancelled', ':null': null, ...(attempts === undefined ? {} : { ':attempts': attempts }) },
+  };
+}
+
+/** The event's deliveries share their key prefix with its markers (see keys.currentDelivery). */
+export const isDeliveryItem = (item: Record<string, unknown>): boolean => item.entity === 'delivery';
 
 /**
  * The write that records attempt N on its row, only if the row still says N-1 attempts and
@@ -92,6 +106,7 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
     return results.filter((r): r is DeliveryRecord => r !== null);
   }
 
+  /** Rows written as given, 25 to a request, unconditionally: how benchmarks and tests set up deliveries (the API goes through ./current-deliveries.ts). */
   async createAll(rows: DeliveryRecord[]): Promise<void> {
     for (let i = 0; i < rows.length; i += 25) {
       let requests: Record<string, { PutRequest: { Item: Record<string, unknown> } }[]> = {
@@ -129,7 +144,7 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
 
   async listForEvent(shopId: string, eventId: string): Promise<DeliveryRecord[]> {
     const items = await queryPrefix(this.db, shopPk(shopId), skPrefix.delivery(eventId));
-    return items.map((i) => stripKeys<DeliveryRecord>(i));
+    return items.filter(isDeliveryItem).map((i) => stripKeys<DeliveryRecord>(i));
   }
 
   async recordAttempt(d: DeliveryRecord, u: AttemptUpdate): Promise<boolean> {
@@ -141,13 +156,7 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
 
   /** Only an open delivery is cancelled; one that ended meanwhile keeps its outcome. */
   async cancel(d: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id'>): Promise<boolean> {
-    return updateIf(this.db, {
-      Key: keys.delivery(d.shop_id, d.event_id, d.id),
-      UpdateExpression: 'SET #status = :cancelled, next_attempt_at = :null, sweep_at = :null REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk',
-      ConditionExpression: IS_OPEN,
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ...OPEN, ':cancelled': 'cancelled', ':null': null },
-    });
+    return updateIf(this.db, cancelInput(d));
   }
 
   async listOpenForEndpoint(shopId: string, endpointId: string): Promise<DeliveryRecord[]> {

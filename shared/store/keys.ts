@@ -19,6 +19,8 @@ export const gsi1Partition = {
   eventsByType: (shopId: string, type: string): string => `${shopPk(shopId)}#EVENTS#${type}`,
   /** An endpoint's open (pending or retrying) deliveries. */
   openDeliveries: (shopId: string, endpointId: string): string => `${shopPk(shopId)}#WE#${endpointId}#OPEN`,
+  /** Every shop's recoveries still running, by when the sweeper wakes each: few at a time, so one partition. */
+  runningRecoveries: (): string => 'RECOVERY#RUNNING',
 } as const;
 
 /** GSI3 partitions: every delivery of an endpoint, whatever its status. */
@@ -57,6 +59,13 @@ export const keys = {
     sk: `DLV#${eventId}#${deliveryId}`,
   }),
 
+  /**
+   * Which delivery of the event to the endpoint a redeliver or recover made current; it sorts
+   * among the event's deliveries (endpoint ids never look like delivery ids), so the read that
+   * lists them finds it too.
+   */
+  currentDelivery: (shopId: string, eventId: string, endpointId: string) => ({ pk: shopPk(shopId), sk: `DLV#${eventId}#${endpointId}` }),
+
   /** GSI1 entry of a delivery while it is pending or retrying: what to cancel when its endpoint is disabled. */
   openDeliveryByEndpoint: (shopId: string, endpointId: string, deliveryId: string) => ({
     gsi1pk: gsi1Partition.openDeliveries(shopId, endpointId),
@@ -68,6 +77,11 @@ export const keys = {
     gsi3pk: gsi3Partition.endpointDeliveries(shopId, endpointId),
     gsi3sk: deliveryId,
   }),
+
+  /** A recovery of an endpoint's missed events (shared/domain/recovery-job.ts). */
+  recovery: (shopId: string, recoveryId: string) => ({ pk: shopPk(shopId), sk: `RCV#${recoveryId}` }),
+  /** GSI1 entry of a recovery while it runs, sorted by when the sweeper must wake it if no page was written by then. */
+  runningRecovery: (recoveryId: string, sweepAt: string) => ({ gsi1pk: gsi1Partition.runningRecoveries(), gsi1sk: `${sweepAt}#${recoveryId}` }),
 
   /** An endpoint's attempt counters over one stats bucket (see shared/domain/endpoint-stats.ts). */
   endpointStats: (shopId: string, endpointId: string, bucketStart: string) => ({ pk: shopPk(shopId), sk: `${skPrefix.endpointStats(endpointId)}${bucketStart}` }),

@@ -2,11 +2,12 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DeliveryRecord } from '../domain/deliveries';
 import type { EventRecord } from '../domain/events';
+import type { RecoveryRecord } from '../domain/recovery-job';
 import { stripKeys } from './client';
 import { eventFromItem } from './events';
 
 /** What a stream record's new image holds, as the domain knows it. */
-export type StreamedRecord = { entity: 'event'; event: EventRecord } | { entity: 'delivery'; delivery: DeliveryRecord };
+export type StreamedRecord = { entity: 'event'; event: EventRecord } | { entity: 'delivery'; delivery: DeliveryRecord } | { entity: 'recovery'; recovery: RecoveryRecord };
 
 /**
  * Decodes a table stream image (marshalled attribute values, as Lambda and DynamoDB Streams
@@ -18,5 +19,6 @@ export function recordOfStreamImage(image: Record<string, unknown> | undefined):
   const item = unmarshall(image as Record<string, AttributeValue>);
   if (item.entity === 'event') return { entity: 'event', event: eventFromItem(item) };
   if (item.entity === 'delivery') return { entity: 'delivery', delivery: stripKeys<DeliveryRecord>(item) };
+  if (item.entity === 'recovery') return { entity: 'recovery', recovery: stripKeys<RecoveryRecord>(item) };
   return null;
 }

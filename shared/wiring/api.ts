@@ -1,7 +1,7 @@
 import type { Config, CursorConfig } from '../config';
 import type { ApiKeyStore } from '../domain/api-keys';
 import type { CallDeps } from '../domain/calls';
-import type { RedeliverDeps } from '../domain/deliveries';
+import type { RedeliverDeps } from '../domain/redeliver';
 import type { EventLogDeps } from '../domain/event-log';
 import type { JobDeps } from '../domain/jobs';
 import type { SecretCipher } from '../domain/secrets';
@@ -15,10 +15,12 @@ import type { CursorDeps } from '../http/list';
 import { DynamoApiKeyStore } from '../store/api-keys';
 import { DynamoCallStore } from '../store/calls';
 import type { Dynamo } from '../store/client';
+import { DynamoCurrentDeliveries } from '../store/current-deliveries';
 import { DynamoDeliveryStore } from '../store/deliveries';
 import { DynamoEventStore, putEvent } from '../store/events';
 import { SingleTableIdempotencyStore } from '../store/idempotency';
 import { DynamoJobStore } from '../store/jobs';
+import { DynamoRecoveryStore } from '../store/recoveries';
 import type { RateLimiter, RateLimits } from '../domain/rate-limits';
 import { DynamoRateLimiter } from '../store/rate-limits';
 import { DynamoShopStore } from '../store/shops';
@@ -82,17 +84,20 @@ export function eventLogDeps(config: Config): EventLogDeps & RedeliverDeps {
   return memo(config, eventLogDeps, () => ({
     events: new DynamoEventStore(dynamoOf(config)),
     deliveries: new DynamoDeliveryStore(dynamoOf(config)),
+    currentDeliveries: new DynamoCurrentDeliveries(dynamoOf(config)),
     endpoints: new DynamoEndpointStore(dynamoOf(config)),
     timeScale: config.webhooks.timeScale,
     now,
   }));
 }
 
-/** An endpoint's own pages (get, delete, deliveries, stats) and recover: table only. */
+/** An endpoint's own pages (get, delete, deliveries, stats), recover and its recoveries: table only. */
 export function endpointLifecycleDeps(config: Config): LifecycleDeps & RecoveryDeps {
   return memo(config, endpointLifecycleDeps, () => ({
     endpoints: new DynamoEndpointStore(dynamoOf(config)),
     deliveries: new DynamoDeliveryStore(dynamoOf(config)),
+    currentDeliveries: new DynamoCurrentDeliveries(dynamoOf(config)),
+    recoveries: new DynamoRecoveryStore(dynamoOf(config)),
     events: new DynamoEventStore(dynamoOf(config)),
     stats: new DynamoEndpointStatsStore(dynamoOf(config)),
     timeScale: config.webhooks.timeScale,

@@ -2,15 +2,18 @@ import type { Config } from '../config';
 import type { FanOutDeps } from '../domain/deliveries';
 import type { AttemptDeps, RetryScheduler } from '../domain/delivery-ports';
 import type { Mailer, NotificationQueue, NotifyDeps } from '../domain/notifications';
+import type { RecoveryWorkerDeps } from '../domain/recovery-worker';
 import type { SweepDeps } from '../domain/sweep';
 import { AwsRetryScheduler } from '../aws/retry-scheduler';
 import { LogOnlyMailer, SesMailer } from '../aws/ses-mailer';
 import { SqsNotificationQueue } from '../aws/sqs-notification-queue';
 import { SqsDeliveryQueue, SqsQueueDelays } from '../aws/sqs-queue';
 import { DynamoAttemptLedger } from '../store/attempt-ledger';
+import { DynamoCurrentDeliveries } from '../store/current-deliveries';
 import { DynamoDeliveryStore } from '../store/deliveries';
 import { DynamoDueIndex } from '../store/due-index';
 import { DynamoEventStore } from '../store/events';
+import { DynamoRecoveryStore } from '../store/recoveries';
 import { DynamoShopStore } from '../store/shops';
 import { DynamoEndpointStore } from '../store/webhook-endpoints';
 import { httpSender } from '../webhooks/sender';
@@ -38,11 +41,14 @@ function queueOf(config: Config, adapters: PipelineAdapters): SqsDeliveryQueue {
   return adapters.queue ?? memo(config, queueOf, () => new SqsDeliveryQueue(sqsOf(config), config.queueUrl));
 }
 
-/** The fan-out: stream records to delivery rows and queue messages, and owner emails onto their own queue. */
-export function fanoutDeps(config: Config, adapters: PipelineAdapters = {}): FanOutDeps & { notificationQueue: NotificationQueue } {
+/** The fan-out: stream records to delivery rows and queue messages, owner emails onto their own queue, and recoveries' next pages. */
+export function fanoutDeps(config: Config, adapters: PipelineAdapters = {}): FanOutDeps & RecoveryWorkerDeps & { notificationQueue: NotificationQueue } {
   return memo(config, fanoutDeps, () => ({
     endpoints: new DynamoEndpointStore(dynamoOf(config)),
     deliveries: new DynamoDeliveryStore(dynamoOf(config)),
+    events: new DynamoEventStore(dynamoOf(config)),
+    currentDeliveries: new DynamoCurrentDeliveries(dynamoOf(config)),
+    recoveries: new DynamoRecoveryStore(dynamoOf(config)),
     queue: queueOf(config, adapters),
     scheduler: adapters.scheduler ?? new SqsQueueDelays(queueOf(config, adapters)),
     notificationQueue: adapters.notificationQueue ?? new SqsNotificationQueue(sqsOf(config), config.notifyQueueUrl),
@@ -88,10 +94,11 @@ export function deliverDeps(config: Config, adapters: PipelineAdapters = {}): At
   });
 }
 
-/** The sweeper: the due index back onto the queue; it never schedules or sends. */
-export function sweepDeps(config: Config, adapters: PipelineAdapters = {}): SweepDeps {
+/** The sweeper: the due index back onto the queue, and a nudge to stalled recoveries; it never schedules or sends. */
+export function sweepDeps(config: Config, adapters: PipelineAdapters = {}): SweepDeps & Pick<RecoveryWorkerDeps, 'recoveries'> {
   return memo(config, sweepDeps, () => ({
     due: new DynamoDueIndex(dynamoOf(config)),
+    recoveries: new DynamoRecoveryStore(dynamoOf(config)),
     endpoints: new DynamoEndpointStore(dynamoOf(config)),
     queue: queueOf(config, adapters),
     timeScale: config.webhooks.timeScale,

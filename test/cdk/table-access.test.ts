@@ -106,6 +106,7 @@ describe('least privilege in the template', () => {
       ApiDeleteWebhookEndpoint: allButScan,
       ApiListWebhookEndpointDeliveries: endpointReads,
       ApiGetWebhookEndpointStats: endpointReads,
+      ApiGetWebhookEndpointRecovery: endpointReads,
       ApiRecoverWebhookEndpoint: allButScan,
       ApiRotateWebhookEndpointSecret: endpointWrites,
       ApiTestWebhookEndpoint: endpointWrites,

@@ -244,7 +244,21 @@ describe('endpoint lifecycle and visibility (real clock: a failed attempt retrie
     const headers = { 'idempotency-key': 'recover-1' };
     const recovered = await t.api('POST', `/v1/webhook-endpoints/${e.id}/recover`, { since, until }, headers);
     expect(recovered.status).toBe(202);
-    expect(recovered.json).toEqual({ object: 'recovery', endpoint_id: e.id, since, until, deliveries_queued: 2 });
+    // A window of up to 100 events is worked before the answer: complete, with its count.
+    expect(recovered.json).toEqual({
+      object: 'recovery',
+      id: expect.stringMatching(/^rcv_/),
+      endpoint_id: e.id,
+      since,
+      until,
+      status: 'completed',
+      deliveries_queued: 2,
+      checked_through: until,
+      created_at: expect.any(String),
+      completed_at: expect.any(String),
+    });
+    const shown = await t.api('GET', `/v1/webhook-endpoints/${e.id}/recoveries/${recovered.json.id as string}`);
+    expect([shown.status, shown.json]).toEqual([200, recovered.json]);
     await waitFor(() => receiver.received.length === 3, 5000, 'the recovered events');
     expect(receiver.received.slice(1).map((r) => r.event.id).sort()).toEqual([...missed].sort());
     expect(receiver.rejected).toHaveLength(0); // each one verified with the endpoint's secret
@@ -295,7 +309,17 @@ describe('endpoint lifecycle and visibility (real clock: a failed attempt retrie
       expectError(await t.api('GET', `/v1/webhook-endpoints/${id}/deliveries`), 404, 'resource_missing');
       expectError(await t.api('GET', `/v1/webhook-endpoints/${id}/stats`), 404, 'resource_missing');
       expectError(await t.api('POST', `/v1/webhook-endpoints/${id}/recover`, { since }), 404, 'resource_missing');
+      expectError(await t.api('GET', `/v1/webhook-endpoints/${id}/recoveries/rcv_01jd0000000000000000000000`), 404, 'resource_missing');
     }
+    // A recovery is found only under its own endpoint, and only by a well-formed id.
+    const mine = await t.endpoint('https://hooks.partner.example/mine');
+    const sibling = await t.endpoint('https://hooks.partner.example/sibling');
+    const recovery = (await t.api('POST', `/v1/webhook-endpoints/${mine.id}/recover`, { since })).json.id as string;
+    expect((await t.api('GET', `/v1/webhook-endpoints/${mine.id}/recoveries/${recovery}`)).status).toBe(200);
+    for (const [endpointId, recoveryId] of [[sibling.id, recovery], [mine.id, 'rcv_01jd0000000000000000000000'], [mine.id, 'rcv_nope'], [mine.id, 'evt_01jd0000000000000000000000']]) {
+      expectError(await t.api('GET', `/v1/webhook-endpoints/${endpointId}/recoveries/${recoveryId}`), 404, 'resource_missing');
+    }
+    expectError(await other.api('GET', `/v1/webhook-endpoints/${mine.id}/recoveries/${recovery}`), 404, 'resource_missing');
     expect((await other.api('GET', `/v1/webhook-endpoints/${foreign}`)).status).toBe(200);
   });
 

@@ -3,6 +3,7 @@ import { authenticate } from '../../shared/domain/api-keys';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { newDelivery } from '../../shared/domain/deliveries';
 import { createEndpoint } from '../../shared/domain/webhook-endpoints';
+import { DynamoDeliveryStore } from '../../shared/store/deliveries';
 import { useFreshTable } from '../helpers/table';
 
 describe('operator CLI (DynamoDB Local)', () => {
@@ -103,7 +104,7 @@ describe('operator CLI (DynamoDB Local)', () => {
     row.status = 'retrying';
     row.attempts = 1;
     row.history = [{ attempt: 1, at: '2026-11-21T18:04:05.123Z', status: 500, duration_ms: 42, error: 'HTTP 500', response_snippet: 'database\nlocked' }];
-    await deps.deliveries.createAll([row]);
+    await new DynamoDeliveryStore(deps.db).createAll([row]);
 
     const shown = await cli('event', 'show', eventId, '--shop', shop.id);
     expect(shown.code).toBe(0);

@@ -151,3 +151,21 @@ describe('fan-out of a stream batch', () => {
     });
   });
 });
+
+describe('a batch\'s endpoint reads', () => {
+  it('keep the store\'s other methods, class methods included', async () => {
+    class Store {
+      constructor(private readonly name: string) {}
+      async list() {
+        return [];
+      }
+      async get(id: string) {
+        return `${this.name}:${id}`;
+      }
+    }
+    const deps = { ...fakeDeps(), endpoints: new Store('table') };
+    const batch = listingOncePerBatch(deps);
+    expect(await batch.endpoints.get('we_1')).toBe('table:we_1');
+    expect(batch.endpoints.list).not.toBe(deps.endpoints.list);
+  });
+});

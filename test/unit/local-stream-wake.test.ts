@@ -17,6 +17,13 @@ describe('local stream wake-ups', () => {
     expect(putsFanOutWork('PutItem', { Item: row('fanout') })).toBe(false);
   });
 
+  it('wakes on a recovery that is still running (its next page is due), not on one that has ended', () => {
+    const recovery = (status: string) => ({ entity: 'recovery', status, pages: 1 });
+    expect(putsFanOutWork('PutItem', { Item: recovery('running') })).toBe(true);
+    expect(putsFanOutWork('PutItem', { Item: recovery('completed') })).toBe(false);
+    expect(putsFanOutWork('PutItem', { Item: { entity: 'current_delivery', delivery_id: 'dlv_1' } })).toBe(false);
+  });
+
   it('does not wake on the consumer\'s records, leases and stats, or on updates at all', () => {
     expect(putsFanOutWork('TransactWriteItems', { TransactItems: [{ Update: {} }, { Update: {} }, { Update: {} }] as never })).toBe(false);
     expect(putsFanOutWork('UpdateItem', { Item: event })).toBe(false);

@@ -6,10 +6,10 @@ import { resolve, routes } from '../../shared/routes';
 const ROOT = join(__dirname, '..', '..');
 
 describe('route table', () => {
-  it('has the 19 operations of the spec and the 5 of endpoint lifecycle and visibility, each once', () => {
-    expect(routes).toHaveLength(24);
-    expect(new Set(routes.map((r) => `${r.method} ${r.path}`)).size).toBe(24);
-    expect(new Set(routes.map((r) => r.operationId)).size).toBe(24);
+  it('has the 19 operations of the spec, the 5 of endpoint lifecycle and visibility and a recovery\'s progress, each once', () => {
+    expect(routes).toHaveLength(25);
+    expect(new Set(routes.map((r) => `${r.method} ${r.path}`)).size).toBe(25);
+    expect(new Set(routes.map((r) => r.operationId)).size).toBe(25);
   });
 
   it('requires a write key exactly for POST, PATCH and DELETE, and a known scope everywhere', () => {
@@ -38,6 +38,8 @@ describe('route table', () => {
     ['PUT', '/v1/webhook-endpoints/we_1', 'method_not_allowed', 'GET, PATCH, DELETE'],
     ['GET', '/v1/webhook-endpoints/we_1/deliveries', 'route', 'listWebhookEndpointDeliveries'],
     ['GET', '/v1/webhook-endpoints/we_1/recover', 'method_not_allowed', 'POST'],
+    ['GET', '/v1/webhook-endpoints/we_1/recoveries/rcv_1', 'route', 'getWebhookEndpointRecovery'],
+    ['POST', '/v1/webhook-endpoints/we_1/recoveries/rcv_1', 'method_not_allowed', 'GET'],
     ['GET', '/v1/jobs/job_1/approve', 'method_not_allowed', 'POST'],
     ['GET', '/v1/nothing', 'not_found', ''],
     ['GET', '/v1/calls/', 'not_found', ''],

@@ -1,0 +1,92 @@
+import { newId } from '../ids';
+import { newDelivery, type DeliveryRecord } from './deliveries';
+import { isOpenStatus } from './delivery-status';
+import type { EventRecord } from './events';
+
+/**
+ * Redeliver and recover under concurrency. Each event and endpoint has at most one *current*
+ * delivery made by a redeliver or recover, named by a marker item. A request that queues the
+ * event again writes its row, moves the marker from the delivery it read to its row, and
+ * cancels the open deliveries it replaces, in one transaction: of requests that read the same
+ * marker exactly one wins; the others read again and find the winner's row. So the marker's
+ * row is never cancelled by a request (only by the endpoint's disabling, or it ends by being
+ * sent), and every other open row of the pair was cancelled by the transaction that replaced
+ * it. A delivery not attempted yet is left to go out: the request takes it as its own rather
+ * than replace it, because its first attempt may be under way at this moment and would arrive
+ * alongside the new one.
+ */
+
+/** What one strongly consistent read of an event's deliveries shows. */
+export interface EventDeliveries {
+  rows: DeliveryRecord[];
+  /** Per endpoint id, the delivery its marker names (absent: no redeliver or recover yet). */
+  current: ReadonlyMap<string, string>;
+}
+
+export interface CurrentDeliveryStore {
+  ofEvent(shopId: string, eventId: string): Promise<EventDeliveries>;
+  /**
+   * All or nothing: writes `row` and makes it the current delivery of its event to its
+   * endpoint, only if the marker still names `expected` (null: no marker yet), and cancels each
+   * of `cancel`, only if still open with the attempts read. False when another writer changed
+   * any of them first (nothing is written then).
+   */
+  replace(row: DeliveryRecord, expected: string | null, cancel: DeliveryRecord[]): Promise<boolean>;
+}
+
+export type Plan =
+  /** The endpoint has had the event (a recover sends it no more). */
+  | { kind: 'received' }
+  /** A delivery to the endpoint that no attempt has reached yet: it goes out anyway. */
+  | { kind: 'waiting'; delivery: DeliveryRecord }
+  | { kind: 'replace'; expected: string | null; cancel: DeliveryRecord[] };
+
+/** What to do for the endpoint, given the event's deliveries as read; `skipReceived` for recover. */
+export function planFor(seen: EventDeliveries, endpointId: string, skipReceived: boolean): Plan {
+  const rows = seen.rows.filter((d) => d.endpoint_id === endpointId);
+  if (skipReceived && rows.some((d) => d.status === 'succeeded')) return { kind: 'received' };
+  const open = rows.filter((d) => isOpenStatus(d.status));
+  const current = seen.current.get(endpointId) ?? null;
+  const [only] = open;
+  if (open.length === 1 && only && only.status === 'pending' && only.attempts === 0 && (current === null || current === only.id)) return { kind: 'waiting', delivery: only };
+  return { kind: 'replace', expected: current, cancel: open };
+}
+
+/** The event on its way to the endpoint: `created` by this call, or found waiting. */
+export type QueuedDelivery = { kind: 'queued'; delivery: DeliveryRecord; created: boolean };
+export type Queued = { kind: 'received' } | QueuedDelivery;
+
+interface QueueOptions<Skip extends boolean> {
+  skipReceived: Skip;
+  sweepGraceMs: number;
+}
+
+export interface QueueAgainDeps {
+  currentDeliveries: CurrentDeliveryStore;
+  now: () => Date;
+}
+
+/** A lost race means another request made progress, so few tries are ever needed; this many means something else is wrong. */
+const MAX_TRIES = 10;
+
+/**
+ * The event queued to the endpoint once more (or found queued, or, with `skipReceived`, found
+ * received), whatever other requests do at the same time. `seen` is a read already made.
+ */
+export async function queueAgain(deps: QueueAgainDeps, event: EventRecord, endpointId: string, opts: QueueOptions<false>, seen?: EventDeliveries): Promise<QueuedDelivery>;
+export async function queueAgain(deps: QueueAgainDeps, event: EventRecord, endpointId: string, opts: QueueOptions<boolean>, seen?: EventDeliveries): Promise<Queued>;
+export async function queueAgain(deps: QueueAgainDeps, event: EventRecord, endpointId: string, opts: QueueOptions<boolean>, seen?: EventDeliveries): Promise<Queued> {
+  let read = seen ?? (await deps.currentDeliveries.ofEvent(event.shop_id, event.id));
+  for (let tries = 1; ; tries++) {
+    const plan = planFor(read, endpointId, opts.skipReceived);
+    if (plan.kind === 'received') return plan;
+    if (plan.kind === 'waiting') return { kind: 'queued', delivery: plan.delivery, created: false };
+    const now = deps.now();
+    const row = newDelivery(event, endpointId, newId('dlv', now.getTime()), 'redeliver', now, opts.sweepGraceMs);
+    if (await deps.currentDeliveries.replace(row, plan.expected, plan.cancel)) return { kind: 'queued', delivery: row, created: true };
+    if (tries >= MAX_TRIES) throw new Error(`could not queue event ${event.id} to ${endpointId}: lost ${tries} races`);
+    // Jittered, so requests that collided do not collide again in step.
+    await new Promise((r) => setTimeout(r, Math.random() * 10 * tries));
+    read = await deps.currentDeliveries.ofEvent(event.shop_id, event.id);
+  }
+}

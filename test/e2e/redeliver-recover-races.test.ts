@@ -1,0 +1,69 @@
+import { simulatedCall } from '../../lib/cli/simulate';
+import { issueKey } from '../../shared/domain/api-keys';
+import { ingestCall } from '../../shared/domain/calls';
+import { createShop } from '../../shared/domain/shop';
+import { SCOPES } from '../../shared/domain/scopes';
+import { call } from '../helpers/http';
+import { closeReceivers, startReceiver, waitFor } from '../helpers/receiver';
+import { startTestStack } from '../helpers/stack';
+
+type Stack = Awaited<ReturnType<typeof startTestStack>>;
+
+async function newTenant(stack: Stack) {
+  const shop = await createShop(stack.deps, { name: 'Race Shop', owner_email: 'owner@race.test' });
+  const { key } = await issueKey(stack.deps.apiKeys, { shopId: shop.id, scopes: [...SCOPES], write: true, mode: 'test' });
+  const api = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => call(stack.url, method, path, { key, body, headers });
+  let secret = '';
+  const receiver = await startReceiver(() => [secret]);
+  const created = await api('POST', '/v1/webhook-endpoints', { url: receiver.url, events: ['call.completed'] });
+  expect(created.status).toBe(201);
+  secret = created.json.secret as string;
+  const endpointId = created.json.id as string;
+  const simulate = async () => (await ingestCall(stack.deps, simulatedCall(shop, { withJob: false, emergency: false, endedAt: new Date() }))).event_ids[0] as string;
+  const arrivals = (eventId: string) => receiver.received.filter((r) => r.event.id === eventId).length;
+  return { shop, api, receiver, endpointId, simulate, arrivals };
+}
+
+const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('concurrent redelivers and recovers (issue 33): nothing accepted is lost, nothing arrives twice', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    // One consumer batch at a time. With many at once, a delivery carried on another's slot (a run,
+    // a pull from the table) can be sent by two batches: the consumer's at-least-once, which a
+    // single recover of 8 events to one endpoint shows as often (1 in 15 trials measured) and which
+    // is not what this file is about. Here every second arrival would be the requests' doing.
+    stack = await startTestStack({ deliveryTimeoutMs: 2000, consumerConcurrency: 1 });
+  });
+  afterEach(() => closeReceivers());
+  afterAll(() => stack.stop());
+
+  it('4 concurrent redelivers naming the same endpoint: the event arrives again, in 4 trials of 4', async () => {
+    const t = await newTenant(stack);
+    for (let trial = 1; trial <= 4; trial++) {
+      const eventId = await t.simulate();
+      await waitFor(() => t.arrivals(eventId) === 1, 5000, `trial ${trial}: the first delivery`);
+      const replies = await Promise.all(Array.from({ length: 4 }, () => t.api('POST', `/v1/events/${eventId}/redeliver`, { endpoint_ids: [t.endpointId] })));
+      expect(replies.map((r) => r.status)).toEqual([202, 202, 202, 202]);
+      for (const r of replies) expect(r.json.deliveries).toMatchObject([{ endpoint_id: t.endpointId, status: 'pending', attempts: 0 }]);
+      await waitFor(() => t.arrivals(eventId) >= 2, 5000, `trial ${trial}: the redelivered event`);
+    }
+  });
+
+  it('5 concurrent recovers (different Idempotency-Keys) of 8 missed events: each event arrives exactly once', async () => {
+    const t = await newTenant(stack);
+    const since = new Date().toISOString();
+    expect((await t.api('PATCH', `/v1/webhook-endpoints/${t.endpointId}`, { enabled: false })).status).toBe(200);
+    const missed: string[] = [];
+    for (let i = 0; i < 8; i++) missed.push(await t.simulate());
+    expect((await t.api('PATCH', `/v1/webhook-endpoints/${t.endpointId}`, { enabled: true })).status).toBe(200);
+    const until = new Date().toISOString();
+
+    const replies = await Promise.all(Array.from({ length: 5 }, (_, i) => t.api('POST', `/v1/webhook-endpoints/${t.endpointId}/recover`, { since, until }, { 'idempotency-key': `race-${i}` })));
+    expect(replies.map((r) => r.status)).toEqual([202, 202, 202, 202, 202]);
+    await waitFor(() => missed.every((id) => t.arrivals(id) >= 1), 10_000, 'every missed event');
+    await settle(1000);
+    expect(missed.map((id) => t.arrivals(id))).toEqual(missed.map(() => 1));
+    expect(t.receiver.rejected).toHaveLength(0);
+  });
+});
