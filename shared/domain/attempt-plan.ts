@@ -1,5 +1,5 @@
 import { decide, sweepGraceMs, type Outcome } from '../webhooks/policy';
-import type { AttemptRecord, DeliveryRecord } from './deliveries';
+import type { AttemptRecord, DeliveryRecord } from './delivery-records';
 import type { AttemptUpdate, RetryScheduler } from './delivery-ports';
 
 /** `last_error` of an attempt that fell due while the endpoint's circuit was open: recorded, not sent. */

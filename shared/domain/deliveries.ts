@@ -3,7 +3,7 @@ import type { EventRecord } from './events';
 import type { Resource } from './resources';
 import type { EndpointRecord } from './webhook-endpoints';
 import { SWEEP_GRACE_MS, sweepGraceMs } from '../webhooks/policy';
-import type { DeliveryStatus } from './delivery-status';
+import { carryingEvent, type AttemptRecord, type DeliveryMessage, type DeliveryQueue, type DeliveryRecord, type DeliveryStore } from './delivery-records';
 import type { EventType } from './event-types';
 import { notSentAttempt, withAttempt, type NextAttempt } from './attempt-plan';
 import type { RetryScheduler } from './delivery-ports';
@@ -11,91 +11,8 @@ import { holdsBack } from '../webhooks/circuit';
 
 export type { DeliveryStatus } from './delivery-status';
 
-export interface AttemptRecord {
-  attempt: number;
-  at: string;
-  status: number | null;
-  duration_ms: number;
-  error: string | null;
-  response_snippet: string | null;
-}
-
-export interface DeliveryRecord {
-  id: string;
-  shop_id: string;
-  event_id: string;
-  /** The event's type, copied at creation; absent on rows written before it was (the reader looks it up). */
-  event_type?: EventType;
-  endpoint_id: string;
-  status: DeliveryStatus;
-  attempts: number;
-  last_attempt_at: string | null;
-  next_attempt_at: string | null;
-  last_response_status: number | null;
-  last_error: string | null;
-  /** The attempts so far (at most 8, `circuit_open` ones included); the API shows it as `attempt_log`. */
-  history: AttemptRecord[];
-  /** `fanout` for the first delivery of an event, `redeliver` for one asked for by the API. */
-  origin: 'fanout' | 'redeliver';
-  created_at: string;
-  /**
-   * While open: when the sweeper must look at the row if nothing else has woken it by then
-   * (its due time, plus a grace when a queue message or schedule is set to wake it). Null
-   * once the delivery has ended.
-   */
-  sweep_at: string | null;
-}
-
-/** What travels on the queue and in schedules: ids only, never payloads. */
-export interface DeliveryMessage {
-  shop_id: string;
-  event_id: string;
-  delivery_id: string;
-  /** Lets the consumer read row, event and endpoint in one request. */
-  endpoint_id: string;
-  attempt: number;
-  /** How many times this message was put back for its endpoint's in-flight limit (each wait is longer). */
-  deferrals?: number;
-  /**
-   * The event itself, when the fan-out had it in hand and it is small (MESSAGE_EVENT_MAX_BYTES):
-   * the consumer then reads only row and endpoint, half the items of its batch read. Events
-   * never change once written. A deferred message keeps it; retries, sweeps and
-   * redeliveries carry ids only.
-   */
-  event?: EventRecord;
-}
-
-/** An event rides in its delivery messages up to this size (JSON): ten of them stay far inside one SQS batch's 256 KB. */
-export const MESSAGE_EVENT_MAX_BYTES = 16 * 1024;
-
-const isMessageEvent = (message: DeliveryMessage, event: EventRecord): boolean => event.id === message.event_id && event.shop_id === message.shop_id;
-
-/** The message with its event in it, when small enough. */
-export function carryingEvent(message: DeliveryMessage, event: EventRecord): DeliveryMessage {
-  if (!isMessageEvent(message, event)) return message;
-  return Buffer.byteLength(JSON.stringify(event)) <= MESSAGE_EVENT_MAX_BYTES ? { ...message, event } : message;
-}
-
-/** The event a message carries, if it is that message's own; otherwise it is read from the table. */
-export const carriedEvent = (message: DeliveryMessage): EventRecord | undefined => (message.event && isMessageEvent(message, message.event) ? message.event : undefined);
-
-/** Ids only (a schedule's input is at most 8 KB). */
-export function withoutEvent({ event: _event, ...ids }: DeliveryMessage): DeliveryMessage {
-  return ids;
-}
-
-export interface DeliveryStore {
-  /** Creates the rows that do not exist yet; returns those to enqueue (new, or existing but never attempted). */
-  createMissing(rows: DeliveryRecord[]): Promise<DeliveryRecord[]>;
-  get(shopId: string, eventId: string, deliveryId: string): Promise<DeliveryRecord | null>;
-  listForEvent(shopId: string, eventId: string): Promise<DeliveryRecord[]>;
-  /** Ends an open delivery as `cancelled` (one that ended meanwhile keeps its outcome). */
-  cancel(delivery: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id'>): Promise<boolean>;
-}
-
-export interface DeliveryQueue {
-  send(messages: DeliveryMessage[]): Promise<void>;
-}
+export type { AttemptRecord, DeliveryMessage, DeliveryQueue, DeliveryRecord, DeliveryStore } from './delivery-records';
+export { carriedEvent, carryingEvent, MESSAGE_EVENT_MAX_BYTES, withoutEvent } from './delivery-records';
 
 export function toDeliveryResource(d: DeliveryRecord, eventType: EventType): Resource<'delivery'> {
   return {

@@ -1,7 +1,8 @@
 import type { Sender } from '../webhooks/sender';
 import type { Admission, EndpointHealth } from '../webhooks/circuit';
 import type { GuardResult } from '../webhooks/url-guard';
-import type { AttemptRecord, DeliveryMessage, DeliveryQueue, DeliveryRecord, DeliveryStatus, DeliveryStore } from './deliveries';
+import type { AttemptRecord, DeliveryMessage, DeliveryQueue, DeliveryRecord, DeliveryStore } from './delivery-records';
+import type { DeliveryStatus } from './delivery-status';
 import type { EventRecord } from './events';
 import type { SecretCipher } from './secrets';
 import type { EndpointRecord, QueuedDeliveries } from './webhook-endpoints';
