@@ -2,14 +2,16 @@
  * Delivery latency: event item written → signed request received and verified, on the
  * local stack (DynamoDB Local, its stream, the local queue, the real handlers), beside the
  * floor measured in the same run: the store and network steps one delivery cannot avoid,
- * timed back to back with no polling waits.
+ * timed back to back with no polling waits, through the pipeline's own SDK clients (the
+ * table's document client, the functions' and the event source's SQS clients). Target
+ * (issue 28): p99 ≤ 3× the floor's p50.
  *
  *   npm run bench:latency            (BENCH_EVENTS=500, BENCH_INTERVAL_MS=40, BENCH_FLOOR_SAMPLES=200)
  *
  * The pace (25 events/s) is meant to stay under what one DynamoDB Local sustains for the
  * whole pipeline on a 2-core machine; past it the figure measures a queue, not a delivery.
- * The benchmark prints the emulator's CPU per event, to tell (about 34 ms in session 9:
- * 84 % of a core at this pace, the edge).
+ * The benchmark prints the emulator's CPU per event, to tell (about 20 ms on a quiet
+ * machine: half a core at this pace).
  *
  * The stack's fan-out and consumer handlers run wrapped (timed as Lambda bills them, their
  * requests filed under their stage), so it also prints where each event's time goes, per
@@ -18,7 +20,7 @@
  * EventBridge's.
  */
 import './lib/quiet';
-import { CreateQueueCommand, DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-dynamodb-streams';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { ingestCall } from '../shared/domain/calls';
@@ -128,13 +130,16 @@ try {
   const cpuBefore = { emulator: emulatorCpu(), bench: process.cpuUsage() };
   const started = performance.now();
   const writes: Promise<void>[] = [];
+  // Held until the pace is done: a write failing meanwhile must not end the process as an unhandled rejection.
+  const failed: unknown[] = [];
   for (let i = 0; i < EVENTS; i++) {
-    writes.push(emit());
+    writes.push(emit().catch((err: unknown) => void failed.push(err)));
     const next = started + (i + 1) * INTERVAL_MS;
     const wait = next - performance.now();
     if (wait > 0) await sleep(wait);
   }
   await Promise.all(writes);
+  if (failed.length > 0) throw new Error(`${failed.length} of ${EVENTS} ingests failed; the first: ${String(failed[0])}`);
   await drain(60_000);
   const wallMs = performance.now() - started;
   const cpuAfter = { emulator: emulatorCpu(), bench: process.cpuUsage(cpuBefore.bench) };
@@ -145,7 +150,7 @@ try {
   const f = floor.total.p50;
   printTable(`Delivery latency: event written → verified receipt (${s.n} events, one every ${INTERVAL_MS} ms)`, ['figure', 'ms', 'vs floor', 'target', 'result'], [
     ['floor p50 (steps below, back to back)', ms(f), '1.00×', '', ''],
-    ['delivery p50', ms(s.p50), ratio(s.p50, f), '≤ 3×', verdict(s.p50 <= 3 * f)],
+    ['delivery p50', ms(s.p50), ratio(s.p50, f), '', ''],
     ['delivery p90', ms(s.p90), ratio(s.p90, f), '', ''],
     ['delivery p99', ms(s.p99), ratio(s.p99, f), `≤ ${P99_TARGET}×`, verdict(s.p99 <= P99_TARGET * f)],
     ['delivery max', ms(s.max), ratio(s.max, f), '', ''],
@@ -259,8 +264,8 @@ function watchStages(table: LocalDeps['db']) {
  */
 async function measureFloor(stack: Awaited<ReturnType<typeof startBenchStack>>['stack'], url: string, secret: string, deps: LocalDeps) {
   const shop = await createShop(deps, { name: 'Floor Shop', owner_email: 'floor@bench.test' });
-  const sqs = new SQSClient({ endpoint: stack.queue.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  const queueUrl = (await sqs.send(new CreateQueueCommand({ QueueName: 'bench-floor' }))).QueueUrl as string;
+  // The pipeline's own SQS clients: the functions' (send) and the event source's (receive, delete), on a queue of the floor's.
+  const queueUrl = (await stack.sqsApi.send(new CreateQueueCommand({ QueueName: 'bench-floor' }))).QueueUrl as string;
   const streams = new DynamoDBStreamsClient({ endpoint: stack.dynamodbEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   const ddb = localClient(stack.dynamodbEndpoint);
   const streamArn = (await ddb.send(new DescribeTableCommand({ TableName: stack.tableName }))).Table?.LatestStreamArn as string;
@@ -292,10 +297,10 @@ async function measureFloor(stack: Awaited<ReturnType<typeof startBenchStack>>['
       }
     });
     await timed('queue send + receive + delete', async () => {
-      await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify({ i }) }));
-      const got = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 0 }));
+      await stack.sqsApi.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify({ i }) }));
+      const got = await stack.sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 0 }));
       const handle = got.Messages?.[0]?.ReceiptHandle;
-      if (handle) await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: handle }));
+      if (handle) await stack.sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: handle }));
     });
     const now = new Date();
     const event = { ...newEvent(shop.id, 'call.completed', {}, now), id: event_ids[0] as string };
@@ -320,7 +325,6 @@ async function measureFloor(stack: Awaited<ReturnType<typeof startBenchStack>>['
     });
   }
   streams.destroy();
-  sqs.destroy();
   const names = Object.keys(steps).filter((k) => k !== 'total');
   for (let i = 0; i < FLOOR_SAMPLES; i++) steps.total?.push(names.reduce((sum, k) => sum + (steps[k]?.[i] ?? 0), 0));
   return { streamReads: summarize(streamReads), total: summarize(steps.total ?? []), steps: Object.fromEntries(Object.entries(steps).map(([k, v]) => [k, summarize(v)])) };

@@ -2,7 +2,11 @@
  * Delivery throughput of one consumer process (the deliver handler behind the local SQS
  * event source, batches of 10) to a local receiver that verifies every signature, beside
  * the floor measured in the same run: a process doing only what each delivery must do (one
- * keep-alive signed POST and the delivery row's update) at the same concurrency.
+ * keep-alive signed POST and the delivery row's update) at the same concurrency, through
+ * the same SDK client (shared/wiring/clients.ts `dynamoOf`, built from the same environment).
+ * Issue 28: the throughput is reported beside the floor without a target (on two cores the
+ * consumer and DynamoDB Local share the CPU, so the ratio is that of their CPU per delivery:
+ * bench:table-ops); table requests per delivery ≤ 1.2 is the target.
  *
  *   npm run bench:throughput         (BENCH_DELIVERIES=2000 per run, 3 pairs of runs)
  *
@@ -20,7 +24,7 @@
  * Both run in a child process of their own (bench/lib/consumer-child.ts,
  * bench/lib/floor-child.ts), against the same receiver in this process, alternating
  * (consumer then floor, floor then consumer, consumer then floor), after one uncounted run of
- * each (500 deliveries) that warms DynamoDB Local's JVM: the target is the median of the
+ * each (500 deliveries) that warms DynamoDB Local's JVM: the figure is the median of the
  * three pairs' ratios. Every table and queue request the consumer sends is counted
  * at its clients, whatever the consumer's code does, and its batches are timed as
  * Lambda would bill them.
@@ -57,7 +61,6 @@ const CONCURRENCY = 40;
 const ENDPOINTS = MAX_ENDPOINTS_PER_SHOP;
 const BATCHES_IN_FLIGHT = CONCURRENCY / MAX_IN_FLIGHT;
 const BARE_SECONDS = 3;
-const RATIO_TARGET = 0.8;
 const TABLE_REQUESTS_TARGET = 1.2;
 if (BATCHES_IN_FLIGHT > ENDPOINTS) throw new Error('more batches in flight than endpoints: two batches would share an endpoint\'s in-flight limit');
 
@@ -161,7 +164,7 @@ try {
   const floorRequests = perDelivery(floorTable);
   printTable(`Delivery throughput: consumer and floor, ${CONCURRENCY} requests in flight (${ENDPOINTS} endpoints × at most ${MAX_IN_FLIGHT}; consumer ${BATCHES_IN_FLIGHT} batches of ${BATCH}), ${N} deliveries per run`, ['pair', 'consumer deliveries/s', 'floor deliveries/s', 'consumer vs floor'], pairs.map((x, i) => [`${i + 1}${i % 2 === 0 ? ' (consumer first)' : ' (floor first)'}`, x.consumer.toFixed(0), x.floor.toFixed(0), `${(x.consumer / x.floor).toFixed(2)}×`]));
   printTable('Delivery throughput: targets', ['figure', 'consumer', 'same-run reference', 'target', 'result'], [
-    [`throughput vs floor, median of ${PAIRS} pairs`, `${median.toFixed(2)}×`, '1.00× (floor: signed POST + row update)', `≥ ${RATIO_TARGET}×`, verdict(median >= RATIO_TARGET)],
+    [`throughput vs floor, median of ${PAIRS} pairs`, `${median.toFixed(2)}×`, '1.00× (floor: signed POST + row update)', 'reported, no target', ''],
     ['table requests per delivery (hot path)', consumerRequests.toFixed(2), `${floorRequests.toFixed(2)} (floor)`, `≤ ${TABLE_REQUESTS_TARGET}`, verdict(consumerRequests <= TABLE_REQUESTS_TARGET)],
     [`bare POST loop, no verification (for scale, ${BARE_SECONDS} s)`, `${bareRate.toFixed(0)}/s`, '', '', ''],
   ]);

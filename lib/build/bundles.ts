@@ -27,7 +27,12 @@ const FUNCTION_ENV = {
 
 /** One function bundled with the stack's esbuild options (source map beside it, as in the asset); returns the .cjs size. */
 export async function buildBundle(entry: string, outfile: string): Promise<number> {
-  await build({
+  return (await buildBundleWithInputs(entry, outfile)).bytes;
+}
+
+/** The same, with the files whose code the bundle holds (relative to the repository root, e.g. `node_modules/@aws-sdk/client-kms/…`; files read but tree-shaken away are left out). */
+export async function buildBundleWithInputs(entry: string, outfile: string): Promise<{ bytes: number; inputs: string[] }> {
+  const result = await build({
     entryPoints: [entry],
     outfile,
     bundle: true,
@@ -40,8 +45,10 @@ export async function buildBundle(entry: string, outfile: string): Promise<numbe
     alias: BUNDLE_ALIASES,
     absWorkingDir: repoRoot(),
     logLevel: 'error',
+    metafile: true,
   });
-  return statSync(outfile).size;
+  const inputs = Object.values(result.metafile.outputs).flatMap((o) => Object.entries(o.inputs).filter(([, i]) => i.bytesInOutput > 0).map(([file]) => file));
+  return { bytes: statSync(outfile).size, inputs };
 }
 
 /**

@@ -1,0 +1,271 @@
+import type { IncomingMessage } from 'node:http';
+import { ScanCommand } from '@aws-sdk/client-dynamodb';
+import { KMSClient } from '@aws-sdk/client-kms';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { APIGatewayProxyEventV2, DynamoDBStreamEvent, SQSEvent } from 'aws-lambda';
+import { simulatedCall } from '../../lib/cli/simulate';
+import { ensureTable, localClient, startDynamoDbLocal } from '../../lib/local/dynamodb-local';
+import { toAuthorizerEvent, toProxyEvent } from '../../lib/local/lambda-events';
+import { seedDemo, seedDemoData } from '../../lib/local/seed';
+import { configFromEnv } from '../../shared/config';
+import { lookUpKey, presentedKey } from '../../shared/domain/api-keys';
+import { ingestCall } from '../../shared/domain/calls';
+import { carryingEvent, messageOf, newDelivery } from '../../shared/domain/deliveries';
+import { newEvent, type EventRecord } from '../../shared/domain/events';
+import type { Shop } from '../../shared/domain/shop';
+import { createEndpoint, toEndpointResource } from '../../shared/domain/webhook-endpoints';
+import { toAuthorizerContext } from '../../shared/http/auth-context';
+import { newId } from '../../shared/ids';
+import { resolve, routes } from '../../shared/routes';
+import { EnvelopeCipher } from '../../shared/secrets/envelope';
+import { KmsDataKeys } from '../../shared/secrets/kms-data-keys';
+import { DynamoDeliveryStore } from '../../shared/store/deliveries';
+import { eventFromItem, putEvent } from '../../shared/store/events';
+import { apiKeyDeps, callDeps, endpointDeps, eventWriterDeps, jobDeps, shopDeps, urlGuardDeps } from '../../shared/wiring/api';
+import { dynamoOf } from '../../shared/wiring/clients';
+import type { AwsStub } from './aws-stub';
+import type { Item } from './stub-table';
+
+/** The SDK clients a function constructs; its reference constructs exactly these and calls each once. */
+export type SdkClient = 'DynamoDB' | 'KMS' | 'SQS' | 'Scheduler' | 'SES';
+
+export interface ColdStartCase {
+  /** What its handler is invoked with, as the service that invokes it sends it. */
+  event: unknown;
+  /** Read from the wiring its handler names (`lambdaDeps(...)`, shared/wiring/{api,pipeline}.ts); checked against its bundle. */
+  clients: SdkClient[];
+  /** Why the answer is not the one this request gets when it works (null: it worked). */
+  check(result: unknown): string | null;
+  /** AWS requests the first invocation must make, or the scenario went off the path it stands for. */
+  needs?: string[];
+  /**
+   * For a function with no SDK client, whose SDK reference would be an empty handler: a bare
+   * handler doing the work it cannot avoid (bench/reference/), as `[label, entry]`.
+   */
+  bare?: [label: string, entry: string];
+}
+
+const REGION = 'us-east-1';
+const KEY_ARN = 'arn:aws:kms:us-east-1:123456789012:key/6f1c2a4e-0d3b-4c5e-9a7f-1b2c3d4e5f60';
+
+/** What the seeded table holds that the events name. */
+interface Seed {
+  items: Item[];
+  shop: Shop;
+  key: string;
+  authorizer: ReturnType<typeof toAuthorizerContext>;
+  endpointId: string;
+  callId: string;
+  pendingJobId: string;
+  event: EventRecord;
+  deliveryMessage: ReturnType<typeof messageOf>;
+  disabledEventId: string;
+}
+
+/**
+ * A shop as the local stack's demo seeds it (keys, a few days of calls, jobs in every
+ * status, their events), a webhook endpoint whose secret is sealed with the stub's KMS data
+ * key, two calls after it, their deliveries overdue for the sweeper and a webhook_endpoint.disabled event for the
+ * owner email, written by the product's own code to a DynamoDB Local table and copied out.
+ */
+export async function seedTable(stub: AwsStub): Promise<Seed> {
+  const dynamodb = await startDynamoDbLocal({ port: 0 });
+  try {
+    const tableName = 'cold-start';
+    await ensureTable(dynamodb.endpoint, tableName);
+    const config = configFromEnv({ TABLE_NAME: tableName, DYNAMODB_ENDPOINT: dynamodb.endpoint, AWS_REGION: REGION, WEBHOOK_ALLOW_INSECURE_LOCAL: 'true' });
+    const db = dynamoOf(config);
+    // The endpoint's secret is sealed as the functions will open it: with a KMS data key (the stub's).
+    const kms = new KMSClient({ endpoint: stub.url, region: REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const cipher = new EnvelopeCipher(new KmsDataKeys(kms, KEY_ARN));
+    const deps = { ...shopDeps(config), ...apiKeyDeps(config), ...callDeps(config), ...jobDeps(config), ...endpointDeps(config), ...urlGuardDeps(config), ...eventWriterDeps(config), cipher };
+
+    const demo = await seedDemo(deps);
+    await seedDemoData(deps, demo.shop);
+    const endpoint = (await createEndpoint(deps, demo.shop.id, { url: `${stub.url}/hooks/shop`, events: ['*'], description: 'Bench receiver' } as never)) as { id: string };
+    const stored = await deps.endpoints.get(demo.shop.id, endpoint.id);
+    if (!stored) throw new Error('the seeded endpoint is not in the table');
+    // Two calls after the endpoint exists: their events are the ones it receives (fan-out, consumer, sweeper).
+    for (let i = 0; i < 2; i++) await ingestCall(deps, simulatedCall(demo.shop, { withJob: false, emergency: false, endedAt: new Date() }));
+    const disabled = newEvent(demo.shop.id, 'webhook_endpoint.disabled', toEndpointResource({ ...stored, enabled: false, disabled_reason: 'failing' }), new Date(), endpoint.id);
+    await putEvent(db, disabled);
+
+    const scanned = await scan(dynamodb.endpoint, tableName);
+    const plain = scanned.map((i) => unmarshall(i) as Record<string, unknown>);
+    const bySk = (prefix: string) => plain.filter((i) => String(i.sk).startsWith(prefix)).sort((a, b) => String(b.sk).localeCompare(String(a.sk)));
+    const callEvents = bySk('EVT#').filter((i) => i.type === 'call.completed').map(eventFromItem);
+    const [latest, earlier] = callEvents;
+    if (!latest || !earlier) throw new Error('the demo data has fewer than two call.completed events');
+    // Open deliveries of two events, overdue: the sweeper finds them, and the endpoint's list has a second page.
+    const past = new Date(Date.now() - 10 * 60_000);
+    const rows = [latest, earlier].map((e) => newDelivery(e, endpoint.id, newId('dlv', past.getTime()), 'fanout', past));
+    await new DynamoDeliveryStore(db).createAll(rows);
+
+    const presented = presentedKey(`Bearer ${demo.writeKey.key}`);
+    if (!presented.ok) throw new Error('the demo key does not parse');
+    const outcome = await lookUpKey(deps.apiKeys, presented);
+    const job = bySk('JOB#').find((i) => i.status === 'pending');
+    const call = bySk('CALL#')[0];
+    if (!outcome.ok || !job || !call) throw new Error('the demo data has no valid key, pending job or call');
+    db.client.destroy();
+    kms.destroy();
+    return {
+      items: await scan(dynamodb.endpoint, tableName),
+      shop: demo.shop,
+      key: demo.writeKey.key,
+      authorizer: toAuthorizerContext(outcome),
+      endpointId: endpoint.id,
+      callId: String(call.id),
+      pendingJobId: String(job.id),
+      event: latest,
+      deliveryMessage: carryingEvent(messageOf(rows[0] as (typeof rows)[number]), latest),
+      disabledEventId: disabled.id,
+    };
+  } finally {
+    await dynamodb.stop();
+  }
+}
+
+async function scan(endpoint: string, tableName: string): Promise<Item[]> {
+  const client = localClient(endpoint);
+  const items: Item[] = [];
+  let start: Item | undefined;
+  do {
+    const page = await client.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: start }));
+    items.push(...((page.Items ?? []) as Item[]));
+    start = page.LastEvaluatedKey as Item | undefined;
+  } while (start);
+  client.destroy();
+  return items;
+}
+
+/** A request as API Gateway (HTTP API, payload 2.0) hands it to the route's function: the local adapter's event, built the same way. */
+function httpEvent(method: string, pathAndQuery: string, headers: Record<string, string>, body?: unknown): APIGatewayProxyEventV2 {
+  const url = new URL(pathAndQuery, 'https://api.shop-calls.example');
+  const payload = body === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(body));
+  const all = { host: url.host, 'user-agent': 'shop-calls-client/1.0', ...(payload.length > 0 ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}), ...headers };
+  const req = { rawHeaders: Object.entries(all).flat(), httpVersion: '1.1', socket: { remoteAddress: '198.51.100.24' } } as unknown as IncomingMessage;
+  const resolution = resolve(method, url.pathname);
+  const route = resolution.kind === 'route' ? resolution : null;
+  return toProxyEvent(req, {
+    method,
+    url,
+    body: payload,
+    routeKey: route?.route.handler ? `${route.route.method} ${route.route.path}` : '$default',
+    pathParameters: route?.pathParameters,
+    requestId: 'Yx3kQjJ1IAMEVnA=',
+  });
+}
+
+const statusOf = (result: unknown) => (result as { statusCode?: number } | null)?.statusCode;
+const succeeded = (result: unknown) => {
+  const status = statusOf(result);
+  return status !== undefined && status >= 200 && status < 300 ? null : `answered ${status}: ${String((result as { body?: string } | null)?.body ?? '').slice(0, 300)}`;
+};
+const noFailures = (result: unknown) => {
+  const failures = (result as { batchItemFailures?: unknown[] } | null)?.batchItemFailures;
+  return failures && failures.length === 0 ? null : `reported failures: ${JSON.stringify(result)}`;
+};
+
+/** Each function's first invocation: a request that goes the way a working one goes, to the seeded table. */
+export function coldStartCases(stub: AwsStub, seed: Seed): Record<string, ColdStartCase> {
+  const shop = seed.shop.id;
+  const ep = seed.endpointId;
+  const auth = { authorization: `Bearer ${seed.key}` };
+  const since = new Date(Date.now() - 24 * 3_600_000).toISOString();
+  const api: Record<string, [method: string, path: string, body?: unknown]> = {
+    createWebhookEndpoint: ['POST', '/v1/webhook-endpoints', { url: `${stub.url}/hooks/new`, events: ['call.completed', 'job.created'], description: 'Dispatch board' }],
+    listWebhookEndpoints: ['GET', '/v1/webhook-endpoints'],
+    getWebhookEndpoint: ['GET', `/v1/webhook-endpoints/${ep}`],
+    updateWebhookEndpoint: ['PATCH', `/v1/webhook-endpoints/${ep}`, { description: 'Dispatch board (new)' }],
+    deleteWebhookEndpoint: ['DELETE', `/v1/webhook-endpoints/${ep}`],
+    listWebhookEndpointDeliveries: ['GET', `/v1/webhook-endpoints/${ep}/deliveries?limit=1`],
+    getWebhookEndpointStats: ['GET', `/v1/webhook-endpoints/${ep}/stats`],
+    recoverWebhookEndpoint: ['POST', `/v1/webhook-endpoints/${ep}/recover`, { since }],
+    rotateWebhookEndpointSecret: ['POST', `/v1/webhook-endpoints/${ep}/rotate-secret`],
+    testWebhookEndpoint: ['POST', `/v1/webhook-endpoints/${ep}/test`],
+    listEvents: ['GET', '/v1/events?limit=2'],
+    getEvent: ['GET', `/v1/events/${seed.event.id}`],
+    redeliverEvent: ['POST', `/v1/events/${seed.event.id}/redeliver`],
+    listCalls: ['GET', '/v1/calls?limit=2'],
+    getCall: ['GET', `/v1/calls/${seed.callId}`],
+    getCallTranscript: ['GET', `/v1/calls/${seed.callId}/transcript`],
+    getCallSummary: ['GET', `/v1/calls/${seed.callId}/summary`],
+    listJobs: ['GET', '/v1/jobs?limit=1'],
+    getJob: ['GET', `/v1/jobs/${seed.pendingJobId}`],
+    approveJob: ['POST', `/v1/jobs/${seed.pendingJobId}/approve`, { version: 1 }],
+    declineJob: ['POST', `/v1/jobs/${seed.pendingJobId}/decline`, { version: 1, reason: 'Outside our service area' }],
+    getShop: ['GET', '/v1/shop'],
+    updateShop: ['PATCH', '/v1/shop', { name: `${seed.shop.name} & Sons` }],
+    getMe: ['GET', '/v1/me'],
+  };
+  const cases: Record<string, ColdStartCase> = {};
+  for (const route of routes.filter((r) => r.handler)) {
+    const request = api[route.operationId];
+    if (!request) throw new Error(`no cold-start request for ${route.operationId}`);
+    const [method, path, body] = request;
+    // Idempotent routes get a key, so the response is stored (sealed with KMS) as a client's retry-safe request is.
+    const headers = { ...auth, ...(route.idempotent ? { 'idempotency-key': 'a1f3c2d4-cold-start' } : {}) };
+    const event = httpEvent(method, path, headers, body);
+    const name = route.operationId[0]?.toUpperCase() + route.operationId.slice(1);
+    cases[name] = {
+      event: { ...event, requestContext: { ...event.requestContext, authorizer: { lambda: seed.authorizer } } },
+      // Every table-backed operation; KMS where the route table says the operation seals or opens secrets.
+      clients: route.secrets.includes('cipher') ? ['DynamoDB', 'KMS'] : ['DynamoDB'],
+      check: succeeded,
+      needs: route.secrets.includes('cipher') ? ['KMS GenerateDataKey'] : [],
+    };
+  }
+  const sqsRecord = (body: unknown, queue: string) => ({
+    messageId: '059f36b4-87a3-44ab-83d2-661975830a7d',
+    receiptHandle: 'AQEBwJnKyrHigUMZj6rYigCgxlaS3SLy0a',
+    body: JSON.stringify(body),
+    attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()), SenderId: 'AIDAIENQZJOLO23YVJ4VO', ApproximateFirstReceiveTimestamp: String(Date.now()) },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: `arn:aws:sqs:${REGION}:123456789012:${queue}`,
+    awsRegion: REGION,
+  });
+  const eventItem = seed.items.find((i) => i.sk?.S === `EVT#${seed.event.id}`);
+  const stream: DynamoDBStreamEvent = {
+    Records: [{
+      eventID: 'c4ca4238a0b923820dcc509a6f75849b',
+      eventName: 'INSERT',
+      eventVersion: '1.1',
+      eventSource: 'aws:dynamodb',
+      awsRegion: REGION,
+      dynamodb: { ApproximateCreationDateTime: Math.floor(Date.now() / 1000), Keys: { pk: { S: `SHOP#${shop}` }, sk: { S: `EVT#${seed.event.id}` } }, NewImage: eventItem as never, SequenceNumber: '111100000000000000000001', SizeBytes: 812, StreamViewType: 'NEW_AND_OLD_IMAGES' },
+      eventSourceARN: `arn:aws:dynamodb:${REGION}:123456789012:table/ShopCallsApi-DataTable/stream/2026-11-20T00:00:00.000`,
+    }],
+  };
+  const deliver: SQSEvent = { Records: [sqsRecord(seed.deliveryMessage, 'ShopCallsApi-Deliveries')] };
+  const notify: SQSEvent = { Records: [sqsRecord({ shop_id: shop, event_id: seed.disabledEventId }, 'ShopCallsApi-OwnerEmails')] };
+  // The portal's own route (lib/constructs/api.ts), outside the /v1 table.
+  const portal = httpEvent('GET', '/portal', {});
+  Object.assign(portal, { routeKey: 'GET /portal', requestContext: { ...portal.requestContext, routeKey: 'GET /portal' } });
+  return {
+    ...cases,
+    Authorizer: {
+      event: toAuthorizerEvent(httpEvent('GET', '/v1/shop', auth)),
+      clients: ['DynamoDB'],
+      check: (r) => ((r as { isAuthorized?: boolean; context?: { authenticated?: unknown } }).isAuthorized === true && (r as { context: { authenticated?: unknown } }).context.authenticated === true ? null : `refused: ${JSON.stringify(r)}`),
+    },
+    Fallback: { event: httpEvent('GET', '/v1/openapi.json', {}), clients: [], check: succeeded, bare: ['the OpenAPI document, bare handler', 'bench/reference/openapi-document.ts'] },
+    Fanout: { event: stream, clients: ['DynamoDB', 'SQS'], check: noFailures, needs: ['SQS SendMessageBatch'] },
+    Notify: { event: notify, clients: ['DynamoDB', 'SES'], check: noFailures, needs: ['SES SendEmail'] },
+    Deliver: { event: deliver, clients: ['DynamoDB', 'SQS', 'KMS', 'Scheduler'], check: noFailures, needs: ['KMS Decrypt', 'webhook POST'] },
+    Ingest: {
+      event: simulatedCall(seed.shop, { withJob: true, emergency: false, endedAt: new Date() }),
+      clients: ['DynamoDB'],
+      check: (r) => ((r as { ok?: boolean }).ok === true ? null : `refused: ${JSON.stringify(r)}`),
+    },
+    Sweep: {
+      event: {},
+      clients: ['DynamoDB', 'SQS'],
+      check: (r) => ((r as { enqueued?: number }).enqueued !== undefined ? null : `no report: ${JSON.stringify(r)}`),
+      needs: ['SQS SendMessageBatch'],
+    },
+    Portal: { event: portal, clients: [], check: succeeded, bare: ['the portal page, bare handler', 'bench/reference/portal-page.ts'] },
+  };
+}
