@@ -21,7 +21,8 @@ import { EnvelopeCipher } from '../../shared/secrets/envelope';
 import { KmsDataKeys } from '../../shared/secrets/kms-data-keys';
 import { DynamoDeliveryStore } from '../../shared/store/deliveries';
 import { eventFromItem, putEvent } from '../../shared/store/events';
-import { apiKeyDeps, callDeps, endpointDeps, eventWriterDeps, jobDeps, shopDeps, urlGuardDeps } from '../../shared/wiring/api';
+import { apiKeyDeps, endpointLifecycleDeps, callDeps, endpointDeps, eventWriterDeps, jobDeps, shopDeps, urlGuardDeps } from '../../shared/wiring/api';
+import { recoverEndpoint } from '../../shared/domain/recovery';
 import { dynamoOf } from '../../shared/wiring/clients';
 import type { AwsStub } from './aws-stub';
 import type { Item } from './stub-table';
@@ -60,6 +61,8 @@ interface Seed {
   event: EventRecord;
   deliveryMessage: ReturnType<typeof messageOf>;
   disabledEventId: string;
+  /** A recovery of the endpoint's last day, for the route that shows its progress. */
+  recoveryId: string;
 }
 
 /**
@@ -101,6 +104,8 @@ export async function seedTable(stub: AwsStub): Promise<Seed> {
     const rows = [latest, earlier].map((e) => newDelivery(e, endpoint.id, newId('dlv', past.getTime()), 'fanout', past));
     await new DynamoDeliveryStore(db).createAll(rows);
 
+    const recovery = await recoverEndpoint({ ...endpointLifecycleDeps(config), now: () => new Date() }, demo.shop.id, endpoint.id, { since: new Date(Date.now() - 24 * 3_600_000).toISOString() });
+
     const presented = presentedKey(`Bearer ${demo.writeKey.key}`);
     if (!presented.ok) throw new Error('the demo key does not parse');
     const outcome = await lookUpKey(deps.apiKeys, presented);
@@ -120,6 +125,7 @@ export async function seedTable(stub: AwsStub): Promise<Seed> {
       event: latest,
       deliveryMessage: carryingEvent(messageOf(rows[0] as (typeof rows)[number]), latest),
       disabledEventId: disabled.id,
+      recoveryId: recovery.id,
     };
   } finally {
     await dynamodb.stop();
@@ -182,6 +188,7 @@ export function coldStartCases(stub: AwsStub, seed: Seed): Record<string, ColdSt
     listWebhookEndpointDeliveries: ['GET', `/v1/webhook-endpoints/${ep}/deliveries?limit=1`],
     getWebhookEndpointStats: ['GET', `/v1/webhook-endpoints/${ep}/stats`],
     recoverWebhookEndpoint: ['POST', `/v1/webhook-endpoints/${ep}/recover`, { since }],
+    getWebhookEndpointRecovery: ['GET', `/v1/webhook-endpoints/${ep}/recoveries/${seed.recoveryId}`],
     rotateWebhookEndpointSecret: ['POST', `/v1/webhook-endpoints/${ep}/rotate-secret`],
     testWebhookEndpoint: ['POST', `/v1/webhook-endpoints/${ep}/test`],
     listEvents: ['GET', '/v1/events?limit=2'],
