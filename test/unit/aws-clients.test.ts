@@ -90,6 +90,12 @@ describe('the AWS clients of the wiring (the SDK)', () => {
     }
   });
 
+  it('send SQS requests to the endpoint the SDK resolves (here AWS_ENDPOINT_URL), not to the host named in the queue URL', async () => {
+    const config = configFromEnv({ TABLE_NAME: 'shop-calls', AWS_REGION: 'eu-west-1', QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/deliveries' });
+    await new SqsDeliveryQueue(sqsOf(config), config.queueUrl).send([{ shop_id: 'shop_1', event_id: 'evt_1', delivery_id: 'dlv_1', endpoint_id: 'we_1', attempt: 1 }]);
+    expect(seen.map((s) => s.target)).toEqual(['AmazonSQS.SendMessageBatch']);
+  });
+
   it('retry as AWS_MAX_ATTEMPTS says, and an error keeps the request id AWS Support asks for', async () => {
     failures = 5;
     const error = await dynamoOf(cloudConfig())
