@@ -19,6 +19,7 @@
  * table and SQS requests, Lambda ms, dollars per million at list prices beside
  * EventBridge's.
  */
+import './lib/log-at-info';
 import './lib/quiet';
 import { CreateQueueCommand, DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-dynamodb-streams';
@@ -35,11 +36,13 @@ import { signedHeaders } from '../shared/webhooks/signer';
 import { httpSender } from '../shared/webhooks/sender';
 import type { SQSEvent } from 'aws-lambda';
 import { callIngest, startBenchStack } from './lib/stack';
-import { printCost } from './lib/cost';
+import { printAllIn, printCost, tracesFor } from './lib/cost';
+import { countLogBytes, logTallies, resetLogBytes } from './lib/log-bytes';
+import { powertoolsMetrics } from '../shared/observability/metrics';
 import { treeCpuMs } from './lib/cpu';
 import { rowOnlyStore } from './lib/floor-store';
 import { countCalls, newHandlerTally, stage, timedHandler, type HandlerTally } from './lib/instrument';
-import { FUNCTION_MEMORY_MB } from './lib/lambda-memory';
+import { FUNCTION_MEMORY_MB, FUNCTION_SYSTEM_LOG_LEVEL, FUNCTION_TRACING } from './lib/lambda-memory';
 import { startReceiver } from './lib/receiver';
 import { ms, printTable, ratio, setting, sleep, summarize, verdict } from './lib/stats';
 
@@ -62,7 +65,9 @@ const eventIdsOf = (event: SQSEvent) =>
       return undefined;
     }
   });
+countLogBytes();
 const bench = await startBenchStack({
+  deliveryMetrics: powertoolsMetrics(),
   wrapHandlers: (h) => {
     const deliver = timedHandler('consumer', h.deliver, consumerTally);
     return {
@@ -125,6 +130,7 @@ try {
   const requests = countCalls(deps.db.doc);
   const sqsRequests = countCalls([bench.stack.sqs, bench.stack.sqsApi], { stageOf: (_op, input) => (input.QueueUrl === queues.url ? 'consumer' : undefined) });
   for (const t of [fanoutTally, consumerTally]) Object.assign(t, newHandlerTally());
+  resetLogBytes();
   const stages = watchStages(deps.db);
   const emulatorCpu = () => (bench.stack.dynamodbPid === undefined ? null : treeCpuMs(bench.stack.dynamodbPid));
   const cpuBefore = { emulator: emulatorCpu(), bench: process.cpuUsage() };
@@ -168,12 +174,15 @@ try {
   printTable(`Floor steps (${FLOOR_SAMPLES} samples each)`, ['step', 'p50 ms', 'p99 ms'], Object.entries(floor.steps).map(([name, x]) => [name, ms(x.p50, 2), ms(x.p99, 2)]));
   const table = requests.stages;
   const sqs = sqsRequests.stages;
-  const lambdaOf = (tally: HandlerTally, memoryMb: number) => ({ tally, memoryMb });
-  printCost(`What a delivered event costs: one event every ${INTERVAL_MS} ms, one endpoint`, [
+  const lambdaOf = (tally: HandlerTally, fn: 'Fanout' | 'Deliver') => ({ tally, memoryMb: FUNCTION_MEMORY_MB[fn], systemLogLevel: FUNCTION_SYSTEM_LOG_LEVEL[fn] });
+  const total = printCost(`What a delivered event costs: one event every ${INTERVAL_MS} ms, one endpoint`, [
     { name: "ingest (the call's own write: not in the total)", table: table.get('ingest'), outsideTotal: true },
-    { name: 'fan-out', table: table.get('fan-out'), sqs: sqs.get('fan-out'), lambda: lambdaOf(fanoutTally, FUNCTION_MEMORY_MB.Fanout) },
-    { name: 'consumer', table: table.get('consumer'), sqs: sqs.get('consumer'), lambda: lambdaOf(consumerTally, FUNCTION_MEMORY_MB.Deliver) },
+    { name: 'fan-out', table: table.get('fan-out'), sqs: sqs.get('fan-out'), lambda: lambdaOf(fanoutTally, 'Fanout'), logs: logTallies.get('fan-out') },
+    { name: 'consumer', table: table.get('consumer'), sqs: sqs.get('consumer'), lambda: lambdaOf(consumerTally, 'Deliver'), logs: logTallies.get('consumer') },
   ], s.n);
+  const seconds = wallMs / 1000;
+  const traces = tracesFor(FUNCTION_TRACING.Fanout, fanoutTally.invocations, seconds) + tracesFor(FUNCTION_TRACING.Deliver, consumerTally.invocations, seconds);
+  printAllIn('sparse', total, { traces, kmsRequests: 0, schedules: 0 }, s.n);
   const other = [...(table.get('') ?? new Map()), ...(sqs.get('') ?? new Map())].map(([op, t]) => `${op} ${t.requests}`).join(', ');
   console.log(`Outside these stages during the run (sweeper, owner emails' poller; not per delivery): ${other || 'none'}. Lambda's reads of the table's stream are free.`);
   if (receiver.rejected > 0) throw new Error(`${receiver.rejected} deliveries failed verification`);

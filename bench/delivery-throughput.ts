@@ -43,11 +43,11 @@ import { DynamoDeliveryStore } from '../shared/store/deliveries';
 import { eventItem } from '../shared/store/events';
 import { MAX_IN_FLIGHT } from '../shared/webhooks/circuit';
 import type { ConsumerReport } from './lib/consumer-child';
-import { opsPerDelivery, printCost } from './lib/cost';
+import { opsPerDelivery, printAllIn, printCost, tracesFor } from './lib/cost';
 import type { FloorJob, FloorReport } from './lib/floor-child';
 import { treeCpuMs } from './lib/cpu';
 import { addTallies, newHandlerTally, type OpTally } from './lib/instrument';
-import { FUNCTION_MEMORY_MB } from './lib/lambda-memory';
+import { FUNCTION_MEMORY_MB, FUNCTION_SYSTEM_LOG_LEVEL, FUNCTION_TRACING } from './lib/lambda-memory';
 import { startPipelineEnv } from './lib/pipeline-env';
 import { startReceiver } from './lib/receiver';
 import { printTable, setting, sleep, verdict } from './lib/stats';
@@ -109,6 +109,8 @@ try {
   const consumerSqs = new Map<string, OpTally>();
   const lambda = newHandlerTally();
   let endpointsInBatches = 0;
+  const logs = { bytes: 0, lines: 0 };
+  let consumerSeconds = 0;
   const floorTable = new Map<string, OpTally>();
   const pairs: { consumer: number; floor: number }[] = [];
   const cpu: { consumer: CpuPerDelivery[]; floor: CpuPerDelivery[] } = { consumer: [], floor: [] };
@@ -128,6 +130,9 @@ try {
       lambda.ms += report.lambda.ms;
       lambda.billedMs += report.lambda.billedMs;
       endpointsInBatches += report.endpointsInBatches;
+      logs.bytes += report.logs.bytes;
+      logs.lines += report.logs.lines;
+      consumerSeconds += consumerRows.length / rate;
       return rate;
   };
   const floorRun = async (floorRows: DeliveryRecord[], counted: boolean) => {
@@ -183,7 +188,10 @@ try {
     ]);
   }
   console.log(`Table requests per delivery: consumer ${opsPerDelivery(consumerTable, delivered)}; floor ${opsPerDelivery(floorTable, delivered)}`);
-  printCost('Consumer under load: per delivery, and at list prices per million', [{ name: 'consumer', table: consumerTable, sqs: consumerSqs, lambda: { tally: lambda, memoryMb: FUNCTION_MEMORY_MB.Deliver } }], delivered);
+  const consumerCost = printCost('Consumer under load: per delivery, and at list prices per million', [
+    { name: 'consumer', table: consumerTable, sqs: consumerSqs, lambda: { tally: lambda, memoryMb: FUNCTION_MEMORY_MB.Deliver, systemLogLevel: FUNCTION_SYSTEM_LOG_LEVEL.Deliver }, logs },
+  ], delivered);
+  printAllIn('busy consumer', consumerCost, { traces: tracesFor(FUNCTION_TRACING.Deliver, lambda.invocations, consumerSeconds), kmsRequests: 0, schedules: 0 }, delivered);
   const batches = Math.max(1, lambda.invocations);
   console.log(`Lambda: ${lambda.invocations} invocations, ${(lambda.records / batches).toFixed(1)} messages and ${(endpointsInBatches / batches).toFixed(1)} endpoints each; its ms are wall time per batch with ${BATCHES_IN_FLIGHT} batches sharing one process, as in Lambda they would not.`);
 } finally {

@@ -34,6 +34,12 @@ export interface ServiceConfig {
   sweeperReservedConcurrency?: number;
   /** Active X-Ray tracing on every function; by default only the API's functions sample (docs/capacity.md, Tracing). */
   fullTracing: boolean;
+  /**
+   * Lambda's own START/END/REPORT lines from the delivery path's functions (Fanout, Deliver),
+   * which run once or more per delivery; off by default (system log level WARN): at one event at a
+   * time they would be about a tenth of what a delivery costs (docs/capacity.md, Logs).
+   */
+  platformLogs: boolean;
   /** Another AWS account (the voice platform's) that may invoke the ingest function. */
   ingestInvokerAccount?: string;
   /** Timeout of POST …/recover, whose window of events is sized against it (docs/capacity.md, Recover). */
@@ -84,6 +90,7 @@ export function configFromContext(node: Pick<Node, 'tryGetContext'>): ServiceCon
     sourceMaps: bool('sourceMaps'),
     sweeperReservedConcurrency: integer('sweeperReservedConcurrency', node.tryGetContext('sweeperReservedConcurrency') === undefined ? undefined : num('sweeperReservedConcurrency', 1)),
     fullTracing: bool('fullTracing'),
+    platformLogs: bool('platformLogs'),
     ingestInvokerAccount: accountId(str('ingestInvokerAccount')),
     recoverTimeoutSeconds: atMost('recoverTimeoutSeconds', num('recoverTimeoutSeconds', API_GATEWAY_INTEGRATION_SECONDS), API_GATEWAY_INTEGRATION_SECONDS, "API Gateway's integration timeout: past it the caller gets 503 while recover keeps writing"),
   };

@@ -7,6 +7,7 @@
  *
  * Env: the stack's `env`, as for bin/consumer.ts. argv[2]: batches in flight at once.
  */
+import './log-at-info';
 import './quiet';
 import { makeHandler } from '../../functions/deliver';
 import { LocalRetryScheduler } from '../../lib/local/adapters';
@@ -17,7 +18,9 @@ import { SqsDeliveryQueue } from '../../shared/aws/sqs-queue';
 import { configFromEnv, parseVariables } from '../../shared/config';
 import { dynamoOf, sqsOf } from '../../shared/wiring/clients';
 import { deliverDeps } from '../../shared/wiring/pipeline';
+import { powertoolsMetrics } from '../../shared/observability/metrics';
 import { allStages, countCalls, newHandlerTally, timedHandler, type HandlerTally, type OpTally } from './instrument';
+import { countLogBytes, logTallies, type LogTally } from './log-bytes';
 
 export interface ConsumerReport {
   table: Record<string, OpTally>;
@@ -25,6 +28,8 @@ export interface ConsumerReport {
   lambda: HandlerTally;
   /** Distinct endpoints over all batches (a batch's admission is one write per endpoint). */
   endpointsInBatches: number;
+  /** What its handler logged (lines and EMF metrics), as CloudWatch Logs would ingest it. */
+  logs: LogTally;
 }
 
 const batches = Number(process.argv[2]);
@@ -38,7 +43,8 @@ const deps = deliverDeps(config, { queue, scheduler: new LocalRetryScheduler(que
 const table = countCalls(dynamoOf(config).doc);
 const queueRequests = countCalls([sqs, sqsOf(config)]);
 const lambda = newHandlerTally();
-const timed = timedHandler('consumer', localFunction('deliver', makeHandler(() => deps)), lambda);
+countLogBytes();
+const timed = timedHandler('consumer', localFunction('deliver', makeHandler(() => deps, powertoolsMetrics())), lambda);
 let endpointsInBatches = 0;
 const handler: typeof timed = (event) => {
   endpointsInBatches += new Set(event.Records.map((r) => (JSON.parse(r.body) as { endpoint_id?: string }).endpoint_id)).size;
@@ -50,7 +56,7 @@ process.on('message', (message) => {
   if (message !== 'report') return;
   void poller.stop().then(() => {
     LocalRetryScheduler.clearAll();
-    const report: ConsumerReport = { table: Object.fromEntries(allStages(table)), sqs: Object.fromEntries(allStages(queueRequests)), lambda, endpointsInBatches };
+    const report: ConsumerReport = { table: Object.fromEntries(allStages(table)), sqs: Object.fromEntries(allStages(queueRequests)), lambda, endpointsInBatches, logs: logTallies.get('consumer') ?? { bytes: 0, lines: 0 } };
     process.send?.(report, () => process.exit(0));
   });
 });

@@ -5,17 +5,24 @@
  */
 import { DYNAMODB_WRITES } from '../../lib/local/stack';
 import type { HandlerTally, OpTally } from './instrument';
+import type { LogTally } from './log-bytes';
+import { platformBytesPerInvocation } from './platform-logs';
+import { FUNCTION_TRACING } from './lambda-memory';
+export { ALL_IN_LINE } from './all-in-line';
 import {
+  CLOUDWATCH_LOGS_PER_GB_INGESTED,
   DYNAMODB_PER_MILLION_READ_UNITS,
   DYNAMODB_PER_MILLION_WRITE_UNITS,
   EVENTBRIDGE_API_DESTINATIONS_PER_MILLION,
   EVENTBRIDGE_CUSTOM_EVENTS_PER_MILLION,
   EVENTBRIDGE_SCHEDULER_PER_MILLION,
+  KMS_PER_MILLION_REQUESTS,
   LAMBDA_ARM64_PER_GB_SECOND,
   LAMBDA_PER_MILLION_REQUESTS,
   PRICE_REGION,
   PRICES_AS_OF,
   SQS_STANDARD_PER_MILLION_REQUESTS,
+  XRAY_PER_MILLION_TRACES,
 } from './prices';
 import { printTable } from './stats';
 
@@ -31,7 +38,9 @@ export interface StageUsage {
   name: string;
   table?: ReadonlyMap<string, OpTally>;
   sqs?: ReadonlyMap<string, OpTally>;
-  lambda?: { tally: HandlerTally; memoryMb: number };
+  lambda?: { tally: HandlerTally; memoryMb: number; systemLogLevel: 'INFO' | 'WARN' };
+  /** The lines its handler wrote (logs and EMF metrics), as CloudWatch Logs would ingest them. */
+  logs?: LogTally;
   /** Shown but left out of the total (default: counted in it). */
   outsideTotal?: boolean;
 }
@@ -48,7 +57,9 @@ export interface StageCost {
   invocations: number;
   lambdaMs: number;
   gbSeconds: number;
-  perMillion: { table: number; sqs: number; lambda: number; total: number };
+  /** CloudWatch Logs bytes: the handler's lines and Lambda's own (at the function's system log level). */
+  logBytes: number;
+  perMillion: { table: number; sqs: number; lambda: number; logs: number; total: number };
 }
 
 const sum = <T>(xs: Iterable<T>, f: (x: T) => number): number => [...xs].reduce((n, x) => n + f(x), 0);
@@ -63,13 +74,15 @@ export function stageCost(usage: StageUsage, deliveries: number): StageCost {
   const lambda = usage.lambda;
   const invocations = per(lambda?.tally.invocations ?? 0);
   const gbSeconds = lambda ? per((lambda.tally.billedMs / 1000) * (lambda.memoryMb / 1024)) : 0;
+  const logBytes = per((usage.logs?.bytes ?? 0) + (lambda ? lambda.tally.invocations * platformBytesPerInvocation(lambda.systemLogLevel) : 0));
   const perMillion = {
     table: writeUnits * DYNAMODB_PER_MILLION_WRITE_UNITS + readUnits * DYNAMODB_PER_MILLION_READ_UNITS,
     sqs: sqsBilled * SQS_STANDARD_PER_MILLION_REQUESTS,
     lambda: invocations * LAMBDA_PER_MILLION_REQUESTS + gbSeconds * 1e6 * LAMBDA_ARM64_PER_GB_SECOND,
+    logs: (logBytes * 1e6 * CLOUDWATCH_LOGS_PER_GB_INGESTED) / 2 ** 30,
     total: 0,
   };
-  perMillion.total = perMillion.table + perMillion.sqs + perMillion.lambda;
+  perMillion.total = perMillion.table + perMillion.sqs + perMillion.lambda + perMillion.logs;
   return {
     name: usage.name,
     tableRequests: per(sum(table, ([, t]) => t.requests)),
@@ -80,6 +93,7 @@ export function stageCost(usage: StageUsage, deliveries: number): StageCost {
     invocations,
     lambdaMs: per(lambda?.tally.ms ?? 0),
     gbSeconds,
+    logBytes,
     perMillion,
   };
 }
@@ -97,7 +111,14 @@ export function totalCost(name: string, costs: StageCost[]): StageCost {
     invocations: add((c) => c.invocations),
     lambdaMs: add((c) => c.lambdaMs),
     gbSeconds: add((c) => c.gbSeconds),
-    perMillion: { table: add((c) => c.perMillion.table), sqs: add((c) => c.perMillion.sqs), lambda: add((c) => c.perMillion.lambda), total: add((c) => c.perMillion.total) },
+    logBytes: add((c) => c.logBytes),
+    perMillion: {
+      table: add((c) => c.perMillion.table),
+      sqs: add((c) => c.perMillion.sqs),
+      lambda: add((c) => c.perMillion.lambda),
+      logs: add((c) => c.perMillion.logs),
+      total: add((c) => c.perMillion.total),
+    },
   };
 }
 
@@ -127,21 +148,69 @@ export function printCost(title: string, usages: StageUsage[], deliveries: numbe
     c.sqsBilled.toFixed(2),
     c.invocations.toFixed(2),
     c.lambdaMs.toFixed(1),
+    c.logBytes.toFixed(0),
     usd(c.perMillion.table),
     usd(c.perMillion.sqs),
     usd(c.perMillion.lambda),
+    usd(c.perMillion.logs),
     usd(c.perMillion.total),
   ];
   printTable(
     `${title} (${deliveries} deliveries; list prices ${PRICE_REGION}, ${PRICES_AS_OF}, arm64 Lambda, DynamoDB on-demand)`,
-    ['per delivery', 'table requests', 'write / read units', 'SQS requests billed', 'Lambda invocations', 'Lambda ms', '$/M table', '$/M SQS', '$/M Lambda', '$/M deliveries'],
-    [...costs.map(row), ...(costs.length > 1 ? [row(total)] : []), ...REFERENCES.map((r) => [r.name, '', '', '', '', '', '', '', '', usd(r.perMillion)])],
+    ['per delivery', 'table requests', 'write / read units', 'SQS requests billed', 'Lambda invocations', 'Lambda ms', 'log bytes', '$/M table', '$/M SQS', '$/M Lambda', '$/M logs', '$/M deliveries'],
+    [...costs.map(row), ...(costs.length > 1 ? [row(total)] : []), ...REFERENCES.map((r) => [r.name, '', '', '', '', '', '', '', '', '', '', usd(r.perMillion)])],
   );
   for (const u of usages) {
     const local = [...(u.sqs ?? new Map<string, OpTally>())].filter(([op]) => LOCAL_ONLY_SQS.has(op)).map(([op]) => op);
-    console.log(`- ${u.name}: table ${opsPerDelivery(u.table, deliveries, 'units')}; SQS ${opsPerDelivery(u.sqs, deliveries)}${local.length ? ` (${local.join(', ')}: local poller only, not billed)` : ''}${u.lambda ? `; Lambda at ${u.lambda.memoryMb} MB: ${stageCost(u, deliveries).gbSeconds.toFixed(5)} GB-s` : ''}`);
+    console.log(`- ${u.name}: table ${opsPerDelivery(u.table, deliveries, 'units')}; SQS ${opsPerDelivery(u.sqs, deliveries)}${local.length ? ` (${local.join(', ')}: local poller only, not billed)` : ''}${u.lambda ? `; Lambda at ${u.lambda.memoryMb} MB: ${stageCost(u, deliveries).gbSeconds.toFixed(5)} GB-s` : ''}${logsLine(u, deliveries)}`);
   }
   const estimated = sum(usages, (u) => sum([...(u.table ?? new Map<string, OpTally>()).values()], (t) => t.estimated));
   if (estimated > 0) console.log(`(${estimated} table requests reported no consumed capacity, e.g. failed conditions: their units are estimated, 1 per item, 2 in a transaction)`);
   return total;
+}
+
+/** "; logs 0.10 lines (52 B) + Lambda's own lines at WARN (none)": what a stage's log bytes are made of. */
+function logsLine(u: StageUsage, deliveries: number): string {
+  if (!u.lambda) return '';
+  const lines = (u.logs?.lines ?? 0) / deliveries;
+  const bytes = (u.logs?.bytes ?? 0) / deliveries;
+  const own = platformBytesPerInvocation(u.lambda.systemLogLevel);
+  return `; logs ${lines.toFixed(2)} lines (${bytes.toFixed(0)} B) of its own + Lambda's START/END/REPORT at ${u.lambda.systemLogLevel} (${own ? `${own} B an invocation` : 'none'})`;
+}
+
+/**
+ * The contract's all-in figure for one regime (or one part of it): the stages' table, SQS,
+ * Lambda and logs, plus what they do not measure here, priced from the stack's settings:
+ * X-Ray traces (the delivery path traces pass-through by default: a stream or queue record
+ * carries no sampled trace, so no trace is recorded), KMS (a shop's data key is decrypted
+ * once per container and cached, shared/secrets/kms-data-keys.ts; the local stack uses a key
+ * file) and Scheduler (a delivery the receiver takes at once has no retry to schedule).
+ * Prints one line `All-in, <regime>: $X.XXX per million deliveries`, which `npm run bench`
+ * adds up into its closing line, and returns the figure.
+ */
+export function printAllIn(regime: string, total: StageCost, counted: { traces: number; kmsRequests: number; schedules: number }, deliveries: number): number {
+  const per = (n: number) => n / deliveries;
+  const xray = per(counted.traces) * XRAY_PER_MILLION_TRACES;
+  const kms = per(counted.kmsRequests) * KMS_PER_MILLION_REQUESTS;
+  const scheduler = per(counted.schedules) * EVENTBRIDGE_SCHEDULER_PER_MILLION;
+  const all = total.perMillion.total + xray + kms + scheduler;
+  const tracing = [...new Set(Object.values(FUNCTION_TRACING))].join('/');
+  console.log(
+    `${regime}, per million deliveries: table ${usd(total.perMillion.table)}, SQS ${usd(total.perMillion.sqs)}, Lambda ${usd(total.perMillion.lambda)}, ` +
+      `logs ${usd(total.perMillion.logs)}, X-Ray ${usd(xray)} (${per(counted.traces).toFixed(2)} traces a delivery: ${tracing} tracing), ` +
+      `KMS ${usd(kms)} (${per(counted.kmsRequests).toFixed(4)} requests a delivery: data keys cached per container), Scheduler ${usd(scheduler)} (${per(counted.schedules).toFixed(2)} schedules a delivery)`,
+  );
+  console.log(`All-in, ${regime}: ${usd(all)} per million deliveries`);
+  return all;
+}
+
+/**
+ * Traces a function records over `seconds` of `invocations`: none when it traces pass-through
+ * (what calls it, a stream or a queue, carries no sampled trace); when active, X-Ray's default
+ * rule: the first request each second and 5 % of the rest.
+ */
+export function tracesFor(mode: 'PassThrough' | 'Active', invocations: number, seconds: number): number {
+  if (mode === 'PassThrough') return 0;
+  const reservoir = Math.min(invocations, Math.ceil(seconds));
+  return reservoir + 0.05 * (invocations - reservoir);
 }

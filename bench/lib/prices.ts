@@ -29,3 +29,10 @@ export const EVENTBRIDGE_API_DESTINATIONS_PER_MILLION = 0.2;
 export const EVENTBRIDGE_CUSTOM_EVENTS_PER_MILLION = 1.0;
 /** EventBridge Scheduler: per million scheduled invocations. */
 export const EVENTBRIDGE_SCHEDULER_PER_MILLION = 1.0;
+
+/** CloudWatch Logs: per GB ingested (standard log class); each log event bills its message plus 26 bytes. */
+export const CLOUDWATCH_LOGS_PER_GB_INGESTED = 0.5;
+/** X-Ray: per million traces recorded (retrieval and scans are billed apart, when someone reads them). */
+export const XRAY_PER_MILLION_TRACES = 5.0;
+/** KMS: per million requests ($0.03 per 10,000). */
+export const KMS_PER_MILLION_REQUESTS = 3.0;

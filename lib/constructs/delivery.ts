@@ -13,7 +13,7 @@ import type { ServiceConfig } from '../config';
 import { CONSUMER_TIMEOUT_SECONDS } from '../limits';
 import { deadLetterQueue } from './dead-letter-queue';
 import { PIPELINE_FUNCTIONS } from './entries';
-import { ServiceFunction, pipelineTracing } from './function';
+import { ServiceFunction, pipelineSystemLogLevel, pipelineTracing } from './function';
 import { grantOpenSecrets } from './secrets-key';
 
 export interface DeliveryProps {
@@ -109,7 +109,7 @@ export class Delivery extends Construct {
       reason: 'SQS event sources take no on-failure destination: an email that keeps failing moves to NotifyDlq by the queue\'s redrive policy (5 receives), which an alarm watches.',
     });
 
-    const fanout = new ServiceFunction(this, 'Fanout', { ...common, entry: PIPELINE_FUNCTIONS.Fanout, description: 'Stream → delivery rows and queue messages', timeout: Duration.seconds(30) });
+    const fanout = new ServiceFunction(this, 'Fanout', { ...common, systemLogLevel: pipelineSystemLogLevel(config), entry: PIPELINE_FUNCTIONS.Fanout, description: 'Stream → delivery rows and queue messages', timeout: Duration.seconds(30) });
     fanout.bindTable(table, false);
     this.queue.grantSendMessages(fanout);
     fanout.addEnvironment('QUEUE_URL', this.queue.queueUrl);
@@ -130,6 +130,7 @@ export class Delivery extends Construct {
 
     const consumer = new ServiceFunction(this, 'Deliver', {
       ...common,
+      systemLogLevel: pipelineSystemLogLevel(config),
       entry: PIPELINE_FUNCTIONS.Deliver,
       description: 'Signs and POSTs webhook deliveries',
       timeout: CONSUMER_TIMEOUT,

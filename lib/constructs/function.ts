@@ -1,6 +1,6 @@
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import { Architecture, LoggingFormat, Runtime, Tracing, type ParamsAndSecretsLayerVersion, type RecursiveLoop } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, LoggingFormat, Runtime, SystemLogLevel, Tracing, type ParamsAndSecretsLayerVersion, type RecursiveLoop } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
@@ -56,6 +56,8 @@ export interface ServiceFunctionProps {
   recursiveLoop?: RecursiveLoop;
   /** Active (Lambda samples: 1 a second + 5 %) or pass-through (traced only when the caller sampled); default active. */
   tracing?: Tracing;
+  /** Lambda's own lines (START, END, REPORT are INFO); default: Lambda's (INFO). */
+  systemLogLevel?: SystemLogLevel;
 }
 
 /** esbuild bundles code only: these hooks copy plain files into the asset after it. */
@@ -86,6 +88,7 @@ export class ServiceFunction extends NodejsFunction {
       logGroup,
       // Lambda's own lines (START, REPORT, errors) as JSON too, so one query language reads the whole group.
       loggingFormat: LoggingFormat.JSON,
+      systemLogLevelV2: props.systemLogLevel,
       // X-Ray segments (docs/operations.md, Observability); the delivery path passes through (docs/capacity.md, Tracing).
       tracing: props.tracing ?? Tracing.ACTIVE,
       deadLetterQueue: props.deadLetterQueue,
@@ -147,4 +150,9 @@ export class ServiceFunction extends NodejsFunction {
  */
 export function pipelineTracing(config: { fullTracing: boolean }): Tracing {
   return config.fullTracing ? Tracing.ACTIVE : Tracing.PASS_THROUGH;
+}
+
+/** The delivery path's functions run per delivery: Lambda's START/END/REPORT lines only when `platformLogs` asks (docs/capacity.md, Logs). */
+export function pipelineSystemLogLevel(config: { platformLogs: boolean }): SystemLogLevel {
+  return config.platformLogs ? SystemLogLevel.INFO : SystemLogLevel.WARN;
 }

@@ -1,3 +1,4 @@
+import type { MetricSink } from '../../shared/observability/delivery-metrics';
 import type { LocalHandlers } from './wiring';
 
 /** What `startLocalStack` (./stack.ts) takes; apart from it so ./config.ts can read it without importing the stack. */
@@ -39,6 +40,8 @@ export interface LocalStackOptions {
   deferMs?: number;
   /** Requests per second per key (default: the contract's 25 test, 100 live) and failed authentications per address (10). */
   rateLimits?: { test?: number; live?: number; authFailures?: number };
+  /** Where the consumer counts its metrics (default: nowhere; the benchmarks pass Powertools Metrics to price its lines). */
+  deliveryMetrics?: MetricSink;
   /** Wraps the handlers before the event sources and the HTTP adapter get them (benchmarks time them and file their requests by stage). */
   wrapHandlers?: (handlers: LocalHandlers) => LocalHandlers;
 }

@@ -124,7 +124,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const queue = { endpoint: queues.endpoint, url: queues.queueUrl, arn: queues.queueArn };
     const { config, env } = localConfig(variables, { dynamodbEndpoint: endpoint, tableName, queue, notifyQueueUrl: queues.notifyQueueUrl });
     deps = localDeps(config, { sqs: queues.api, outboxDir: options.outboxDir ?? (process.env.OUTBOX_DIR || join('.local', 'outbox')) });
-    const handlers = (options.wrapHandlers ?? ((h: LocalHandlers) => h))(localHandlers(deps));
+    const handlers = (options.wrapHandlers ?? ((h: LocalHandlers) => h))(localHandlers(deps, options.deliveryMetrics));
 
     const demo = created && options.seed !== false ? await seedDemo(deps) : undefined;
     if (demo && options.demoData !== false) demo.data = await seedDemoData(deps, demo.shop);

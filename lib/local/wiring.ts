@@ -10,6 +10,7 @@ import type { Config } from '../../shared/config';
 import { apiDeps, type ApiDeps } from '../../shared/wiring/api';
 import { SqsNotificationQueue } from '../../shared/aws/sqs-notification-queue';
 import { deliverDeps, fanoutDeps, notifyDeps, sweepDeps, type PipelineDeps } from '../../shared/wiring/pipeline';
+import type { MetricSink } from '../../shared/observability/delivery-metrics';
 import { LocalRetryScheduler, OutboxMailer } from './adapters';
 import { invoke, localFunction } from './invocations';
 
@@ -35,13 +36,13 @@ export type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) =>
  * environment. Each call is an invocation of its own (./invocations.ts), as in Lambda: its own
  * Context, and its own log context however the calls interleave in this one process.
  */
-export function localHandlers(deps: LocalDeps) {
+export function localHandlers(deps: LocalDeps, deliveryMetrics?: MetricSink) {
   const loaded = new Map<string, Promise<LambdaHandler>>();
   return {
     authorizer: localFunction('authorizer', makeAuthorizer(() => deps)),
     fanout: localFunction('fanout', makeFanout(() => deps)),
     notify: localFunction('notify', makeNotify(() => deps)),
-    deliver: localFunction('deliver', makeDeliver(() => deps)),
+    deliver: localFunction('deliver', makeDeliver(() => deps, deliveryMetrics)),
     sweep: localFunction('sweep', makeSweep(() => deps)),
     /** An operation's handler by its file (relative to the repository root), loaded on first use; the caller names the invocation in its Context. */
     operation(file: string): Promise<LambdaHandler> {

@@ -1,17 +1,29 @@
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { FUNCTION_MEMORY_MB } from '../../bench/lib/lambda-memory';
+import { FUNCTION_MEMORY_MB, FUNCTION_SYSTEM_LOG_LEVEL, FUNCTION_TRACING } from '../../bench/lib/lambda-memory';
 import { ShopCallsStack } from '../../lib/stack';
 
 // Synthesized once, outside any test's timeout (as in stack.test.ts): it takes seconds.
 const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
 const stack = new ShopCallsStack(app, 'Bench', { env: { account: '123456789012', region: 'us-east-1' } });
-const functions = Object.entries(Template.fromStack(stack).findResources('AWS::Lambda::Function')) as [string, { Properties: { MemorySize?: number } }][];
+type FunctionProps = { MemorySize?: number; TracingConfig?: { Mode?: string }; LoggingConfig?: { SystemLogLevel?: string } };
+const functions = Object.entries(Template.fromStack(stack).findResources('AWS::Lambda::Function')) as [string, { Properties: FunctionProps }][];
+const only = (name: string): FunctionProps => {
+  const found = functions.filter(([id]) => id.startsWith(`Delivery${name}`));
+  expect(found).toHaveLength(1);
+  return (found[0] as [string, { Properties: FunctionProps }])[1].Properties;
+};
 
 describe('benchmark cost figures', () => {
   it.each(Object.entries(FUNCTION_MEMORY_MB))('price %s at the memory the stack gives it (%d MB)', (name, mb) => {
-    const found = functions.filter(([id]) => id.startsWith(`Delivery${name}`));
-    expect(found).toHaveLength(1);
-    expect(found[0]?.[1].Properties.MemorySize).toBe(mb);
+    expect(only(name).MemorySize).toBe(mb);
+  });
+
+  it.each(Object.entries(FUNCTION_TRACING))('count %s traces at its tracing mode (%s)', (name, mode) => {
+    expect(only(name).TracingConfig?.Mode).toBe(mode);
+  });
+
+  it.each(Object.entries(FUNCTION_SYSTEM_LOG_LEVEL))("count %s's own Lambda lines at its system log level (%s)", (name, level) => {
+    expect(only(name).LoggingConfig?.SystemLogLevel).toBe(level);
   });
 });

@@ -20,6 +20,7 @@ const EXAMPLES: Record<string, string> = {
   sourceMaps: 'true',
   sweeperReservedConcurrency: '1',
   fullTracing: 'true',
+  platformLogs: 'true',
   recoverTimeoutSeconds: '20',
   stackName: 'ShopCallsStaging',
   ingestInvokerAccount: '210987654321',
