@@ -1,12 +1,15 @@
 /**
  * `npm run listen [-- --port 4242] [--shop SHOP_ID] [--json]`: receive the demo shop's webhooks
  * on this machine, each verified, without copying a secret. Pair with
- * `npm run cli -- trigger call.completed`.
+ * `npm run cli -- trigger call.completed`. Finds the table of the running `npm start` in its
+ * stack file (lib/local/stack-file.ts), whatever its ports.
  */
 import '../lib/local/lambda-runtime';
 import { parseArgs } from 'node:util';
 import { operatorDeps } from '../lib/cli/deps';
 import { startListener } from '../lib/cli/listen';
+import { explainFailure } from '../lib/cli/target';
+import { DEFAULT_LISTEN_PORT, findStack, localTableEnv, recordedStack } from '../lib/local/stack-file';
 import { scanShops } from '../shared/store/operator-scan';
 import { isId } from '../shared/ids';
 import { logger } from '../shared/logger';
@@ -16,7 +19,7 @@ const USAGE = `Usage: npm run listen -- [--port 4242] [--shop SHOP_ID] [--json]
 Registers (or reuses) a webhook endpoint http://127.0.0.1:PORT/webhooks for the shop
 (default: the demo shop, the oldest in the table), subscribed to every event type, and
 prints every delivery after verifying its signature with standardwebhooks.
-  --port   loopback port to listen on (default 4242; the same port reuses the same endpoint)
+  --port   loopback port to listen on (default ${DEFAULT_LISTEN_PORT}; the same port reuses the same endpoint)
   --shop   the shop (default: the demo shop seeded by the first \`npm start\`)
   --json   also print each event's full payload
 Then, in another terminal: npm run cli -- trigger call.completed
@@ -39,7 +42,8 @@ if (values.help) {
   console.log(USAGE);
   process.exit(0);
 }
-const port = Number(values.port ?? 4242);
+const stack = findStack();
+const port = Number(values.port ?? recordedStack(stack)?.listen.port ?? DEFAULT_LISTEN_PORT);
 if (!Number.isInteger(port) || port < 0 || port > 65535) usage(`--port must be a port number, got '${values.port}'`);
 
 async function main(): Promise<void> {
@@ -56,6 +60,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error(`Could not listen: ${err instanceof Error ? err.message : String(err)}`);
+  const endpoint = localTableEnv(process.env, stack).DYNAMODB_ENDPOINT;
+  console.error(`Could not listen: ${explainFailure(err, { local: true, endpoint, stack })}`);
   process.exit(1);
 });

@@ -5,15 +5,19 @@
  *   across restarts, or DYNAMODB_ENDPOINT to use a DynamoDB that is already running;
  *   DELIVERY_TIMEOUT_MS (10000), WEBHOOK_ALLOW_INSECURE_LOCAL (true), TIME_SCALE (1),
  *   OUTBOX_DIR (.local/outbox), SECRETS_KEY_FILE (.local/secrets.key),
- *   LOG_FORMAT (pretty on a terminal, else json), NO_COLOR.
+ *   LOG_FORMAT (pretty on a terminal, else json), NO_COLOR,
+ *   LOCAL_STACK_FILE (.local/stack.json): where this start records its ports for the other tools,
+ *   LISTEN_PORT (4242) and RECEIVER_PORT (4000): the ports it records for `npm run listen` and `npm run receiver`.
  * Every setting is read and checked before anything starts: a bad value exits with code 2.
  */
 // First: the logger's level is checked before any module makes the logger.
 import '../lib/local/logging-check';
 import '../lib/local/lambda-runtime';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { bannerLines } from '../lib/local/banner';
 import { installPrettyLogs } from '../lib/local/pretty-logs';
+import { DEFAULT_LISTEN_PORT, DEFAULT_RECEIVER_PORT, removeStackFile, stackFilePath, writeStackFile } from '../lib/local/stack-file';
 import { startLocalStack } from '../lib/local/stack';
 import { logger } from '../shared/logger';
 import { ConfigError } from '../shared/config';
@@ -114,13 +118,18 @@ async function main(): Promise<void> {
     outboxDir: raw('OUTBOX_DIR'),
     secretsKeyFile: raw('SECRETS_KEY_FILE'),
   };
+  // The ports `npm run listen` and `npm run receiver` take when given none (recorded in the stack file).
+  const listenPort = intFromEnv('LISTEN_PORT', DEFAULT_LISTEN_PORT);
+  const receiverPort = intFromEnv('RECEIVER_PORT', DEFAULT_RECEIVER_PORT);
   const stack = await startLocalStack(options);
+  const stackFile = stackFilePath();
 
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
     console.log(`\n${signal}: stopping the local stack`);
+    removeStackFile(stackFile); // first: a tool started from now on is told no stack runs
     stack.stop().then(
       () => process.exit(0),
       (err: unknown) => {
@@ -129,33 +138,26 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  // SIGHUP: the terminal was closed.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => shutdown(signal));
 
-  console.log(`DynamoDB: ${stack.dynamodbEndpoint} (table ${stack.tableName})`);
-  if (stack.demo) {
-    const { shop, writeKey, readKey, data } = stack.demo;
-    rememberDemo(dataDir, shop.id);
-    console.log(`Demo shop:     ${shop.id} (${shop.name})`);
-    console.log(`Write key:     ${writeKey.key}   (all scopes, write)`);
-    console.log(`Read-only key: ${readKey.key}   (all scopes, read-only)`);
-    console.log('These keys are shown once; only their hashes are stored.');
-    if (data) console.log(`Demo data:     ${data.calls} calls, ${data.jobs.pending + data.jobs.approved + data.jobs.declined} jobs (${data.jobs.pending} pending, ${data.jobs.approved} approved, ${data.jobs.declined} declined), ${data.events} events`);
-  } else {
-    // A restart: the keys were shown once, so say which shop and how to get a new key.
-    const demo = (await rememberedDemo(dataDir, stack.deps.shops)) ?? (await scanShops(stack.deps.db))[0];
-    if (demo) {
-      console.log(`Demo shop:     ${demo.id} (${demo.name}; the table already had data, nothing seeded)`);
-      console.log(`Get a key:     npm run cli -- key create --shop ${demo.id} --scopes all --write`);
-    } else {
-      console.log('The table already had data but no shop: create one with `npm run cli -- shop create --help`.');
-    }
-  }
-  console.log('First webhook: `npm run listen` in another terminal, then `npm run cli -- trigger call.completed`.');
-  console.log(`Webhook delivery timeout ${options.deliveryTimeoutMs ?? DEFAULT_TIMEOUT_MS} ms, time scale ${options.timeScale ?? 1}, http/loopback targets ${options.allowInsecureWebhookTargets ? 'allowed' : 'refused'}`);
-  console.log(`Base URL: ${stack.url}/v1`);
-  console.log(`Try: curl -H "Authorization: Bearer <key>" ${stack.url}/v1/me`);
-  console.log(`API listening on ${stack.url}`);
+  let found: { id: string; name: string } | undefined;
+  if (stack.demo) rememberDemo(dataDir, stack.demo.shop.id);
+  else found = (await rememberedDemo(dataDir, stack.deps.shops)) ?? (await scanShops(stack.deps.db))[0];
+  if (stopping) return; // a Ctrl-C during the start: nothing to record
+  writeStackFile(stackFile, {
+    pid: process.pid,
+    started_at: new Date().toISOString(),
+    api_url: stack.url,
+    portal_url: `${stack.url}/portal`,
+    table: { endpoint: stack.dynamodbEndpoint, name: stack.tableName, region: stack.env.AWS_REGION ?? 'us-east-1' },
+    secrets_key_file: resolve(stack.env.SECRETS_KEY_FILE ?? join('.local', 'secrets.key')),
+    demo_shop_id: stack.demo?.shop.id ?? found?.id ?? null,
+    listen: { port: listenPort },
+    receiver: { port: receiverPort },
+  });
+  const settings = `Webhook delivery timeout ${options.deliveryTimeoutMs ?? DEFAULT_TIMEOUT_MS} ms, time scale ${options.timeScale ?? 1}, http/loopback targets ${options.allowInsecureWebhookTargets ? 'allowed' : 'refused'}`;
+  for (const line of bannerLines({ url: stack.url, dynamodbEndpoint: stack.dynamodbEndpoint, tableName: stack.tableName, seeded: stack.demo, found, stackFile, settings })) console.log(line);
 }
 
 main().catch((err: unknown) => {

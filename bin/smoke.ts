@@ -7,6 +7,7 @@
 import '../lib/local/lambda-runtime';
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { findStack, localTableEnv, recordedStack } from '../lib/local/stack-file';
 import { runSmoke } from '../lib/smoke/run';
 import { configFromEnv } from '../shared/config';
 import { logger } from '../shared/logger';
@@ -18,7 +19,7 @@ const USAGE = `Usage: npm run smoke -- --stack NAME --receiver-url https://… [
        npm run smoke -- --local [--api-url http://127.0.0.1:3000] [--timeout-seconds 60]
 --stack reads ApiUrl and TableName from the outputs file that \`npx cdk deploy --outputs-file cdk-outputs.json\` writes,
 and needs AWS credentials that may write the table. --listen PORT starts the smoke's own receiver on that loopback
-port, for a tunnel that forwards --receiver-url to it: then the signature is verified here too. --local uses DYNAMODB_ENDPOINT (http://127.0.0.1:8000) and TABLE_NAME (shop-calls), as npm start.`;
+port, for a tunnel that forwards --receiver-url to it: then the signature is verified here too. --local finds the running npm start in .local/stack.json (LOCAL_STACK_FILE); DYNAMODB_ENDPOINT, TABLE_NAME, PORT and --api-url override it.`;
 
 function fail(message: string, code = 2): never {
   console.error(message);
@@ -46,9 +47,12 @@ try {
 
 function target(): { apiUrl: string; env: Record<string, string | undefined> } {
   if (values.local) {
+    // Where the running `npm start` recorded it is, unless told otherwise (lib/local/stack-file.ts).
+    const stack = findStack();
+    const recorded = process.env.DYNAMODB_ENDPOINT ? undefined : recordedStack(stack)?.api_url;
     return {
-      apiUrl: String(values['api-url'] ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`),
-      env: { TABLE_NAME: 'shop-calls', DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000', AWS_REGION: 'us-east-1', ...process.env },
+      apiUrl: String(values['api-url'] ?? (process.env.PORT ? `http://127.0.0.1:${process.env.PORT}` : (recorded ?? 'http://127.0.0.1:3000'))),
+      env: { ...process.env, ...localTableEnv(process.env, stack) },
     };
   }
   const stack = typeof values.stack === 'string' ? values.stack : fail(`--stack or --local is required\n${USAGE}`);

@@ -14,7 +14,11 @@ export default async function globalSetup(): Promise<void> {
   process.env.AWS_REGION = 'us-east-1';
   process.env.CURSOR_SECRET = 'test-cursor-secret-0123456789abcdef0123456789';
   // The local stand-in for KMS: a key file created on first use, removed in teardown.
-  process.env.SECRETS_KEY_FILE = join(mkdtempSync(join(tmpdir(), 'shop-calls-test-')), 'secrets.key');
+  const scratch = mkdtempSync(join(tmpdir(), 'shop-calls-test-'));
+  process.env.SECRETS_KEY_FILE = join(scratch, 'secrets.key');
+  // Every `npm start` and tool a test runs records and reads its stack here, never in the
+  // checkout's .local/, where a developer's own `npm start` keeps its file.
+  process.env.LOCAL_STACK_FILE = join(scratch, 'stack.json');
   const dynamodb = await startDynamoDbLocal({ port: 0 });
   globalThis.__dynamodbLocal = dynamodb;
   process.env.TEST_DYNAMODB_ENDPOINT = dynamodb.endpoint;

@@ -1,15 +1,16 @@
-import { join } from 'node:path';
 import { configFromEnv } from '../../shared/config';
 import { apiDeps, type ApiDeps } from '../../shared/wiring/api';
+import { findStack, localTableEnv } from '../local/stack-file';
 
 /**
  * The table the operator tools (`npm run cli`, `npm run listen`) talk to: by default the one
- * `npm start` serves, with its key file. Against a local DynamoDB, http:// and loopback
- * webhook targets are allowed as `npm start` allows them.
+ * `npm start` serves (where its stack file says), with its key file. Against a local DynamoDB,
+ * http:// and loopback webhook targets are allowed as `npm start` allows them. A deployed
+ * stack's target (lib/cli/target.ts) sets DYNAMODB_ENDPOINT to '' and wins over all of this.
  */
 export function operatorDeps(env: NodeJS.ProcessEnv = process.env): ApiDeps {
-  const local = { DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000', TABLE_NAME: 'shop-calls', AWS_REGION: 'us-east-1', SECRETS_KEY_FILE: join('.local', 'secrets.key') };
-  const merged = { ...local, ...env };
+  const local = env.DYNAMODB_ENDPOINT === '' ? {} : localTableEnv(env, findStack(env));
+  const merged: NodeJS.ProcessEnv = { ...env, ...local };
   const isLocal = Boolean(merged.DYNAMODB_ENDPOINT);
   return apiDeps(configFromEnv({ ...(isLocal ? { WEBHOOK_ALLOW_INSECURE_LOCAL: 'true' } : {}), ...merged }));
 }

@@ -263,7 +263,8 @@ ${listing(COMMANDS)}
 
 Help on one command: ${PROGRAM} <command> --help
 Exit codes: 0 done, 1 failed (e.g. the table could not be reached), 2 bad usage or input (nothing changed).
-Without --stack: the local stack (npm start), DynamoDB Local at http://127.0.0.1:8000, table shop-calls.
+Without --stack: the local stack that npm start runs, found in .local/stack.json (LOCAL_STACK_FILE)
+whatever its ports; DYNAMODB_ENDPOINT and TABLE_NAME override it.
 Against a deployed stack: ${PROGRAM} --stack NAME <command> (reads its table, Region and key from
 cdk-outputs.json, or --outputs FILE; needs AWS credentials only).`;
 

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { findStack, localTableEnv, notRunningHint, type StackLookup } from '../local/stack-file';
 
 /** Which table the operator CLI talks to, and the environment that points it there. */
 export interface CliTarget {
@@ -11,17 +12,23 @@ export interface CliTarget {
   local: boolean;
   /** DynamoDB Local's address, for the local stack. */
   endpoint?: string;
+  /** What `npm start`'s stack file says, for the local stack. */
+  stack?: StackLookup;
 }
-
-const LOCAL = { endpoint: 'http://127.0.0.1:8000', table: 'shop-calls' };
 
 /**
  * `--stack NAME` (before the command): the deployed stack whose outputs `npx cdk deploy
  * --outputs-file cdk-outputs.json` wrote (`--outputs FILE` for another file). Its table, Region and
  * secrets key come from there, so no DYNAMODB_ENDPOINT, AWS_REGION or TABLE_NAME set by hand can
- * send a write to the local table or another Region. Without it: the local stack (`npm start`).
+ * send a write to the local table or another Region. Without it: the local stack that `npm start`
+ * runs, where its stack file says (lib/local/stack-file.ts), each setting overridable by the environment.
  */
-export function resolveTarget(argv: string[], env: NodeJS.ProcessEnv = process.env, read: (file: string) => string | null = readIfPresent): CliTarget {
+export function resolveTarget(
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  read: (file: string) => string | null = readIfPresent,
+  lookUpStack: (env: NodeJS.ProcessEnv) => StackLookup = findStack,
+): CliTarget {
   const rest = [...argv];
   const take = (flag: string): string | undefined => {
     const i = rest.indexOf(flag);
@@ -34,15 +41,16 @@ export function resolveTarget(argv: string[], env: NodeJS.ProcessEnv = process.e
   const stack = take('--stack');
   const file = take('--outputs') ?? 'cdk-outputs.json';
   if (!stack) {
-    // A local stack on another port (npm start with DYNAMODB_PORT) is named the same way; an empty value is not AWS.
-    const endpoint = env.DYNAMODB_ENDPOINT || LOCAL.endpoint;
-    const table = env.TABLE_NAME || LOCAL.table;
+    // The stack file names npm start's ports, whatever they are; an empty DYNAMODB_ENDPOINT is not AWS.
+    const lookup = lookUpStack(env);
+    const local = localTableEnv(env, lookup);
     return {
       argv: rest,
-      env: { DYNAMODB_ENDPOINT: endpoint, TABLE_NAME: table },
-      banner: `Local stack: table ${table} on DynamoDB Local at ${endpoint} (npm start). For a deployed stack: --stack NAME.`,
+      env: local,
+      banner: `Local stack: table ${local.TABLE_NAME} on DynamoDB Local at ${local.DYNAMODB_ENDPOINT} (npm start). For a deployed stack: --stack NAME.`,
       local: true,
-      endpoint,
+      endpoint: local.DYNAMODB_ENDPOINT,
+      stack: lookup,
     };
   }
   const text = read(file);
@@ -59,9 +67,11 @@ export function resolveTarget(argv: string[], env: NodeJS.ProcessEnv = process.e
 }
 
 /** What went wrong, said for an operator: an unreachable local stack is named as such. */
-export function explainFailure(err: unknown, target: Pick<CliTarget, 'local' | 'endpoint'>): string {
+export function explainFailure(err: unknown, target: Pick<CliTarget, 'local' | 'endpoint' | 'stack'>): string {
   const codes = [err, ...((err as { errors?: unknown[] }).errors ?? [])].map((e) => (e as { code?: string }).code);
-  if (target.local && codes.includes('ECONNREFUSED')) return `nothing answers at ${target.endpoint ?? LOCAL.endpoint}: is \`npm start\` running?`;
+  if (target.local && codes.includes('ECONNREFUSED')) {
+    return `nothing answers at ${target.endpoint ?? 'the local DynamoDB'}: ${target.stack ? notRunningHint(target.stack) : 'is `npm start` running?'}`;
+  }
   // A refused or failed connection can come as an AggregateError with an empty message: its code says more.
   return (err as Error).message || codes.find(Boolean) || String(err);
 }

@@ -1,11 +1,12 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { CreateTableCommand, DynamoDBClient, ListTablesCommand, ResourceInUseException } from '@aws-sdk/client-dynamodb';
 import { createTableInput } from '../../shared/store/table';
 import { ensureDynamoDbLocal } from './dynamodb-jar';
+import { javaModules, LAUNCHER_CLASS, loopbackClassPath } from './dynamodb-loopback';
 
 export interface DynamoDbLocalOptions {
   /** 0 (default) picks a free port. */
@@ -32,11 +33,19 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
-function assertJava(): void {
-  const probe = spawnSync('java', ['-version'], { stdio: 'ignore' });
-  if (probe.error || probe.status !== 0) {
-    throw new Error('DynamoDB Local needs Java 17+. Install it, e.g. `apt-get install -y openjdk-17-jre-headless`.');
-  }
+/** The modules of the installed Java; throws when there is none that runs. */
+function assertJava(): string {
+  const modules = javaModules();
+  if (modules === null) throw new Error('DynamoDB Local needs Java 17+. Install it, e.g. `apt-get install -y openjdk-17-jre-headless`.');
+  return modules;
+}
+
+/** How the JVM starts DynamoDB Local: on 127.0.0.1 through the launcher (./dynamodb-loopback.ts), else the plain jar. */
+function mainArgs(emulator: string, modules: string): string[] {
+  const classPath = loopbackClassPath(emulator, dirname(emulator), modules);
+  if (classPath) return ['-cp', classPath, LAUNCHER_CLASS];
+  console.warn('DynamoDB Local listens on every interface: this Java has no jdk.compiler module to build its loopback launcher (install a full JDK 17+ to keep it on 127.0.0.1).');
+  return ['-jar', join(emulator, 'DynamoDBLocal.jar')];
 }
 
 /**
@@ -47,7 +56,7 @@ function assertJava(): void {
 const WATCHDOG = 'java "$@" >/dev/null 2>&1 & j=$!; trap \'kill $j 2>/dev/null; exit 0\' INT TERM; while read -r _; do :; done; kill $j 2>/dev/null; wait $j';
 
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
-  assertJava();
+  const modules = assertJava();
   const emulator = ensureDynamoDbLocal();
   const port = options.port || (await freePort());
   // Absolute: the JVM runs in the cache folder, not here.
@@ -60,8 +69,7 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
     // requests for a minute or more, and a fresh emulator then answers at 60–70 % of the rate
     // it does without them (puts 146–156 vs 199–235/s, updates 187–217 vs 270–301/s, 8 in flight).
     '-XX:TieredStopAtLevel=1',
-    '-jar',
-    join(emulator, 'DynamoDBLocal.jar'),
+    ...mainArgs(emulator, modules),
     ...storage,
     '-sharedDb',
     '-disableTelemetry',

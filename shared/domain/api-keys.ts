@@ -105,16 +105,27 @@ export interface PresentedKey {
 
 const INVALID: AuthFailure = { ok: false, code: 'invalid_api_key', message: 'Invalid API key provided.' };
 
+const BEARER_FORM = 'The Authorization header must be "Bearer <API_KEY>"';
+
+/**
+ * Why a header without a Bearer credential was refused. A header that is there but in another
+ * form (the key alone, another scheme) is told so, not "no key": a pasted key without the word
+ * `Bearer` is the usual first mistake. The credential itself is never echoed.
+ */
+function withoutBearer(authorization: string): string {
+  const value = authorization.trim();
+  if (value === '') return 'No API key provided. Send it as the header "Authorization: Bearer <API_KEY>".';
+  if (/^sk_(test|live)_/i.test(value)) return `${BEARER_FORM}: put "Bearer " before the key.`;
+  if (/^Bearer$/i.test(value)) return `${BEARER_FORM}: the key after "Bearer" is missing.`;
+  if (/^Bearer\s/i.test(value)) return `${BEARER_FORM}: one space, then the key alone.`;
+  const scheme = /^([A-Za-z][A-Za-z0-9_-]{0,19})\s/.exec(value)?.[1];
+  return scheme ? `${BEARER_FORM}, not "${scheme} …".` : `${BEARER_FORM}.`;
+}
+
 /** Reads an `Authorization` header value: a well-formed key, or the contract's 401 code, with no lookup. */
 export function presentedKey(authorization: string | undefined): PresentedKey | AuthFailure {
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization ?? '');
-  if (!match) {
-    return {
-      ok: false,
-      code: 'missing_api_key',
-      message: 'No API key provided. Send it as the header "Authorization: Bearer <API_KEY>".',
-    };
-  }
+  if (!match) return { ok: false, code: 'missing_api_key', message: withoutBearer(authorization ?? '') };
   const key = match[1] as string;
   const mode = KEY_PATTERN.exec(key)?.[1] as KeyMode | undefined;
   return mode ? { ok: true, hash: hashKey(key), mode } : INVALID;

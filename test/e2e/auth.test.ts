@@ -35,6 +35,13 @@ describe('authentication and routing through the local HTTP adapter', () => {
     expect(reply.headers.get('www-authenticate')).toMatch(/^Bearer/);
   });
 
+  it('a key sent without "Bearer" → 401 that says to add it (through the authorizer, as in AWS)', async () => {
+    const reply = await call(stack.url, 'GET', '/v1/me', { headers: { authorization: stack.demo.writeKey.key } });
+    const error = expectError(reply, 401, 'missing_api_key');
+    expect(error.message).toBe('The Authorization header must be "Bearer <API_KEY>": put "Bearer " before the key.');
+    expect(error.message).not.toContain(stack.demo.writeKey.key);
+  });
+
   it('a revoked key → 401 invalid_api_key', async () => {
     const deps = stack.deps;
     const { record, key } = await issueKey(deps.apiKeys, { shopId: stack.demo.shop.id, scopes: ['settings:read'], write: false, mode: 'test' });

@@ -111,10 +111,37 @@ describe('a first verified webhook in two commands', () => {
   it('npm run receiver -- --help prints its usage (no stack trace) and exits 0; a bad option exits 2', () => {
     const help = spawnSync('node_modules/.bin/tsx', ['bin/receiver.ts', '--help'], { env: env(), encoding: 'utf8' });
     expect(help.status).toBe(0);
-    expect(help.stdout).toContain('Usage: npm run receiver -- --secret whsec_');
+    expect(help.stdout).toContain('Usage: WEBHOOK_SECRET=whsec_... npm run receiver');
     const bad = spawnSync('node_modules/.bin/tsx', ['bin/receiver.ts', '--sekret', 'x'], { env: env(), encoding: 'utf8' });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain("Unknown option '--sekret'");
     expect(bad.stderr).not.toMatch(/\n\s+at /);
   }, 30_000);
+
+  it('npm run receiver takes its secret from WEBHOOK_SECRET, never from the command line', async () => {
+    const secret = `whsec_${Buffer.from('receiver-test-secret-0123456789ab').toString('base64')}`;
+    const argv = spawnSync('node_modules/.bin/tsx', ['bin/receiver.ts', '--secret', secret], { env: { ...env(), WEBHOOK_SECRET: '' }, encoding: 'utf8' });
+    expect(argv.status).toBe(2);
+    expect(argv.stderr).toContain('--secret is not accepted: a secret on the command line is visible to every user in `ps`. Set WEBHOOK_SECRET instead.');
+    const unset = spawnSync('node_modules/.bin/tsx', ['bin/receiver.ts'], { env: { ...env(), WEBHOOK_SECRET: '' }, encoding: 'utf8' });
+    expect([unset.status, unset.stderr.split('\n')[0]]).toEqual([2, expect.stringContaining("Error: WEBHOOK_SECRET is not set: export the endpoint's signing secret (whsec_…) first")]);
+
+    const child = spawn('node_modules/.bin/tsx', ['bin/receiver.ts', '--port', '0'], { env: { ...env(), WEBHOOK_SECRET: secret }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    children.push(child);
+    let output = '';
+    child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+    await until(() => /Receiver listening on http:\/\/127\.0\.0\.1:[1-9]\d*\//.test(output), 'the receiver', () => output);
+    const url = /(http:\/\/127\.0\.0\.1:\d+\/)/.exec(output)?.[1] as string;
+    const post = (signer: Webhook, id: string) => {
+      const body = JSON.stringify({ id, type: 'call.completed', timestamp: new Date().toISOString(), data: { id: 'call_1' } });
+      const at = new Date();
+      return fetch(url, { method: 'POST', body, headers: { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': signer.sign(id, at, body) } });
+    };
+    expect((await post(new Webhook(secret), 'evt_signed')).status).toBe(204);
+    expect((await post(new Webhook(`whsec_${Buffer.from('another-secret-0123456789abcdef').toString('base64')}`), 'evt_forged')).status).toBe(400);
+    await until(() => output.includes('✓ call.completed evt_signed') && output.includes('✗ rejected'), 'both lines', () => output);
+    child.kill('SIGINT');
+    await once(child, 'exit');
+  }, 60_000);
 });

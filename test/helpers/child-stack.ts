@@ -168,6 +168,8 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
       TABLE_NAME: tableName,
       SECRETS_KEY_FILE: join(dir, 'secrets.key'),
       OUTBOX_DIR: join(dir, 'outbox'),
+      // Never the checkout's .local/stack.json: a developer's own `npm start` keeps its file.
+      LOCAL_STACK_FILE: join(dir, 'stack.json'),
       CURSOR_SECRET: cursorSecret,
       WEBHOOK_ALLOW_INSECURE_LOCAL: 'true',
       TIME_SCALE: String(options.timeScale ?? 1),

@@ -1,5 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { ensureTable, localClient, startDynamoDbLocal } from '../../lib/local/dynamodb-local';
@@ -36,4 +37,45 @@ describe('DynamoDB Local launcher', () => {
     expect(await ensureTable(second.endpoint, 'ephemeral')).toBe(true);
     await second.stop();
   }, 60_000);
+
+  it('listens on 127.0.0.1 only, not on every interface', async () => {
+    const db = await startDynamoDbLocal();
+    try {
+      expect(listeningAddresses(db.port)).toEqual(['127.0.0.1']);
+      // And a connection to this machine's other address is refused (when it has one).
+      const external = Object.values(networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal);
+      if (external) await expect(connects(external.address, db.port)).resolves.toBe(false);
+      await expect(connects('127.0.0.1', db.port)).resolves.toBe(true);
+    } finally {
+      await db.stop();
+    }
+  }, 60_000);
 });
+
+/** The local addresses of the listening TCP sockets on `port`, from the kernel's tables (IPv4-mapped IPv6 shown as IPv4). */
+function listeningAddresses(port: number): string[] {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  const found: string[] = [];
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    if (!existsSync(file)) continue;
+    for (const line of readFileSync(file, 'utf8').split('\n').slice(1)) {
+      const [, local, , state] = line.trim().split(/\s+/);
+      if (state !== '0A' || !local?.endsWith(`:${hexPort}`)) continue; // 0A: LISTEN
+      const hex = local.split(':')[0] as string;
+      // The last 4 bytes, little-endian per 32-bit word: the IPv4 address (or the mapped one).
+      const v4 = hex.slice(-8).match(/../g)?.reverse().map((b) => parseInt(b, 16)).join('.') ?? '';
+      const mapped = hex.length === 32 && hex.slice(0, 24) === '0000000000000000FFFF0000';
+      found.push(hex.length === 8 || mapped ? v4 : hex === '0'.repeat(32) ? '::' : hex);
+    }
+  }
+  return found;
+}
+
+function connects(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port, timeout: 2000 });
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => (socket.destroy(), resolve(false)));
+  });
+}

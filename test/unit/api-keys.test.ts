@@ -42,6 +42,21 @@ describe('API keys', () => {
     expect(outcome).toMatchObject({ ok: false, code: 'missing_api_key' });
   });
 
+  it.each([
+    [undefined, /^No API key provided/],
+    ['  ', /^No API key provided/],
+    ['sk_test_abc', /must be "Bearer <API_KEY>": put "Bearer " before the key/],
+    ['Bearer', /the key after "Bearer" is missing/],
+    ['Bearer sk_test_a sk_test_b', /one space, then the key alone/],
+    ['Basic dXNlcjpwdw==', /must be "Bearer <API_KEY>", not "Basic …"/],
+    ['Token abc', /not "Token …"/],
+  ])('%j says what is wrong with the header', async (header, message) => {
+    const outcome = await authenticate(new MemoryKeys(), header);
+    expect(outcome).toMatchObject({ ok: false, code: 'missing_api_key', message: expect.stringMatching(message) });
+    // The credential is never repeated back.
+    for (const secret of ['abc', 'dXNlcjpwdw', 'sk_test_a']) expect((outcome as { message: string }).message).not.toContain(secret);
+  });
+
   it('refuses malformed, unknown and revoked keys as invalid_api_key', async () => {
     const store = new MemoryKeys();
     const good = generateSecretKey('test');
