@@ -1112,6 +1112,10 @@ export interface components {
             url: string;
             description: string | null;
             events: string[];
+            /** @description Only events that match this condition are sent to the endpoint (besides being of a subscribed type); null: every event of those types. A MongoDB-style query on the event envelope: keys are `type`, `data` or dotted paths into `data` (`data.outcome`, `data.caller.name`); a value is matched for equality, or an object of operators. Operators: $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $exists, $not, $and, $or, $nor (no others). At most 4096 bytes as JSON and 8 levels deep. Applies to the fan-out, recover and a redeliver without `endpoint_ids`; a redeliver naming the endpoint and a test event are sent regardless. */
+            filter: {
+                [key: string]: unknown;
+            } | null;
             enabled: boolean;
             disabled_reason: ("manual" | "failing" | "gone") | null;
             failing_since: string | null;
@@ -1229,6 +1233,10 @@ export interface components {
             url: string;
             description: string | null;
             events: string[];
+            /** @description Only events that match this condition are sent to the endpoint (besides being of a subscribed type); null: every event of those types. A MongoDB-style query on the event envelope: keys are `type`, `data` or dotted paths into `data` (`data.outcome`, `data.caller.name`); a value is matched for equality, or an object of operators. Operators: $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $exists, $not, $and, $or, $nor (no others). At most 4096 bytes as JSON and 8 levels deep. Applies to the fan-out, recover and a redeliver without `endpoint_ids`; a redeliver naming the endpoint and a test event are sent regardless. */
+            filter: {
+                [key: string]: unknown;
+            } | null;
             enabled: boolean;
             disabled_reason: ("manual" | "failing" | "gone") | null;
             failing_since: string | null;
@@ -1404,6 +1412,9 @@ export interface operations {
                     url: string;
                     events: ("call.completed" | "job.created" | "job.approved" | "job.declined" | "webhook_endpoint.disabled" | "*")[];
                     description?: string | null;
+                    filter?: {
+                        [key: string]: unknown;
+                    } | null;
                 };
             };
         };
@@ -1508,6 +1519,9 @@ export interface operations {
                     url?: string;
                     events?: ("call.completed" | "job.created" | "job.approved" | "job.declined" | "webhook_endpoint.disabled" | "*")[];
                     description?: string | null;
+                    filter?: {
+                        [key: string]: unknown;
+                    } | null;
                     enabled?: boolean;
                 };
             };

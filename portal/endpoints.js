@@ -22,6 +22,7 @@ function endpointCard(ctx, e) {
   return h('article', { class: 'card', 'data-endpoint-id': e.id, 'aria-labelledby': `${e.id}-url` },
     h('h3', { id: `${e.id}-url`, class: 'url' }, e.url),
     e.description ? h('p', {}, e.description) : null,
+    h('p', {}, 'Filter: ', e.filter ? h('code', {}, JSON.stringify(e.filter)) : 'none (every event of its types)'),
     h('dl', { class: 'facts' },
       fact('Status', h('span', { class: e.enabled ? 'ok' : 'bad' }, state)),
       fact('Circuit', h('span', { class: circuit === 'closed' ? 'ok' : 'bad' }, circuit.replace('_', ' '))),

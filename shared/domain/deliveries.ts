@@ -8,6 +8,7 @@ import type { EventType } from './event-types';
 import { notSentAttempt, withAttempt, type NextAttempt } from './attempt-plan';
 import type { RetryScheduler } from './delivery-ports';
 import { holdsBack } from '../webhooks/circuit';
+import { matchesFilter } from './event-filter';
 
 export type { DeliveryStatus } from './delivery-status';
 
@@ -54,6 +55,16 @@ export function isSubscribed(endpoint: EndpointRecord, event: EventRecord): bool
  * retried batch) never hands an old event to a new endpoint.
  */
 export const existedAt = (endpoint: EndpointRecord, event: EventRecord): boolean => endpoint.created_at <= event.timestamp;
+
+/**
+ * Whether an event goes to an endpoint: the one rule of the fan-out, recover and a redeliver
+ * without `endpoint_ids`. Subscribed to its type, existing when it was created, and matching
+ * the endpoint's filter; a test event goes to its endpoint whatever the filter.
+ */
+export function receives(endpoint: EndpointRecord, event: EventRecord): boolean {
+  if (!isSubscribed(endpoint, event) || !existedAt(endpoint, event)) return false;
+  return Boolean(event.endpoint_id) || matchesFilter(endpoint.filter, event);
+}
 
 /** A delivery row as created for one endpoint, before any attempt; its queue message is sent at once. */
 export function newDelivery(event: EventRecord, endpointId: string, id: string, origin: DeliveryRecord['origin'], now: Date, sweepGraceMs = SWEEP_GRACE_MS): DeliveryRecord {
@@ -119,7 +130,7 @@ const answering = (e: EndpointRecord): boolean => e.health.circuit === 'closed' 
  * the second: a dead receiver costs the consumer nothing until then.
  */
 export async function fanOut(deps: FanOutDeps, event: EventRecord): Promise<number> {
-  const endpoints = (await deps.endpoints.list(event.shop_id)).filter((e) => isSubscribed(e, event) && existedAt(e, event));
+  const endpoints = (await deps.endpoints.list(event.shop_id)).filter((e) => receives(e, event));
   if (endpoints.length === 0) return 0;
   const now = deps.now();
   const grace = sweepGraceMs(deps.timeScale);

@@ -1,7 +1,7 @@
 import { newId } from '../ids';
 import { sweepGraceMs } from '../webhooks/policy';
 import { queueAgain, type CurrentDeliveryStore } from './current-delivery';
-import { existedAt, isSubscribed } from './deliveries';
+import { receives } from './deliveries';
 import type { EventRecord } from './events';
 import type { Page, PageRequest } from './pagination';
 import type { RecoveryStatus } from './recovery-status';
@@ -93,7 +93,7 @@ export function newRecovery(endpoint: EndpointRecord, since: Date, until: Date, 
 /** As the fan-out decides now, and an endpoint is never told of its own disabling. */
 function wouldReceive(endpoint: EndpointRecord, event: EventRecord): boolean {
   if (event.type === 'webhook_endpoint.disabled' && event.data.id === endpoint.id) return false;
-  return isSubscribed(endpoint, event) && existedAt(endpoint, event);
+  return receives(endpoint, event);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { AppError } from '../errors';
 import { sweepGraceMs } from '../webhooks/policy';
 import { queueAgain, type CurrentDeliveryStore } from './current-delivery';
-import { existedAt, isSubscribed, toDeliveryResource, type EventReader } from './deliveries';
+import { receives, toDeliveryResource, type EventReader } from './deliveries';
 import { toEventResource } from './events';
 import { findExisting } from './lookup';
 import type { Resource } from './resources';
@@ -17,7 +17,8 @@ export interface RedeliverDeps {
 
 /**
  * The event queued again to each target endpoint. `endpointIds` omitted or empty: every
- * enabled endpoint subscribed to its type now that existed when the event was created.
+ * enabled endpoint subscribed to its type now, whose filter it matches, that existed when the
+ * event was created.
  * Rows only; the table stream enqueues them. Each target's open delivery is superseded, or,
  * if no attempt has reached it yet, answered as this request's own (see ./current-delivery.ts):
  * concurrent redelivers (a client's retry, a double click) share one delivery.
@@ -27,8 +28,9 @@ export async function redeliver(deps: RedeliverDeps, shopId: string, eventId: st
   const all = await deps.endpoints.list(shopId);
   let targets: EndpointRecord[];
   if (endpointIds.length === 0) {
-    // Those it was for: an endpoint created after the event never had it (no history replay); name one to send it there.
-    targets = all.filter((e) => isSubscribed(e, event) && existedAt(e, event));
+    // Those it was for: an endpoint created after the event never had it (no history replay), nor one
+    // whose filter it does not match; name one to send it there.
+    targets = all.filter((e) => receives(e, event));
   } else {
     targets = [...new Set(endpointIds)].map((id, i) => {
       const endpoint = all.find((e) => e.id === id);

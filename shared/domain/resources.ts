@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { CALL_OUTCOMES, URGENCIES } from './call-ingest-schema';
 import { DELIVERY_STATUSES } from './delivery-status';
+import { FILTER_DESCRIPTION } from './event-filter-schema';
 import { EVENT_TYPES } from './event-types';
 import { JOB_STATUSES } from './job-values';
 import { RECOVERY_STATUSES } from './recovery-status';
@@ -124,6 +125,7 @@ const endpointShape = {
   url: z.string(),
   description: z.string().nullable(),
   events: z.array(z.string()),
+  filter: z.record(z.string(), z.unknown()).nullable().describe(FILTER_DESCRIPTION),
   enabled: z.boolean(),
   disabled_reason: z.enum(['manual', 'failing', 'gone']).nullable(),
   failing_since: nullableTime,

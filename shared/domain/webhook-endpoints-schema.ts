@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { eventFilterSchema } from './event-filter-schema';
 import { SUBSCRIBABLE_EVENT_TYPES } from './event-types';
 
 const ALLOWED = [...SUBSCRIBABLE_EVENT_TYPES, '*'] as const;
@@ -15,8 +16,9 @@ export const createWebhookEndpointBody = z.strictObject({
   url: z.string(),
   events: eventsSchema,
   description: z.optional(description),
+  filter: z.optional(z.nullable(eventFilterSchema)),
 });
 export type CreateEndpointInput = z.output<typeof createWebhookEndpointBody>;
 
-export const updateWebhookEndpointBody = z.partial(z.strictObject({ url: z.string(), events: eventsSchema, description, enabled: z.boolean() }));
+export const updateWebhookEndpointBody = z.partial(z.strictObject({ url: z.string(), events: eventsSchema, description, filter: z.nullable(eventFilterSchema), enabled: z.boolean() }));
 export type UpdateEndpointInput = z.output<typeof updateWebhookEndpointBody>;

@@ -8,6 +8,7 @@ import type { Resource } from './resources';
 import { newSigningSecret, type SecretCipher } from './secrets';
 import type { CreateEndpointInput, UpdateEndpointInput } from './webhook-endpoints-schema';
 import { isOwnWrite, type WriteOptions } from './writes';
+import type { EventFilter } from './event-filter-schema';
 import { HEALTHY, toHealthResource, type EndpointHealth, type Lease } from '../webhooks/circuit';
 
 export const MAX_ENDPOINTS_PER_SHOP = 16;
@@ -25,6 +26,8 @@ export interface EndpointRecord {
   url: string;
   description: string | null;
   events: string[];
+  /** Only events matching it are sent (./event-filter.ts); null or absent (endpoints saved before filters): all of its types. */
+  filter?: EventFilter | null;
   enabled: boolean;
   disabled_reason: 'manual' | 'failing' | 'gone' | null;
   failing_since: string | null;
@@ -45,7 +48,7 @@ export interface EndpointRecord {
   created_by?: string;
 }
 
-export type EndpointChanges = Partial<Pick<EndpointRecord, 'url' | 'description' | 'events' | 'enabled' | 'disabled_reason' | 'failing_since' | 'health'>>;
+export type EndpointChanges = Partial<Pick<EndpointRecord, 'url' | 'description' | 'events' | 'filter' | 'enabled' | 'disabled_reason' | 'failing_since' | 'health'>>;
 
 export interface EndpointStore {
   create(endpoint: EndpointRecord, maxPerShop: number): Promise<'created' | 'limit_reached' | 'shop_missing'>;
@@ -82,6 +85,7 @@ export function toEndpointResource(e: EndpointRecord): Resource<'webhookEndpoint
     url: e.url,
     description: e.description,
     events: e.events,
+    filter: e.filter ?? null,
     enabled: e.enabled,
     disabled_reason: e.disabled_reason,
     failing_since: e.failing_since,
@@ -128,6 +132,7 @@ export async function createEndpoint(
     url,
     description: input.description ?? null,
     events: input.events,
+    filter: input.filter ?? null,
     enabled: true,
     disabled_reason: null,
     failing_since: null,
@@ -159,6 +164,7 @@ export async function updateEndpoint(deps: Pick<EndpointDeps, 'endpoints' | 'del
   if (input.url !== undefined) changes.url = await guardedUrl(deps, input.url);
   if (input.events !== undefined) changes.events = input.events;
   if (input.description !== undefined) changes.description = input.description;
+  if (input.filter !== undefined) changes.filter = input.filter;
   if (input.enabled === true) Object.assign(changes, { enabled: true, disabled_reason: null, failing_since: null });
   // Re-enabling a disabled endpoint starts afresh: a closed circuit and no failure count.
   if (input.enabled === true && !endpoint.enabled) changes.health = HEALTHY;

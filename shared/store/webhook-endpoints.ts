@@ -1,5 +1,6 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { EndpointGateStore, HeldSlot, Released, ReleaseChange } from '../domain/delivery-ports';
+import type { EventFilter } from '../domain/event-filter-schema';
 import type { EventRecord } from '../domain/events';
 import type { EndpointChanges, EndpointRecord, EndpointStore, StoredSecret } from '../domain/webhook-endpoints';
 import { HEALTHY, MAX_IN_FLIGHT, type Admission, type EndpointHealth } from '../webhooks/circuit';
@@ -7,10 +8,23 @@ import { eventItem } from './events';
 import { batchGet, cancellationReasons, isConditionFailed, queryPrefix, retryConflicts, stripKeys, updateIf, type Dynamo } from './client';
 import { keys, shopPk, skPrefix } from './keys';
 
-/** The endpoint of a table item; endpoints saved before the circuit existed read as healthy. */
+/**
+ * The filter as stored: its JSON text, not a map. A map would come back with numbers as
+ * DynamoDB keeps them (one over 2^53 cannot be read back at all, which would make the
+ * endpoint unreadable), and nothing ever reads into it: it is written and read whole.
+ */
+const filterAttribute = (filter: EventFilter | null | undefined): string | null => (filter ? JSON.stringify(filter) : null);
+
+/** The endpoint of a table item; endpoints saved before the circuit existed read as healthy, before filters as unfiltered. */
 export function endpointFromItem(item: Record<string, unknown>): EndpointRecord {
-  const record = stripKeys<EndpointRecord>(item);
-  return { ...record, health: { ...HEALTHY, ...record.health }, leases: record.leases ?? {}, lease_version: record.lease_version ?? 0 };
+  const { filter, ...record } = stripKeys<Omit<EndpointRecord, 'filter'> & { filter?: string | null }>(item);
+  return {
+    ...record,
+    filter: typeof filter === 'string' ? (JSON.parse(filter) as EventFilter) : null,
+    health: { ...HEALTHY, ...record.health },
+    leases: record.leases ?? {},
+    lease_version: record.lease_version ?? 0,
+  };
 }
 
 /** What an attempt's end writes on the endpoint's health and `failing_since`. */
@@ -94,7 +108,7 @@ export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
           {
             Put: {
               TableName: this.db.tableName,
-              Item: { ...keys.webhookEndpoint(endpoint.shop_id, endpoint.id), entity: 'webhook_endpoint', ...endpoint },
+              Item: { ...keys.webhookEndpoint(endpoint.shop_id, endpoint.id), entity: 'webhook_endpoint', ...endpoint, filter: filterAttribute(endpoint.filter) },
               ConditionExpression: 'attribute_not_exists(pk)',
             },
           },
@@ -153,7 +167,9 @@ export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
   }
 
   update(shopId: string, id: string, changes: EndpointChanges, updatedAt: string) {
-    return this.conditionalUpdate(shopId, id, { ...changes, updated_at: updatedAt }, 'attribute_exists(pk)');
+    const { filter, ...rest } = changes;
+    const sets = { ...rest, ...(filter !== undefined ? { filter: filterAttribute(filter) } : {}), updated_at: updatedAt };
+    return this.conditionalUpdate(shopId, id, sets, 'attribute_exists(pk)');
   }
 
   replaceSecrets(endpoint: EndpointRecord, secrets: StoredSecret[], expectedVersion: number, updatedAt: string) {

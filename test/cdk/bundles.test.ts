@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildBundle, bundleSizes } from '../../lib/build/bundles';
+import { buildBundle, buildBundleWithInputs, bundleSizes } from '../../lib/build/bundles';
 import { allFunctionEntries, repoRoot } from '../../lib/constructs/entries';
 
 describe('Lambda bundles', () => {
@@ -29,6 +29,20 @@ describe('Lambda bundles', () => {
       // The SDK's own clients, each with its service's protocol code.
       for (const service of ['DynamoDB_20120810', 'AmazonSQS', 'TrentService']) expect(code).toContain(service);
       expect(code).toMatch(/scheduler/i);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('the payload-filter matcher (sift) is in the functions that select endpoints, and not in the consumer, which is at its budget', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bundle-'));
+    try {
+      const holdsSift = async (name: string) => {
+        const { inputs } = await buildBundleWithInputs(join(repoRoot(), allFunctionEntries()[name] as string), join(dir, `${name}.cjs`));
+        return inputs.some((file) => file.startsWith('node_modules/sift/'));
+      };
+      expect(await holdsSift('Deliver')).toBe(false);
+      for (const name of ['Fanout', 'RedeliverEvent', 'RecoverWebhookEndpoint']) expect(await holdsSift(name)).toBe(true);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

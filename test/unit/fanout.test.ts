@@ -1,4 +1,4 @@
-import { carriedEvent, carryingEvent, fanOut, listingOncePerBatch, MESSAGE_EVENT_MAX_BYTES, withoutEvent, type DeliveryMessage, type DeliveryRecord, type FanOutDeps } from '../../shared/domain/deliveries';
+import { carriedEvent, carryingEvent, fanOut, listingOncePerBatch, receives, MESSAGE_EVENT_MAX_BYTES, withoutEvent, type DeliveryMessage, type DeliveryRecord, type FanOutDeps } from '../../shared/domain/deliveries';
 import { newEvent } from '../../shared/domain/events';
 import type { EndpointRecord } from '../../shared/domain/webhook-endpoints';
 import { HEALTHY, type EndpointHealth } from '../../shared/webhooks/circuit';
@@ -167,5 +167,31 @@ describe('a batch\'s endpoint reads', () => {
     const batch = listingOncePerBatch(deps);
     expect(await batch.endpoints.get('we_1')).toBe('table:we_1');
     expect(batch.endpoints.list).not.toBe(deps.endpoints.list);
+  });
+});
+
+describe('which endpoints an event goes to (receives: the fan-out\'s, recover\'s and redeliver\'s one rule)', () => {
+  const at = new Date('2026-11-22T09:00:00.000Z');
+  const filtered = { ...endpoint('we_f', 'shop_a', ['call.completed']), filter: { 'data.outcome': { $in: ['booked', 'emergency'] } } } as EndpointRecord;
+  const all = endpoint('we_all', 'shop_a', ['call.completed']);
+
+  it('a filtered endpoint gets only the events its filter matches; the others get every event of their types', async () => {
+    const queued: DeliveryMessage[] = [];
+    const deps = { ...fakeDeps(), endpoints: { list: async () => [filtered, all] }, queue: { send: async (m: DeliveryMessage[]) => void queued.push(...m) } };
+    const booked = newEvent('shop_a', 'call.completed', { id: 'call_1', outcome: 'booked' }, at);
+    const voicemail = newEvent('shop_a', 'call.completed', { id: 'call_2', outcome: 'voicemail' }, at);
+    expect(await fanOut(deps, booked)).toBe(2);
+    expect(await fanOut(deps, voicemail)).toBe(1);
+    expect(queued.map((m) => `${m.event_id === booked.id ? 'booked' : 'voicemail'}>${m.endpoint_id}`)).toEqual(['booked>we_f', 'booked>we_all', 'voicemail>we_all']);
+  });
+
+  it('needs the type subscribed and the filter matched; a test event goes to its endpoint whatever the filter', () => {
+    expect(receives(filtered, newEvent('shop_a', 'call.completed', { outcome: 'emergency' }, at))).toBe(true);
+    expect(receives(filtered, newEvent('shop_a', 'call.completed', { outcome: 'spam' }, at))).toBe(false);
+    expect(receives(filtered, newEvent('shop_a', 'job.created', { outcome: 'booked' }, at))).toBe(false);
+    expect(receives(filtered, newEvent('shop_a', 'webhook_endpoint.test', { endpoint_id: 'we_f' }, at, 'we_f'))).toBe(true);
+    expect(receives(all, newEvent('shop_a', 'webhook_endpoint.test', { endpoint_id: 'we_f' }, at, 'we_f'))).toBe(false);
+    // Created before the endpoint: never sent to it, filter or not.
+    expect(receives(filtered, newEvent('shop_a', 'call.completed', { outcome: 'booked' }, new Date('2026-10-01T00:00:00.000Z')))).toBe(false);
   });
 });
