@@ -248,7 +248,7 @@ try {
     ['function', 'KB', 'load ms', '1st call ms', 'wall ms', 'CPU ms', 'its reference', 'reference CPU ms', 'ratio', 'vs one request per client', `size ≤ ${SIZE_KB} KB`, `≤ ${RATIO}× reference`],
     [...measured.map((m) => row(m, true)), ...extra.map((m) => row(m, false))],
   );
-  printTable(`The references run as the issue words them (one request per client), and Node's own cost of a module`, ['process', 'KB', 'load ms', '1st call ms', 'wall ms', 'CPU ms'], [...scale].map(([r, s]) => [r.name, kb(r.bytes), ms(median(s.map((x) => x.loadMs))), ms(median(s.map((x) => x.invokeMs))), ms(median(s.map(wall))), ms(median(s.map(cpu)))]));
+  printTable(`The references with one request per client, and Node's own cost of a module`, ['process', 'KB', 'load ms', '1st call ms', 'wall ms', 'CPU ms'], [...scale].map(([r, s]) => [r.name, kb(r.bytes), ms(median(s.map((x) => x.loadMs))), ms(median(s.map((x) => x.invokeMs))), ms(median(s.map(wall))), ms(median(s.map(cpu)))]));
   const answer = (result: unknown) => {
     const r = result as { statusCode?: number; isAuthorized?: boolean; batchItemFailures?: unknown[]; ok?: boolean; enqueued?: number } | null;
     if (r?.statusCode !== undefined) return String(r.statusCode);
