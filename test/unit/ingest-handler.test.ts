@@ -75,7 +75,7 @@ describe('ingest from the queue (one call per message, partial batch responses)'
   it('sets a call for an unknown shop aside (a redrive records it once the shop exists)', async () => {
     const { handler, setAside, call } = await setup();
     expect(await handler(batch(record('m-shop', call({ shop_id: 'shop_01jd0000000000000000000000' }))))).toEqual({ batchItemFailures: [] });
-    expect(setAside.map((m) => m.error.code)).toEqual(['resource_missing']);
+    expect(setAside.map((m) => [m.error.code, m.error.param])).toEqual([['resource_missing', 'shop_id']]);
   });
 
   it('reports a store failure as a batch item failure, so SQS delivers that message again; the others of the batch are done', async () => {
