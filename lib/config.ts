@@ -34,7 +34,9 @@ export interface ServiceConfig {
   sweeperReservedConcurrency?: number;
   /** Active X-Ray tracing on every function; by default only the API's functions sample (docs/capacity.md, Tracing). */
   fullTracing: boolean;
-  /** Another AWS account (the voice platform's) that may invoke the ingest function. */
+  /** Another AWS account (the voice platform's) whose principals may send calls to the ingest queue. */
+  ingestSenderAccount?: string;
+  /** Another AWS account (the voice platform's) that may invoke the ingest function directly. */
   ingestInvokerAccount?: string;
   /** Timeout of POST …/recover, whose window of events is sized against it (docs/capacity.md, Recover). */
   recoverTimeoutSeconds: number;
@@ -84,7 +86,8 @@ export function configFromContext(node: Pick<Node, 'tryGetContext'>): ServiceCon
     sourceMaps: bool('sourceMaps'),
     sweeperReservedConcurrency: integer('sweeperReservedConcurrency', node.tryGetContext('sweeperReservedConcurrency') === undefined ? undefined : num('sweeperReservedConcurrency', 1)),
     fullTracing: bool('fullTracing'),
-    ingestInvokerAccount: accountId(str('ingestInvokerAccount')),
+    ingestSenderAccount: accountId('ingestSenderAccount', str('ingestSenderAccount')),
+    ingestInvokerAccount: accountId('ingestInvokerAccount', str('ingestInvokerAccount')),
     recoverTimeoutSeconds: atMost('recoverTimeoutSeconds', num('recoverTimeoutSeconds', API_GATEWAY_INTEGRATION_SECONDS), API_GATEWAY_INTEGRATION_SECONDS, "API Gateway's integration timeout: past it the caller gets 503 while recover keeps writing"),
   };
 }
@@ -94,7 +97,7 @@ function retention(days: number): number {
   return days;
 }
 
-function accountId(value: string | undefined): string | undefined {
-  if (value !== undefined && !/^\d{12}$/.test(value)) throw new Error(`context ingestInvokerAccount must be a 12-digit AWS account id, got ${value}`);
+function accountId(key: string, value: string | undefined): string | undefined {
+  if (value !== undefined && !/^\d{12}$/.test(value)) throw new Error(`context ${key} must be a 12-digit AWS account id, got ${value}`);
   return value;
 }

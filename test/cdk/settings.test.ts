@@ -22,6 +22,7 @@ const EXAMPLES: Record<string, string> = {
   fullTracing: 'true',
   recoverTimeoutSeconds: '20',
   stackName: 'ShopCallsStaging',
+  ingestSenderAccount: '210987654321',
   ingestInvokerAccount: '210987654321',
 };
 
