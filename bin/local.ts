@@ -1,7 +1,8 @@
 /**
  * `npm start`: the whole service on this machine. Configuration (all optional):
  *   PORT (3000), HOST (127.0.0.1), TABLE_NAME (shop-calls),
- *   DYNAMODB_PORT (8000) for the launched DynamoDB Local, DYNAMODB_DATA_DIR to keep data
+ *   DYNAMODB_PORT (8000) for the launched DynamoDB Local, SQS_PORT (9324) for the local queues
+ *   (the ingest queue among them: `npm run smoke -- --local` finds it there), DYNAMODB_DATA_DIR to keep data
  *   across restarts, or DYNAMODB_ENDPOINT to use a DynamoDB that is already running;
  *   DELIVERY_TIMEOUT_MS (10000), WEBHOOK_ALLOW_INSECURE_LOCAL (true), TIME_SCALE (1),
  *   OUTBOX_DIR (.local/outbox), SECRETS_KEY_FILE (.local/secrets.key),
@@ -106,6 +107,7 @@ async function main(): Promise<void> {
     tableName: raw('TABLE_NAME') ?? 'shop-calls',
     dynamodbEndpoint: raw('DYNAMODB_ENDPOINT'),
     dynamodbPort: intFromEnv('DYNAMODB_PORT', 8000),
+    sqsPort: intFromEnv('SQS_PORT', 9324),
     dataDir,
     deliveryTimeoutMs: positiveIntFromEnv('DELIVERY_TIMEOUT_MS', 'milliseconds'),
     // Locally http:// and loopback targets are allowed unless switched off.
@@ -133,6 +135,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 
   console.log(`DynamoDB: ${stack.dynamodbEndpoint} (table ${stack.tableName})`);
+  console.log(`Ingest queue: ${stack.ingestQueue.url} (the voice platform's way in; refused calls: ${stack.ingestQueue.dlqUrl})`);
   if (stack.demo) {
     const { shop, writeKey, readKey, data } = stack.demo;
     rememberDemo(dataDir, shop.id);
