@@ -112,6 +112,18 @@ describe('ingest handler, invoked directly by the voice platform', () => {
     expect(await handler('not an object')).toMatchObject({ ok: false, error: { code: 'parameter_invalid' } });
   });
 
+  it('from the queue, records a call once however often SQS delivers its message (external_id)', async () => {
+    const own = await createShop(deps, { name: 'Redelivery Shop', owner_email: 'o@redelivery.test' });
+    const handler = makeIngestHandler(directDeps);
+    const body = JSON.stringify(simulatedCall(own, { withJob: true, emergency: false, endedAt: new Date() }));
+    const delivery = (messageId: string) => ({ Records: [{ messageId, body, eventSource: 'aws:sqs' }] }) as never;
+    expect(await handler(delivery('m-1'))).toEqual({ batchItemFailures: [] });
+    expect(await handler(delivery('m-1-again'))).toEqual({ batchItemFailures: [] });
+    const events = await eventsOf(deps, own.id);
+    expect(events.map((e) => e.type).sort()).toEqual(['call.completed', 'job.created']);
+    expect((await deps.shops.get(own.id))?.credits.used_this_period).toBe((JSON.parse(body) as { summary: { usage: { credits: number } } }).summary.usage.credits);
+  });
+
   it('logs a refusal with its code and reason (not as `message`, which the log line reserves)', async () => {
     const warn = jest.spyOn(logger, 'warn').mockImplementation(() => undefined);
     try {
