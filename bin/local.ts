@@ -1,7 +1,8 @@
 /**
  * `npm start`: the whole service on this machine. Configuration (all optional):
  *   PORT (3000), HOST (127.0.0.1), TABLE_NAME (shop-calls),
- *   DYNAMODB_PORT (8000) for the launched DynamoDB Local, DYNAMODB_DATA_DIR to keep data
+ *   DYNAMODB_PORT (8000) for the launched DynamoDB Local, SQS_PORT (9324) for the local queues
+ *   (the ingest queue among them: `npm run smoke -- --local` finds it there), DYNAMODB_DATA_DIR to keep data
  *   across restarts, or DYNAMODB_ENDPOINT to use a DynamoDB that is already running;
  *   DELIVERY_TIMEOUT_MS (10000), WEBHOOK_ALLOW_INSECURE_LOCAL (true), TIME_SCALE (1),
  *   OUTBOX_DIR (.local/outbox), SECRETS_KEY_FILE (.local/secrets.key),
@@ -110,6 +111,7 @@ async function main(): Promise<void> {
     tableName: raw('TABLE_NAME') ?? 'shop-calls',
     dynamodbEndpoint: raw('DYNAMODB_ENDPOINT'),
     dynamodbPort: intFromEnv('DYNAMODB_PORT', 8000),
+    sqsPort: intFromEnv('SQS_PORT', 9324),
     dataDir,
     deliveryTimeoutMs: positiveIntFromEnv('DELIVERY_TIMEOUT_MS', 'milliseconds'),
     // Locally http:// and loopback targets are allowed unless switched off.
@@ -155,9 +157,10 @@ async function main(): Promise<void> {
     demo_shop_id: stack.demo?.shop.id ?? found?.id ?? null,
     listen: { port: listenPort },
     receiver: { port: receiverPort },
+    ingest_queue: { url: stack.ingestQueue.url, dlq_url: stack.ingestQueue.dlqUrl },
   });
   const settings = `Webhook delivery timeout ${options.deliveryTimeoutMs ?? DEFAULT_TIMEOUT_MS} ms, time scale ${options.timeScale ?? 1}, http/loopback targets ${options.allowInsecureWebhookTargets ? 'allowed' : 'refused'}`;
-  for (const line of bannerLines({ url: stack.url, dynamodbEndpoint: stack.dynamodbEndpoint, tableName: stack.tableName, seeded: stack.demo, found, stackFile, settings })) console.log(line);
+  for (const line of bannerLines({ url: stack.url, dynamodbEndpoint: stack.dynamodbEndpoint, tableName: stack.tableName, ingestQueue: stack.ingestQueue, seeded: stack.demo, found, stackFile, settings })) console.log(line);
 }
 
 main().catch((err: unknown) => {

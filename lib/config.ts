@@ -40,7 +40,9 @@ export interface ServiceConfig {
    * time they would be about a tenth of what a delivery costs (docs/capacity.md, Logs).
    */
   platformLogs: boolean;
-  /** Another AWS account (the voice platform's) that may invoke the ingest function. */
+  /** Another AWS account (the voice platform's) whose principals may send calls to the ingest queue. */
+  ingestSenderAccount?: string;
+  /** Another AWS account (the voice platform's) that may invoke the ingest function directly. */
   ingestInvokerAccount?: string;
   /** Timeout of POST …/recover, whose window of events is sized against it (docs/capacity.md, Recover). */
   recoverTimeoutSeconds: number;
@@ -91,7 +93,8 @@ export function configFromContext(node: Pick<Node, 'tryGetContext'>): ServiceCon
     sweeperReservedConcurrency: integer('sweeperReservedConcurrency', node.tryGetContext('sweeperReservedConcurrency') === undefined ? undefined : num('sweeperReservedConcurrency', 1)),
     fullTracing: bool('fullTracing'),
     platformLogs: bool('platformLogs'),
-    ingestInvokerAccount: accountId(str('ingestInvokerAccount')),
+    ingestSenderAccount: accountId('ingestSenderAccount', str('ingestSenderAccount')),
+    ingestInvokerAccount: accountId('ingestInvokerAccount', str('ingestInvokerAccount')),
     recoverTimeoutSeconds: atMost('recoverTimeoutSeconds', num('recoverTimeoutSeconds', API_GATEWAY_INTEGRATION_SECONDS), API_GATEWAY_INTEGRATION_SECONDS, "API Gateway's integration timeout: past it the caller gets 503 while recover keeps writing"),
   };
 }
@@ -101,7 +104,7 @@ function retention(days: number): number {
   return days;
 }
 
-function accountId(value: string | undefined): string | undefined {
-  if (value !== undefined && !/^\d{12}$/.test(value)) throw new Error(`context ingestInvokerAccount must be a 12-digit AWS account id, got ${value}`);
+function accountId(key: string, value: string | undefined): string | undefined {
+  if (value !== undefined && !/^\d{12}$/.test(value)) throw new Error(`context ${key} must be a 12-digit AWS account id, got ${value}`);
   return value;
 }

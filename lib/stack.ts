@@ -48,6 +48,7 @@ export class ShopCallsStack extends Stack {
       // In this order, so each dead-letter alarm keeps its name.
       deadLetterQueues: [...delivery.deadLetterQueues, ...ingest.deadLetterQueues, ...sweeper.deadLetterQueues],
       deliveryQueue: delivery.queue,
+      ingestQueue: ingest.queue,
       alarmEmail: config.alarmEmail,
     });
 
@@ -72,7 +73,10 @@ export class ShopCallsStack extends Stack {
     // With TableName, all the operator CLI needs (`npm run cli -- --stack NAME`, docs/deploy.md).
     new CfnOutput(this, 'Region', { value: this.region });
     new CfnOutput(this, 'SecretsKeyArn', { value: secretsKey.keyArn, description: 'Seals webhook secrets (the CLI uses it to create endpoints)' });
-    new CfnOutput(this, 'IngestFunctionArn', { value: ingest.fn.functionArn, description: 'The voice platform invokes this to record calls' });
+    new CfnOutput(this, 'IngestQueueUrl', { value: ingest.queue.queueUrl, description: 'The voice platform sends each finished call here (docs/api.md, Call ingest)' });
+    new CfnOutput(this, 'IngestQueueArn', { value: ingest.queue.queueArn, description: "For the voice platform's sqs:SendMessage grant" });
+    new CfnOutput(this, 'IngestDlqUrl', { value: ingest.deadLetterQueue.queueUrl, description: 'Calls that could not be recorded, with the reason: inspect and redrive (docs/operations.md)' });
+    new CfnOutput(this, 'IngestFunctionArn', { value: ingest.fn.functionArn, description: 'The ingest function, for a voice platform that invokes it directly instead' });
     new CfnOutput(this, 'AlarmTopicArn', { value: alarms.topic.topicArn });
   }
 }

@@ -47,6 +47,8 @@ const VARIABLES = {
   SES_FROM_ADDRESS: null,
   /** The owner emails' queue (fan-out → notify function). */
   NOTIFY_QUEUE_URL: null,
+  /** Where the ingest function sets aside a queue message it can never record (its queue's dead-letter queue). */
+  INGEST_DLQ_URL: null,
   /** Requests per second per API key (API-CONTRACT.md, Rate limits: 25 test, 100 live, bursts of twice that). */
   RATE_LIMIT_TEST_PER_SECOND: positive('RATE_LIMIT_TEST_PER_SECOND'),
   RATE_LIMIT_LIVE_PER_SECOND: positive('RATE_LIMIT_LIVE_PER_SECOND'),
@@ -94,6 +96,8 @@ export interface Config {
   readonly webhooks: WebhookConfig;
   readonly queueUrl: string;
   readonly notifyQueueUrl: string;
+  /** The ingest queue's dead-letter queue: refused calls go there at once, not after every retry. */
+  readonly ingestDlqUrl: string;
   readonly scheduler: SchedulerConfig;
   /** The verified SES sender of owner emails; null: emails are logged, not sent. */
   readonly sesFrom: string | null;
@@ -158,6 +162,9 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
     },
     get notifyQueueUrl() {
       return required(vars, 'NOTIFY_QUEUE_URL', 'the owner emails queue');
+    },
+    get ingestDlqUrl() {
+      return required(vars, 'INGEST_DLQ_URL', 'the ingest dead-letter queue');
     },
     get scheduler() {
       const why = 'retries past 15 minutes';

@@ -20,6 +20,7 @@ function resolved(name: string, stubUrl: string): string {
     // In AWS the queue URL names the SQS endpoint; the SDK sends to the URL's host.
     QUEUE_URL: `${stubUrl}/${ACCOUNT}/ShopCallsApi-Deliveries`,
     NOTIFY_QUEUE_URL: `${stubUrl}/${ACCOUNT}/ShopCallsApi-OwnerEmails`,
+    INGEST_DLQ_URL: `${stubUrl}/${ACCOUNT}/ShopCallsApi-IngestDlq`,
     QUEUE_ARN: `arn:aws:sqs:${REGION}:${ACCOUNT}:ShopCallsApi-Deliveries`,
     SCHEDULER_GROUP: 'ShopCallsApi-Retries',
     SCHEDULER_ROLE_ARN: `arn:aws:iam::${ACCOUNT}:role/ShopCallsApi-SchedulerRole`,

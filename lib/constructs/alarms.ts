@@ -16,6 +16,8 @@ export interface AlarmsProps {
   functions: { id: string; fn: IFunction }[];
   deadLetterQueues: Queue[];
   deliveryQueue: Queue;
+  /** The voice platform's calls: a message that waits long means ingest is not consuming at all. */
+  ingestQueue: Queue;
   /** The table stream's consumer: its IteratorAge says how far behind the stream it is. */
   streamConsumer: IFunction;
   /** The delivery queue's consumer and its timeout: a run near the timeout is about to be cut off. */
@@ -69,13 +71,20 @@ export class Alarms extends Construct {
       }).addAlarmAction(action);
 
     for (const [i, q] of deadLetterQueues.entries()) {
-      alarm(`DeadLetters${i}`, q.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }), 1, `Messages in ${q.node.id}: something failed repeatedly; inspect, fix, then redrive.`);
+      alarm(`DeadLetters${i}`, q.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }), 1, `Messages in ${q.node.id}: something failed and was set aside; inspect, fix, then redrive (docs/operations.md).`);
     }
     alarm(
       'OldestDelivery',
       props.deliveryQueue.metricApproximateAgeOfOldestMessage({ period: FIVE_MINUTES, statistic: 'Maximum' }),
       900,
       'Deliveries wait over 15 minutes: the consumer is capped or failing.',
+    );
+    // Failing calls leave the queue for its DLQ within 5 receives (5 minutes); older ones are not being received at all.
+    alarm(
+      'OldestIngestCall',
+      props.ingestQueue.metricApproximateAgeOfOldestMessage({ period: FIVE_MINUTES, statistic: 'Maximum' }),
+      900,
+      'Calls from the voice platform wait over 15 minutes: the ingest function is not consuming its queue (throttled, failing to start, or its event source disabled).',
     );
     alarm(
       'StreamIteratorAge',

@@ -37,7 +37,7 @@ export const FUNCTION_TABLE_PARTS: Record<string, readonly string[]> = {
   Fanout: ['fanoutDeps'],
   Notify: ['notifyDeps'],
   Deliver: ['deliverDeps'],
-  Ingest: ['callDeps'],
+  Ingest: ['callDeps', 'ingestDeadLetterDeps'],
   Sweep: ['sweepDeps'],
   CreateWebhookEndpoint: ['endpointDeps', 'urlGuardDeps', 'cipherDeps', 'idempotencyDeps'],
   ListWebhookEndpoints: ['endpointDeps'],

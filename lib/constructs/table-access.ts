@@ -52,6 +52,7 @@ export const PART_STORES: Record<string, string[]> = {
   notifyDeps: ['events', 'shops', 'webhook-endpoints'],
   deliverDeps: ['deliveries', 'webhook-endpoints', 'attempt-ledger'],
   sweepDeps: ['due-index', 'recoveries', 'webhook-endpoints'],
+  ingestDeadLetterDeps: [],
 };
 
 function storeActions(store: string, seen = new Set<string>()): TableAction[] {

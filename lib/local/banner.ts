@@ -6,6 +6,8 @@ export interface BannerInput {
   url: string;
   dynamodbEndpoint: string;
   tableName: string;
+  /** The voice platform's way in, and where refused calls go. */
+  ingestQueue?: { url: string; dlqUrl: string };
   /** Present when this start seeded the demo shop (its keys are shown now, once). */
   seeded?: DemoSeed;
   /** On a restart over kept data: the demo shop found in the table, if any. */
@@ -22,6 +24,7 @@ export interface BannerInput {
 export function bannerLines(input: BannerInput): string[] {
   const { url, seeded, found } = input;
   const lines = [`DynamoDB: ${input.dynamodbEndpoint} (table ${input.tableName})`];
+  if (input.ingestQueue) lines.push(`Ingest queue: ${input.ingestQueue.url} (the voice platform's way in; refused calls: ${input.ingestQueue.dlqUrl})`);
   let exportLine: string;
   if (seeded) {
     const { shop, writeKey, readKey, data } = seeded;

@@ -9,6 +9,8 @@ export interface LocalResources {
   tableName: string;
   queue: { endpoint: string; url: string; arn: string };
   notifyQueueUrl: string;
+  /** The ingest queue's dead-letter queue, where the ingest function sets refused calls aside. */
+  ingestDlqUrl?: string;
 }
 
 /**
@@ -48,6 +50,7 @@ export function localConfig(variables: Record<string, string>, resources: LocalR
     QUEUE_URL: resources.queue.url,
     QUEUE_ARN: resources.queue.arn,
     NOTIFY_QUEUE_URL: resources.notifyQueueUrl,
+    ...(resources.ingestDlqUrl ? { INGEST_DLQ_URL: resources.ingestDlqUrl } : {}),
     // Read by the AWS SDK itself in a consumer process (bin/consumer.ts), as Lambda's are.
     AWS_ENDPOINT_URL_SQS: resources.queue.endpoint,
     AWS_ACCESS_KEY_ID: 'local',

@@ -11,6 +11,8 @@ export interface LocalStackOptions {
   dynamodbEndpoint?: string;
   /** Port for the launched DynamoDB Local; 0 picks a free one. */
   dynamodbPort?: number;
+  /** Port of the local SQS emulator (the delivery, owner-email and ingest queues); 0 or unset picks a free one. */
+  sqsPort?: number;
   /** Keep DynamoDB Local's data in this folder across restarts. */
   dataDir?: string;
   /**

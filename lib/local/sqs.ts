@@ -11,6 +11,8 @@ export interface LocalQueues {
   /** The owner emails' queue (fan-out → notify function) and its dead-letter queue. */
   notifyQueueUrl: string;
   notifyQueueArn: string;
+  /** The voice platform's way in (the ingest queue) and its dead-letter queue. */
+  ingest: { url: string; arn: string; dlqUrl: string };
   /** Queue set-up, and tests' and tools' own requests. */
   client: SQSClient;
   /** What the functions' queue adapters send on, as in AWS. */
@@ -24,25 +26,29 @@ export interface LocalQueues {
 export const localSqsClient = (endpoint: string): SQSClient =>
   new SQSClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
 
+/** The ingest queue's visibility timeout, as in the cloud stack: 6 × the ingest function's 10 s. */
+const INGEST_VISIBILITY_SECONDS = 60;
+
 /**
- * The delivery queue, the owner emails' queue and their dead-letter queues on local-aws-sqs, a pure JS SQS emulator:
- * the same SQS adapter code as in AWS talks to it over HTTP (the queue URLs name the emulator's host).
+ * The delivery queue, the owner emails' queue, the ingest queue and their dead-letter queues on local-aws-sqs, a pure JS
+ * SQS emulator: the same SQS adapter code as in AWS talks to it over HTTP (the queue URLs name the emulator's host).
+ * `port` 0 or unset: a free one.
  */
-export async function startLocalQueues(options: { visibilityTimeoutSeconds: number; maxReceiveCount?: number }): Promise<LocalQueues> {
-  const port = await freePort();
+export async function startLocalQueues(options: { visibilityTimeoutSeconds: number; maxReceiveCount?: number; port?: number }): Promise<LocalQueues> {
+  const port = options.port || (await freePort());
   const server: Server = await createSqsServer({ port, hostname: '127.0.0.1', emulateQueueCreationLifecycle: false });
   const endpoint = `http://127.0.0.1:${port}`;
   const client = localSqsClient(endpoint);
   const arnOf = async (url: string | undefined) =>
     (await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn as string;
   /** A queue with its dead-letter queue, as in the cloud stack. */
-  const withDlq = async (name: string) => {
+  const withDlq = async (name: string, visibilityTimeoutSeconds = options.visibilityTimeoutSeconds) => {
     const dlq = await client.send(new CreateQueueCommand({ QueueName: `${name}-dlq` }));
     const queue = await client.send(
       new CreateQueueCommand({
         QueueName: name,
         Attributes: {
-          VisibilityTimeout: String(options.visibilityTimeoutSeconds),
+          VisibilityTimeout: String(visibilityTimeoutSeconds),
           RedrivePolicy: JSON.stringify({ deadLetterTargetArn: await arnOf(dlq.QueueUrl), maxReceiveCount: options.maxReceiveCount ?? 5 }),
         },
       }),
@@ -51,6 +57,7 @@ export async function startLocalQueues(options: { visibilityTimeoutSeconds: numb
   };
   const deliveries = await withDlq('deliveries');
   const notifications = await withDlq('notifications');
+  const ingest = await withDlq('ingest', INGEST_VISIBILITY_SECONDS);
   const api = localSqsClient(endpoint);
   const events = localSqsClient(endpoint);
   return {
@@ -60,6 +67,7 @@ export async function startLocalQueues(options: { visibilityTimeoutSeconds: numb
     dlqUrl: deliveries.dlqUrl,
     notifyQueueUrl: notifications.url,
     notifyQueueArn: notifications.arn,
+    ingest,
     client,
     api,
     events,

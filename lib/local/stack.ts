@@ -59,6 +59,8 @@ export interface LocalStack {
   url: string;
   /** The local delivery queue, for a consumer run in another process. */
   queue: { endpoint: string; url: string; arn: string; dlqUrl: string };
+  /** The voice platform's way in: send a call (docs/api.md, Call ingest) here; what cannot be recorded lands in its dead-letter queue. */
+  ingestQueue: { url: string; arn: string; dlqUrl: string };
   /** The SQS client the stack's event sources receive and delete on (benchmarks count its requests). */
   sqs: SQSClient;
   /** The SQS client the stack's queue adapters send on, as in AWS (benchmarks count its requests too). */
@@ -95,6 +97,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   let streamPoller: StreamPoller | undefined;
   let queuePoller: QueuePoller | undefined;
   let notifyPoller: QueuePoller | undefined;
+  let ingestPoller: QueuePoller | undefined;
   let sweeper: LocalSweeper | undefined;
   let unwatch: (() => void) | undefined;
   let deps: LocalDeps | undefined;
@@ -105,6 +108,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     await streamPoller?.stop();
     await queuePoller?.stop();
     await notifyPoller?.stop();
+    await ingestPoller?.stop();
     LocalRetryScheduler.clearAll();
     await queues?.stop();
     deps?.db.client.destroy();
@@ -120,9 +124,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // The event pipeline: stream → fan-out → queue → consumer, with local stand-ins for
     // the Lambda event sources, EventBridge Scheduler and SES.
     const timeoutMs = Number(variables.DELIVERY_TIMEOUT_MS);
-    queues = await startLocalQueues({ visibilityTimeoutSeconds: options.queueVisibilitySeconds ?? Math.ceil((6 * timeoutMs) / 1000) });
+    queues = await startLocalQueues({ visibilityTimeoutSeconds: options.queueVisibilitySeconds ?? Math.ceil((6 * timeoutMs) / 1000), port: options.sqsPort });
     const queue = { endpoint: queues.endpoint, url: queues.queueUrl, arn: queues.queueArn };
-    const { config, env } = localConfig(variables, { dynamodbEndpoint: endpoint, tableName, queue, notifyQueueUrl: queues.notifyQueueUrl });
+    const { config, env } = localConfig(variables, { dynamodbEndpoint: endpoint, tableName, queue, notifyQueueUrl: queues.notifyQueueUrl, ingestDlqUrl: queues.ingest.dlqUrl });
     deps = localDeps(config, { sqs: queues.api, outboxDir: options.outboxDir ?? (process.env.OUTBOX_DIR || join('.local', 'outbox')) });
     const handlers = (options.wrapHandlers ?? ((h: LocalHandlers) => h))(localHandlers(deps, options.deliveryMetrics));
 
@@ -137,12 +141,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
     // Owner emails: their own queue and consumer, as in AWS (functions/notify.ts).
     notifyPoller = startQueuePoller({ sqs: queues.events, queueUrl: queues.notifyQueueUrl, queueArn: queues.notifyQueueArn, handler: handlers.notify, concurrency: 1 });
+    // The voice platform's calls: the ingest queue and the same ingest handler, as in AWS (functions/ingest.ts).
+    ingestPoller = startQueuePoller({ sqs: queues.events, queueUrl: queues.ingest.url, queueArn: queues.ingest.arn, handler: handlers.ingest, concurrency: 2 });
     // Every minute (scaled) in AWS too; at start it also sends what the last run left due.
     const grace = sweepGraceMs(config.webhooks.timeScale);
     sweeper = startLocalSweeper({ run: handlers.sweep, intervalMs: grace, startupHorizonMs: grace });
 
     http = await startHttpAdapter(handlers, options.port ?? 0, options.host);
-    return { url: http.url, queue: { ...queue, dlqUrl: queues.dlqUrl }, sqs: queues.events, sqsApi: queues.api, dynamodbEndpoint: endpoint, dynamodbPid: dynamodb?.pid, tableName, demo, deps, env, stop };
+    return { url: http.url, queue: { ...queue, dlqUrl: queues.dlqUrl }, ingestQueue: queues.ingest, sqs: queues.events, sqsApi: queues.api, dynamodbEndpoint: endpoint, dynamodbPid: dynamodb?.pid, tableName, demo, deps, env, stop };
   } catch (err) {
     await stop();
     throw err;

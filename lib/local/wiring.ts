@@ -2,9 +2,13 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { makeHandler as makeAuthorizer } from '../../functions/authorizer';
 import { makeHandler as makeDeliver } from '../../functions/deliver';
 import { makeHandler as makeFanout } from '../../functions/fanout';
+import { makeHandler as makeIngest } from '../../functions/ingest';
 import { makeHandler as makeNotify } from '../../functions/notify';
 import { makeHandler as makeSweep } from '../../functions/sweep';
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSEvent } from 'aws-lambda';
+import { SqsIngestDeadLetters, type IngestDeadLetters } from '../../shared/aws/sqs-dead-letters';
+import type { BatchResponse } from '../../shared/batch';
 import { SqsDeliveryQueue } from '../../shared/aws/sqs-queue';
 import type { Config } from '../../shared/config';
 import { apiDeps, type ApiDeps } from '../../shared/wiring/api';
@@ -15,7 +19,7 @@ import { LocalRetryScheduler, OutboxMailer } from './adapters';
 import { invoke, localFunction } from './invocations';
 
 /** Every port any handler uses, in one object: the local stack runs all of them in one process. */
-export type LocalDeps = ApiDeps & PipelineDeps;
+export type LocalDeps = ApiDeps & PipelineDeps & { ingestDeadLetters: IngestDeadLetters };
 
 /** The local stack's wiring: the cloud's parts built from its config, with timers for schedules and an outbox for emails. */
 export function localDeps(config: Config, local: { sqs: SQSClient; outboxDir: string }): LocalDeps {
@@ -26,7 +30,16 @@ export function localDeps(config: Config, local: { sqs: SQSClient; outboxDir: st
     mailer: new OutboxMailer(local.outboxDir),
     notificationQueue: new SqsNotificationQueue(local.sqs, config.notifyQueueUrl),
   };
-  return Object.assign({}, apiDeps(config), fanoutDeps(config, adapters), notifyDeps(config, adapters), deliverDeps(config, adapters), sweepDeps(config, adapters));
+  // Its queue is read at first use: a pipeline set up without the ingest queue (the benchmarks') never needs it.
+  const ingestDeadLetters: IngestDeadLetters = { setAside: async (message) => new SqsIngestDeadLetters(local.sqs, config.ingestDlqUrl).setAside(message) };
+  return Object.assign(
+    { ingestDeadLetters },
+    apiDeps(config),
+    fanoutDeps(config, adapters),
+    notifyDeps(config, adapters),
+    deliverDeps(config, adapters),
+    sweepDeps(config, adapters),
+  );
 }
 
 export type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
@@ -44,6 +57,7 @@ export function localHandlers(deps: LocalDeps, deliveryMetrics?: MetricSink) {
     notify: localFunction('notify', makeNotify(() => deps)),
     deliver: localFunction('deliver', makeDeliver(() => deps, deliveryMetrics)),
     sweep: localFunction('sweep', makeSweep(() => deps)),
+    ingest: localFunction<SQSEvent, BatchResponse>('ingest', makeIngest(() => deps)),
     /** An operation's handler by its file (relative to the repository root), loaded on first use; the caller names the invocation in its Context. */
     operation(file: string): Promise<LambdaHandler> {
       let handler = loaded.get(file);

@@ -1,16 +1,33 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
+import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { Webhook } from 'standardwebhooks';
 import { issueKey, type ApiKeyStore } from '../../shared/domain/api-keys';
-import { ingestCall, type CallDeps } from '../../shared/domain/calls';
 import { SCOPES } from '../../shared/domain/scopes';
-import { createShop } from '../../shared/domain/shop';
+import { createShop, type ShopDeps } from '../../shared/domain/shop';
 import { simulatedCall } from '../cli/simulate';
 
-/** What the smoke run needs: the API's base URL, and the table (to create the shop and key, and record the call as ingest does). */
+/** Sends one call, as the voice platform does, and answers the message's id. */
+export type CallSender = (call: unknown) => Promise<string>;
+
+/**
+ * What the smoke run needs: the API's base URL, the table (to create the shop and key, as the
+ * operator CLI does), and the way the voice platform hands over a finished call.
+ */
 export interface SmokeTarget {
   apiUrl: string;
-  deps: CallDeps & { apiKeys: ApiKeyStore };
+  deps: ShopDeps & { apiKeys: ApiKeyStore };
+  /** The ingest queue (its URL, for the log) and a sender to it. */
+  ingest: { queueUrl: string; send: CallSender };
+}
+
+/** A sender to the ingest queue at `queueUrl`: one message per call, its body the call's JSON (docs/api.md, Call ingest). */
+export function queueSender(sqs: SQSClient, queueUrl: string): CallSender {
+  return async (call) => {
+    const sent = await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(call) }));
+    if (!sent.MessageId) throw new SmokeFailure(`the ingest queue ${queueUrl} answered no message id`);
+    return sent.MessageId;
+  };
 }
 
 export interface SmokeOptions {
@@ -30,6 +47,9 @@ export interface SmokeOptions {
 
 export interface SmokeResult {
   shopId: string;
+  callId: string;
+  /** The ingest queue's id of the message that carried the call. */
+  messageId: string;
   eventId: string;
   /** The receiver's request verified with the endpoint's secret (a receiver started here), or null (a given receiver). */
   verifiedSignature: boolean | null;
@@ -69,11 +89,22 @@ async function startLoopbackReceiver(port: number): Promise<{ url: string; reque
   return { url: `http://127.0.0.1:${bound}/smoke`, requests, server };
 }
 
+/** Polls `check` every 500 ms until it answers a value, or fails with `what` at the deadline. */
+async function until<T>(deadline: number, what: () => string, check: () => Promise<T | undefined>): Promise<T> {
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new SmokeFailure(what());
+    await sleep(500);
+  }
+}
+
 /**
  * The post-deploy check, end to end: a new shop and test key, `GET /v1/me`, an endpoint on a
- * receiver, a simulated finished call recorded as ingest records it, and its `call.completed`
- * delivered: the delivery succeeded (the event's delivery row) and, with a receiver started
- * here, its signature verifies with the endpoint's secret. Cleans up its key and endpoint.
+ * receiver, a simulated finished call sent to the ingest queue as the voice platform sends it,
+ * the call in `GET /v1/calls`, and its `call.completed` delivered: the delivery succeeded (the
+ * event's delivery row) and, with a receiver started here, its signature verifies with the
+ * endpoint's secret. Cleans up its key and endpoint.
  */
 export async function runSmoke(target: SmokeTarget, options: SmokeOptions = {}): Promise<SmokeResult> {
   const log = options.log ?? (() => undefined);
@@ -92,24 +123,35 @@ export async function runSmoke(target: SmokeTarget, options: SmokeOptions = {}):
     const secret = String(endpoint.secret);
     log(`✓ endpoint ${String(endpoint.id)} → ${url}`);
 
-    const ingested = await ingestCall(target.deps, simulatedCall(shop, { withJob: false, emergency: false, endedAt: new Date() }));
-    log(`✓ call ${ingested.call_id} recorded`);
+    // The shop is new: the call the queue's consumer records is the only one in its list.
+    const call = simulatedCall(shop, { withJob: false, emergency: false, endedAt: new Date() });
+    const messageId = await target.ingest.send(call);
+    log(`✓ call ${call.external_id} sent to the ingest queue ${target.ingest.queueUrl} (message ${messageId})`);
+    const callId = await until(
+      deadline,
+      () => `the call sent as message ${messageId} did not appear in GET /v1/calls in time: is the ingest queue consumed? (its dead-letter queue holds refused calls)`,
+      async () => {
+        const calls = (await api(target, key, 'GET', '/v1/calls')).data as { id: string; from_number: string; started_at: string }[];
+        return calls.find((c) => c.from_number === call.from_number && c.started_at === call.started_at)?.id;
+      },
+    );
+    log(`✓ call ${callId} recorded from the queue`);
 
     // The delivery's row is the truth: wait for it to succeed.
     let eventId = '';
-    for (;;) {
-      if (Date.now() > deadline) throw new SmokeFailure(`no succeeded delivery of call.completed for ${ingested.call_id} in time${eventId ? ` (event ${eventId})` : ''}`);
-      if (!eventId) {
-        const events = await api(target, key, 'GET', '/v1/events?type=call.completed');
-        eventId = String((events.data as { id: string }[])[0]?.id ?? '');
-      }
-      if (eventId) {
+    await until(
+      deadline,
+      () => `no succeeded delivery of call.completed for ${callId} in time${eventId ? ` (event ${eventId})` : ''}`,
+      async () => {
+        if (!eventId) {
+          const events = (await api(target, key, 'GET', '/v1/events?type=call.completed')).data as { id: string; data: { id: string } }[];
+          eventId = events.find((e) => e.data.id === callId)?.id ?? '';
+        }
+        if (!eventId) return undefined;
         const event = await api(target, key, 'GET', `/v1/events/${eventId}`);
-        const deliveries = event.deliveries as { status: string; last_response_status: number | null }[];
-        if (deliveries.some((d) => d.status === 'succeeded')) break;
-      }
-      await sleep(500);
-    }
+        return (event.deliveries as { status: string }[]).some((d) => d.status === 'succeeded') ? true : undefined;
+      },
+    );
     log(`✓ event ${eventId} delivered`);
 
     let verifiedSignature: boolean | null = null;
@@ -117,12 +159,12 @@ export async function runSmoke(target: SmokeTarget, options: SmokeOptions = {}):
       const request = receiver.requests.find((r) => r.headers['webhook-id'] === eventId);
       if (!request) throw new SmokeFailure(`the receiver got no request with webhook-id ${eventId}`);
       const verified = new Webhook(secret).verify(request.raw, request.headers) as { id: string; type: string; data: { id: string } };
-      if (verified.type !== 'call.completed' || verified.data.id !== ingested.call_id) throw new SmokeFailure(`the receiver got ${verified.type} for ${verified.data.id}`);
+      if (verified.type !== 'call.completed' || verified.data.id !== callId) throw new SmokeFailure(`the receiver got ${verified.type} for ${verified.data.id}`);
       verifiedSignature = true;
       log('✓ signature verified with the endpoint secret');
     }
     await api(target, key, 'PATCH', `/v1/webhook-endpoints/${String(endpoint.id)}`, { enabled: false });
-    return { shopId: shop.id, eventId, verifiedSignature };
+    return { shopId: shop.id, callId, messageId, eventId, verifiedSignature };
   } finally {
     await target.deps.apiKeys.revoke(record.id, new Date().toISOString());
     if (receiver) {

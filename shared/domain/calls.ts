@@ -86,9 +86,12 @@ export interface IngestResult {
 }
 
 /** Records a finished call with its transcript, summary, jobs, credit debit and events, atomically. */
+/** The payload's field, not a path id: the sender fixes `shop_id` (or redrives once the shop exists). */
+const unknownShop = (shopId: string) => new AppError('resource_missing', `No such shop: '${shopId}'`, { param: 'shop_id' });
+
 export async function ingestCall(deps: CallDeps, input: CallIngest): Promise<IngestResult> {
   const shop = await deps.shops.get(input.shop_id);
-  if (!shop) throw notFound('shop', input.shop_id);
+  if (!shop) throw unknownShop(input.shop_id);
   const now = deps.now();
   const callId = newId('call', now.getTime());
   const call: CallRecord = {
@@ -121,7 +124,7 @@ export async function ingestCall(deps: CallDeps, input: CallIngest): Promise<Ing
     credits: input.summary?.usage.credits ?? 0,
   };
   const outcome = await deps.calls.record(batch);
-  if (outcome.status === 'shop_missing') throw notFound('shop', input.shop_id);
+  if (outcome.status === 'shop_missing') throw unknownShop(input.shop_id);
   if (outcome.status === 'duplicate') return { call_id: outcome.callId, job_ids: [], event_ids: [], duplicate: true };
   return { call_id: callId, job_ids: jobs.map((j) => j.id), event_ids: events.map((e) => e.id), duplicate: false };
 }

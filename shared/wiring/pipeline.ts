@@ -6,6 +6,7 @@ import type { RecoveryWorkerDeps } from '../domain/recovery-worker';
 import type { SweepDeps } from '../domain/sweep';
 import { AwsRetryScheduler } from '../aws/retry-scheduler';
 import { LogOnlyMailer, SesMailer } from '../aws/ses-mailer';
+import { SqsIngestDeadLetters, type IngestDeadLetters } from '../aws/sqs-dead-letters';
 import { SqsNotificationQueue } from '../aws/sqs-notification-queue';
 import { SqsDeliveryQueue, SqsQueueDelays } from '../aws/sqs-queue';
 import { DynamoAttemptLedger } from '../store/attempt-ledger';
@@ -104,6 +105,11 @@ export function sweepDeps(config: Config, adapters: PipelineAdapters = {}): Swee
     timeScale: config.webhooks.timeScale,
     now,
   }));
+}
+
+/** The ingest function's queue side: where a call it can never record is set aside (with callDeps, which records the rest). */
+export function ingestDeadLetterDeps(config: Config): { ingestDeadLetters: IngestDeadLetters } {
+  return memo(config, ingestDeadLetterDeps, () => ({ ingestDeadLetters: new SqsIngestDeadLetters(sqsOf(config), config.ingestDlqUrl) }));
 }
 
 export type PipelineDeps = ReturnType<typeof fanoutDeps> & ReturnType<typeof notifyDeps> & ReturnType<typeof deliverDeps> & ReturnType<typeof sweepDeps>;

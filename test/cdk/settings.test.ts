@@ -23,6 +23,7 @@ const EXAMPLES: Record<string, string> = {
   platformLogs: 'true',
   recoverTimeoutSeconds: '20',
   stackName: 'ShopCallsStaging',
+  ingestSenderAccount: '210987654321',
   ingestInvokerAccount: '210987654321',
 };
 

@@ -272,7 +272,8 @@ describe('cloud stack template', () => {
 
   it('gives every asynchronous path a dead-letter queue or an on-failure destination', () => {
     const mappings = ofType('AWS::Lambda::EventSourceMapping');
-    expect(mappings).toHaveLength(3);
+    // The stream, the delivery queue, the owner emails' queue, and the ingest queue (test/cdk/ingest-queue.test.ts).
+    expect(mappings).toHaveLength(4);
     const stream = mappings.find(([, m]) => ref(m.Properties.EventSourceArn).includes('StreamArn'))?.[1].Properties;
     expect(stream).toMatchObject({ BisectBatchOnFunctionError: true, FunctionResponseTypes: ['ReportBatchItemFailures'], MaximumRetryAttempts: 10 });
     expect(ref(stream?.DestinationConfig)).toMatch(/FanoutFailures/);
@@ -297,12 +298,14 @@ describe('cloud stack template', () => {
 
   it('alarms on dead letters, old deliveries, 5xx, a stopped sweeper, and every function\'s errors and throttles, to one topic', () => {
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
-    // One per dead-letter queue: every queue but the delivery queue itself.
-    const deadLetterQueues = ofType('AWS::SQS::Queue').filter(([id]) => !id.startsWith('DeliveryDeliveries') && !id.startsWith('DeliveryOwnerEmails')).map(([id]) => id);
+    // One per dead-letter queue: every queue but the ones functions consume.
+    const consumed = ['DeliveryDeliveries', 'DeliveryOwnerEmails', 'CallIngestCalls'];
+    const deadLetterQueues = ofType('AWS::SQS::Queue').filter(([id]) => !consumed.some((prefix) => id.startsWith(prefix))).map(([id]) => id);
     expect(deadLetterQueues).toHaveLength(6);
     const depthAlarms = alarms.filter((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible');
     expect(depthAlarms.map((a) => ref(a.Dimensions).match(/"([A-Za-z0-9]+)","QueueName"/)?.[1]).sort()).toEqual(deadLetterQueues.sort());
-    expect(alarms.filter((a) => a.MetricName === 'ApproximateAgeOfOldestMessage')).toHaveLength(1);
+    // The delivery queue's and the ingest queue's.
+    expect(alarms.filter((a) => a.MetricName === 'ApproximateAgeOfOldestMessage')).toHaveLength(2);
     expect(alarms.filter((a) => a.MetricName === '5xx')).toHaveLength(1);
     // The sweeper not running is an alarm too: no invocation in 10 minutes, missing data counting as such.
     const stopped = alarms.filter((a) => a.MetricName === 'Invocations');
@@ -322,7 +325,7 @@ describe('cloud stack template', () => {
       AccessLogSettings: { DestinationArn: {} },
     });
     const outputs = template.toJSON().Outputs as Record<string, unknown>;
-    expect(Object.keys(outputs)).toEqual(expect.arrayContaining(['ApiUrl', 'TableName', 'Region', 'SecretsKeyArn', 'IngestFunctionArn', 'AlarmTopicArn']));
+    expect(Object.keys(outputs)).toEqual(expect.arrayContaining(['ApiUrl', 'TableName', 'Region', 'SecretsKeyArn', 'IngestQueueUrl', 'IngestQueueArn', 'IngestDlqUrl', 'IngestFunctionArn', 'AlarmTopicArn']));
   });
 
   it('lets the voice platform\'s account invoke the ingest function only when ingestInvokerAccount is set', () => {

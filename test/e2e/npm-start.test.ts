@@ -58,7 +58,8 @@ describe('npm start (the real entry point, as a child process)', () => {
   function spawnLocal(env: Record<string, string>): { child: ChildProcess; output: () => string } {
     // As `npm start` runs it (`node --import tsx`, no tsx parent relaying signals), so Ctrl-C reaches the app itself.
     const child = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts'], {
-      env: { ...process.env, DYNAMODB_ENDPOINT: '', POWERTOOLS_LOG_LEVEL: 'WARN', ...env },
+      // SQS_PORT 0: a free port for the local queues, as other tests run stacks at the same time.
+      env: { ...process.env, DYNAMODB_ENDPOINT: '', POWERTOOLS_LOG_LEVEL: 'WARN', SQS_PORT: '0', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
@@ -81,6 +82,8 @@ describe('npm start (the real entry point, as a child process)', () => {
   it('serves with the printed key and leaves no java process after Ctrl-C', async () => {
     const { child, output, apiPort, dbPort } = await start();
     expect(output()).toContain(`API listening on http://127.0.0.1:${apiPort}`);
+    // The voice platform's way in, where `npm run smoke -- --local` and a developer find it.
+    expect(output()).toMatch(/Ingest queue: http:\/\/127\.0\.0\.1:\d+\/\d+\/ingest \(the voice platform's way in; refused calls: http:\/\/127\.0\.0\.1:\d+\/\d+\/ingest-dlq\)/);
     const key = /Write key:\s+(sk_test_\S+)/.exec(output())?.[1];
     const me = await call(`http://127.0.0.1:${apiPort}`, 'GET', '/v1/me', { key });
     expect(me.status).toBe(200);
@@ -178,6 +181,7 @@ describe('npm start (the real entry point, as a child process)', () => {
 
   it.each([
     ['DELIVERY_TIMEOUT_MS', 'abc'],
+    ['SQS_PORT', '70000'],
     ['DELIVERY_TIMEOUT_MS', '0'],
     ['TIME_SCALE', '2'],
     ['WEBHOOK_ALLOW_INSECURE_LOCAL', 'yes'],

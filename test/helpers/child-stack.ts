@@ -163,6 +163,8 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
       PORT: String(apiPort),
       HOST: '127.0.0.1',
       DYNAMODB_PORT: String(dynamodbPort),
+      // A free one: tests and benchmarks run several stacks at once.
+      SQS_PORT: '0',
       DYNAMODB_ENDPOINT: '',
       DYNAMODB_DATA_DIR: dataDir,
       TABLE_NAME: tableName,

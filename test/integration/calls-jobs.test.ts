@@ -91,16 +91,18 @@ describe('calls and jobs in the store (DynamoDB Local)', () => {
   });
 });
 
-describe('ingest handler (internal, invoked by the voice platform)', () => {
+describe('ingest handler, invoked directly by the voice platform', () => {
   let deps: Deps;
   let shop: Shop;
   beforeAll(async () => {
     deps = await useFreshTable();
     shop = await createShop(deps, { name: 'Handler Shop', owner_email: 'o@handler.test' });
   });
+  // A direct invocation answers bad input itself: it never sets a message aside.
+  const directDeps = () => ({ ...deps, ingestDeadLetters: { setAside: () => Promise.reject(new Error('a direct invocation sets nothing aside')) } });
 
   it('records a valid call and refuses bad payloads with the field named', async () => {
-    const handler = makeIngestHandler(() => deps);
+    const handler = makeIngestHandler(directDeps);
     const valid = simulatedCall(shop, { withJob: true, emergency: true, endedAt: new Date() });
     const ok = await handler(valid);
     expect(ok).toMatchObject({ ok: true, result: { call_id: expect.stringMatching(/^call_/), job_ids: [expect.stringMatching(/^job_/)], duplicate: false } });
@@ -110,10 +112,22 @@ describe('ingest handler (internal, invoked by the voice platform)', () => {
     expect(await handler('not an object')).toMatchObject({ ok: false, error: { code: 'parameter_invalid' } });
   });
 
+  it('from the queue, records a call once however often SQS delivers its message (external_id)', async () => {
+    const own = await createShop(deps, { name: 'Redelivery Shop', owner_email: 'o@redelivery.test' });
+    const handler = makeIngestHandler(directDeps);
+    const body = JSON.stringify(simulatedCall(own, { withJob: true, emergency: false, endedAt: new Date() }));
+    const delivery = (messageId: string) => ({ Records: [{ messageId, body, eventSource: 'aws:sqs' }] }) as never;
+    expect(await handler(delivery('m-1'))).toEqual({ batchItemFailures: [] });
+    expect(await handler(delivery('m-1-again'))).toEqual({ batchItemFailures: [] });
+    const events = await eventsOf(deps, own.id);
+    expect(events.map((e) => e.type).sort()).toEqual(['call.completed', 'job.created']);
+    expect((await deps.shops.get(own.id))?.credits.used_this_period).toBe((JSON.parse(body) as { summary: { usage: { credits: number } } }).summary.usage.credits);
+  });
+
   it('logs a refusal with its code and reason (not as `message`, which the log line reserves)', async () => {
     const warn = jest.spyOn(logger, 'warn').mockImplementation(() => undefined);
     try {
-      const refused = await makeIngestHandler(() => deps)('not an object');
+      const refused = await makeIngestHandler(directDeps)('not an object');
       expect(refused.ok).toBe(false);
       expect(warn).toHaveBeenCalledTimes(1);
       expect(warn.mock.calls[0]).toEqual(['Ingest refused', { code: 'parameter_invalid', reason: refused.ok ? undefined : refused.error.message }]);
