@@ -32,7 +32,7 @@ describe('npm start records where it runs; listen, trigger, receiver and smoke f
   /** What a newcomer's shell has: none of the stack's settings, only the file's location. */
   function shellEnv(): NodeJS.ProcessEnv {
     const env: NodeJS.ProcessEnv = { ...process.env, LOCAL_STACK_FILE: stackFile, POWERTOOLS_LOG_LEVEL: 'WARN' };
-    for (const name of ['DYNAMODB_ENDPOINT', 'TABLE_NAME', 'SECRETS_KEY_FILE', 'PORT', 'DYNAMODB_PORT', 'WEBHOOK_SECRET']) delete env[name];
+    for (const name of ['DYNAMODB_ENDPOINT', 'TABLE_NAME', 'SECRETS_KEY_FILE', 'PORT', 'DYNAMODB_PORT', 'SQS_PORT', 'INGEST_QUEUE_URL', 'WEBHOOK_SECRET']) delete env[name];
     return env;
   }
 
@@ -56,8 +56,8 @@ describe('npm start records where it runs; listen, trigger, receiver and smoke f
   const tool = (script: string, args: string[], env: NodeJS.ProcessEnv = shellEnv()) => spawnSync('node_modules/.bin/tsx', [script, ...args], { env, encoding: 'utf8' });
 
   it('on non-default ports: the banner pastes, listen + trigger deliver verified with no flags, Ctrl-C removes the file', async () => {
-    const [apiPort, dbPort, listenPort] = [await freePort(), await freePort(), await freePort()];
-    const env = { ...shellEnv(), PORT: String(apiPort), DYNAMODB_PORT: String(dbPort), LISTEN_PORT: String(listenPort), SECRETS_KEY_FILE: join(dir, 'secrets.key'), OUTBOX_DIR: join(dir, 'outbox') };
+    const [apiPort, dbPort, sqsPort, listenPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    const env = { ...shellEnv(), PORT: String(apiPort), DYNAMODB_PORT: String(dbPort), SQS_PORT: String(sqsPort), LISTEN_PORT: String(listenPort), SECRETS_KEY_FILE: join(dir, 'secrets.key'), OUTBOX_DIR: join(dir, 'outbox') };
     const stack = run([process.execPath, '--import', 'tsx', 'bin/local.ts'], env);
     await until(() => stack.output().includes('API listening on'), 'npm start', stack.output);
 
@@ -103,7 +103,9 @@ describe('npm start records where it runs; listen, trigger, receiver and smoke f
     // The local smoke test finds the API and the table the same way.
     const smoke = tool('bin/smoke.ts', ['--local', '--timeout-seconds', '45']);
     expect(smoke.stdout).toContain(`Smoke test of http://127.0.0.1:${apiPort} (table shop-calls)`);
-    expect([smoke.status, smoke.stdout]).toEqual([0, expect.stringMatching(/PASS: shop shop_\w+, event evt_\w+/)]);
+    expect([smoke.status, smoke.stdout]).toEqual([0, expect.stringMatching(/PASS: shop shop_\w+, call call_\w+ through the ingest queue, event evt_\w+/)]);
+    // The ingest queue of this stack, on its port, as the stack file recorded it.
+    expect(smoke.stdout).toContain(`sent to the ingest queue http://127.0.0.1:${sqsPort}/`);
 
     listener.child.kill('SIGINT');
     await once(listener.child, 'exit');
