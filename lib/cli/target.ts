@@ -11,6 +11,8 @@ export interface CliTarget {
   local: boolean;
   /** DynamoDB Local's address, for the local stack. */
   endpoint?: string;
+  /** Where the target's API answers, for the links the CLI prints (`portal open`); absent when unknown. */
+  apiUrl?: string;
 }
 
 const LOCAL = { endpoint: 'http://127.0.0.1:8000', table: 'shop-calls' };
@@ -43,6 +45,7 @@ export function resolveTarget(argv: string[], env: NodeJS.ProcessEnv = process.e
       banner: `Local stack: table ${table} on DynamoDB Local at ${endpoint} (npm start). For a deployed stack: --stack NAME.`,
       local: true,
       endpoint,
+      apiUrl: `http://127.0.0.1:${env.PORT || 3000}`,
     };
   }
   const text = read(file);
@@ -55,6 +58,7 @@ export function resolveTarget(argv: string[], env: NodeJS.ProcessEnv = process.e
     env: { DYNAMODB_ENDPOINT: '', TABLE_NAME: outputs.TableName, AWS_REGION: outputs.Region, ...(outputs.SecretsKeyArn ? { SECRETS_KMS_KEY_ID: outputs.SecretsKeyArn } : {}) },
     banner: `Stack ${stack}: table ${outputs.TableName} in ${outputs.Region}.`,
     local: false,
+    ...(outputs.ApiUrl ? { apiUrl: outputs.ApiUrl.replace(/\/+$/, '') } : {}),
   };
 }
 

@@ -16,9 +16,11 @@ export class DynamoPortalSessionStore implements PortalSessionStore {
 
   async create(record: PortalSessionRecord): Promise<void> {
     const ttl = { [TABLE.ttlAttribute]: Math.ceil(Date.parse(record.valid_until) / 1000) + KEEP_AFTER_EXPIRY_SECONDS };
-    const item = (key: Record<string, string>) => ({ TableName: this.db.tableName, Item: { ...key, entity: 'portal_session', ...record, ...ttl }, ConditionExpression: 'attribute_not_exists(pk)' });
+    const item = (key: Record<string, string>) => ({ ...key, entity: 'portal_session', ...record, ...ttl });
     await this.db.doc.transactWrite({
-      TransactItems: [{ Put: item(keys.portalSession(record.token_hash)) }, { Put: item(keys.portalSessionById(record.shop_id, record.id)) }],
+      TransactItems: [keys.portalSession(record.token_hash), keys.portalSessionById(record.shop_id, record.id)].map((key) => ({
+        Put: { TableName: this.db.tableName, Item: item(key), ConditionExpression: 'attribute_not_exists(pk)' },
+      })),
     });
   }
 
