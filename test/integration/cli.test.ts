@@ -143,6 +143,13 @@ describe('operator CLI (DynamoDB Local)', () => {
     expect((await cli('event', 'show', '--shop', shop.id)).err).toMatch(/exactly one event id/);
   });
 
+  it('issues a read-only webhooks key with --scopes webhooks:read', async () => {
+    const shop = JSON.parse((await cli('shop', 'create', '--name', 'Dash', '--owner-email', 'd@d.co', '--json')).out);
+    const created = JSON.parse((await cli('key', 'create', '--shop', shop.id, '--scopes', 'webhooks:read', '--json')).out);
+    expect(created).toMatchObject({ scopes: ['webhooks:read'], write: false });
+    expect(await authenticate(deps.apiKeys, `Bearer ${created.key}`)).toMatchObject({ ok: true, principal: { scopes: ['webhooks:read'] } });
+  });
+
   it('rejects unknown scopes', async () => {
     const shop = JSON.parse((await cli('shop', 'create', '--name', 'S', '--owner-email', 's@s.co', '--json')).out);
     const result = await cli('key', 'create', '--shop', shop.id, '--scopes', 'calls:read,calls:delete');
