@@ -24,6 +24,7 @@ async function main(): Promise<number> {
     out: (line) => console.log(line),
     err: (line) => console.error(line),
     explain: (err) => explainFailure(err, target),
+    apiUrl: target.apiUrl,
   });
 }
 

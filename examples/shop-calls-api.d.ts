@@ -13,13 +13,13 @@ export interface paths {
         };
         /**
          * GET /v1/webhook-endpoints
-         * @description Scope `webhooks:write`.
+         * @description Scope `webhooks:read` or `webhooks:write`; a portal session's token may call it.
          */
         get: operations["listWebhookEndpoints"];
         put?: never;
         /**
          * POST /v1/webhook-endpoints
-         * @description Scope `webhooks:write`; needs a write key; accepts Idempotency-Key.
+         * @description Scope `webhooks:write`; needs a write key; accepts Idempotency-Key; a portal session's token may call it (not a read-only one).
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -37,21 +37,21 @@ export interface paths {
         };
         /**
          * GET /v1/webhook-endpoints/{id}
-         * @description Scope `webhooks:write`.
+         * @description Scope `webhooks:read` or `webhooks:write`; a portal session's token may call it.
          */
         get: operations["getWebhookEndpoint"];
         put?: never;
         post?: never;
         /**
          * DELETE /v1/webhook-endpoints/{id}
-         * @description Scope `webhooks:write`; needs a write key.
+         * @description Scope `webhooks:write`; needs a write key; a portal session's token may call it (not a read-only one).
          */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
         head?: never;
         /**
          * PATCH /v1/webhook-endpoints/{id}
-         * @description Scope `webhooks:write`; needs a write key.
+         * @description Scope `webhooks:write`; needs a write key; a portal session's token may call it (not a read-only one).
          */
         patch: operations["updateWebhookEndpoint"];
         trace?: never;
@@ -65,7 +65,7 @@ export interface paths {
         };
         /**
          * GET /v1/webhook-endpoints/{id}/deliveries
-         * @description Scope `webhooks:write`.
+         * @description Scope `webhooks:read` or `webhooks:write`; a portal session's token may call it.
          */
         get: operations["listWebhookEndpointDeliveries"];
         put?: never;
@@ -85,7 +85,7 @@ export interface paths {
         };
         /**
          * GET /v1/webhook-endpoints/{id}/stats
-         * @description Scope `webhooks:write`.
+         * @description Scope `webhooks:read` or `webhooks:write`; a portal session's token may call it.
          */
         get: operations["getWebhookEndpointStats"];
         put?: never;
@@ -107,7 +107,7 @@ export interface paths {
         put?: never;
         /**
          * POST /v1/webhook-endpoints/{id}/recover
-         * @description Scope `webhooks:write`; needs a write key; accepts Idempotency-Key.
+         * @description Scope `webhooks:write`; needs a write key; accepts Idempotency-Key; a portal session's token may call it (not a read-only one).
          */
         post: operations["recoverWebhookEndpoint"];
         delete?: never;
@@ -125,7 +125,7 @@ export interface paths {
         };
         /**
          * GET /v1/webhook-endpoints/{id}/recoveries/{recovery_id}
-         * @description Scope `webhooks:write`.
+         * @description Scope `webhooks:read` or `webhooks:write`; a portal session's token may call it.
          */
         get: operations["getWebhookEndpointRecovery"];
         put?: never;
@@ -147,7 +147,7 @@ export interface paths {
         put?: never;
         /**
          * POST /v1/webhook-endpoints/{id}/rotate-secret
-         * @description Scope `webhooks:write`; needs a write key.
+         * @description Scope `webhooks:write`; needs a write key; a portal session's token may call it (not a read-only one).
          */
         post: operations["rotateWebhookEndpointSecret"];
         delete?: never;
@@ -167,7 +167,7 @@ export interface paths {
         put?: never;
         /**
          * POST /v1/webhook-endpoints/{id}/test
-         * @description Scope `webhooks:write`; needs a write key.
+         * @description Scope `webhooks:write`; needs a write key; a portal session's token may call it (not a read-only one).
          */
         post: operations["testWebhookEndpoint"];
         delete?: never;
@@ -185,7 +185,7 @@ export interface paths {
         };
         /**
          * GET /v1/events
-         * @description Scope `webhooks:write`.
+         * @description Scope `webhooks:read` or `webhooks:write`; a portal session's token may call it.
          */
         get: operations["listEvents"];
         put?: never;
@@ -205,7 +205,7 @@ export interface paths {
         };
         /**
          * GET /v1/events/{id}
-         * @description Scope `webhooks:write`.
+         * @description Scope `webhooks:read` or `webhooks:write`; a portal session's token may call it.
          */
         get: operations["getEvent"];
         put?: never;
@@ -227,10 +227,50 @@ export interface paths {
         put?: never;
         /**
          * POST /v1/events/{id}/redeliver
-         * @description Scope `webhooks:write`; needs a write key.
+         * @description Scope `webhooks:write`; needs a write key; a portal session's token may call it (not a read-only one).
          */
         post: operations["redeliverEvent"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/portal-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * POST /v1/portal-sessions
+         * @description Scope `webhooks:write`; needs a write key; accepts Idempotency-Key.
+         */
+        post: operations["createPortalSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/portal-sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * DELETE /v1/portal-sessions/{id}
+         * @description Scope `webhooks:write`; needs a write key.
+         */
+        delete: operations["deletePortalSession"];
         options?: never;
         head?: never;
         patch?: never;
@@ -805,6 +845,13 @@ export interface components {
                 billable_seconds: number;
             };
         };
+        DeletedPortalSession: {
+            id: string;
+            /** @constant */
+            object: "portal_session";
+            /** @constant */
+            deleted: true;
+        };
         DeletedWebhookEndpoint: {
             id: string;
             /** @constant */
@@ -1013,11 +1060,43 @@ export interface components {
                 id: string;
                 /** @enum {string} */
                 mode: "test" | "live";
-                scopes: ("calls:read" | "transcripts:read" | "jobs:read" | "jobs:write" | "settings:read" | "settings:write" | "webhooks:write")[];
+                scopes: ("calls:read" | "transcripts:read" | "jobs:read" | "jobs:write" | "settings:read" | "settings:write" | "webhooks:read" | "webhooks:write")[];
                 write: boolean;
                 /** Format: date-time */
                 created_at: string;
             };
+        };
+        PortalSession: {
+            /** @constant */
+            object: "portal_session";
+            id: string;
+            /** @description true: the token allows only the GETs of webhook endpoints and events. */
+            read_only: boolean;
+            /**
+             * Format: date-time
+             * @description When the token stops working.
+             */
+            expires_at: string;
+            /** Format: date-time */
+            created_at: string;
+        };
+        PortalSessionWithToken: {
+            /** @constant */
+            object: "portal_session";
+            id: string;
+            /** @description true: the token allows only the GETs of webhook endpoints and events. */
+            read_only: boolean;
+            /**
+             * Format: date-time
+             * @description When the token stops working.
+             */
+            expires_at: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @description A Bearer credential for the webhook portal's operations; shown only in this response. */
+            token: string;
+            /** @description The portal with the token in its fragment (`<base>/portal#token=pst_…`): hand this link to the person who manages the receivers. */
+            url: string;
         };
         Recovery: {
             /** @constant */
@@ -1269,7 +1348,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description No API key, or an unknown or revoked one. */
+        /** @description No API key, or an unknown or revoked one; or a portal session's token that expired or was deleted (the message says which). */
         Error401: {
             headers: {
                 "Request-Id": components["headers"]["Request-Id"];
@@ -1279,7 +1358,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The key lacks the scope (`insufficient_scope`), or is read-only on a write (`write_key_required`). Also API Gateway's own refusal, before any operation runs, once a source address is over its budget of failed authentications: a bare `{"message": "Forbidden"}` (a `GatewayError`) with no `Request-Id`. */
+        /** @description The key lacks the scope (`insufficient_scope`; also a portal session's token outside the portal's operations, or a read-only one on a write), or is read-only on a write (`write_key_required`). Also API Gateway's own refusal, before any operation runs, once a source address is over its budget of failed authentications: a bare `{"message": "Forbidden"}` (a `GatewayError`) with no `Request-Id`. */
         Error403: {
             headers: {
                 "Request-Id": components["headers"]["Request-Id"];
@@ -1841,6 +1920,79 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EventWithDeliveries"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    createPortalSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replays the first successful response for 24 hours. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    expires_in?: number;
+                    read_only?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalSessionWithToken"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            404: components["responses"]["Error404"];
+            409: components["responses"]["Error409"];
+            413: components["responses"]["Error413"];
+            415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    deletePortalSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description External id with its type prefix */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedPortalSession"];
                 };
             };
             400: components["responses"]["Error400"];

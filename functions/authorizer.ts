@@ -1,12 +1,13 @@
 import type { APIGatewayRequestAuthorizerEventV2, APIGatewaySimpleAuthorizerWithContextResult } from 'aws-lambda';
-import { lookUpKey, presentedKey, type ApiKeyStore } from '../shared/domain/api-keys';
+import { hashKey, lookUpKey, presentedKey, type ApiKeyStore, type AuthFailure, type KeyMode, type PresentedKey } from '../shared/domain/api-keys';
+import { isSessionToken, lookUpSession, type PortalSessionStore } from '../shared/domain/portal-sessions';
 import { admitFailure, admitKey, type Admission, type RateLimiter, type RateLimits } from '../shared/domain/rate-limits';
 import { AUTHORIZER_FAILED, rateLimitedContext, toAuthorizerContext, type AuthorizerContext } from '../shared/http/auth-context';
 import { logger, withLambdaContext } from '../shared/logger';
-import { apiKeyDeps, rateLimitDeps } from '../shared/wiring/api';
+import { apiKeyDeps, portalSessionDeps, rateLimitDeps } from '../shared/wiring/api';
 import { lambdaDeps } from '../shared/wiring/memo';
 
-type Deps = { apiKeys: ApiKeyStore; rateLimiter: RateLimiter; rateLimits: RateLimits };
+type Deps = { apiKeys: ApiKeyStore; portalSessions: Pick<PortalSessionStore, 'getByHash'>; rateLimiter: RateLimiter; rateLimits: RateLimits };
 type Event = Pick<APIGatewayRequestAuthorizerEventV2, 'headers'> & { requestContext?: { http?: { sourceIp?: string } } };
 
 /** The limiter's store failing must not take the API down with it: let the request through. */
@@ -20,6 +21,15 @@ const orLetThrough = (admission: Promise<Admission>): Promise<Admission> =>
 /** Keys an instance remembers having seen authenticate, by hash; past this many it forgets them all. */
 const KNOWN_KEYS_MAX = 10_000;
 
+/** A portal session's token (its mode is its record's), or a key (its mode is in its prefix). */
+type Presented = { ok: true; hash: string; session: true } | (PresentedKey & { session?: false }) | AuthFailure;
+
+function present(authorization: string | undefined): Presented {
+  const token = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+  if (token !== undefined && isSessionToken(token)) return { ok: true, hash: hashKey(token), session: true };
+  return presentedKey(authorization);
+}
+
 /**
  * HTTP API Lambda authorizer (simple responses), run on every request (no result cache:
  * it also counts the key's requests, docs/rate-limits.md). It answers `isAuthorized: true`
@@ -27,27 +37,30 @@ const KNOWN_KEYS_MAX = 10_000;
  * the contract's format (API Gateway's own refusal has no contract body). It refuses
  * outright only a source address whose failed authentications are over their budget.
  *
- * A key this instance has seen authenticate takes from its bucket while it is looked up:
- * one table round trip before the route, not two. Any other key is looked up first, so a
- * made-up key never costs a write of its own (nor puts its hash in the table).
+ * A key (or portal session token) this instance has seen authenticate takes from its
+ * bucket, at the mode it had, while it is looked up: one table round trip before the route,
+ * not two. Any other is looked up first, so a made-up key never costs a write of its own
+ * (nor puts its hash in the table).
  */
-export const makeHandler = (deps: () => Deps = lambdaDeps(apiKeyDeps, rateLimitDeps), clock: () => number = Date.now) => {
-  const known = new Set<string>();
+export const makeHandler = (deps: () => Deps = lambdaDeps(apiKeyDeps, rateLimitDeps, portalSessionDeps), clock: () => number = Date.now) => {
+  const known = new Map<string, KeyMode>();
   return withLambdaContext(async (event: Event): Promise<APIGatewaySimpleAuthorizerWithContextResult<AuthorizerContext>> => {
     const now = clock();
     const sourceIp = event.requestContext?.http?.sourceIp ?? 'unknown';
-    const presented = presentedKey(event.headers?.authorization);
+    const presented = present(event.headers?.authorization);
     let early: Promise<Admission> | null = null;
     try {
-      if (presented.ok && known.has(presented.hash)) early = orLetThrough(admitKey(deps(), presented.hash, presented.mode, now));
-      const outcome = presented.ok ? await lookUpKey(deps().apiKeys, presented) : presented;
+      const knownMode = presented.ok ? known.get(presented.hash) : undefined;
+      if (presented.ok && knownMode) early = orLetThrough(admitKey(deps(), presented.hash, knownMode, now));
+      const outcome = !presented.ok ? presented : presented.session ? await lookUpSession(deps().portalSessions, presented.hash, now) : await lookUpKey(deps().apiKeys, presented);
       let admission: Admission;
       if (outcome.ok && presented.ok) {
-        if (!known.has(presented.hash)) {
+        const mode = outcome.principal.mode;
+        if (known.get(presented.hash) !== mode) {
           if (known.size >= KNOWN_KEYS_MAX) known.clear();
-          known.add(presented.hash);
+          known.set(presented.hash, mode);
         }
-        admission = await (early ?? orLetThrough(admitKey(deps(), presented.hash, presented.mode, now)));
+        admission = await (early ?? orLetThrough(admitKey(deps(), presented.hash, mode, now)));
       } else {
         if (presented.ok) known.delete(presented.hash);
         [admission] = await Promise.all([orLetThrough(admitFailure(deps(), sourceIp, now)), early]);

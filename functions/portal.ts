@@ -17,6 +17,8 @@ export const ASSETS: Record<string, { file: string; type: string }> = {
   '/portal/endpoints.js': { file: 'endpoints.js', type: 'text/javascript; charset=utf-8' },
   '/portal/deliveries.js': { file: 'deliveries.js', type: 'text/javascript; charset=utf-8' },
   '/portal/stats.js': { file: 'stats.js', type: 'text/javascript; charset=utf-8' },
+  '/portal/health.js': { file: 'health.js', type: 'text/javascript; charset=utf-8' },
+  '/portal/add-endpoint.js': { file: 'add-endpoint.js', type: 'text/javascript; charset=utf-8' },
 };
 
 /**
@@ -61,7 +63,11 @@ function read(file: string): string {
   return text;
 }
 
-/** `GET /portal` and `GET /portal/{file}` (and HEAD, without the body): public, no key (the page asks for one and keeps it in memory). */
+/**
+ * `GET /portal` and `GET /portal/{file}` (and HEAD, without the body): public, no key. The page
+ * takes a portal link's token from the URL fragment (never sent here) or asks for a key, and
+ * keeps it in memory.
+ */
 export const handler = envelope<APIGatewayProxyEventV2>(async (event) => {
   const asset = ASSETS[event.rawPath];
   if (!asset) throw new AppError('route_not_found', `Unrecognized request URL (${event.requestContext.http.method} ${event.rawPath}).`);

@@ -36,7 +36,7 @@ export async function deliveriesView(ctx, endpoint) {
     h('p', { class: 'url' }, endpoint.url),
     h('div', { class: 'row' },
       h('label', { for: selectId }, 'Status'), select,
-      h('button', { type: 'button', onclick: () => load(current) }, 'Refresh')),
+      h('button', { type: 'button', class: 'primary', onclick: () => load(current) }, 'Refresh')),
     list, pager);
 }
 
@@ -72,9 +72,24 @@ function attemptLog(log) {
       cell(1, when(a.at)),
       cell(2, a.response_status === null ? '—' : String(a.response_status)),
       cell(3, `${a.duration_ms} ms`),
-      cell(4, a.error ?? '—'),
+      cell(4, a.error === null ? '—' : inWords(a.error)),
       cell(5, a.response_snippet === null ? '—' : h('pre', { class: 'snippet' }, a.response_snippet))));
   return h('div', { class: 'scroll' }, h('table', { class: 'attempts' }, caption, h('thead', {}, head), h('tbody', {}, rows)));
+}
+
+/** A receiver's failure as a sentence, with the technical detail after it (for whoever fixes the receiver). */
+export function inWords(error) {
+  const known = [
+    [/^circuit_open$/, 'Not sent: the receiver kept failing, so we are waiting before trying again'],
+    [/^timeout/, 'No answer within the time limit'],
+    [/^ECONNREFUSED/, 'The receiver refused the connection (is it running?)'],
+    [/^ECONNRESET|^EPIPE/, 'The receiver closed the connection before answering'],
+    [/^ENOTFOUND|^EAI_AGAIN/, 'The receiver\'s address could not be found'],
+    [/^EREFUSEDTARGET/, 'Not sent: the address leads to a private network'],
+    [/^(CERT_|UNABLE_TO_VERIFY|DEPTH_ZERO|SELF_SIGNED|ERR_TLS)/, 'The receiver\'s security certificate is not valid'],
+  ];
+  const hit = known.find(([re]) => re.test(error));
+  return hit ? `${hit[1]}. (${error})` : error;
 }
 
 /** An event, its payload and every delivery of it; redeliver to this endpoint or to all. */
@@ -82,7 +97,7 @@ export async function eventView(ctx, eventId, endpoint) {
   const event = await api('GET', `/v1/events/${encodeURIComponent(eventId)}`);
   const redeliver = (body, label) => ctx.act(async () => {
     await api('POST', `/v1/events/${event.id}/redeliver`, body);
-    ctx.status(`Event ${event.id} queued again ${label}.`);
+    ctx.status(`Event ${event.id} is being sent again ${label}.`);
     await ctx.go((c) => eventView(c, eventId, endpoint));
   });
   return h('div', {},
@@ -92,9 +107,9 @@ export async function eventView(ctx, eventId, endpoint) {
     h('dl', { class: 'facts' },
       h('div', {}, h('dt', {}, 'ID'), h('dd', {}, h('code', {}, event.id))),
       h('div', {}, h('dt', {}, 'Created'), h('dd', {}, when(event.timestamp)))),
-    h('div', { class: 'actions' },
-      endpoint ? h('button', { type: 'button', onclick: () => redeliver({ endpoint_ids: [endpoint.id] }, `to ${endpoint.url}`) }, 'Redeliver to this endpoint') : null,
-      h('button', { type: 'button', onclick: () => redeliver({}, 'to every subscribed endpoint') }, 'Redeliver to all')),
+    ctx.readOnly ? null : h('div', { class: 'actions' },
+      endpoint ? h('button', { type: 'button', class: 'primary', onclick: () => redeliver({ endpoint_ids: [endpoint.id] }, `to ${endpoint.url}`) }, 'Send again to this endpoint') : null,
+      h('button', { type: 'button', class: endpoint ? null : 'primary', onclick: () => redeliver({}, 'to every endpoint that receives it') }, 'Send again to all')),
     h('h3', {}, 'Payload'),
     h('pre', { class: 'payload' }, JSON.stringify(event.data, null, 2)),
     h('h3', {}, `Deliveries (${event.deliveries.length})`),

@@ -1,100 +1,101 @@
-import { api, EVENT_TYPES } from './api.js';
-import { h, show, uid, when } from './dom.js';
+import { api } from './api.js';
+import { h, show, uid } from './dom.js';
+import { addEndpointView, eventChoices, eventsInWords } from './add-endpoint.js';
 import { deliveriesView } from './deliveries.js';
+import { healthOf } from './health.js';
 import { recoverView, statsView } from './stats.js';
 
-/** Every endpoint of the key's shop, each with its health and its actions. */
+/** Every endpoint of the shop, each with its health in words; one primary action: adding one. */
 export async function endpointsView(ctx) {
   const { data } = await api('GET', '/v1/webhook-endpoints');
   return h('div', {},
     h('div', { class: 'bar' },
       h('h2', { tabindex: '-1' }, `Endpoints (${data.length})`),
-      h('button', { type: 'button', onclick: () => ctx.go(endpointsView) }, 'Refresh')),
-    data.length === 0 ? h('p', {}, 'No webhook endpoints yet: create one with POST /v1/webhook-endpoints.') : null,
+      h('div', { class: 'row' },
+        h('button', { type: 'button', onclick: () => ctx.go(endpointsView) }, 'Refresh'),
+        ctx.readOnly ? null : h('button', { type: 'button', class: 'primary', onclick: () => ctx.go(addEndpointView) }, 'Add an endpoint'))),
+    h('p', { class: 'note' }, 'An endpoint is an address on your server, or in an app such as a CRM, that we send a message to each time something happens: a call ends, a job is created.'),
+    data.length === 0 ? h('p', { class: 'empty' }, ctx.readOnly ? 'No endpoints yet.' : 'No endpoints yet. Add one to start receiving messages.') : null,
     data.map((e) => endpointCard(ctx, e)));
 }
 
 function endpointCard(ctx, e) {
   const secretSlot = h('div', {});
-  const circuit = e.health.circuit;
-  const state = e.enabled ? 'Enabled' : `Disabled (${e.disabled_reason ?? 'manual'})`;
+  const health = healthOf(e);
   const run = (fn) => () => ctx.act(fn);
   return h('article', { class: 'card', 'data-endpoint-id': e.id, 'aria-labelledby': `${e.id}-url` },
     h('h3', { id: `${e.id}-url`, class: 'url' }, e.url),
     e.description ? h('p', {}, e.description) : null,
-    h('p', {}, 'Filter: ', e.filter ? h('code', {}, JSON.stringify(e.filter)) : 'none (every event of its types)'),
-    h('dl', { class: 'facts' },
-      fact('Status', h('span', { class: e.enabled ? 'ok' : 'bad' }, state)),
-      fact('Circuit', h('span', { class: circuit === 'closed' ? 'ok' : 'bad' }, circuit.replace('_', ' '))),
-      fact('Consecutive failures', String(e.health.consecutive_failures)),
-      fact('Failing since', when(e.failing_since)),
-      fact('Last success', when(e.health.last_success_at)),
-      fact('Last failure', when(e.health.last_failure_at)),
-      e.health.next_probe_at ? fact('Next probe', when(e.health.next_probe_at)) : null,
-      fact('ID', h('code', {}, e.id))),
+    h('p', { class: `health ${health.tone}` }, health.text),
+    h('p', { class: 'note' }, `Sends: ${eventsInWords(e.events)}.`),
+    h('p', { class: 'note' }, 'Filter: ', e.filter ? h('code', {}, JSON.stringify(e.filter)) : 'none (every event of its types)'),
     h('div', { class: 'actions' },
       h('button', { type: 'button', onclick: () => ctx.go((c) => deliveriesView(c, e)) }, 'Deliveries'),
       h('button', { type: 'button', onclick: () => ctx.go((c) => statsView(c, e)) }, 'Stats'),
-      h('button', { type: 'button', onclick: () => ctx.go((c) => recoverView(c, e)) }, 'Recover'),
-      h('button', { type: 'button', onclick: run(async () => {
-        const event = await api('POST', `/v1/webhook-endpoints/${e.id}/test`);
-        ctx.status(`Test event ${event.id} queued for ${e.url}.`);
-      }) }, 'Send test'),
+      ctx.readOnly ? null : h('button', { type: 'button', onclick: run(async () => {
+        await api('POST', `/v1/webhook-endpoints/${e.id}/test`);
+        ctx.status(`A test message is on its way to ${e.url}. Open Deliveries to see it arrive.`);
+      }) }, 'Send a test')),
+    ctx.readOnly ? null : changeOrRemove(ctx, e, secretSlot, run),
+    secretSlot);
+}
+
+/** The rarer actions, folded away so each card shows three buttons, not seven. */
+function changeOrRemove(ctx, e, secretSlot, run) {
+  return h('details', { class: 'more' },
+    h('summary', {}, 'Change or remove'),
+    eventsForm(ctx, e),
+    h('div', { class: 'actions' },
+      h('button', { type: 'button', onclick: () => ctx.go((c) => recoverView(c, e)) }, 'Resend missed messages'),
       h('button', { type: 'button', onclick: run(async () => {
         await api('PATCH', `/v1/webhook-endpoints/${e.id}`, { enabled: !e.enabled });
-        ctx.status(`${e.url} ${e.enabled ? 'disabled' : 'enabled'}.`);
+        ctx.status(`${e.url} turned ${e.enabled ? 'off' : 'on'}.`);
         await ctx.go(endpointsView);
-      }) }, e.enabled ? 'Disable' : 'Enable'),
+      }) }, e.enabled ? 'Turn off' : 'Turn on'),
       h('button', { type: 'button', onclick: run(async () => {
+        if (!window.confirm(`Make a new signing secret for ${e.url}? The old one keeps working for 24 hours, so there is time to switch the receiver over.`)) return;
         const rotated = await api('POST', `/v1/webhook-endpoints/${e.id}/rotate-secret`);
         show(secretSlot, secretPanel(ctx, rotated.secret, secretSlot));
-        ctx.status('Secret rotated. The previous secret keeps verifying for a grace period.');
-      }) }, 'Rotate secret'),
+        ctx.status('New signing secret made. The previous one keeps working for 24 hours.');
+      }) }, 'New signing secret'),
       h('button', { type: 'button', class: 'danger', onclick: run(async () => {
-        if (!window.confirm(`Delete the endpoint ${e.url}? Its pending deliveries are cancelled.`)) return;
+        if (!window.confirm(`Delete the endpoint ${e.url}? Messages still waiting for it are dropped.`)) return;
         await api('DELETE', `/v1/webhook-endpoints/${e.id}`);
         ctx.status(`${e.url} deleted.`);
         await ctx.go(endpointsView);
-      }) }, 'Delete')),
-    secretSlot,
-    eventsForm(ctx, e));
+      }) }, 'Delete')));
 }
 
-const fact = (term, value) => h('div', {}, h('dt', {}, term), h('dd', {}, value));
-
-/** The new secret, shown once: it is in no later response, and Done drops it from the page. */
-function secretPanel(ctx, secret, slot) {
+/** A signing secret, shown once: it is in no later response, and Done drops it from the page. */
+export function secretPanel(ctx, secret, slot, { primary = false } = {}) {
   const id = uid('secret');
-  const input = h('input', { id, type: 'text', readonly: true, value: secret, class: 'secret', spellcheck: 'false' });
-  return h('div', { class: 'once', role: 'group', 'aria-label': 'New signing secret' },
-    h('label', { for: id }, 'New signing secret: shown only now, store it'),
+  const noteId = uid('secret-note');
+  const input = h('input', { id, type: 'text', readonly: true, value: secret, class: 'secret', spellcheck: 'false', 'aria-describedby': noteId });
+  return h('div', { class: 'once', role: 'group', 'aria-labelledby': id },
+    h('label', { for: id }, 'Signing secret'),
+    h('p', { id: noteId, class: 'note' }, 'Copy it now and give it to whoever runs the receiver: it is shown only this once. The receiver uses it to check that each message really comes from us.'),
     h('div', { class: 'row' },
       input,
-      h('button', { type: 'button', onclick: () => ctx.act(async () => {
+      h('button', { type: 'button', class: primary ? 'primary' : null, onclick: () => ctx.act(async () => {
         input.select();
         await navigator.clipboard.writeText(secret);
-        ctx.status('Secret copied to the clipboard.');
-      }) }, 'Copy'),
-      h('button', { type: 'button', onclick: () => slot.replaceChildren() }, 'Done')));
+        ctx.status('Signing secret copied.');
+      }) }, 'Copy secret'),
+      slot ? h('button', { type: 'button', onclick: () => slot.replaceChildren() }, 'Done') : null));
 }
 
 function eventsForm(ctx, e) {
-  const all = e.events.includes('*');
-  const boxes = ['*', ...EVENT_TYPES].map((type) => {
-    const id = uid('ev');
-    return h('span', { class: 'check' },
-      h('input', { type: 'checkbox', id, value: type, checked: all ? type === '*' : e.events.includes(type) }),
-      h('label', { for: id }, type === '*' ? 'All events (*)' : type));
-  });
+  const choices = eventChoices(e.events);
   const form = h('form', { class: 'events', onsubmit: (ev) => {
     ev.preventDefault();
-    const events = [...form.querySelectorAll('input:checked')].map((i) => i.value);
+    const events = choices.selected();
+    if (events.length === 0) return ctx.error('Choose at least one kind of message to send.');
     void ctx.act(async () => {
       await api('PATCH', `/v1/webhook-endpoints/${e.id}`, { events });
-      ctx.status(`Events of ${e.url}: ${events.join(', ')}.`);
+      ctx.status(`${e.url} now gets: ${eventsInWords(events)}.`);
     });
   } },
-  h('fieldset', {}, h('legend', {}, 'Events sent to this endpoint'), boxes),
-  h('button', { type: 'submit' }, 'Save events'));
+  choices.element,
+  h('button', { type: 'submit' }, 'Save'));
   return form;
 }

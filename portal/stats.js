@@ -50,14 +50,14 @@ function chart(s) {
 }
 
 function recoveryText(r) {
-  const queued = `${r.deliveries_queued} deliver${r.deliveries_queued === 1 ? 'y' : 'ies'} queued`;
+  const queued = `${r.deliveries_queued} message${r.deliveries_queued === 1 ? '' : 's'} to send again`;
   const span = `events from ${new Date(r.since).toLocaleString()} to ${new Date(r.until).toLocaleString()}`;
   if (r.status === 'running') return `${queued} so far, for ${span}; checked up to ${new Date(r.checked_through).toLocaleString()}, still going…`;
-  if (r.status === 'cancelled') return `Stopped: the endpoint was disabled or deleted. ${queued} for ${span} before that.`;
+  if (r.status === 'cancelled') return `Stopped: the endpoint was turned off or deleted. ${queued} for ${span} before that.`;
   return `${queued} for ${span}.`;
 }
 
-/** Queues again every event since a date that this endpoint subscribes to (at most 30 days back). */
+/** Sends again every event since a date that this endpoint receives (at most 30 days back). */
 export function recoverView(ctx, endpoint) {
   const sinceId = uid('since');
   const untilId = uid('until');
@@ -82,10 +82,10 @@ export function recoverView(ctx, endpoint) {
   } },
   h('label', { for: sinceId }, 'Since (your local time)'), since,
   h('label', { for: untilId }, 'Until (optional; default now)'), until,
-  h('button', { type: 'submit' }, 'Recover'));
+  h('button', { type: 'submit', class: 'primary' }, 'Resend'));
   return h('div', {},
-    h('div', { class: 'bar' }, h('h2', { tabindex: '-1' }, 'Recover missed events'), back(ctx)),
+    h('div', { class: 'bar' }, h('h2', { tabindex: '-1' }, 'Resend missed messages'), back(ctx)),
     h('p', { class: 'url' }, endpoint.url),
-    h('p', {}, 'Every event since that date that this endpoint subscribes to is delivered again. Events are kept 30 days.'),
+    h('p', {}, 'Every message since that time that this endpoint should have received, and did not, is sent again. Messages are kept 30 days.'),
     form, result);
 }

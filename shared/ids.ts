@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 
 /** External id prefixes (API-CONTRACT.md, Wire conventions). */
-export type IdPrefix = 'shop' | 'call' | 'job' | 'evt' | 'we' | 'dlv' | 'rcv' | 'key' | 'req';
+export type IdPrefix = 'shop' | 'call' | 'job' | 'evt' | 'we' | 'dlv' | 'rcv' | 'key' | 'ps' | 'req';
 
 // Pure: a bundle that never makes an id leaves ulid out.
 const nextUlid = /* @__PURE__ */ monotonicFactory();

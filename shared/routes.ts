@@ -12,11 +12,17 @@ export interface Route {
   method: HttpMethod;
   /** API Gateway route syntax: `{name}` is a path parameter. */
   path: string;
-  scope: Scope;
+  /** The scopes that allow it: a key needs any one of them. The last is the one a refusal names. */
+  scopes: readonly Scope[];
   /** Needs a write key (every POST, PATCH and DELETE). */
   write: boolean;
   /** Accepts an Idempotency-Key header. */
   idempotent: boolean;
+  /**
+   * A portal session's token may call it (API-CONTRACT.md, Portal sessions): the webhook
+   * endpoint operations, the event reads and redeliver; a read-only session, their GETs only.
+   */
+  portalSession: boolean;
   /** Handler file; `null` while the operation is not built (the fallback answers 501). */
   handler: string | null;
   /**
@@ -30,36 +36,44 @@ const route = (
   operationId: string,
   method: HttpMethod,
   path: string,
-  scope: Scope,
+  scopes: Scope | readonly Scope[],
   handler: string | null,
-  opts: { idempotent?: boolean; secrets?: Route['secrets'] } = {},
+  opts: { idempotent?: boolean; secrets?: Route['secrets']; portalSession?: boolean } = {},
 ): Route => ({
   operationId,
   method,
   path,
-  scope,
+  scopes: typeof scopes === 'string' ? [scopes] : scopes,
   write: method !== 'GET',
   idempotent: opts.idempotent ?? false,
+  portalSession: opts.portalSession ?? false,
   handler,
   // Idempotent operations store their responses encrypted.
   secrets: [...new Set([...(opts.idempotent ? (['cipher'] as const) : []), ...(opts.secrets ?? [])])],
 });
 
+/** Reading webhook endpoints and events: `webhooks:read`, or `webhooks:write`, which keeps allowing all it did. */
+const WEBHOOKS_READ: readonly Scope[] = ['webhooks:read', 'webhooks:write'];
+/** What a portal session's token may call (it is refused everywhere else). */
+const PORTAL = { portalSession: true } as const;
+
 export const routes: readonly Route[] = [
-  route('createWebhookEndpoint', 'POST', '/v1/webhook-endpoints', 'webhooks:write', 'functions/api/create-webhook-endpoint.ts', { idempotent: true }),
-  route('listWebhookEndpoints', 'GET', '/v1/webhook-endpoints', 'webhooks:write', 'functions/api/list-webhook-endpoints.ts'),
-  route('getWebhookEndpoint', 'GET', '/v1/webhook-endpoints/{id}', 'webhooks:write', 'functions/api/get-webhook-endpoint.ts'),
-  route('updateWebhookEndpoint', 'PATCH', '/v1/webhook-endpoints/{id}', 'webhooks:write', 'functions/api/update-webhook-endpoint.ts'),
-  route('deleteWebhookEndpoint', 'DELETE', '/v1/webhook-endpoints/{id}', 'webhooks:write', 'functions/api/delete-webhook-endpoint.ts'),
-  route('listWebhookEndpointDeliveries', 'GET', '/v1/webhook-endpoints/{id}/deliveries', 'webhooks:write', 'functions/api/list-webhook-endpoint-deliveries.ts', { secrets: ['cursor'] }),
-  route('getWebhookEndpointStats', 'GET', '/v1/webhook-endpoints/{id}/stats', 'webhooks:write', 'functions/api/get-webhook-endpoint-stats.ts'),
-  route('recoverWebhookEndpoint', 'POST', '/v1/webhook-endpoints/{id}/recover', 'webhooks:write', 'functions/api/recover-webhook-endpoint.ts', { idempotent: true }),
-  route('getWebhookEndpointRecovery', 'GET', '/v1/webhook-endpoints/{id}/recoveries/{recovery_id}', 'webhooks:write', 'functions/api/get-webhook-endpoint-recovery.ts'),
-  route('rotateWebhookEndpointSecret', 'POST', '/v1/webhook-endpoints/{id}/rotate-secret', 'webhooks:write', 'functions/api/rotate-webhook-endpoint-secret.ts', { secrets: ['cipher'] }),
-  route('testWebhookEndpoint', 'POST', '/v1/webhook-endpoints/{id}/test', 'webhooks:write', 'functions/api/test-webhook-endpoint.ts'),
-  route('listEvents', 'GET', '/v1/events', 'webhooks:write', 'functions/api/list-events.ts', { secrets: ['cursor'] }),
-  route('getEvent', 'GET', '/v1/events/{id}', 'webhooks:write', 'functions/api/get-event.ts'),
-  route('redeliverEvent', 'POST', '/v1/events/{id}/redeliver', 'webhooks:write', 'functions/api/redeliver-event.ts'),
+  route('createWebhookEndpoint', 'POST', '/v1/webhook-endpoints', 'webhooks:write', 'functions/api/create-webhook-endpoint.ts', { idempotent: true, ...PORTAL }),
+  route('listWebhookEndpoints', 'GET', '/v1/webhook-endpoints', WEBHOOKS_READ, 'functions/api/list-webhook-endpoints.ts', PORTAL),
+  route('getWebhookEndpoint', 'GET', '/v1/webhook-endpoints/{id}', WEBHOOKS_READ, 'functions/api/get-webhook-endpoint.ts', PORTAL),
+  route('updateWebhookEndpoint', 'PATCH', '/v1/webhook-endpoints/{id}', 'webhooks:write', 'functions/api/update-webhook-endpoint.ts', PORTAL),
+  route('deleteWebhookEndpoint', 'DELETE', '/v1/webhook-endpoints/{id}', 'webhooks:write', 'functions/api/delete-webhook-endpoint.ts', PORTAL),
+  route('listWebhookEndpointDeliveries', 'GET', '/v1/webhook-endpoints/{id}/deliveries', WEBHOOKS_READ, 'functions/api/list-webhook-endpoint-deliveries.ts', { secrets: ['cursor'], ...PORTAL }),
+  route('getWebhookEndpointStats', 'GET', '/v1/webhook-endpoints/{id}/stats', WEBHOOKS_READ, 'functions/api/get-webhook-endpoint-stats.ts', PORTAL),
+  route('recoverWebhookEndpoint', 'POST', '/v1/webhook-endpoints/{id}/recover', 'webhooks:write', 'functions/api/recover-webhook-endpoint.ts', { idempotent: true, ...PORTAL }),
+  route('getWebhookEndpointRecovery', 'GET', '/v1/webhook-endpoints/{id}/recoveries/{recovery_id}', WEBHOOKS_READ, 'functions/api/get-webhook-endpoint-recovery.ts', PORTAL),
+  route('rotateWebhookEndpointSecret', 'POST', '/v1/webhook-endpoints/{id}/rotate-secret', 'webhooks:write', 'functions/api/rotate-webhook-endpoint-secret.ts', { secrets: ['cipher'], ...PORTAL }),
+  route('testWebhookEndpoint', 'POST', '/v1/webhook-endpoints/{id}/test', 'webhooks:write', 'functions/api/test-webhook-endpoint.ts', PORTAL),
+  route('listEvents', 'GET', '/v1/events', WEBHOOKS_READ, 'functions/api/list-events.ts', { secrets: ['cursor'], ...PORTAL }),
+  route('getEvent', 'GET', '/v1/events/{id}', WEBHOOKS_READ, 'functions/api/get-event.ts', PORTAL),
+  route('redeliverEvent', 'POST', '/v1/events/{id}/redeliver', 'webhooks:write', 'functions/api/redeliver-event.ts', PORTAL),
+  route('createPortalSession', 'POST', '/v1/portal-sessions', 'webhooks:write', 'functions/api/create-portal-session.ts', { idempotent: true }),
+  route('deletePortalSession', 'DELETE', '/v1/portal-sessions/{id}', 'webhooks:write', 'functions/api/delete-portal-session.ts'),
   route('listCalls', 'GET', '/v1/calls', 'calls:read', 'functions/api/list-calls.ts', { secrets: ['cursor'] }),
   route('getCall', 'GET', '/v1/calls/{id}', 'calls:read', 'functions/api/get-call.ts'),
   route('getCallTranscript', 'GET', '/v1/calls/{id}/transcript', 'transcripts:read', 'functions/api/get-call-transcript.ts'),
@@ -75,7 +89,8 @@ export const routes: readonly Route[] = [
 
 /**
  * The one public route family outside /v1: the webhook portal's page and its files, served
- * without a key by one static-asset function (the page asks for a key and calls /v1 with it).
+ * without a key by one static-asset function (the page takes a portal session's token or a key
+ * and calls /v1 with it).
  * HEAD is answered as GET without the body (link checkers and monitors ask with it).
  */
 export const portalRoute = { methods: ['GET', 'HEAD'], paths: ['/portal', '/portal/{file}'], handler: 'functions/portal.ts' } as const;

@@ -21,7 +21,8 @@ import { EnvelopeCipher } from '../../shared/secrets/envelope';
 import { KmsDataKeys } from '../../shared/secrets/kms-data-keys';
 import { DynamoDeliveryStore } from '../../shared/store/deliveries';
 import { eventFromItem, putEvent } from '../../shared/store/events';
-import { apiKeyDeps, endpointLifecycleDeps, callDeps, endpointDeps, eventWriterDeps, jobDeps, shopDeps, urlGuardDeps } from '../../shared/wiring/api';
+import { apiKeyDeps, endpointLifecycleDeps, callDeps, endpointDeps, eventWriterDeps, jobDeps, portalSessionDeps, shopDeps, urlGuardDeps } from '../../shared/wiring/api';
+import { createPortalSession } from '../../shared/domain/portal-sessions';
 import { recoverEndpoint } from '../../shared/domain/recovery';
 import { dynamoOf } from '../../shared/wiring/clients';
 import type { AwsStub } from './aws-stub';
@@ -63,6 +64,8 @@ interface Seed {
   disabledEventId: string;
   /** A recovery of the endpoint's last day, for the route that shows its progress. */
   recoveryId: string;
+  /** A portal session of the shop, for the route that deletes one. */
+  portalSessionId: string;
 }
 
 /**
@@ -106,6 +109,8 @@ export async function seedTable(stub: AwsStub): Promise<Seed> {
 
     const recovery = await recoverEndpoint({ ...endpointLifecycleDeps(config), now: () => new Date() }, demo.shop.id, endpoint.id, { since: new Date(Date.now() - 24 * 3_600_000).toISOString() });
 
+    const session = await createPortalSession({ ...portalSessionDeps(config), shops: deps.shops }, { shopId: demo.shop.id, mode: 'test', keyId: null }, {}, 'https://api.shop-calls.example');
+
     const presented = presentedKey(`Bearer ${demo.writeKey.key}`);
     if (!presented.ok) throw new Error('the demo key does not parse');
     const outcome = await lookUpKey(deps.apiKeys, presented);
@@ -126,6 +131,7 @@ export async function seedTable(stub: AwsStub): Promise<Seed> {
       deliveryMessage: carryingEvent(messageOf(rows[0] as (typeof rows)[number]), latest),
       disabledEventId: disabled.id,
       recoveryId: recovery.id,
+      portalSessionId: session.id,
     };
   } finally {
     await dynamodb.stop();
@@ -194,6 +200,8 @@ export function coldStartCases(stub: AwsStub, seed: Seed): Record<string, ColdSt
     listEvents: ['GET', '/v1/events?limit=2'],
     getEvent: ['GET', `/v1/events/${seed.event.id}`],
     redeliverEvent: ['POST', `/v1/events/${seed.event.id}/redeliver`],
+    createPortalSession: ['POST', '/v1/portal-sessions', { expires_in: 1800, read_only: true }],
+    deletePortalSession: ['DELETE', `/v1/portal-sessions/${seed.portalSessionId}`],
     listCalls: ['GET', '/v1/calls?limit=2'],
     getCall: ['GET', `/v1/calls/${seed.callId}`],
     getCallTranscript: ['GET', `/v1/calls/${seed.callId}/transcript`],

@@ -9,6 +9,7 @@ import { scanShopKeys, scanShops } from '../../shared/store/operator-scan';
 import { simulatedCall } from './simulate';
 import { isTriggerType, trigger } from './trigger';
 import { enableEndpoint, endpointLine, eventLines, listShopEndpoints, showEvent } from './webhooks';
+import { portalOpen } from './portal';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 
 export interface Io {
@@ -16,6 +17,8 @@ export interface Io {
   err(line: string): void;
   /** The message of a failure, for an operator (default: the error's own). */
   explain?(err: unknown): string;
+  /** Where the target's API answers (lib/cli/target.ts): the links the CLI prints start with it. */
+  apiUrl?: string;
 }
 
 /** Bad usage or input: exit code 2, nothing changed. */
@@ -151,6 +154,28 @@ export const COMMANDS: CommandSpec[] = [
       const record = isId('key', keyId) ? await deps.apiKeys.revoke(keyId, deps.now().toISOString()) : null;
       if (!record) throw new UsageError(`No such key: ${keyId}`);
       io.out(v.json ? JSON.stringify({ id: record.id, revoked: true, revoked_at: record.revoked_at }) : `Revoked key ${record.id}`);
+    },
+  },
+  {
+    name: 'portal open',
+    summary: "print a link to a shop's webhook portal (a portal session: no API key needed to use it)",
+    synopsis: '--shop SHOP_ID [--read-only] [--expires-in SECONDS] [--mode test|live] [--api-url URL] [--json]',
+    details: [
+      '--read-only  the link can look but not change anything',
+      '--expires-in how long the link works, 60 to 86400 seconds (default 3600)',
+      '--mode       whose rate limit the link gets: test (default) or live',
+      '--api-url    where the API answers (default: the local stack, or the stack\'s ApiUrl output)',
+      JSON_LINE,
+    ],
+    options: { shop: { type: 'string' }, 'read-only': { type: 'boolean' }, 'expires-in': { type: 'string' }, mode: { type: 'string' }, 'api-url': { type: 'string' }, ...json },
+    run: async ({ values: v }, deps, io) => {
+      const shop = await shopById(deps, required(v, 'shop'));
+      const apiUrl = typeof v['api-url'] === 'string' ? v['api-url'] : io.apiUrl;
+      if (!apiUrl) throw new UsageError('--api-url is required: the stack\'s outputs name no ApiUrl');
+      const session = await portalOpen(deps, shop, { readOnly: v['read-only'] === true, expiresIn: v['expires-in'], mode: v.mode, apiUrl }).catch((err: unknown) => {
+        throw err instanceof RangeError ? new UsageError(err.message) : err;
+      });
+      io.out(v.json ? JSON.stringify(session) : [`Portal link for ${shop.name} (${shop.id}), ${session.read_only ? 'read-only, ' : ''}until ${session.expires_at}:`, session.url, `(shown once; to end it early: DELETE /v1/portal-sessions/${session.id})`].join('\n'));
     },
   },
   {

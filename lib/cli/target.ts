@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { findStack, localTableEnv, notRunningHint, type StackLookup } from '../local/stack-file';
+import { findStack, localTableEnv, notRunningHint, recordedStack, type StackLookup } from '../local/stack-file';
 
 /** Which table the operator CLI talks to, and the environment that points it there. */
 export interface CliTarget {
@@ -14,6 +14,8 @@ export interface CliTarget {
   endpoint?: string;
   /** What `npm start`'s stack file says, for the local stack. */
   stack?: StackLookup;
+  /** Where the target's API answers, for the links the CLI prints (`portal open`); absent when unknown. */
+  apiUrl?: string;
 }
 
 /**
@@ -51,6 +53,8 @@ export function resolveTarget(
       local: true,
       endpoint: local.DYNAMODB_ENDPOINT,
       stack: lookup,
+      // The running npm start's address (the stack file), unless PORT names another.
+      apiUrl: env.PORT ? `http://127.0.0.1:${env.PORT}` : (recordedStack(lookup)?.api_url ?? 'http://127.0.0.1:3000'),
     };
   }
   const text = read(file);
@@ -63,6 +67,7 @@ export function resolveTarget(
     env: { DYNAMODB_ENDPOINT: '', TABLE_NAME: outputs.TableName, AWS_REGION: outputs.Region, ...(outputs.SecretsKeyArn ? { SECRETS_KMS_KEY_ID: outputs.SecretsKeyArn } : {}) },
     banner: `Stack ${stack}: table ${outputs.TableName} in ${outputs.Region}.`,
     local: false,
+    ...(outputs.ApiUrl ? { apiUrl: outputs.ApiUrl.replace(/\/+$/, '') } : {}),
   };
 }
 

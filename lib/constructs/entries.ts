@@ -33,7 +33,7 @@ export function allFunctionEntries(): Record<string, string> {
  * the reads only. test/cdk/table-access.test.ts reads the handlers to keep this in step.
  */
 export const FUNCTION_TABLE_PARTS: Record<string, readonly string[]> = {
-  Authorizer: ['apiKeyDeps', 'rateLimitDeps'],
+  Authorizer: ['apiKeyDeps', 'rateLimitDeps', 'portalSessionDeps'],
   Fanout: ['fanoutDeps'],
   Notify: ['notifyDeps'],
   Deliver: ['deliverDeps'],
@@ -53,6 +53,8 @@ export const FUNCTION_TABLE_PARTS: Record<string, readonly string[]> = {
   ListEvents: ['eventLogDeps', 'cursorDeps'],
   GetEvent: ['eventLogDeps'],
   RedeliverEvent: ['eventLogDeps'],
+  CreatePortalSession: ['portalSessionDeps', 'shopDeps', 'idempotencyDeps'],
+  DeletePortalSession: ['portalSessionDeps'],
   ListCalls: ['callDeps', 'cursorDeps'],
   GetCall: ['callDeps'],
   GetCallTranscript: ['callDeps'],

@@ -27,6 +27,7 @@ export const STORE_ACTIONS: Record<string, { actions: TableAction[]; uses?: stri
   events: { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
   idempotency: { actions: ['DeleteItem', 'GetItem', 'PutItem', 'UpdateItem'] },
   jobs: { actions: ['GetItem', 'PutItem', 'Query'] },
+  'portal-sessions': { actions: ['DeleteItem', 'GetItem', 'PutItem', 'UpdateItem'] },
   'rate-limits': { actions: ['UpdateItem'] },
   recoveries: { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
   shops: { actions: ['GetItem', 'PutItem', 'UpdateItem'] },
@@ -37,6 +38,7 @@ export const STORE_ACTIONS: Record<string, { actions: TableAction[]; uses?: stri
 export const PART_STORES: Record<string, string[]> = {
   apiKeyDeps: ['api-keys'],
   rateLimitDeps: ['rate-limits'],
+  portalSessionDeps: ['portal-sessions'],
   shopDeps: ['shops'],
   callDeps: ['calls', 'shops'],
   jobDeps: ['jobs'],

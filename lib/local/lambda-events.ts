@@ -38,7 +38,9 @@ export interface RequestFacts {
 
 /** A payload format 2.0 event, as API Gateway would hand it to the route's Lambda. */
 export function toProxyEvent(req: IncomingMessage, facts: RequestFacts): APIGatewayProxyEventV2 {
+  // API Gateway sets X-Forwarded-Proto itself (over any the client sent); this adapter speaks plain HTTP.
   const headers = headerMap(req);
+  headers['x-forwarded-proto'] = 'http';
   const now = new Date();
   const isText = TEXT_TYPES.test(headers['content-type'] ?? '');
   const requestId = facts.requestId;

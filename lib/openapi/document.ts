@@ -15,7 +15,8 @@ const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'jobs:write': 'Approve and decline jobs (with a write key).',
   'settings:read': 'Read the shop and the calling key.',
   'settings:write': 'Change the shop (with a write key).',
-  'webhooks:write': 'Manage webhook endpoints; read and redeliver events.',
+  'webhooks:read': 'Read webhook endpoints, their deliveries, stats and recoveries; read events.',
+  'webhooks:write': 'Manage webhook endpoints; read and redeliver events; make portal sessions (with a write key). Allows everything `webhooks:read` does.',
 };
 
 type Json = Record<string, unknown>;
@@ -60,6 +61,7 @@ const TAGS: { name: string; description: string; segments: string[] }[] = [
   { name: 'Shop', description: 'The shop\'s settings and the calling key.', segments: ['shop', 'me'] },
   { name: 'Webhook endpoints', description: 'Where events are delivered, signed.', segments: ['webhook-endpoints'] },
   { name: 'Events', description: 'The event log (30 days) and each event\'s deliveries.', segments: ['events'] },
+  { name: 'Portal sessions', description: 'Short-lived links to the webhook portal, for people who should not hold an API key.', segments: ['portal-sessions'] },
 ];
 
 function tagOf(route: Route): string {
@@ -76,8 +78,8 @@ function components(): Json {
 
 const ERROR_RESPONSES: Record<string, string> = {
   '400': 'Invalid request: malformed JSON, a missing, invalid or unknown parameter (`param` names it), or an invalid cursor.',
-  '401': 'No API key, or an unknown or revoked one.',
-  '403': 'The key lacks the scope (`insufficient_scope`), or is read-only on a write (`write_key_required`). Also API Gateway\'s own refusal, before any operation runs, once a source address is over its budget of failed authentications: a bare `{"message": "Forbidden"}` (a `GatewayError`) with no `Request-Id`.',
+  '401': 'No API key, or an unknown or revoked one; or a portal session\'s token that expired or was deleted (the message says which).',
+  '403': 'The key lacks the scope (`insufficient_scope`; also a portal session\'s token outside the portal\'s operations, or a read-only one on a write), or is read-only on a write (`write_key_required`). Also API Gateway\'s own refusal, before any operation runs, once a source address is over its budget of failed authentications: a bare `{"message": "Forbidden"}` (a `GatewayError`) with no `Request-Id`.',
   '404': 'Unknown id, another shop\'s id, or unknown path; for a replayed create, the endpoint it created has been deleted.',
   '409': 'Version conflict (with `current_version`), invalid state (for a replayed create: the endpoint\'s secret was rotated since), or an Idempotency-Key still in use.',
   '413': 'Body over 64 KiB. In AWS a body over API Gateway\'s 10 MB limit gets the gateway\'s own bare answer (a `GatewayError`, no `Request-Id`).',
@@ -99,12 +101,18 @@ const GATEWAY_ERROR: Json = {
 
 function errorCodesFor(route: Route): string[] {
   const codes = ['400', '401', '403', '429', '500'];
-  // A replayed create answers 404 once the endpoint it created is deleted.
-  if (route.path.includes('{id}') || route.operationId === 'createWebhookEndpoint') codes.push('404');
+  // A replayed create answers 404 once the endpoint (or portal session) it created is deleted.
+  if (route.path.includes('{id}') || ['createWebhookEndpoint', 'createPortalSession'].includes(route.operationId)) codes.push('404');
   if (route.write) codes.push('413', '415');
   if (route.idempotent) codes.push('409', '422');
   if (['approveJob', 'declineJob', 'rotateWebhookEndpointSecret', 'testWebhookEndpoint'].includes(route.operationId)) codes.push('409');
   return [...new Set(codes)].sort();
+}
+
+function describeAccess(route: Route): string {
+  const scopes = `Scope ${route.scopes.map((scope) => `\`${scope}\``).join(' or ')}`;
+  const session = route.portalSession ? `; a portal session's token may call it${route.write ? ' (not a read-only one)' : ''}` : '';
+  return `${scopes}${route.write ? '; needs a write key' : ''}${route.idempotent ? '; accepts Idempotency-Key' : ''}${session}`;
 }
 
 function operation(route: Route, spec: OperationSpec<z.core.$ZodType, z.core.$ZodType>): Json {
@@ -136,10 +144,12 @@ function operation(route: Route, spec: OperationSpec<z.core.$ZodType, z.core.$Zo
     operationId: route.operationId,
     tags: [tagOf(route)],
     summary: `${route.method} ${route.path}`,
-    description: `Scope \`${route.scope}\`${route.write ? '; needs a write key' : ''}${route.idempotent ? '; accepts Idempotency-Key' : ''}.`,
-    security: [{ apiKey: [route.scope] }],
-    'x-scope': route.scope,
+    description: `${describeAccess(route)}.`,
+    // Alternatives: any one scope allows it; a portal session's token too, on the portal's routes.
+    security: [...route.scopes.map((scope) => ({ apiKey: [scope] })), ...(route.portalSession ? [{ portalSession: [] }] : [])],
+    'x-scopes': route.scopes,
     'x-write-key': route.write,
+    'x-portal-session': route.portalSession,
     parameters,
     ...(spec.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(spec.body, 'input') } } } } : {}),
     responses,
@@ -199,8 +209,13 @@ export function buildOpenApiDocument(specs: Record<string, OperationSpec<z.core.
         apiKey: {
           type: 'http',
           scheme: 'bearer',
-          description: `\`Authorization: Bearer sk_test_…\` or \`sk_live_…\`. Each operation's requirement names the scope it needs (OpenAPI 3.1 role names); the scopes are ${SCOPES.map((sc) => `\`${sc}\``).join(', ')}. Every POST and PATCH also needs a write key.`,
+          description: `\`Authorization: Bearer sk_test_…\` or \`sk_live_…\`. Each operation lists the scopes that allow it, any one of them (OpenAPI 3.1 role names); the scopes are ${SCOPES.map((sc) => `\`${sc}\``).join(', ')}. Every POST and PATCH also needs a write key.`,
           'x-scopes': SCOPE_DESCRIPTIONS,
+        },
+        portalSession: {
+          type: 'http',
+          scheme: 'bearer',
+          description: "`Authorization: Bearer pst_…`: a portal session's token (POST /v1/portal-sessions), valid until its `expires_at` unless deleted. It allows the operations that list it and nothing else; a read-only session only their GETs. Every answer to it carries `Portal-Session-Id`, `Portal-Session-Expires-At`, `Portal-Session-Read-Only` and `Portal-Session-Shop-Name` (percent-encoded UTF-8).",
         },
       },
       headers: { 'Request-Id': { description: 'Id of this request; error bodies repeat it.', schema: { type: 'string' } } },

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { callSchema, callSummarySchema, deletedWebhookEndpointSchema, deliverySchema, eventSchema, recoverySchema, webhookEndpointStatsSchema, eventWithDeliveriesSchema, jobSchema, keyProfileSchema, shopSchema, transcriptSchema, webhookEndpointSchema, webhookEndpointWithSecretSchema } from '../../shared/domain/resources';
+import { callSchema, callSummarySchema, deletedPortalSessionSchema, deletedWebhookEndpointSchema, deliverySchema, eventSchema, recoverySchema, webhookEndpointStatsSchema, eventWithDeliveriesSchema, jobSchema, keyProfileSchema, portalSessionWithTokenSchema, shopSchema, transcriptSchema, webhookEndpointSchema, webhookEndpointWithSecretSchema } from '../../shared/domain/resources';
 import { listOf } from './envelopes';
 
 export interface OperationResponse {
@@ -15,8 +15,10 @@ export interface OperationResponse {
  */
 export const responses: Record<string, OperationResponse> = {
   approveJob: { schema: jobSchema },
+  createPortalSession: { schema: portalSessionWithTokenSchema, status: 201 },
   createWebhookEndpoint: { schema: webhookEndpointWithSecretSchema, status: 201 },
   declineJob: { schema: jobSchema },
+  deletePortalSession: { schema: deletedPortalSessionSchema },
   deleteWebhookEndpoint: { schema: deletedWebhookEndpointSchema },
   getCallSummary: { schema: callSummarySchema },
   getCallTranscript: { schema: transcriptSchema },

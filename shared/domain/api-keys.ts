@@ -32,6 +32,16 @@ export interface Principal {
   scopes: Scope[];
   write: boolean;
   keyCreatedAt: string;
+  /** Set when the caller holds a portal session's token rather than a key (./portal-sessions.ts). */
+  session?: SessionFacts;
+}
+
+/** What the portal page may learn about the session it runs in (answered in headers, shared/http/handler.ts). */
+export interface SessionFacts {
+  id: string;
+  expiresAt: string;
+  readOnly: boolean;
+  shopName: string;
 }
 
 export type AuthOutcome =
@@ -42,15 +52,20 @@ const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const TOKEN_LENGTH = 40; // ~238 bits
 const KEY_PATTERN = /^sk_(test|live)_[0-9A-Za-z]{32,128}$/;
 
-/** `sk_<mode>_<40 base62>`, drawn without modulo bias. */
-export function generateSecretKey(mode: KeyMode): string {
+/** 40 base62 characters, drawn without modulo bias: the secret part of keys and portal session tokens. */
+export function randomToken(): string {
   let token = '';
   while (token.length < TOKEN_LENGTH) {
     for (const byte of randomBytes(64)) {
       if (byte < 248 && token.length < TOKEN_LENGTH) token += BASE62[byte % 62];
     }
   }
-  return `sk_${mode}_${token}`;
+  return token;
+}
+
+/** `sk_<mode>_<40 base62>`. */
+export function generateSecretKey(mode: KeyMode): string {
+  return `sk_${mode}_${randomToken()}`;
 }
 
 export const hashKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');

@@ -170,6 +170,25 @@ export const deletedWebhookEndpointSchema = z
   .strictObject({ id: id('we'), object: z.literal('webhook_endpoint'), deleted: z.literal(true) })
   .meta({ id: 'DeletedWebhookEndpoint' });
 
+const portalSessionShape = {
+  object: z.literal('portal_session'),
+  id: id('ps'),
+  read_only: z.boolean().describe('true: the token allows only the GETs of webhook endpoints and events.'),
+  expires_at: time.describe('When the token stops working.'),
+  created_at: time,
+};
+export const portalSessionSchema = z.strictObject(portalSessionShape).meta({ id: 'PortalSession' });
+export const portalSessionWithTokenSchema = z
+  .strictObject({
+    ...portalSessionShape,
+    token: z.string().regex(/^pst_[0-9A-Za-z]{40}$/).describe('A Bearer credential for the webhook portal\'s operations; shown only in this response.'),
+    url: z.string().describe('The portal with the token in its fragment (`<base>/portal#token=pst_…`): hand this link to the person who manages the receivers.'),
+  })
+  .meta({ id: 'PortalSessionWithToken' });
+export const deletedPortalSessionSchema = z
+  .strictObject({ id: id('ps'), object: z.literal('portal_session'), deleted: z.literal(true) })
+  .meta({ id: 'DeletedPortalSession' });
+
 const nullableRate = z.number().min(0).max(1).nullable();
 export const webhookEndpointStatsSchema = z
   .strictObject({
@@ -264,6 +283,9 @@ export const resourceSchemas = {
   deletedWebhookEndpoint: deletedWebhookEndpointSchema,
   webhookEndpointStats: webhookEndpointStatsSchema,
   recovery: recoverySchema,
+  portalSession: portalSessionSchema,
+  portalSessionWithToken: portalSessionWithTokenSchema,
+  deletedPortalSession: deletedPortalSessionSchema,
   event: eventSchema,
   eventWithDeliveries: eventWithDeliveriesSchema,
 };

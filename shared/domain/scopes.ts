@@ -1,6 +1,6 @@
 /**
  * What an API key may do. The domain owns the list (keys are issued and checked with it);
- * the route table names one per operation.
+ * the route table names, per operation, the scopes that allow it (any one of them).
  */
 export const SCOPES = [
   'calls:read',
@@ -9,6 +9,7 @@ export const SCOPES = [
   'jobs:write',
   'settings:read',
   'settings:write',
+  'webhooks:read',
   'webhooks:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];

@@ -19,6 +19,9 @@ export function toAuthorizerContext(outcome: AuthOutcome): AuthorizerContext {
     scopes: p.scopes.join(' '),
     write: p.write,
     key_created_at: p.keyCreatedAt,
+    ...(p.session
+      ? { session_id: p.session.id, session_expires_at: p.session.expiresAt, session_read_only: p.session.readOnly, session_shop_name: p.session.shopName }
+      : {}),
   };
 }
 
@@ -52,6 +55,16 @@ export function fromAuthorizerContext(ctx: AuthorizerContext | undefined): AuthO
       // Context values may arrive as strings depending on the integration; accept both.
       write: ctx.write === true || ctx.write === 'true',
       keyCreatedAt: String(ctx.key_created_at),
+      ...(typeof ctx.session_id === 'string'
+        ? {
+            session: {
+              id: ctx.session_id,
+              expiresAt: String(ctx.session_expires_at),
+              readOnly: ctx.session_read_only === true || ctx.session_read_only === 'true',
+              shopName: String(ctx.session_shop_name),
+            },
+          }
+        : {}),
     },
   };
 }

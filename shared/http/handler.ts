@@ -15,6 +15,8 @@ export interface OperationInput<B, Q> {
   query: Q;
   pathParameters: Record<string, string>;
   requestId: string;
+  /** Where the client reached the API (scheme and host, no path): links the API hands out start with it. */
+  baseUrl: string;
   /**
    * With an Idempotency-Key, names this request's writes across the client's retries of it (the
    * key, the API key, method, path and body): a write can recognise its own earlier change.
@@ -33,6 +35,32 @@ function writeTokenOf(event: ApiEvent, idempotent: boolean): string | undefined 
   if (key === undefined) return undefined;
   const parts = [event.principal?.shopId ?? null, event.principal?.keyId ?? null, key, event.requestContext?.http?.method ?? null, event.rawPath ?? null, event.jsonBody ?? null];
   return `idem_${createHash('sha256').update(JSON.stringify(parts)).digest('base64url')}`;
+}
+
+/**
+ * The API's public origin as this request reached it: API Gateway names the domain it was
+ * called on (its own or a custom one) and sets X-Forwarded-Proto (https); the local stack
+ * does the same for its http:// address.
+ */
+function baseUrlOf(event: ApiEvent): string {
+  const proto = event.headers?.['x-forwarded-proto'] === 'http' ? 'http' : 'https';
+  return `${proto}://${event.requestContext.domainName}`;
+}
+
+/**
+ * What the portal page may learn about the session it runs in, on every answer to a portal
+ * session's token (the token cannot read the shop): docs/api.md, Portal sessions. The name is
+ * percent-encoded UTF-8, as header values are ASCII.
+ */
+export function sessionHeaders(principal: Principal | undefined): Record<string, string> {
+  const session = principal?.session;
+  if (!session) return {};
+  return {
+    'portal-session-id': session.id,
+    'portal-session-expires-at': session.expiresAt,
+    'portal-session-read-only': String(session.readOnly),
+    'portal-session-shop-name': encodeURIComponent(session.shopName),
+  };
 }
 
 /** What an operation without input fields validates to. */
@@ -84,9 +112,10 @@ export function apiHandler<BS extends z.core.$ZodType = NoFields, QS extends z.c
         query: event.input?.query as z.output<QS>,
         pathParameters: (event.pathParameters ?? {}) as Record<string, string>,
         requestId: requestIdOf(event),
+        baseUrl: baseUrlOf(event),
         writeToken: writeTokenOf(event, route.idempotent),
       });
-      return jsonResult(reply.status, reply.body);
+      return jsonResult(reply.status, reply.body, sessionHeaders(event.principal));
     });
   return envelope(pipeline);
 }

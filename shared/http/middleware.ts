@@ -1,4 +1,5 @@
 import type { MiddlewareObj } from '@middy/core';
+import type { Principal } from '../domain/api-keys';
 import { AppError } from '../errors';
 import type { Route } from '../routes';
 import { asAppError } from './errors';
@@ -12,8 +13,9 @@ export const MAX_BODY_BYTES = 64 * 1024;
 
 /**
  * 429 when the authorizer found the key over its limit (first thing: nothing else runs),
- * 401 unless the authorizer vouched for the key, then 403 without the route's scope, then
- * 403 for read-only keys on writes.
+ * 401 unless the authorizer vouched for the key, then 403 without one of the route's scopes
+ * (a portal session's token: outside the portal's routes too), then 403 for read-only keys
+ * on writes.
  */
 export const authorize = (route: Route): Middleware => ({
   before: ({ event }) => {
@@ -25,19 +27,28 @@ export const authorize = (route: Route): Middleware => ({
     if (authorizerFailed(context)) throw asAppError(new Error('the authorizer could not decide'));
     const outcome = fromAuthorizerContext(context);
     if (!outcome.ok) throw new AppError(outcome.code, outcome.message);
-    const principal = outcome.principal;
-    if (!principal.scopes.includes(route.scope)) {
-      throw new AppError(
-        'insufficient_scope',
-        `This API key lacks the '${route.scope}' scope required by ${route.method} ${route.path}.`,
-      );
-    }
-    if (route.write && !principal.write) {
+    const refusal = scopeRefusal(route, outcome.principal);
+    if (refusal) throw new AppError('insufficient_scope', refusal);
+    if (route.write && !outcome.principal.write) {
       throw new AppError('write_key_required', `${route.method} ${route.path} needs a write key; this key is read-only.`);
     }
-    event.principal = principal;
+    event.principal = outcome.principal;
   },
 });
+
+/** Why the caller may not call the route (the contract's insufficient_scope), or null when it may. */
+export function scopeRefusal(route: Route, principal: Principal): string | null {
+  const operation = `${route.method} ${route.path}`;
+  if (principal.session && !route.portalSession) {
+    return `A portal session can manage webhook endpoints and read or redeliver events only; it cannot call ${operation}. Use an API key.`;
+  }
+  if (route.scopes.some((scope) => principal.scopes.includes(scope))) return null;
+  // The last scope is the one that allows the most (webhooks:write allows the reads too).
+  const named = route.scopes[route.scopes.length - 1] ?? '';
+  if (principal.session) return `This portal link is read-only; ${operation} needs the '${named}' scope.`;
+  const alternatives = route.scopes.map((scope) => `'${scope}'`).join(' or ');
+  return `This API key lacks the ${alternatives} scope required by ${operation}.`;
+}
 
 /** Enforces the contract's body rules: JSON content type, at most 64 KiB, a JSON object. */
 export const requestBody = (): Middleware => ({

@@ -39,6 +39,11 @@ export const keys = {
   /** GSI1 entry to find a key by its public id (revocation). */
   apiKeyById: (keyId: string) => ({ gsi1pk: gsi1Partition.apiKeyById(keyId), gsi1sk: 'APIKEY' }),
 
+  /** A portal session, addressed like a key by the SHA-256 of its token: what the authorizer reads. */
+  portalSession: (tokenHash: string) => ({ pk: `PORTALSESSION#${tokenHash}`, sk: 'PORTALSESSION' }),
+  /** The same session in its shop's partition, by id: what DELETE finds (and removes), so another shop's id is never found. */
+  portalSessionById: (shopId: string, sessionId: string) => ({ pk: shopPk(shopId), sk: `PS#${sessionId}` }),
+
   call: (shopId: string, callId: string) => ({ pk: shopPk(shopId), sk: `CALL#${callId}` }),
   /** Marks a voice-platform call id as recorded, so a retried ingest writes nothing twice. */
   callExternal: (shopId: string, externalId: string) => ({ pk: shopPk(shopId), sk: `CALLEXT#${externalId}` }),

@@ -9,6 +9,7 @@ import type { ShopDeps } from '../domain/shop';
 import type { EndpointDeps } from '../domain/webhook-endpoints';
 import type { LifecycleDeps } from '../domain/endpoint-lifecycle';
 import type { RecoveryDeps } from '../domain/recovery';
+import type { PortalSessionStore } from '../domain/portal-sessions';
 import { DynamoEndpointStatsStore } from '../store/endpoint-stats';
 import type { IdempotencyDeps } from '../http/idempotency';
 import type { CursorDeps } from '../http/list';
@@ -20,6 +21,7 @@ import { DynamoDeliveryStore } from '../store/deliveries';
 import { DynamoEventStore, putEvent } from '../store/events';
 import { SingleTableIdempotencyStore } from '../store/idempotency';
 import { DynamoJobStore } from '../store/jobs';
+import { DynamoPortalSessionStore } from '../store/portal-sessions';
 import { DynamoRecoveryStore } from '../store/recoveries';
 import type { RateLimiter, RateLimits } from '../domain/rate-limits';
 import { DynamoRateLimiter } from '../store/rate-limits';
@@ -45,6 +47,11 @@ export function apiKeyDeps(config: Config): { apiKeys: ApiKeyStore } {
 /** Per-key and per-address request budgets, in the table so every authorizer instance shares them. */
 export function rateLimitDeps(config: Config): { rateLimiter: RateLimiter; rateLimits: RateLimits } {
   return memo(config, rateLimitDeps, () => ({ rateLimiter: new DynamoRateLimiter(dynamoOf(config)), rateLimits: config.rateLimits }));
+}
+
+/** Portal sessions: issued and revoked by their operations, recognised by the authorizer. */
+export function portalSessionDeps(config: Config): { portalSessions: PortalSessionStore; now: () => Date } {
+  return memo(config, portalSessionDeps, () => ({ portalSessions: new DynamoPortalSessionStore(dynamoOf(config)), now }));
 }
 
 export function shopDeps(config: Config): Required<ShopDeps> {
@@ -132,6 +139,7 @@ async function loadCursorKey(cursor: CursorConfig): Promise<Buffer> {
 /** Every API part at once, with the table client: for the local stack, the operator CLI and tests. */
 export type ApiDeps = { db: Dynamo } & ReturnType<typeof apiKeyDeps> &
   ReturnType<typeof rateLimitDeps> &
+  ReturnType<typeof portalSessionDeps> &
   ReturnType<typeof shopDeps> &
   CallDeps &
   JobDeps &
@@ -148,7 +156,7 @@ export function apiDeps(config: Config): ApiDeps {
   return memo(config, apiDeps, () =>
     Object.assign(
       { db: dynamoOf(config) },
-      ...[apiKeyDeps, rateLimitDeps, shopDeps, callDeps, jobDeps, endpointDeps, urlGuardDeps, eventWriterDeps, eventLogDeps, endpointLifecycleDeps, cipherDeps, idempotencyDeps, cursorDeps].map((part) => part(config)),
+      ...[apiKeyDeps, rateLimitDeps, portalSessionDeps, shopDeps, callDeps, jobDeps, endpointDeps, urlGuardDeps, eventWriterDeps, eventLogDeps, endpointLifecycleDeps, cipherDeps, idempotencyDeps, cursorDeps].map((part) => part(config)),
     ) as ApiDeps,
   );
 }

@@ -164,7 +164,7 @@ describe('cloud stack template', () => {
     for (const [, fn] of fns) expect(fn.Properties.Architectures).toEqual(['arm64']);
   });
 
-  it('routes all 25 operations, each through the authorizer to its own function', () => {
+  it('routes all 27 operations, each through the authorizer to its own function', () => {
     const authorizers = ofType('AWS::ApiGatewayV2::Authorizer');
     expect(authorizers).toHaveLength(1);
     // Uncached (it counts every request against its key's limit) and with no identity source, so a
@@ -178,7 +178,7 @@ describe('cloud stack template', () => {
       expect(r?.Properties).toMatchObject({ AuthorizationType: 'CUSTOM' });
       fnIds.add(functionOfRoute(routeKey));
     }
-    expect(fnIds.size).toBe(25);
+    expect(fnIds.size).toBe(27);
     const fallback = ofType('AWS::ApiGatewayV2::Route').find(([, x]) => x.Properties.RouteKey === '$default');
     expect(fallback?.[1].Properties.AuthorizationType ?? 'NONE').toBe('NONE');
   });

@@ -113,6 +113,8 @@ describe('least privilege in the template', () => {
       ApiListEvents: endpointReads,
       ApiGetEvent: endpointReads,
       ApiRedeliverEvent: allButScan,
+      ApiCreatePortalSession: ['DeleteItem', 'GetItem', 'PutItem', 'UpdateItem'],
+      ApiDeletePortalSession: ['DeleteItem', 'GetItem', 'PutItem', 'UpdateItem'],
       ApiListCalls: reads,
       ApiGetCall: reads,
       ApiGetCallTranscript: reads,
@@ -142,6 +144,7 @@ describe('least privilege in the template', () => {
     const kmsUsers = functions.filter((f) => actionsOf(f.statements, 'kms').length > 0);
     expect(Object.fromEntries(kmsUsers.map((f) => [f.id, actionsOf(f.statements, 'kms')]))).toEqual({
       ApiCreateWebhookEndpoint: ['kms:Decrypt', 'kms:GenerateDataKey'],
+      ApiCreatePortalSession: ['kms:Decrypt', 'kms:GenerateDataKey'],
       ApiRecoverWebhookEndpoint: ['kms:Decrypt', 'kms:GenerateDataKey'],
       ApiRotateWebhookEndpointSecret: ['kms:Decrypt', 'kms:GenerateDataKey'],
       ApiApproveJob: ['kms:Decrypt', 'kms:GenerateDataKey'],

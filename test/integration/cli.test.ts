@@ -1,5 +1,6 @@
 import { COMMANDS, runCli } from '../../lib/cli/run';
-import { authenticate } from '../../shared/domain/api-keys';
+import { authenticate, hashKey } from '../../shared/domain/api-keys';
+import { lookUpSession } from '../../shared/domain/portal-sessions';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { newDelivery } from '../../shared/domain/deliveries';
 import { createEndpoint } from '../../shared/domain/webhook-endpoints';
@@ -55,6 +56,31 @@ describe('operator CLI (DynamoDB Local)', () => {
     const result = await cli(...argv);
     expect(result.code).toBe(2);
     expect(result.err).toMatch(message);
+  });
+
+  it('portal open prints a portal link whose token works (read-only, for the time asked), against the target\'s API URL', async () => {
+    const shop = JSON.parse((await cli('shop', 'create', '--name', 'Portal Plumbing', '--owner-email', 'p@p.co', '--json')).out);
+    const out: string[] = [];
+    const code = await runCli(['portal', 'open', '--shop', shop.id, '--read-only', '--expires-in', '600', '--json'], () => deps, { out: (l) => out.push(l), err: (l) => out.push(l), apiUrl: 'http://127.0.0.1:3300' });
+    expect(code).toBe(0);
+    const session = JSON.parse(out.join('\n'));
+    expect(session).toMatchObject({ object: 'portal_session', read_only: true, url: `http://127.0.0.1:3300/portal#token=${session.token}` });
+    expect(Date.parse(session.expires_at) - Date.parse(session.created_at)).toBe(600_000);
+    expect(await lookUpSession(deps.portalSessions, hashKey(session.token), Date.now())).toMatchObject({ ok: true, principal: { shopId: shop.id, scopes: ['webhooks:read'], session: { shopName: 'Portal Plumbing' } } });
+
+    const text: string[] = [];
+    await runCli(['portal', 'open', '--shop', shop.id, '--api-url', 'https://api.example.test/base'], () => deps, { out: (l) => text.push(l), err: (l) => text.push(l) });
+    expect(text.join('\n')).toMatch(/^Portal link for Portal Plumbing .*\nhttps:\/\/api\.example\.test\/base\/portal#token=pst_[0-9A-Za-z]{40}\n/);
+
+    for (const [argv, message] of [
+      [['--expires-in', '30'], /60 to 86400/],
+      [['--mode', 'prod'], /--mode must be test or live/],
+      [['--api-url', 'ftp://x'], /not an http/],
+    ] as const) {
+      const result = await cli('portal', 'open', '--shop', shop.id, '--api-url', 'http://127.0.0.1:3000', ...argv);
+      expect([result.code, result.err]).toEqual([2, expect.stringMatching(message)]);
+    }
+    expect((await cli('portal', 'open', '--shop', shop.id)).err).toMatch(/--api-url is required/);
   });
 
   it('simulates calls with jobs through the domain code', async () => {
@@ -115,6 +141,13 @@ describe('operator CLI (DynamoDB Local)', () => {
     expect(json.deliveries[0].attempt_log[0]).toMatchObject({ response_status: 500, response_snippet: 'database\nlocked' });
     expect((await cli('event', 'show', 'evt_01jd0000000000000000000000', '--shop', shop.id)).err).toMatch(/No such event/);
     expect((await cli('event', 'show', '--shop', shop.id)).err).toMatch(/exactly one event id/);
+  });
+
+  it('issues a read-only webhooks key with --scopes webhooks:read', async () => {
+    const shop = JSON.parse((await cli('shop', 'create', '--name', 'Dash', '--owner-email', 'd@d.co', '--json')).out);
+    const created = JSON.parse((await cli('key', 'create', '--shop', shop.id, '--scopes', 'webhooks:read', '--json')).out);
+    expect(created).toMatchObject({ scopes: ['webhooks:read'], write: false });
+    expect(await authenticate(deps.apiKeys, `Bearer ${created.key}`)).toMatchObject({ ok: true, principal: { scopes: ['webhooks:read'] } });
   });
 
   it('rejects unknown scopes', async () => {

@@ -71,7 +71,8 @@ describe('API keys', () => {
   });
 
   it('parses scope lists', () => {
-    expect(parseScopes('all')).toHaveLength(7);
+    expect(parseScopes('all')).toHaveLength(8);
+    expect(parseScopes('webhooks:read')).toEqual(['webhooks:read']);
     expect(parseScopes('calls:read, jobs:read,calls:read')).toEqual(['calls:read', 'jobs:read']);
     expect(() => parseScopes('calls:read,calls:write')).toThrow(/calls:write/);
   });

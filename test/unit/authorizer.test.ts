@@ -1,5 +1,6 @@
 import { makeHandler } from '../../functions/authorizer';
 import { generateSecretKey, hashKey, type ApiKeyRecord, type ApiKeyStore } from '../../shared/domain/api-keys';
+import type { PortalSessionRecord } from '../../shared/domain/portal-sessions';
 import { failureBucket, keyBucket, limitOf, MemoryRateLimiter, type RateLimit, type RateLimits } from '../../shared/domain/rate-limits';
 
 const LIMITS: RateLimits = { test: limitOf(25, 2), live: limitOf(100, 2), authFailures: limitOf(10, 2) };
@@ -30,6 +31,17 @@ class HeldKeys implements ApiKeyStore {
   }
 }
 
+/** Session lookups wait with the key store's: `keys.answer()` lets both answer. */
+class HeldSessions {
+  readonly records = new Map<string, PortalSessionRecord>();
+  constructor(private readonly keys: HeldKeys) {}
+  async getByHash(h: string) {
+    await new Promise<void>((resolve) => this.keys.waiting.push(resolve));
+    this.keys.answered++;
+    return this.records.get(h) ?? null;
+  }
+}
+
 /** The in-memory limiter, recording each take and whether the request's key lookup had answered by then. */
 class RecordingLimiter extends MemoryRateLimiter {
   readonly takes: { bucket: string; limit: RateLimit; lookupPending: boolean }[] = [];
@@ -50,9 +62,10 @@ const flush = () => new Promise((r) => setImmediate(r));
 
 function setup() {
   const keys = new HeldKeys();
+  const sessions = new HeldSessions(keys);
   const limiter = new RecordingLimiter(keys);
   const authorize = makeHandler(
-    () => ({ apiKeys: keys, rateLimiter: limiter, rateLimits: LIMITS }),
+    () => ({ apiKeys: keys, portalSessions: sessions, rateLimiter: limiter, rateLimits: LIMITS }),
     () => T0,
   );
   /** One request: started, its lookup let answer once it waits, its verdict returned. */
@@ -63,7 +76,7 @@ function setup() {
     keys.answer();
     return verdict;
   };
-  return { keys, limiter, run };
+  return { keys, sessions, limiter, run };
 }
 
 async function issued(keys: HeldKeys, mode: 'test' | 'live', revoked = false) {
@@ -136,5 +149,56 @@ describe('authorizer: the key lookup and the rate-limit take', () => {
     expect(limiter.takes.map((t) => t.lookupPending)).toEqual([false, true]);
     keys.failing = true;
     expect(await run(key)).toEqual({ isAuthorized: true, context: { authenticated: false, error_code: 'internal_error' } });
+  });
+});
+
+describe('authorizer: portal session tokens', () => {
+  const T = (offsetMs: number) => new Date(T0 + offsetMs).toISOString();
+  function session(sessions: HeldSessions, over: Partial<PortalSessionRecord> = {}) {
+    const token = `pst_${generateSecretKey('test').slice(-40)}`;
+    const record: PortalSessionRecord = {
+      id: 'ps_01jd0000000000000000000000', shop_id: 'shop_01jd0000000000000000000000', token_hash: hashKey(token), mode: 'live', read_only: false,
+      shop_name: 'Ace Plumbing', issued_by: 'key_01jd0000000000000000000000', created_at: T(-60_000), valid_until: T(3_600_000), revoked_at: null, ...over,
+    };
+    sessions.records.set(record.token_hash, record);
+    return token;
+  }
+
+  it('a valid token: the shop, both webhook scopes, writes, the session facts, and a bucket of its own at its issuing key’s mode (taken early once seen)', async () => {
+    const { sessions, limiter, run } = setup();
+    const token = session(sessions);
+    const verdict = await run(token);
+    expect(verdict).toEqual({
+      isAuthorized: true,
+      context: expect.objectContaining({ authenticated: true, shop_id: 'shop_01jd0000000000000000000000', key_id: 'ps_01jd0000000000000000000000', mode: 'live', scopes: 'webhooks:read webhooks:write', write: true, session_id: 'ps_01jd0000000000000000000000', session_read_only: false, session_shop_name: 'Ace Plumbing', session_expires_at: T(3_600_000) }),
+    });
+    await run(token);
+    expect(limiter.takes).toEqual([
+      { bucket: keyBucket(hashKey(token)), limit: LIMITS.live, lookupPending: false },
+      { bucket: keyBucket(hashKey(token)), limit: LIMITS.live, lookupPending: true },
+    ]);
+  });
+
+  it('a read-only token carries webhooks:read alone and no write', async () => {
+    const { sessions, run } = setup();
+    const verdict = await run(session(sessions, { read_only: true, mode: 'test' }));
+    expect(verdict.context).toMatchObject({ authenticated: true, scopes: 'webhooks:read', write: false, session_read_only: true, mode: 'test' });
+  });
+
+  it.each([
+    ['expired', { valid_until: T(0) }, /expired at 2026-11-23T12:00:00.000Z/],
+    ['revoked', { revoked_at: T(-1000) }, /revoked/],
+  ])('an %s token is 401 invalid_api_key saying so, and takes from the address’s bucket', async (_what, over, message) => {
+    const { sessions, limiter, run } = setup();
+    const verdict = await run(session(sessions, over));
+    expect(verdict).toEqual({ isAuthorized: true, context: { authenticated: false, error_code: 'invalid_api_key', error_message: expect.stringMatching(message) } });
+    expect(limiter.takes.map((t) => t.bucket)).toEqual([failureBucket('198.51.100.7')]);
+  });
+
+  it('an unknown token of the right shape is 401 with a message about the link, never a key lookup', async () => {
+    const { keys, run } = setup();
+    const verdict = await run(`pst_${'a'.repeat(40)}`);
+    expect(verdict.context).toEqual({ authenticated: false, error_code: 'invalid_api_key', error_message: expect.stringMatching(/portal link is not valid/) });
+    expect(keys.records.size).toBe(0);
   });
 });

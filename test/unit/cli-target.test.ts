@@ -47,6 +47,14 @@ describe('operator CLI target', () => {
     });
   });
 
+  it('knows where the API answers, for the links it prints: the local stack\'s PORT, or the stack\'s ApiUrl output', () => {
+    expect(resolveTarget(['portal', 'open'], {}, files).apiUrl).toBe('http://127.0.0.1:3000');
+    expect(resolveTarget(['portal', 'open'], { PORT: '3300' }, files).apiUrl).toBe('http://127.0.0.1:3300');
+    const withUrl = () => JSON.stringify({ P: { TableName: 'T', Region: 'eu-west-1', ApiUrl: 'https://abc.execute-api.eu-west-1.amazonaws.com/' } });
+    expect(resolveTarget(['--stack', 'P', 'portal', 'open'], {}, withUrl).apiUrl).toBe('https://abc.execute-api.eu-west-1.amazonaws.com');
+    expect(resolveTarget(['--stack', 'Prod', 'portal', 'open'], {}, files).apiUrl).toBeUndefined();
+  });
+
   it('leaves a command\'s own --stack-like flags alone, and reads another outputs file when told', () => {
     expect(resolveTarget(['shop', 'list', '--stack', 'Prod'], {}, files, none).argv).toEqual(['shop', 'list', '--stack', 'Prod']);
     const other = (name: string) => (name === 'staging.json' ? JSON.stringify({ S: { TableName: 'T', Region: 'us-west-2' } }) : null);

@@ -22,12 +22,16 @@ describe('OpenAPI document', () => {
     expect(out).toEqual({ valid: true });
   });
 
-  it('describes all 19 operations with their scope, and every webhook event type with its signature headers', () => {
+  it('describes every operation with the scopes that allow it (and the portal session where its token may call it), and every webhook event type with its signature headers', () => {
     const doc = JSON.parse(readFileSync(DOC_PATH, 'utf8')) as { openapi: string; paths: Record<string, Record<string, { operationId: string; security: unknown }>>; webhooks: Record<string, { post: { parameters: { name: string }[] } }> };
     expect(doc.openapi).toBe('3.1.0');
     const ops = Object.values(doc.paths).flatMap((p) => Object.values(p));
     expect(ops.map((o) => o.operationId).sort()).toEqual(routes.map((r) => r.operationId).sort());
-    for (const r of routes) expect(doc.paths[r.path]?.[r.method.toLowerCase()]?.security).toEqual([{ apiKey: [r.scope] }]);
+    for (const r of routes) {
+      expect(doc.paths[r.path]?.[r.method.toLowerCase()]?.security).toEqual([...r.scopes.map((s) => ({ apiKey: [s] })), ...(r.portalSession ? [{ portalSession: [] }] : [])]);
+    }
+    expect(doc.paths['/v1/webhook-endpoints/{id}/deliveries']?.get?.security).toEqual([{ apiKey: ['webhooks:read'] }, { apiKey: ['webhooks:write'] }, { portalSession: [] }]);
+    expect(doc.paths['/v1/portal-sessions']?.post?.security).toEqual([{ apiKey: ['webhooks:write'] }]);
     expect(Object.keys(doc.webhooks).sort()).toEqual([...EVENT_TYPES].sort());
     for (const w of Object.values(doc.webhooks)) expect(w.post.parameters.map((p) => p.name)).toEqual(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
   });

@@ -80,4 +80,21 @@ describe('webhook portal function', () => {
     expect(PAGE_EVENT_TYPES).toEqual([...SUBSCRIBABLE_EVENT_TYPES]);
     expect(PAGE_STATUSES).toEqual([...DELIVERY_STATUSES]);
   });
+
+  it('says an endpoint\'s health in plain words, never the engine\'s (circuit, probe)', async () => {
+    const page = '../../portal/health.js';
+    const { healthOf } = (await import(page)) as { healthOf(e: unknown, at: (iso: string | null) => string): { tone: string; text: string } };
+    const at = (iso: string | null) => (iso ? iso.slice(11, 16) : '?');
+    const health = { circuit: 'closed', consecutive_failures: 0, last_success_at: null, last_failure_at: null, next_probe_at: null };
+    const e = (over: Record<string, unknown>, h: Record<string, unknown> = {}) => healthOf({ enabled: true, disabled_reason: null, failing_since: null, ...over, health: { ...health, ...h } }, at);
+    expect(e({}, { circuit: 'open', consecutive_failures: 5, last_failure_at: '2026-11-23T14:40:00.000Z', next_probe_at: '2026-11-23T14:57:00.000Z' }, ).text).toBe('Failing since 14:40, retrying; next try at 14:57.');
+    expect(e({ failing_since: '2026-11-23T14:02:00.000Z' }, { circuit: 'open', consecutive_failures: 5, next_probe_at: '2026-11-23T14:57:00.000Z' })).toEqual({ tone: 'bad', text: 'Failing since 14:02, retrying; next try at 14:57.' });
+    expect(e({ failing_since: '2026-11-23T14:02:00.000Z' }, { circuit: 'half_open' }).text).toBe('Failing since 14:02; trying again now.');
+    expect(e({}, { consecutive_failures: 1, last_failure_at: '2026-11-23T09:15:00.000Z' }).text).toBe('The last delivery failed at 09:15; retrying.');
+    expect(e({}, { last_success_at: '2026-11-23T08:00:00.000Z' })).toEqual({ tone: 'ok', text: 'Working. Last delivered at 08:00.' });
+    expect(e({}).text).toBe('Ready. Nothing has been sent to it yet.');
+    expect(e({ enabled: false, disabled_reason: 'manual' }).text).toMatch(/^Turned off\. /);
+    expect(e({ enabled: false, disabled_reason: 'failing', failing_since: '2026-11-20T10:00:00.000Z' }).text).toMatch(/^Turned off automatically: it kept failing for 3 days \(since 10:00\)/);
+    expect(e({ enabled: false, disabled_reason: 'gone' }).text).toMatch(/410 Gone/);
+  });
 });

@@ -6,22 +6,37 @@ import { resolve, routes } from '../../shared/routes';
 const ROOT = join(__dirname, '..', '..');
 
 describe('route table', () => {
-  it('has the 19 operations of the spec, the 5 of endpoint lifecycle and visibility and a recovery\'s progress, each once', () => {
-    expect(routes).toHaveLength(25);
-    expect(new Set(routes.map((r) => `${r.method} ${r.path}`)).size).toBe(25);
-    expect(new Set(routes.map((r) => r.operationId)).size).toBe(25);
+  it('has the 19 operations of the spec, the 5 of endpoint lifecycle and visibility, a recovery\'s progress and the 2 of portal sessions, each once', () => {
+    expect(routes).toHaveLength(27);
+    expect(new Set(routes.map((r) => `${r.method} ${r.path}`)).size).toBe(27);
+    expect(new Set(routes.map((r) => r.operationId)).size).toBe(27);
   });
 
   it('requires a write key exactly for POST, PATCH and DELETE, and a known scope everywhere', () => {
     for (const r of routes) {
       expect(r.write).toBe(r.method !== 'GET');
-      expect(SCOPES).toContain(r.scope);
+      expect(r.scopes.length).toBeGreaterThan(0);
+      for (const scope of r.scopes) expect(SCOPES).toContain(scope);
     }
   });
 
-  it('accepts Idempotency-Key on exactly the four operations of the spec, and recover', () => {
+  it('allows every GET of webhook endpoints and events with webhooks:read or webhooks:write, and every webhook write with webhooks:write alone', () => {
+    const webhook = routes.filter((r) => /^\/v1\/(webhook-endpoints|events)(\/|$)/.test(r.path));
+    expect(webhook).toHaveLength(14);
+    for (const r of webhook) expect([r.operationId, r.scopes]).toEqual([r.operationId, r.method === 'GET' ? ['webhooks:read', 'webhooks:write'] : ['webhooks:write']]);
+    expect(routes.filter((r) => r.scopes.includes('webhooks:read')).every((r) => r.method === 'GET')).toBe(true);
+  });
+
+  it('lets a portal session\'s token call exactly the webhook endpoint operations, the event reads and redeliver', () => {
+    expect(routes.filter((r) => r.portalSession).map((r) => r.operationId).sort()).toEqual([
+      'createWebhookEndpoint', 'deleteWebhookEndpoint', 'getEvent', 'getWebhookEndpoint', 'getWebhookEndpointRecovery', 'getWebhookEndpointStats', 'listEvents',
+      'listWebhookEndpointDeliveries', 'listWebhookEndpoints', 'recoverWebhookEndpoint', 'redeliverEvent', 'rotateWebhookEndpointSecret', 'testWebhookEndpoint', 'updateWebhookEndpoint',
+    ]);
+  });
+
+  it('accepts Idempotency-Key on exactly the four operations of the spec, recover and portal session create', () => {
     expect(routes.filter((r) => r.idempotent).map((r) => r.operationId).sort()).toEqual(
-      ['approveJob', 'createWebhookEndpoint', 'declineJob', 'updateShop', 'recoverWebhookEndpoint'].sort(),
+      ['approveJob', 'createWebhookEndpoint', 'declineJob', 'updateShop', 'recoverWebhookEndpoint', 'createPortalSession'].sort(),
     );
   });
 
@@ -41,6 +56,9 @@ describe('route table', () => {
     ['GET', '/v1/webhook-endpoints/we_1/recoveries/rcv_1', 'route', 'getWebhookEndpointRecovery'],
     ['POST', '/v1/webhook-endpoints/we_1/recoveries/rcv_1', 'method_not_allowed', 'GET'],
     ['GET', '/v1/jobs/job_1/approve', 'method_not_allowed', 'POST'],
+    ['POST', '/v1/portal-sessions', 'route', 'createPortalSession'],
+    ['DELETE', '/v1/portal-sessions/ps_1', 'route', 'deletePortalSession'],
+    ['GET', '/v1/portal-sessions/ps_1', 'method_not_allowed', 'DELETE'],
     ['GET', '/v1/nothing', 'not_found', ''],
     ['GET', '/v1/calls/', 'not_found', ''],
     ['GET', '/v1/calls/%E0%A4%A', 'not_found', ''],

@@ -1,0 +1,69 @@
+import { api, EVENT_TYPES } from './api.js';
+import { h, uid } from './dom.js';
+import { endpointsView, secretPanel } from './endpoints.js';
+
+/** What each event means, for a person choosing what to receive. */
+const EVENT_WORDS = {
+  'call.completed': 'a call ended',
+  'job.created': 'a job was created',
+  'job.approved': 'a job was approved',
+  'job.declined': 'a job was declined',
+  'webhook_endpoint.disabled': 'an endpoint was turned off for failing',
+};
+
+export const eventsInWords = (events) => (events.includes('*') ? 'every kind of message' : events.map((t) => EVENT_WORDS[t] ?? t).join(', '));
+
+/** Checkboxes of the event types (and "everything"), labelled in words with the technical name beside. */
+export function eventChoices(selected) {
+  const all = selected.includes('*');
+  const boxes = ['*', ...EVENT_TYPES].map((type) => {
+    const id = uid('ev');
+    return h('span', { class: 'check' },
+      h('input', { type: 'checkbox', id, value: type, checked: all ? type === '*' : selected.includes(type) }),
+      h('label', { for: id }, type === '*' ? 'Everything, including kinds added later' : `When ${EVENT_WORDS[type] ?? type} `, type === '*' ? null : h('code', {}, type)));
+  });
+  const element = h('fieldset', {}, h('legend', {}, 'Send a message when…'), boxes);
+  return { element, selected: () => [...element.querySelectorAll('input:checked')].map((i) => i.value) };
+}
+
+/** Adding an endpoint: its address, what it receives, an optional note; then its secret, once. */
+export function addEndpointView(ctx) {
+  const urlId = uid('url');
+  const hintId = uid('url-hint');
+  const descId = uid('desc');
+  const url = h('input', { id: urlId, type: 'url', required: true, inputmode: 'url', autocomplete: 'off', spellcheck: 'false', 'aria-describedby': hintId });
+  const description = h('input', { id: descId, type: 'text', maxlength: 500 });
+  const choices = eventChoices(['call.completed']);
+  const form = h('form', { class: 'stack wide', onsubmit: (ev) => {
+    ev.preventDefault();
+    const events = choices.selected();
+    if (events.length === 0) return ctx.error('Choose at least one kind of message to send.');
+    void ctx.act(async () => {
+      const body = { url: url.value.trim(), events, ...(description.value.trim() ? { description: description.value.trim() } : {}) };
+      const created = await api('POST', '/v1/webhook-endpoints', body, { idempotent: true });
+      ctx.status(`Endpoint added: ${created.url}.`);
+      await ctx.go((c) => addedView(c, created));
+    });
+  } },
+  h('label', { for: urlId }, 'Address (URL) of the receiver'),
+  url,
+  h('p', { id: hintId, class: 'note' }, 'A secure web address (it begins with https), given by whoever runs the receiver: for example your CRM\'s "incoming webhook" address.'),
+  choices.element,
+  h('label', { for: descId }, 'Note (optional): what this endpoint is for'),
+  description,
+  h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Add endpoint')));
+  return h('div', {},
+    h('div', { class: 'bar' },
+      h('h2', { tabindex: '-1' }, 'Add an endpoint'),
+      h('button', { type: 'button', onclick: () => ctx.go(endpointsView) }, 'Cancel')),
+    form);
+}
+
+/** The new endpoint and its signing secret, shown this once; copying it is the one thing to do here. */
+function addedView(ctx, created) {
+  return h('div', { 'data-endpoint-id': created.id },
+    h('div', { class: 'bar' }, h('h2', { tabindex: '-1' }, 'Endpoint added')),
+    h('p', { class: 'url' }, created.url),
+    secretPanel(ctx, created.secret, null, { primary: true }),
+    h('div', { class: 'actions' }, h('button', { type: 'button', onclick: () => ctx.go(endpointsView) }, 'I have stored it: back to endpoints')));
+}

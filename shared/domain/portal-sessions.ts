@@ -1,0 +1,130 @@
+import { AppError, notFound } from '../errors';
+import { isId, newId } from '../ids';
+import { hashKey, randomToken, type AuthOutcome, type KeyMode, type Principal } from './api-keys';
+import type { PortalSessionInput } from './portal-sessions-schema';
+import type { Resource } from './resources';
+import type { ShopStore } from './shop';
+
+/**
+ * Portal sessions (API-CONTRACT.md, third stage): a short-lived Bearer token for one shop's
+ * webhook portal, so nobody has to paste a key that can also approve jobs or rewrite the
+ * shop. What the token may call is the route table's `portalSession` flag; this module
+ * issues, revokes and recognises tokens.
+ */
+export interface PortalSessionRecord {
+  id: string;
+  shop_id: string;
+  /** SHA-256 of the token, as for keys: the clear token is never stored. */
+  token_hash: string;
+  /** The issuing key's mode: the token's rate limit is that mode's. */
+  mode: KeyMode;
+  read_only: boolean;
+  /** The shop's name when the session was made: what the portal shows (the token cannot read the shop). */
+  shop_name: string;
+  /** The key that made it; null when an operator made it with the CLI. */
+  issued_by: string | null;
+  created_at: string;
+  /** When the token stops working (the contract's `expires_at`). */
+  valid_until: string;
+  revoked_at: string | null;
+}
+
+export interface PortalSessionStore {
+  create(record: PortalSessionRecord): Promise<void>;
+  getByHash(tokenHash: string): Promise<PortalSessionRecord | null>;
+  /** The shop's live (not deleted) session of that id. */
+  get(shopId: string, id: string): Promise<PortalSessionRecord | null>;
+  /** Revokes the token at once; false when the shop has no such session left to delete. */
+  revoke(shopId: string, id: string, at: string): Promise<boolean>;
+}
+
+export interface PortalSessionDeps {
+  portalSessions: PortalSessionStore;
+  shops: Pick<ShopStore, 'get'>;
+  now: () => Date;
+}
+
+export const DEFAULT_EXPIRES_IN = 3600;
+const TOKEN_PATTERN = /^pst_[0-9A-Za-z]{40}$/;
+
+/** Whether a presented Bearer value has the shape of a session token (not whether it works). */
+export const isSessionToken = (value: string): boolean => TOKEN_PATTERN.test(value);
+
+/** Who asks for a session: the calling key (or, from the CLI, an operator with a mode of their choosing). */
+export interface Issuer {
+  shopId: string;
+  mode: KeyMode;
+  keyId: string | null;
+}
+
+/** Makes a session and answers it with its token and link: the one time the token exists outside the caller. */
+export async function createPortalSession(deps: PortalSessionDeps, issuer: Issuer, input: PortalSessionInput, baseUrl: string): Promise<Resource<'portalSessionWithToken'>> {
+  const shop = await deps.shops.get(issuer.shopId);
+  if (!shop) throw notFound('shop', issuer.shopId);
+  const now = deps.now();
+  const token = `pst_${randomToken()}`;
+  const record: PortalSessionRecord = {
+    id: newId('ps', now.getTime()),
+    shop_id: shop.id,
+    token_hash: hashKey(token),
+    mode: issuer.mode,
+    read_only: input.read_only ?? false,
+    shop_name: shop.name,
+    issued_by: issuer.keyId,
+    created_at: now.toISOString(),
+    valid_until: new Date(now.getTime() + (input.expires_in ?? DEFAULT_EXPIRES_IN) * 1000).toISOString(),
+    revoked_at: null,
+  };
+  await deps.portalSessions.create(record);
+  return { ...toPortalSessionResource(record), token, url: `${baseUrl.replace(/\/+$/, '')}/portal#token=${token}` };
+}
+
+export const toPortalSessionResource = (r: PortalSessionRecord): Resource<'portalSession'> => ({
+  object: 'portal_session',
+  id: r.id,
+  read_only: r.read_only,
+  expires_at: r.valid_until,
+  created_at: r.created_at,
+});
+
+/** DELETE: the token stops working at once; a second DELETE (or another shop's id) is 404. */
+export async function deletePortalSession(deps: Pick<PortalSessionDeps, 'portalSessions' | 'now'>, shopId: string, id: string): Promise<Resource<'deletedPortalSession'>> {
+  if (!isId('ps', id) || !(await deps.portalSessions.revoke(shopId, id, deps.now().toISOString()))) throw notFound('portal session', id);
+  return { id, object: 'portal_session', deleted: true };
+}
+
+/**
+ * A replayed create (same Idempotency-Key) hands its token out again only while that session
+ * is still there: a client must not take a deleted session's token for a live one.
+ */
+export async function checkReplayedSession(deps: Pick<PortalSessionDeps, 'portalSessions'>, shopId: string, body: unknown): Promise<void> {
+  const id = (body as { id?: unknown } | null)?.id;
+  if (typeof id !== 'string') throw new Error('a stored portal session answer without an id');
+  if (!(await deps.portalSessions.get(shopId, id))) {
+    throw new AppError('resource_missing', `The portal session this Idempotency-Key created ('${id}') has been deleted. To make another, use a new Idempotency-Key.`);
+  }
+}
+
+const refused = (message: string): AuthOutcome => ({ ok: false, code: 'invalid_api_key', message });
+
+/**
+ * The authorizer's verdict on a session token (looked up by its hash): its principal, or a
+ * 401 that says why. A full session has both webhook scopes and writes; a read-only one only
+ * `webhooks:read`, so a write is the scope's 403. The route table keeps it to the portal's routes.
+ */
+export async function lookUpSession(store: Pick<PortalSessionStore, 'getByHash'>, tokenHash: string, nowMs: number): Promise<AuthOutcome> {
+  const record = await store.getByHash(tokenHash);
+  if (!record) return refused('This portal link is not valid: it may have expired or been revoked. Ask for a new link.');
+  if (record.revoked_at !== null) return refused(`This portal link was revoked at ${record.revoked_at}. Ask for a new link.`);
+  if (Date.parse(record.valid_until) <= nowMs) return refused(`This portal link expired at ${record.valid_until}. Ask for a new link.`);
+  const principal: Principal = {
+    shopId: record.shop_id,
+    keyId: record.id,
+    mode: record.mode,
+    scopes: record.read_only ? ['webhooks:read'] : ['webhooks:read', 'webhooks:write'],
+    write: !record.read_only,
+    keyCreatedAt: record.created_at,
+    session: { id: record.id, expiresAt: record.valid_until, readOnly: record.read_only, shopName: record.shop_name },
+  };
+  return { ok: true, principal };
+}
