@@ -34,12 +34,22 @@ export function addEndpointView(ctx) {
   const url = h('input', { id: urlId, type: 'url', required: true, inputmode: 'url', autocomplete: 'off', spellcheck: 'false', 'aria-describedby': hintId });
   const description = h('input', { id: descId, type: 'text', maxlength: 500 });
   const choices = eventChoices(['call.completed']);
+  const filterId = uid('filter');
+  const filterHintId = uid('filter-hint');
+  const filter = h('textarea', { id: filterId, rows: 3, spellcheck: 'false', autocomplete: 'off', 'aria-describedby': filterHintId });
   const form = h('form', { class: 'stack wide', onsubmit: (ev) => {
     ev.preventDefault();
     const events = choices.selected();
     if (events.length === 0) return ctx.error('Choose at least one kind of message to send.');
+    let condition;
+    try {
+      condition = filter.value.trim() ? JSON.parse(filter.value) : undefined;
+    } catch {
+      filter.focus();
+      return ctx.error('The condition is not valid JSON: check its quotes and brackets, or leave it empty to receive every message of the kinds chosen.');
+    }
     void ctx.act(async () => {
-      const body = { url: url.value.trim(), events, ...(description.value.trim() ? { description: description.value.trim() } : {}) };
+      const body = { url: url.value.trim(), events, ...(description.value.trim() ? { description: description.value.trim() } : {}), ...(condition === undefined ? {} : { filter: condition }) };
       const created = await api('POST', '/v1/webhook-endpoints', body, { idempotent: true });
       ctx.status(`Endpoint added: ${created.url}.`);
       await ctx.go((c) => addedView(c, created));
@@ -49,6 +59,11 @@ export function addEndpointView(ctx) {
   url,
   h('p', { id: hintId, class: 'note' }, 'A secure web address (it begins with https), given by whoever runs the receiver: for example your CRM\'s "incoming webhook" address.'),
   choices.element,
+  h('details', {},
+    h('summary', {}, 'Only some of these messages (optional)'),
+    h('label', { for: filterId }, 'Condition on the message, as JSON'),
+    filter,
+    h('p', { id: filterHintId, class: 'note' }, 'For example {"data.emergency": true}, or {"data.outcome": {"$in": ["job_created", "emergency_escalated"]}}. Leave it empty to receive every message of the kinds chosen. The developer documentation lists what a condition may say.')),
   h('label', { for: descId }, 'Note (optional): what this endpoint is for'),
   description,
   h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Add endpoint')));

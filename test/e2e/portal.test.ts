@@ -77,6 +77,13 @@ describe('webhook portal in headless Chromium', () => {
     await page.type('input[type=url]', receiver.url);
     await click('label::-p-text(a job was created)');
     await page.type('input[type=text]', 'Partner CRM');
+    // Only some messages: a condition that is not JSON is refused in a sentence, and nothing is created.
+    await click('summary::-p-text(Only some of these messages)');
+    await page.type('textarea', '{"data.emergency": {"$ne": tru');
+    await click('button::-p-text(Add endpoint)');
+    await lineIs('error', /^The condition is not valid JSON/);
+    expect((await call(stack.url, 'GET', '/v1/webhook-endpoints', { key: key() })).json).toMatchObject({ data: [] });
+    await page.type('textarea', 'e}}');
     expect(await visiblePrimaries()).toBe(1);
     await snap('2-add-endpoint');
     await click('button::-p-text(Add endpoint)');
@@ -97,7 +104,8 @@ describe('webhook portal in headless Chromium', () => {
     expect(await text(`${card} .health`)).toBe('Ready. Nothing has been sent to it yet.');
     expect(await text(card)).toContain('Sends: a call ended, a job was created.');
     expect(await text(card)).not.toMatch(/[Cc]ircuit|[Pp]robe|Recover/);
-    expect((await call(stack.url, 'GET', `/v1/webhook-endpoints/${endpointId}`, { key: key() })).json).toMatchObject({ url: receiver.url, events: ['call.completed', 'job.created'], description: 'Partner CRM' });
+    expect((await call(stack.url, 'GET', `/v1/webhook-endpoints/${endpointId}`, { key: key() })).json).toMatchObject({ url: receiver.url, events: ['call.completed', 'job.created'], description: 'Partner CRM', filter: { 'data.emergency': { $ne: true } } });
+    expect(await text(card)).toContain('Filter: {"data.emergency":{"$ne":true}}');
 
     // Send a test and watch it arrive: at the receiver (signed with the secret shown), and in Deliveries.
     await click(`${card} button::-p-text(Send a test)`);
