@@ -42,6 +42,41 @@ const itemsWritten = (command: string, input: Record<string, unknown>): number =
 /** The DynamoDB operations that accept ReturnConsumedCapacity. */
 const CAPACITY_OPS = new Set(['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'Scan', 'BatchGetItem', 'BatchWriteItem', 'TransactGetItems', 'TransactWriteItems']);
 
+/**
+ * BENCH_CAPACITY_DETAIL=1: requests ask for INDEXES instead of TOTAL (the same units, split
+ * between the table and each index), and the process prints, as it exits, the units per
+ * request of each stage's operations by table and index: where a write's units go.
+ */
+const DETAIL = process.env.BENCH_CAPACITY_DETAIL === '1';
+const detail = new Map<string, { requests: number; parts: Map<string, number> }>();
+
+function noteDetail(stageName: string, op: string, output: unknown): void {
+  type Part = { CapacityUnits?: number };
+  type Consumed = { TableName?: string; CapacityUnits?: number; Table?: Part; GlobalSecondaryIndexes?: Record<string, Part> };
+  const cc = (output as { ConsumedCapacity?: Consumed | Consumed[] } | undefined)?.ConsumedCapacity;
+  if (cc === undefined) return;
+  const row = detail.get(`${stageName || '(none)'} ${op}`) ?? { requests: 0, parts: new Map<string, number>() };
+  detail.set(`${stageName || '(none)'} ${op}`, row);
+  row.requests++;
+  const add = (part: string, units = 0) => row.parts.set(part, (row.parts.get(part) ?? 0) + units);
+  for (const c of Array.isArray(cc) ? cc : [cc]) {
+    add('total', c.CapacityUnits);
+    add('table', c.Table?.CapacityUnits);
+    for (const [index, part] of Object.entries(c.GlobalSecondaryIndexes ?? {})) add(index, part.CapacityUnits);
+  }
+}
+
+if (DETAIL) {
+  process.on('exit', () => {
+    const rows = [...detail].sort(([a], [b]) => a.localeCompare(b));
+    console.error(`\nCapacity units per request, by table and index (pid ${process.pid}):`);
+    for (const [name, { requests, parts }] of rows) {
+      const split = [...parts].map(([part, units]) => `${part} ${(units / requests).toFixed(2)}`).join(', ');
+      console.error(`  ${name}: ${requests} requests; ${split}`);
+    }
+  });
+}
+
 /** Capacity units a DynamoDB response reports (TOTAL: the table and its indexes), or undefined when it carries none. */
 function reportedUnits(output: unknown): number | undefined {
   const cc = (output as { ConsumedCapacity?: { CapacityUnits?: number } | { CapacityUnits?: number }[] } | undefined)?.ConsumedCapacity;
@@ -110,9 +145,10 @@ export function countCalls(
     byOp.set(name, tally);
     tally.requests++;
     tally.items += items;
-    if (dynamo && CAPACITY_OPS.has(name) && input.ReturnConsumedCapacity === undefined) input.ReturnConsumedCapacity = 'TOTAL';
+    if (dynamo && CAPACITY_OPS.has(name) && input.ReturnConsumedCapacity === undefined) input.ReturnConsumedCapacity = DETAIL ? 'INDEXES' : 'TOTAL';
     try {
       const out = await send();
+      if (DETAIL && dynamo) noteDetail(stageName, name, outputOf(out));
       const reported = dynamo ? reportedUnits(outputOf(out)) : sqsChunks(name, input, outputOf(out));
       if (reported === undefined) tally.estimated++;
       tally.units += reported ?? estimatedUnits(name, items, input);

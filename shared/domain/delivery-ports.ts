@@ -105,8 +105,8 @@ export interface Finished {
 export interface AttemptLedger {
   /**
    * Records the attempt (as `recordAttempt`, counted in the endpoint's stats) and ends its
-   * lease (as `release`), in one write when the endpoint is as usual; the lease is ended even
-   * when the record finds the attempt already recorded.
+   * lease (as `release`), with what other runs carried; the lease is ended even when the
+   * record finds the attempt already recorded.
    */
   finish(end: AttemptEnd): Promise<Finished>;
   /**

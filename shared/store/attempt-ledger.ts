@@ -9,19 +9,22 @@ import { DynamoEndpointStatsStore, statsAddInput } from './endpoint-stats';
 import { DynamoEndpointStore, endpointFromItem, releaseInput } from './webhook-endpoints';
 
 /**
- * The end of a sent attempt in one TransactWriteItems: the row records it, the endpoint's
- * stats count it, and the endpoint drops the lease with its health. The write that ends the
- * last of a batch's runs of successes on an endpoint also ends the slots the other runs
- * held and counts the attempts they recorded on their rows alone (`recordInRun`): a run of
- * successes costs one single-item write per delivery and one transaction per endpoint and
- * batch, where every success used to be a transaction of three items.
+ * The end of a sent attempt. Alone on its endpoint in the batch (one event at a time), it is
+ * the single-item writes: the row records it (only over attempt N-1), then the endpoint drops
+ * the lease with its health while the stats count it. A transaction would save two requests
+ * but bills every item twice, and the separate writes are correct on their own: each is
+ * conditional and the release reads back what it changed.
  *
- * The transaction expects what is usual: the row still at attempt N-1, our lease held, and,
- * after a success, a closed circuit and the backlog mark as read (both of which the success
- * must report); a mark that came or went since the read costs one more try. Anything else
- * (a duplicate, a lost lease, a circuit to close, a conflicting transaction) cancels it, and
- * the same changes are made as the separate writes, each conditional on its own and reading
- * back what it changed: nothing recorded twice, nothing lost.
+ * The write that ends the last of a batch's runs of successes on an endpoint also ends the
+ * slots the other runs held and counts the attempts they recorded on their rows alone
+ * (`recordInRun`). That one is a TransactWriteItems of row, endpoint and stats: its doubled
+ * units are shared by the run's deliveries, and it keeps a busy endpoint at one table write
+ * per delivery plus one per batch. It expects what is usual: the row still at attempt N-1,
+ * our leases held, and, after a success, a closed circuit and the backlog mark as read (both
+ * of which the success must report); a mark that came or went since the read costs one more
+ * try. Anything else (a duplicate, a lost lease, a circuit to close, a conflicting
+ * transaction) cancels it, and the same changes are made as the separate writes: nothing
+ * recorded twice, nothing lost.
  */
 export class DynamoAttemptLedger implements AttemptLedger {
   private readonly deliveries: DynamoDeliveryStore;
@@ -38,6 +41,7 @@ export class DynamoAttemptLedger implements AttemptLedger {
     const { delivery, update, endpoint, token, change } = end;
     const key = end.leaseKey ?? delivery.id;
     const carried = end.carried ?? NOTHING;
+    if (carried.attempts.length === 0 && carried.slots.length === 0) return this.finishApart(end, key);
     // After a success the endpoint is expected closed, with the backlog mark as read; if the mark came or went, one more try.
     let expect = change.succeeded ? (endpoint.backlog_at === undefined ? USUAL : MARKED) : undefined;
     for (let tries = 0; tries < 2; tries++) {
@@ -54,6 +58,17 @@ export class DynamoAttemptLedger implements AttemptLedger {
     const recorded = await this.deliveries.recordAttempt(delivery, update);
     const released = await this.endpoints.release(endpoint, key, token, change);
     await this.releaseCarried(endpoint, carried);
+    return { recorded, released };
+  }
+
+  /** The single-item writes; the stats count the attempt only if this write recorded it. */
+  private async finishApart(end: AttemptEnd, key: string): Promise<Finished> {
+    const { delivery, update, endpoint, token, change } = end;
+    const recorded = await updateIf(this.db, recordAttemptInput(delivery, update));
+    const [released] = await Promise.all([
+      this.endpoints.release(endpoint, key, token, change),
+      recorded ? this.stats.addQuietly(delivery.shop_id, delivery.endpoint_id, [{ entry: update.entry, status: update.status }]) : undefined,
+    ]);
     return { recorded, released };
   }
 

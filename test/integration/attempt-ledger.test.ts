@@ -16,7 +16,11 @@ import { useFreshTable } from '../helpers/table';
 import { keys } from '../../shared/store/keys';
 import { observeTable } from '../../shared/store/client';
 
-/** The end of an attempt: one transaction when the endpoint is as usual, the separate writes otherwise, the same result either way. */
+/**
+ * The end of an attempt: single-item writes when it ends alone; one transaction when it also ends
+ * other runs' slots and counts their attempts (the endpoint as usual), the separate writes
+ * otherwise; the same result either way.
+ */
 describe('attempt ledger (DynamoDB Local)', () => {
   let deps: Deps;
   let deliveries: DynamoDeliveryStore;
@@ -77,12 +81,12 @@ describe('attempt ledger (DynamoDB Local)', () => {
     return sent;
   }
 
-  it('records a success, counts it and drops the lease, in one transaction', async () => {
+  it('records a success, counts it and drops the lease, as single-item writes (no transaction to bill each item twice)', async () => {
     const { rows, endpoint, lease } = await setUp(1);
     const first = rows[0] as DeliveryRecord;
     let finished;
     const sent = await requests(async () => (finished = await ledger.finish({ delivery: first, update: update(true), endpoint, token: lease(first).token, change: change(endpoint, true) })));
-    expect(sent).toEqual(['TransactWriteItems']);
+    expect(sent).toEqual(['UpdateItem', 'UpdateItem', 'UpdateItem']); // the row, then the endpoint and the stats
     expect(finished).toEqual({ recorded: true, released: { circuitBefore: 'closed', backlog: false } });
     expect(await deliveries.get(first.shop_id, first.event_id, first.id)).toMatchObject({ status: 'succeeded', attempts: 1 });
     const after = await endpoints.get(endpoint.shop_id, endpoint.id);
@@ -140,11 +144,11 @@ describe('attempt ledger (DynamoDB Local)', () => {
     expect(await statsOf(endpoint)).toEqual({ attempts: 2, succeeded: 2 });
   });
 
-  it('counts a failure on the endpoint in the same single transaction', async () => {
+  it('counts a failure on the endpoint in its release', async () => {
     const { rows, endpoint, lease } = await setUp(1);
     const first = rows[0] as DeliveryRecord;
     const sent = await requests(() => ledger.finish({ delivery: first, update: update(false), endpoint, token: lease(first).token, change: change(endpoint, false, { failingSince: new Date().toISOString() }) }));
-    expect(sent).toEqual(['TransactWriteItems']);
+    expect(sent).toEqual(['UpdateItem', 'UpdateItem', 'UpdateItem']);
     const after = await endpoints.get(endpoint.shop_id, endpoint.id);
     expect(after?.health).toMatchObject({ circuit: 'closed', consecutive_failures: 1 });
     expect(after?.failing_since).not.toBeNull();
@@ -152,27 +156,36 @@ describe('attempt ledger (DynamoDB Local)', () => {
     expect(await deliveries.get(first.shop_id, first.event_id, first.id)).toMatchObject({ status: 'retrying', attempts: 1 });
   });
 
-  it('a success on an endpoint marked as having a backlog takes the mark, in one more transaction', async () => {
+  it('a success alone on an endpoint marked as having a backlog takes the mark and reports it', async () => {
     const { rows, endpoint, lease } = await setUp(1);
     const first = rows[0] as DeliveryRecord;
     await endpoints.markBacklog(endpoint, new Date().toISOString());
-    let finished;
-    const sent = await requests(async () => (finished = await ledger.finish({ delivery: first, update: update(true), endpoint, token: lease(first).token, change: change(endpoint, true) })));
-    expect(sent).toEqual(['TransactWriteItems', 'TransactWriteItems']); // cancelled, then the one that expects the mark
-    expect(finished).toMatchObject({ recorded: true, released: { circuitBefore: 'closed', backlog: true } });
+    const finished = await ledger.finish({ delivery: first, update: update(true), endpoint, token: lease(first).token, change: change(endpoint, true) });
+    expect(finished).toEqual({ recorded: true, released: { circuitBefore: 'closed', backlog: true } });
     expect(await endpoints.get(endpoint.shop_id, endpoint.id)).not.toHaveProperty('backlog_at');
-    expect(await deliveries.get(first.shop_id, first.event_id, first.id)).toMatchObject({ status: 'succeeded', attempts: 1 });
     expect(await statsOf(endpoint)).toEqual({ attempts: 1, succeeded: 1 });
   });
 
-  it('a success on an endpoint read with its backlog mark takes it in one transaction', async () => {
-    const { rows, endpoint, lease } = await setUp(1);
-    const first = rows[0] as DeliveryRecord;
+  it("a run's end on an endpoint marked as having a backlog takes the mark, in one more transaction", async () => {
+    const { a, endpoint, lease, carried } = await runsOf();
+    await endpoints.markBacklog(endpoint, new Date().toISOString());
+    let finished;
+    const sent = await requests(async () => (finished = await ledger.finish({ delivery: a, update: update(true), endpoint, token: lease(a).token, change: change(endpoint, true), carried })));
+    expect(sent).toEqual(['TransactWriteItems', 'TransactWriteItems']); // cancelled, then the one that expects the mark
+    expect(finished).toMatchObject({ recorded: true, released: { circuitBefore: 'closed', backlog: true } });
+    expect(await endpoints.get(endpoint.shop_id, endpoint.id)).not.toHaveProperty('backlog_at');
+    expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases).toEqual({});
+    expect(await deliveries.get(a.shop_id, a.event_id, a.id)).toMatchObject({ status: 'succeeded', attempts: 1 });
+    expect(await statsOf(endpoint)).toEqual({ attempts: 3, succeeded: 3 });
+  });
+
+  it("a run's end on an endpoint read with its backlog mark takes it in one transaction", async () => {
+    const { a, endpoint, lease, carried } = await runsOf();
     await endpoints.markBacklog(endpoint, new Date().toISOString());
     const read = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;
     expect(read.backlog_at).toBeDefined();
     let finished;
-    const sent = await requests(async () => (finished = await ledger.finish({ delivery: first, update: update(true), endpoint: read, token: lease(first).token, change: change(read, true) })));
+    const sent = await requests(async () => (finished = await ledger.finish({ delivery: a, update: update(true), endpoint: read, token: lease(a).token, change: change(read, true), carried })));
     expect(sent).toEqual(['TransactWriteItems']);
     expect(finished).toMatchObject({ recorded: true, released: { backlog: true } });
     expect(await endpoints.get(endpoint.shop_id, endpoint.id)).not.toHaveProperty('backlog_at');
