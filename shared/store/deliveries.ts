@@ -13,7 +13,7 @@ import { eventFromItem } from './events';
 import { endpointFromItem } from './webhook-endpoints';
 import { DynamoEndpointStatsStore } from './endpoint-stats';
 import { releaseNextInOrder, type OrderDeps } from '../domain/resource-order';
-import { DynamoResourceOrder } from './resource-order';
+import { DynamoOrderStore } from './resource-order';
 
 /**
  * Open deliveries carry the GSI1 entry of their endpoint and the GSI2 entry of the due index;
@@ -85,7 +85,7 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
 
   constructor(private readonly db: Dynamo) {
     this.stats = new DynamoEndpointStatsStore(db);
-    this.order = { order: new DynamoResourceOrder(db), timeScale: 1, now: () => new Date() };
+    this.order = { order: new DynamoOrderStore(db), timeScale: 1, now: () => new Date() };
   }
 
   async createMissing(rows: DeliveryRecord[]): Promise<DeliveryRecord[]> {

@@ -18,7 +18,7 @@ const isOpen = (status: unknown) => status === 'pending' || status === 'retrying
  * `DELETE`s that answer with the set after them. Holds and releases are conditional writes on
  * the delivery row; a hold checks the chain in the same transaction.
  */
-export class DynamoResourceOrder implements OrderStore {
+export class DynamoOrderStore implements OrderStore {
   constructor(private readonly db: Dynamo) {}
 
   async join(m: ChainMember): Promise<string[]> {
