@@ -1,3 +1,5 @@
+import { runCrashScenario } from '../../bench/lib/crash-scenario';
+import { answers, closeFaultReceivers } from '../../bench/lib/fault-receiver';
 import { simulatedCall } from '../../lib/cli/simulate';
 import { issueKey } from '../../shared/domain/api-keys';
 import { ingestCall } from '../../shared/domain/calls';
@@ -6,6 +8,7 @@ import { SCOPES } from '../../shared/domain/scopes';
 import { call, expectError } from '../helpers/http';
 import { closeReceivers, startReceiver, waitFor, type Received } from '../helpers/receiver';
 import { startTestStack } from '../helpers/stack';
+import { closeChildStacks, startChildStack, type ChildStack } from '../helpers/child-stack';
 
 type Stack = Awaited<ReturnType<typeof startTestStack>>;
 type Delivery = { id: string; endpoint_id: string; status: string; attempts: number; held_by: string | null; next_attempt_at: string | null };
@@ -123,4 +126,32 @@ describe('ordered delivery per resource (ordering: per_resource)', () => {
     await waitFor(() => of(receiver.received, 'job.approved', job) >= 0, 10_000, 'job.approved, not held');
     expect(receiver.received.filter((r) => r.event.data.id === job).map((r) => r.event.type)).toEqual(['job.created', 'job.approved']);
   }, 30_000);
+});
+
+describe('ordered delivery across a crash (child process, TIME_SCALE 0.01)', () => {
+  let stack: ChildStack;
+  beforeAll(async () => {
+    stack = await startChildStack({ timeScale: 0.01, deliveryTimeoutMs: 2000 });
+  }, 120_000);
+  afterAll(async () => {
+    await closeFaultReceivers();
+    await closeChildStacks();
+  }, 60_000);
+
+  it('a SIGKILL with held deliveries loses none and breaks no job\'s order', async () => {
+    // The ordered receiver answers 500 to the first request of each event (never three in a row): job.approved waits behind a retrying job.created.
+    const result = await runCrashScenario(stack, {
+      kind: 'sigkill-retries-pending',
+      events: 20,
+      endpoints: [{ name: 'healthy', policy: answers.ok() }],
+      ordered: { name: 'ordered', policy: answers.flaky(1, 2) },
+      settleTimeoutMs: 60_000,
+      quietMs: 1000,
+      timeScale: 0.01,
+    });
+    expect(result.ordered?.jobs).toBeGreaterThan(0);
+    expect(result.ordered?.heldBeforeKill).toBeGreaterThan(0);
+    expect(result.rejected).toBe(0);
+    expect({ lost: result.lost, outOfOrder: result.ordered?.outOfOrder }).toEqual({ lost: [], outOfOrder: [] });
+  }, 180_000);
 });
