@@ -6,7 +6,11 @@
  * requests of each event, never three times in a row; two answer 204), N call.completed
  * events are ingested straight into the child's table, the stack is killed at the chosen
  * moment, started again on the same data, and every accepted (event, endpoint) pair is
- * looked for at its receiver.
+ * looked for at its receiver. A fifth endpoint has `ordering: "per_resource"` and gets, with
+ * each call, one job's job.created and job.approved; its receiver answers 500 to the first
+ * request of each event (never three in a row), so job.approved deliveries are held when the
+ * stack goes down: none may be lost, and no job.approved may arrive before its job.created
+ * was answered 2xx.
  *
  *   npm run bench:crash   (BENCH_CRASH_EVENTS=100: 400 pairs per scenario; BENCH_CRASH_SETTLE_MS=120000;
  *                          BENCH_CRASH_SCENARIOS=sigkill-mid-ingest,sigkill-first-attempts,sigkill-retries-pending,sigint-retries-pending)
@@ -51,6 +55,7 @@ try {
         settleTimeoutMs: SETTLE_MS,
         idleGiveUpMs: 35_000,
         timeScale: TIME_SCALE,
+        ordered: { name: 'ordered', policy: answers.flaky(1, 2) },
         log: (line) => console.error(`  ${line}`),
       });
       results.push(result);
@@ -67,7 +72,7 @@ try {
 }
 
 const s = (ms: number | null) => (ms === null ? '-' : (ms / 1000).toFixed(1));
-printTable(`Crash and restart: ${EVENTS} events × 4 endpoints per scenario (child process, TIME_SCALE ${TIME_SCALE}, data dir kept across the restart, a fresh stack per scenario)`, [
+printTable(`Crash and restart: ${EVENTS} events × 4 endpoints, and ${EVENTS} jobs × 2 events to an ordered endpoint, per scenario (child process, TIME_SCALE ${TIME_SCALE}, data dir kept across the restart, a fresh stack per scenario)`, [
   'scenario',
   'accepted pairs',
   'delivered before kill',
@@ -79,6 +84,19 @@ printTable(`Crash and restart: ${EVENTS} events × 4 endpoints per scenario (chi
   'target',
   'result',
 ], results.map((r) => [describeKind[r.kind], r.acceptedPairs, r.deliveredBeforeKill, r.deliveredPairs, r.lost.length, r.duplicates, s(r.downMs), s(r.restartToLastDeliveryMs), '0 lost', verdict(r.lost.length === 0 && r.rejected === 0)]));
+printTable('The ordered endpoint (ordering per_resource): held deliveries at the kill, and the order per job after the restart', [
+  'scenario',
+  'jobs',
+  'held just before the kill',
+  'its events lost',
+  'job.approved before job.created succeeded',
+  'target',
+  'result',
+], results.map((r) => {
+  const lost = r.lost.filter((l) => l.endpoint === 'ordered').length;
+  const o = r.ordered ?? { jobs: 0, heldBeforeKill: 0, outOfOrder: [] };
+  return [describeKind[r.kind], o.jobs, o.heldBeforeKill, lost, o.outOfOrder.length, '0 lost, 0 out of order', verdict(lost === 0 && o.outOfOrder.length === 0)];
+}));
 const p90 = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 90);
 const sec = (x: number) => (Number.isFinite(x) ? (x / 1000).toFixed(1) : '-');
 const scaledMinute = 60_000 * TIME_SCALE;

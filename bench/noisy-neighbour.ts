@@ -6,6 +6,9 @@
  *   1. one shop, one healthy endpoint (the baseline);
  *   2. the same plus, in the same shop, an endpoint that never answers (the delivery
  *      timeout is the default 10 s) and one that answers 500;
+ *      Beside them an endpoint with `ordering: "per_resource"` whose first delivery fails:
+ *      it gets a job's job.created and job.approved for every fifth healthy event, and the
+ *      failed job.created holds its job.approved (its retry is a minute out);
  *   3. the hanging endpoint in another shop, sent test events while the healthy shop's
  *      events flow.
  *
@@ -34,7 +37,9 @@ import { createShop, type Shop } from '../shared/domain/shop';
 import { SCOPES } from '../shared/domain/scopes';
 import { answers, closeFaultReceivers, startFaultReceiver, type AnswerPolicy, type FaultReceiver } from './lib/fault-receiver';
 import { callIngest, startBenchStack, type BenchStack } from './lib/stack';
-import { countCalls } from './lib/instrument';
+import { countCalls, type OpTally } from './lib/instrument';
+import { countedApart, startOrderedJobs, type OrderedJobs } from './lib/ordered-jobs';
+import { DynamoEventStore } from '../shared/store/events';
 import { percentile, printTable, sleep, setting, verdict } from './lib/stats';
 
 const EVENTS = setting('BENCH_EVENTS', 100);
@@ -59,6 +64,18 @@ interface RunResult {
   stages: Record<Stage, number[]>;
   /** Table requests by operation from the first healthy event to the end of the run (every tenant's, warm-up included). */
   requests: Map<string, number>;
+  /** Run 2's ordered endpoint: its jobs, what arrived, what was held at the end, and what its chains cost. */
+  ordered?: OrderedSummary;
+}
+
+interface OrderedSummary {
+  jobs: number;
+  delivered: number;
+  heldAtEnd: number;
+  outOfOrder: number;
+  /** Write (and read) units of the chains' requests: joins, leaves, holds, releases. */
+  writeUnits: number;
+  readUnits: number;
 }
 
 /** Each written event's shop, to find its delivery rows. */
@@ -139,7 +156,7 @@ async function waitFor(receiver: FaultReceiver, ids: Iterable<string>, timeoutMs
 }
 
 /** A fresh stack, the demo shop's healthy endpoint warmed up, then `measure`. */
-async function run(measure: (bench: BenchStack, demo: Tenant, healthy: FaultReceiver) => Promise<{ written: Map<string, number>; receivers: Record<string, FaultReceiver> }>): Promise<RunResult> {
+async function run(measure: (bench: BenchStack, demo: Tenant, healthy: FaultReceiver) => Promise<{ written: Map<string, number>; receivers: Record<string, FaultReceiver>; ordered?: OrderedJobs }>): Promise<RunResult> {
   const started = performance.now();
   const bench = await startBenchStack({ timeScale: 1 });
   live = bench;
@@ -147,7 +164,8 @@ async function run(measure: (bench: BenchStack, demo: Tenant, healthy: FaultRece
     const demo = { shop: bench.demo.shop, key: bench.demo.writeKey.key };
     const healthy = await endpoint(bench, demo, 'healthy', answers.ok());
     const table = countCalls(bench.stack.deps.db.doc);
-    const { written, receivers } = await measure(bench, demo, healthy);
+    countedApart(bench.stack.deps.order);
+    const { written, receivers, ordered } = await measure(bench, demo, healthy);
     const requests = new Map([...table.calls].sort((a, b) => b[1] - a[1]));
     const target = receivers.healthy ?? healthy;
     return {
@@ -156,6 +174,7 @@ async function run(measure: (bench: BenchStack, demo: Tenant, healthy: FaultRece
       seconds: (performance.now() - started) / 1000,
       stages: await stagesOf(written, target),
       requests,
+      ...(ordered ? { ordered: await summarizeOrdered(ordered, table.stages.get('order')) } : {}),
     };
   } finally {
     await closeFaultReceivers(); // drops hung requests, so the consumer stops at once
@@ -175,10 +194,10 @@ async function newTenant(name: string): Promise<Tenant> {
   return { shop, key };
 }
 
-/** Healthy events paced; resolves when the healthy receiver has them all or SETTLE_MS after the last write. */
-async function healthyTraffic(t: Tenant, healthy: FaultReceiver): Promise<Map<string, number>> {
+/** Healthy events paced (and a job for the ordered endpoint with every fifth); resolves when the healthy receiver has them all or SETTLE_MS after the last write. */
+async function healthyTraffic(t: Tenant, healthy: FaultReceiver, ordered?: OrderedJobs): Promise<Map<string, number>> {
   const written = new Map<string, number>();
-  await paced(EVENTS, INTERVAL_MS, () => emit(t, written));
+  await paced(EVENTS, INTERVAL_MS, (i) => Promise.all([emit(t, written), ordered && i % 5 === 0 ? ordered.writeJob() : undefined]));
   await waitFor(healthy, written.keys(), SETTLE_MS);
   return written;
 }
@@ -196,7 +215,20 @@ const sameShopRun = () =>
     await warmUp(demo, healthy);
     const hanging = await endpoint(bench, demo, 'hanging', answers.hang());
     const failing = await endpoint(bench, demo, 'failing', answers.status(500));
-    return { written: await healthyTraffic(demo, healthy), receivers: { healthy, hanging, failing } };
+    let failed = false;
+    const firstFails: AnswerPolicy = () => (failed ? 204 : ((failed = true), 500));
+    const ordered = await startOrderedJobs(
+      {
+        shopId: demo.shop.id,
+        createEndpoint: (body) => bench.api('POST', '/v1/webhook-endpoints', body, demo.key),
+        putEvent: (e) => new DynamoEventStore(tableDeps().db).put(e),
+        rowsOf: (eventId) => tableDeps().deliveries.listForEvent(demo.shop.id, eventId),
+      },
+      'ordered',
+      firstFails,
+    );
+    const written = await healthyTraffic(demo, healthy, ordered);
+    return { written, receivers: { healthy, hanging, failing, ordered: ordered.receiver }, ordered };
   });
 
 // Run 3: the hanging endpoint in another shop (the demo shop), sent test events; the healthy endpoint in shop B.
@@ -221,6 +253,19 @@ const otherShopRun = () =>
     return { written, receivers: { healthy, hanging } };
   });
 
+/** What run 2's ordered endpoint got, and what its chains cost in the table's units (as DynamoDB reports them, or estimated). */
+async function summarizeOrdered(ordered: OrderedJobs, tallies: Map<string, OpTally> | undefined): Promise<OrderedSummary> {
+  const units = (ops: string[]) => ops.reduce((n, op) => n + (tallies?.get(op)?.units ?? 0), 0);
+  return {
+    jobs: ordered.accepted.length,
+    delivered: ordered.accepted.length * 2 - ordered.lost().length,
+    heldAtEnd: await ordered.heldNow(),
+    outOfOrder: ordered.outOfOrder().length,
+    writeUnits: units(['UpdateItem', 'TransactWriteItems']),
+    readUnits: units(['GetItem']),
+  };
+}
+
 type Config = '1' | '2' | '3';
 const RUN_OF: Record<Config, () => Promise<RunResult>> = { '1': baselineRun, '2': sameShopRun, '3': otherShopRun };
 // Each round starts with another run, so the machine's drift weighs on every run alike.
@@ -231,7 +276,7 @@ for (let round = 0; round < ROUNDS; round++) for (const c of ORDERS[round % ORDE
 const settleS = SETTLE_MS / 1000;
 const fmt = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : `> ${settleS} s`);
 const stats = (l: number[]) => ({ p50: percentile(l, 50), p90: percentile(l, 90), p99: percentile(l, 99), max: l[l.length - 1] ?? Infinity });
-const LABELS: Record<Config, string> = { '1': '1. baseline: one healthy endpoint', '2': '2. + hanging and 500 endpoints, same shop', '3': `3. hanging endpoint in another shop (${TEST_EVENTS} test events)` };
+const LABELS: Record<Config, string> = { '1': '1. baseline: one healthy endpoint', '2': '2. + hanging, 500 and ordered endpoints, same shop', '3': `3. hanging endpoint in another shop (${TEST_EVENTS} test events)` };
 const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] ?? Infinity;
 /** Per round, a run's p50 and p90 over the same round's baseline; the verdict takes the median of the rounds. */
 const ratios = (c: Config) =>
@@ -264,6 +309,15 @@ printTable('Requests the bad receivers got, the most in any one run', ['run', 'r
   ['2', 'failing (answers 500)', most('2', 'failing'), '', ''],
   ['3', 'hanging, other shop', most('3', 'hanging'), `≤ ${HANGING_MAX}`, verdict(most('3', 'hanging') <= HANGING_MAX)],
 ]);
+printTable(
+  'Run 2\'s ordered endpoint (ordering per_resource; its first delivery fails, retried a minute later): a job\'s job.created and job.approved with every fifth healthy event',
+  ['round', 'jobs', 'events delivered', 'held at the end', 'out of order', 'write units per ordered delivery', 'read units per ordered delivery', 'target', 'result'],
+  results['2'].map((r, i) => {
+    const o = r.ordered as OrderedSummary;
+    const perDelivery = (u: number) => (o.jobs > 0 ? (u / (2 * o.jobs)).toFixed(2) : '-');
+    return [i + 1, o.jobs, `${o.delivered}/${2 * o.jobs}`, o.heldAtEnd, o.outOfOrder, perDelivery(o.writeUnits), perDelivery(o.readUnits), '0 out of order', verdict(o.outOfOrder === 0)];
+  }),
+);
 const runs: [string, RunResult][] = (['1', '2', '3'] as Config[]).flatMap((c) => results[c].map((r, i): [string, RunResult] => [`${c}, round ${i + 1}`, r]));
 printTable(
   'Table requests during each run, per healthy event (the one DynamoDB Local serves ingest, fan-out, consumer, API and sweeper alike)',

@@ -874,6 +874,8 @@ export interface components {
             next_attempt_at: string | null;
             last_response_status: number | null;
             last_error: string | null;
+            /** @description Set while the delivery waits, unsent and using no attempt, behind an earlier open delivery of the same resource to an endpoint with `ordering: "per_resource"`: the delivery it waits for. */
+            held_by: string | null;
             /** @description One entry per attempt, oldest first (at most 8). */
             attempt_log: components["schemas"]["DeliveryAttempt"][];
         };
@@ -1195,6 +1197,11 @@ export interface components {
             filter: {
                 [key: string]: unknown;
             } | null;
+            /**
+             * @description per_resource: events about one resource (the same `data.id`) reach the endpoint in the order they were created; a later one is held while an earlier one is pending or retrying.
+             * @enum {string}
+             */
+            ordering: "none" | "per_resource";
             enabled: boolean;
             disabled_reason: ("manual" | "failing" | "gone") | null;
             failing_since: string | null;
@@ -1316,6 +1323,11 @@ export interface components {
             filter: {
                 [key: string]: unknown;
             } | null;
+            /**
+             * @description per_resource: events about one resource (the same `data.id`) reach the endpoint in the order they were created; a later one is held while an earlier one is pending or retrying.
+             * @enum {string}
+             */
+            ordering: "none" | "per_resource";
             enabled: boolean;
             disabled_reason: ("manual" | "failing" | "gone") | null;
             failing_since: string | null;
@@ -1494,6 +1506,8 @@ export interface operations {
                     filter?: {
                         [key: string]: unknown;
                     } | null;
+                    /** @enum {string} */
+                    ordering?: "none" | "per_resource";
                 };
             };
         };
@@ -1601,6 +1615,8 @@ export interface operations {
                     filter?: {
                         [key: string]: unknown;
                     } | null;
+                    /** @enum {string} */
+                    ordering?: "none" | "per_resource";
                     enabled?: boolean;
                 };
             };

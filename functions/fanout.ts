@@ -1,8 +1,9 @@
 import type { DynamoDBRecord } from 'aws-lambda';
-import { fanOut, listingOncePerBatch, messageOf, type FanOutDeps } from '../shared/domain/deliveries';
+import { fanOut, inOrder, listingOncePerBatch, messageOf, type FanOutDeps } from '../shared/domain/deliveries';
 import type { NotificationQueue } from '../shared/domain/notifications';
 import { continueRecovery, type RecoveryWorkerDeps } from '../shared/domain/recovery-worker';
 import { batchHandler } from '../shared/batch';
+import { oneResourceAtATime, resourceOf } from '../shared/domain/resource-order';
 import { withLambdaContext } from '../shared/logger';
 import { recordOfStreamImage, type StreamedRecord } from '../shared/store/stream-images';
 import { lambdaDeps } from '../shared/wiring/memo';
@@ -10,11 +11,16 @@ import { fanoutDeps } from '../shared/wiring/pipeline';
 
 type Deps = FanOutDeps & RecoveryWorkerDeps & { notificationQueue: NotificationQueue };
 
+/** The resource a record is about: an event's `data.id`, an ordered row's `order_key` (the same key); null for the rest. */
+const resourceOfRecord = (s: StreamedRecord): string | null =>
+  s.entity === 'event' ? resourceOf(s.event) : s.entity === 'delivery' && s.delivery.order_key ? resourceOf({ shop_id: s.delivery.shop_id, data: { id: s.delivery.order_key } }) : null;
+
 /**
  * Table stream → deliveries. The event source's filter passes only new event items, rows
  * inserted by redeliver and recover, and writes of running recoveries. Records fail
  * individually (partial batch response), so one bad record never makes the others run
- * twice. The records of a batch fan out in parallel: each is independent, and a retried
+ * twice. The records of a batch fan out in parallel, but one resource's one after the other
+(ordered endpoints: ../shared/domain/resource-order.ts), and a retried
  * record recreates nothing (delivery ids derive from event and endpoint, and rows are
  * written only if absent; a recovery's page is written only over the page count it read).
  */
@@ -27,7 +33,8 @@ async function handleRecord(deps: Deps, stored: StreamedRecord): Promise<void> {
     // One page per record, so the records behind it on the shard wait for one page at most.
     await continueRecovery(deps, stored.recovery);
   } else {
-    await deps.queue.send([messageOf(stored.delivery)]);
+    // An ordered one goes out only when no earlier delivery of its resource is open.
+    await deps.queue.send((await inOrder(deps, [stored.delivery])).map((d) => messageOf(d)));
   }
 }
 
@@ -39,7 +46,8 @@ export const makeHandler = (deps: () => Deps = lambdaDeps(fanoutDeps)) =>
       read: (record) => recordOfStreamImage(record.dynamodb?.NewImage),
       process: (stored) => {
         const batch = listingOncePerBatch(deps());
-        return Promise.allSettled(stored.map((s) => handleRecord(batch, s)));
+        // One resource's events one after the other, so ordered endpoints see them join their chains in order.
+        return oneResourceAtATime(stored, resourceOfRecord, (s) => handleRecord(batch, s));
       },
     }),
   );

@@ -47,6 +47,7 @@ function deliveryItem(ctx, d, endpoint) {
       h('span', { class: `badge ${d.status}` }, d.status), ' ',
       h('span', {}, d.event_type), ' · ',
       h('span', {}, `${d.attempts} attempt${d.attempts === 1 ? '' : 's'}`), ' · ',
+      d.held_by ? h('span', { class: 'held' }, `waiting for an earlier message about the same call or job (${d.held_by}) · `) : null,
       when(d.last_attempt_at)),
     h('dl', { class: 'facts' },
       h('div', {}, h('dt', {}, 'Delivery'), h('dd', {}, h('code', {}, d.id))),

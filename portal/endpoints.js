@@ -29,6 +29,7 @@ function endpointCard(ctx, e) {
     h('p', { class: `health ${health.tone}` }, health.text),
     h('p', { class: 'note' }, `Sends: ${eventsInWords(e.events)}.`),
     h('p', { class: 'note' }, 'Filter: ', e.filter ? h('code', {}, JSON.stringify(e.filter)) : 'none (every event of its types)'),
+    h('p', { class: 'note' }, 'Order: ', e.ordering === 'per_resource' ? 'one call\'s or job\'s messages in the order they happened' : 'as they come'),
     h('div', { class: 'actions' },
       h('button', { type: 'button', onclick: () => ctx.go((c) => deliveriesView(c, e)) }, 'Deliveries'),
       h('button', { type: 'button', onclick: () => ctx.go((c) => statsView(c, e)) }, 'Stats'),

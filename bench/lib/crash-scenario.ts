@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { RETRY_SCHEDULE_MS } from '../../shared/webhooks/policy';
 import type { ChildStack } from '../../test/helpers/child-stack';
 import { startFaultReceiver, type AnswerPolicy, type FaultReceiver } from './fault-receiver';
+import { startOrderedJobs } from './ordered-jobs';
 
 export type CrashKind = 'sigkill-mid-ingest' | 'sigkill-first-attempts' | 'sigkill-retries-pending' | 'sigint-retries-pending';
 
@@ -42,6 +43,11 @@ export interface CrashScenarioOptions {
   idleGiveUpMs?: number;
   /** The child stack's TIME_SCALE (for when each attempt fell due). */
   timeScale: number;
+  /**
+   * An endpoint with `ordering: "per_resource"` besides: with each ingest one job's job.created
+   * and job.approved are written too (./ordered-jobs.ts); its events count in the pairs.
+   */
+  ordered?: { name: string; policy: AnswerPolicy };
   log?: (line: string) => void;
 }
 
@@ -87,6 +93,8 @@ export interface CrashScenarioResult {
   /** Stack listening again → last pair delivered, ms (null when nothing was delivered after it). */
   restartToLastDeliveryMs: number | null;
   receivers: FaultReceiver[];
+  /** The ordered endpoint's jobs: how many of its deliveries were held just before the kill, and jobs whose job.approved arrived before job.created succeeded. */
+  ordered?: { jobs: number; heldBeforeKill: number; outOfOrder: string[] };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -104,11 +112,37 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
     receiver.setSecret(created.json.secret as string);
     endpointIds.set(e.name, created.json.id as string);
   }
-
   const accepted: string[] = [];
+  let kill: Promise<number | null> | undefined;
+  const tableDeps = stack.tableDeps();
+  const ordered = opts.ordered
+    ? await startOrderedJobs(
+        {
+          shopId: tenant.shop.id,
+          createEndpoint: (body) => stack.api('POST', '/v1/webhook-endpoints', { key: tenant.key, body }),
+          putEvent: (e) => tableDeps.events.put(e),
+          rowsOf: (eventId) => tableDeps.deliveries.listForEvent(tenant.shop.id, eventId),
+        },
+        opts.ordered.name,
+        opts.ordered.policy,
+      )
+    : undefined;
+  if (ordered) endpointIds.set(ordered.receiver.name, ordered.endpointId);
+  // The ordered endpoint's events are pairs for it alone.
+  const eventsOf = (r: FaultReceiver): string[] => (ordered && r === ordered.receiver ? ordered.accepted.flatMap((j) => [j.created, j.approved]) : accepted);
+  const allReceivers = (): FaultReceiver[] => [...receivers, ...(ordered ? [ordered.receiver] : [])];
+  // How many ordered deliveries are held, looked at every 250 ms until the kill: the last look is what the kill found.
+  let heldSampled = 0;
+  const sampling = (async () => {
+    // Also ends when the stack is closed without a kill (a scenario that failed before it).
+    while (ordered && !kill && stack.running) {
+      heldSampled = await ordered.heldNow().catch(() => heldSampled);
+      await sleep(250);
+    }
+  })();
+
   let failedIngests = 0;
   let killedAt = '';
-  let kill: Promise<number | null> | undefined;
   let killIssuedAt = 0;
   const startKill = (why: string) => {
     if (kill) return;
@@ -127,6 +161,7 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
       try {
         const result = await stack.ingest(tenant.shop);
         accepted.push(...result.event_ids);
+        await ordered?.writeJob();
         if (opts.kind === 'sigkill-mid-ingest' && accepted.length >= killAfter) startKill(`after ${accepted.length} of ${opts.events} ingests returned`);
       } catch {
         failedIngests++;
@@ -158,11 +193,13 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
     while (!attempted() && Date.now() < deadline) await sleep(50);
     // Should every failed pair have been delivered by then (first attempts that came late), one more event makes a failure to retry.
     const oneMore = async () => accepted.push(...(await stack.ingest(tenant.shop)).event_ids);
-    startKill(await retryingSeen(stack, tenant.key, receivers, oneMore));
+    startKill(await retryingSeen(stack, tenant.key, allReceivers(), oneMore));
   }
   if (!kill) startKill('after the ingests');
   const exitCode = (await kill) ?? null;
-  const deliveredBeforeKill = receivers.reduce((n, r) => n + accepted.filter((id) => r.firstOk.has(id)).length, 0);
+  await sampling;
+  const heldBeforeKill = heldSampled;
+  const deliveredBeforeKill = allReceivers().reduce((n, r) => n + eventsOf(r).filter((id) => r.firstOk.has(id)).length, 0);
   log(`${opts.kind}: killed ${killedAt}; ${deliveredBeforeKill} pairs delivered before`);
 
   const killedWall = Date.now();
@@ -172,8 +209,8 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
   const downMs = restartedAt - killIssuedAt;
   log(`${opts.kind}: up again after ${(downMs / 1000).toFixed(1)} s`);
 
-  const missing = () => receivers.reduce((n, r) => n + accepted.filter((id) => !r.firstOk.has(id)).length, 0);
-  const lastReceipt = () => Math.max(restartedAt, ...receivers.flatMap((r) => r.receipts.map((x) => x.at)));
+  const missing = () => allReceivers().reduce((n, r) => n + eventsOf(r).filter((id) => !r.firstOk.has(id)).length, 0);
+  const lastReceipt = () => Math.max(restartedAt, ...allReceivers().flatMap((r) => r.receipts.map((x) => x.at)));
   const settle = opts.settleTimeoutMs ?? 120_000;
   const idle = opts.idleGiveUpMs ?? 35_000;
   // A missing pair whose row has an attempt due before the settle deadline is waited for, however
@@ -183,7 +220,7 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
   const dueBefore = restartedWall + settle - 5_000;
   const dueInWindow = async () => {
     const waitedOn = new Set([...endpointIds.values()]);
-    const missingEvents = new Set(receivers.flatMap((r) => accepted.filter((e) => !r.firstOk.has(e))));
+    const missingEvents = new Set(allReceivers().flatMap((r) => eventsOf(r).filter((e) => !r.firstOk.has(e))));
     for (const id of missingEvents) {
       const rows = (await stack.tableDeps().deliveries.listForEvent(tenant.shop.id, id)).filter((d) => waitedOn.has(d.endpoint_id));
       const due = (d: (typeof rows)[number]) => Date.parse(d.next_attempt_at ?? '');
@@ -211,33 +248,35 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
   const acceptedSet = new Set(accepted);
   const lost: LostPair[] = [];
   let lastDelivery = -Infinity;
-  for (const r of receivers) {
-    for (const id of accepted) {
+  for (const r of allReceivers()) {
+    for (const id of eventsOf(r)) {
       const at = r.firstOk.get(id);
       if (at === undefined) lost.push({ eventId: id, endpoint: r.name, row: '' });
       else lastDelivery = Math.max(lastDelivery, at);
     }
   }
   for (const l of lost) l.row = await describeRow(stack, tenant.shop.id, l.eventId, endpointIds.get(l.endpoint) ?? '');
+  // The ordered endpoint's rows are left out: a held delivery's first attempt waits by design.
   const lateness = await attemptLateness(stack, tenant.shop.id, accepted, new Set(endpointIds.values()), { killedWall, restartedWall, timeScale: opts.timeScale });
   return {
     kind: opts.kind,
     acceptedEvents: accepted.length,
     failedIngests,
-    acceptedPairs: accepted.length * receivers.length,
-    deliveredPairs: accepted.length * receivers.length - lost.length,
+    acceptedPairs: allReceivers().reduce((n, r) => n + eventsOf(r).length, 0),
+    deliveredPairs: allReceivers().reduce((n, r) => n + eventsOf(r).length, 0) - lost.length,
     deliveredBeforeKill,
     lost,
-    duplicates: receivers.reduce((n, r) => n + r.duplicates(), 0),
-    rejected: receivers.reduce((n, r) => n + r.rejected, 0),
-    unaccepted: receivers.reduce((n, r) => n + r.receipts.filter((x) => !acceptedSet.has(x.eventId)).length, 0),
+    duplicates: allReceivers().reduce((n, r) => n + r.duplicates(), 0),
+    rejected: allReceivers().reduce((n, r) => n + r.rejected, 0),
+    unaccepted: allReceivers().reduce((n, r) => n + r.receipts.filter((x) => !acceptedSet.has(x.eventId) && !eventsOf(r).includes(x.eventId)).length, 0),
     killedAt,
     exitCode,
     downMs,
     restartedAt,
     lateness,
     restartToLastDeliveryMs: lastDelivery > restartedAt ? lastDelivery - restartedAt : null,
-    receivers,
+    receivers: allReceivers(),
+    ...(ordered ? { ordered: { jobs: ordered.accepted.length, heldBeforeKill, outOfOrder: ordered.outOfOrder() } } : {}),
   };
 }
 

@@ -59,6 +59,8 @@ export type Queued = { kind: 'received' } | QueuedDelivery;
 interface QueueOptions<Skip extends boolean> {
   skipReceived: Skip;
   sweepGraceMs: number;
+  /** The resource whose order the new row follows, when the endpoint orders (./resource-order.ts). */
+  orderKey?: string;
 }
 
 export interface QueueAgainDeps {
@@ -82,7 +84,7 @@ export async function queueAgain(deps: QueueAgainDeps, event: EventRecord, endpo
     if (plan.kind === 'received') return plan;
     if (plan.kind === 'waiting') return { kind: 'queued', delivery: plan.delivery, created: false };
     const now = deps.now();
-    const row = newDelivery(event, endpointId, newId('dlv', now.getTime()), 'redeliver', now, opts.sweepGraceMs);
+    const row = newDelivery(event, endpointId, newId('dlv', now.getTime()), 'redeliver', now, opts.sweepGraceMs, opts.orderKey);
     if (await deps.currentDeliveries.replace(row, plan.expected, plan.cancel)) return { kind: 'queued', delivery: row, created: true };
     if (tries >= MAX_TRIES) throw new Error(`could not queue event ${event.id} to ${endpointId}: lost ${tries} races`);
     // Jittered, so requests that collided do not collide again in step.

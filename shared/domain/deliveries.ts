@@ -9,6 +9,7 @@ import { notSentAttempt, withAttempt, type NextAttempt } from './attempt-plan';
 import type { RetryScheduler } from './delivery-ports';
 import { holdsBack } from '../webhooks/circuit';
 import { matchesFilter } from './event-filter';
+import { admitInOrder, chainMember, orderKeyFor, type OrderStore } from './resource-order';
 
 export type { DeliveryStatus } from './delivery-status';
 
@@ -28,6 +29,7 @@ export function toDeliveryResource(d: DeliveryRecord, eventType: EventType): Res
     next_attempt_at: d.next_attempt_at,
     last_response_status: d.last_response_status,
     last_error: d.last_error,
+    held_by: d.held_by ?? null,
     attempt_log: (d.history ?? []).map(toAttemptLogEntry),
   };
 }
@@ -67,8 +69,9 @@ export function receives(endpoint: EndpointRecord, event: EventRecord): boolean 
 }
 
 /** A delivery row as created for one endpoint, before any attempt; its queue message is sent at once. */
-export function newDelivery(event: EventRecord, endpointId: string, id: string, origin: DeliveryRecord['origin'], now: Date, sweepGraceMs = SWEEP_GRACE_MS): DeliveryRecord {
+export function newDelivery(event: EventRecord, endpointId: string, id: string, origin: DeliveryRecord['origin'], now: Date, sweepGraceMs = SWEEP_GRACE_MS, orderKey?: string): DeliveryRecord {
   return {
+    ...(orderKey ? { order_key: orderKey } : {}),
     id,
     shop_id: event.shop_id,
     event_id: event.id,
@@ -91,6 +94,8 @@ export interface FanOutDeps {
   endpoints: { list(shopId: string): Promise<EndpointRecord[]> };
   deliveries: DeliveryStore;
   queue: DeliveryQueue;
+  /** The chains of endpoints with `ordering: "per_resource"`. */
+  order: OrderStore;
   /** Wakes a delivery whose first attempt the open circuit held back, at its second. */
   scheduler: Pick<RetryScheduler, 'schedule' | 'needsSchedule'>;
   timeScale: number;
@@ -134,10 +139,11 @@ export async function fanOut(deps: FanOutDeps, event: EventRecord): Promise<numb
   if (endpoints.length === 0) return 0;
   const now = deps.now();
   const grace = sweepGraceMs(deps.timeScale);
-  const rowOf = (e: EndpointRecord) => newDelivery(event, e.id, derivedId('dlv', idTime(event.id), `${event.id}/${e.id}`), 'fanout', now, grace);
-  const held = (e: EndpointRecord) => holdsBack(e.health, now.getTime());
+  const rowOf = (e: EndpointRecord) => newDelivery(event, e.id, derivedId('dlv', idTime(event.id), `${event.id}/${e.id}`), 'fanout', now, grace, orderKeyFor(e, event));
+  // An ordered delivery is not recorded as not sent: behind an earlier one of its resource, it must use no attempt.
+  const held = (e: EndpointRecord) => holdsBack(e.health, now.getTime()) && !orderKeyFor(e, event);
   const first = endpoints.filter(answering);
-  const rows = first.length > 0 ? await deps.deliveries.createMissing(first.map(rowOf)) : [];
+  const rows = first.length > 0 ? await inOrder(deps, await deps.deliveries.createMissing(first.map(rowOf))) : [];
   // Their messages go while the others' rows are written: the event's fan-out takes the longer of the two, not both.
   const [, failing] = await Promise.all([
     deps.queue.send(rows.map((d) => carryingEvent(messageOf(d), event))),
@@ -149,9 +155,18 @@ export async function fanOut(deps: FanOutDeps, event: EventRecord): Promise<numb
 
 async function enqueue(deps: FanOutDeps, rows: DeliveryRecord[], event: EventRecord): Promise<number> {
   if (rows.length === 0) return 0;
-  const toSend = await deps.deliveries.createMissing(rows);
+  const toSend = await inOrder(deps, await deps.deliveries.createMissing(rows));
   await deps.queue.send(toSend.map((d) => carryingEvent(messageOf(d), event)));
   return toSend.length;
+}
+
+/** The rows to send now: an ordered one only if no earlier delivery of its resource is open (else it is held, see ./resource-order.ts). */
+export async function inOrder(deps: Pick<FanOutDeps, 'order' | 'queue' | 'timeScale' | 'now'>, rows: DeliveryRecord[]): Promise<DeliveryRecord[]> {
+  const admitted = await Promise.all(rows.map(async (row) => {
+    const member = chainMember(row);
+    return !member || (await admitInOrder(deps, member)) === 'send';
+  }));
+  return rows.filter((_, i) => admitted[i]);
 }
 
 /** Rows written by an earlier try of this batch come back only if never attempted; these were, so the sweeper is their net. */

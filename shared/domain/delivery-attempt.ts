@@ -9,6 +9,7 @@ import { messageOf, type AttemptRecord, type DeliveryMessage, type DeliveryRecor
 import type { AttemptDeps, AttemptInputs } from './delivery-ports';
 import { awaitAdmissions, newBatchContext, newRunway, settlePulled, type BatchContext, type Due, type Run, type Runway } from './delivery-runway';
 import { disableIfDue } from './endpoint-failure';
+import { releaseNextInOrder } from './resource-order';
 import { toEventResource, type EventRecord } from './events';
 import { signingSecrets, type EndpointRecord } from './webhook-endpoints';
 
@@ -72,7 +73,8 @@ function readDue(inputs: AttemptInputs, message: DeliveryMessage): Due | 'missin
   const delivery = inputs.delivery(message);
   const event = inputs.event(message);
   if (!delivery || !event) return 'missing';
-  return isOpen(delivery) && delivery.attempts < message.attempt ? { message, delivery, event } : 'duplicate';
+  // A held row waits for an earlier delivery of its resource (./resource-order.ts): a message for it sends nothing.
+  return isOpen(delivery) && delivery.attempts < message.attempt && !delivery.held_by ? { message, delivery, event } : 'duplicate';
 }
 
 /** `pulled`: the deliveries were read from the table, not given by messages; they have wake-ups of their own, so none goes back on the queue. */
@@ -91,7 +93,7 @@ async function forEndpoint(deps: AttemptDeps, read: EndpointRecord | null, due: 
   const verdicts = new Map<string, Promise<AttemptVerdict>>();
   for (const d of due) {
     const id = d.delivery.id;
-    if (!admitted) verdicts.set(id, later(() => deps.deliveries.cancel(d.delivery).then(() => 'cancelled')));
+    if (!admitted) verdicts.set(id, later(() => cancel(deps, d.delivery)));
     else if (!admitted.admission) verdicts.set(id, pulled ? LEFT_DUE : later(() => defer(deps, d, now)));
   }
   if (!admitted?.admission) return verdicts;
@@ -235,6 +237,7 @@ async function attemptOnce(deps: AttemptDeps, endpoint: EndpointRecord, health: 
       throw err;
     }
     if (following) runway.start(following, attempt(deps, endpoint, after, following, run, runway));
+    if (recorded) await releaseNextInOrder(deps, delivery);
     return recorded ? 'delivered' : 'duplicate';
   }
 
@@ -250,6 +253,7 @@ async function attemptOnce(deps: AttemptDeps, endpoint: EndpointRecord, health: 
   if (waiting) runway.ctx.pulled.push(Date.now() < runway.ctx.deadline ? pullDue(deps, endpoint, runway.ctx) : requeueDue(deps, endpoint, runway.ctx));
   const before = released.circuitBefore;
   if (!recorded) return 'duplicate';
+  if (!next.at) await releaseNextInOrder(deps, delivery);
   if (next.schedule && next.at) await deps.scheduler.schedule(messageOf(delivery, n + 1), next.at);
   if (succeeded) {
     if (before !== null && before !== 'closed') await releaseWaiting(deps, endpoint, delivery.id);
@@ -286,8 +290,15 @@ async function mayOpen(deps: AttemptDeps, endpoint: EndpointRecord, deliveryId: 
 async function recordNotSent(deps: AttemptDeps, due: Due, now: Date): Promise<AttemptVerdict> {
   const { update, next } = notSentAttempt(due.delivery, deps.scheduler, deps.timeScale, now);
   if (!(await deps.deliveries.recordAttempt(due.delivery, update))) return 'duplicate';
+  if (!next.at) await releaseNextInOrder(deps, due.delivery);
   if (next.schedule && next.at) await deps.scheduler.schedule(messageOf(due.delivery, update.attempts + 1), next.at);
   return 'circuit_open';
+}
+
+/** The endpoint is disabled or gone: the delivery is cancelled, and the next of its resource goes on (to be cancelled in turn, unless enabled again). */
+async function cancel(deps: AttemptDeps, delivery: DeliveryRecord): Promise<AttemptVerdict> {
+  if (await deps.deliveries.cancel(delivery)) await releaseNextInOrder(deps, delivery);
+  return 'cancelled';
 }
 
 /**

@@ -6,6 +6,7 @@ import type { DeliveryStatus } from './delivery-status';
 import type { EventRecord } from './events';
 import type { SecretCipher } from './secrets';
 import type { EndpointRecord, QueuedDeliveries } from './webhook-endpoints';
+import type { OrderStore } from './resource-order';
 
 /** The ports of the delivery consumer and the sweeper; adapters live in shared/store and shared/aws. */
 
@@ -149,6 +150,8 @@ export interface DeliverySettings {
 
 export interface AttemptDeps {
   deliveries: AttemptDeliveryStore;
+  /** The chains of ordered endpoints: a delivery that ends releases the next of its resource. */
+  order: OrderStore;
   endpoints: EndpointGateStore;
   ledger: AttemptLedger;
   queue: DeliveryQueue;

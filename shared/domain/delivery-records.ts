@@ -41,6 +41,13 @@ export interface DeliveryRecord {
    * once the delivery has ended.
    */
   sweep_at: string | null;
+  /**
+   * The resource (`data.id`) whose order the delivery follows, set at creation when its endpoint
+   * had `ordering: "per_resource"` (./resource-order.ts); absent: unordered.
+   */
+  order_key?: string;
+  /** While held behind an earlier open delivery of its resource: that delivery's id (no attempt, no message, `next_attempt_at` null). */
+  held_by?: string;
 }
 
 /** What travels on the queue and in schedules: ids only, never payloads. */

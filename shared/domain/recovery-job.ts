@@ -1,6 +1,7 @@
 import { newId } from '../ids';
 import { sweepGraceMs } from '../webhooks/policy';
-import { queueAgain, type CurrentDeliveryStore } from './current-delivery';
+import { queueAgain, type CurrentDeliveryStore, type Queued } from './current-delivery';
+import { oneResourceAtATime, orderKeyFor, resourceOf } from './resource-order';
 import { receives } from './deliveries';
 import type { EventRecord } from './events';
 import type { Page, PageRequest } from './pagination';
@@ -125,7 +126,13 @@ async function recoverStep(deps: RecoveryPageDeps, endpoint: EndpointRecord, rec
   const page = await deps.events.listBetween(recovery.shop_id, new Date(recovery.since), new Date(recovery.until), { limit: STEP, after: recovery.after ?? undefined });
   const wanted = page.items.filter((e) => e.timestamp >= recovery.since && e.timestamp <= recovery.until && wouldReceive(endpoint, e));
   const opts = { skipReceived: true, sweepGraceMs: sweepGraceMs(deps.timeScale) };
-  const outcomes = await Promise.all(wanted.map((e) => queueAgain(deps, e, endpoint.id, opts)));
+  // One resource's rows are written in the order of its events, so the stream hands them to their chain in that order.
+  const outcomes: Queued[] = new Array(wanted.length);
+  const settled = await oneResourceAtATime(wanted.map((e, i) => ({ e, i })), ({ e }) => (orderKeyFor(endpoint, e) ? resourceOf(e) : null), async ({ e, i }) => {
+    outcomes[i] = await queueAgain(deps, e, endpoint.id, { ...opts, orderKey: orderKeyFor(endpoint, e) });
+  });
+  const failed = settled.find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
   const done = !page.next;
   const last = page.items[page.items.length - 1];
   return {

@@ -4,6 +4,7 @@ import { queueAgain, type CurrentDeliveryStore } from './current-delivery';
 import { receives, toDeliveryResource, type EventReader } from './deliveries';
 import { toEventResource } from './events';
 import { findExisting } from './lookup';
+import { orderKeyFor } from './resource-order';
 import type { Resource } from './resources';
 import type { EndpointRecord } from './webhook-endpoints';
 
@@ -41,6 +42,6 @@ export async function redeliver(deps: RedeliverDeps, shopId: string, eventId: st
   }
   const seen = targets.length > 0 ? await deps.currentDeliveries.ofEvent(shopId, event.id) : undefined;
   const opts = { skipReceived: false as const, sweepGraceMs: sweepGraceMs(deps.timeScale) };
-  const queued = await Promise.all(targets.map((e) => queueAgain(deps, event, e.id, opts, seen)));
+  const queued = await Promise.all(targets.map((e) => queueAgain(deps, event, e.id, { ...opts, orderKey: orderKeyFor(e, event) }, seen)));
   return { ...toEventResource(event), deliveries: queued.map((q) => toDeliveryResource(q.delivery, event.type)) };
 }

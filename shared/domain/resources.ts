@@ -7,6 +7,7 @@ import { JOB_STATUSES } from './job-values';
 import { RECOVERY_STATUSES } from './recovery-status';
 import { BOOKING_MODES, WEEKDAYS } from './shop-values';
 import { SCOPES } from './scopes';
+import { ENDPOINT_ORDERINGS } from './webhook-endpoints-schema';
 
 /**
  * The response objects of API-CONTRACT.md as zod schemas: the source of the OpenAPI
@@ -126,6 +127,9 @@ const endpointShape = {
   description: z.string().nullable(),
   events: z.array(z.string()),
   filter: z.record(z.string(), z.unknown()).nullable().describe(FILTER_DESCRIPTION),
+  ordering: z
+    .enum(ENDPOINT_ORDERINGS)
+    .describe('per_resource: events about one resource (the same `data.id`) reach the endpoint in the order they were created; a later one is held while an earlier one is pending or retrying.'),
   enabled: z.boolean(),
   disabled_reason: z.enum(['manual', 'failing', 'gone']).nullable(),
   failing_since: nullableTime,
@@ -162,6 +166,9 @@ export const deliverySchema = z
     next_attempt_at: nullableTime,
     last_response_status: z.int().nullable(),
     last_error: z.string().nullable(),
+    held_by: id('dlv')
+      .nullable()
+      .describe('Set while the delivery waits, unsent and using no attempt, behind an earlier open delivery of the same resource to an endpoint with `ordering: "per_resource"`: the delivery it waits for.'),
     attempt_log: z.array(attemptLogEntrySchema).describe('One entry per attempt, oldest first (at most 8).'),
   })
   .meta({ id: 'Delivery' });

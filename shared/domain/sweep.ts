@@ -1,6 +1,7 @@
 import { liveLease } from '../webhooks/circuit';
 import { sweepGraceMs } from '../webhooks/policy';
-import type { DeliveryMessage, DeliveryQueue, DeliveryStatus } from './deliveries';
+import type { DeliveryMessage, DeliveryQueue, DeliveryRecord, DeliveryStatus } from './deliveries';
+import { admitInOrder, chainMember, repairHeld, type OrderStore } from './resource-order';
 import type { EndpointRecord } from './webhook-endpoints';
 
 /** An open delivery as the due index holds it: enough to wake it. */
@@ -13,6 +14,8 @@ export interface DueEntry {
   status: DeliveryStatus;
   /** The index position it was found at; a postpone only moves an entry still there. */
   sweep_key: string;
+  /** Null while the row is held behind an earlier delivery of its resource (./resource-order.ts). */
+  next_attempt_at?: string | null;
 }
 
 export interface DueIndex {
@@ -20,10 +23,14 @@ export interface DueIndex {
   overdue(cutoff: Date, limit: number): Promise<DueEntry[]>;
   /** Moves the entry's sweep time on, only if the row has not moved on by itself; false when it has. */
   postpone(entry: DueEntry, sweepAt: Date): Promise<boolean>;
+  /** The rows of these entries, by delivery id (absent: gone). */
+  rows(entries: DueEntry[]): Promise<Map<string, DeliveryRecord>>;
 }
 
 export interface SweepDeps {
   due: DueIndex;
+  /** The chains of ordered endpoints: held rows are released or left held, never sent behind an open one. */
+  order: OrderStore;
   endpoints: { getMany(refs: { shop_id: string; endpoint_id: string }[]): Promise<Map<string, EndpointRecord>> };
   queue: DeliveryQueue;
   timeScale: number;
@@ -68,8 +75,10 @@ export async function sweep(deps: SweepDeps, opts: { horizonMs?: number; budgetM
     if (entries.length === 0) return report;
     report.found += entries.length;
     const endpoints = await deps.endpoints.getMany(entries);
+    const rows = await orderedRows(deps, entries, endpoints);
     const resweepAt = new Date(Math.max(now.getTime() + resweepMs(deps.timeScale), cutoff.getTime() + 1));
     const messages: DeliveryMessage[] = [];
+    let stillHeld = 0;
     // Each row goes on the queue as soon as its postpone is written, ten at a time (one
     // SendMessageBatch): after a restart the first deliveries go out while the page's other
     // postpones are still being written, not after all of them.
@@ -86,6 +95,9 @@ export async function sweep(deps: SweepDeps, opts: { horizonMs?: number; budgetM
           report.inFlight++;
           return;
         }
+        const order = await inOrder(deps, rows.get(e.id));
+        if (order === 'held' && (await deps.due.postpone(e, resweepAt))) stillHeld++;
+        if (order !== 'send') return;
         if (await deps.due.postpone(e, resweepAt)) {
           const message = { shop_id: e.shop_id, event_id: e.event_id, delivery_id: e.id, endpoint_id: e.endpoint_id, attempt: e.attempts + 1 };
           messages.push(message);
@@ -98,6 +110,28 @@ export async function sweep(deps: SweepDeps, opts: { horizonMs?: number; budgetM
     await Promise.all(sending);
     report.enqueued += messages.length;
     // Rows in flight stay where they are; stop when a page holds nothing else to move.
-    if (messages.length === 0 || entries.length < PAGE || Date.now() - started > (opts.budgetMs ?? 40_000)) return report;
+    if (messages.length + stillHeld === 0 || entries.length < PAGE || Date.now() - started > (opts.budgetMs ?? 40_000)) return report;
   }
+}
+
+/**
+ * The rows the order decides for: held ones (`next_attempt_at` null in the index), and those of
+ * an ordered endpoint never attempted (their fan-out may have stopped before their chain).
+ */
+async function orderedRows(deps: SweepDeps, entries: DueEntry[], endpoints: Map<string, EndpointRecord>): Promise<Map<string, DeliveryRecord>> {
+  const ordered = entries.filter((e) => e.next_attempt_at === null || (e.attempts === 0 && endpoints.get(`${e.shop_id}/${e.endpoint_id}`)?.ordering === 'per_resource'));
+  return ordered.length > 0 ? deps.due.rows(ordered) : new Map();
+}
+
+/**
+ * An ordered row the sweeper met: a held one is released when nothing open is ahead of it any
+ * more (`done`: the release sent its message) or stays `held`; one never attempted joins its
+ * chain first, and is sent (`send`) or was held by that (`done`). Any other row: `send`.
+ */
+async function inOrder(deps: SweepDeps, row: DeliveryRecord | undefined): Promise<'send' | 'held' | 'done'> {
+  const member = row ? chainMember(row) : null;
+  if (!row || !member) return 'send';
+  if (row.held_by) return (await repairHeld(deps, row)) ? 'done' : 'held';
+  if (row.attempts > 0) return 'send';
+  return (await admitInOrder(deps, member)) === 'send' ? 'send' : 'done';
 }

@@ -12,13 +12,19 @@ const eventsSchema = z.pipe(
 
 const description = z.nullable(z.string().check(z.trim(), z.maxLength(500)));
 
+/** Per resource: one resource's events (the same `data.id`) reach the endpoint in the order they were created (./resource-order.ts). */
+export const ENDPOINT_ORDERINGS = ['none', 'per_resource'] as const;
+export type EndpointOrdering = (typeof ENDPOINT_ORDERINGS)[number];
+const ordering = z.enum(ENDPOINT_ORDERINGS, { error: `must be one of ${ENDPOINT_ORDERINGS.join(', ')}` });
+
 export const createWebhookEndpointBody = z.strictObject({
   url: z.string(),
   events: eventsSchema,
   description: z.optional(description),
   filter: z.optional(z.nullable(eventFilterSchema)),
+  ordering: z.optional(ordering),
 });
 export type CreateEndpointInput = z.output<typeof createWebhookEndpointBody>;
 
-export const updateWebhookEndpointBody = z.partial(z.strictObject({ url: z.string(), events: eventsSchema, description, filter: z.nullable(eventFilterSchema), enabled: z.boolean() }));
+export const updateWebhookEndpointBody = z.partial(z.strictObject({ url: z.string(), events: eventsSchema, description, filter: z.nullable(eventFilterSchema), ordering, enabled: z.boolean() }));
 export type UpdateEndpointInput = z.output<typeof updateWebhookEndpointBody>;

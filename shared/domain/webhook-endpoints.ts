@@ -6,7 +6,7 @@ import type { GuardPolicy, GuardResult } from '../webhooks/url-guard';
 import { newEvent, toEventResource, type EventRecord } from './events';
 import type { Resource } from './resources';
 import { newSigningSecret, type SecretCipher } from './secrets';
-import type { CreateEndpointInput, UpdateEndpointInput } from './webhook-endpoints-schema';
+import type { CreateEndpointInput, EndpointOrdering, UpdateEndpointInput } from './webhook-endpoints-schema';
 import { isOwnWrite, type WriteOptions } from './writes';
 import type { EventFilter } from './event-filter-schema';
 import { HEALTHY, toHealthResource, type EndpointHealth, type Lease } from '../webhooks/circuit';
@@ -28,6 +28,8 @@ export interface EndpointRecord {
   events: string[];
   /** Only events matching it are sent (./event-filter.ts); null or absent (endpoints saved before filters): all of its types. */
   filter?: EventFilter | null;
+  /** `per_resource`: deliveries created while it is set follow their resource's order (./resource-order.ts); absent (saved before ordering): none. */
+  ordering?: EndpointOrdering;
   enabled: boolean;
   disabled_reason: 'manual' | 'failing' | 'gone' | null;
   failing_since: string | null;
@@ -48,7 +50,7 @@ export interface EndpointRecord {
   created_by?: string;
 }
 
-export type EndpointChanges = Partial<Pick<EndpointRecord, 'url' | 'description' | 'events' | 'filter' | 'enabled' | 'disabled_reason' | 'failing_since' | 'health'>>;
+export type EndpointChanges = Partial<Pick<EndpointRecord, 'url' | 'description' | 'events' | 'filter' | 'ordering' | 'enabled' | 'disabled_reason' | 'failing_since' | 'health'>>;
 
 export interface EndpointStore {
   create(endpoint: EndpointRecord, maxPerShop: number): Promise<'created' | 'limit_reached' | 'shop_missing'>;
@@ -86,6 +88,7 @@ export function toEndpointResource(e: EndpointRecord): Resource<'webhookEndpoint
     description: e.description,
     events: e.events,
     filter: e.filter ?? null,
+    ordering: e.ordering ?? 'none',
     enabled: e.enabled,
     disabled_reason: e.disabled_reason,
     failing_since: e.failing_since,
@@ -133,6 +136,7 @@ export async function createEndpoint(
     description: input.description ?? null,
     events: input.events,
     filter: input.filter ?? null,
+    ordering: input.ordering ?? 'none',
     enabled: true,
     disabled_reason: null,
     failing_since: null,
@@ -165,6 +169,7 @@ export async function updateEndpoint(deps: Pick<EndpointDeps, 'endpoints' | 'del
   if (input.events !== undefined) changes.events = input.events;
   if (input.description !== undefined) changes.description = input.description;
   if (input.filter !== undefined) changes.filter = input.filter;
+  if (input.ordering !== undefined) changes.ordering = input.ordering;
   if (input.enabled === true) Object.assign(changes, { enabled: true, disabled_reason: null, failing_since: null });
   // Re-enabling a disabled endpoint starts afresh: a closed circuit and no failure count.
   if (input.enabled === true && !endpoint.enabled) changes.health = HEALTHY;

@@ -12,6 +12,8 @@ import { TABLE } from './table';
 import { eventFromItem } from './events';
 import { endpointFromItem } from './webhook-endpoints';
 import { DynamoEndpointStatsStore } from './endpoint-stats';
+import { releaseNextInOrder, type OrderDeps } from '../domain/resource-order';
+import { DynamoOrderStore } from './resource-order';
 
 /**
  * Open deliveries carry the GSI1 entry of their endpoint and the GSI2 entry of the due index;
@@ -78,9 +80,12 @@ export function recordAttemptInput(d: DeliveryRecord, u: AttemptUpdate) {
 
 export class DynamoDeliveryStore implements AttemptDeliveryStore {
   private readonly stats: DynamoEndpointStatsStore;
+  /** A cancelled ordered delivery leaves its chain; with no queue here, a row it releases is due at once for the sweeper. */
+  private readonly order: OrderDeps;
 
   constructor(private readonly db: Dynamo) {
     this.stats = new DynamoEndpointStatsStore(db);
+    this.order = { order: new DynamoOrderStore(db), timeScale: 1, now: () => new Date() };
   }
 
   async createMissing(rows: DeliveryRecord[]): Promise<DeliveryRecord[]> {
@@ -269,7 +274,10 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
       const worker = async () => {
         for (let i = next++; i < open.length && Date.now() < stopAt && !failure; i = next++) {
           try {
-            if (await this.cancel(open[i] as DeliveryRecord)) cancelled++;
+            if (await this.cancel(open[i] as DeliveryRecord)) {
+              cancelled++;
+              await releaseNextInOrder(this.order, open[i] as DeliveryRecord);
+            }
           } catch (error) {
             failure ??= { error };
           }

@@ -1,5 +1,6 @@
 import type { DueEntry, DueIndex } from '../domain/sweep';
-import { updateIf, type Dynamo } from './client';
+import type { DeliveryRecord } from '../domain/deliveries';
+import { batchGet, stripKeys, updateIf, type Dynamo } from './client';
 import { DUE_BUCKETS, dueBucketPk, keys } from './keys';
 
 /** The due index (GSI2): every bucket queried for entries at or before the cutoff. */
@@ -29,6 +30,7 @@ export class DynamoDueIndex implements DueIndex {
         attempts: i.attempts as number,
         status: i.status as DueEntry['status'],
         sweep_key: i.gsi2sk as string,
+        next_attempt_at: (i.next_attempt_at ?? null) as string | null,
       })),
     );
   }
@@ -40,5 +42,10 @@ export class DynamoDueIndex implements DueIndex {
       ConditionExpression: 'gsi2sk = :seen AND attempts = :attempts',
       ExpressionAttributeValues: { ':sweepAt': sweepAt.toISOString(), ':next': keys.dueDelivery(entry.id, sweepAt.toISOString()).gsi2sk, ':seen': entry.sweep_key, ':attempts': entry.attempts },
     });
+  }
+
+  async rows(entries: DueEntry[]): Promise<Map<string, DeliveryRecord>> {
+    const found = await batchGet(this.db, entries.map((e) => keys.delivery(e.shop_id, e.event_id, e.id)));
+    return new Map([...found.values()].map((item) => [String(item.id), stripKeys<DeliveryRecord>(item)]));
   }
 }

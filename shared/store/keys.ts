@@ -83,6 +83,9 @@ export const keys = {
     gsi3sk: deliveryId,
   }),
 
+  /** The open deliveries of one resource to an ordered endpoint, in the order of their events (shared/domain/resource-order.ts). */
+  orderChain: (shopId: string, endpointId: string, orderKey: string) => ({ pk: shopPk(shopId), sk: `ORD#${endpointId}#${orderKey}` }),
+
   /** A recovery of an endpoint's missed events (shared/domain/recovery-job.ts). */
   recovery: (shopId: string, recoveryId: string) => ({ pk: shopPk(shopId), sk: `RCV#${recoveryId}` }),
   /** GSI1 entry of a recovery while it runs, sorted by when the sweeper must wake it if no page was written by then. */

@@ -15,6 +15,7 @@ import { DynamoDeliveryStore } from '../store/deliveries';
 import { DynamoDueIndex } from '../store/due-index';
 import { DynamoEventStore } from '../store/events';
 import { DynamoRecoveryStore } from '../store/recoveries';
+import { DynamoOrderStore } from '../store/resource-order';
 import { DynamoShopStore } from '../store/shops';
 import { DynamoEndpointStore } from '../store/webhook-endpoints';
 import { httpSender } from '../webhooks/sender';
@@ -50,6 +51,7 @@ export function fanoutDeps(config: Config, adapters: PipelineAdapters = {}): Fan
     events: new DynamoEventStore(dynamoOf(config)),
     currentDeliveries: new DynamoCurrentDeliveries(dynamoOf(config)),
     recoveries: new DynamoRecoveryStore(dynamoOf(config)),
+    order: new DynamoOrderStore(dynamoOf(config)),
     queue: queueOf(config, adapters),
     scheduler: adapters.scheduler ?? new SqsQueueDelays(queueOf(config, adapters)),
     notificationQueue: adapters.notificationQueue ?? new SqsNotificationQueue(sqsOf(config), config.notifyQueueUrl),
@@ -83,6 +85,7 @@ export function deliverDeps(config: Config, adapters: PipelineAdapters = {}): At
       deliveries: new DynamoDeliveryStore(dynamoOf(config)),
       endpoints: new DynamoEndpointStore(dynamoOf(config)),
       ledger: new DynamoAttemptLedger(dynamoOf(config)),
+      order: new DynamoOrderStore(dynamoOf(config)),
       queue,
       scheduler: adapters.scheduler ?? new AwsRetryScheduler(queue, schedulerOf(config), config.scheduler),
       sender: httpSender(policy, timeoutMs),
@@ -99,6 +102,7 @@ export function deliverDeps(config: Config, adapters: PipelineAdapters = {}): At
 export function sweepDeps(config: Config, adapters: PipelineAdapters = {}): SweepDeps & Pick<RecoveryWorkerDeps, 'recoveries'> {
   return memo(config, sweepDeps, () => ({
     due: new DynamoDueIndex(dynamoOf(config)),
+    order: new DynamoOrderStore(dynamoOf(config)),
     recoveries: new DynamoRecoveryStore(dynamoOf(config)),
     endpoints: new DynamoEndpointStore(dynamoOf(config)),
     queue: queueOf(config, adapters),

@@ -18,6 +18,7 @@ import { DynamoDueIndex } from '../../shared/store/due-index';
 import { DynamoEndpointStatsStore } from '../../shared/store/endpoint-stats';
 import { DynamoEventStore } from '../../shared/store/events';
 import { DynamoEndpointStore } from '../../shared/store/webhook-endpoints';
+import { DynamoOrderStore } from '../../shared/store/resource-order';
 import { useFreshTable } from '../helpers/table';
 import { observeTable } from '../../shared/store/client';
 
@@ -42,6 +43,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
       deliveries: store,
       endpoints,
       ledger,
+      order: new DynamoOrderStore(deps.db),
       queue: { send: async (m) => void queued.push(...m) },
       // As in AWS: past 15 minutes a wake-up costs a schedule of its own.
       scheduler: { schedule: async (message, at) => void scheduled.push({ message, at }), needsSchedule: (delayMs) => delayMs > 15 * 60_000 },
@@ -308,7 +310,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     for (const r of rows) await deliverBatch(h.attemptDeps, [messageOf(r)]);
     const event = newEvent(shop.id, 'call.completed', { id: 'call_after_open' }, new Date(clock));
     await new DynamoEventStore(deps.db).put(event);
-    const fanOutDeps: FanOutDeps = { endpoints, deliveries: store, queue: h.attemptDeps.queue, scheduler: h.attemptDeps.scheduler, timeScale: 1, now: () => new Date(clock) };
+    const fanOutDeps: FanOutDeps = { endpoints, deliveries: store, order: new DynamoOrderStore(deps.db), queue: h.attemptDeps.queue, scheduler: h.attemptDeps.scheduler, timeScale: 1, now: () => new Date(clock) };
     h.queued.length = 0;
     h.scheduled.length = 0;
     const postsBefore = h.posts.length;
@@ -337,7 +339,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     const [lost, busy] = rows as [DeliveryRecord, DeliveryRecord];
     const queued: DeliveryMessage[] = [];
     const later = () => new Date(Date.now() + 2 * 60_000); // past every row's sweep time (1 min grace)
-    const sweepDeps = { due: new DynamoDueIndex(deps.db), endpoints, queue: { send: async (m: DeliveryMessage[]) => void queued.push(...m) }, timeScale: 1, now: later };
+    const sweepDeps = { due: new DynamoDueIndex(deps.db), order: new DynamoOrderStore(deps.db), endpoints, queue: { send: async (m: DeliveryMessage[]) => void queued.push(...m) }, timeScale: 1, now: later };
     // The second row is being attempted right now: its endpoint holds a live lease on it.
     const current = await endpoints.get(shop.id, endpoint.id);
     await endpoints.admit(current!, { send: [{ deliveryId: busy.id, lease: { until: later().getTime() + 60_000, token: 't', probe: false } }], circuitOpen: [], defer: [], deferUntil: null, inFlight: [], expired: [], health: current!.health });

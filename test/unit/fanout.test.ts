@@ -2,6 +2,7 @@ import { carriedEvent, carryingEvent, fanOut, listingOncePerBatch, receives, MES
 import { newEvent } from '../../shared/domain/events';
 import type { EndpointRecord } from '../../shared/domain/webhook-endpoints';
 import { HEALTHY, type EndpointHealth } from '../../shared/webhooks/circuit';
+import { memoryOrder } from '../helpers/memory-order';
 
 const created = '2026-11-01T00:00:00.000Z';
 const endpoint = (id: string, shopId: string, events: string[], health: EndpointHealth = HEALTHY) =>
@@ -19,6 +20,7 @@ function fakeDeps(): FanOutDeps & { lists: string[]; queued: DeliveryMessage[] }
     queued,
     endpoints: { list: async (shopId) => (lists.push(shopId), byShop[shopId] ?? []) },
     deliveries: { createMissing: async (rows: DeliveryRecord[]) => rows } as unknown as FanOutDeps['deliveries'],
+    order: memoryOrder().store,
     queue: { send: async (messages) => void queued.push(...messages) },
     scheduler: { needsSchedule: () => false, schedule: async () => undefined },
     timeScale: 1,
@@ -79,6 +81,7 @@ describe('fan-out of a stream batch', () => {
       deliveries: {
         createMissing: async (rows: DeliveryRecord[]) => (steps.push(`rows ${rows.map((r) => r.endpoint_id).join(',')}`), rows),
       } as unknown as FanOutDeps['deliveries'],
+      order: memoryOrder().store,
       queue: { send: async (messages) => void steps.push(`send ${messages.map((m) => m.endpoint_id).join(',')}`) },
       scheduler: { needsSchedule: () => false, schedule: async () => undefined },
       timeScale: 1,
@@ -103,6 +106,7 @@ describe('fan-out of a stream batch', () => {
         deliveries: {
           createMissing: async (rows: DeliveryRecord[]) => (written.push(...rows), opts.existing ? rows.filter((r) => r.endpoint_id !== 'we_dead') : rows),
         } as unknown as FanOutDeps['deliveries'],
+        order: memoryOrder().store,
         queue: { send: async (messages) => void queued.push(...messages) },
         scheduler: { needsSchedule: () => opts.needsSchedule === true, schedule: async (message, at) => void scheduled.push({ message, at }) },
         timeScale: 1,

@@ -3,6 +3,7 @@ import { RESWEEP_MIN_MS, sweep, type DueEntry, type DueIndex, type SweepDeps } f
 import type { EndpointRecord } from '../../shared/domain/webhook-endpoints';
 import { HEALTHY, type Lease } from '../../shared/webhooks/circuit';
 import { sweepGraceMs } from '../../shared/webhooks/policy';
+import { memoryOrder } from '../helpers/memory-order';
 
 const NOW = Date.parse('2026-11-22T12:00:00.000Z');
 
@@ -22,6 +23,7 @@ function memoryIndex(entries: (DueEntry & { sweepAt: number })[], opts: { lostRa
       postponed.push({ id: entry.id, to: at.getTime() });
       return true;
     },
+    rows: async () => new Map(),
   };
   return { index, postponed };
 }
@@ -42,6 +44,7 @@ function deps(index: DueIndex, leases: Record<string, Lease> = {}) {
   const endpoint = { id: 'we_1', shop_id: 'shop_1', health: HEALTHY, leases, lease_version: 1 } as unknown as EndpointRecord;
   const d: SweepDeps = {
     due: index,
+    order: memoryOrder().store,
     endpoints: { getMany: async () => new Map([['shop_1/we_1', endpoint]]) },
     queue: { send: async (m) => void queued.push(...m) },
     timeScale: 1,

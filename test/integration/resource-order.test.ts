@@ -1,0 +1,197 @@
+import { deliverBatch } from '../../shared/domain/delivery-attempt';
+import { fanOut, messageOf, newDelivery, type DeliveryMessage, type DeliveryRecord, type FanOutDeps } from '../../shared/domain/deliveries';
+import type { AttemptDeps } from '../../shared/domain/delivery-ports';
+import { newEvent, type EventRecord } from '../../shared/domain/events';
+import { elementOf } from '../../shared/domain/resource-order';
+import { createShop } from '../../shared/domain/shop';
+import { sweep } from '../../shared/domain/sweep';
+import { createEndpoint } from '../../shared/domain/webhook-endpoints';
+import { derivedId, idTime } from '../../shared/ids';
+import { DynamoAttemptLedger } from '../../shared/store/attempt-ledger';
+import { DynamoDeliveryStore } from '../../shared/store/deliveries';
+import { DynamoDueIndex } from '../../shared/store/due-index';
+import { DynamoEventStore } from '../../shared/store/events';
+import { DynamoOrderStore } from '../../shared/store/resource-order';
+import { DynamoEndpointStore } from '../../shared/store/webhook-endpoints';
+import type { ApiDeps } from '../../shared/wiring/api';
+import { useFreshTable } from '../helpers/table';
+
+/** Ordered delivery on DynamoDB Local: the chains under concurrent fan-outs, a crash between row and chain, releases on end. */
+describe('ordered delivery per resource (DynamoDB Local)', () => {
+  let deps: ApiDeps;
+  let store: DynamoDeliveryStore;
+  let order: DynamoOrderStore;
+  beforeAll(async () => {
+    deps = await useFreshTable();
+    store = new DynamoDeliveryStore(deps.db);
+    order = new DynamoOrderStore(deps.db);
+  });
+
+  /** An ordered endpoint, its fan-out and consumer with a recording queue and receiver; `fail` answers 500 to the named events' first attempt. */
+  async function setup(fail: Set<string> = new Set()) {
+    const shop = await createShop(deps, { name: 'Order Shop', owner_email: 'o@order.test' });
+    const endpoint = await createEndpoint({ ...deps, checkUrl: async (url) => ({ ok: true, url: new URL(url) }) }, shop.id, { url: 'https://hooks.example.com/o', events: ['*'], ordering: 'per_resource' });
+    const queued: DeliveryMessage[] = [];
+    const scheduled: DeliveryMessage[] = [];
+    const posts: string[] = [];
+    const tried = new Set<string>();
+    const queue = { send: async (m: DeliveryMessage[]) => void queued.push(...m) };
+    const endpoints = new DynamoEndpointStore(deps.db);
+    const attemptDeps: AttemptDeps = {
+      deliveries: store,
+      endpoints,
+      ledger: new DynamoAttemptLedger(deps.db),
+      order,
+      queue,
+      scheduler: { schedule: async (m) => void scheduled.push(m), needsSchedule: () => false },
+      sender: {
+        post: async (_url, _headers, body) => {
+          const id = (JSON.parse(body) as { id: string }).id;
+          posts.push(id);
+          const first = !tried.has(id);
+          tried.add(id);
+          return { status: fail.has(id) && first ? 500 : 204, error: null, retryAfterMs: null, durationMs: 1, snippet: null };
+        },
+      },
+      cipher: deps.cipher,
+      checkTarget: async (url) => ({ ok: true, url: new URL(url) }),
+      settings: { timeoutMs: 1000, deferMs: 50 },
+      timeScale: 1,
+      now: () => new Date(),
+    };
+    const fanOutDeps: FanOutDeps = { endpoints, deliveries: store, order, queue, scheduler: attemptDeps.scheduler, timeScale: 1, now: () => new Date() };
+    const events = new DynamoEventStore(deps.db);
+    const emit = async (type: 'job.created' | 'job.approved', jobId: string) => {
+      const event = newEvent(shop.id, type, { id: jobId }, new Date(Date.now() + 5));
+      await events.put(event);
+      return event;
+    };
+    /** Runs the consumer on what is queued (and, with `retries`, what is scheduled) until nothing is left. */
+    const drain = async (retries = true) => {
+      for (let round = 0; round < 50 && (queued.length > 0 || (retries && scheduled.length > 0)); round++) {
+        const batch = queued.splice(0, 10);
+        if (retries && batch.length === 0) batch.push(...scheduled.splice(0, 10));
+        await deliverBatch(attemptDeps, batch);
+      }
+    };
+    return { shop, endpoint, attemptDeps, fanOutDeps, queued, scheduled, posts, emit, drain };
+  }
+  const rowOf = async (event: EventRecord, endpointId: string) => (await store.listForEvent(event.shop_id, event.id)).find((d) => d.endpoint_id === endpointId) as DeliveryRecord;
+
+  it('concurrent fan-outs of one job: every event sent once, none while an earlier one is open, and the held ones in event order', async () => {
+    const s = await setup();
+    const jobEvents: EventRecord[] = [];
+    for (let i = 0; i < 6; i++) jobEvents.push(await s.emit(i === 0 ? 'job.created' : 'job.approved', 'job_concurrent'));
+    // All at once: the stream's order is not kept here, only the chain's atomic joins.
+    await Promise.all(jobEvents.map((e) => fanOut(s.fanOutDeps, e)));
+    const rows = await Promise.all(jobEvents.map((e) => rowOf(e, s.endpoint.id)));
+    expect(rows[0]?.held_by).toBeUndefined();
+    const held = rows.filter((r) => r.held_by);
+    expect(held.length).toBeGreaterThan(0);
+    for (const r of held) expect(r).toMatchObject({ status: 'pending', attempts: 0, next_attempt_at: null });
+    expect(s.queued.length + held.length).toBe(6);
+
+    await s.drain();
+    expect([...s.posts].sort()).toEqual(jobEvents.map((e) => e.id).sort());
+    expect(new Set(s.posts).size).toBe(6);
+    // A held one went out only after every earlier event of the job had.
+    for (const r of held) {
+      const at = s.posts.indexOf(r.event_id);
+      for (const earlier of jobEvents.filter((e) => e.id < r.event_id)) expect(s.posts.indexOf(earlier.id)).toBeLessThan(at);
+    }
+    const after = await Promise.all(jobEvents.map((e) => rowOf(e, s.endpoint.id)));
+    expect(after.every((r) => r.status === 'succeeded' && r.held_by === undefined)).toBe(true);
+    expect(await order.read({ shop_id: s.shop.id, endpoint_id: s.endpoint.id, order_key: 'job_concurrent' })).toEqual([]);
+  });
+
+  it('a first attempt that fails holds the job\'s next event until its retry succeeds; another job\'s event does not wait', async () => {
+    const fail = new Set<string>();
+    const f = await setup(fail);
+    const first = await f.emit('job.created', 'job_a');
+    const second = await f.emit('job.approved', 'job_a');
+    const other = await f.emit('job.created', 'job_b');
+    fail.add(first.id);
+    for (const e of [first, second, other]) await fanOut(f.fanOutDeps, e);
+    expect((await rowOf(second, f.endpoint.id)).held_by).toBe((await rowOf(first, f.endpoint.id)).id);
+    await f.drain(false);
+    // The retry is scheduled, the job's second event held, the other job delivered.
+    expect(f.posts).toEqual([first.id, other.id]);
+    expect(await rowOf(first, f.endpoint.id)).toMatchObject({ status: 'retrying', attempts: 1 });
+    expect(await rowOf(second, f.endpoint.id)).toMatchObject({ status: 'pending', attempts: 0 });
+    await f.drain(true);
+    expect(f.posts).toEqual([first.id, other.id, first.id, second.id]);
+  });
+
+  it('a crash between the row and its chain: the sweeper puts the row in the chain and holds it behind the open one', async () => {
+    const s = await setup();
+    const first = await s.emit('job.created', 'job_crash');
+    const second = await s.emit('job.approved', 'job_crash');
+    await fanOut(s.fanOutDeps, first);
+    // The second event's fan-out wrote its row and died before its chain write.
+    const row = newDelivery(second, s.endpoint.id, derivedId('dlv', idTime(second.id), `${second.id}/${s.endpoint.id}`), 'fanout', new Date(), 60_000, 'job_crash');
+    await store.createMissing([row]);
+    s.queued.length = 0;
+    const swept: DeliveryMessage[] = [];
+    const later = () => new Date(Date.now() + 2 * 60_000);
+    const sweepDeps = { due: new DynamoDueIndex(deps.db), order, endpoints: new DynamoEndpointStore(deps.db), queue: { send: async (m: DeliveryMessage[]) => void swept.push(...m) }, timeScale: 1, now: later };
+    await sweep(sweepDeps);
+    const firstRow = await rowOf(first, s.endpoint.id);
+    expect(swept.filter((m) => m.event_id === first.id || m.event_id === second.id)).toEqual([messageOf(firstRow)]);
+    expect(await rowOf(second, s.endpoint.id)).toMatchObject({ held_by: firstRow.id, next_attempt_at: null });
+    // The first is delivered: the second is released and sent.
+    await deliverBatch(s.attemptDeps, [messageOf(firstRow)]);
+    expect(s.queued).toEqual([messageOf(row)]);
+    await s.drain();
+    expect(s.posts).toEqual([first.id, second.id]);
+  });
+
+  it('the sweeper never sends a held row whose delivery ahead is open, and releases it when that one ended without leaving', async () => {
+    const s = await setup();
+    const first = await s.emit('job.created', 'job_stale');
+    const second = await s.emit('job.approved', 'job_stale');
+    await fanOut(s.fanOutDeps, first);
+    await fanOut(s.fanOutDeps, second);
+    const [firstRow, secondRow] = [await rowOf(first, s.endpoint.id), await rowOf(second, s.endpoint.id)];
+    const swept: DeliveryMessage[] = [];
+    const sweepDeps = { due: new DynamoDueIndex(deps.db), order, endpoints: new DynamoEndpointStore(deps.db), queue: { send: async (m: DeliveryMessage[]) => void swept.push(...m) }, timeScale: 1, now: () => new Date(Date.now() + 2 * 60_000) };
+    await sweep(sweepDeps);
+    expect(swept.map((m) => m.delivery_id)).not.toContain(secondRow.id);
+    // The first ends by a write that did not leave its chain (a crash just after it).
+    await store.cancel(firstRow);
+    swept.length = 0;
+    await sweep({ ...sweepDeps, now: () => new Date(Date.now() + 20 * 60_000) });
+    expect(swept.filter((m) => m.delivery_id === secondRow.id)).toEqual([{ ...messageOf(secondRow), attempt: 1 }]);
+    expect((await rowOf(second, s.endpoint.id)).held_by).toBeUndefined();
+  });
+
+  it('disabling the endpoint cancels held and open deliveries alike and empties the chain', async () => {
+    const s = await setup();
+    const events = [await s.emit('job.created', 'job_off'), await s.emit('job.approved', 'job_off')];
+    for (const e of events) await fanOut(s.fanOutDeps, e);
+    const cancelled = await store.cancelOpenForEndpoint(s.shop.id, s.endpoint.id, { before: new Date(Date.now() + 1000) });
+    expect(cancelled).toBe(2);
+    for (const e of events) expect((await rowOf(e, s.endpoint.id)).status).toBe('cancelled');
+    expect(await order.read({ shop_id: s.shop.id, endpoint_id: s.endpoint.id, order_key: 'job_off' })).toEqual([]);
+  });
+
+  it('the chain item\'s writes: a hold stands only while what it waits for is in the chain; a release happens once', async () => {
+    const s = await setup();
+    const [a, b] = [await s.emit('job.created', 'job_w'), await s.emit('job.approved', 'job_w')];
+    const ra = newDelivery(a, s.endpoint.id, 'dlv_01aaaaaaaaaaaaaaaaaaaaaaaa', 'fanout', new Date(), 60_000, 'job_w');
+    const rb = newDelivery(b, s.endpoint.id, 'dlv_01bbbbbbbbbbbbbbbbbbbbbbbb', 'fanout', new Date(), 60_000, 'job_w');
+    await store.createMissing([ra, rb]);
+    const member = (d: DeliveryRecord) => ({ ...d, order_key: 'job_w' });
+    await order.join(member(ra));
+    expect(await order.join(member(rb))).toEqual([elementOf(ra), elementOf(rb)]);
+    await order.leave(member(ra), elementOf(ra));
+    expect(await order.hold(member(rb), elementOf(ra), new Date())).toBe('ahead_gone');
+    await order.join(member(ra));
+    expect(await order.hold(member(rb), elementOf(ra), new Date())).toBe('held');
+    expect(await order.hold(member(rb), elementOf(ra), new Date())).toBe('held');
+    const now = new Date();
+    expect(await Promise.all([order.release(member(rb), elementOf(rb), now, now), order.release(member(rb), elementOf(rb), now, now)])).toEqual(expect.arrayContaining(['released', 'open']));
+    await store.cancel(ra);
+    expect(await order.release(member(ra), elementOf(ra), now, now)).toBe('ended');
+    expect(await order.leave({ shop_id: s.shop.id, endpoint_id: s.endpoint.id, order_key: 'job_none' }, 'evt_x/dlv_y')).toEqual([]);
+  });
+});
