@@ -12,13 +12,18 @@ const eventsSchema = z.pipe(
 
 const description = z.nullable(z.string().check(z.trim(), z.maxLength(500)));
 
+const RATE_LIMIT_MESSAGE = 'must be an integer from 1 to 1000, or null';
+/** Requests per second to the endpoint (shared/webhooks/rate-window.ts); null: the in-flight bound alone. */
+const rateLimit = z.nullable(z.number({ error: RATE_LIMIT_MESSAGE }).check(z.int(RATE_LIMIT_MESSAGE), z.minimum(1, RATE_LIMIT_MESSAGE), z.maximum(1000, RATE_LIMIT_MESSAGE)));
+
 export const createWebhookEndpointBody = z.strictObject({
   url: z.string(),
   events: eventsSchema,
   description: z.optional(description),
   filter: z.optional(z.nullable(eventFilterSchema)),
+  rate_limit: z.optional(rateLimit),
 });
 export type CreateEndpointInput = z.output<typeof createWebhookEndpointBody>;
 
-export const updateWebhookEndpointBody = z.partial(z.strictObject({ url: z.string(), events: eventsSchema, description, filter: z.nullable(eventFilterSchema), enabled: z.boolean() }));
+export const updateWebhookEndpointBody = z.partial(z.strictObject({ url: z.string(), events: eventsSchema, description, filter: z.nullable(eventFilterSchema), rate_limit: rateLimit, enabled: z.boolean() }));
 export type UpdateEndpointInput = z.output<typeof updateWebhookEndpointBody>;

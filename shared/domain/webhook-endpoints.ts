@@ -28,6 +28,8 @@ export interface EndpointRecord {
   events: string[];
   /** Only events matching it are sent (./event-filter.ts); null or absent (endpoints saved before filters): all of its types. */
   filter?: EventFilter | null;
+  /** Requests per second (../webhooks/rate-window.ts); null or absent: no rate limit. */
+  rate_limit?: number | null;
   enabled: boolean;
   disabled_reason: 'manual' | 'failing' | 'gone' | null;
   failing_since: string | null;
@@ -44,11 +46,13 @@ export interface EndpointRecord {
   last_errors?: string[];
   /** Set while deliveries wait on the queue for a slot: the next success pulls due ones from the table (internal). */
   backlog_at?: string;
+  /** Request starts the rate limit counts, by 10 ms bucket (internal; ../webhooks/rate-window.ts). */
+  rate_starts?: Record<string, number>;
   /** The write token of the request that created it (internal): a retry of that request gets this endpoint, not a second one. */
   created_by?: string;
 }
 
-export type EndpointChanges = Partial<Pick<EndpointRecord, 'url' | 'description' | 'events' | 'filter' | 'enabled' | 'disabled_reason' | 'failing_since' | 'health'>>;
+export type EndpointChanges = Partial<Pick<EndpointRecord, 'url' | 'description' | 'events' | 'filter' | 'rate_limit' | 'enabled' | 'disabled_reason' | 'failing_since' | 'health'>>;
 
 export interface EndpointStore {
   create(endpoint: EndpointRecord, maxPerShop: number): Promise<'created' | 'limit_reached' | 'shop_missing'>;
@@ -86,6 +90,7 @@ export function toEndpointResource(e: EndpointRecord): Resource<'webhookEndpoint
     description: e.description,
     events: e.events,
     filter: e.filter ?? null,
+    rate_limit: e.rate_limit ?? null,
     enabled: e.enabled,
     disabled_reason: e.disabled_reason,
     failing_since: e.failing_since,
@@ -133,6 +138,7 @@ export async function createEndpoint(
     description: input.description ?? null,
     events: input.events,
     filter: input.filter ?? null,
+    rate_limit: input.rate_limit ?? null,
     enabled: true,
     disabled_reason: null,
     failing_since: null,
@@ -165,6 +171,7 @@ export async function updateEndpoint(deps: Pick<EndpointDeps, 'endpoints' | 'del
   if (input.events !== undefined) changes.events = input.events;
   if (input.description !== undefined) changes.description = input.description;
   if (input.filter !== undefined) changes.filter = input.filter;
+  if (input.rate_limit !== undefined) changes.rate_limit = input.rate_limit;
   if (input.enabled === true) Object.assign(changes, { enabled: true, disabled_reason: null, failing_since: null });
   // Re-enabling a disabled endpoint starts afresh: a closed circuit and no failure count.
   if (input.enabled === true && !endpoint.enabled) changes.health = HEALTHY;
