@@ -1116,6 +1116,8 @@ export interface components {
             filter: {
                 [key: string]: unknown;
             } | null;
+            /** @description Requests per second to this endpoint, fleet-wide: at most this many start in any one-second window, bursts included. A delivery over it waits (no attempt used, nothing counted as failed) and goes out as the rate allows. null: only the in-flight bound applies. */
+            rate_limit: number | null;
             enabled: boolean;
             disabled_reason: ("manual" | "failing" | "gone") | null;
             failing_since: string | null;
@@ -1237,6 +1239,8 @@ export interface components {
             filter: {
                 [key: string]: unknown;
             } | null;
+            /** @description Requests per second to this endpoint, fleet-wide: at most this many start in any one-second window, bursts included. A delivery over it waits (no attempt used, nothing counted as failed) and goes out as the rate allows. null: only the in-flight bound applies. */
+            rate_limit: number | null;
             enabled: boolean;
             disabled_reason: ("manual" | "failing" | "gone") | null;
             failing_since: string | null;
@@ -1415,6 +1419,8 @@ export interface operations {
                     filter?: {
                         [key: string]: unknown;
                     } | null;
+                    /** @description Requests per second to this endpoint, at most 1000: at most this many start in any one-second window. null (default): no limit but the in-flight one. */
+                    rate_limit?: number | null;
                 };
             };
         };
@@ -1522,6 +1528,8 @@ export interface operations {
                     filter?: {
                         [key: string]: unknown;
                     } | null;
+                    /** @description Requests per second to this endpoint, at most 1000: at most this many start in any one-second window. null (default): no limit but the in-flight one. */
+                    rate_limit?: number | null;
                     enabled?: boolean;
                 };
             };

@@ -23,6 +23,7 @@ function endpointCard(ctx, e) {
     h('h3', { id: `${e.id}-url`, class: 'url' }, e.url),
     e.description ? h('p', {}, e.description) : null,
     h('p', {}, 'Filter: ', e.filter ? h('code', {}, JSON.stringify(e.filter)) : 'none (every event of its types)'),
+    h('p', {}, 'Rate limit: ', e.rate_limit ? `${e.rate_limit} per second` : 'none'),
     h('dl', { class: 'facts' },
       fact('Status', h('span', { class: e.enabled ? 'ok' : 'bad' }, state)),
       fact('Circuit', h('span', { class: circuit === 'closed' ? 'ok' : 'bad' }, circuit.replace('_', ' '))),

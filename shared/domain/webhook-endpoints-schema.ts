@@ -15,6 +15,7 @@ const description = z.nullable(z.string().check(z.trim(), z.maxLength(500)));
 const RATE_LIMIT_MESSAGE = 'must be an integer from 1 to 1000, or null';
 /** Requests per second to the endpoint (shared/webhooks/rate-window.ts); null: the in-flight bound alone. */
 const rateLimit = z.nullable(z.number({ error: RATE_LIMIT_MESSAGE }).check(z.int(RATE_LIMIT_MESSAGE), z.minimum(1, RATE_LIMIT_MESSAGE), z.maximum(1000, RATE_LIMIT_MESSAGE)));
+z.globalRegistry.add(rateLimit, { description: 'Requests per second to this endpoint, at most 1000: at most this many start in any one-second window. null (default): no limit but the in-flight one.' });
 
 export const createWebhookEndpointBody = z.strictObject({
   url: z.string(),
