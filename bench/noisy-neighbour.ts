@@ -5,7 +5,9 @@
  *
  *   1. one shop, one healthy endpoint (the baseline);
  *   2. the same plus, in the same shop, an endpoint that never answers (the delivery
- *      timeout is the default 10 s) and one that answers 500;
+ *      timeout is the default 10 s), one that answers 500, and one with `rate_limit: 3` that
+ *      gets every event too (at 5/s, a backlog that grows through the run; the run then
+ *      waits for it to drain, to count what its deliveries cost);
  *   3. the hanging endpoint in another shop, sent test events while the healthy shop's
  *      events flow.
  *
@@ -35,6 +37,7 @@ import { SCOPES } from '../shared/domain/scopes';
 import { answers, closeFaultReceivers, startFaultReceiver, type AnswerPolicy, type FaultReceiver } from './lib/fault-receiver';
 import { callIngest, startBenchStack, type BenchStack } from './lib/stack';
 import { countCalls } from './lib/instrument';
+import { countPerEndpoint, type EndpointTally } from './lib/per-endpoint';
 import { percentile, printTable, sleep, setting, verdict } from './lib/stats';
 
 const EVENTS = setting('BENCH_EVENTS', 100);
@@ -44,6 +47,8 @@ const TEST_EVENTS = setting('BENCH_TEST_EVENTS', 80);
 const SETTLE_MS = setting('BENCH_SETTLE_MS', 30_000);
 const WARMUP = 10;
 const HANGING_MAX = 25;
+/** The rate-limited endpoint's `rate_limit` (run 2). */
+const RATE = 3;
 
 interface Tenant {
   shop: Shop;
@@ -59,6 +64,8 @@ interface RunResult {
   stages: Record<Stage, number[]>;
   /** Table requests by operation from the first healthy event to the end of the run (every tenant's, warm-up included). */
   requests: Map<string, number>;
+  /** Writes to each endpoint's item and queue messages for its deliveries, by endpoint id (warm-up included). */
+  perEndpoint: Map<string, EndpointTally>;
 }
 
 /** Each written event's shop, to find its delivery rows. */
@@ -92,9 +99,9 @@ async function stagesOf(written: Map<string, number>, receiver: FaultReceiver & 
 }
 
 
-async function endpoint(bench: BenchStack, t: Tenant, name: string, policy: AnswerPolicy): Promise<FaultReceiver & { id: string }> {
+async function endpoint(bench: BenchStack, t: Tenant, name: string, policy: AnswerPolicy, extra: Record<string, unknown> = {}): Promise<FaultReceiver & { id: string }> {
   const receiver = await startFaultReceiver(name, policy);
-  const created = await bench.api('POST', '/v1/webhook-endpoints', { url: receiver.url, events: ['call.completed'] }, t.key);
+  const created = await bench.api('POST', '/v1/webhook-endpoints', { url: receiver.url, events: ['call.completed'], ...extra }, t.key);
   if (created.status !== 201) throw new Error(`could not create endpoint ${name}: ${JSON.stringify(created.json)}`);
   const { id, secret } = created.json as { id: string; secret: string };
   receiver.setSecret(secret);
@@ -132,6 +139,17 @@ async function paced(count: number, intervalMs: number, one: (i: number) => Prom
   await Promise.all(pending);
 }
 
+/** The most receipts in any closed one-second window, sliding over every receipt (performance.now() times). */
+function mostInOneSecond(times: number[]): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; i < sorted.length; i++) {
+    while ((sorted[i] as number) - (sorted[j] as number) > 1000) j++;
+    most = Math.max(most, i - j + 1);
+  }
+  return most;
+}
+
 async function waitFor(receiver: FaultReceiver, ids: Iterable<string>, timeoutMs: number): Promise<void> {
   const want = [...ids];
   const deadline = performance.now() + timeoutMs;
@@ -147,6 +165,7 @@ async function run(measure: (bench: BenchStack, demo: Tenant, healthy: FaultRece
     const demo = { shop: bench.demo.shop, key: bench.demo.writeKey.key };
     const healthy = await endpoint(bench, demo, 'healthy', answers.ok());
     const table = countCalls(bench.stack.deps.db.doc);
+    const perEndpoint = countPerEndpoint(bench.stack.deps.db.doc, bench.stack.sqsApi);
     const { written, receivers } = await measure(bench, demo, healthy);
     const requests = new Map([...table.calls].sort((a, b) => b[1] - a[1]));
     const target = receivers.healthy ?? healthy;
@@ -156,6 +175,7 @@ async function run(measure: (bench: BenchStack, demo: Tenant, healthy: FaultRece
       seconds: (performance.now() - started) / 1000,
       stages: await stagesOf(written, target),
       requests,
+      perEndpoint,
     };
   } finally {
     await closeFaultReceivers(); // drops hung requests, so the consumer stops at once
@@ -196,7 +216,10 @@ const sameShopRun = () =>
     await warmUp(demo, healthy);
     const hanging = await endpoint(bench, demo, 'hanging', answers.hang());
     const failing = await endpoint(bench, demo, 'failing', answers.status(500));
-    return { written: await healthyTraffic(demo, healthy), receivers: { healthy, hanging, failing } };
+    const limited = await endpoint(bench, demo, 'rate-limited', answers.ok(), { rate_limit: RATE });
+    const written = await healthyTraffic(demo, healthy);
+    await waitFor(limited, written.keys(), SETTLE_MS + (EVENTS * 1000) / RATE);
+    return { written, receivers: { healthy, hanging, failing, limited } };
   });
 
 // Run 3: the hanging endpoint in another shop (the demo shop), sent test events; the healthy endpoint in shop B.
@@ -264,6 +287,25 @@ printTable('Requests the bad receivers got, the most in any one run', ['run', 'r
   ['2', 'failing (answers 500)', most('2', 'failing'), '', ''],
   ['3', 'hanging, other shop', most('3', 'hanging'), `≤ ${HANGING_MAX}`, verdict(most('3', 'hanging') <= HANGING_MAX)],
 ]);
+printTable(`The rate-limited endpoint (rate_limit: ${RATE}, sent the same ${EVENTS} events at ${(1000 / INTERVAL_MS).toFixed(0)}/s) beside the healthy one, in run 2`, ['round', 'delivered', 'most started in any 1 s', 'target', 'result'], results['2'].map((r, i) => {
+  const most = mostInOneSecond((r.receivers.limited?.receipts ?? []).map((x) => x.at));
+  const delivered = r.receivers.limited?.firstOk.size ?? 0;
+  return [i + 1, `${delivered}/${EVENTS}`, most, `≤ ${RATE}, all delivered`, verdict(most <= RATE && delivered === EVENTS)];
+}));
+printTable('What the rate limit costs per delivery, in run 2: writes to the endpoint\'s own item (admissions, attempts\' ends) and queue messages', ['round', 'endpoint', 'item writes', 'write units', 'queue messages', 'extra write units vs healthy'], results['2'].flatMap((r, i) => {
+  const per = (name: string) => {
+    const rec = r.receivers[name] as (FaultReceiver & { id?: string }) | undefined;
+    const t = r.perEndpoint.get(rec?.id ?? '');
+    const n = Math.max(1, rec?.firstOk.size ?? 0);
+    return { writes: (t?.writes ?? 0) / n, units: (t?.units ?? 0) / n, messages: (t?.messages ?? 0) / n };
+  };
+  const h = per('healthy');
+  const l = per('limited');
+  return [
+    [i + 1, 'healthy (no rate limit)', h.writes.toFixed(2), h.units.toFixed(2), h.messages.toFixed(2), ''],
+    [i + 1, `rate_limit: ${RATE}`, l.writes.toFixed(2), l.units.toFixed(2), l.messages.toFixed(2), (l.units - h.units).toFixed(2)],
+  ];
+}));
 const runs: [string, RunResult][] = (['1', '2', '3'] as Config[]).flatMap((c) => results[c].map((r, i): [string, RunResult] => [`${c}, round ${i + 1}`, r]));
 printTable(
   'Table requests during each run, per healthy event (the one DynamoDB Local serves ingest, fan-out, consumer, API and sweeper alike)',
