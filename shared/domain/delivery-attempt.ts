@@ -174,8 +174,9 @@ async function admitOn(deps: AttemptDeps, read: EndpointRecord, due: Due[], now:
     if (!endpoint?.enabled) return null;
     // A retry counts the rate's window from when it re-read the endpoint, not from the first try.
     const at = tries === 0 ? now : deps.now().getTime();
-    const admission = admit(endpoint, due.map((d) => d.delivery.id), at, leaseMs(deps.settings.timeoutMs), randomUUID);
-    const mustWrite = admission.send.length > 0 || admission.health !== endpoint.health;
+    const booked = new Set(due.filter((d) => d.message.rate_at !== undefined).map((d) => d.delivery.id));
+    const admission = admit(endpoint, due.map((d) => d.delivery.id), at, leaseMs(deps.settings.timeoutMs), randomUUID, booked);
+    const mustWrite = admission.send.length > 0 || admission.health !== endpoint.health || !!admission.rateTail;
     if (!mustWrite || (await deps.endpoints.admit(endpoint, admission))) return { endpoint, admission };
     endpoint = await deps.endpoints.get(read.shop_id, read.id);
   }
@@ -259,7 +260,8 @@ async function attemptOnce(deps: AttemptDeps, endpoint: EndpointRecord, health: 
   runway.flush();
   // Deliveries wait for a slot (this success took the mark, or they were pulled): pull them while the
   // runway lasts; past it, hand them back to the queue due now, rather than leave them to their deferral.
-  const waiting = succeeded && (released.backlog || runway.pulled);
+  // (Not under a rate limit: its waiting deliveries come back on their own, each admitted in turn.)
+  const waiting = succeeded && (released.backlog || runway.pulled) && !endpoint.rate_limit;
   if (waiting) runway.ctx.pulled.push(Date.now() < runway.ctx.deadline ? pullDue(deps, endpoint, runway.ctx) : requeueDue(deps, endpoint, runway.ctx));
   const before = released.circuitBefore;
   if (!recorded) return 'duplicate';
@@ -324,7 +326,7 @@ export function deferDelayMs(base: number, deferrals: number, random = Math.rand
 
 /** Over the endpoint's rate: the same message when the rate has room, no attempt used, its deferral backoff left as it was. */
 async function waitForRate(deps: AttemptDeps, due: Due, at: number): Promise<AttemptVerdict> {
-  await deps.scheduler.schedule(due.message, new Date(at));
+  await deps.scheduler.schedule({ ...due.message, rate_at: at }, new Date(at));
   return 'deferred';
 }
 

@@ -48,6 +48,8 @@ export interface EndpointRecord {
   backlog_at?: string;
   /** Request starts the rate limit counts, by 10 ms bucket (internal; ../webhooks/rate-window.ts). */
   rate_starts?: Record<string, number>;
+  /** The last place promised to a delivery waiting for the rate (internal, epoch ms). */
+  rate_tail?: number | null;
   /** The write token of the request that created it (internal): a retry of that request gets this endpoint, not a second one. */
   created_by?: string;
 }

@@ -276,6 +276,10 @@ export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
       values[':starts'] = admission.rateStarts;
       sets.push('rate_starts = :starts');
     }
+    if (admission.rateTail) {
+      values[':tail'] = admission.rateTail;
+      sets.push('rate_tail = :tail');
+    }
     const condition = 'attribute_exists(pk) AND enabled = :true AND ' + (endpoint.lease_version === 0 ? '(attribute_not_exists(lease_version) OR lease_version = :seen)' : 'lease_version = :seen');
     const update = `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`;
     try {
@@ -368,6 +372,7 @@ function isPlainSend(endpoint: EndpointRecord, admission: Admission): boolean {
   return (
     admission.send.length > 0 &&
     !admission.rateStarts &&
+    !admission.rateTail &&
     admission.expired.length === 0 &&
     admission.health === health &&
     health.circuit === 'closed' &&

@@ -51,8 +51,9 @@ export interface EndpointGate {
   lease_version: number;
   /** Requests per second, fleet-wide (./rate-window.ts); null or absent: the in-flight bound alone. */
   rate_limit?: number | null;
-  /** The starts the rate counts, written by admissions on the version only. */
+  /** The starts the rate counts and the last place promised to a waiting delivery, written by admissions on the version only. */
   rate_starts?: RateStarts;
+  rate_tail?: number | null;
 }
 
 export const HEALTHY: EndpointHealth = {
@@ -87,6 +88,8 @@ export interface Admission {
   rateLimited?: { deliveryId: string; at: number }[];
   /** The rate's starts to write with the leases (rate-limited endpoints only; they admit on the version). */
   rateStarts?: RateStarts | null;
+  /** The new end of the line of deliveries waiting for the rate, when this admission added to it. */
+  rateTail?: number | null;
 }
 
 export const isLive = (lease: Lease | undefined, now: number): lease is Lease => lease !== undefined && lease.until > now;
@@ -116,15 +119,17 @@ function stuck(gate: EndpointGate, live: [string, Lease][], now: number, leaseMs
  * Which of the due deliveries (in the order given) go out now. Closed: up to the in-flight
  * limit. Open or half_open: one probe when none is in flight and the probe time has come;
  * every other due delivery is recorded as not sent (`circuit_open`). Beneath both, the
- * endpoint's rate limit, if it has one: what it has no room for waits (`rateLimited`).
+ * endpoint's rate limit, if it has one: what it has no room for waits (`rateLimited`);
+ * `booked` are deliveries that waited for it already (./rate-window.ts, `limitRate`).
  */
-export function admit(gate: EndpointGate, deliveryIds: string[], now: number, leaseMs: number, token: () => string): Admission {
+export function admit(gate: EndpointGate, deliveryIds: string[], now: number, leaseMs: number, token: () => string, booked: ReadonlySet<string> = new Set()): Admission {
   const out = admitSlots(gate, deliveryIds, now, leaseMs, token);
   if (!gate.rate_limit) return out;
-  const rate = limitRate(gate.rate_limit, gate.rate_starts ?? {}, now, out.send.map((s) => s.deliveryId), out.defer);
+  const rate = limitRate(gate.rate_limit, { starts: gate.rate_starts ?? {}, tail: gate.rate_tail ?? null }, now, out.send.map((s) => s.deliveryId), out.defer, booked);
   // A probe the rate holds back leaves the circuit as it was.
-  const health = rate.send < out.send.length ? gate.health : out.health;
-  return { ...out, send: out.send.slice(0, rate.send), defer: rate.defer, deferUntil: rate.defer.length ? out.deferUntil : null, rateLimited: rate.waiting, rateStarts: rate.starts, health };
+  const health = rate.send.length < out.send.length ? gate.health : out.health;
+  const send = out.send.filter((s) => rate.send.includes(s.deliveryId));
+  return { ...out, send, defer: rate.defer, deferUntil: rate.defer.length ? out.deferUntil : null, rateLimited: rate.waiting, rateStarts: rate.starts, rateTail: rate.tail, health };
 }
 
 function admitSlots(gate: EndpointGate, deliveryIds: string[], now: number, leaseMs: number, token: () => string): Admission {

@@ -71,28 +71,53 @@ export function rateWaits(limit: number, starts: RateStarts, now: number, count:
   return times.map((t) => Math.min(t, now + MAX_RATE_WAIT_MS));
 }
 
+/** The endpoint's rate state as read: the starts counted, and the last place promised to a waiting delivery (epoch ms). */
+export interface RateState {
+  starts: RateStarts;
+  tail: number | null;
+}
+
 export interface RateDecision {
-  /** How many of the deliveries the in-flight bound admitted may start (the first ones). */
-  send: number;
+  /** Which of the deliveries the in-flight bound admitted may start. */
+  send: string[];
   /** Waiting for the rate, with the time each may try again: no attempt used, no slot held. */
   waiting: { deliveryId: string; at: number }[];
   /** Still over the in-flight bound only (the rate had room): deferred as usual. */
   defer: string[];
-  /** The starts to write with the admission; null when nothing starts (no write needed). */
+  /** The starts to write with the admission; null when nothing starts (none to write). */
   starts: RateStarts | null;
+  /** The new last place promised, when this admission promised places; else null (none to write). */
+  tail: number | null;
 }
 
 /**
  * Applies the rate to what the in-flight bound admitted (`send`, in order) and deferred
- * (`defer`). When the rate is what binds, everything not sent waits for the rate, not for a
- * slot: it would find no room before then either.
+ * (`defer`). Deliveries that waited for the rate already (`booked`: woken at the place they
+ * were promised) go first; the others join the end of the line while there is one, so one
+ * that just came never takes the place of one that waited. Whoever finds no room waits: a
+ * booked one until the window next has room, a new one at the end of the line, a place
+ * apart (one period / N) from the last. Spaced so, the waiting ones wake one at a time and
+ * each finds its room, instead of all waking at every opening and all but N going round the
+ * queue again; the price is a write of the line's end when a batch joins it.
  */
-export function limitRate(limit: number, starts: RateStarts, now: number, send: string[], defer: string[]): RateDecision {
-  const allowance = rateAllowance(limit, starts, now);
-  const n = Math.min(send.length, allowance);
-  const written = n > 0 ? withStarts(starts, now, n) : null;
-  if (n === send.length && (defer.length === 0 || allowance > n)) return { send: n, waiting: [], defer, starts: written };
-  const rest = [...send.slice(n), ...defer];
-  const at = rateWaits(limit, withStarts(starts, now, n), now, rest.length);
-  return { send: n, waiting: rest.map((deliveryId, i) => ({ deliveryId, at: at[i] as number })), defer: [], starts: written };
+export function limitRate(limit: number, state: RateState, now: number, send: string[], defer: string[], booked: ReadonlySet<string>): RateDecision {
+  const line = state.tail !== null && state.tail > now;
+  const allowance = rateAllowance(limit, state.starts, now);
+  const go = [...send.filter((id) => booked.has(id)), ...send.filter((id) => !booked.has(id) && !line)].slice(0, allowance);
+  const held = send.filter((id) => !go.includes(id));
+  const starts = go.length > 0 ? withStarts(state.starts, now, go.length) : null;
+  const binds = held.length > 0 || (defer.length > 0 && allowance <= go.length);
+  // Over the in-flight bound but not the rate: deferred as usual, unless a line is to be joined.
+  const over = [...held, ...defer.filter((id) => binds || (line && !booked.has(id)))];
+  const rateWaiting = [...over.filter((id) => booked.has(id)), ...over.filter((id) => !booked.has(id))];
+  const slotWaiting = defer.filter((id) => !rateWaiting.includes(id));
+  const places = rateWaits(limit, starts ?? state.starts, now, rateWaiting.length);
+  let tail = line ? (state.tail as number) : -Infinity;
+  const joined = rateWaiting.filter((id) => !booked.has(id));
+  const waiting = rateWaiting.map((deliveryId, i) => {
+    if (booked.has(deliveryId)) return { deliveryId, at: places[i] as number };
+    tail = Math.min(now + MAX_RATE_WAIT_MS, Math.max(places[i] as number, tail + RATE_PERIOD_MS / limit));
+    return { deliveryId, at: tail };
+  });
+  return { send: go, waiting, defer: slotWaiting, starts, tail: joined.length > 0 ? tail : null };
 }
