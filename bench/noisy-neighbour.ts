@@ -19,8 +19,8 @@
  * five baseline runs in a row measured p50s from 144 ms to 2,024 ms: a single pair of runs
  * says more about the bursts than about isolation.
  *
- * Events are written at 5/s. Run 2 makes three deliveries of each, about 11 table requests
- * per event against the baseline's 7 (the table below prints them), all served by the one
+ * Events are written at 5/s. Run 2 makes four deliveries of each, about 18 table requests
+ * per event against the baseline's 8 (the table below prints them), all served by the one
  * DynamoDB Local; at 10/s a steal burst pushed that emulator past its capacity in run 2 and
  * not in the baseline, and the figure measured the emulator's backlog (docs/performance.md).
  * A run ends when the healthy receiver has every event, or BENCH_SETTLE_MS after the last
