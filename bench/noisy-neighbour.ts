@@ -5,8 +5,10 @@
  *
  *   1. one shop, one healthy endpoint (the baseline);
  *   2. the same plus, in the same shop, an endpoint that never answers (the delivery
- *      timeout is the default 10 s) and one that answers 500;
- *      Beside them an endpoint with `ordering: "per_resource"` whose first delivery fails:
+ *      timeout is the default 10 s), one that answers 500, and one with `rate_limit: 3` that
+ *      gets every event too (at 5/s, a backlog that grows through the run; the run then
+ *      waits for it to drain, to count what its deliveries cost);
+ *      beside them an endpoint with `ordering: "per_resource"` whose first delivery fails:
  *      it gets a job's job.created and job.approved for every fifth healthy event, and the
  *      failed job.created holds its job.approved (its retry is a minute out);
  *   3. the hanging endpoint in another shop, sent test events while the healthy shop's
@@ -20,8 +22,8 @@
  * five baseline runs in a row measured p50s from 144 ms to 2,024 ms: a single pair of runs
  * says more about the bursts than about isolation.
  *
- * Events are written at 5/s. Run 2 makes three deliveries of each, about 11 table requests
- * per event against the baseline's 7 (the table below prints them), all served by the one
+ * Events are written at 5/s. Run 2 makes four deliveries of each, about 18 table requests
+ * per event against the baseline's 8 (the table below prints them), all served by the one
  * DynamoDB Local; at 10/s a steal burst pushed that emulator past its capacity in run 2 and
  * not in the baseline, and the figure measured the emulator's backlog (docs/performance.md).
  * A run ends when the healthy receiver has every event, or BENCH_SETTLE_MS after the last
@@ -39,6 +41,7 @@ import { answers, closeFaultReceivers, startFaultReceiver, type AnswerPolicy, ty
 import { callIngest, startBenchStack, type BenchStack } from './lib/stack';
 import { countCalls, type OpTally } from './lib/instrument';
 import { countedApart, startOrderedJobs, type OrderedJobs } from './lib/ordered-jobs';
+import { countPerEndpoint, type EndpointTally } from './lib/per-endpoint';
 import { DynamoEventStore } from '../shared/store/events';
 import { percentile, printTable, sleep, setting, verdict } from './lib/stats';
 
@@ -49,6 +52,8 @@ const TEST_EVENTS = setting('BENCH_TEST_EVENTS', 80);
 const SETTLE_MS = setting('BENCH_SETTLE_MS', 30_000);
 const WARMUP = 10;
 const HANGING_MAX = 25;
+/** The rate-limited endpoint's `rate_limit` (run 2). */
+const RATE = 3;
 
 interface Tenant {
   shop: Shop;
@@ -64,6 +69,8 @@ interface RunResult {
   stages: Record<Stage, number[]>;
   /** Table requests by operation from the first healthy event to the end of the run (every tenant's, warm-up included). */
   requests: Map<string, number>;
+  /** Writes to each endpoint's item and queue messages for its deliveries, by endpoint id (warm-up included). */
+  perEndpoint: Map<string, EndpointTally>;
   /** Run 2's ordered endpoint: its jobs, what arrived, what was held at the end, and what its chains cost. */
   ordered?: OrderedSummary;
 }
@@ -109,9 +116,9 @@ async function stagesOf(written: Map<string, number>, receiver: FaultReceiver & 
 }
 
 
-async function endpoint(bench: BenchStack, t: Tenant, name: string, policy: AnswerPolicy): Promise<FaultReceiver & { id: string }> {
+async function endpoint(bench: BenchStack, t: Tenant, name: string, policy: AnswerPolicy, extra: Record<string, unknown> = {}): Promise<FaultReceiver & { id: string }> {
   const receiver = await startFaultReceiver(name, policy);
-  const created = await bench.api('POST', '/v1/webhook-endpoints', { url: receiver.url, events: ['call.completed'] }, t.key);
+  const created = await bench.api('POST', '/v1/webhook-endpoints', { url: receiver.url, events: ['call.completed'], ...extra }, t.key);
   if (created.status !== 201) throw new Error(`could not create endpoint ${name}: ${JSON.stringify(created.json)}`);
   const { id, secret } = created.json as { id: string; secret: string };
   receiver.setSecret(secret);
@@ -149,6 +156,17 @@ async function paced(count: number, intervalMs: number, one: (i: number) => Prom
   await Promise.all(pending);
 }
 
+/** The most receipts in any closed one-second window, sliding over every receipt (performance.now() times). */
+function mostInOneSecond(times: number[]): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; i < sorted.length; i++) {
+    while ((sorted[i] as number) - (sorted[j] as number) > 1000) j++;
+    most = Math.max(most, i - j + 1);
+  }
+  return most;
+}
+
 async function waitFor(receiver: FaultReceiver, ids: Iterable<string>, timeoutMs: number): Promise<void> {
   const want = [...ids];
   const deadline = performance.now() + timeoutMs;
@@ -165,6 +183,7 @@ async function run(measure: (bench: BenchStack, demo: Tenant, healthy: FaultRece
     const healthy = await endpoint(bench, demo, 'healthy', answers.ok());
     const table = countCalls(bench.stack.deps.db.doc);
     countedApart(bench.stack.deps.order);
+    const perEndpoint = countPerEndpoint(bench.stack.deps.db.doc, bench.stack.sqsApi);
     const { written, receivers, ordered } = await measure(bench, demo, healthy);
     const requests = new Map([...table.calls].sort((a, b) => b[1] - a[1]));
     const target = receivers.healthy ?? healthy;
@@ -174,6 +193,7 @@ async function run(measure: (bench: BenchStack, demo: Tenant, healthy: FaultRece
       seconds: (performance.now() - started) / 1000,
       stages: await stagesOf(written, target),
       requests,
+      perEndpoint,
       ...(ordered ? { ordered: await summarizeOrdered(ordered, table.stages.get('order')) } : {}),
     };
   } finally {
@@ -227,8 +247,10 @@ const sameShopRun = () =>
       'ordered',
       firstFails,
     );
+    const limited = await endpoint(bench, demo, 'rate-limited', answers.ok(), { rate_limit: RATE });
     const written = await healthyTraffic(demo, healthy, ordered);
-    return { written, receivers: { healthy, hanging, failing, ordered: ordered.receiver }, ordered };
+    await waitFor(limited, written.keys(), SETTLE_MS + (EVENTS * 1000) / RATE);
+    return { written, receivers: { healthy, hanging, failing, ordered: ordered.receiver, limited }, ordered };
   });
 
 // Run 3: the hanging endpoint in another shop (the demo shop), sent test events; the healthy endpoint in shop B.
@@ -318,6 +340,25 @@ printTable(
     return [i + 1, o.jobs, `${o.delivered}/${2 * o.jobs}`, o.heldAtEnd, o.outOfOrder, perDelivery(o.writeUnits), perDelivery(o.readUnits), '0 out of order', verdict(o.outOfOrder === 0)];
   }),
 );
+printTable(`The rate-limited endpoint (rate_limit: ${RATE}, sent the same ${EVENTS} events at ${(1000 / INTERVAL_MS).toFixed(0)}/s) beside the healthy one, in run 2`, ['round', 'delivered', 'most started in any 1 s', 'target', 'result'], results['2'].map((r, i) => {
+  const most = mostInOneSecond((r.receivers.limited?.receipts ?? []).map((x) => x.at));
+  const delivered = r.receivers.limited?.firstOk.size ?? 0;
+  return [i + 1, `${delivered}/${EVENTS}`, most, `≤ ${RATE}, all delivered`, verdict(most <= RATE && delivered === EVENTS)];
+}));
+printTable('What the rate limit costs per delivery, in run 2: writes to the endpoint\'s own item (admissions, attempts\' ends) and queue messages', ['round', 'endpoint', 'item writes', 'write units', 'queue messages', 'extra write units vs healthy'], results['2'].flatMap((r, i) => {
+  const per = (name: string) => {
+    const rec = r.receivers[name] as (FaultReceiver & { id?: string }) | undefined;
+    const t = r.perEndpoint.get(rec?.id ?? '');
+    const n = Math.max(1, rec?.firstOk.size ?? 0);
+    return { writes: (t?.writes ?? 0) / n, units: (t?.units ?? 0) / n, messages: (t?.messages ?? 0) / n };
+  };
+  const h = per('healthy');
+  const l = per('limited');
+  return [
+    [i + 1, 'healthy (no rate limit)', h.writes.toFixed(2), h.units.toFixed(2), h.messages.toFixed(2), ''],
+    [i + 1, `rate_limit: ${RATE}`, l.writes.toFixed(2), l.units.toFixed(2), l.messages.toFixed(2), (l.units - h.units).toFixed(2)],
+  ];
+}));
 const runs: [string, RunResult][] = (['1', '2', '3'] as Config[]).flatMap((c) => results[c].map((r, i): [string, RunResult] => [`${c}, round ${i + 1}`, r]));
 printTable(
   'Table requests during each run, per healthy event (the one DynamoDB Local serves ingest, fan-out, consumer, API and sweeper alike)',

@@ -1202,6 +1202,8 @@ export interface components {
              * @enum {string}
              */
             ordering: "none" | "per_resource";
+            /** @description Requests per second to this endpoint, fleet-wide: at most this many start in any one-second window, bursts included. A delivery over it waits (no attempt used, nothing counted as failed) and goes out as the rate allows. null: only the in-flight bound applies. */
+            rate_limit: number | null;
             enabled: boolean;
             disabled_reason: ("manual" | "failing" | "gone") | null;
             failing_since: string | null;
@@ -1328,6 +1330,8 @@ export interface components {
              * @enum {string}
              */
             ordering: "none" | "per_resource";
+            /** @description Requests per second to this endpoint, fleet-wide: at most this many start in any one-second window, bursts included. A delivery over it waits (no attempt used, nothing counted as failed) and goes out as the rate allows. null: only the in-flight bound applies. */
+            rate_limit: number | null;
             enabled: boolean;
             disabled_reason: ("manual" | "failing" | "gone") | null;
             failing_since: string | null;
@@ -1508,6 +1512,8 @@ export interface operations {
                     } | null;
                     /** @enum {string} */
                     ordering?: "none" | "per_resource";
+                    /** @description Requests per second to this endpoint, at most 1000: at most this many start in any one-second window. null (default): no limit but the in-flight one. */
+                    rate_limit?: number | null;
                 };
             };
         };
@@ -1617,6 +1623,8 @@ export interface operations {
                     } | null;
                     /** @enum {string} */
                     ordering?: "none" | "per_resource";
+                    /** @description Requests per second to this endpoint, at most 1000: at most this many start in any one-second window. null (default): no limit but the in-flight one. */
+                    rate_limit?: number | null;
                     enabled?: boolean;
                 };
             };

@@ -30,6 +30,7 @@ function endpointCard(ctx, e) {
     h('p', { class: 'note' }, `Sends: ${eventsInWords(e.events)}.`),
     h('p', { class: 'note' }, 'Filter: ', e.filter ? h('code', {}, JSON.stringify(e.filter)) : 'none (every event of its types)'),
     h('p', { class: 'note' }, 'Order: ', e.ordering === 'per_resource' ? 'one call\'s or job\'s messages in the order they happened' : 'as they come'),
+    h('p', { class: 'note' }, 'Pace: ', e.rate_limit ? `at most ${e.rate_limit} message${e.rate_limit === 1 ? '' : 's'} a second` : 'as fast as the receiver answers'),
     h('div', { class: 'actions' },
       h('button', { type: 'button', onclick: () => ctx.go((c) => deliveriesView(c, e)) }, 'Deliveries'),
       h('button', { type: 'button', onclick: () => ctx.go((c) => statsView(c, e)) }, 'Stats'),

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { logger } from '../logger';
+import { START_GRACE_MS } from '../webhooks/rate-window';
 import { admit, afterAttempt, CIRCUIT_THRESHOLD, heldClosed, MAX_IN_FLIGHT, olderAttemptUnresolved, type Admission, type EndpointHealth } from '../webhooks/circuit';
 import { decide, isSlowDown } from '../webhooks/policy';
 import { attemptUpdate, notSentAttempt, planNext } from './attempt-plan';
@@ -100,8 +101,9 @@ async function forEndpoint(deps: AttemptDeps, read: EndpointRecord | null, due: 
   const { endpoint: current, admission } = admitted;
   const find = (id: string) => due.find((d) => d.delivery.id === id) as Due;
   const healthy = admission.health.circuit === 'closed' && admission.health.consecutive_failures === 0;
-  // Over the limit of a healthy endpoint: wait in this batch for a slot one of ours frees.
-  const handsOn = healthy && admission.send.length > 0;
+  // Over the limit of a healthy endpoint: wait in this batch for a slot one of ours frees
+  // (not under a rate limit: every start it counts goes through an admission).
+  const handsOn = healthy && admission.send.length > 0 && !current.rate_limit;
   const runway = newRunway<AttemptVerdict>(ctx, handsOn ? admission.defer.map(find) : [], pulled, (d) => (pulled ? LEFT_DUE : defer(deps, d, deps.now())), admission.send.length);
   // …or, when none of ours is in flight, on the queue; the endpoint is marked, so the next success pulls due ones from the table.
   // Behind requests that look stuck too: their messages wait until the first lease ends, but a success
@@ -112,6 +114,7 @@ async function forEndpoint(deps: AttemptDeps, read: EndpointRecord | null, due: 
   for (const { deliveryId, lease } of admission.send) verdicts.set(deliveryId, attempt(deps, current, admission.health, find(deliveryId), { key: deliveryId, lease, ended: false }, runway));
   for (const id of admission.circuitOpen) verdicts.set(id, later(() => recordNotSent(deps, find(id), now)));
   for (const id of admission.defer) verdicts.set(id, handsOn ? runway.verdict(id) : pulled ? LEFT_DUE : later(() => defer(deps, find(id), now, admission.deferUntil)));
+  for (const { deliveryId, at } of admission.rateLimited ?? []) verdicts.set(deliveryId, pulled ? LEFT_DUE : later(() => waitForRate(deps, find(deliveryId), at)));
   for (const id of admission.inFlight) verdicts.set(id, Promise.resolve('in_flight'));
   await marked;
   return verdicts;
@@ -171,8 +174,11 @@ async function admitOn(deps: AttemptDeps, read: EndpointRecord, due: Due[], now:
   let endpoint: EndpointRecord | null = read;
   for (let tries = 0; tries < 3; tries++) {
     if (!endpoint?.enabled) return null;
-    const admission = admit(endpoint, due.map((d) => d.delivery.id), now, leaseMs(deps.settings.timeoutMs), randomUUID);
-    const mustWrite = admission.send.length > 0 || admission.health !== endpoint.health;
+    // A retry counts the rate's window from when it re-read the endpoint, not from the first try.
+    const at = tries === 0 ? now : deps.now().getTime();
+    const booked = new Set(due.filter((d) => d.message.rate_at !== undefined).map((d) => d.delivery.id));
+    const admission = admit(endpoint, due.map((d) => d.delivery.id), at, leaseMs(deps.settings.timeoutMs), randomUUID, booked);
+    const mustWrite = admission.send.length > 0 || admission.health !== endpoint.health || !!admission.rateTail;
     if (!mustWrite || (await deps.endpoints.admit(endpoint, admission))) return { endpoint, admission };
     endpoint = await deps.endpoints.get(read.shop_id, read.id);
   }
@@ -200,13 +206,21 @@ async function attemptOnce(deps: AttemptDeps, endpoint: EndpointRecord, health: 
   const { delivery, event } = due;
   const { lease } = run;
   const now = deps.now();
-  let result: SendResult;
+  let result: SendResult | 'late';
+  // Under a rate limit the request must start soon after its admission (../webhooks/rate-window.ts).
+  const startBy = endpoint.rate_limit ? lease.until - leaseMs(deps.settings.timeoutMs) + START_GRACE_MS : Infinity;
   try {
-    result = await send(deps, endpoint, event, now);
+    result = await send(deps, endpoint, event, now, startBy);
   } catch (err) {
     // Not the receiver's doing (secrets could not be read): free the slot, let the message come back.
     await deps.endpoints.release(endpoint, run.key, lease.token, { succeeded: false, counted: false, opens: false, health });
     throw err;
+  }
+  if (result === 'late') {
+    // Not sent, nothing counted: the slot freed, the message back on the queue at once to be admitted afresh.
+    await deps.endpoints.release(endpoint, run.key, lease.token, { succeeded: false, counted: false, opens: false, health });
+    if (runway.endRun(run)) await deps.ledger.releaseCarried(endpoint, await runway.take());
+    return waitForRate(deps, due, deps.now().getTime());
   }
   const n = delivery.attempts + 1;
   const outcome = decide(n, result, deps.timeScale);
@@ -249,7 +263,8 @@ async function attemptOnce(deps: AttemptDeps, endpoint: EndpointRecord, health: 
   runway.flush();
   // Deliveries wait for a slot (this success took the mark, or they were pulled): pull them while the
   // runway lasts; past it, hand them back to the queue due now, rather than leave them to their deferral.
-  const waiting = succeeded && (released.backlog || runway.pulled);
+  // (Not under a rate limit: its waiting deliveries come back on their own, each admitted in turn.)
+  const waiting = succeeded && (released.backlog || runway.pulled) && !endpoint.rate_limit;
   if (waiting) runway.ctx.pulled.push(Date.now() < runway.ctx.deadline ? pullDue(deps, endpoint, runway.ctx) : requeueDue(deps, endpoint, runway.ctx));
   const before = released.circuitBefore;
   if (!recorded) return 'duplicate';
@@ -320,17 +335,24 @@ export function deferDelayMs(base: number, deferrals: number, random = Math.rand
   return Math.round(delay * (0.8 + 0.4 * random()));
 }
 
+/** Over the endpoint's rate: the same message when the rate has room, no attempt used, its deferral backoff left as it was. */
+async function waitForRate(deps: AttemptDeps, due: Due, at: number): Promise<AttemptVerdict> {
+  await deps.scheduler.schedule({ ...due.message, rate_at: at }, new Date(at));
+  return 'deferred';
+}
+
 /** The circuit closed: every delivery waiting on it goes out now (the in-flight limit paces them), not at its next offset. */
 async function releaseWaiting(deps: AttemptDeps, endpoint: EndpointRecord, exceptId: string): Promise<void> {
   const open = await deps.deliveries.listOpenForEndpoint(endpoint.shop_id, endpoint.id);
   await deps.queue.send(open.filter((d) => d.status === 'retrying' && d.id !== exceptId).map((d) => messageOf(d)));
 }
 
-async function send(deps: AttemptDeps, endpoint: EndpointRecord, event: EventRecord, now: Date): Promise<SendResult> {
+async function send(deps: AttemptDeps, endpoint: EndpointRecord, event: EventRecord, now: Date, startBy: number): Promise<SendResult | 'late'> {
   // The guard runs again before every delivery: DNS may have changed since the endpoint was saved.
   const target = await deps.checkTarget(endpoint.url);
   if (!target.ok) return { status: null, error: `refused target: url ${target.reason}`, retryAfterMs: null, durationMs: 0, snippet: null };
   const body = JSON.stringify(toEventResource(event));
   const headers = signedHeaders(event.id, body, await signingSecrets(deps, endpoint, now), now);
+  if (deps.now().getTime() > startBy) return 'late';
   return deps.sender.post(target.url, headers, body);
 }

@@ -60,6 +60,8 @@ export interface DeliveryMessage {
   attempt: number;
   /** How many times this message was put back for its endpoint's in-flight limit (each wait is longer). */
   deferrals?: number;
+  /** The place it was promised when it waited for its endpoint's rate limit (epoch ms): it goes before those that did not wait. */
+  rate_at?: number;
   /**
    * The event itself, when the fan-out had it in hand and it is small (MESSAGE_EVENT_MAX_BYTES):
    * the consumer then reads only row and endpoint, half the items of its batch read. Events

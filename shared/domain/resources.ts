@@ -120,6 +120,10 @@ export const endpointHealthSchema = z
   })
   .meta({ id: 'WebhookEndpointHealth' });
 
+const RATE_LIMIT_DESCRIPTION =
+  'Requests per second to this endpoint, fleet-wide: at most this many start in any one-second window, bursts included. ' +
+  'A delivery over it waits (no attempt used, nothing counted as failed) and goes out as the rate allows. null: only the in-flight bound applies.';
+
 const endpointShape = {
   id: id('we'),
   object: z.literal('webhook_endpoint'),
@@ -130,6 +134,7 @@ const endpointShape = {
   ordering: z
     .enum(ENDPOINT_ORDERINGS)
     .describe('per_resource: events about one resource (the same `data.id`) reach the endpoint in the order they were created; a later one is held while an earlier one is pending or retrying.'),
+  rate_limit: z.int().min(1).max(1000).nullable().describe(RATE_LIMIT_DESCRIPTION),
   enabled: z.boolean(),
   disabled_reason: z.enum(['manual', 'failing', 'gone']).nullable(),
   failing_since: nullableTime,

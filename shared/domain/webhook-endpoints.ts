@@ -30,6 +30,8 @@ export interface EndpointRecord {
   filter?: EventFilter | null;
   /** `per_resource`: deliveries created while it is set follow their resource's order (./resource-order.ts); absent (saved before ordering): none. */
   ordering?: EndpointOrdering;
+  /** Requests per second (../webhooks/rate-window.ts); null or absent: no rate limit. */
+  rate_limit?: number | null;
   enabled: boolean;
   disabled_reason: 'manual' | 'failing' | 'gone' | null;
   failing_since: string | null;
@@ -46,11 +48,15 @@ export interface EndpointRecord {
   last_errors?: string[];
   /** Set while deliveries wait on the queue for a slot: the next success pulls due ones from the table (internal). */
   backlog_at?: string;
+  /** Request starts the rate limit counts, by 10 ms bucket (internal; ../webhooks/rate-window.ts). */
+  rate_starts?: Record<string, number>;
+  /** The last place promised to a delivery waiting for the rate (internal, epoch ms). */
+  rate_tail?: number | null;
   /** The write token of the request that created it (internal): a retry of that request gets this endpoint, not a second one. */
   created_by?: string;
 }
 
-export type EndpointChanges = Partial<Pick<EndpointRecord, 'url' | 'description' | 'events' | 'filter' | 'ordering' | 'enabled' | 'disabled_reason' | 'failing_since' | 'health'>>;
+export type EndpointChanges = Partial<Pick<EndpointRecord, 'url' | 'description' | 'events' | 'filter' | 'ordering' | 'rate_limit' | 'enabled' | 'disabled_reason' | 'failing_since' | 'health'>>;
 
 export interface EndpointStore {
   create(endpoint: EndpointRecord, maxPerShop: number): Promise<'created' | 'limit_reached' | 'shop_missing'>;
@@ -89,6 +95,7 @@ export function toEndpointResource(e: EndpointRecord): Resource<'webhookEndpoint
     events: e.events,
     filter: e.filter ?? null,
     ordering: e.ordering ?? 'none',
+    rate_limit: e.rate_limit ?? null,
     enabled: e.enabled,
     disabled_reason: e.disabled_reason,
     failing_since: e.failing_since,
@@ -137,6 +144,7 @@ export async function createEndpoint(
     events: input.events,
     filter: input.filter ?? null,
     ordering: input.ordering ?? 'none',
+    rate_limit: input.rate_limit ?? null,
     enabled: true,
     disabled_reason: null,
     failing_since: null,
@@ -170,6 +178,7 @@ export async function updateEndpoint(deps: Pick<EndpointDeps, 'endpoints' | 'del
   if (input.description !== undefined) changes.description = input.description;
   if (input.filter !== undefined) changes.filter = input.filter;
   if (input.ordering !== undefined) changes.ordering = input.ordering;
+  if (input.rate_limit !== undefined) changes.rate_limit = input.rate_limit;
   if (input.enabled === true) Object.assign(changes, { enabled: true, disabled_reason: null, failing_since: null });
   // Re-enabling a disabled endpoint starts afresh: a closed circuit and no failure count.
   if (input.enabled === true && !endpoint.enabled) changes.health = HEALTHY;

@@ -247,7 +247,8 @@ export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
    * Takes the admission's leases, drops the expired ones and writes the circuit, only if no
    * other consumer admitted since `endpoint` was read (lease_version) and it is still enabled.
    * Slots on a healthy endpoint and nothing else go by the count of leases instead
-   * (`admitOnCount`).
+   * (`admitOnCount`), except under a rate limit: its starts, written whole, are only right on
+   * the version they were counted on.
    */
   async admit(endpoint: EndpointRecord, admission: Admission): Promise<boolean> {
     if (isPlainSend(endpoint, admission)) {
@@ -270,6 +271,14 @@ export class DynamoEndpointStore implements EndpointStore, EndpointGateStore {
     if (admission.health !== endpoint.health) {
       values[':health'] = admission.health;
       sets.push('health = :health');
+    }
+    if (admission.rateStarts) {
+      values[':starts'] = admission.rateStarts;
+      sets.push('rate_starts = :starts');
+    }
+    if (admission.rateTail) {
+      values[':tail'] = admission.rateTail;
+      sets.push('rate_tail = :tail');
     }
     const condition = 'attribute_exists(pk) AND enabled = :true AND ' + (endpoint.lease_version === 0 ? '(attribute_not_exists(lease_version) OR lease_version = :seen)' : 'lease_version = :seen');
     const update = `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`;
@@ -362,6 +371,8 @@ function isPlainSend(endpoint: EndpointRecord, admission: Admission): boolean {
   const { health } = endpoint;
   return (
     admission.send.length > 0 &&
+    !admission.rateStarts &&
+    !admission.rateTail &&
     admission.expired.length === 0 &&
     admission.health === health &&
     health.circuit === 'closed' &&

@@ -1,4 +1,5 @@
 import type { Resource } from '../domain/resources';
+import { limitRate, type RateStarts } from './rate-window';
 
 /**
  * Per-endpoint isolation as pure functions: how many requests an endpoint may have in
@@ -48,6 +49,11 @@ export interface EndpointGate {
   leases: Record<string, Lease>;
   /** Bumped by every admission, so two consumers never admit on the same view. */
   lease_version: number;
+  /** Requests per second, fleet-wide (./rate-window.ts); null or absent: the in-flight bound alone. */
+  rate_limit?: number | null;
+  /** The starts the rate counts and the last place promised to a waiting delivery, written by admissions on the version only. */
+  rate_starts?: RateStarts;
+  rate_tail?: number | null;
 }
 
 export const HEALTHY: EndpointHealth = {
@@ -78,6 +84,12 @@ export interface Admission {
   expired: string[];
   /** The circuit after admission (half_open when a probe goes out). */
   health: EndpointHealth;
+  /** Over the endpoint's rate: back on the queue when the rate has room (epoch ms), no attempt used, no backoff grown. */
+  rateLimited?: { deliveryId: string; at: number }[];
+  /** The rate's starts to write with the leases (rate-limited endpoints only; they admit on the version). */
+  rateStarts?: RateStarts | null;
+  /** The new end of the line of deliveries waiting for the rate, when this admission added to it. */
+  rateTail?: number | null;
 }
 
 export const isLive = (lease: Lease | undefined, now: number): lease is Lease => lease !== undefined && lease.until > now;
@@ -106,9 +118,21 @@ function stuck(gate: EndpointGate, live: [string, Lease][], now: number, leaseMs
 /**
  * Which of the due deliveries (in the order given) go out now. Closed: up to the in-flight
  * limit. Open or half_open: one probe when none is in flight and the probe time has come;
- * every other due delivery is recorded as not sent (`circuit_open`).
+ * every other due delivery is recorded as not sent (`circuit_open`). Beneath both, the
+ * endpoint's rate limit, if it has one: what it has no room for waits (`rateLimited`);
+ * `booked` are deliveries that waited for it already (./rate-window.ts, `limitRate`).
  */
-export function admit(gate: EndpointGate, deliveryIds: string[], now: number, leaseMs: number, token: () => string): Admission {
+export function admit(gate: EndpointGate, deliveryIds: string[], now: number, leaseMs: number, token: () => string, booked: ReadonlySet<string> = new Set()): Admission {
+  const out = admitSlots(gate, deliveryIds, now, leaseMs, token);
+  if (!gate.rate_limit) return out;
+  const rate = limitRate(gate.rate_limit, { starts: gate.rate_starts ?? {}, tail: gate.rate_tail ?? null }, now, out.send.map((s) => s.deliveryId), out.defer, booked);
+  // A probe the rate holds back leaves the circuit as it was.
+  const health = rate.send.length < out.send.length ? gate.health : out.health;
+  const send = out.send.filter((s) => rate.send.includes(s.deliveryId));
+  return { ...out, send, defer: rate.defer, deferUntil: rate.defer.length ? out.deferUntil : null, rateLimited: rate.waiting, rateStarts: rate.starts, rateTail: rate.tail, health };
+}
+
+function admitSlots(gate: EndpointGate, deliveryIds: string[], now: number, leaseMs: number, token: () => string): Admission {
   const live = Object.entries(gate.leases).filter(([, lease]) => isLive(lease, now));
   const expired = Object.keys(gate.leases).filter((id) => !isLive(gate.leases[id], now));
   const unique = [...new Set(deliveryIds)];

@@ -1,0 +1,120 @@
+import { deliverBatch } from '../../shared/domain/delivery-attempt';
+import { messageOf, newDelivery, type DeliveryMessage, type DeliveryRecord } from '../../shared/domain/deliveries';
+import type { AttemptDeps } from '../../shared/domain/delivery-ports';
+import { newEvent } from '../../shared/domain/events';
+import { createShop } from '../../shared/domain/shop';
+import { createEndpoint, type EndpointRecord } from '../../shared/domain/webhook-endpoints';
+import { derivedId } from '../../shared/ids';
+import { DynamoAttemptLedger } from '../../shared/store/attempt-ledger';
+import { DynamoOrderStore } from '../../shared/store/resource-order';
+import { DynamoDeliveryStore } from '../../shared/store/deliveries';
+import { DynamoEventStore } from '../../shared/store/events';
+import { DynamoEndpointStore } from '../../shared/store/webhook-endpoints';
+import { MAX_IN_FLIGHT } from '../../shared/webhooks/circuit';
+import { START_GRACE_MS, WINDOW_MS } from '../../shared/webhooks/rate-window';
+import type { ApiDeps as Deps } from '../../shared/wiring/api';
+import { useFreshTable } from '../helpers/table';
+
+/** The consumer under an endpoint's rate limit, on DynamoDB Local; receiver, queue and scheduler are fakes that record. */
+describe('the consumer under a rate limit (DynamoDB Local)', () => {
+  let deps: Deps;
+  let store: DynamoDeliveryStore;
+  let endpoints: DynamoEndpointStore;
+  beforeAll(async () => {
+    deps = await useFreshTable();
+    store = new DynamoDeliveryStore(deps.db);
+    endpoints = new DynamoEndpointStore(deps.db);
+  });
+
+  /** `skew` moves the consumer's clock on (ms), as time passing would. */
+  function harness(beforePost: () => void = () => undefined) {
+    const clock = { skew: 0 };
+    const posts: { id: string; at: number }[] = [];
+    const scheduled: { message: DeliveryMessage; at: Date }[] = [];
+    const attemptDeps: AttemptDeps = {
+      deliveries: store,
+      endpoints,
+      ledger: new DynamoAttemptLedger(deps.db),
+      order: new DynamoOrderStore(deps.db),
+      queue: { send: async () => undefined },
+      scheduler: { schedule: async (message, at) => void scheduled.push({ message, at }), needsSchedule: () => false },
+      sender: { post: async (_url, headers) => (posts.push({ id: headers['webhook-id'] as string, at: Date.now() + clock.skew }), { status: 204, error: null, retryAfterMs: null, durationMs: 1, snippet: null }) },
+      cipher: deps.cipher,
+      checkTarget: async (url) => (beforePost(), { ok: true, url: new URL(url) }),
+      settings: { timeoutMs: 1000, deferMs: 250 },
+      timeScale: 1,
+      now: () => new Date(Date.now() + clock.skew),
+    };
+    return { attemptDeps, posts, scheduled, clock };
+  }
+
+  async function endpointWith(count: number, rate_limit: number) {
+    const shop = await createShop(deps, { name: 'Rate Shop', owner_email: 'o@rate.test' });
+    const endpoint = await createEndpoint({ ...deps, checkUrl: async (url) => ({ ok: true, url: new URL(url) }) }, shop.id, { url: 'https://hooks.example.com/x', events: ['call.completed'], rate_limit });
+    const rows: DeliveryRecord[] = [];
+    for (let i = 0; i < count; i++) {
+      const now = new Date();
+      const event = newEvent(shop.id, 'call.completed', { id: `call_${i}` }, now);
+      await new DynamoEventStore(deps.db).put(event);
+      rows.push(newDelivery(event, endpoint.id, derivedId('dlv', now.getTime(), `${event.id}/${endpoint.id}`), 'fanout', now));
+    }
+    await store.createMissing(rows);
+    return { endpoint: { shop_id: shop.id, id: endpoint.id }, rows };
+  }
+  const read = (e: { shop_id: string; id: string }) => endpoints.get(e.shop_id, e.id) as Promise<EndpointRecord>;
+  const counted = (e: EndpointRecord) => Object.values(e.rate_starts ?? {}).reduce((n, c) => n + c, 0);
+  const verdicts = (results: PromiseSettledResult<string>[]) => results.map((r) => (r.status === 'fulfilled' ? r.value : `error: ${String(r.reason)}`));
+
+  it('sends what the rate allows; the rest wait on the queue, with no attempt used and no deferral counted, and go out when the window has room', async () => {
+    const { endpoint, rows } = await endpointWith(6, 2);
+    const h = harness();
+    const messages = rows.map((r) => ({ ...messageOf(r), deferrals: 1 }));
+    const started = Date.now();
+    expect(verdicts(await deliverBatch(h.attemptDeps, messages))).toEqual(['delivered', 'delivered', 'deferred', 'deferred', 'deferred', 'deferred']);
+    expect(h.posts).toHaveLength(2);
+    // The same messages (their in-flight backoff as it was), each with its place in line: two per window, from a window and the grace on.
+    expect(h.scheduled.map((s) => s.message)).toEqual(messages.slice(2).map((m, i) => ({ ...m, rate_at: h.scheduled[i]?.at.getTime() })));
+    const waits = h.scheduled.map((s) => s.at.getTime() - started);
+    expect(Math.min(...waits)).toBeGreaterThanOrEqual(WINDOW_MS + START_GRACE_MS);
+    expect(waits[2]).toBeGreaterThan((waits[0] as number) + WINDOW_MS);
+    for (const r of rows.slice(2)) expect(await store.get(r.shop_id, r.event_id, r.id)).toMatchObject({ status: 'pending', attempts: 0 });
+    const after = await read(endpoint);
+    expect([counted(after), after.health.consecutive_failures, Object.keys(after.leases)]).toEqual([2, 0, []]);
+
+    // Woken at their time: two more go, two wait again.
+    h.clock.skew = (h.scheduled[0]?.at.getTime() ?? 0) - Date.now();
+    const woken = h.scheduled.splice(0).map((s) => s.message);
+    expect(verdicts(await deliverBatch(h.attemptDeps, woken))).toEqual(['delivered', 'delivered', 'deferred', 'deferred']);
+    expect(h.posts).toHaveLength(4);
+    expect((h.posts[2]?.at as number) - (h.posts[0]?.at as number)).toBeGreaterThan(WINDOW_MS);
+    // A delivery that did not wait, coming now, joins the end of the line though the window may have room.
+    const line = (await read(endpoint)).rate_tail as number;
+    expect(line).toBeGreaterThan(Date.now() + h.clock.skew);
+  });
+
+  it('takes no runway: a success does not pass its slot on, so every request is counted before it starts', async () => {
+    const { endpoint, rows } = await endpointWith(10, 100);
+    const h = harness();
+    const results = verdicts(await deliverBatch(h.attemptDeps, rows.map((r) => messageOf(r))));
+    expect(h.posts).toHaveLength(MAX_IN_FLIGHT);
+    expect(results.filter((v) => v === 'deferred')).toHaveLength(10 - MAX_IN_FLIGHT);
+    expect(counted(await read(endpoint))).toBe(MAX_IN_FLIGHT);
+    // The rate had room: these wait for a slot, as without a rate limit (their backoff grows).
+    expect(h.scheduled.every((s) => s.message.deferrals === 1)).toBe(true);
+  });
+
+  it('a request that cannot start within the grace of its admission is not sent: its slot is freed and it is queued again at once, no attempt used', async () => {
+    const { endpoint, rows } = await endpointWith(1, 2);
+    const h = harness(() => {
+      h.clock.skew += START_GRACE_MS + 50; // the target check and signing took too long
+    });
+    const row = rows[0] as DeliveryRecord;
+    expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(row)]))).toEqual(['deferred']);
+    expect(h.posts).toEqual([]);
+    expect(h.scheduled.map((s) => s.message)).toEqual([{ ...messageOf(row), rate_at: h.scheduled[0]?.at.getTime() }]);
+    expect(h.scheduled[0]?.at.getTime()).toBeLessThanOrEqual(Date.now() + h.clock.skew);
+    expect(await store.get(row.shop_id, row.event_id, row.id)).toMatchObject({ status: 'pending', attempts: 0 });
+    const after = await read(endpoint);
+    expect([Object.keys(after.leases), after.health.consecutive_failures, counted(after)]).toEqual([[], 0, 1]);
+  });
+});
