@@ -18,11 +18,13 @@ export const READ_ACTIONS: readonly TableAction[] = ['GetItem', 'Query', 'BatchG
  */
 export const STORE_ACTIONS: Record<string, { actions: TableAction[]; uses?: string[] }> = {
   'api-keys': { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
-  'attempt-ledger': { actions: ['UpdateItem'], uses: ['deliveries', 'endpoint-stats', 'webhook-endpoints'] },
+  'attempt-deliveries': { actions: ['BatchGetItem', 'BatchWriteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'], uses: ['endpoint-stats', 'resource-order'] },
+  'attempt-ledger': { actions: ['UpdateItem'], uses: ['attempt-deliveries', 'endpoint-gate', 'endpoint-stats'] },
   calls: { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
   'current-deliveries': { actions: ['PutItem', 'Query', 'UpdateItem'] },
-  deliveries: { actions: ['BatchGetItem', 'BatchWriteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'], uses: ['endpoint-stats', 'resource-order'] },
+  deliveries: { actions: ['BatchGetItem', 'Query'], uses: ['attempt-deliveries'] },
   'due-index': { actions: ['BatchGetItem', 'Query', 'UpdateItem'] },
+  'endpoint-gate': { actions: ['GetItem', 'PutItem', 'UpdateItem'] },
   'endpoint-stats': { actions: ['Query', 'UpdateItem'] },
   events: { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
   idempotency: { actions: ['DeleteItem', 'GetItem', 'PutItem', 'UpdateItem'] },
@@ -32,7 +34,7 @@ export const STORE_ACTIONS: Record<string, { actions: TableAction[]; uses?: stri
   'resource-order': { actions: ['GetItem', 'UpdateItem'] },
   recoveries: { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
   shops: { actions: ['GetItem', 'PutItem', 'UpdateItem'] },
-  'webhook-endpoints': { actions: ['BatchGetItem', 'DeleteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'] },
+  'webhook-endpoints': { actions: ['BatchGetItem', 'DeleteItem', 'PutItem', 'Query', 'UpdateItem'], uses: ['endpoint-gate'] },
 };
 
 /** The stores each wiring part builds (none: it touches no table). */
@@ -51,9 +53,9 @@ export const PART_STORES: Record<string, string[]> = {
   cipherDeps: [],
   idempotencyDeps: ['idempotency'],
   cursorDeps: [],
-  fanoutDeps: ['webhook-endpoints', 'deliveries', 'events', 'current-deliveries', 'recoveries', 'resource-order'],
+  fanoutDeps: ['webhook-endpoints', 'attempt-deliveries', 'events', 'current-deliveries', 'recoveries', 'resource-order'],
   notifyDeps: ['events', 'shops', 'webhook-endpoints'],
-  deliverDeps: ['deliveries', 'webhook-endpoints', 'attempt-ledger', 'resource-order'],
+  deliverDeps: ['attempt-deliveries', 'endpoint-gate', 'attempt-ledger', 'resource-order'],
   sweepDeps: ['due-index', 'recoveries', 'webhook-endpoints', 'resource-order'],
   ingestDeadLetterDeps: [],
 };

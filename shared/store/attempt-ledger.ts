@@ -4,9 +4,9 @@ import type { AttemptEnd, AttemptLedger, AttemptUpdate, Carried, Finished, HeldS
 import { statsSums } from '../domain/endpoint-stats';
 import type { EndpointRecord } from '../domain/webhook-endpoints';
 import { cancellationReasons, updateIf, type Dynamo } from './client';
-import { DynamoDeliveryStore, recordAttemptInput } from './deliveries';
+import { DynamoAttemptDeliveryStore, recordAttemptInput } from './attempt-deliveries';
 import { DynamoEndpointStatsStore, statsAddInput } from './endpoint-stats';
-import { DynamoEndpointStore, endpointFromItem, releaseInput } from './webhook-endpoints';
+import { DynamoEndpointGateStore, endpointFromItem, releaseInput } from './endpoint-gate';
 
 /**
  * The end of a sent attempt. Alone on its endpoint in the batch (one event at a time), it is
@@ -27,13 +27,13 @@ import { DynamoEndpointStore, endpointFromItem, releaseInput } from './webhook-e
  * recorded twice, nothing lost.
  */
 export class DynamoAttemptLedger implements AttemptLedger {
-  private readonly deliveries: DynamoDeliveryStore;
-  private readonly endpoints: DynamoEndpointStore;
+  private readonly deliveries: DynamoAttemptDeliveryStore;
+  private readonly endpoints: DynamoEndpointGateStore;
   private readonly stats: DynamoEndpointStatsStore;
 
   constructor(private readonly db: Dynamo) {
-    this.deliveries = new DynamoDeliveryStore(db);
-    this.endpoints = new DynamoEndpointStore(db);
+    this.deliveries = new DynamoAttemptDeliveryStore(db);
+    this.endpoints = new DynamoEndpointGateStore(db);
     this.stats = new DynamoEndpointStatsStore(db);
   }
 

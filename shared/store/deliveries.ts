@@ -1,219 +1,16 @@
-import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { carriedEvent, messageOf, type DeliveryMessage, type DeliveryRecord } from '../domain/deliveries';
-import type { AttemptDeliveryStore, AttemptInputs, AttemptUpdate } from '../domain/delivery-ports';
-import { EVENT_RETENTION_SECONDS } from '../domain/events';
-import { backOff, batchGet, getRecord, isConditionFailed, queryPrefix, stripKeys, updateIf, type Dynamo } from './client';
-import { gsi1Partition, gsi3Partition, keys, shopPk, skPrefix } from './keys';
-import { queryFilteredPage, queryPage } from './pagination';
+import type { DeliveryRecord } from '../domain/deliveries';
 import type { Page, PageRequest } from '../domain/pagination';
 import type { DeliveryStatus } from '../domain/delivery-status';
 import type { EventType } from '../domain/event-types';
-import { TABLE } from './table';
-import { eventFromItem } from './events';
-import { endpointFromItem } from './webhook-endpoints';
-import { DynamoEndpointStatsStore } from './endpoint-stats';
-import { releaseNextInOrder, type OrderDeps } from '../domain/resource-order';
-import { DynamoOrderStore } from './resource-order';
+import { batchGet, stripKeys } from './client';
+import { gsi3Partition, keys, shopPk } from './keys';
+import { queryFilteredPage, queryPage } from './pagination';
+import { DynamoAttemptDeliveryStore } from './attempt-deliveries';
 
-/**
- * Open deliveries carry the GSI1 entry of their endpoint and the GSI2 entry of the due index;
- * both go when they end. The GSI3 entry (the endpoint's list of all its deliveries) stays.
- */
-export function deliveryItem(d: DeliveryRecord): Record<string, unknown> {
-  return {
-    ...keys.delivery(d.shop_id, d.event_id, d.id),
-    ...keys.openDeliveryByEndpoint(d.shop_id, d.endpoint_id, d.id),
-    ...keys.deliveryByEndpoint(d.shop_id, d.endpoint_id, d.id),
-    ...(d.sweep_at ? keys.dueDelivery(d.id, d.sweep_at) : {}),
-    entity: 'delivery',
-    [TABLE.ttlAttribute]: Math.floor(Date.parse(d.created_at) / 1000) + EVENT_RETENTION_SECONDS,
-    ...d,
-  };
-}
+export { cancelInput, deliveryItem, isDeliveryItem, recordAttemptInput } from './attempt-deliveries';
 
-const OPEN = { ':pending': 'pending', ':retrying': 'retrying' };
-const IS_OPEN = '#status IN (:pending, :retrying)';
-
-/** The write that ends an open delivery as `cancelled` (and takes it out of both indexes); `attempts` also requires the row to be as read. */
-export function cancelInput(d: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id'>, attempts?: number) {
-  return {
-    Key: keys.delivery(d.shop_id, d.event_id, d.id),
-    UpdateExpression: 'SET #status = :cancelled, next_attempt_at = :null, sweep_at = :null REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk',
-    ConditionExpression: attempts === undefined ? IS_OPEN : `${IS_OPEN} AND attempts = :attempts`,
-    ExpressionAttributeNames: { '#status': 'status' },
-    ExpressionAttributeValues: { ...OPEN, ':cancelled': 'cancelled', ':null': null, ...(attempts === undefined ? {} : { ':attempts': attempts }) },
-  };
-}
-
-/** The event's deliveries share their key prefix with its markers (see keys.currentDelivery). */
-export const isDeliveryItem = (item: Record<string, unknown>): boolean => item.entity === 'delivery';
-
-/**
- * The write that records attempt N on its row, only if the row still says N-1 attempts and
- * is open. Still open: it moves in the due index; ended: it leaves both indexes.
- */
-export function recordAttemptInput(d: DeliveryRecord, u: AttemptUpdate) {
-  const due = (u.status === 'pending' || u.status === 'retrying') && u.sweep_at ? keys.dueDelivery(d.id, u.sweep_at) : null;
-  return {
-    Key: keys.delivery(d.shop_id, d.event_id, d.id),
-    UpdateExpression:
-      'SET #status = :status, attempts = :attempts, last_attempt_at = :at, next_attempt_at = :next, ' +
-      'last_response_status = :code, last_error = :error, history = list_append(history, :entry), sweep_at = :sweep' +
-      (due ? ', gsi2pk = :duePk, gsi2sk = :dueSk' : ' REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk'),
-    ConditionExpression: `attempts = :previous AND ${IS_OPEN}`,
-    ExpressionAttributeNames: { '#status': 'status' },
-    ExpressionAttributeValues: {
-      ...OPEN,
-      ':status': u.status,
-      ':attempts': u.attempts,
-      ':previous': u.attempts - 1,
-      ':at': u.last_attempt_at,
-      ':next': u.next_attempt_at,
-      ':code': u.last_response_status,
-      ':error': u.last_error,
-      ':entry': [u.entry],
-      ':sweep': u.sweep_at,
-      ...(due ? { ':duePk': due.gsi2pk, ':dueSk': due.gsi2sk } : {}),
-    },
-  };
-}
-
-export class DynamoDeliveryStore implements AttemptDeliveryStore {
-  private readonly stats: DynamoEndpointStatsStore;
-  /** A cancelled ordered delivery leaves its chain; with no queue here, a row it releases is due at once for the sweeper. */
-  private readonly order: OrderDeps;
-
-  constructor(private readonly db: Dynamo) {
-    this.stats = new DynamoEndpointStatsStore(db);
-    this.order = { order: new DynamoOrderStore(db), timeScale: 1, now: () => new Date() };
-  }
-
-  async createMissing(rows: DeliveryRecord[]): Promise<DeliveryRecord[]> {
-    const results = await Promise.all(
-      rows.map(async (row) => {
-        try {
-          await this.db.doc.put({
-            TableName: this.db.tableName,
-            Item: deliveryItem(row),
-            ConditionExpression: 'attribute_not_exists(pk)',
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          });
-          return row;
-        } catch (err) {
-          if (!isConditionFailed(err)) throw err;
-          // Marshalled: the document client leaves an error's item as the service sent it.
-          const existing = err.Item ? stripKeys<DeliveryRecord>(unmarshall(err.Item)) : null;
-          // Written by an earlier try of this batch but maybe never enqueued: enqueue again.
-          return existing && existing.status === 'pending' && existing.attempts === 0 ? existing : null;
-        }
-      }),
-    );
-    return results.filter((r): r is DeliveryRecord => r !== null);
-  }
-
-  /** Rows written as given, 25 to a request, unconditionally: how benchmarks and tests set up deliveries (the API goes through ./current-deliveries.ts). */
-  async createAll(rows: DeliveryRecord[]): Promise<void> {
-    for (let i = 0; i < rows.length; i += 25) {
-      let requests: Record<string, { PutRequest: { Item: Record<string, unknown> } }[]> = {
-        [this.db.tableName]: rows.slice(i, i + 25).map((r) => ({ PutRequest: { Item: deliveryItem(r) } })),
-      };
-      for (let tries = 0; Object.keys(requests).length > 0; tries++) {
-        await backOff(tries, 'could not write delivery rows');
-        const out = await this.db.doc.batchWrite({ RequestItems: requests });
-        requests = (out.UnprocessedItems ?? {}) as typeof requests;
-      }
-    }
-  }
-
-  async get(shopId: string, eventId: string, deliveryId: string): Promise<DeliveryRecord | null> {
-    return getRecord<DeliveryRecord>(this.db, keys.delivery(shopId, eventId, deliveryId));
-  }
-
-  async readForAttempts(messages: DeliveryMessage[]): Promise<AttemptInputs> {
-    // A message that carries its event (the fan-out's) needs only row and endpoint read.
-    const refs = (m: DeliveryMessage) => ({
-      delivery: keys.delivery(m.shop_id, m.event_id, m.delivery_id),
-      endpoint: keys.webhookEndpoint(m.shop_id, m.endpoint_id),
-      ...(carriedEvent(m) ? {} : { event: keys.event(m.shop_id, m.event_id) }),
-    });
-    const id = (key: { pk: string; sk: string }) => `${key.pk}|${key.sk}`;
-    const wanted = new Map(messages.flatMap((m) => Object.values(refs(m))).map((key) => [id(key), key]));
-    const found = await batchGet(this.db, [...wanted.values()]);
-    const item = (key: { pk: string; sk: string }) => found.get(id(key));
-    return {
-      delivery: (m) => mapOrNull(item(refs(m).delivery), (i) => stripKeys<DeliveryRecord>(i)),
-      event: (m) => carriedEvent(m) ?? mapOrNull(item(keys.event(m.shop_id, m.event_id)), eventFromItem),
-      endpoint: (m) => mapOrNull(item(refs(m).endpoint), endpointFromItem),
-    };
-  }
-
-  async listForEvent(shopId: string, eventId: string): Promise<DeliveryRecord[]> {
-    const items = await queryPrefix(this.db, shopPk(shopId), skPrefix.delivery(eventId));
-    return items.filter(isDeliveryItem).map((i) => stripKeys<DeliveryRecord>(i));
-  }
-
-  async recordAttempt(d: DeliveryRecord, u: AttemptUpdate): Promise<boolean> {
-    const recorded = await updateIf(this.db, recordAttemptInput(d, u));
-    // The endpoint's stats count each attempt once: only the write that recorded it adds to them.
-    if (recorded) await this.stats.addQuietly(d.shop_id, d.endpoint_id, [{ entry: u.entry, status: u.status }]);
-    return recorded;
-  }
-
-  /** Only an open delivery is cancelled; one that ended meanwhile keeps its outcome. */
-  async cancel(d: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id'>): Promise<boolean> {
-    return updateIf(this.db, cancelInput(d));
-  }
-
-  async listOpenForEndpoint(shopId: string, endpointId: string): Promise<DeliveryRecord[]> {
-    return (await this.openItems(shopId, endpointId)).map((i) => stripKeys<DeliveryRecord>(i));
-  }
-
-  /** Every GSI1 entry of the endpoint (its open deliveries); `status` only when asked. */
-  private async openItems(shopId: string, endpointId: string, statusOnly = false): Promise<Record<string, unknown>[]> {
-    const items: Record<string, unknown>[] = [];
-    for await (const page of this.openPages(shopId, endpointId, statusOnly)) items.push(...page);
-    return items;
-  }
-
-  /** The endpoint's GSI1 entries, a page at a time (the caller may stop early). */
-  private async *openPages(shopId: string, endpointId: string, statusOnly = false): AsyncGenerator<Record<string, unknown>[]> {
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await this.db.doc.query({
-        TableName: this.db.tableName,
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk',
-        ...(statusOnly ? { ProjectionExpression: '#status', ExpressionAttributeNames: { '#status': 'status' } } : {}),
-        ExpressionAttributeValues: { ':pk': gsi1Partition.openDeliveries(shopId, endpointId) },
-        ExclusiveStartKey: start,
-      });
-      yield out.Items ?? [];
-      start = out.LastEvaluatedKey;
-    } while (start);
-  }
-
-  async listDueForEndpoint(shopId: string, endpointId: string, now: Date, limit: number): Promise<DeliveryMessage[]> {
-    const due: DeliveryMessage[] = [];
-    let start: Record<string, unknown> | undefined;
-    // Oldest first (ids are time-ordered); a few pages at most, so an endpoint with many rows not yet due stays cheap.
-    for (let page = 0; page < 4 && due.length < limit; page++) {
-      const out = await this.db.doc.query({
-        TableName: this.db.tableName,
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk',
-        FilterExpression: 'next_attempt_at <= :now',
-        ProjectionExpression: 'shop_id, event_id, id, endpoint_id, attempts',
-        ExpressionAttributeValues: { ':pk': gsi1Partition.openDeliveries(shopId, endpointId), ':now': now.toISOString() },
-        Limit: 4 * limit,
-        ExclusiveStartKey: start,
-      });
-      due.push(...(out.Items ?? []).map((i) => messageOf(i as DeliveryRecord)));
-      start = out.LastEvaluatedKey;
-      if (!start) break;
-    }
-    return due.slice(0, limit);
-  }
-
+/** The delivery rows with the API's reads (an endpoint's list, its open counts) on top of the pipeline's (./attempt-deliveries.ts). */
+export class DynamoDeliveryStore extends DynamoAttemptDeliveryStore {
   /**
    * An endpoint's deliveries, newest first, through GSI3 (keys and status), then their rows
    * from the table. With a status filter at most 1,000 index entries are read per page.
@@ -254,52 +51,12 @@ export class DynamoDeliveryStore implements AttemptDeliveryStore {
     return counts;
   }
 
-  /**
-   * Cancels the endpoint's open deliveries created up to `before` (the disable or delete: rows
-   * written after it were written by a fan-out that read the endpoint still enabled, or after it
-   * was enabled again), a page of its index at a time, CANCEL_CONCURRENCY writes at once, and
-   * starts no write after `budgetMs`: a request that disables or deletes an endpoint with a long
-   * backlog answers in time. Whatever it leaves, the consumer cancels as each falls due (its
-   * endpoint is disabled or gone). Returns how many it cancelled; the first failed write stops it
-   * and is thrown once the writes under way have ended.
-   */
-  async cancelOpenForEndpoint(shopId: string, endpointId: string, { before, budgetMs = CANCEL_BUDGET_MS }: { before: Date; budgetMs?: number }): Promise<number> {
-    const stopAt = Date.now() + budgetMs;
-    const cutoff = before.toISOString();
-    let cancelled = 0;
-    let failure: { error: unknown } | null = null;
-    for await (const page of this.openPages(shopId, endpointId)) {
-      const open = page.map((i) => stripKeys<DeliveryRecord>(i)).filter((d) => d.created_at <= cutoff);
-      let next = 0;
-      const worker = async () => {
-        for (let i = next++; i < open.length && Date.now() < stopAt && !failure; i = next++) {
-          try {
-            if (await this.cancel(open[i] as DeliveryRecord)) {
-              cancelled++;
-              await releaseNextInOrder(this.order, open[i] as DeliveryRecord);
-            }
-          } catch (error) {
-            failure ??= { error };
-          }
-        }
-      };
-      await Promise.all(Array.from({ length: Math.min(CANCEL_CONCURRENCY, open.length) }, worker));
-      if (failure) throw (failure as { error: unknown }).error;
-      if (Date.now() >= stopAt) break;
-    }
-    return cancelled;
-  }
+
 }
 
-/** Cancel writes in flight at once, and the time a request spends starting them (an API function runs for 10 s at most). */
-const CANCEL_CONCURRENCY = 16;
-const CANCEL_BUDGET_MS = 5_000;
+
 
 /** Index entries a filtered page of an endpoint's deliveries reads at most. */
 const FILTER_BUDGET = 1_000;
 
 type TypedDelivery = DeliveryRecord & { event_type: EventType };
-
-const mapOrNull = <T>(item: Record<string, unknown> | undefined, map: (i: Record<string, unknown>) => T): T | null => (item ? map(item) : null);
-
-

@@ -11,12 +11,13 @@ import { SqsNotificationQueue } from '../aws/sqs-notification-queue';
 import { SqsDeliveryQueue, SqsQueueDelays } from '../aws/sqs-queue';
 import { DynamoAttemptLedger } from '../store/attempt-ledger';
 import { DynamoCurrentDeliveries } from '../store/current-deliveries';
-import { DynamoDeliveryStore } from '../store/deliveries';
 import { DynamoDueIndex } from '../store/due-index';
 import { DynamoEventStore } from '../store/events';
 import { DynamoRecoveryStore } from '../store/recoveries';
 import { DynamoOrderStore } from '../store/resource-order';
 import { DynamoShopStore } from '../store/shops';
+import { DynamoAttemptDeliveryStore } from '../store/attempt-deliveries';
+import { DynamoEndpointGateStore } from '../store/endpoint-gate';
 import { DynamoEndpointStore } from '../store/webhook-endpoints';
 import { httpSender } from '../webhooks/sender';
 import { checkUrl } from '../webhooks/url-guard';
@@ -47,7 +48,7 @@ function queueOf(config: Config, adapters: PipelineAdapters): SqsDeliveryQueue {
 export function fanoutDeps(config: Config, adapters: PipelineAdapters = {}): FanOutDeps & RecoveryWorkerDeps & { notificationQueue: NotificationQueue } {
   return memo(config, fanoutDeps, () => ({
     endpoints: new DynamoEndpointStore(dynamoOf(config)),
-    deliveries: new DynamoDeliveryStore(dynamoOf(config)),
+    deliveries: new DynamoAttemptDeliveryStore(dynamoOf(config)),
     events: new DynamoEventStore(dynamoOf(config)),
     currentDeliveries: new DynamoCurrentDeliveries(dynamoOf(config)),
     recoveries: new DynamoRecoveryStore(dynamoOf(config)),
@@ -82,8 +83,8 @@ export function deliverDeps(config: Config, adapters: PipelineAdapters = {}): At
     const policy = { allowInsecureLocal };
     const queue = queueOf(config, adapters);
     return {
-      deliveries: new DynamoDeliveryStore(dynamoOf(config)),
-      endpoints: new DynamoEndpointStore(dynamoOf(config)),
+      deliveries: new DynamoAttemptDeliveryStore(dynamoOf(config)),
+      endpoints: new DynamoEndpointGateStore(dynamoOf(config)),
       ledger: new DynamoAttemptLedger(dynamoOf(config)),
       order: new DynamoOrderStore(dynamoOf(config)),
       queue,

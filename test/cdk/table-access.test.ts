@@ -128,7 +128,7 @@ describe('least privilege in the template', () => {
       ApiGetMe: ['GetItem'],
       DeliveryNotify: endpointWrites,
       DeliveryFanout: allButScan,
-      DeliveryDeliver: allButScan,
+      DeliveryDeliver: ['BatchGetItem', 'BatchWriteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'],
       CallIngest: ['GetItem', 'PutItem', 'Query', 'UpdateItem'],
       SweeperSweep: endpointWrites,
     });
