@@ -12,6 +12,9 @@ import type { BatchResponse } from '../../shared/batch';
 import { SqsDeliveryQueue } from '../../shared/aws/sqs-queue';
 import type { Config } from '../../shared/config';
 import { apiDeps, type ApiDeps } from '../../shared/wiring/api';
+import { dynamoOf } from '../../shared/wiring/clients';
+import { DynamoDeliveryStore } from '../../shared/store/deliveries';
+import { DynamoEndpointStore } from '../../shared/store/webhook-endpoints';
 import { SqsNotificationQueue } from '../../shared/aws/sqs-notification-queue';
 import { deliverDeps, fanoutDeps, notifyDeps, sweepDeps, type PipelineDeps } from '../../shared/wiring/pipeline';
 import type { MetricSink } from '../../shared/observability/delivery-metrics';
@@ -39,6 +42,9 @@ export function localDeps(config: Config, local: { sqs: SQSClient; outboxDir: st
     notifyDeps(config, adapters),
     deliverDeps(config, adapters),
     sweepDeps(config, adapters),
+    // One object serves every handler here: where a cloud function takes a narrower store (the
+    // consumer's delivery rows and endpoint gate), the full store, which extends it, serves all.
+    { deliveries: new DynamoDeliveryStore(dynamoOf(config)), endpoints: new DynamoEndpointStore(dynamoOf(config)) },
   );
 }
 
