@@ -6,7 +6,8 @@
  * requests of each event, never three times in a row; two answer 204), N call.completed
  * events are ingested straight into the child's table, the stack is killed at the chosen
  * moment, started again on the same data, and every accepted (event, endpoint) pair is
- * looked for at its receiver. A fifth endpoint has `ordering: "per_resource"` and gets, with
+ * looked for at its receiver. A fifth endpoint has `rate_limit: 20`: none of its deliveries may be lost
+ * and no more than 20 may start in any second, across the kill. A sixth has `ordering: "per_resource"` and gets, with
  * each call, one job's job.created and job.approved; its receiver answers 500 to the first
  * request of each event (never three in a row), so job.approved deliveries are held when the
  * stack goes down: none may be lost, and no job.approved may arrive before its job.created
@@ -22,11 +23,13 @@ import './lib/quiet';
 import { closeChildStacks, startChildStack } from '../test/helpers/child-stack';
 import { CRASH_KINDS, describeKind, runCrashScenario, type CrashKind, type CrashScenarioResult } from './lib/crash-scenario';
 import { answers, closeFaultReceivers } from './lib/fault-receiver';
-import { percentile, printTable, setting, summarize, verdict } from './lib/stats';
+import { mostInOneSecond, percentile, printTable, setting, summarize, verdict } from './lib/stats';
 
 const EVENTS = setting('BENCH_CRASH_EVENTS', 100);
 const SETTLE_MS = setting('BENCH_CRASH_SETTLE_MS', 120_000);
 const TIME_SCALE = 0.01;
+/** The fifth call.completed endpoint's `rate_limit`: its backlog is still draining when the stack goes down. */
+const RATE = 20;
 /** BENCH_CRASH_SCENARIOS=sigkill-first-attempts,… runs only those. */
 const KINDS = (process.env.BENCH_CRASH_SCENARIOS ?? CRASH_KINDS.join(',')).split(',').map((k) => {
   if (!(CRASH_KINDS as readonly string[]).includes(k)) throw new Error(`BENCH_CRASH_SCENARIOS: unknown scenario '${k}' (one of ${CRASH_KINDS.join(', ')})`);
@@ -38,6 +41,7 @@ const endpoints = () => [
   { name: 'flaky-2', policy: answers.flaky(2, 2) },
   { name: 'healthy-1', policy: answers.ok() },
   { name: 'healthy-2', policy: answers.ok() },
+  { name: 'limited', policy: answers.ok(), rateLimit: RATE },
 ];
 
 const started = performance.now();
@@ -72,7 +76,7 @@ try {
 }
 
 const s = (ms: number | null) => (ms === null ? '-' : (ms / 1000).toFixed(1));
-printTable(`Crash and restart: ${EVENTS} events × 4 endpoints, and ${EVENTS} jobs × 2 events to an ordered endpoint, per scenario (child process, TIME_SCALE ${TIME_SCALE}, data dir kept across the restart, a fresh stack per scenario)`, [
+printTable(`Crash and restart: ${EVENTS} events × 5 endpoints (one with rate_limit ${RATE}), and ${EVENTS} jobs × 2 events to an ordered endpoint, per scenario (child process, TIME_SCALE ${TIME_SCALE}, data dir kept across the restart, a fresh stack per scenario)`, [
   'scenario',
   'accepted pairs',
   'delivered before kill',
@@ -96,6 +100,18 @@ printTable('The ordered endpoint (ordering per_resource): held deliveries at the
   const lost = r.lost.filter((l) => l.endpoint === 'ordered').length;
   const o = r.ordered ?? { jobs: 0, heldBeforeKill: 0, outOfOrder: [] };
   return [describeKind[r.kind], o.jobs, o.heldBeforeKill, lost, o.outOfOrder.length, '0 lost, 0 out of order', verdict(lost === 0 && o.outOfOrder.length === 0)];
+}));
+printTable(`The rate-limited endpoint (rate_limit: ${RATE}): its deliveries across the kill and the restart`, [
+  'scenario',
+  'its events lost',
+  'most started in any 1 s (at the receiver)',
+  'target',
+  'result',
+], results.map((r) => {
+  const lost = r.lost.filter((l) => l.endpoint === 'limited').length;
+  const receiver = r.receivers.find((x) => x.name === 'limited');
+  const most = mostInOneSecond((receiver?.receipts ?? []).map((x) => x.at));
+  return [describeKind[r.kind], lost, most, `0 lost, ≤ ${RATE}`, verdict(lost === 0 && most <= RATE && receiver !== undefined)];
 }));
 const p90 = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 90);
 const sec = (x: number) => (Number.isFinite(x) ? (x / 1000).toFixed(1) : '-');

@@ -43,7 +43,7 @@ import { countCalls, type OpTally } from './lib/instrument';
 import { countedApart, startOrderedJobs, type OrderedJobs } from './lib/ordered-jobs';
 import { countPerEndpoint, type EndpointTally } from './lib/per-endpoint';
 import { DynamoEventStore } from '../shared/store/events';
-import { percentile, printTable, sleep, setting, verdict } from './lib/stats';
+import { mostInOneSecond, percentile, printTable, sleep, setting, verdict } from './lib/stats';
 
 const EVENTS = setting('BENCH_EVENTS', 100);
 const INTERVAL_MS = setting('BENCH_INTERVAL_MS', 200);
@@ -154,17 +154,6 @@ async function paced(count: number, intervalMs: number, one: (i: number) => Prom
     if (wait > 0) await sleep(wait);
   }
   await Promise.all(pending);
-}
-
-/** The most receipts in any closed one-second window, sliding over every receipt (performance.now() times). */
-function mostInOneSecond(times: number[]): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0, j = 0; i < sorted.length; i++) {
-    while ((sorted[i] as number) - (sorted[j] as number) > 1000) j++;
-    most = Math.max(most, i - j + 1);
-  }
-  return most;
 }
 
 async function waitFor(receiver: FaultReceiver, ids: Iterable<string>, timeoutMs: number): Promise<void> {

@@ -37,6 +37,11 @@ export function addEndpointView(ctx) {
   const filterId = uid('filter');
   const filterHintId = uid('filter-hint');
   const filter = h('textarea', { id: filterId, rows: 3, spellcheck: 'false', autocomplete: 'off', 'aria-describedby': filterHintId });
+  const orderId = uid('order');
+  const ordered = h('input', { id: orderId, type: 'checkbox' });
+  const rateId = uid('rate');
+  const rateHintId = uid('rate-hint');
+  const rate = h('input', { id: rateId, type: 'number', min: 1, max: 1000, step: 1, inputmode: 'numeric', 'aria-describedby': rateHintId });
   const form = h('form', { class: 'stack wide', onsubmit: (ev) => {
     ev.preventDefault();
     const events = choices.selected();
@@ -49,7 +54,15 @@ export function addEndpointView(ctx) {
       return ctx.error('The condition is not valid JSON: check its quotes and brackets, or leave it empty to receive every message of the kinds chosen.');
     }
     void ctx.act(async () => {
-      const body = { url: url.value.trim(), events, ...(description.value.trim() ? { description: description.value.trim() } : {}), ...(condition === undefined ? {} : { filter: condition }) };
+      const body = {
+        url: url.value.trim(),
+        events,
+        ...(description.value.trim() ? { description: description.value.trim() } : {}),
+        ...(condition === undefined ? {} : { filter: condition }),
+        ...(ordered.checked ? { ordering: 'per_resource' } : {}),
+        // The API explains a number out of range in a sentence naming rate_limit.
+        ...(rate.value.trim() ? { rate_limit: Number(rate.value) } : {}),
+      };
       const created = await api('POST', '/v1/webhook-endpoints', body, { idempotent: true });
       ctx.status(`Endpoint added: ${created.url}.`);
       await ctx.go((c) => addedView(c, created));
@@ -64,6 +77,12 @@ export function addEndpointView(ctx) {
     h('label', { for: filterId }, 'Condition on the message, as JSON'),
     filter,
     h('p', { id: filterHintId, class: 'note' }, 'For example {"data.emergency": true}, or {"data.outcome": {"$in": ["job_created", "emergency_escalated"]}}. Leave it empty to receive every message of the kinds chosen. The developer documentation lists what a condition may say.')),
+  h('details', {},
+    h('summary', {}, 'Order and pace (optional)'),
+    h('span', { class: 'check' }, ordered, h('label', { for: orderId }, 'Keep each call\'s and each job\'s messages in the order they happened (a later one waits while an earlier one is still being retried)')),
+    h('label', { for: rateId }, 'At most this many messages a second'),
+    rate,
+    h('p', { id: rateHintId, class: 'note' }, 'For a receiver that accepts only so many requests a second (1 to 1000). Leave it empty for no limit.')),
   h('label', { for: descId }, 'Note (optional): what this endpoint is for'),
   description,
   h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Add endpoint')));

@@ -270,11 +270,8 @@ export function coldStartCases(stub: AwsStub, seed: Seed): Record<string, ColdSt
     Fanout: { event: stream, clients: ['DynamoDB', 'SQS'], check: noFailures, needs: ['SQS SendMessageBatch'] },
     Notify: { event: notify, clients: ['DynamoDB', 'SES'], check: noFailures, needs: ['SES SendEmail'] },
     Deliver: { event: deliver, clients: ['DynamoDB', 'SQS', 'KMS', 'Scheduler'], check: noFailures, needs: ['KMS Decrypt', 'webhook POST'] },
-    Ingest: {
-      event: simulatedCall(seed.shop, { withJob: true, emergency: false, endedAt: new Date() }),
-      clients: ['DynamoDB'],
-      check: (r) => ((r as { ok?: boolean }).ok === true ? null : `refused: ${JSON.stringify(r)}`),
-    },
+    // A finished call as the voice platform sends it: a message on the ingest queue (SQS sets refused calls aside on its DLQ).
+    Ingest: { event: { Records: [sqsRecord(simulatedCall(seed.shop, { withJob: true, emergency: false, endedAt: new Date() }), 'ShopCallsApi-Ingest')] }, clients: ['DynamoDB', 'SQS'], check: noFailures },
     Sweep: {
       event: {},
       clients: ['DynamoDB', 'SQS'],

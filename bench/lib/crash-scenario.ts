@@ -27,8 +27,8 @@ export interface CrashScenarioOptions {
   kind: CrashKind;
   /** Calls to ingest (one call.completed event each). */
   events: number;
-  /** Every endpoint subscribes to call.completed; each gets its own receiver. */
-  endpoints: { name: string; policy: AnswerPolicy }[];
+  /** Every endpoint subscribes to call.completed; each gets its own receiver (and, with `rateLimit`, that `rate_limit`). */
+  endpoints: { name: string; policy: AnswerPolicy; rateLimit?: number }[];
   /** Parallel ingests (default 4; 16 for sigkill-first-attempts, to get ahead of the pipeline). */
   ingestConcurrency?: number;
   /** Give up waiting this long after the restart (default 120 s). */
@@ -107,7 +107,7 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
   for (const e of opts.endpoints) {
     const receiver = await startFaultReceiver(e.name, e.policy);
     receivers.push(receiver);
-    const created = await stack.api('POST', '/v1/webhook-endpoints', { key: tenant.key, body: { url: receiver.url, events: ['call.completed'] } });
+    const created = await stack.api('POST', '/v1/webhook-endpoints', { key: tenant.key, body: { url: receiver.url, events: ['call.completed'], ...(e.rateLimit ? { rate_limit: e.rateLimit } : {}) } });
     if (created.status !== 201) throw new Error(`could not create endpoint ${e.name}: ${created.status} ${created.text}`);
     receiver.setSecret(created.json.secret as string);
     endpointIds.set(e.name, created.json.id as string);
@@ -256,8 +256,9 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
     }
   }
   for (const l of lost) l.row = await describeRow(stack, tenant.shop.id, l.eventId, endpointIds.get(l.endpoint) ?? '');
-  // The ordered endpoint's rows are left out: a held delivery's first attempt waits by design.
-  const lateness = await attemptLateness(stack, tenant.shop.id, accepted, new Set(endpointIds.values()), { killedWall, restartedWall, timeScale: opts.timeScale });
+  // The ordered and rate-limited endpoints' rows are left out: a held delivery, or one waiting for the rate, goes out later by design.
+  const paced = new Set(opts.endpoints.filter((e) => e.rateLimit).map((e) => endpointIds.get(e.name)));
+  const lateness = await attemptLateness(stack, tenant.shop.id, accepted, new Set([...endpointIds.values()].filter((id) => !paced.has(id))), { killedWall, restartedWall, timeScale: opts.timeScale });
   return {
     kind: opts.kind,
     acceptedEvents: accepted.length,

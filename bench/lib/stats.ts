@@ -57,3 +57,14 @@ export function setting(name: string, fallback: number): number {
   if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer`);
   return value;
 }
+
+/** The most receipts in any closed one-second window, sliding over every receipt (performance.now() times). */
+export function mostInOneSecond(times: number[]): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; i < sorted.length; i++) {
+    while ((sorted[i] as number) - (sorted[j] as number) > 1000) j++;
+    most = Math.max(most, i - j + 1);
+  }
+  return most;
+}

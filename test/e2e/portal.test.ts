@@ -84,6 +84,9 @@ describe('webhook portal in headless Chromium', () => {
     await lineIs('error', /^The condition is not valid JSON/);
     expect((await call(stack.url, 'GET', '/v1/webhook-endpoints', { key: key() })).json).toMatchObject({ data: [] });
     await page.type('textarea', 'e}}');
+    await click('summary::-p-text(Order and pace)');
+    await click('label::-p-text(Keep each call)');
+    await page.type('input[type=number]', '5');
     expect(await visiblePrimaries()).toBe(1);
     await snap('2-add-endpoint');
     await click('button::-p-text(Add endpoint)');
@@ -104,8 +107,10 @@ describe('webhook portal in headless Chromium', () => {
     expect(await text(`${card} .health`)).toBe('Ready. Nothing has been sent to it yet.');
     expect(await text(card)).toContain('Sends: a call ended, a job was created.');
     expect(await text(card)).not.toMatch(/[Cc]ircuit|[Pp]robe|Recover/);
-    expect((await call(stack.url, 'GET', `/v1/webhook-endpoints/${endpointId}`, { key: key() })).json).toMatchObject({ url: receiver.url, events: ['call.completed', 'job.created'], description: 'Partner CRM', filter: { 'data.emergency': { $ne: true } } });
+    expect((await call(stack.url, 'GET', `/v1/webhook-endpoints/${endpointId}`, { key: key() })).json).toMatchObject({ url: receiver.url, events: ['call.completed', 'job.created'], description: 'Partner CRM', filter: { 'data.emergency': { $ne: true } }, ordering: 'per_resource', rate_limit: 5 });
     expect(await text(card)).toContain('Filter: {"data.emergency":{"$ne":true}}');
+    expect(await text(card)).toContain("Order: one call's or job's messages in the order they happened");
+    expect(await text(card)).toContain('Pace: at most 5 messages a second');
 
     // Send a test and watch it arrive: at the receiver (signed with the secret shown), and in Deliveries.
     await click(`${card} button::-p-text(Send a test)`);
