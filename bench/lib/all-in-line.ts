@@ -2,7 +2,7 @@
 export const ALL_IN_LINE = /^All-in, (sparse|busy)[^:]*: \$([\d.]+) per million deliveries$/gm;
 
 /** The contract's targets per million deliveries, all-in. */
-export const COST_TARGETS = { sparse: 5, busy: 2 } as const;
+const COST_TARGETS = { sparse: 5, busy: 2 } as const;
 
 /**
  * Parts each regime is made of: sparse is delivery-latency's whole pipeline; busy is

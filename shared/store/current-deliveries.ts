@@ -2,7 +2,7 @@ import type { CurrentDeliveryStore, EventDeliveries } from '../domain/current-de
 import type { DeliveryRecord } from '../domain/deliveries';
 import { EVENT_RETENTION_SECONDS } from '../domain/events';
 import { cancellationReasons, queryPrefix, stripKeys, type Dynamo } from './client';
-import { cancelInput, deliveryItem, isDeliveryItem } from './deliveries';
+import { cancelInput, deliveryItem, isDeliveryItem } from './attempt-deliveries';
 import { keys, shopPk, skPrefix } from './keys';
 import { TABLE } from './table';
 

@@ -7,8 +7,6 @@ import { gsi3Partition, keys, shopPk } from './keys';
 import { queryFilteredPage, queryPage } from './pagination';
 import { DynamoAttemptDeliveryStore } from './attempt-deliveries';
 
-export { cancelInput, deliveryItem, isDeliveryItem, recordAttemptInput } from './attempt-deliveries';
-
 /** The delivery rows with the API's reads (an endpoint's list, its open counts) on top of the pipeline's (./attempt-deliveries.ts). */
 export class DynamoDeliveryStore extends DynamoAttemptDeliveryStore {
   /**

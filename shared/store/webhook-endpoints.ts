@@ -5,8 +5,6 @@ import { batchGet, cancellationReasons, isConditionFailed, queryPrefix } from '.
 import { DynamoEndpointGateStore, endpointFromItem } from './endpoint-gate';
 import { keys, shopPk, skPrefix } from './keys';
 
-export { endpointFromItem, releaseInput } from './endpoint-gate';
-
 /**
  * The filter as stored: its JSON text, not a map. A map would come back with numbers as
  * DynamoDB keeps them (one over 2^53 cannot be read back at all, which would make the

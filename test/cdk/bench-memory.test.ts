@@ -27,3 +27,14 @@ describe('benchmark cost figures', () => {
     expect(only(name).LoggingConfig?.SystemLogLevel).toBe(level);
   });
 });
+
+describe('-c platformLogs=true', () => {
+  it("brings Lambda's START/END/REPORT lines back on the delivery path (system log level INFO)", () => {
+    const withLines = new App({ context: { 'aws:cdk:bundling-stacks': [], platformLogs: 'true' } });
+    const template = Template.fromStack(new ShopCallsStack(withLines, 'Lines', { env: { account: '123456789012', region: 'us-east-1' } }));
+    const levels = Object.entries(template.findResources('AWS::Lambda::Function') as Record<string, { Properties: FunctionProps }>)
+      .filter(([id]) => /^Delivery(Deliver|Fanout)/.test(id))
+      .map(([, f]) => f.Properties.LoggingConfig?.SystemLogLevel);
+    expect(levels).toEqual(['INFO', 'INFO']);
+  });
+});
