@@ -11,11 +11,11 @@ import { lambdaDeps } from '../shared/wiring/memo';
 import { ingestDeadLetterDeps } from '../shared/wiring/pipeline';
 
 type Refusal = { code: string; message: string; param: string | null };
-export type IngestResponse = { ok: true; result: IngestResult } | { ok: false; error: Refusal };
+type IngestResponse = { ok: true; result: IngestResult } | { ok: false; error: Refusal };
 export type IngestDeps = CallDeps & { ingestDeadLetters: IngestDeadLetters };
 
 /** One handler, two event shapes: an SQS batch from the ingest queue, or one call invoked directly. */
-export interface IngestHandler {
+interface IngestHandler {
   (event: SQSEvent, context?: Context): Promise<BatchResponse>;
   (event: unknown, context?: Context): Promise<IngestResponse>;
 }

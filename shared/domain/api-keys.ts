@@ -37,7 +37,7 @@ export interface Principal {
 }
 
 /** What the portal page may learn about the session it runs in (answered in headers, shared/http/handler.ts). */
-export interface SessionFacts {
+interface SessionFacts {
   id: string;
   expiresAt: string;
   readOnly: boolean;

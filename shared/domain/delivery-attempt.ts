@@ -11,6 +11,7 @@ import type { AttemptDeps, AttemptInputs } from './delivery-ports';
 import { awaitAdmissions, newBatchContext, newRunway, settlePulled, type BatchContext, type Due, type Run, type Runway } from './delivery-runway';
 import { disableIfDue } from './endpoint-failure';
 import { releaseNextInOrder } from './resource-order';
+import { isOpenStatus } from './delivery-status';
 import { toEventResource, type EventRecord } from './events';
 import { signingSecrets, type EndpointRecord } from './webhook-endpoints';
 
@@ -67,7 +68,7 @@ export async function deliverBatch(deps: AttemptDeps, messages: DeliveryMessage[
   return results;
 }
 
-const isOpen = (d: DeliveryRecord) => d.status === 'pending' || d.status === 'retrying';
+const isOpen = (d: DeliveryRecord) => isOpenStatus(d.status);
 
 /** A message's row and event as read: gone, already past this attempt (or ended), or due. */
 function readDue(inputs: AttemptInputs, message: DeliveryMessage): Due | 'missing' | 'duplicate' {
@@ -325,7 +326,9 @@ async function cancel(deps: AttemptDeps, delivery: DeliveryRecord): Promise<Atte
 async function defer(deps: AttemptDeps, due: Due, now: Date, until: number | null = null): Promise<AttemptVerdict> {
   const deferrals = (due.message.deferrals ?? 0) + 1;
   const at = Math.max(now.getTime() + deferDelayMs(deps.settings.deferMs, deferrals), until ?? 0);
-  await deps.scheduler.schedule({ ...due.message, deferrals }, new Date(at));
+  // A place in the rate line (`rate_at`) is for the rate's own wait: an in-flight deferral gives it up.
+  const { rate_at: _place, ...message } = due.message;
+  await deps.scheduler.schedule({ ...message, deferrals }, new Date(at));
   return 'deferred';
 }
 

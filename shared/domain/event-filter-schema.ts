@@ -7,15 +7,15 @@ import * as z from 'zod/mini';
  * same operators). Nothing here runs code: every operator that could (`$where`,
  * `$function`, `$expr`, `$accumulator`) is refused, as is everything else not listed.
  */
-export type FilterValue = null | boolean | number | string | FilterValue[] | { [key: string]: FilterValue };
+type FilterValue = null | boolean | number | string | FilterValue[] | { [key: string]: FilterValue };
 export type EventFilter = { [key: string]: FilterValue };
 
 export const FILTER_MAX_BYTES = 4096;
-export const FILTER_MAX_DEPTH = 8;
+const FILTER_MAX_DEPTH = 8;
 /** Operators on one field's value (`{"data.x": {"$gt": 1}}`). */
-export const FIELD_OPERATORS = ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$exists', '$not'] as const;
+const FIELD_OPERATORS = ['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$exists', '$not'] as const;
 /** Operators that combine whole conditions (`{"$or": [{…}, {…}]}`). */
-export const LOGICAL_OPERATORS = ['$and', '$or', '$nor'] as const;
+const LOGICAL_OPERATORS = ['$and', '$or', '$nor'] as const;
 export const FILTER_OPERATORS = [...FIELD_OPERATORS, ...LOGICAL_OPERATORS] as const;
 
 const SUPPORTED = `supported: ${FILTER_OPERATORS.join(' ')}`;

@@ -44,14 +44,14 @@ export interface PortalSessionDeps {
   now: () => Date;
 }
 
-export const DEFAULT_EXPIRES_IN = 3600;
+const DEFAULT_EXPIRES_IN = 3600;
 const TOKEN_PATTERN = /^pst_[0-9A-Za-z]{40}$/;
 
 /** Whether a presented Bearer value has the shape of a session token (not whether it works). */
 export const isSessionToken = (value: string): boolean => TOKEN_PATTERN.test(value);
 
 /** Who asks for a session: the calling key (or, from the CLI, an operator with a mode of their choosing). */
-export interface Issuer {
+interface Issuer {
   shopId: string;
   mode: KeyMode;
   keyId: string | null;
@@ -79,7 +79,7 @@ export async function createPortalSession(deps: PortalSessionDeps, issuer: Issue
   return { ...toPortalSessionResource(record), token, url: `${baseUrl.replace(/\/+$/, '')}/portal#token=${token}` };
 }
 
-export const toPortalSessionResource = (r: PortalSessionRecord): Resource<'portalSession'> => ({
+const toPortalSessionResource = (r: PortalSessionRecord): Resource<'portalSession'> => ({
   object: 'portal_session',
   id: r.id,
   read_only: r.read_only,
@@ -95,13 +95,17 @@ export async function deletePortalSession(deps: Pick<PortalSessionDeps, 'portalS
 
 /**
  * A replayed create (same Idempotency-Key) hands its token out again only while that session
- * is still there: a client must not take a deleted session's token for a live one.
+ * is still there and unexpired: a client must not take a dead session's token for a live one.
  */
-export async function checkReplayedSession(deps: Pick<PortalSessionDeps, 'portalSessions'>, shopId: string, body: unknown): Promise<void> {
+export async function checkReplayedSession(deps: Pick<PortalSessionDeps, 'portalSessions' | 'now'>, shopId: string, body: unknown): Promise<void> {
   const id = (body as { id?: unknown } | null)?.id;
   if (typeof id !== 'string') throw new Error('a stored portal session answer without an id');
-  if (!(await deps.portalSessions.get(shopId, id))) {
+  const session = await deps.portalSessions.get(shopId, id);
+  if (!session) {
     throw new AppError('resource_missing', `The portal session this Idempotency-Key created ('${id}') has been deleted. To make another, use a new Idempotency-Key.`);
+  }
+  if (Date.parse(session.valid_until) <= deps.now().getTime()) {
+    throw new AppError('resource_missing', `The portal session this Idempotency-Key created ('${id}') has expired. To make another, use a new Idempotency-Key.`);
   }
 }
 

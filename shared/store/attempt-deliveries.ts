@@ -11,7 +11,6 @@ import { DynamoEndpointStatsStore } from './endpoint-stats';
 import { releaseNextInOrder, type OrderDeps } from '../domain/resource-order';
 import { DynamoOrderStore } from './resource-order';
 
-
 /**
  * Open deliveries carry the GSI1 entry of their endpoint and the GSI2 entry of the due index;
  * both go when they end. The GSI3 entry (the endpoint's list of all its deliveries) stays.
@@ -215,7 +214,6 @@ export class DynamoAttemptDeliveryStore implements AttemptDeliveryStore {
     }
     return due.slice(0, limit);
   }
-
 
   /**
    * Cancels the endpoint's open deliveries created up to `before` (the disable or delete: rows

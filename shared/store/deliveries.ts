@@ -48,11 +48,7 @@ export class DynamoDeliveryStore extends DynamoAttemptDeliveryStore {
     }
     return counts;
   }
-
-
 }
-
-
 
 /** Index entries a filtered page of an endpoint's deliveries reads at most. */
 const FILTER_BUDGET = 1_000;

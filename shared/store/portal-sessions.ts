@@ -54,7 +54,8 @@ export class DynamoPortalSessionStore implements PortalSessionStore {
       return true;
     } catch (err) {
       // A concurrent DELETE took it first (or TTL removed it meanwhile): this one found nothing to delete.
-      if (cancellationReasons(err)) return false;
+      if (cancellationReasons(err)?.some((r) => r.Code === 'ConditionalCheckFailed')) return false;
+      // A conflict or throttling: nothing was revoked, so the caller must hear it failed (and retry), not 404.
       throw err;
     }
   }

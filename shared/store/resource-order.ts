@@ -1,6 +1,7 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { EVENT_RETENTION_SECONDS } from '../domain/events';
-import { parseElement, type ChainMember, type ChainRef, type HoldResult, type OrderStore, type ReleaseResult } from '../domain/resource-order';
+import { elementOf, parseElement, type ChainMember, type ChainRef, type HoldResult, type OrderStore, type ReleaseResult } from '../domain/resource-order';
+import { isOpenStatus, type DeliveryStatus } from '../domain/delivery-status';
 import { cancellationReasons, isConditionFailed, retryConflicts, type Dynamo } from './client';
 import { keys } from './keys';
 
@@ -10,7 +11,7 @@ const rowKey = (c: ChainRef, element: string) => {
   return keys.delivery(c.shop_id, event_id, id);
 };
 const sorted = (open: unknown): string[] => (open instanceof Set ? [...(open as Set<string>)].sort() : []);
-const isOpen = (status: unknown) => status === 'pending' || status === 'retrying';
+const isOpen = (status: unknown) => isOpenStatus(status as DeliveryStatus);
 
 /**
  * The chains of ordered delivery (shared/domain/resource-order.ts): one item per endpoint and
@@ -29,7 +30,7 @@ export class DynamoOrderStore implements OrderStore {
         // The chain lives as long as its last delivery's row could.
         UpdateExpression: 'SET entity = :entity, expires_at = :ttl ADD #open :element',
         ExpressionAttributeNames: { '#open': 'open' },
-        ExpressionAttributeValues: { ':entity': 'order_chain', ':ttl': Math.floor(Date.now() / 1000) + EVENT_RETENTION_SECONDS, ':element': new Set([`${m.event_id}/${m.id}`]) },
+        ExpressionAttributeValues: { ':entity': 'order_chain', ':ttl': Math.floor(Date.now() / 1000) + EVENT_RETENTION_SECONDS, ':element': new Set([elementOf(m)]) },
         ReturnValues: 'ALL_NEW',
       }),
     );

@@ -1,4 +1,3 @@
-import type { EndpointGateStore } from '../domain/delivery-ports';
 import type { EventFilter } from '../domain/event-filter-schema';
 import type { EndpointChanges, EndpointRecord, EndpointStore, StoredSecret } from '../domain/webhook-endpoints';
 import { batchGet, cancellationReasons, isConditionFailed, queryPrefix } from './client';
@@ -13,7 +12,7 @@ import { keys, shopPk, skPrefix } from './keys';
 const filterAttribute = (filter: EventFilter | null | undefined): string | null => (filter ? JSON.stringify(filter) : null);
 
 /** The API's reads and writes of endpoints (create, list, update, rotate, delete), with the consumer's gate beneath. */
-export class DynamoEndpointStore extends DynamoEndpointGateStore implements EndpointStore, EndpointGateStore {
+export class DynamoEndpointStore extends DynamoEndpointGateStore implements EndpointStore {
   /** The shop item counts its endpoints, so concurrent creates cannot pass the limit. */
   async create(endpoint: EndpointRecord, maxPerShop: number) {
     try {
@@ -64,7 +63,6 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
     }
     return out;
   }
-
 
   private async conditionalUpdate(shopId: string, id: string, sets: Record<string, unknown>, condition: string, values: Record<string, unknown> = {}) {
     const names = Object.fromEntries(Object.keys(sets).map((k) => [`#${k}`, k]));

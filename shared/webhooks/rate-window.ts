@@ -72,7 +72,7 @@ export function rateWaits(limit: number, starts: RateStarts, now: number, count:
 }
 
 /** The endpoint's rate state as read: the starts counted, and the last place promised to a waiting delivery (epoch ms). */
-export interface RateState {
+interface RateState {
   starts: RateStarts;
   tail: number | null;
 }

@@ -103,6 +103,16 @@ describe('the consumer under a rate limit (DynamoDB Local)', () => {
     expect(h.scheduled.every((s) => s.message.deferrals === 1)).toBe(true);
   });
 
+  it('a delivery that waited for the rate gives up its place in line when it waits for a slot instead', async () => {
+    const { rows } = await endpointWith(10, 100);
+    const h = harness();
+    const waited = rows.map((r) => ({ ...messageOf(r), rate_at: Date.now() - 1_000 }));
+    const results = verdicts(await deliverBatch(h.attemptDeps, waited));
+    expect(results.filter((v) => v === 'deferred')).toHaveLength(10 - MAX_IN_FLIGHT);
+    // An in-flight deferral: its backoff counts, and it no longer goes ahead of the rate's line.
+    expect(h.scheduled.map((s) => [s.message.deferrals, 'rate_at' in s.message])).toEqual(Array.from({ length: 10 - MAX_IN_FLIGHT }, () => [1, false]));
+  });
+
   it('a request that cannot start within the grace of its admission is not sent: its slot is freed and it is queued again at once, no attempt used', async () => {
     const { endpoint, rows } = await endpointWith(1, 2);
     const h = harness(() => {

@@ -1,6 +1,6 @@
 import type { Principal } from '../../shared/domain/api-keys';
 import { hashKey } from '../../shared/domain/api-keys';
-import { createPortalSession, deletePortalSession, lookUpSession, type PortalSessionRecord, type PortalSessionStore } from '../../shared/domain/portal-sessions';
+import { checkReplayedSession, createPortalSession, deletePortalSession, lookUpSession, type PortalSessionRecord, type PortalSessionStore } from '../../shared/domain/portal-sessions';
 import { createPortalSessionBody } from '../../shared/domain/portal-sessions-schema';
 import { AppError } from '../../shared/errors';
 import { scopeRefusal } from '../../shared/http/middleware';
@@ -48,6 +48,16 @@ describe('portal sessions: issuing, revoking, recognising', () => {
     const [stored] = [...d.portalSessions.byHash.values()];
     expect(stored).toMatchObject({ token_hash: hashKey(s.token), shop_name: 'Ace Plumbing & Sons', mode: 'test', issued_by: issuer.keyId });
     expect(JSON.stringify(stored)).not.toContain(s.token);
+  });
+
+  it('a replayed create gives the token again only while its session is live: not once deleted, not once expired', async () => {
+    const d = deps();
+    const s = await createPortalSession(d, issuer, { expires_in: 60 }, 'https://api.example.test');
+    await expect(checkReplayedSession(d, SHOP, s)).resolves.toBeUndefined();
+    const later = { ...d, now: () => new Date(NOW.getTime() + 61_000) };
+    await expect(checkReplayedSession(later, SHOP, s)).rejects.toMatchObject({ code: 'resource_missing', message: expect.stringContaining('has expired') });
+    await d.portalSessions.revoke(SHOP, s.id, NOW.toISOString());
+    await expect(checkReplayedSession(d, SHOP, s)).rejects.toMatchObject({ code: 'resource_missing', message: expect.stringContaining('has been deleted') });
   });
 
   it('honours expires_in and read_only', async () => {
