@@ -18,7 +18,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { bannerLines } from '../lib/local/banner';
 import { installPrettyLogs } from '../lib/local/pretty-logs';
-import { DEFAULT_LISTEN_PORT, DEFAULT_RECEIVER_PORT, removeStackFile, stackFilePath, writeStackFile } from '../lib/local/stack-file';
+import { DEFAULT_LISTEN_PORT, DEFAULT_RECEIVER_PORT, LOCAL_DEFAULTS, LOCAL_PORTS, removeStackFile, stackFilePath, writeStackFile } from '../lib/local/stack-file';
 import { startLocalStack } from '../lib/local/stack';
 import { logger } from '../shared/logger';
 import { ConfigError } from '../shared/config';
@@ -106,12 +106,12 @@ async function main(): Promise<void> {
   setUpLogs();
   const dataDir = raw('DYNAMODB_DATA_DIR');
   const options = {
-    port: intFromEnv('PORT', 3000),
-    host: raw('HOST') ?? '127.0.0.1',
-    tableName: raw('TABLE_NAME') ?? 'shop-calls',
+    port: intFromEnv('PORT', LOCAL_PORTS.api),
+    host: raw('HOST') ?? LOCAL_DEFAULTS.host,
+    tableName: raw('TABLE_NAME') ?? LOCAL_DEFAULTS.table,
     dynamodbEndpoint: raw('DYNAMODB_ENDPOINT'),
-    dynamodbPort: intFromEnv('DYNAMODB_PORT', 8000),
-    sqsPort: intFromEnv('SQS_PORT', 9324),
+    dynamodbPort: intFromEnv('DYNAMODB_PORT', LOCAL_PORTS.dynamodb),
+    sqsPort: intFromEnv('SQS_PORT', LOCAL_PORTS.sqs),
     dataDir,
     deliveryTimeoutMs: positiveIntFromEnv('DELIVERY_TIMEOUT_MS', 'milliseconds'),
     // Locally http:// and loopback targets are allowed unless switched off.
@@ -152,7 +152,7 @@ async function main(): Promise<void> {
     started_at: new Date().toISOString(),
     api_url: stack.url,
     portal_url: `${stack.url}/portal`,
-    table: { endpoint: stack.dynamodbEndpoint, name: stack.tableName, region: stack.env.AWS_REGION ?? 'us-east-1' },
+    table: { endpoint: stack.dynamodbEndpoint, name: stack.tableName, region: stack.env.AWS_REGION ?? LOCAL_DEFAULTS.region },
     secrets_key_file: resolve(stack.env.SECRETS_KEY_FILE ?? join('.local', 'secrets.key')),
     demo_shop_id: stack.demo?.shop.id ?? found?.id ?? null,
     listen: { port: listenPort },

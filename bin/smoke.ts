@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { localSqsClient } from '../lib/local/sqs';
-import { findStack, localTableEnv, recordedStack } from '../lib/local/stack-file';
+import { findStack, LOCAL_DEFAULTS, LOCAL_PORTS, localTableEnv, recordedStack } from '../lib/local/stack-file';
 import { queueSender, runSmoke } from '../lib/smoke/run';
 import { configFromEnv } from '../shared/config';
 import { logger } from '../shared/logger';
@@ -57,10 +57,10 @@ type Target = { apiUrl: string; env: Record<string, string | undefined>; ingest:
 async function localIngestQueue(): Promise<{ queueUrl: string; sqs: SQSClient }> {
   const given = (values['ingest-queue-url'] as string | undefined) || process.env.INGEST_QUEUE_URL || (process.env.SQS_PORT ? undefined : recordedStack(findStack())?.ingest_queue?.url);
   if (given) return { queueUrl: given, sqs: localSqsClient(new URL(given).origin) };
-  const endpoint = `http://127.0.0.1:${process.env.SQS_PORT || 9324}`;
+  const endpoint = `http://${LOCAL_DEFAULTS.host}:${process.env.SQS_PORT || LOCAL_PORTS.sqs}`;
   const sqs = localSqsClient(endpoint);
   try {
-    const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: 'ingest' }));
+    const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: LOCAL_DEFAULTS.ingestQueue }));
     return { queueUrl: QueueUrl as string, sqs };
   } catch (err) {
     throw new Error(`no ingest queue at ${endpoint} (${(err as Error).message || (err as { code?: string }).code}): is \`npm start\` running? (another SQS_PORT: set it, or pass --ingest-queue-url)`, { cause: err });
@@ -73,7 +73,7 @@ function target(): Target {
     const stack = findStack();
     const recorded = process.env.DYNAMODB_ENDPOINT ? undefined : recordedStack(stack)?.api_url;
     return {
-      apiUrl: String(values['api-url'] ?? (process.env.PORT ? `http://127.0.0.1:${process.env.PORT}` : (recorded ?? 'http://127.0.0.1:3000'))),
+      apiUrl: String(values['api-url'] ?? (process.env.PORT ? `http://127.0.0.1:${process.env.PORT}` : (recorded ?? `http://${LOCAL_DEFAULTS.host}:${LOCAL_PORTS.api}`))),
       env: { ...process.env, ...localTableEnv(process.env, stack) },
       ingest: localIngestQueue,
     };

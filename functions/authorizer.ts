@@ -1,5 +1,5 @@
 import type { APIGatewayRequestAuthorizerEventV2, APIGatewaySimpleAuthorizerWithContextResult } from 'aws-lambda';
-import { hashKey, lookUpKey, presentedKey, type ApiKeyStore, type AuthFailure, type KeyMode, type PresentedKey } from '../shared/domain/api-keys';
+import { bearerCredential, hashKey, lookUpKey, presentedKey, type ApiKeyStore, type AuthFailure, type KeyMode, type PresentedKey } from '../shared/domain/api-keys';
 import { isSessionToken, lookUpSession, type PortalSessionStore } from '../shared/domain/portal-sessions';
 import { admitFailure, admitKey, type Admission, type RateLimiter, type RateLimits } from '../shared/domain/rate-limits';
 import { AUTHORIZER_FAILED, rateLimitedContext, toAuthorizerContext, type AuthorizerContext } from '../shared/http/auth-context';
@@ -25,7 +25,7 @@ const KNOWN_KEYS_MAX = 10_000;
 type Presented = { ok: true; hash: string; session: true } | (PresentedKey & { session?: false }) | AuthFailure;
 
 function present(authorization: string | undefined): Presented {
-  const token = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+  const token = bearerCredential(authorization);
   if (token !== undefined && isSessionToken(token)) return { ok: true, hash: hashKey(token), session: true };
   return presentedKey(authorization);
 }

@@ -1,4 +1,6 @@
+import * as z from 'zod/mini';
 import { createPortalSession } from '../../shared/domain/portal-sessions';
+import { createPortalSessionBody } from '../../shared/domain/portal-sessions-schema';
 import type { Shop } from '../../shared/domain/shop';
 import type { ApiDeps } from '../../shared/wiring/api';
 
@@ -16,9 +18,9 @@ export interface PortalOpenOptions {
  */
 export async function portalOpen(deps: ApiDeps, shop: Shop, opts: PortalOpenOptions) {
   const expiresIn = opts.expiresIn === undefined ? undefined : Number(opts.expiresIn);
-  if (expiresIn !== undefined && (!Number.isInteger(expiresIn) || expiresIn < 60 || expiresIn > 86400)) {
-    throw new RangeError('--expires-in must be a whole number of seconds from 60 to 86400');
-  }
+  // The API's own rule, so the CLI and POST /v1/portal-sessions never disagree.
+  const checked = z.safeParse(createPortalSessionBody, { expires_in: expiresIn });
+  if (!checked.success) throw new RangeError(`--expires-in ${checked.error.issues[0]?.message ?? 'is not valid'}`);
   const mode = opts.mode ?? 'test';
   if (mode !== 'test' && mode !== 'live') throw new RangeError('--mode must be test or live');
   let base: URL;

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { configFromEnv, parseVariables, type Config } from '../../shared/config';
 import type { LocalStackOptions } from './options';
+import { LOCAL_DEFAULTS } from './stack-file';
 
 /** Where the local stack's own resources are, once started. */
 export interface LocalResources {
@@ -22,7 +23,7 @@ export interface LocalResources {
 export function localVariables(options: LocalStackOptions, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const pick = (option: unknown, name: string, fallback: string) => (option !== undefined ? String(option) : env[name] || fallback);
   const variables = {
-    AWS_REGION: env.AWS_REGION || 'us-east-1',
+    AWS_REGION: env.AWS_REGION || LOCAL_DEFAULTS.region,
     // Signs list cursors; a fresh one per start unless configured (cursors then last one run).
     CURSOR_SECRET: env.CURSOR_SECRET || randomBytes(32).toString('hex'),
     SECRETS_KEY_FILE: pick(options.secretsKeyFile, 'SECRETS_KEY_FILE', join('.local', 'secrets.key')),

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { createSqsServer } from 'local-aws-sqs';
 import { freePort } from './dynamodb-local';
+import { LOCAL_DEFAULTS } from './stack-file';
 
 export interface LocalQueues {
   endpoint: string;
@@ -57,7 +58,7 @@ export async function startLocalQueues(options: { visibilityTimeoutSeconds: numb
   };
   const deliveries = await withDlq('deliveries');
   const notifications = await withDlq('notifications');
-  const ingest = await withDlq('ingest', INGEST_VISIBILITY_SECONDS);
+  const ingest = await withDlq(LOCAL_DEFAULTS.ingestQueue, INGEST_VISIBILITY_SECONDS);
   const api = localSqsClient(endpoint);
   const events = localSqsClient(endpoint);
   return {

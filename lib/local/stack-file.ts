@@ -11,7 +11,16 @@ export const DEFAULT_STACK_FILE = join('.local', 'stack.json');
 export const DEFAULT_LISTEN_PORT = 4242;
 export const DEFAULT_RECEIVER_PORT = 4000;
 /** Where the operator tools look when nothing is recorded: `npm start`'s defaults. */
-export const LOCAL_DEFAULTS = { endpoint: 'http://127.0.0.1:8000', table: 'shop-calls', region: 'us-east-1', secretsKeyFile: join('.local', 'secrets.key') };
+export const LOCAL_PORTS = { api: 3000, dynamodb: 8000, sqs: 9324 } as const;
+export const LOCAL_DEFAULTS = {
+  host: '127.0.0.1',
+  endpoint: `http://127.0.0.1:${LOCAL_PORTS.dynamodb}`,
+  table: 'shop-calls',
+  region: 'us-east-1',
+  secretsKeyFile: join('.local', 'secrets.key'),
+  /** The voice platform's queue on the local SQS emulator (lib/local/sqs.ts names it). */
+  ingestQueue: 'ingest',
+} as const;
 
 export interface StackFile {
   /** The `npm start` process: a file whose process is gone is from a stack that did not stop cleanly. */

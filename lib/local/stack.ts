@@ -16,6 +16,7 @@ import { ensureTable, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-
 import { startHttpAdapter, type HttpAdapter } from './http-adapter';
 import { seedDemo, seedDemoData, type DemoSeed } from './seed';
 import { localDeps, localHandlers, type LocalDeps, type LocalHandlers } from './wiring';
+import { LOCAL_DEFAULTS } from './stack-file';
 
 export type { LocalStackOptions } from './options';
 
@@ -89,7 +90,7 @@ export interface LocalStack {
  */
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   installInvokeStore();
-  const tableName = options.tableName ?? 'shop-calls';
+  const tableName = options.tableName ?? LOCAL_DEFAULTS.table;
   const variables = localVariables(options);
   let dynamodb: DynamoDbLocal | undefined;
   let http: HttpAdapter | undefined;

@@ -137,11 +137,13 @@ function withoutBearer(authorization: string): string {
   return scheme ? `${BEARER_FORM}, not "${scheme} …".` : `${BEARER_FORM}.`;
 }
 
+/** The credential of an `Authorization: Bearer <credential>` header value, or undefined when it is not in that form. */
+export const bearerCredential = (authorization: string | undefined): string | undefined => /^Bearer[ ]+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+
 /** Reads an `Authorization` header value: a well-formed key, or the contract's 401 code, with no lookup. */
 export function presentedKey(authorization: string | undefined): PresentedKey | AuthFailure {
-  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(authorization ?? '');
-  if (!match) return { ok: false, code: 'missing_api_key', message: withoutBearer(authorization ?? '') };
-  const key = match[1] as string;
+  const key = bearerCredential(authorization);
+  if (key === undefined) return { ok: false, code: 'missing_api_key', message: withoutBearer(authorization ?? '') };
   const mode = KEY_PATTERN.exec(key)?.[1] as KeyMode | undefined;
   return mode ? { ok: true, hash: hashKey(key), mode } : INVALID;
 }
