@@ -1,9 +1,9 @@
 import type { DynamoDBRecord } from 'aws-lambda';
-import { fanOut, inOrder, listingOncePerBatch, messageOf, type FanOutDeps } from '../shared/domain/deliveries';
+import { fanOut, inOrder, listingOncePerBatch, messageOf, type FanOutDeps } from '../shared/delivery/deliveries';
 import type { NotificationQueue } from '../shared/domain/notifications';
-import { continueRecovery, type RecoveryWorkerDeps } from '../shared/domain/recovery-worker';
+import { continueRecovery, type RecoveryWorkerDeps } from '../shared/delivery/recovery-worker';
 import { batchHandler } from '../shared/batch';
-import { oneResourceAtATime, resourceOf } from '../shared/domain/resource-order';
+import { oneResourceAtATime, resourceOf } from '../shared/delivery/resource-order';
 import { withLambdaContext } from '../shared/logger';
 import { recordOfStreamImage, type StreamedRecord } from '../shared/store/stream-images';
 import { lambdaDeps } from '../shared/wiring/memo';

@@ -1,5 +1,5 @@
 import type { Dynamo } from '../../shared/store/client';
-import { DynamoDeliveryStore } from '../../shared/store/deliveries';
+import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
 
 /**
  * The deliveries store as the floors use it: recording an attempt is the row's conditional

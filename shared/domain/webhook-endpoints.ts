@@ -2,14 +2,14 @@ import { AppError, notFound } from '../errors';
 import { logger } from '../logger';
 import { newId } from '../ids';
 import { findExisting } from './lookup';
-import type { GuardPolicy, GuardResult } from '../webhooks/url-guard';
+import type { GuardPolicy, GuardResult } from '../delivery/url-guard';
 import { newEvent, toEventResource, type EventRecord } from './events';
 import type { Resource } from './resources';
 import { newSigningSecret, type SecretCipher } from './secrets';
 import type { CreateEndpointInput, EndpointOrdering, UpdateEndpointInput } from './webhook-endpoints-schema';
 import { isOwnWrite, type WriteOptions } from './writes';
 import type { EventFilter } from './event-filter-schema';
-import { HEALTHY, toHealthResource, type EndpointHealth, type Lease } from '../webhooks/circuit';
+import { HEALTHY, toHealthResource, type EndpointHealth, type Lease } from '../delivery/circuit';
 
 export const MAX_ENDPOINTS_PER_SHOP = 16;
 

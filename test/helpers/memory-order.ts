@@ -1,5 +1,5 @@
-import type { DeliveryRecord } from '../../shared/domain/delivery-records';
-import { elementOf, parseElement, type ChainMember, type ChainRef, type HoldResult, type OrderStore, type ReleaseResult } from '../../shared/domain/resource-order';
+import type { DeliveryRecord } from '../../shared/delivery/delivery-records';
+import { elementOf, parseElement, type ChainMember, type ChainRef, type HoldResult, type OrderStore, type ReleaseResult } from '../../shared/delivery/resource-order';
 
 const chainId = (c: ChainRef) => `${c.shop_id}/${c.endpoint_id}/${c.order_key}`;
 

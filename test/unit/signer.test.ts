@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { signedHeaders } from '../../shared/webhooks/signer';
+import { signedHeaders } from '../../shared/delivery/signer';
 
 const secret = () => `whsec_${randomBytes(24).toString('base64')}`;
 
