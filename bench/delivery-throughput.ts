@@ -13,7 +13,7 @@
  * Same concurrency means the same number of webhook requests in flight, which is what
  * bounds a sender's rate against a receiver that takes a round trip to answer. By contract
  * an endpoint never has more than MAX_IN_FLIGHT (4) requests in flight
- * (shared/webhooks/circuit.ts), so a consumer sending to one endpoint cannot be compared
+ * (shared/delivery/circuit.ts), so a consumer sending to one endpoint cannot be compared
  * with a 40-wide floor (it was: 0.16×). Here the deliveries go to 16 endpoints (one shop's
  * maximum), in blocks of 10 per endpoint, so each SQS batch holds one endpoint's
  * deliveries, as when a busy endpoint fills the queue; the consumer runs 10 batches at a

@@ -20,7 +20,7 @@ function readMessage(record: SQSRecord): DeliveryMessage | null {
 }
 
 /**
- * The delivery consumer: one batch of queue messages at a time (shared/domain/delivery-attempt.ts).
+ * The delivery consumer: one batch of queue messages at a time (shared/delivery/delivery-attempt.ts).
  * A message that fails (the table or the queue did, not the receiver) is reported alone
  * and comes back after the visibility timeout; receiver failures are normal outcomes. If
  * the batch read fails, every message comes back. Outcomes, receiver latency and circuit

@@ -20,7 +20,7 @@ const resourceOfRecord = (s: StreamedRecord): string | null =>
  * inserted by redeliver and recover, and writes of running recoveries. Records fail
  * individually (partial batch response), so one bad record never makes the others run
  * twice. The records of a batch fan out in parallel, but one resource's one after the other
-(ordered endpoints: ../shared/domain/resource-order.ts), and a retried
+(ordered endpoints: ../shared/delivery/resource-order.ts), and a retried
  * record recreates nothing (delivery ids derive from event and endpoint, and rows are
  * written only if absent; a recovery's page is written only over the page count it read).
  */

@@ -4,7 +4,7 @@ import { signedHeaders } from '../../shared/delivery/signer';
 
 const secret = () => `whsec_${randomBytes(24).toString('base64')}`;
 
-describe('webhook signatures (shared/webhooks/signer.ts)', () => {
+describe('webhook signatures (shared/delivery/signer.ts)', () => {
   const at = new Date();
   const body = JSON.stringify({ id: 'evt_1', type: 'job.created', data: { note: 'Müller — 5 € ✓' } });
 
