@@ -32,8 +32,10 @@ export default tseslint.config(
       'no-restricted-imports': ['error', { patterns: [...BUILD_TIME, forbid('(^|/)functions/', 'shared/ serves the handlers; it never imports them.')] }],
     },
   },
+  // The delivery engine's decisions, stages and ports (shared/delivery/*.ts) keep the domain's rule;
+  // its adapters (shared/delivery/dynamo/, shared/delivery/aws/) are the layer allowed the SDK.
   {
-    files: ['shared/domain/**/*.ts'],
+    files: ['shared/domain/**/*.ts', 'shared/delivery/*.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -41,8 +43,8 @@ export default tseslint.config(
           patterns: [
             ...BUILD_TIME,
             forbid('(^|/)functions/', 'shared/ serves the handlers; it never imports them.'),
-            forbid('^@aws-sdk/', 'The domain is plain TypeScript: AWS adapters live in shared/store and shared/aws, behind ports.'),
-            forbid('(^|/)(http|store|aws|wiring)/', 'The domain knows ports, not HTTP, the table, AWS or the wiring.'),
+            forbid('^@aws-sdk/', 'The domain is plain TypeScript: AWS adapters live in shared/store, shared/aws and shared/delivery/{dynamo,aws}, behind ports.'),
+            forbid('(^|/)(http|store|dynamo|aws|wiring)/', 'The domain knows ports, not HTTP, the table, AWS or the wiring.'),
             forbid('(^|/)(routes|config)$', 'The route table and the configuration depend on the domain, not the reverse.'),
           ],
         },

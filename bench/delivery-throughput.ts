@@ -13,7 +13,7 @@
  * Same concurrency means the same number of webhook requests in flight, which is what
  * bounds a sender's rate against a receiver that takes a round trip to answer. By contract
  * an endpoint never has more than MAX_IN_FLIGHT (4) requests in flight
- * (shared/webhooks/circuit.ts), so a consumer sending to one endpoint cannot be compared
+ * (shared/delivery/circuit.ts), so a consumer sending to one endpoint cannot be compared
  * with a 40-wide floor (it was: 0.16×). Here the deliveries go to 16 endpoints (one shop's
  * maximum), in blocks of 10 per endpoint, so each SQS batch holds one endpoint's
  * deliveries, as when a busy endpoint fills the queue; the consumer runs 10 batches at a
@@ -33,15 +33,15 @@ import './lib/quiet';
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { once } from 'node:events';
-import { carryingEvent, newDelivery, messageOf, type DeliveryRecord } from '../shared/domain/deliveries';
+import { carryingEvent, newDelivery, messageOf, type DeliveryRecord } from '../shared/delivery/deliveries';
 import { newEvent, type EventRecord } from '../shared/domain/events';
 import { createShop } from '../shared/domain/shop';
 import { createEndpoint, MAX_ENDPOINTS_PER_SHOP } from '../shared/domain/webhook-endpoints';
-import { SqsDeliveryQueue } from '../shared/aws/sqs-queue';
+import { SqsDeliveryQueue } from '../shared/delivery/aws/sqs-queue';
 import { newId } from '../shared/ids';
-import { DynamoDeliveryStore } from '../shared/store/deliveries';
+import { DynamoDeliveryStore } from '../shared/delivery/dynamo/deliveries';
 import { eventItem } from '../shared/store/events';
-import { MAX_IN_FLIGHT } from '../shared/webhooks/circuit';
+import { MAX_IN_FLIGHT } from '../shared/delivery/circuit';
 import type { ConsumerReport } from './lib/consumer-child';
 import { opsPerDelivery, printAllIn, printCost, tracesFor } from './lib/cost';
 import type { FloorJob, FloorReport } from './lib/floor-child';

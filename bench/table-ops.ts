@@ -21,20 +21,20 @@
  */
 import './lib/quiet';
 import { randomUUID } from 'node:crypto';
-import { newDelivery, type DeliveryRecord } from '../shared/domain/deliveries';
+import { newDelivery, type DeliveryRecord } from '../shared/delivery/deliveries';
 import { newEvent } from '../shared/domain/events';
 import { createShop } from '../shared/domain/shop';
 import { createEndpoint, MAX_ENDPOINTS_PER_SHOP, type EndpointRecord } from '../shared/domain/webhook-endpoints';
 import { newId } from '../shared/ids';
-import { DynamoAttemptLedger } from '../shared/store/attempt-ledger';
-import { recordAttemptInput } from '../shared/store/attempt-deliveries';
-import { DynamoDeliveryStore } from '../shared/store/deliveries';
+import { DynamoAttemptLedger } from '../shared/delivery/dynamo/attempt-ledger';
+import { recordAttemptInput } from '../shared/delivery/dynamo/attempt-deliveries';
+import { DynamoDeliveryStore } from '../shared/delivery/dynamo/deliveries';
 import { updateIf } from '../shared/store/client';
 import { keys } from '../shared/store/keys';
-import { releaseInput } from '../shared/store/endpoint-gate';
+import { releaseInput } from '../shared/delivery/dynamo/endpoint-gate';
 import { DynamoEndpointStore } from '../shared/store/webhook-endpoints';
-import { admit, afterAttempt, MAX_IN_FLIGHT } from '../shared/webhooks/circuit';
-import type { AttemptUpdate } from '../shared/domain/delivery-ports';
+import { admit, afterAttempt, MAX_IN_FLIGHT } from '../shared/delivery/circuit';
+import type { AttemptUpdate } from '../shared/delivery/delivery-ports';
 import { treeCpuMs } from './lib/cpu';
 import { startPipelineEnv } from './lib/pipeline-env';
 import { printTable, setting } from './lib/stats';

@@ -11,7 +11,7 @@ import { LocalRetryScheduler } from '../lib/local/adapters';
 import { localFunction } from '../lib/local/invocations';
 import { startQueuePoller } from '../lib/local/queue-poller';
 import { localSqsClient } from '../lib/local/sqs';
-import { SqsDeliveryQueue } from '../shared/aws/sqs-queue';
+import { SqsDeliveryQueue } from '../shared/delivery/aws/sqs-queue';
 import { ConfigError, configFromEnv, parseVariables } from '../shared/config';
 import { sqsOf } from '../shared/wiring/clients';
 import { deliverDeps } from '../shared/wiring/pipeline';

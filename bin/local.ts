@@ -24,7 +24,7 @@ import { logger } from '../shared/logger';
 import { ConfigError } from '../shared/config';
 import type { ShopStore } from '../shared/domain/shop';
 import { scanShops } from '../shared/store/operator-scan';
-import { DEFAULT_TIMEOUT_MS } from '../shared/webhooks/policy';
+import { DEFAULT_TIMEOUT_MS } from '../shared/delivery/policy';
 
 function invalid(message: string): never {
   console.error(message);

@@ -1,9 +1,9 @@
 import type { DynamoDBRecord } from 'aws-lambda';
-import { fanOut, inOrder, listingOncePerBatch, messageOf, type FanOutDeps } from '../shared/domain/deliveries';
+import { fanOut, inOrder, listingOncePerBatch, messageOf, type FanOutDeps } from '../shared/delivery/deliveries';
 import type { NotificationQueue } from '../shared/domain/notifications';
-import { continueRecovery, type RecoveryWorkerDeps } from '../shared/domain/recovery-worker';
+import { continueRecovery, type RecoveryWorkerDeps } from '../shared/delivery/recovery-worker';
 import { batchHandler } from '../shared/batch';
-import { oneResourceAtATime, resourceOf } from '../shared/domain/resource-order';
+import { oneResourceAtATime, resourceOf } from '../shared/delivery/resource-order';
 import { withLambdaContext } from '../shared/logger';
 import { recordOfStreamImage, type StreamedRecord } from '../shared/store/stream-images';
 import { lambdaDeps } from '../shared/wiring/memo';
@@ -20,7 +20,7 @@ const resourceOfRecord = (s: StreamedRecord): string | null =>
  * inserted by redeliver and recover, and writes of running recoveries. Records fail
  * individually (partial batch response), so one bad record never makes the others run
  * twice. The records of a batch fan out in parallel, but one resource's one after the other
-(ordered endpoints: ../shared/domain/resource-order.ts), and a retried
+(ordered endpoints: ../shared/delivery/resource-order.ts), and a retried
  * record recreates nothing (delivery ids derive from event and endpoint, and rows are
  * written only if absent; a recovery's page is written only over the page count it read).
  */

@@ -1,5 +1,5 @@
-import { nudgeStalledRecoveries, type RecoveryWorkerDeps } from '../shared/domain/recovery-worker';
-import { sweep, type SweepDeps } from '../shared/domain/sweep';
+import { nudgeStalledRecoveries, type RecoveryWorkerDeps } from '../shared/delivery/recovery-worker';
+import { sweep, type SweepDeps } from '../shared/delivery/sweep';
 import { logger, withLambdaContext } from '../shared/logger';
 import { lambdaDeps } from '../shared/wiring/memo';
 import { sweepDeps } from '../shared/wiring/pipeline';

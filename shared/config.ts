@@ -1,5 +1,5 @@
 import { DEFAULT_RATE_LIMITS, limitOf, type RateLimits } from './domain/rate-limits';
-import { DEFAULT_DEFER_MS, DEFAULT_TIMEOUT_MS } from './webhooks/policy';
+import { DEFAULT_DEFER_MS, DEFAULT_TIMEOUT_MS } from './delivery/policy';
 
 /**
  * The one reader of the runtime environment. Every variable is checked for form once, when

@@ -7,7 +7,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RETRY_SCHEDULE_MS } from '../../shared/webhooks/policy';
+import { RETRY_SCHEDULE_MS } from '../../shared/delivery/policy';
 import type { ChildStack } from '../../test/helpers/child-stack';
 import { startFaultReceiver, type AnswerPolicy, type FaultReceiver } from './fault-receiver';
 import { startOrderedJobs } from './ordered-jobs';

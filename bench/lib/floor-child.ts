@@ -8,11 +8,11 @@
  * Env: the stack's `env` (for the table).
  */
 import './quiet';
-import type { DeliveryRecord } from '../../shared/domain/deliveries';
+import type { DeliveryRecord } from '../../shared/delivery/deliveries';
 import { configFromEnv } from '../../shared/config';
 import { dynamoOf } from '../../shared/wiring/clients';
-import { httpSender } from '../../shared/webhooks/sender';
-import { signedHeaders } from '../../shared/webhooks/signer';
+import { httpSender } from '../../shared/delivery/sender';
+import { signedHeaders } from '../../shared/delivery/signer';
 import { rowOnlyStore } from './floor-store';
 import { allStages, countCalls, type OpTally } from './instrument';
 

@@ -6,8 +6,8 @@
  * arrived, and no job.approved reached the receiver before its job.created was answered 2xx.
  */
 import { newEvent, type EventRecord } from '../../shared/domain/events';
-import type { DeliveryRecord } from '../../shared/domain/deliveries';
-import type { OrderStore } from '../../shared/domain/resource-order';
+import type { DeliveryRecord } from '../../shared/delivery/deliveries';
+import type { OrderStore } from '../../shared/delivery/resource-order';
 import { newId } from '../../shared/ids';
 import { stage } from './instrument';
 import { startFaultReceiver, type AnswerPolicy, type FaultReceiver } from './fault-receiver';

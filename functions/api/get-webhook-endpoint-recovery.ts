@@ -1,4 +1,4 @@
-import { getRecovery, type RecoveryDeps } from '../../shared/domain/recovery';
+import { getRecovery, type RecoveryDeps } from '../../shared/delivery/recovery';
 import { apiHandler } from '../../shared/http/handler';
 import { endpointLifecycleDeps } from '../../shared/wiring/api';
 import { lambdaDeps } from '../../shared/wiring/memo';

@@ -1,5 +1,5 @@
 import { recoverWebhookEndpointBody } from '../../shared/domain/recovery-schema';
-import { recoverEndpoint, type RecoveryDeps } from '../../shared/domain/recovery';
+import { recoverEndpoint, type RecoveryDeps } from '../../shared/delivery/recovery';
 import { apiHandler } from '../../shared/http/handler';
 import { requestSchemas } from '../../shared/http/validation';
 import { idempotent, type IdempotencyDeps } from '../../shared/http/idempotency';

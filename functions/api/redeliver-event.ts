@@ -1,4 +1,4 @@
-import { redeliver, type RedeliverDeps } from '../../shared/domain/redeliver';
+import { redeliver, type RedeliverDeps } from '../../shared/delivery/redeliver';
 import { redeliverEventBody } from '../../shared/domain/deliveries-schema';
 import { apiHandler } from '../../shared/http/handler';
 import { requestSchemas } from '../../shared/http/validation';

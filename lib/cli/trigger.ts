@@ -1,10 +1,10 @@
 import { ingestCall } from '../../shared/domain/calls';
-import { disableIfDue } from '../../shared/domain/endpoint-failure';
+import { disableIfDue } from '../../shared/delivery/endpoint-failure';
 import { SUBSCRIBABLE_EVENT_TYPES } from '../../shared/domain/event-types';
 import { approveJob, declineJob } from '../../shared/domain/jobs';
 import type { Shop } from '../../shared/domain/shop';
 import { createEndpoint, updateEndpoint } from '../../shared/domain/webhook-endpoints';
-import { DynamoDeliveryStore } from '../../shared/store/deliveries';
+import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
 import { DynamoEndpointStore } from '../../shared/store/webhook-endpoints';
 import type { ApiDeps } from '../../shared/wiring/api';
 import { simulatedCall } from './simulate';

@@ -12,7 +12,8 @@ export type TableAction = 'GetItem' | 'Query' | 'BatchGetItem' | 'PutItem' | 'Up
 export const READ_ACTIONS: readonly TableAction[] = ['GetItem', 'Query', 'BatchGetItem'];
 
 /**
- * Per store file (shared/store/<name>.ts): the requests it sends, as IAM names them. A
+ * Per store file (shared/store/<name>.ts, or shared/delivery/dynamo/<name>.ts for the delivery
+ * engine's): the requests it sends, as IAM names them. A
  * TransactWriteItems needs the action of each of its items (Put, Update, Delete); the
  * `uses` stores are built or called inside it.
  */
@@ -62,7 +63,7 @@ export const PART_STORES: Record<string, string[]> = {
 
 function storeActions(store: string, seen = new Set<string>()): TableAction[] {
   const entry = STORE_ACTIONS[store];
-  if (!entry) throw new Error(`no table actions declared for shared/store/${store}.ts (lib/constructs/table-access.ts)`);
+  if (!entry) throw new Error(`no table actions declared for store ${store} (lib/constructs/table-access.ts)`);
   if (seen.has(store)) return [];
   seen.add(store);
   return [...entry.actions, ...(entry.uses ?? []).flatMap((s) => storeActions(s, seen))];

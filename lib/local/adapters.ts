@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { withoutEvent, type DeliveryMessage, type DeliveryQueue } from '../../shared/domain/deliveries';
-import type { RetryScheduler } from '../../shared/domain/delivery-ports';
+import { withoutEvent, type DeliveryMessage, type DeliveryQueue } from '../../shared/delivery/deliveries';
+import type { RetryScheduler } from '../../shared/delivery/delivery-ports';
 import type { Mail, Mailer } from '../../shared/domain/notifications';
 import { logger } from '../../shared/logger';
 

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { observeTable, type Dynamo } from '../../shared/store/client';
 import { passesFanoutFilter } from '../../shared/stream-filters';
-import { sweepGraceMs } from '../../shared/webhooks/policy';
+import { sweepGraceMs } from '../../shared/delivery/policy';
 import { LocalRetryScheduler } from './adapters';
 import { localConfig, localVariables } from './config';
 import type { LocalStackOptions } from './options';

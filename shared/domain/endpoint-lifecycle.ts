@@ -1,7 +1,7 @@
 import { notFound } from '../errors';
-import type { DeliveryRecord, DeliveryStatus } from './deliveries';
-import { toDeliveryResource } from './deliveries';
-import { summarise, type StatsBucket } from './endpoint-stats';
+import type { DeliveryRecord, DeliveryStatus } from '../delivery/deliveries';
+import { toDeliveryResource } from '../delivery/deliveries';
+import { summarise, type StatsBucket } from '../delivery/endpoint-stats';
 import type { EventType } from './event-types';
 import type { Page, PageRequest } from './pagination';
 import type { Resource } from './resources';

@@ -1,4 +1,4 @@
-import { toDeliveryResource, type DeliveryRecord, type EventReader } from './deliveries';
+import { toDeliveryResource, type DeliveryRecord, type EventReader } from '../delivery/deliveries';
 import { findExisting } from './lookup';
 import { toEventResource, type EventRecord } from './events';
 import type { Resource } from './resources';

@@ -1,10 +1,10 @@
 import * as z from 'zod';
 import { CALL_OUTCOMES, URGENCIES } from './call-ingest-schema';
-import { DELIVERY_STATUSES } from './delivery-status';
+import { DELIVERY_STATUSES } from '../delivery/delivery-status';
 import { FILTER_DESCRIPTION } from './event-filter-schema';
 import { EVENT_TYPES } from './event-types';
 import { JOB_STATUSES } from './job-values';
-import { RECOVERY_STATUSES } from './recovery-status';
+import { RECOVERY_STATUSES } from '../delivery/recovery-status';
 import { BOOKING_MODES, WEEKDAYS } from './shop-values';
 import { SCOPES } from './scopes';
 import { ENDPOINT_ORDERINGS } from './webhook-endpoints-schema';

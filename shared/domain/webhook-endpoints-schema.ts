@@ -12,12 +12,12 @@ const eventsSchema = z.pipe(
 
 const description = z.nullable(z.string().check(z.trim(), z.maxLength(500)));
 
-/** Per resource: one resource's events (the same `data.id`) reach the endpoint in the order they were created (./resource-order.ts). */
+/** Per resource: one resource's events (the same `data.id`) reach the endpoint in the order they were created (../delivery/resource-order.ts). */
 export const ENDPOINT_ORDERINGS = ['none', 'per_resource'] as const;
 export type EndpointOrdering = (typeof ENDPOINT_ORDERINGS)[number];
 const ordering = z.enum(ENDPOINT_ORDERINGS, { error: `must be one of ${ENDPOINT_ORDERINGS.join(', ')}` });
 const RATE_LIMIT_MESSAGE = 'must be an integer from 1 to 1000, or null';
-/** Requests per second to the endpoint (shared/webhooks/rate-window.ts); null: the in-flight bound alone. */
+/** Requests per second to the endpoint (shared/delivery/rate-window.ts); null: the in-flight bound alone. */
 const rateLimit = z.nullable(z.number({ error: RATE_LIMIT_MESSAGE }).check(z.int(RATE_LIMIT_MESSAGE), z.minimum(1, RATE_LIMIT_MESSAGE), z.maximum(1000, RATE_LIMIT_MESSAGE)));
 z.globalRegistry.add(rateLimit, { description: 'Requests per second to this endpoint, at most 1000: at most this many start in any one-second window. null (default): no limit but the in-flight one.' });
 

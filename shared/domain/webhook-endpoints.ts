@@ -2,14 +2,14 @@ import { AppError, notFound } from '../errors';
 import { logger } from '../logger';
 import { newId } from '../ids';
 import { findExisting } from './lookup';
-import type { GuardPolicy, GuardResult } from '../webhooks/url-guard';
+import type { GuardPolicy, GuardResult } from '../delivery/url-guard';
 import { newEvent, toEventResource, type EventRecord } from './events';
 import type { Resource } from './resources';
 import { newSigningSecret, type SecretCipher } from './secrets';
 import type { CreateEndpointInput, EndpointOrdering, UpdateEndpointInput } from './webhook-endpoints-schema';
 import { isOwnWrite, type WriteOptions } from './writes';
 import type { EventFilter } from './event-filter-schema';
-import { HEALTHY, toHealthResource, type EndpointHealth, type Lease } from '../webhooks/circuit';
+import { HEALTHY, toHealthResource, type EndpointHealth, type Lease } from '../delivery/circuit';
 
 export const MAX_ENDPOINTS_PER_SHOP = 16;
 
@@ -28,9 +28,9 @@ export interface EndpointRecord {
   events: string[];
   /** Only events matching it are sent (./event-filter.ts); null or absent (endpoints saved before filters): all of its types. */
   filter?: EventFilter | null;
-  /** `per_resource`: deliveries created while it is set follow their resource's order (./resource-order.ts); absent (saved before ordering): none. */
+  /** `per_resource`: deliveries created while it is set follow their resource's order (../delivery/resource-order.ts); absent (saved before ordering): none. */
   ordering?: EndpointOrdering;
-  /** Requests per second (../webhooks/rate-window.ts); null or absent: no rate limit. */
+  /** Requests per second (../delivery/rate-window.ts); null or absent: no rate limit. */
   rate_limit?: number | null;
   enabled: boolean;
   disabled_reason: 'manual' | 'failing' | 'gone' | null;
@@ -41,14 +41,14 @@ export interface EndpointRecord {
   secrets_version: number;
   /** The circuit and counters the API shows as `health`. */
   health: EndpointHealth;
-  /** Requests in flight to the endpoint, by delivery id (see shared/webhooks/circuit.ts). */
+  /** Requests in flight to the endpoint, by delivery id (see shared/delivery/circuit.ts). */
   leases: Record<string, Lease>;
   lease_version: number;
   /** The last errors before the endpoint was disabled, for the owner's email. */
   last_errors?: string[];
   /** Set while deliveries wait on the queue for a slot: the next success pulls due ones from the table (internal). */
   backlog_at?: string;
-  /** Request starts the rate limit counts, by 10 ms bucket (internal; ../webhooks/rate-window.ts). */
+  /** Request starts the rate limit counts, by 10 ms bucket (internal; ../delivery/rate-window.ts). */
   rate_starts?: Record<string, number>;
   /** The last place promised to a delivery waiting for the rate (internal, epoch ms). */
   rate_tail?: number | null;

@@ -1,5 +1,5 @@
-import type { AttemptVerdict } from '../domain/delivery-attempt';
-import type { AttemptDeps } from '../domain/delivery-ports';
+import type { AttemptVerdict } from '../delivery/delivery-attempt';
+import type { AttemptDeps } from '../delivery/delivery-ports';
 
 /** The namespace of every custom metric; the stack's alarms and dashboard read the same. */
 export const METRICS_NAMESPACE = 'ShopCallsApi';

@@ -83,15 +83,15 @@ export const keys = {
     gsi3sk: deliveryId,
   }),
 
-  /** The open deliveries of one resource to an ordered endpoint, in the order of their events (shared/domain/resource-order.ts). */
+  /** The open deliveries of one resource to an ordered endpoint, in the order of their events (shared/delivery/resource-order.ts). */
   orderChain: (shopId: string, endpointId: string, orderKey: string) => ({ pk: shopPk(shopId), sk: `ORD#${endpointId}#${orderKey}` }),
 
-  /** A recovery of an endpoint's missed events (shared/domain/recovery-job.ts). */
+  /** A recovery of an endpoint's missed events (shared/delivery/recovery-job.ts). */
   recovery: (shopId: string, recoveryId: string) => ({ pk: shopPk(shopId), sk: `RCV#${recoveryId}` }),
   /** GSI1 entry of a recovery while it runs, sorted by when the sweeper must wake it if no page was written by then. */
   runningRecovery: (recoveryId: string, sweepAt: string) => ({ gsi1pk: gsi1Partition.runningRecoveries(), gsi1sk: `${sweepAt}#${recoveryId}` }),
 
-  /** An endpoint's attempt counters over one stats bucket (see shared/domain/endpoint-stats.ts). */
+  /** An endpoint's attempt counters over one stats bucket (see shared/delivery/endpoint-stats.ts). */
   endpointStats: (shopId: string, endpointId: string, bucketStart: string) => ({ pk: shopPk(shopId), sk: `${skPrefix.endpointStats(endpointId)}${bucketStart}` }),
 
   /**

@@ -1,8 +1,8 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { DeliveryRecord } from '../domain/deliveries';
+import type { DeliveryRecord } from '../delivery/deliveries';
 import type { EventRecord } from '../domain/events';
-import type { RecoveryRecord } from '../domain/recovery-job';
+import type { RecoveryRecord } from '../delivery/recovery-job';
 import { stripKeys } from './client';
 import { eventFromItem } from './events';
 

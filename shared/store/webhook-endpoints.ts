@@ -1,7 +1,7 @@
 import type { EventFilter } from '../domain/event-filter-schema';
 import type { EndpointChanges, EndpointRecord, EndpointStore, StoredSecret } from '../domain/webhook-endpoints';
 import { batchGet, cancellationReasons, isConditionFailed, queryPrefix } from './client';
-import { DynamoEndpointGateStore, endpointFromItem } from './endpoint-gate';
+import { DynamoEndpointGateStore, endpointFromItem } from '../delivery/dynamo/endpoint-gate';
 import { keys, shopPk, skPrefix } from './keys';
 
 /**

@@ -1,6 +1,7 @@
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { posix } from 'node:path';
 import { FUNCTION_TABLE_PARTS, allFunctionEntries } from '../../lib/constructs/entries';
 import { PART_STORES, STORE_ACTIONS } from '../../lib/constructs/table-access';
 import { ShopCallsStack } from '../../lib/stack';
@@ -24,14 +25,19 @@ const REQUESTS: [RegExp, string][] = [
   [/\bdoc\.scan\(/, 'Scan'],
 ];
 
-/** Names a module imports (values, not types) from each sibling module, by that module's file name. */
-function importsOf(source: string, prefix: string): Map<string, string[]> {
+/** Where the store files live: the API's and the delivery engine's DynamoDB adapters (names are unique across both). */
+const STORE_DIRS = ['shared/store', 'shared/delivery/dynamo'];
+const storeFile = (store: string) => STORE_DIRS.map((dir) => `${dir}/${store}.ts`).find((file) => existsSync(file)) ?? `shared/store/${store}.ts`;
+
+/** Names a module in `dir` imports (values, not types) from each store module, by that module's file name. */
+function importsOf(source: string, dir: string): Map<string, string[]> {
   const found = new Map<string, string[]>();
   for (const m of source.matchAll(/^import \{([^}]*)\} from '([^']+)';/gm)) {
-    const from = m[2] as string;
-    if (!from.startsWith(prefix)) continue;
+    const target = posix.join(dir, m[2] as string);
+    if (!STORE_DIRS.includes(posix.dirname(target))) continue;
+    const store = posix.basename(target);
     const names = (m[1] as string).split(',').map((n) => n.trim()).filter((n) => n && !n.startsWith('type '));
-    found.set(from.slice(prefix.length), [...(found.get(from.slice(prefix.length)) ?? []), ...names]);
+    found.set(store, [...(found.get(store) ?? []), ...names]);
   }
   return found;
 }
@@ -49,7 +55,7 @@ describe('table access per function', () => {
   it('declares for every wiring part exactly the stores it builds', () => {
     for (const file of ['shared/wiring/api.ts', 'shared/wiring/pipeline.ts']) {
       const source = code(file);
-      const stores = importsOf(source, '../store/');
+      const stores = importsOf(source, posix.dirname(file));
       for (const m of source.matchAll(/^export function (\w+Deps)\(/gm)) {
         const part = m[1] as string;
         // Every part at once, for the local stack, the operator CLI and tests: no function is wired from it.
@@ -66,9 +72,10 @@ describe('table access per function', () => {
   it('declares for every store the requests it makes and the stores it builds on, and no store but the operator CLI\'s scans', () => {
     const storeFiles = Object.keys(STORE_ACTIONS);
     for (const store of storeFiles) {
-      const source = code(`shared/store/${store}.ts`);
+      const file = storeFile(store);
+      const source = code(file);
       const actions = REQUESTS.filter(([re]) => re.test(source)).map(([, action]) => action);
-      const uses = [...importsOf(source, './')].filter(([from, names]) => storeFiles.includes(from) && names.some((n) => /^Dynamo\w+(Store|Ledger|Index)$/.test(n))).map(([from]) => from);
+      const uses = [...importsOf(source, posix.dirname(file))].filter(([from, names]) => storeFiles.includes(from) && names.some((n) => /^Dynamo\w+(Store|Ledger|Index)$/.test(n))).map(([from]) => from);
       expect({ store, actions: actions.sort(), uses: uses.sort() }).toEqual({ store, actions: [...(STORE_ACTIONS[store]?.actions ?? [])].sort(), uses: [...(STORE_ACTIONS[store]?.uses ?? [])].sort() });
     }
     expect(REQUESTS.filter(([re]) => re.test(code('shared/store/operator-scan.ts'))).map(([, a]) => a)).toEqual(['Scan']);

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { simulatedCall } from '../../lib/cli/simulate';
 import { ingestCall } from '../../shared/domain/calls';
-import { DynamoDeliveryStore } from '../../shared/store/deliveries';
+import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
 import { call } from '../helpers/http';
 import { closeReceivers, startReceiver, waitFor } from '../helpers/receiver';
 import { startTestStack } from '../helpers/stack';

@@ -3,7 +3,7 @@ import { newEvent } from '../../shared/domain/events';
 import { createShop } from '../../shared/domain/shop';
 import { SCOPES } from '../../shared/domain/scopes';
 import { newId } from '../../shared/ids';
-import { DynamoDeliveryStore } from '../../shared/store/deliveries';
+import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
 import { call } from '../helpers/http';
 import { closeReceivers, startReceiver, waitFor } from '../helpers/receiver';
 import { startTestStack } from '../helpers/stack';

@@ -3,7 +3,7 @@ import { issueKey } from '../../shared/domain/api-keys';
 import { ingestCall } from '../../shared/domain/calls';
 import { createShop } from '../../shared/domain/shop';
 import { SCOPES } from '../../shared/domain/scopes';
-import { DynamoDeliveryStore } from '../../shared/store/deliveries';
+import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
 import { call, expectError } from '../helpers/http';
 import { closeReceivers, startReceiver, waitFor, type Received } from '../helpers/receiver';
 import { startTestStack } from '../helpers/stack';

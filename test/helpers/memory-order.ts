@@ -1,11 +1,11 @@
-import type { DeliveryRecord } from '../../shared/domain/delivery-records';
-import { elementOf, parseElement, type ChainMember, type ChainRef, type HoldResult, type OrderStore, type ReleaseResult } from '../../shared/domain/resource-order';
+import type { DeliveryRecord } from '../../shared/delivery/delivery-records';
+import { elementOf, parseElement, type ChainMember, type ChainRef, type HoldResult, type OrderStore, type ReleaseResult } from '../../shared/delivery/resource-order';
 
 const chainId = (c: ChainRef) => `${c.shop_id}/${c.endpoint_id}/${c.order_key}`;
 
 /**
  * The chains and rows of ordered delivery in memory, with the table adapter's semantics
- * (shared/store/resource-order.ts): sets answered sorted, a hold only while what it waits for
+ * (shared/delivery/dynamo/resource-order.ts): sets answered sorted, a hold only while what it waits for
  * is in the chain and the row is pending, unattempted and not held, a release only of a held
  * pending row. `calls` records each request, for tests that count them.
  */

@@ -2,9 +2,9 @@ import { COMMANDS, runCli } from '../../lib/cli/run';
 import { authenticate, hashKey } from '../../shared/domain/api-keys';
 import { lookUpSession } from '../../shared/domain/portal-sessions';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
-import { newDelivery } from '../../shared/domain/deliveries';
+import { newDelivery } from '../../shared/delivery/deliveries';
 import { createEndpoint } from '../../shared/domain/webhook-endpoints';
-import { DynamoDeliveryStore } from '../../shared/store/deliveries';
+import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
 import { useFreshTable } from '../helpers/table';
 
 describe('operator CLI (DynamoDB Local)', () => {

@@ -4,7 +4,7 @@ import { toEndpointResource, type EndpointRecord } from '../../shared/domain/web
 import { newId } from '../../shared/ids';
 import { keys } from '../../shared/store/keys';
 import type { ApiDeps } from '../../shared/wiring/api';
-import { HEALTHY } from '../../shared/webhooks/circuit';
+import { HEALTHY } from '../../shared/delivery/circuit';
 import { useFreshTable } from '../helpers/table';
 
 describe('an endpoint\'s filter in the table (DynamoDB Local)', () => {

@@ -3,8 +3,8 @@ import { createShop } from '../../shared/domain/shop';
 import { createEndpoint, toEndpointResource, type EndpointRecord } from '../../shared/domain/webhook-endpoints';
 import { keys } from '../../shared/store/keys';
 import { DynamoEndpointStore } from '../../shared/store/webhook-endpoints';
-import { admit } from '../../shared/webhooks/circuit';
-import { rateAllowance } from '../../shared/webhooks/rate-window';
+import { admit } from '../../shared/delivery/circuit';
+import { rateAllowance } from '../../shared/delivery/rate-window';
 import type { ApiDeps } from '../../shared/wiring/api';
 import { useFreshTable } from '../helpers/table';
 

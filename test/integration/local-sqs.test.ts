@@ -6,7 +6,7 @@ import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message } from '
 import { countCalls } from '../../bench/lib/instrument';
 import { startLocalQueues, type LocalQueues } from '../../lib/local/sqs';
 import { SqsNotificationQueue } from '../../shared/aws/sqs-notification-queue';
-import { SqsDeliveryQueue, SqsQueueDelays } from '../../shared/aws/sqs-queue';
+import { SqsDeliveryQueue, SqsQueueDelays } from '../../shared/delivery/aws/sqs-queue';
 
 describe('SQS adapters on the local emulator', () => {
   let queues: LocalQueues;

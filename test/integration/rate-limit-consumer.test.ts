@@ -1,17 +1,17 @@
-import { deliverBatch } from '../../shared/domain/delivery-attempt';
-import { messageOf, newDelivery, type DeliveryMessage, type DeliveryRecord } from '../../shared/domain/deliveries';
-import type { AttemptDeps } from '../../shared/domain/delivery-ports';
+import { deliverBatch } from '../../shared/delivery/delivery-attempt';
+import { messageOf, newDelivery, type DeliveryMessage, type DeliveryRecord } from '../../shared/delivery/deliveries';
+import type { AttemptDeps } from '../../shared/delivery/delivery-ports';
 import { newEvent } from '../../shared/domain/events';
 import { createShop } from '../../shared/domain/shop';
 import { createEndpoint, type EndpointRecord } from '../../shared/domain/webhook-endpoints';
 import { derivedId } from '../../shared/ids';
-import { DynamoAttemptLedger } from '../../shared/store/attempt-ledger';
-import { DynamoOrderStore } from '../../shared/store/resource-order';
-import { DynamoDeliveryStore } from '../../shared/store/deliveries';
+import { DynamoAttemptLedger } from '../../shared/delivery/dynamo/attempt-ledger';
+import { DynamoOrderStore } from '../../shared/delivery/dynamo/resource-order';
+import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
 import { DynamoEventStore } from '../../shared/store/events';
 import { DynamoEndpointStore } from '../../shared/store/webhook-endpoints';
-import { MAX_IN_FLIGHT } from '../../shared/webhooks/circuit';
-import { START_GRACE_MS, WINDOW_MS } from '../../shared/webhooks/rate-window';
+import { MAX_IN_FLIGHT } from '../../shared/delivery/circuit';
+import { START_GRACE_MS, WINDOW_MS } from '../../shared/delivery/rate-window';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { useFreshTable } from '../helpers/table';
 

@@ -1,13 +1,13 @@
 import { createShop } from '../../shared/domain/shop';
-import type { CurrentDeliveryStore } from '../../shared/domain/current-delivery';
-import { isOpenStatus } from '../../shared/domain/delivery-status';
+import type { CurrentDeliveryStore } from '../../shared/delivery/current-delivery';
+import { isOpenStatus } from '../../shared/delivery/delivery-status';
 import { newEvent, type EventRecord } from '../../shared/domain/events';
-import { recoverEndpoint, getRecovery } from '../../shared/domain/recovery';
-import { RECOVERY_PAGE, stallMs, type RecoveryRecord } from '../../shared/domain/recovery-job';
-import { continueRecovery, nudgeStalledRecoveries, type RecoveryWorkerDeps } from '../../shared/domain/recovery-worker';
+import { recoverEndpoint, getRecovery } from '../../shared/delivery/recovery';
+import { RECOVERY_PAGE, stallMs, type RecoveryRecord } from '../../shared/delivery/recovery-job';
+import { continueRecovery, nudgeStalledRecoveries, type RecoveryWorkerDeps } from '../../shared/delivery/recovery-worker';
 import { createEndpoint, updateEndpoint } from '../../shared/domain/webhook-endpoints';
 import { newId } from '../../shared/ids';
-import { DynamoDeliveryStore } from '../../shared/store/deliveries';
+import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { useFreshTable } from '../helpers/table';
 

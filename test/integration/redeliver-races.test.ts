@@ -1,13 +1,13 @@
 import { createShop } from '../../shared/domain/shop';
-import { newDelivery, type DeliveryRecord } from '../../shared/domain/deliveries';
-import type { AttemptUpdate } from '../../shared/domain/delivery-ports';
-import { isOpenStatus } from '../../shared/domain/delivery-status';
+import { newDelivery, type DeliveryRecord } from '../../shared/delivery/deliveries';
+import type { AttemptUpdate } from '../../shared/delivery/delivery-ports';
+import { isOpenStatus } from '../../shared/delivery/delivery-status';
 import { newEvent, type EventRecord } from '../../shared/domain/events';
-import { recoverEndpoint } from '../../shared/domain/recovery';
-import { redeliver } from '../../shared/domain/redeliver';
+import { recoverEndpoint } from '../../shared/delivery/recovery';
+import { redeliver } from '../../shared/delivery/redeliver';
 import { createEndpoint } from '../../shared/domain/webhook-endpoints';
 import { newId } from '../../shared/ids';
-import { DynamoDeliveryStore } from '../../shared/store/deliveries';
+import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { useFreshTable } from '../helpers/table';
 

@@ -2,10 +2,10 @@ import { issueKey } from '../../shared/domain/api-keys';
 import { createShop, toChanges } from '../../shared/domain/shop';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { keys } from '../../shared/store/keys';
-import { newDelivery, type DeliveryRecord } from '../../shared/domain/deliveries';
+import { newDelivery, type DeliveryRecord } from '../../shared/delivery/deliveries';
 import { newEvent } from '../../shared/domain/events';
 import { newId } from '../../shared/ids';
-import { DynamoDeliveryStore } from '../../shared/store/deliveries';
+import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
 import { createEndpoint, updateEndpoint } from '../../shared/domain/webhook-endpoints';
 import { useFreshTable } from '../helpers/table';
 

@@ -2,7 +2,7 @@ import { makeHandler as makeCreate } from '../../functions/api/create-webhook-en
 import { makeHandler as makeUpdate } from '../../functions/api/update-webhook-endpoint';
 import { createShop } from '../../shared/domain/shop';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
-import { checkUrl, type Resolver } from '../../shared/webhooks/url-guard';
+import { checkUrl, type Resolver } from '../../shared/delivery/url-guard';
 import { apiEvent, context, parseBody, principal } from '../helpers/events';
 import { useFreshTable } from '../helpers/table';
 

@@ -2,7 +2,7 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { httpSender, RESPONSE_HEAD_BYTES, SNIPPET_BYTES } from '../../shared/webhooks/sender';
+import { httpSender, RESPONSE_HEAD_BYTES, SNIPPET_BYTES } from '../../shared/delivery/sender';
 
 /** A local receiver whose answer each test decides; counts connections and the bytes it managed to hand to its sockets. */
 async function receiver(answer: (res: ServerResponse, written: (n: number) => void) => void) {

@@ -3,10 +3,10 @@ import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk
 import { SendEmailCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
-import { atExpression, AwsRetryScheduler } from '../../shared/aws/retry-scheduler';
+import { atExpression, AwsRetryScheduler } from '../../shared/delivery/aws/retry-scheduler';
 import { SesMailer } from '../../shared/aws/ses-mailer';
-import { SqsDeliveryQueue, SqsQueueDelays } from '../../shared/aws/sqs-queue';
-import { RETRY_SCHEDULE_MS } from '../../shared/webhooks/policy';
+import { SqsDeliveryQueue, SqsQueueDelays } from '../../shared/delivery/aws/sqs-queue';
+import { RETRY_SCHEDULE_MS } from '../../shared/delivery/policy';
 
 /** The SDK clients the adapters are given, each answered by aws-sdk-client-mock (the commands and their inputs are what is asserted). */
 const sqs = mockClient(SQSClient);

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SqsDeliveryQueue } from '../../shared/aws/sqs-queue';
+import { SqsDeliveryQueue } from '../../shared/delivery/aws/sqs-queue';
 import { configFromEnv } from '../../shared/config';
 import { dynamoOf, sqsOf } from '../../shared/wiring/clients';
 

@@ -1,6 +1,6 @@
-import { planFor, queueAgain, type CurrentDeliveryStore, type EventDeliveries } from '../../shared/domain/current-delivery';
-import { newDelivery, type DeliveryRecord } from '../../shared/domain/deliveries';
-import type { DeliveryStatus } from '../../shared/domain/delivery-status';
+import { planFor, queueAgain, type CurrentDeliveryStore, type EventDeliveries } from '../../shared/delivery/current-delivery';
+import { newDelivery, type DeliveryRecord } from '../../shared/delivery/deliveries';
+import type { DeliveryStatus } from '../../shared/delivery/delivery-status';
 import { newEvent } from '../../shared/domain/events';
 
 const at = new Date('2026-11-22T10:00:00.000Z');

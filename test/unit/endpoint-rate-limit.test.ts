@@ -2,7 +2,7 @@ import { createWebhookEndpointBody, updateWebhookEndpointBody } from '../../shar
 import { toEndpointResource, type EndpointRecord } from '../../shared/domain/webhook-endpoints';
 import type { AppError } from '../../shared/errors';
 import { parseOrThrow } from '../../shared/http/validation';
-import { HEALTHY } from '../../shared/webhooks/circuit';
+import { HEALTHY } from '../../shared/delivery/circuit';
 
 const base = { url: 'https://hooks.example.test/in', events: ['call.completed'] };
 const refused = (schema: Parameters<typeof parseOrThrow>[0], body: unknown) => {

@@ -1,6 +1,6 @@
-import { LATENCY_BOUNDS_MS, bucketStart, latencyBucket, statsIncrement, summarise, windowStart, type StatsBucket } from '../../shared/domain/endpoint-stats';
-import type { AttemptRecord } from '../../shared/domain/deliveries';
-import { snippetOf } from '../../shared/webhooks/sender';
+import { LATENCY_BOUNDS_MS, bucketStart, latencyBucket, statsIncrement, summarise, windowStart, type StatsBucket } from '../../shared/delivery/endpoint-stats';
+import type { AttemptRecord } from '../../shared/delivery/deliveries';
+import { snippetOf } from '../../shared/delivery/sender';
 
 const attempt = (over: Partial<AttemptRecord> = {}): AttemptRecord => ({ attempt: 1, at: '2026-11-21T18:04:05.123Z', status: 200, duration_ms: 40, error: null, response_snippet: null, ...over });
 const bucket = (over: Partial<StatsBucket> = {}): StatsBucket => ({ attempts: 0, succeeded: 0, failed: 0, deliveries_failed: 0, latency: {}, ...over });

@@ -1,7 +1,7 @@
-import { carriedEvent, carryingEvent, fanOut, listingOncePerBatch, receives, MESSAGE_EVENT_MAX_BYTES, withoutEvent, type DeliveryMessage, type DeliveryRecord, type FanOutDeps } from '../../shared/domain/deliveries';
+import { carriedEvent, carryingEvent, fanOut, listingOncePerBatch, receives, MESSAGE_EVENT_MAX_BYTES, withoutEvent, type DeliveryMessage, type DeliveryRecord, type FanOutDeps } from '../../shared/delivery/deliveries';
 import { newEvent } from '../../shared/domain/events';
 import type { EndpointRecord } from '../../shared/domain/webhook-endpoints';
-import { HEALTHY, type EndpointHealth } from '../../shared/webhooks/circuit';
+import { HEALTHY, type EndpointHealth } from '../../shared/delivery/circuit';
 import { memoryOrder } from '../helpers/memory-order';
 
 const created = '2026-11-01T00:00:00.000Z';

@@ -1,4 +1,4 @@
-import { admit, HEALTHY, MAX_IN_FLIGHT, type EndpointGate, type EndpointHealth } from '../../shared/webhooks/circuit';
+import { admit, HEALTHY, MAX_IN_FLIGHT, type EndpointGate, type EndpointHealth } from '../../shared/delivery/circuit';
 import {
   BUCKET_MS,
   counted,
@@ -11,7 +11,7 @@ import {
   WINDOW_MS,
   withStarts,
   type RateStarts,
-} from '../../shared/webhooks/rate-window';
+} from '../../shared/delivery/rate-window';
 
 const NONE = new Set<string>();
 const state = (starts: RateStarts = {}, tail: number | null = null) => ({ starts, tail });

@@ -4,7 +4,7 @@ import { bannerLines } from '../../lib/local/banner';
 import type { DemoSeed } from '../../lib/local/seed';
 
 const readme = readFileSync('README.md', 'utf8');
-const docs = ['README.md', ...readdirSync('docs').filter((f) => f.endsWith('.md')).map((f) => join('docs', f))];
+const docs = ['README.md', 'shared/delivery/README.md', ...readdirSync('docs').filter((f) => f.endsWith('.md')).map((f) => join('docs', f))];
 
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
 const anchor = (heading: string) => heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-');

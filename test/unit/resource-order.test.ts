@@ -1,4 +1,4 @@
-import { fanOut, type DeliveryMessage, type DeliveryRecord, type FanOutDeps } from '../../shared/domain/deliveries';
+import { fanOut, type DeliveryMessage, type DeliveryRecord, type FanOutDeps } from '../../shared/delivery/deliveries';
 import { newEvent } from '../../shared/domain/events';
 import {
   admitInOrder,
@@ -10,9 +10,9 @@ import {
   releaseNextInOrder,
   repairHeld,
   type OrderDeps,
-} from '../../shared/domain/resource-order';
+} from '../../shared/delivery/resource-order';
 import type { EndpointRecord } from '../../shared/domain/webhook-endpoints';
-import { HEALTHY } from '../../shared/webhooks/circuit';
+import { HEALTHY } from '../../shared/delivery/circuit';
 import { memoryOrder } from '../helpers/memory-order';
 
 const NOW = new Date('2026-11-22T10:00:00.000Z');

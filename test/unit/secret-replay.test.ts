@@ -2,7 +2,7 @@ import { checkReplayedSecret } from '../../shared/domain/secret-replay';
 import type { SecretCipher } from '../../shared/domain/secrets';
 import { secretContext, type EndpointRecord, type StoredSecret } from '../../shared/domain/webhook-endpoints';
 import { AppError } from '../../shared/errors';
-import { HEALTHY } from '../../shared/webhooks/circuit';
+import { HEALTHY } from '../../shared/delivery/circuit';
 
 /** Binds the context into the "ciphertext" as the real cipher does, so a wrong context fails. */
 const cipher: SecretCipher = {

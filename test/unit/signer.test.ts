@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { signedHeaders } from '../../shared/webhooks/signer';
+import { signedHeaders } from '../../shared/delivery/signer';
 
 const secret = () => `whsec_${randomBytes(24).toString('base64')}`;
 
-describe('webhook signatures (shared/webhooks/signer.ts)', () => {
+describe('webhook signatures (shared/delivery/signer.ts)', () => {
   const at = new Date();
   const body = JSON.stringify({ id: 'evt_1', type: 'job.created', data: { note: 'Müller — 5 € ✓' } });
 

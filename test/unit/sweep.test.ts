@@ -1,8 +1,8 @@
-import type { DeliveryMessage } from '../../shared/domain/deliveries';
-import { RESWEEP_MIN_MS, sweep, type DueEntry, type DueIndex, type SweepDeps } from '../../shared/domain/sweep';
+import type { DeliveryMessage } from '../../shared/delivery/deliveries';
+import { RESWEEP_MIN_MS, sweep, type DueEntry, type DueIndex, type SweepDeps } from '../../shared/delivery/sweep';
 import type { EndpointRecord } from '../../shared/domain/webhook-endpoints';
-import { HEALTHY, type Lease } from '../../shared/webhooks/circuit';
-import { sweepGraceMs } from '../../shared/webhooks/policy';
+import { HEALTHY, type Lease } from '../../shared/delivery/circuit';
+import { sweepGraceMs } from '../../shared/delivery/policy';
 import { memoryOrder } from '../helpers/memory-order';
 
 const NOW = Date.parse('2026-11-22T12:00:00.000Z');

@@ -1,4 +1,4 @@
-import { addressProblem, checkUrl, checkUrlShape, type Resolver } from '../../shared/webhooks/url-guard';
+import { addressProblem, checkUrl, checkUrlShape, type Resolver } from '../../shared/delivery/url-guard';
 import { HOSTILE_URLS } from '../helpers/hostile-urls';
 
 const cloud = { allowInsecureLocal: false };

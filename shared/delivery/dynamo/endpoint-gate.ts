@@ -1,12 +1,12 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { EndpointGateStore, HeldSlot, Released, ReleaseChange } from '../domain/delivery-ports';
-import type { EventFilter } from '../domain/event-filter-schema';
-import type { EventRecord } from '../domain/events';
-import type { EndpointRecord } from '../domain/webhook-endpoints';
-import { HEALTHY, MAX_IN_FLIGHT, type Admission, type EndpointHealth } from '../webhooks/circuit';
-import { eventItem } from './events';
-import { cancellationReasons, isConditionFailed, retryConflicts, stripKeys, updateIf, type Dynamo } from './client';
-import { keys } from './keys';
+import type { EndpointGateStore, HeldSlot, Released, ReleaseChange } from '../delivery-ports';
+import type { EventFilter } from '../../domain/event-filter-schema';
+import type { EventRecord } from '../../domain/events';
+import type { EndpointRecord } from '../../domain/webhook-endpoints';
+import { HEALTHY, MAX_IN_FLIGHT, type Admission, type EndpointHealth } from '../circuit';
+import { eventItem } from '../../store/events';
+import { cancellationReasons, isConditionFailed, retryConflicts, stripKeys, updateIf, type Dynamo } from '../../store/client';
+import { keys } from '../../store/keys';
 
 /** The endpoint of a table item; endpoints saved before the circuit existed read as healthy, before filters as unfiltered. */
 export function endpointFromItem(item: Record<string, unknown>): EndpointRecord {

@@ -1,14 +1,14 @@
 import { derivedId, idTime } from '../ids';
-import type { EventRecord } from './events';
-import type { Resource } from './resources';
-import type { EndpointRecord } from './webhook-endpoints';
-import { SWEEP_GRACE_MS, sweepGraceMs } from '../webhooks/policy';
+import type { EventRecord } from '../domain/events';
+import type { Resource } from '../domain/resources';
+import type { EndpointRecord } from '../domain/webhook-endpoints';
+import { SWEEP_GRACE_MS, sweepGraceMs } from './policy';
 import { carryingEvent, type AttemptRecord, type DeliveryMessage, type DeliveryQueue, type DeliveryRecord, type DeliveryStore } from './delivery-records';
-import type { EventType } from './event-types';
+import type { EventType } from '../domain/event-types';
 import { notSentAttempt, withAttempt, type NextAttempt } from './attempt-plan';
 import type { RetryScheduler } from './delivery-ports';
-import { holdsBack } from '../webhooks/circuit';
-import { matchesFilter } from './event-filter';
+import { holdsBack } from './circuit';
+import { matchesFilter } from '../domain/event-filter';
 import { admitInOrder, chainMember, orderKeyFor, type OrderStore } from './resource-order';
 
 export type { DeliveryStatus } from './delivery-status';

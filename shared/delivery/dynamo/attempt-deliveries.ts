@@ -1,14 +1,14 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { carriedEvent, messageOf, type DeliveryMessage, type DeliveryRecord } from '../domain/deliveries';
-import type { AttemptDeliveryStore, AttemptInputs, AttemptUpdate } from '../domain/delivery-ports';
-import { EVENT_RETENTION_SECONDS } from '../domain/events';
-import { backOff, batchGet, getRecord, isConditionFailed, queryPrefix, stripKeys, updateIf, type Dynamo } from './client';
-import { gsi1Partition, keys, shopPk, skPrefix } from './keys';
-import { TABLE } from './table';
-import { eventFromItem } from './events';
+import { carriedEvent, messageOf, type DeliveryMessage, type DeliveryRecord } from '../deliveries';
+import type { AttemptDeliveryStore, AttemptInputs, AttemptUpdate } from '../delivery-ports';
+import { EVENT_RETENTION_SECONDS } from '../../domain/events';
+import { backOff, batchGet, getRecord, isConditionFailed, queryPrefix, stripKeys, updateIf, type Dynamo } from '../../store/client';
+import { gsi1Partition, keys, shopPk, skPrefix } from '../../store/keys';
+import { TABLE } from '../../store/table';
+import { eventFromItem } from '../../store/events';
 import { endpointFromItem } from './endpoint-gate';
 import { DynamoEndpointStatsStore } from './endpoint-stats';
-import { releaseNextInOrder, type OrderDeps } from '../domain/resource-order';
+import { releaseNextInOrder, type OrderDeps } from '../resource-order';
 import { DynamoOrderStore } from './resource-order';
 
 /**

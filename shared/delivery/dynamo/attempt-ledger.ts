@@ -1,9 +1,9 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { DeliveryRecord } from '../domain/deliveries';
-import type { AttemptEnd, AttemptLedger, AttemptUpdate, Carried, Finished, HeldSlot } from '../domain/delivery-ports';
-import { statsSums } from '../domain/endpoint-stats';
-import type { EndpointRecord } from '../domain/webhook-endpoints';
-import { cancellationReasons, updateIf, type Dynamo } from './client';
+import type { DeliveryRecord } from '../deliveries';
+import type { AttemptEnd, AttemptLedger, AttemptUpdate, Carried, Finished, HeldSlot } from '../delivery-ports';
+import { statsSums } from '../endpoint-stats';
+import type { EndpointRecord } from '../../domain/webhook-endpoints';
+import { cancellationReasons, updateIf, type Dynamo } from '../../store/client';
 import { DynamoAttemptDeliveryStore, recordAttemptInput } from './attempt-deliveries';
 import { DynamoEndpointStatsStore, statsAddInput } from './endpoint-stats';
 import { DynamoEndpointGateStore, endpointFromItem, releaseInput } from './endpoint-gate';

@@ -1,11 +1,11 @@
-import type { Sender } from '../webhooks/sender';
-import type { Admission, EndpointHealth } from '../webhooks/circuit';
-import type { GuardResult } from '../webhooks/url-guard';
+import type { Sender } from './sender';
+import type { Admission, EndpointHealth } from './circuit';
+import type { GuardResult } from './url-guard';
 import type { AttemptRecord, DeliveryMessage, DeliveryQueue, DeliveryRecord, DeliveryStore } from './delivery-records';
 import type { DeliveryStatus } from './delivery-status';
-import type { EventRecord } from './events';
-import type { SecretCipher } from './secrets';
-import type { EndpointRecord, QueuedDeliveries } from './webhook-endpoints';
+import type { EventRecord } from '../domain/events';
+import type { SecretCipher } from '../domain/secrets';
+import type { EndpointRecord, QueuedDeliveries } from '../domain/webhook-endpoints';
 import type { OrderStore } from './resource-order';
 
 /** The ports of the delivery consumer and the sweeper; adapters live in shared/store and shared/aws. */

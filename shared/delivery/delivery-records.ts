@@ -1,6 +1,6 @@
 import type { DeliveryStatus } from './delivery-status';
-import type { EventRecord } from './events';
-import type { EventType } from './event-types';
+import type { EventRecord } from '../domain/events';
+import type { EventType } from '../domain/event-types';
 
 /**
  * A delivery's row, its queue message and the ports that keep them: the shapes the fan-out,

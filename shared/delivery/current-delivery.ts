@@ -1,7 +1,7 @@
 import { newId } from '../ids';
 import { newDelivery, type DeliveryRecord } from './deliveries';
 import { isOpenStatus } from './delivery-status';
-import type { EventRecord } from './events';
+import type { EventRecord } from '../domain/events';
 
 /**
  * Redeliver and recover under concurrency. Each event and endpoint has at most one *current*

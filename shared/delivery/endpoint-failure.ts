@@ -1,9 +1,9 @@
 import { logger } from '../logger';
-import { shouldDisable, type Outcome } from '../webhooks/policy';
+import { shouldDisable, type Outcome } from './policy';
 import type { AttemptRecord } from './deliveries';
 import type { AttemptDeps } from './delivery-ports';
-import { newEvent } from './events';
-import { cancelQueued, toEndpointResource, type EndpointRecord } from './webhook-endpoints';
+import { newEvent } from '../domain/events';
+import { cancelQueued, toEndpointResource, type EndpointRecord } from '../domain/webhook-endpoints';
 
 /**
  * After a failed attempt: a 410 disables the endpoint at once; 3 (scaled) days of failure

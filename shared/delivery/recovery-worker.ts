@@ -1,5 +1,5 @@
 import { cancelled, recoverPage, stallMs, type RecoveryPageDeps, type RecoveryRecord, type RecoveryStore } from './recovery-job';
-import type { EndpointRecord } from './webhook-endpoints';
+import type { EndpointRecord } from '../domain/webhook-endpoints';
 
 export interface RecoveryWorkerDeps extends RecoveryPageDeps {
   endpoints: { get(shopId: string, id: string): Promise<EndpointRecord | null> };

@@ -1,8 +1,8 @@
-import { EVENT_RETENTION_SECONDS } from '../domain/events';
-import type { RecoveryRecord, RecoveryStore } from '../domain/recovery-job';
-import { getRecord, isConditionFailed, retryConflicts, stripKeys, updateIf, type Dynamo } from './client';
-import { gsi1Partition, keys } from './keys';
-import { TABLE } from './table';
+import { EVENT_RETENTION_SECONDS } from '../../domain/events';
+import type { RecoveryRecord, RecoveryStore } from '../recovery-job';
+import { getRecord, isConditionFailed, retryConflicts, stripKeys, updateIf, type Dynamo } from '../../store/client';
+import { gsi1Partition, keys } from '../../store/keys';
+import { TABLE } from '../../store/table';
 
 /** A running recovery carries its entry in the sweeper's list of running ones; the write that ends it drops it. */
 function recoveryItem(r: RecoveryRecord): Record<string, unknown> {

@@ -1,4 +1,4 @@
-import { decide, sweepGraceMs, type Outcome } from '../webhooks/policy';
+import { decide, sweepGraceMs, type Outcome } from './policy';
 import type { AttemptRecord, DeliveryRecord } from './delivery-records';
 import type { AttemptUpdate, RetryScheduler } from './delivery-ports';
 

@@ -1,6 +1,6 @@
 import type { AttemptRecord, DeliveryStatus } from './deliveries';
 import type { CIRCUIT_OPEN } from './attempt-plan';
-import type { Resource } from './resources';
+import type { Resource } from '../domain/resources';
 
 /**
  * An endpoint's health numbers (GET /v1/webhook-endpoints/{id}/stats) at a bounded cost:

@@ -1,12 +1,12 @@
 import { AppError } from '../errors';
-import { sweepGraceMs } from '../webhooks/policy';
+import { sweepGraceMs } from './policy';
 import { queueAgain, type CurrentDeliveryStore } from './current-delivery';
 import { receives, toDeliveryResource, type EventReader } from './deliveries';
-import { toEventResource } from './events';
-import { findExisting } from './lookup';
+import { toEventResource } from '../domain/events';
+import { findExisting } from '../domain/lookup';
 import { orderKeyFor } from './resource-order';
-import type { Resource } from './resources';
-import type { EndpointRecord } from './webhook-endpoints';
+import type { Resource } from '../domain/resources';
+import type { EndpointRecord } from '../domain/webhook-endpoints';
 
 export interface RedeliverDeps {
   events: EventReader;

@@ -1,10 +1,10 @@
 import { AppError, notFound } from '../errors';
-import { EVENT_RETENTION_SECONDS } from './events';
-import { findExisting } from './lookup';
-import type { RecoverInput } from './recovery-schema';
+import { EVENT_RETENTION_SECONDS } from '../domain/events';
+import { findExisting } from '../domain/lookup';
+import type { RecoverInput } from '../domain/recovery-schema';
 import { newRecovery, recoverPage, toRecoveryResource, type RecoveryPageDeps, type RecoveryStore } from './recovery-job';
-import type { Resource } from './resources';
-import { loadEndpoint, type EndpointStore } from './webhook-endpoints';
+import type { Resource } from '../domain/resources';
+import { loadEndpoint, type EndpointStore } from '../domain/webhook-endpoints';
 
 export interface RecoveryDeps extends RecoveryPageDeps {
   endpoints: EndpointStore;

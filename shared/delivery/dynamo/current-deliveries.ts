@@ -1,10 +1,10 @@
-import type { CurrentDeliveryStore, EventDeliveries } from '../domain/current-delivery';
-import type { DeliveryRecord } from '../domain/deliveries';
-import { EVENT_RETENTION_SECONDS } from '../domain/events';
-import { cancellationReasons, queryPrefix, stripKeys, type Dynamo } from './client';
+import type { CurrentDeliveryStore, EventDeliveries } from '../current-delivery';
+import type { DeliveryRecord } from '../deliveries';
+import { EVENT_RETENTION_SECONDS } from '../../domain/events';
+import { cancellationReasons, queryPrefix, stripKeys, type Dynamo } from '../../store/client';
 import { cancelInput, deliveryItem, isDeliveryItem } from './attempt-deliveries';
-import { keys, shopPk, skPrefix } from './keys';
-import { TABLE } from './table';
+import { keys, shopPk, skPrefix } from '../../store/keys';
+import { TABLE } from '../../store/table';
 
 /** The marker's entity: not `delivery`, so no reader of deliveries and no stream filter takes it for one. */
 const MARKER = 'current_delivery';

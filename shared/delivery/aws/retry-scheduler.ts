@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ConflictException, CreateScheduleCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
-import { withoutEvent, type DeliveryMessage } from '../domain/deliveries';
-import type { RetryScheduler } from '../domain/delivery-ports';
+import { withoutEvent, type DeliveryMessage } from '../deliveries';
+import type { RetryScheduler } from '../delivery-ports';
 import { SqsQueueDelays, type SqsDeliveryQueue } from './sqs-queue';
 
 export interface SchedulerTarget {

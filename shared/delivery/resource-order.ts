@@ -1,8 +1,8 @@
 import { logger } from '../logger';
-import { sweepGraceMs } from '../webhooks/policy';
+import { sweepGraceMs } from './policy';
 import type { DeliveryQueue, DeliveryRecord } from './delivery-records';
-import type { EventRecord } from './events';
-import type { EndpointRecord } from './webhook-endpoints';
+import type { EventRecord } from '../domain/events';
+import type { EndpointRecord } from '../domain/webhook-endpoints';
 
 /**
  * Ordered delivery per resource (`ordering: "per_resource"`). Each endpoint and resource has

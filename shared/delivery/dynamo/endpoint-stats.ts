@@ -1,9 +1,9 @@
-import type { RunAttempt } from '../domain/delivery-ports';
-import { STATS_RETENTION_SECONDS, statsSums, windowStart, type StatsBucket, type StatsSum } from '../domain/endpoint-stats';
-import { logger } from '../logger';
-import type { Dynamo } from './client';
-import { keys, shopPk, skPrefix } from './keys';
-import { TABLE } from './table';
+import type { RunAttempt } from '../delivery-ports';
+import { STATS_RETENTION_SECONDS, statsSums, windowStart, type StatsBucket, type StatsSum } from '../endpoint-stats';
+import { logger } from '../../logger';
+import type { Dynamo } from '../../store/client';
+import { keys, shopPk, skPrefix } from '../../store/keys';
+import { TABLE } from '../../store/table';
 
 /** The `ADD` of attempts' counts to their endpoint's bucket starting at `start` (also written inside an attempt's transaction). */
 export function statsAddInput(shopId: string, endpointId: string, start: string, sum: StatsSum) {

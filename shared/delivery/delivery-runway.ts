@@ -1,7 +1,7 @@
-import type { Lease } from '../webhooks/circuit';
+import type { Lease } from './circuit';
 import type { DeliveryMessage, DeliveryRecord } from './deliveries';
 import type { Carried } from './delivery-ports';
-import type { EventRecord } from './events';
+import type { EventRecord } from '../domain/events';
 
 /** One delivery of a batch, as read for its attempt. */
 export interface Due {

@@ -1,6 +1,6 @@
 import { SendMessageBatchCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { DeliveryMessage, DeliveryQueue } from '../domain/deliveries';
-import type { RetryScheduler } from '../domain/delivery-ports';
+import type { DeliveryMessage, DeliveryQueue } from '../deliveries';
+import type { RetryScheduler } from '../delivery-ports';
 
 export const SQS_MAX_DELAY_MS = 15 * 60 * 1000;
 

@@ -1,19 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { logger } from '../logger';
-import { START_GRACE_MS } from '../webhooks/rate-window';
-import { admit, afterAttempt, CIRCUIT_THRESHOLD, heldClosed, MAX_IN_FLIGHT, olderAttemptUnresolved, type Admission, type EndpointHealth } from '../webhooks/circuit';
-import { decide, isSlowDown } from '../webhooks/policy';
+import { START_GRACE_MS } from './rate-window';
+import { admit, afterAttempt, CIRCUIT_THRESHOLD, heldClosed, MAX_IN_FLIGHT, olderAttemptUnresolved, type Admission, type EndpointHealth } from './circuit';
+import { decide, isSlowDown } from './policy';
 import { attemptUpdate, notSentAttempt, planNext } from './attempt-plan';
-import type { SendResult } from '../webhooks/sender';
-import { signedHeaders } from '../webhooks/signer';
+import type { SendResult } from './sender';
+import { signedHeaders } from './signer';
 import { messageOf, type AttemptRecord, type DeliveryMessage, type DeliveryRecord } from './deliveries';
 import type { AttemptDeps, AttemptInputs } from './delivery-ports';
 import { awaitAdmissions, newBatchContext, newRunway, settlePulled, type BatchContext, type Due, type Run, type Runway } from './delivery-runway';
 import { disableIfDue } from './endpoint-failure';
 import { releaseNextInOrder } from './resource-order';
 import { isOpenStatus } from './delivery-status';
-import { toEventResource, type EventRecord } from './events';
-import { signingSecrets, type EndpointRecord } from './webhook-endpoints';
+import { toEventResource, type EventRecord } from '../domain/events';
+import { signingSecrets, type EndpointRecord } from '../domain/webhook-endpoints';
 
 export type AttemptVerdict =
   | 'delivered'

@@ -1,10 +1,10 @@
-import type { DeliveryRecord } from '../domain/deliveries';
-import type { Page, PageRequest } from '../domain/pagination';
-import type { DeliveryStatus } from '../domain/delivery-status';
-import type { EventType } from '../domain/event-types';
-import { batchGet, stripKeys } from './client';
-import { gsi3Partition, keys, shopPk } from './keys';
-import { queryFilteredPage, queryPage } from './pagination';
+import type { DeliveryRecord } from '../deliveries';
+import type { Page, PageRequest } from '../../domain/pagination';
+import type { DeliveryStatus } from '../delivery-status';
+import type { EventType } from '../../domain/event-types';
+import { batchGet, stripKeys } from '../../store/client';
+import { gsi3Partition, keys, shopPk } from '../../store/keys';
+import { queryFilteredPage, queryPage } from '../../store/pagination';
 import { DynamoAttemptDeliveryStore } from './attempt-deliveries';
 
 /** The delivery rows with the API's reads (an endpoint's list, its open counts) on top of the pipeline's (./attempt-deliveries.ts). */

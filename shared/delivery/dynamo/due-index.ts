@@ -1,7 +1,7 @@
-import type { DueEntry, DueIndex } from '../domain/sweep';
-import type { DeliveryRecord } from '../domain/deliveries';
-import { batchGet, stripKeys, updateIf, type Dynamo } from './client';
-import { DUE_BUCKETS, dueBucketPk, keys } from './keys';
+import type { DueEntry, DueIndex } from '../sweep';
+import type { DeliveryRecord } from '../deliveries';
+import { batchGet, stripKeys, updateIf, type Dynamo } from '../../store/client';
+import { DUE_BUCKETS, dueBucketPk, keys } from '../../store/keys';
 
 /** The due index (GSI2): every bucket queried for entries at or before the cutoff. */
 export class DynamoDueIndex implements DueIndex {

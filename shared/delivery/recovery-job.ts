@@ -1,13 +1,13 @@
 import { newId } from '../ids';
-import { sweepGraceMs } from '../webhooks/policy';
+import { sweepGraceMs } from './policy';
 import { queueAgain, type CurrentDeliveryStore, type Queued } from './current-delivery';
 import { oneResourceAtATime, orderKeyFor, resourceOf } from './resource-order';
 import { receives } from './deliveries';
-import type { EventRecord } from './events';
-import type { Page, PageRequest } from './pagination';
+import type { EventRecord } from '../domain/events';
+import type { Page, PageRequest } from '../domain/pagination';
 import type { RecoveryStatus } from './recovery-status';
-import type { Resource } from './resources';
-import type { EndpointRecord } from './webhook-endpoints';
+import type { Resource } from '../domain/resources';
+import type { EndpointRecord } from '../domain/webhook-endpoints';
 
 /**
  * A recovery is durable work: the request answers after the window's first page, and the

@@ -1,8 +1,8 @@
-import { liveLease } from '../webhooks/circuit';
-import { sweepGraceMs } from '../webhooks/policy';
+import { liveLease } from './circuit';
+import { sweepGraceMs } from './policy';
 import type { DeliveryMessage, DeliveryQueue, DeliveryRecord, DeliveryStatus } from './deliveries';
 import { admitInOrder, chainMember, repairHeld, type OrderStore } from './resource-order';
-import type { EndpointRecord } from './webhook-endpoints';
+import type { EndpointRecord } from '../domain/webhook-endpoints';
 
 /** An open delivery as the due index holds it: enough to wake it. */
 export interface DueEntry {
