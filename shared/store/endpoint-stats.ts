@@ -1,7 +1,9 @@
 import type { RunAttempt } from '../domain/delivery-ports';
 import { STATS_RETENTION_SECONDS, statsSums, windowStart, type StatsBucket, type StatsSum } from '../domain/endpoint-stats';
+import type { EndpointRecord } from '../domain/webhook-endpoints';
 import { logger } from '../logger';
-import type { Dynamo } from './client';
+import { cancellationReasons, updateIf, type Dynamo } from './client';
+import { COUNTER, latencyCounter, statsOf } from './endpoint-state';
 import { keys, shopPk, skPrefix } from './keys';
 import { TABLE } from './table';
 
@@ -23,32 +25,72 @@ export function statsAddInput(shopId: string, endpointId: string, start: string,
 
 /**
  * The counter items of endpoint stats: one per endpoint and 10-minute bucket, in the shop's
- * partition, expiring after two days. Written with `ADD` (in the transaction that records
- * the attempt, or one small UpdateItem after it: concurrent attempts never lose a count);
- * read with one Query over the window.
+ * partition, expiring after two days. The current bucket's counters live on the endpoint's
+ * state item, where the release of each attempt adds to them (endpoint-gate.ts); when a
+ * release comes in a later bucket, `roll` moves them to their bucket's item. Attempts that
+ * no release counts (not sent: `circuit_open`) are added here with `ADD`. Read with one
+ * Query over the window plus the state item's current counters.
  */
 export class DynamoEndpointStatsStore {
   constructor(private readonly db: Dynamo) {}
-
-  /** Adds what the attempts count, one write per bucket they fall in. */
-  async add(shopId: string, endpointId: string, attempts: readonly RunAttempt[]): Promise<void> {
-    for (const { start, sum } of statsSums(attempts)) await this.db.doc.update({ TableName: this.db.tableName, ...statsAddInput(shopId, endpointId, start, sum) });
-  }
 
   /**
    * Stats are for people looking at an endpoint, not part of any delivery: a counter that
    * cannot be written is logged and dropped, never failing the attempt that was recorded.
    */
   async addQuietly(shopId: string, endpointId: string, attempts: readonly RunAttempt[]): Promise<void> {
+    for (const { start, sum } of statsSums(attempts)) await this.addSumQuietly(shopId, endpointId, start, sum);
+  }
+
+  /** Adds a sum to the item of its bucket, as `addQuietly`. */
+  async addSumQuietly(shopId: string, endpointId: string, start: string, sum: StatsSum): Promise<void> {
     try {
-      await this.add(shopId, endpointId, attempts);
+      await this.db.doc.update({ TableName: this.db.tableName, ...statsAddInput(shopId, endpointId, start, sum) });
     } catch (err) {
       logger.warn('Endpoint stats not counted', { shop_id: shopId, endpoint_id: endpointId, error: err as Error });
     }
   }
 
-  /** Every bucket of the window ending `now` (at most 145 small items, one page). */
+  /**
+   * Moves the counters the state item holds (as `endpoint` read them) to their bucket's item
+   * and begins bucket `to` there, only if nothing was added since the read (attempts and
+   * failed deliveries as read: every count adds to one of them): so each count is in exactly
+   * one place, whoever rolls. One transaction, once per bucket and endpoint that had attempts
+   * in it; a single write when there is nothing to move. False when the state had changed.
+   */
+  async roll(endpoint: EndpointRecord, to: string): Promise<boolean> {
+    const from = endpoint.stats;
+    if (!from || (from.bucket !== null && from.bucket >= to)) return false;
+    const removes = Object.keys(from.latency).map((b) => latencyCounter(b));
+    const state = {
+      Key: keys.endpointState(endpoint.shop_id, endpoint.id),
+      UpdateExpression: `SET stats_bucket = :to, ${Object.values(COUNTER).map((name) => `${name} = :zero`).join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+      ConditionExpression: from.bucket === null ? 'attribute_exists(pk) AND attribute_not_exists(stats_bucket)' : `stats_bucket = :from AND ${COUNTER.attempts} = :attempts AND ${COUNTER.deliveries_failed} = :failedDeliveries`,
+      ExpressionAttributeValues: { ':to': to, ':zero': 0, ...(from.bucket === null ? {} : { ':from': from.bucket, ':attempts': from.attempts, ':failedDeliveries': from.deliveries_failed }) },
+    };
+    if (from.bucket === null || from.attempts + from.deliveries_failed === 0) return updateIf(this.db, state);
+    const table = { TableName: this.db.tableName };
+    try {
+      await this.db.doc.transactWrite({ TransactItems: [{ Update: { ...table, ...state } }, { Update: { ...table, ...statsAddInput(endpoint.shop_id, endpoint.id, from.bucket, from) } }] });
+      return true;
+    } catch (err) {
+      if (cancellationReasons(err)) return false;
+      throw err;
+    }
+  }
+
+  /** Every bucket of the window ending `now` (at most 145 small items, one page), the state item's current one among them. */
   async window(shopId: string, endpointId: string, now: Date): Promise<StatsBucket[]> {
+    const [buckets, { Item: state }] = await Promise.all([
+      this.bucketItems(shopId, endpointId, now),
+      this.db.doc.get({ TableName: this.db.tableName, Key: keys.endpointState(shopId, endpointId), ConsistentRead: true }),
+    ]);
+    const held = state ? statsOf(state) : null;
+    if (held?.bucket && held.bucket >= windowStart(now)) buckets.push(held);
+    return buckets;
+  }
+
+  private async bucketItems(shopId: string, endpointId: string, now: Date): Promise<StatsBucket[]> {
     const prefix = skPrefix.endpointStats(endpointId);
     const buckets: StatsBucket[] = [];
     let start: Record<string, unknown> | undefined;
