@@ -47,7 +47,7 @@ export class DynamoAttemptLedger implements AttemptLedger {
     const [sum] = sums;
     // Counts the state item cannot take in the transaction (two buckets, or an older one) go by the separate writes.
     if (sums.length > 1) return this.finishApart(end, key, carried);
-    const ready = sum ? await this.rolled(end.endpoint, sum.start) : end.endpoint;
+    const ready = sum ? await this.endpoints.statsReady(end.endpoint, sum.start) : end.endpoint;
     if (sum && ready.stats?.bucket !== sum.start) return this.finishApart({ ...end, endpoint: ready }, key, carried);
     const held = sum ?? null;
     // After a success the endpoint is expected closed, with the backlog mark as read; if the mark came or went, one more try.
@@ -64,13 +64,6 @@ export class DynamoAttemptLedger implements AttemptLedger {
       expect = outcome === 'marked' ? MARKED : USUAL;
     }
     return this.finishApart({ ...end, endpoint: ready }, key, carried);
-  }
-
-  /** The endpoint with its stats bucket begun at `start`, or as it was when another consumer's write came first. */
-  private async rolled(endpoint: EndpointRecord, start: string): Promise<EndpointRecord> {
-    const stats = endpoint.stats;
-    if (!stats || (stats.bucket !== null && stats.bucket >= start) || !(await this.stats.roll(endpoint, start))) return endpoint;
-    return { ...endpoint, stats: { bucket: start, attempts: 0, succeeded: 0, failed: 0, deliveries_failed: 0, latency: {} } };
   }
 
   /** The single-item writes; the release counts the attempt only if the row's write recorded it (and what runs carried). */

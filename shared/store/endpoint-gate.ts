@@ -272,6 +272,24 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
   }
 
   /**
+   * The endpoint with its state item's stats bucket at `start` or later: begun there (`roll`)
+   * when the bucket it holds is earlier; when another consumer's write came first, the state
+   * item read again (a read costs a fraction of the write a count apart would).
+   */
+  async statsReady(endpoint: EndpointRecord, start: string): Promise<EndpointRecord> {
+    let current = endpoint;
+    for (let tries = 0; tries < 3; tries++) {
+      const bucket = current.stats?.bucket ?? null;
+      if (!current.stats || (bucket !== null && bucket >= start)) return current;
+      if (await this.stats.roll(current, start)) return { ...current, stats: { bucket: start, attempts: 0, succeeded: 0, failed: 0, deliveries_failed: 0, latency: {} } };
+      const state = await this.db.doc.get({ TableName: this.db.tableName, Key: keys.endpointState(current.shop_id, current.id), ConsistentRead: true });
+      if (!state.Item) return current;
+      current = withState(current, state.Item);
+    }
+    return current;
+  }
+
+  /**
    * Where attempts' counts go: the bucket the state item holds takes its own (begun first
    * when theirs is later: `roll`); counts of other buckets (an attempt at a bucket's edge, or
    * a roll lost to another consumer) are added to their bucket's items at once. Returns the
@@ -286,10 +304,7 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
     }
     if (sums.length === 0) return { endpoint, held: null };
     const newest = sums.reduce((a, b) => (b.start > a.start ? b : a));
-    const bucket = current.stats?.bucket ?? null;
-    if ((bucket === null || newest.start > bucket) && (await this.stats.roll(current, newest.start))) {
-      current = { ...current, stats: { bucket: newest.start, attempts: 0, succeeded: 0, failed: 0, deliveries_failed: 0, latency: {} } };
-    }
+    current = await this.statsReady(current, newest.start);
     const held = sums.find((s) => s.start === current.stats?.bucket) ?? null;
     for (const { start, sum } of sums) if (start !== held?.start) await this.stats.addSumQuietly(current.shop_id, current.id, start, sum);
     return { endpoint: current, held };

@@ -217,7 +217,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
   it('admits on an endpoint saved before leases existed (no leases map, no version)', async () => {
     const { rows, endpoint } = await setUp(1, 0);
     const first = rows[0] as DeliveryRecord;
-    await deps.db.doc.update({ TableName: deps.db.tableName, Key: keys.webhookEndpoint(endpoint.shop_id, endpoint.id), UpdateExpression: 'REMOVE leases, lease_version' });
+    await deps.db.doc.update({ TableName: deps.db.tableName, Key: keys.endpointState(endpoint.shop_id, endpoint.id), UpdateExpression: 'REMOVE leases, lease_version' });
     const legacy = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;
     expect(await endpoints.admit(legacy, admit(legacy, [first.id], Date.now(), 60_000, randomUUID))).toBe(true);
     expect(Object.keys((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases ?? {})).toEqual([first.id]);
