@@ -6,7 +6,7 @@ type AnyClient = { middlewareStack: MiddlewareStack<any, any> };
 
 /** What one endpoint cost the table and the queue: writes to its own item, and queue messages for its deliveries. */
 export interface EndpointTally {
-  /** Requests that wrote the endpoint's item (admissions, releases, attempts' ends). */
+  /** Requests that wrote the endpoint's items (admissions, releases, attempts' ends). */
   writes: number;
   /** Their write units; a transaction's units shared equally among the items it writes. */
   units: number;
@@ -48,7 +48,8 @@ export function countPerEndpoint(table: AnyClient, sqs: AnyClient): Map<string, 
       const input = args.input as Record<string, unknown>;
       if (!DYNAMODB_WRITES.has(op)) return next(args);
       const keys = keysWritten(op, input);
-      const ours = keys.filter((k) => typeof k.sk === 'string' && k.sk.startsWith('WE#'));
+      // The endpoint's configuration (WE#) and its state item (WH#).
+      const ours = keys.filter((k) => typeof k.sk === 'string' && (k.sk.startsWith('WE#') || k.sk.startsWith('WH#')));
       if (ours.length === 0) return next(args);
       input.ReturnConsumedCapacity ??= 'TOTAL';
       // DynamoDB bills a failed conditional write too; its error reports no units.

@@ -6,7 +6,7 @@
  * so a handler or store that starts a new kind of request fails there before it fails in AWS.
  * Scan is nowhere: only the operator CLI scans (shared/store/operator-scan.ts).
  */
-export type TableAction = 'GetItem' | 'Query' | 'BatchGetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'BatchWriteItem';
+export type TableAction = 'GetItem' | 'Query' | 'BatchGetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'BatchWriteItem' | 'ConditionCheckItem';
 
 /** Reads: all a GET route may make, whatever its stores can do. */
 export const READ_ACTIONS: readonly TableAction[] = ['GetItem', 'Query', 'BatchGetItem'];
@@ -20,13 +20,13 @@ export const READ_ACTIONS: readonly TableAction[] = ['GetItem', 'Query', 'BatchG
 export const STORE_ACTIONS: Record<string, { actions: TableAction[]; uses?: string[] }> = {
   'api-keys': { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
   'attempt-deliveries': { actions: ['BatchGetItem', 'BatchWriteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'], uses: ['endpoint-stats', 'resource-order'] },
-  'attempt-ledger': { actions: ['UpdateItem'], uses: ['attempt-deliveries', 'endpoint-gate', 'endpoint-stats'] },
+  'attempt-ledger': { actions: ['UpdateItem'], uses: ['endpoint-gate', 'endpoint-stats'] },
   calls: { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
   'current-deliveries': { actions: ['PutItem', 'Query', 'UpdateItem'] },
   deliveries: { actions: ['BatchGetItem', 'Query'], uses: ['attempt-deliveries'] },
   'due-index': { actions: ['BatchGetItem', 'Query', 'UpdateItem'] },
-  'endpoint-gate': { actions: ['GetItem', 'PutItem', 'UpdateItem'] },
-  'endpoint-stats': { actions: ['Query', 'UpdateItem'] },
+  'endpoint-gate': { actions: ['BatchGetItem', 'ConditionCheckItem', 'GetItem', 'PutItem', 'UpdateItem'], uses: ['endpoint-stats'] },
+  'endpoint-stats': { actions: ['GetItem', 'Query', 'UpdateItem'] },
   events: { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
   idempotency: { actions: ['DeleteItem', 'GetItem', 'PutItem', 'UpdateItem'] },
   jobs: { actions: ['GetItem', 'PutItem', 'Query'] },
@@ -35,7 +35,7 @@ export const STORE_ACTIONS: Record<string, { actions: TableAction[]; uses?: stri
   'resource-order': { actions: ['GetItem', 'UpdateItem'] },
   recoveries: { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
   shops: { actions: ['GetItem', 'PutItem', 'UpdateItem'] },
-  'webhook-endpoints': { actions: ['BatchGetItem', 'DeleteItem', 'PutItem', 'Query', 'UpdateItem'], uses: ['endpoint-gate'] },
+  'webhook-endpoints': { actions: ['BatchGetItem', 'DeleteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'], uses: ['endpoint-gate'] },
 };
 
 /** The stores each wiring part builds (none: it touches no table). */

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Resource } from '../domain/resources';
 import { limitRate, type RateStarts } from './rate-window';
 
@@ -92,6 +93,9 @@ export interface Admission {
   rateTail?: number | null;
 }
 
+/** A lease's holder: 72 random bits tell holders apart, in a third of a UUID's bytes on the endpoint's state item (up to four leases, written by every admission and release). */
+export const leaseToken = (): string => randomBytes(9).toString('base64url');
+
 export const isLive = (lease: Lease | undefined, now: number): lease is Lease => lease !== undefined && lease.until > now;
 
 export function liveLease(gate: EndpointGate, deliveryId: string, now: number): boolean {
@@ -104,7 +108,7 @@ const probeDue = (health: EndpointHealth, now: number): boolean => health.next_p
  * The requests in flight look stuck (a hanging receiver): the oldest was admitted over
  * SLOW_REQUEST_MS ago and no success has been written since. An old lease alone says
  * little: a run passes its slot from success to success under one lease for up to 5 s
- * (shared/domain/delivery-runway.ts). Its successes reach the endpoint's health only when
+ * (shared/delivery/delivery-runway.ts). Its successes reach the endpoint's health only when
  * its batch's last run ends, so this sees runs move through the other batches that end
  * meanwhile; one batch alone holding every slot still looks stuck after a second (its last
  * success then pulls the deferred deliveries, or queues them again: delivery-attempt.ts).

@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { logger } from '../logger';
 import { START_GRACE_MS } from './rate-window';
-import { admit, afterAttempt, CIRCUIT_THRESHOLD, heldClosed, MAX_IN_FLIGHT, olderAttemptUnresolved, type Admission, type EndpointHealth } from './circuit';
+import { admit, afterAttempt, CIRCUIT_THRESHOLD, heldClosed, leaseToken, MAX_IN_FLIGHT, olderAttemptUnresolved, type Admission, type EndpointHealth } from './circuit';
 import { decide, isSlowDown } from './policy';
 import { attemptUpdate, notSentAttempt, planNext } from './attempt-plan';
 import type { SendResult } from './sender';
@@ -178,7 +177,7 @@ async function admitOn(deps: AttemptDeps, read: EndpointRecord, due: Due[], now:
     // A retry counts the rate's window from when it re-read the endpoint, not from the first try.
     const at = tries === 0 ? now : deps.now().getTime();
     const booked = new Set(due.filter((d) => d.message.rate_at !== undefined).map((d) => d.delivery.id));
-    const admission = admit(endpoint, due.map((d) => d.delivery.id), at, leaseMs(deps.settings.timeoutMs), randomUUID, booked);
+    const admission = admit(endpoint, due.map((d) => d.delivery.id), at, leaseMs(deps.settings.timeoutMs), leaseToken, booked);
     const mustWrite = admission.send.length > 0 || admission.health !== endpoint.health || !!admission.rateTail;
     if (!mustWrite || (await deps.endpoints.admit(endpoint, admission))) return { endpoint, admission };
     endpoint = await deps.endpoints.get(read.shop_id, read.id);

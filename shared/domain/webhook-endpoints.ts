@@ -54,6 +54,22 @@ export interface EndpointRecord {
   rate_tail?: number | null;
   /** The write token of the request that created it (internal): a retry of that request gets this endpoint, not a second one. */
   created_by?: string;
+  /**
+   * The counters of the stats bucket its state item holds, as read (internal): releases add to
+   * them, and a release in a later bucket moves them to the bucket's own item first. Absent:
+   * the endpoint has no state item yet (saved before it had one).
+   */
+  stats?: EndpointStatsState;
+}
+
+/** The current stats bucket's counters kept on the endpoint's state item (bucket null: none begun). */
+export interface EndpointStatsState {
+  bucket: string | null;
+  attempts: number;
+  succeeded: number;
+  failed: number;
+  deliveries_failed: number;
+  latency: Record<number, number>;
 }
 
 export type EndpointChanges = Partial<Pick<EndpointRecord, 'url' | 'description' | 'events' | 'filter' | 'ordering' | 'rate_limit' | 'enabled' | 'disabled_reason' | 'failing_since' | 'health'>>;

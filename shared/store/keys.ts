@@ -55,6 +55,8 @@ export const keys = {
   jobByStatus: (shopId: string, status: string, jobId: string) => ({ gsi1pk: gsi1Partition.jobsByStatus(shopId, status), gsi1sk: jobId }),
 
   webhookEndpoint: (shopId: string, endpointId: string) => ({ pk: shopPk(shopId), sk: `WE#${endpointId}` }),
+  /** The endpoint's hot state (leases, health, rate window, current stats): apart from its configuration, and outside `WE#` so listing endpoints never meets it. */
+  endpointState: (shopId: string, endpointId: string) => ({ pk: shopPk(shopId), sk: `WH#${endpointId}` }),
 
   event: (shopId: string, eventId: string) => ({ pk: shopPk(shopId), sk: `EVT#${eventId}` }),
   /** GSI1 entry listing a shop's events of one type, newest first. */
@@ -121,6 +123,7 @@ export const skPrefix = {
   call: 'CALL#',
   job: 'JOB#',
   webhookEndpoint: 'WE#',
+  endpointState: 'WH#',
   event: 'EVT#',
   delivery: (eventId: string) => `DLV#${eventId}#`,
   endpointStats: (endpointId: string) => `WESTAT#${endpointId}#`,

@@ -1,7 +1,8 @@
 import type { EventFilter } from '../domain/event-filter-schema';
 import type { EndpointChanges, EndpointRecord, EndpointStore, StoredSecret } from '../domain/webhook-endpoints';
 import { batchGet, cancellationReasons, isConditionFailed, queryPrefix } from './client';
-import { DynamoEndpointGateStore, endpointFromItem } from '../delivery/dynamo/endpoint-gate';
+import { DynamoEndpointGateStore } from '../delivery/dynamo/endpoint-gate';
+import { configItem, endpointFromItems, stateItem } from '../delivery/dynamo/endpoint-state';
 import { keys, shopPk, skPrefix } from './keys';
 
 /**
@@ -11,7 +12,12 @@ import { keys, shopPk, skPrefix } from './keys';
  */
 const filterAttribute = (filter: EventFilter | null | undefined): string | null => (filter ? JSON.stringify(filter) : null);
 
-/** The API's reads and writes of endpoints (create, list, update, rotate, delete), with the consumer's gate beneath. */
+/**
+ * The API's reads and writes of endpoints (create, list, update, rotate, delete), with the
+ * consumer's gate beneath. Each endpoint is its configuration item and its state item
+ * (./endpoint-state.ts): reads join the two, and a change of what both hold (`enabled`) or of
+ * what the state holds (health, `failing_since`) writes them in one transaction.
+ */
 export class DynamoEndpointStore extends DynamoEndpointGateStore implements EndpointStore {
   /** The shop item counts its endpoints, so concurrent creates cannot pass the limit. */
   async create(endpoint: EndpointRecord, maxPerShop: number) {
@@ -28,13 +34,8 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
               ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
             },
           },
-          {
-            Put: {
-              TableName: this.db.tableName,
-              Item: { ...keys.webhookEndpoint(endpoint.shop_id, endpoint.id), entity: 'webhook_endpoint', ...endpoint, filter: filterAttribute(endpoint.filter) },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
+          { Put: { TableName: this.db.tableName, Item: configItem(endpoint, filterAttribute(endpoint.filter)), ConditionExpression: 'attribute_not_exists(pk)' } },
+          { Put: { TableName: this.db.tableName, Item: stateItem(endpoint, new Date(endpoint.created_at)) } },
         ],
       });
       return 'created' as const;
@@ -47,47 +48,67 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
     }
   }
 
+  /** Configurations and states: two queries of the shop's partition (a state item is small: ≤ 16 of them, one page). */
   async list(shopId: string): Promise<EndpointRecord[]> {
-    const items = await queryPrefix(this.db, shopPk(shopId), skPrefix.webhookEndpoint, { newestFirst: true });
-    return items.map(endpointFromItem);
+    const [configs, states] = await Promise.all([
+      queryPrefix(this.db, shopPk(shopId), skPrefix.webhookEndpoint, { newestFirst: true }),
+      queryPrefix(this.db, shopPk(shopId), skPrefix.endpointState),
+    ]);
+    const stateOf = new Map(states.map((s) => [String(s.sk).slice(skPrefix.endpointState.length), s]));
+    return configs.map((c) => endpointFromItems(c, stateOf.get(String(c.sk).slice(skPrefix.webhookEndpoint.length))));
   }
 
   /** Several endpoints by shop and id, in one round trip; keyed `<shop>/<endpoint>`. */
   async getMany(refs: { shop_id: string; endpoint_id: string }[]): Promise<Map<string, EndpointRecord>> {
-    const wanted = new Map(refs.map((r) => [`${r.shop_id}/${r.endpoint_id}`, keys.webhookEndpoint(r.shop_id, r.endpoint_id)]));
-    const found = await batchGet(this.db, [...wanted.values()]);
+    const wanted = new Map(refs.map((r) => [`${r.shop_id}/${r.endpoint_id}`, [keys.webhookEndpoint(r.shop_id, r.endpoint_id), keys.endpointState(r.shop_id, r.endpoint_id)] as const]));
+    const found = await batchGet(this.db, [...wanted.values()].flat());
     const out = new Map<string, EndpointRecord>();
-    for (const [ref, key] of wanted) {
-      const item = found.get(`${key.pk}|${key.sk}`);
-      if (item) out.set(ref, endpointFromItem(item));
+    for (const [ref, [config, state]] of wanted) {
+      const item = found.get(`${config.pk}|${config.sk}`);
+      if (item) out.set(ref, endpointFromItems(item, found.get(`${state.pk}|${state.sk}`)));
     }
     return out;
   }
 
+  /** Writes the configuration's `sets` under `condition`; the endpoint as it then is, or null when the condition failed. */
   private async conditionalUpdate(shopId: string, id: string, sets: Record<string, unknown>, condition: string, values: Record<string, unknown> = {}) {
-    const names = Object.fromEntries(Object.keys(sets).map((k) => [`#${k}`, k]));
-    const setValues = Object.fromEntries(Object.entries(sets).map(([k, v]) => [`:${k}`, v]));
     try {
-      const out = await this.db.doc.update({
-        TableName: this.db.tableName,
-        Key: keys.webhookEndpoint(shopId, id),
-        UpdateExpression: `SET ${Object.keys(sets).map((k) => `#${k} = :${k}`).join(', ')}`,
-        ConditionExpression: condition,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: { ...setValues, ...values },
-        ReturnValues: 'ALL_NEW',
-      });
-      return out.Attributes ? endpointFromItem(out.Attributes) : null;
+      const out = await this.db.doc.update({ TableName: this.db.tableName, ...setsInput(keys.webhookEndpoint(shopId, id), sets, condition, values), ReturnValues: 'ALL_NEW' });
+      if (!out.Attributes) return null;
+      const state = await this.db.doc.get({ TableName: this.db.tableName, Key: keys.endpointState(shopId, id), ConsistentRead: true });
+      return endpointFromItems(out.Attributes, state.Item);
     } catch (err) {
       if (isConditionFailed(err)) return null;
       throw err;
     }
   }
 
-  update(shopId: string, id: string, changes: EndpointChanges, updatedAt: string) {
-    const { filter, ...rest } = changes;
+  async update(shopId: string, id: string, changes: EndpointChanges, updatedAt: string) {
+    const { filter, health, failing_since: failingSince, ...rest } = changes;
     const sets = { ...rest, ...(filter !== undefined ? { filter: filterAttribute(filter) } : {}), updated_at: updatedAt };
-    return this.conditionalUpdate(shopId, id, sets, 'attribute_exists(pk)');
+    const stateSets = Object.fromEntries(Object.entries({ health, failing_since: failingSince, enabled: changes.enabled }).filter(([, v]) => v !== undefined));
+    if (Object.keys(stateSets).length === 0) return this.conditionalUpdate(shopId, id, sets, 'attribute_exists(pk)');
+    for (let tries = 0; tries < 2; tries++) {
+      try {
+        await this.db.doc.transactWrite({
+          TransactItems: [
+            { Update: { TableName: this.db.tableName, ...setsInput(keys.webhookEndpoint(shopId, id), sets, 'attribute_exists(pk)') } },
+            { Update: { TableName: this.db.tableName, ...setsInput(keys.endpointState(shopId, id), stateSets, 'attribute_exists(pk)') } },
+          ],
+        });
+        return this.get(shopId, id);
+      } catch (err) {
+        const reasons = cancellationReasons(err);
+        if (!reasons) throw err;
+        if (reasons[0]?.Code === 'ConditionalCheckFailed') return null;
+        if (reasons[1]?.Code !== 'ConditionalCheckFailed') throw err;
+      }
+      // An endpoint saved before it had a state item: made first, from what its configuration says.
+      const read = await this.get(shopId, id);
+      if (!read) return null;
+      await this.ensureState(read);
+    }
+    return null;
   }
 
   replaceSecrets(endpoint: EndpointRecord, secrets: StoredSecret[], expectedVersion: number, updatedAt: string) {
@@ -106,10 +127,12 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
    */
   async delete(shopId: string, id: string): Promise<boolean> {
     const remove = { TableName: this.db.tableName, Key: keys.webhookEndpoint(shopId, id), ConditionExpression: 'attribute_exists(pk)' };
+    const removeState = { TableName: this.db.tableName, Key: keys.endpointState(shopId, id) };
     try {
       await this.db.doc.transactWrite({
         TransactItems: [
           { Delete: remove },
+          { Delete: removeState },
           {
             Update: {
               TableName: this.db.tableName,
@@ -126,15 +149,27 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
       const reasons = cancellationReasons(err);
       if (!reasons) throw err;
       if (reasons[0]?.Code === 'ConditionalCheckFailed') return false;
-      if (reasons[1]?.Code !== 'ConditionalCheckFailed') throw err;
+      if (reasons[2]?.Code !== 'ConditionalCheckFailed') throw err;
     }
     // A shop saved before it counted its endpoints has no count to give back.
     try {
       await this.db.doc.delete(remove);
+      await this.db.doc.delete(removeState);
       return true;
     } catch (err) {
       if (isConditionFailed(err)) return false;
       throw err;
     }
   }
+}
+
+/** An update that sets each of `sets` (attribute names as placeholders) under `condition`. */
+function setsInput(key: Record<string, string>, sets: Record<string, unknown>, condition: string, values: Record<string, unknown> = {}) {
+  return {
+    Key: key,
+    UpdateExpression: `SET ${Object.keys(sets).map((k) => `#${k} = :${k}`).join(', ')}`,
+    ConditionExpression: condition,
+    ExpressionAttributeNames: Object.fromEntries(Object.keys(sets).map((k) => [`#${k}`, k])),
+    ExpressionAttributeValues: { ...Object.fromEntries(Object.entries(sets).map(([k, v]) => [`:${k}`, v])), ...values },
+  };
 }

@@ -86,7 +86,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
     const first = rows[0] as DeliveryRecord;
     let finished;
     const sent = await requests(async () => (finished = await ledger.finish({ delivery: first, update: update(true), endpoint, token: lease(first).token, change: change(endpoint, true) })));
-    expect(sent).toEqual(['UpdateItem', 'UpdateItem', 'UpdateItem']); // the row, then the endpoint and the stats
+    expect(sent).toEqual(['UpdateItem', 'UpdateItem']); // the row, then the endpoint's state item: lease, health and the stats in one write
     expect(finished).toEqual({ recorded: true, released: { circuitBefore: 'closed', backlog: false } });
     expect(await deliveries.get(first.shop_id, first.event_id, first.id)).toMatchObject({ status: 'succeeded', attempts: 1 });
     const after = await endpoints.get(endpoint.shop_id, endpoint.id);
@@ -148,7 +148,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
     const { rows, endpoint, lease } = await setUp(1);
     const first = rows[0] as DeliveryRecord;
     const sent = await requests(() => ledger.finish({ delivery: first, update: update(false), endpoint, token: lease(first).token, change: change(endpoint, false, { failingSince: new Date().toISOString() }) }));
-    expect(sent).toEqual(['UpdateItem', 'UpdateItem', 'UpdateItem']);
+    expect(sent).toEqual(['UpdateItem', 'UpdateItem']); // the row, then the state item (its release counts the attempt)
     const after = await endpoints.get(endpoint.shop_id, endpoint.id);
     expect(after?.health).toMatchObject({ circuit: 'closed', consecutive_failures: 1 });
     expect(after?.failing_since).not.toBeNull();
@@ -217,7 +217,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
   it('admits on an endpoint saved before leases existed (no leases map, no version)', async () => {
     const { rows, endpoint } = await setUp(1, 0);
     const first = rows[0] as DeliveryRecord;
-    await deps.db.doc.update({ TableName: deps.db.tableName, Key: keys.webhookEndpoint(endpoint.shop_id, endpoint.id), UpdateExpression: 'REMOVE leases, lease_version' });
+    await deps.db.doc.update({ TableName: deps.db.tableName, Key: keys.endpointState(endpoint.shop_id, endpoint.id), UpdateExpression: 'REMOVE leases, lease_version' });
     const legacy = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;
     expect(await endpoints.admit(legacy, admit(legacy, [first.id], Date.now(), 60_000, randomUUID))).toBe(true);
     expect(Object.keys((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases ?? {})).toEqual([first.id]);

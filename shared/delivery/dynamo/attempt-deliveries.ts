@@ -6,7 +6,7 @@ import { backOff, batchGet, getRecord, isConditionFailed, queryPrefix, stripKeys
 import { gsi1Partition, keys, shopPk, skPrefix } from '../../store/keys';
 import { TABLE } from '../../store/table';
 import { eventFromItem } from '../../store/events';
-import { endpointFromItem } from './endpoint-gate';
+import { endpointFromItems } from './endpoint-state';
 import { DynamoEndpointStatsStore } from './endpoint-stats';
 import { releaseNextInOrder, type OrderDeps } from '../resource-order';
 import { DynamoOrderStore } from './resource-order';
@@ -131,10 +131,11 @@ export class DynamoAttemptDeliveryStore implements AttemptDeliveryStore {
   }
 
   async readForAttempts(messages: DeliveryMessage[]): Promise<AttemptInputs> {
-    // A message that carries its event (the fan-out's) needs only row and endpoint read.
+    // A message that carries its event (the fan-out's) needs only row and endpoint (configuration and state) read.
     const refs = (m: DeliveryMessage) => ({
       delivery: keys.delivery(m.shop_id, m.event_id, m.delivery_id),
       endpoint: keys.webhookEndpoint(m.shop_id, m.endpoint_id),
+      state: keys.endpointState(m.shop_id, m.endpoint_id),
       ...(carriedEvent(m) ? {} : { event: keys.event(m.shop_id, m.event_id) }),
     });
     const id = (key: { pk: string; sk: string }) => `${key.pk}|${key.sk}`;
@@ -144,7 +145,7 @@ export class DynamoAttemptDeliveryStore implements AttemptDeliveryStore {
     return {
       delivery: (m) => mapOrNull(item(refs(m).delivery), (i) => stripKeys<DeliveryRecord>(i)),
       event: (m) => carriedEvent(m) ?? mapOrNull(item(keys.event(m.shop_id, m.event_id)), eventFromItem),
-      endpoint: (m) => mapOrNull(item(refs(m).endpoint), endpointFromItem),
+      endpoint: (m) => mapOrNull(item(refs(m).endpoint), (config) => endpointFromItems(config, item(refs(m).state))),
     };
   }
 

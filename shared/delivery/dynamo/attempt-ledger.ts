@@ -4,20 +4,22 @@ import type { AttemptEnd, AttemptLedger, AttemptUpdate, Carried, Finished, HeldS
 import { statsSums } from '../endpoint-stats';
 import type { EndpointRecord } from '../../domain/webhook-endpoints';
 import { cancellationReasons, updateIf, type Dynamo } from '../../store/client';
-import { DynamoAttemptDeliveryStore, recordAttemptInput } from './attempt-deliveries';
-import { DynamoEndpointStatsStore, statsAddInput } from './endpoint-stats';
-import { DynamoEndpointGateStore, endpointFromItem, releaseInput } from './endpoint-gate';
+import { recordAttemptInput } from './attempt-deliveries';
+import { DynamoEndpointStatsStore } from './endpoint-stats';
+import { DynamoEndpointGateStore, releaseInput, type HeldStats } from './endpoint-gate';
+import { withState } from './endpoint-state';
 
 /**
  * The end of a sent attempt. Alone on its endpoint in the batch (one event at a time), it is
- * the single-item writes: the row records it (only over attempt N-1), then the endpoint drops
- * the lease with its health while the stats count it. A transaction would save two requests
- * but bills every item twice, and the separate writes are correct on their own: each is
- * conditional and the release reads back what it changed.
+ * the single-item writes: the row records it (only over attempt N-1), then the endpoint's
+ * state item drops the lease with its health and, if the row's write recorded it, counts it
+ * in the stats. A transaction would save a request but bills every item twice, and the
+ * separate writes are correct on their own: each is conditional and the release reads back
+ * what it changed.
  *
  * The write that ends the last of a batch's runs of successes on an endpoint also ends the
  * slots the other runs held and counts the attempts they recorded on their rows alone
- * (`recordInRun`). That one is a TransactWriteItems of row, endpoint and stats: its doubled
+ * (`recordInRun`). That one is a TransactWriteItems of row and state item: its doubled
  * units are shared by the run's deliveries, and it keeps a busy endpoint at one table write
  * per delivery plus one per batch. It expects what is usual: the row still at attempt N-1,
  * our leases held, and, after a success, a closed circuit and the backlog mark as read (both
@@ -27,48 +29,50 @@ import { DynamoEndpointGateStore, endpointFromItem, releaseInput } from './endpo
  * recorded twice, nothing lost.
  */
 export class DynamoAttemptLedger implements AttemptLedger {
-  private readonly deliveries: DynamoAttemptDeliveryStore;
   private readonly endpoints: DynamoEndpointGateStore;
   private readonly stats: DynamoEndpointStatsStore;
 
   constructor(private readonly db: Dynamo) {
-    this.deliveries = new DynamoAttemptDeliveryStore(db);
     this.endpoints = new DynamoEndpointGateStore(db);
     this.stats = new DynamoEndpointStatsStore(db);
   }
 
   async finish(end: AttemptEnd): Promise<Finished> {
-    const { delivery, update, endpoint, token, change } = end;
+    const { delivery, update, change } = end;
     const key = end.leaseKey ?? delivery.id;
     const carried = end.carried ?? NOTHING;
-    if (carried.attempts.length === 0 && carried.slots.length === 0) return this.finishApart(end, key);
+    if (carried.attempts.length === 0 && carried.slots.length === 0) return this.finishApart(end, key, carried);
+    // Counted on the state item's current bucket; begun first if the attempts are in a later one.
+    const sums = statsSums([{ entry: update.entry, status: update.status }, ...carried.attempts]);
+    const [sum] = sums;
+    // Counts the state item cannot take in the transaction (two buckets, or an older one) go by the separate writes.
+    if (sums.length > 1) return this.finishApart(end, key, carried);
+    const ready = sum ? await this.endpoints.statsReady(end.endpoint, sum.start) : end.endpoint;
+    if (sum && ready.stats?.bucket !== sum.start) return this.finishApart({ ...end, endpoint: ready }, key, carried);
+    const held = sum ?? null;
     // After a success the endpoint is expected closed, with the backlog mark as read; if the mark came or went, one more try.
-    let expect = change.succeeded ? (endpoint.backlog_at === undefined ? USUAL : MARKED) : undefined;
+    let expect = change.succeeded ? (ready.backlog_at === undefined ? USUAL : MARKED) : undefined;
     for (let tries = 0; tries < 2; tries++) {
-      const outcome = await this.tryTransaction(end, key, carried, expect);
-      if (outcome === 'done') return { recorded: true, released: { circuitBefore: change.succeeded ? 'closed' : endpoint.health.circuit, backlog: expect === MARKED } };
+      const outcome = await this.tryTransaction({ ...end, endpoint: ready }, key, carried, expect, held);
+      if (outcome === 'done') return { recorded: true, released: { circuitBefore: change.succeeded ? 'closed' : ready.health.circuit, backlog: expect === MARKED } };
       if (outcome === 'duplicate') {
-        const released = await this.endpoints.release(endpoint, key, token, change);
-        await this.releaseCarried(endpoint, carried);
+        const released = await this.endpoints.release(ready, key, end.token, change, carried.attempts);
+        await this.endpoints.dropLeases(ready, carried.slots);
         return { recorded: false, released };
       }
       if (outcome === 'other') break;
       expect = outcome === 'marked' ? MARKED : USUAL;
     }
-    const recorded = await this.deliveries.recordAttempt(delivery, update);
-    const released = await this.endpoints.release(endpoint, key, token, change);
-    await this.releaseCarried(endpoint, carried);
-    return { recorded, released };
+    return this.finishApart({ ...end, endpoint: ready }, key, carried);
   }
 
-  /** The single-item writes; the stats count the attempt only if this write recorded it. */
-  private async finishApart(end: AttemptEnd, key: string): Promise<Finished> {
+  /** The single-item writes; the release counts the attempt only if the row's write recorded it (and what runs carried). */
+  private async finishApart(end: AttemptEnd, key: string, carried: Carried): Promise<Finished> {
     const { delivery, update, endpoint, token, change } = end;
     const recorded = await updateIf(this.db, recordAttemptInput(delivery, update));
-    const [released] = await Promise.all([
-      this.endpoints.release(endpoint, key, token, change),
-      recorded ? this.stats.addQuietly(delivery.shop_id, delivery.endpoint_id, [{ entry: update.entry, status: update.status }]) : undefined,
-    ]);
+    const counted = recorded ? [{ entry: update.entry, status: update.status }, ...carried.attempts] : carried.attempts;
+    const released = await this.endpoints.release(endpoint, key, token, change, counted);
+    await this.endpoints.dropLeases(endpoint, carried.slots);
     return { recorded, released };
   }
 
@@ -82,16 +86,14 @@ export class DynamoAttemptLedger implements AttemptLedger {
   }
 
   /** One try: done, or why it was cancelled (the row had moved on; only the backlog mark differed, there or not; anything else). */
-  private async tryTransaction(end: AttemptEnd, key: string, carried: Carried, expect: Expectation | undefined): Promise<'done' | 'duplicate' | 'marked' | 'unmarked' | 'other'> {
+  private async tryTransaction(end: AttemptEnd, key: string, carried: Carried, expect: Expectation | undefined, held: HeldStats | null): Promise<'done' | 'duplicate' | 'marked' | 'unmarked' | 'other'> {
     const { delivery, update, endpoint, token, change } = end;
     const table = { TableName: this.db.tableName };
-    const stats = statsSums([{ entry: update.entry, status: update.status }, ...carried.attempts]);
     try {
       await this.db.doc.transactWrite({
         TransactItems: [
           { Update: { ...table, ...recordAttemptInput(delivery, update) } },
-          { Update: { ...table, ...releaseInput(endpoint, key, token, change, expect, carried.slots), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
-          ...stats.map(({ start, sum }) => ({ Update: { ...table, ...statsAddInput(delivery.shop_id, delivery.endpoint_id, start, sum) } })),
+          { Update: { ...table, ...releaseInput(endpoint, key, token, change, expect, carried.slots, held), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
         ],
       });
       return 'done';
@@ -103,9 +105,9 @@ export class DynamoAttemptLedger implements AttemptLedger {
       if (row?.Code === 'ConditionalCheckFailed') return 'duplicate';
       if (!expect || gate?.Code !== 'ConditionalCheckFailed' || !gate.Item) return 'other';
       // Marshalled: the document client leaves an error's item as the service sent it.
-      const current = endpointFromItem(unmarshall(gate.Item));
+      const current = withState(endpoint, unmarshall(gate.Item));
       const ours = (slot: HeldSlot) => current.leases[slot.key]?.token === slot.token;
-      const usual = current.health.circuit === 'closed' && ours({ key, token }) && carried.slots.every(ours);
+      const usual = current.health.circuit === 'closed' && ours({ key, token }) && carried.slots.every(ours) && current.stats?.bucket === (held?.start ?? current.stats?.bucket);
       const mark = current.backlog_at === undefined ? 'unmarked' : 'marked';
       return usual && (mark === 'marked') !== (expect === MARKED) ? mark : 'other';
     }

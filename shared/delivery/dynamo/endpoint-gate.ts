@@ -1,23 +1,19 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { EndpointGateStore, HeldSlot, Released, ReleaseChange } from '../delivery-ports';
-import type { EventFilter } from '../../domain/event-filter-schema';
+import type { EndpointGateStore, HeldSlot, Released, ReleaseChange, RunAttempt } from '../delivery-ports';
+import { statsSums, type StatsSum } from '../endpoint-stats';
 import type { EventRecord } from '../../domain/events';
 import type { EndpointRecord } from '../../domain/webhook-endpoints';
-import { HEALTHY, MAX_IN_FLIGHT, type Admission, type EndpointHealth } from '../circuit';
+import { MAX_IN_FLIGHT, type Admission, type EndpointHealth } from '../circuit';
 import { eventItem } from '../../store/events';
-import { cancellationReasons, isConditionFailed, retryConflicts, stripKeys, updateIf, type Dynamo } from '../../store/client';
+import { batchGet, cancellationReasons, isConditionFailed, retryConflicts, updateIf, type Dynamo } from '../../store/client';
+import { counterAdds, endpointFromItems, stateItem, withState } from './endpoint-state';
+import { DynamoEndpointStatsStore } from './endpoint-stats';
 import { keys } from '../../store/keys';
 
-/** The endpoint of a table item; endpoints saved before the circuit existed read as healthy, before filters as unfiltered. */
-export function endpointFromItem(item: Record<string, unknown>): EndpointRecord {
-  const { filter, ...record } = stripKeys<Omit<EndpointRecord, 'filter'> & { filter?: string | null }>(item);
-  return {
-    ...record,
-    filter: typeof filter === 'string' ? (JSON.parse(filter) as EventFilter) : null,
-    health: { ...HEALTHY, ...record.health },
-    leases: record.leases ?? {},
-    lease_version: record.lease_version ?? 0,
-  };
+/** Attempts' counts for the state item's current bucket (`start`). */
+export interface HeldStats {
+  start: string;
+  sum: StatsSum;
 }
 
 /** What an attempt's end writes on the endpoint's health and `failing_since`. */
@@ -54,7 +50,7 @@ function healthChange(change: ReleaseChange): { sets: string[]; names: Record<st
  * attempt's transaction expects the endpoint as it usually is, and falls back to this write
  * alone, which reads back what it changed).
  */
-export function releaseInput(endpoint: EndpointRecord, leaseKey: string, token: string, change: ReleaseChange, expect?: { condition: string; values: Record<string, unknown> }, slots: HeldSlot[] = []) {
+export function releaseInput(endpoint: EndpointRecord, leaseKey: string, token: string, change: ReleaseChange, expect?: { condition: string; values: Record<string, unknown> }, slots: HeldSlot[] = [], stats: HeldStats | null = null) {
   const health = healthChange(change);
   const { sets, values } = health;
   const names: Record<string, string> = { '#leases': 'leases', '#d': leaseKey, '#token': 'token' };
@@ -71,9 +67,15 @@ export function releaseInput(endpoint: EndpointRecord, leaseKey: string, token: 
     condition += ` AND ${expect.condition}`;
     Object.assign(values, expect.values);
   }
+  // The attempts' counts ride on this write, on the bucket the state item holds (the lease condition makes a retried write count nothing).
+  const counted = stats ? counterAdds(stats.sum) : null;
+  if (stats && counted) {
+    condition += ' AND stats_bucket = :statsBucket';
+    Object.assign(values, counted.values, { ':statsBucket': stats.start });
+  }
   return {
-    Key: keys.webhookEndpoint(endpoint.shop_id, endpoint.id),
-    UpdateExpression: `${sets.length ? `SET ${sets.join(', ')} ` : ''}REMOVE ${removes.join(', ')}`,
+    Key: keys.endpointState(endpoint.shop_id, endpoint.id),
+    UpdateExpression: `${sets.length ? `SET ${sets.join(', ')} ` : ''}REMOVE ${removes.join(', ')}${counted ? ` ADD ${counted.adds.join(', ')}` : ''}`,
     ConditionExpression: condition,
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,
@@ -87,14 +89,45 @@ export function releaseInput(endpoint: EndpointRecord, leaseKey: string, token: 
  * carries only what it uses.
  */
 export class DynamoEndpointGateStore implements EndpointGateStore {
-  constructor(protected readonly db: Dynamo) {}
+  protected readonly stats: DynamoEndpointStatsStore;
 
-  async get(shopId: string, id: string): Promise<EndpointRecord | null> {
-    const out = await this.db.doc.get({ TableName: this.db.tableName, Key: keys.webhookEndpoint(shopId, id), ConsistentRead: true });
-    return out.Item ? endpointFromItem(out.Item) : null;
+  constructor(protected readonly db: Dynamo) {
+    this.stats = new DynamoEndpointStatsStore(db);
   }
 
-  async disable(endpoint: EndpointRecord, reason: 'failing' | 'gone', lastErrors: string[], event: EventRecord, at: string): Promise<boolean> {
+  /** Configuration and state, in one strongly consistent round trip. */
+  async get(shopId: string, id: string): Promise<EndpointRecord | null> {
+    const config = keys.webhookEndpoint(shopId, id);
+    const state = keys.endpointState(shopId, id);
+    const found = await batchGet(this.db, [config, state]);
+    const item = found.get(`${config.pk}|${config.sk}`);
+    return item ? endpointFromItems(item, found.get(`${state.pk}|${state.sk}`)) : null;
+  }
+
+  /**
+   * The state item of an endpoint saved before it had one, made from its configuration as
+   * read (health and `failing_since` carried over once), only while that configuration exists
+   * as read: a deleted endpoint never gets one back. A lost race (another consumer made it,
+   * or the endpoint changed) is left to the write that follows, whose condition decides.
+   */
+  async ensureState(endpoint: EndpointRecord): Promise<EndpointRecord> {
+    if (endpoint.stats) return endpoint;
+    const item = stateItem(endpoint, new Date());
+    try {
+      await this.db.doc.transactWrite({
+        TransactItems: [
+          { ConditionCheck: { TableName: this.db.tableName, Key: keys.webhookEndpoint(endpoint.shop_id, endpoint.id), ConditionExpression: 'attribute_exists(pk) AND enabled = :enabled', ExpressionAttributeValues: { ':enabled': endpoint.enabled } } },
+          { Put: { TableName: this.db.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
+        ],
+      });
+    } catch (err) {
+      if (!cancellationReasons(err)) throw err;
+    }
+    return withState(endpoint, item);
+  }
+
+  async disable(read: EndpointRecord, reason: 'failing' | 'gone', lastErrors: string[], event: EventRecord, at: string): Promise<boolean> {
+    const endpoint = await this.ensureState(read);
     try {
       await this.db.doc.transactWrite({
         TransactItems: [
@@ -107,6 +140,8 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
               ExpressionAttributeValues: { ':false': false, ':true': true, ':reason': reason, ':errors': lastErrors, ':at': at },
             },
           },
+          // No admission once disabled: they are conditioned on the state's copy.
+          { Update: { TableName: this.db.tableName, Key: keys.endpointState(endpoint.shop_id, endpoint.id), UpdateExpression: 'SET enabled = :false', ExpressionAttributeValues: { ':false': false } } },
           { Put: { TableName: this.db.tableName, Item: eventItem(event), ConditionExpression: 'attribute_not_exists(pk)' } },
         ],
       });
@@ -124,7 +159,8 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
    * (`admitOnCount`), except under a rate limit: its starts, written whole, are only right on
    * the version they were counted on.
    */
-  async admit(endpoint: EndpointRecord, admission: Admission): Promise<boolean> {
+  async admit(read: EndpointRecord, admission: Admission): Promise<boolean> {
+    const endpoint = await this.ensureState(read);
     if (isPlainSend(endpoint, admission)) {
       try {
         return await this.admitOnCount(endpoint, admission);
@@ -161,7 +197,7 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
     } catch (err) {
       // An item saved before the circuit existed has no leases map to write into yet.
       if (!isDocumentPathError(err)) throw err;
-      await this.tryUpdate(endpoint, 'SET #leases = if_not_exists(#leases, :empty), health = if_not_exists(health, :healthy)', 'attribute_exists(pk)', { '#leases': 'leases' }, { ':empty': {}, ':healthy': HEALTHY });
+      await this.tryUpdate(endpoint, 'SET #leases = if_not_exists(#leases, :empty), health = if_not_exists(health, :healthy)', 'attribute_exists(pk)', { '#leases': 'leases' }, { ':empty': {}, ':healthy': endpoint.health });
       return this.tryUpdate(endpoint, update, condition, names, values);
     }
   }
@@ -192,29 +228,86 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
     return this.tryUpdate(endpoint, `SET ${sets.join(', ')}`, condition, names, values);
   }
 
-  async release(endpoint: EndpointRecord, deliveryId: string, token: string, change: ReleaseChange, tries = 0): Promise<Released> {
-    let current: EndpointRecord;
-    try {
-      const input = { TableName: this.db.tableName, ...releaseInput(endpoint, deliveryId, token, change), ReturnValues: 'UPDATED_OLD' as const, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const };
-      const out = await retryConflicts(() => this.db.doc.update(input));
-      const before = (out.Attributes?.health as EndpointHealth | undefined)?.circuit ?? endpoint.health.circuit;
-      return { circuitBefore: before, backlog: out.Attributes?.backlog_at !== undefined };
-    } catch (err) {
-      if (!isConditionFailed(err)) throw err;
-      // Marshalled: the document client leaves an error's item as the service sent it.
-      if (!err.Item) return { circuitBefore: null, backlog: false }; // the endpoint is gone
-      current = endpointFromItem(unmarshall(err.Item));
+  /**
+   * Drops the lease and writes the health; `attempts` (recorded by the caller's write just
+   * before) are counted on the state item's current bucket by the same write. Only a write
+   * that removes our lease counts them, so a retried release counts nothing twice. When the
+   * lease is not ours any more, the health is written alone and the counts go to their
+   * bucket's item, unless the lease is simply gone (then the write that removed it may have
+   * been ours, its answer lost, and the counts with it).
+   */
+  async release(endpoint: EndpointRecord, deliveryId: string, token: string, change: ReleaseChange, attempts: readonly RunAttempt[] = []): Promise<Released> {
+    let current = endpoint;
+    let adjusted = change;
+    let sums = statsSums(attempts);
+    for (let tries = 0; ; tries++) {
+      const placed = await this.placeStats(current, sums);
+      current = placed.endpoint;
+      sums = placed.held ? [placed.held] : [];
+      try {
+        const input = { TableName: this.db.tableName, ...releaseInput(current, deliveryId, token, adjusted, undefined, [], placed.held), ReturnValues: 'UPDATED_OLD' as const, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const };
+        const out = await retryConflicts(() => this.db.doc.update(input));
+        const before = (out.Attributes?.health as EndpointHealth | undefined)?.circuit ?? current.health.circuit;
+        return { circuitBefore: before, backlog: out.Attributes?.backlog_at !== undefined };
+      } catch (err) {
+        if (!isConditionFailed(err)) throw err;
+        // Marshalled: the document client leaves an error's item as the service sent it.
+        if (!err.Item) return { circuitBefore: null, backlog: false }; // the endpoint is gone
+        current = withState(current, unmarshall(err.Item));
+      }
+      // What differed: a success overtook this failure (it is not counted), the stats bucket moved on, or our lease expired and was taken again.
+      const failedAt = change.health.last_failure_at;
+      const overtaken = !change.succeeded && change.counted && failedAt !== null && (current.health.last_success_at ?? '') > failedAt;
+      if (overtaken) adjusted = { ...change, counted: false, opens: false, failingSince: undefined };
+      const lease = current.leases[deliveryId];
+      if (lease?.token === token && tries < 3) continue;
+      if (lease) for (const { start, sum } of sums) await this.stats.addSumQuietly(current.shop_id, current.id, start, sum);
+      break;
     }
-    // What differed: a success overtook this failure (it is not counted), or our lease expired and was taken again.
-    const failedAt = change.health.last_failure_at;
-    const overtaken = !change.succeeded && change.counted && failedAt !== null && (current.health.last_success_at ?? '') > failedAt;
-    const adjusted: ReleaseChange = overtaken ? { ...change, counted: false, opens: false, failingSince: undefined } : { ...change };
-    if (current.leases[deliveryId]?.token === token && tries < 3) return this.release(current, deliveryId, token, adjusted, tries + 1);
     // Not ours any more: write the health alone.
     const { sets, names, values, condition } = healthChange(adjusted);
     if (sets.length === 0) return { circuitBefore: null, backlog: false };
-    const ok = await this.tryUpdate(endpoint, `SET ${sets.join(', ')}`, `attribute_exists(pk)${condition ? ` AND ${condition}` : ''}`, names, values);
+    const ok = await this.tryUpdate(current, `SET ${sets.join(', ')}`, `attribute_exists(pk)${condition ? ` AND ${condition}` : ''}`, names, values);
     return { circuitBefore: ok ? current.health.circuit : null, backlog: false };
+  }
+
+  /**
+   * The endpoint with its state item's stats bucket at `start` or later: begun there (`roll`)
+   * when the bucket it holds is earlier; when another consumer's write came first, the state
+   * item read again (a read costs a fraction of the write a count apart would).
+   */
+  async statsReady(endpoint: EndpointRecord, start: string): Promise<EndpointRecord> {
+    let current = endpoint;
+    for (let tries = 0; tries < 3; tries++) {
+      const bucket = current.stats?.bucket ?? null;
+      if (!current.stats || (bucket !== null && bucket >= start)) return current;
+      if (await this.stats.roll(current, start)) return { ...current, stats: { bucket: start, attempts: 0, succeeded: 0, failed: 0, deliveries_failed: 0, latency: {} } };
+      const state = await this.db.doc.get({ TableName: this.db.tableName, Key: keys.endpointState(current.shop_id, current.id), ConsistentRead: true });
+      if (!state.Item) return current;
+      current = withState(current, state.Item);
+    }
+    return current;
+  }
+
+  /**
+   * Where attempts' counts go: the bucket the state item holds takes its own (begun first
+   * when theirs is later: `roll`); counts of other buckets (an attempt at a bucket's edge, or
+   * a roll lost to another consumer) are added to their bucket's items at once. Returns the
+   * endpoint as it now is and what the next write on the state item is to count.
+   */
+  async placeStats(endpoint: EndpointRecord, sums: readonly HeldStats[]): Promise<{ endpoint: EndpointRecord; held: HeldStats | null }> {
+    let current = endpoint;
+    if (!endpoint.stats) {
+      // No state item was read (an endpoint saved before it had one): the counts go to their buckets' items.
+      for (const { start, sum } of sums) await this.stats.addSumQuietly(endpoint.shop_id, endpoint.id, start, sum);
+      return { endpoint, held: null };
+    }
+    if (sums.length === 0) return { endpoint, held: null };
+    const newest = sums.reduce((a, b) => (b.start > a.start ? b : a));
+    current = await this.statsReady(current, newest.start);
+    const held = sums.find((s) => s.start === current.stats?.bucket) ?? null;
+    for (const { start, sum } of sums) if (start !== held?.start) await this.stats.addSumQuietly(current.shop_id, current.id, start, sum);
+    return { endpoint: current, held };
   }
 
   /** Ends leases of ours with no health to write (the slots runs held), each only if it is still ours. */
@@ -231,7 +324,7 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
   private async tryUpdate(endpoint: EndpointRecord, update: string, condition: string, names: Record<string, string>, values: Record<string, unknown>): Promise<boolean> {
     const usedNames = Object.fromEntries(Object.entries(names).filter(([k]) => update.includes(k) || condition.includes(k)));
     return updateIf(this.db, {
-      Key: keys.webhookEndpoint(endpoint.shop_id, endpoint.id),
+      Key: keys.endpointState(endpoint.shop_id, endpoint.id),
       UpdateExpression: update,
       ConditionExpression: condition,
       ExpressionAttributeNames: Object.keys(usedNames).length ? usedNames : undefined,

@@ -1,0 +1,108 @@
+import { bucketStart, type StatsSum } from '../endpoint-stats';
+import type { EventFilter } from '../../domain/event-filter-schema';
+import type { EndpointRecord, EndpointStatsState } from '../../domain/webhook-endpoints';
+import { HEALTHY } from '../circuit';
+import { stripKeys } from '../../store/client';
+import { keys } from '../../store/keys';
+
+/**
+ * An endpoint is two items: its configuration (`WE#<id>`: URL, secrets, filter, events: what
+ * the API changes) and its state (`WH#<id>`: what every delivery changes: leases, health,
+ * `failing_since`, the backlog mark, the rate window and the current stats bucket's counters).
+ * The state item stays small (well under 1 KB with four leases), so each admission and
+ * release is one write unit whatever the configuration's size. `enabled` is on both: the
+ * configuration is what the API shows, the state's copy is what admissions are conditioned
+ * on; both are written in one transaction. Readers join the two into one EndpointRecord.
+ */
+
+export const STATE_ENTITY = 'endpoint_state';
+
+/** The fields the state item holds; on a configuration item saved before it existed they are ignored (old leases only expire). */
+const STATE_FIELDS = ['health', 'failing_since', 'leases', 'lease_version', 'backlog_at', 'rate_starts', 'rate_tail', 'stats'] as const;
+
+/** The stats counters, top-level attributes so `ADD` works; the latency histogram as `s_l<bucket>`. */
+export const COUNTER = { attempts: 's_attempts', succeeded: 's_succeeded', failed: 's_failed', deliveries_failed: 's_deliveries_failed' } as const;
+export const latencyCounter = (bucket: number | string) => `s_l${bucket}`;
+
+/** The configuration item as a record (without state): endpoints saved before filters read as unfiltered. */
+function configFromItem(item: Record<string, unknown>): EndpointRecord {
+  const { filter, ...record } = stripKeys<Omit<EndpointRecord, 'filter'> & { filter?: string | null }>(item);
+  return { ...record, filter: typeof filter === 'string' ? (JSON.parse(filter) as EventFilter) : null, health: { ...HEALTHY, ...record.health }, leases: {}, lease_version: 0 };
+}
+
+/** Counters of the state item's current bucket. */
+export function statsOf(item: Record<string, unknown>): EndpointStatsState {
+  const n = (v: unknown) => (typeof v === 'number' ? v : 0);
+  const latency: Record<number, number> = {};
+  for (const [name, value] of Object.entries(item)) {
+    const m = /^s_l(\d+)$/.exec(name);
+    if (m) latency[Number(m[1])] = n(value);
+  }
+  const bucket = typeof item.stats_bucket === 'string' ? item.stats_bucket : null;
+  return { bucket, attempts: n(item[COUNTER.attempts]), succeeded: n(item[COUNTER.succeeded]), failed: n(item[COUNTER.failed]), deliveries_failed: n(item[COUNTER.deliveries_failed]), latency };
+}
+
+/**
+ * The endpoint as the two items say: the configuration, and the state over it. With no state
+ * item (an endpoint saved before it existed) health and `failing_since` are the
+ * configuration's, as they were written there, and no lease is held; the first admission
+ * makes the state item from them (endpoint-gate.ts, `ensureState`).
+ */
+export function withState(config: EndpointRecord, state: Record<string, unknown> | undefined): EndpointRecord {
+  const record: Record<string, unknown> = { ...config };
+  for (const field of STATE_FIELDS) if (field !== 'health' && field !== 'failing_since') delete record[field];
+  const base = { ...(record as unknown as EndpointRecord), leases: {}, lease_version: 0 };
+  if (!state) return base;
+  const s = state as Partial<EndpointRecord>;
+  return {
+    ...base,
+    health: s.health ? { ...HEALTHY, ...s.health } : config.health,
+    failing_since: s.failing_since !== undefined ? s.failing_since : config.failing_since,
+    leases: s.leases ?? {},
+    lease_version: s.lease_version ?? 0,
+    ...(s.backlog_at !== undefined ? { backlog_at: s.backlog_at } : {}),
+    ...(s.rate_starts !== undefined ? { rate_starts: s.rate_starts } : {}),
+    ...(s.rate_tail !== undefined ? { rate_tail: s.rate_tail } : {}),
+    stats: statsOf(state),
+  };
+}
+
+/** The endpoint of its configuration item and state item (absent: saved before it had one). */
+export const endpointFromItems = (config: Record<string, unknown>, state: Record<string, unknown> | undefined): EndpointRecord => withState(configFromItem(config), state);
+
+/** The configuration item of a record: everything but the state. */
+export function configItem(endpoint: EndpointRecord, filter: string | null): Record<string, unknown> {
+  const item: Record<string, unknown> = { ...keys.webhookEndpoint(endpoint.shop_id, endpoint.id), entity: 'webhook_endpoint', ...endpoint, filter };
+  for (const field of STATE_FIELDS) delete item[field];
+  return item;
+}
+
+/** A new state item: the endpoint's health and `failing_since`, no lease, a stats bucket begun at `at`. */
+export function stateItem(endpoint: EndpointRecord, at: Date): Record<string, unknown> {
+  return {
+    ...keys.endpointState(endpoint.shop_id, endpoint.id),
+    entity: STATE_ENTITY,
+    enabled: endpoint.enabled,
+    health: endpoint.health,
+    failing_since: endpoint.failing_since,
+    leases: {},
+    lease_version: 0,
+    stats_bucket: bucketStart(at),
+    ...Object.fromEntries(Object.values(COUNTER).map((name) => [name, 0])),
+  };
+}
+
+/** The `ADD` clauses (and their values) that count a sum on the state item's current bucket. */
+export function counterAdds(sum: StatsSum, prefix = ':s'): { adds: string[]; values: Record<string, number> } {
+  const adds: string[] = [];
+  const values: Record<string, number> = {};
+  for (const [field, name] of Object.entries(COUNTER)) {
+    adds.push(`${name} ${prefix}${field}`);
+    values[`${prefix}${field}`] = sum[field as keyof typeof COUNTER];
+  }
+  for (const [bucket, count] of Object.entries(sum.latency)) {
+    adds.push(`${latencyCounter(bucket)} ${prefix}l${bucket}`);
+    values[`${prefix}l${bucket}`] = count;
+  }
+  return { adds, values };
+}
