@@ -121,7 +121,7 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
     try {
       await this.db.doc.transactWrite({
         TransactItems: [
-          { Delete: remove },
+          { Delete: { ...remove } },
           trace,
           {
             Update: {
@@ -143,7 +143,7 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
     }
     // A shop saved before it counted its endpoints has no count to give back.
     try {
-      await this.db.doc.transactWrite({ TransactItems: [{ Delete: remove }, trace] });
+      await this.db.doc.transactWrite({ TransactItems: [{ Delete: { ...remove } }, trace] });
       return true;
     } catch (err) {
       if (cancellationReasons(err)?.[0]?.Code === 'ConditionalCheckFailed') return false;

@@ -6,7 +6,7 @@ import { newEvent, type EventRecord } from '../../shared/domain/events';
 import { createShop } from '../../shared/domain/shop';
 import { sweep } from '../../shared/domain/sweep';
 import { createEndpoint } from '../../shared/domain/webhook-endpoints';
-import { keys } from '../../shared/store/keys';
+import { keys, skPrefix } from '../../shared/store/keys';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { CIRCUIT_THRESHOLD, MAX_IN_FLIGHT } from '../../shared/webhooks/circuit';
 import { RUNWAY_MS } from '../../shared/domain/delivery-runway';
@@ -102,7 +102,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     h.attemptDeps.sender = { post: async (_url, _headers, body) => (bodies.push(JSON.parse(body) as Record<string, unknown>), { status: 204, error: null, retryAfterMs: null, durationMs: 1, snippet: null }) };
     const read: string[] = [];
     const unwatch = observeTable(deps.db, (operation, input) => {
-      if (operation === 'BatchGetItem') read.push(...(JSON.stringify(input).match(/(DLV|EVT|WE)#[^"]*/g) ?? []));
+      if (operation === 'BatchGetItem') read.push(...(JSON.stringify(input).match(/(WD|EVT|WE)#[^"]*/g) ?? []));
     });
     try {
       expect(verdicts(await deliverBatch(h.attemptDeps, [carryingEvent(messageOf(carrier), carried), messageOf(plain)]))).toEqual(['delivered', 'delivered']);
@@ -111,7 +111,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     }
     const eventKeys = read.filter((k) => k.startsWith('EVT'));
     expect(eventKeys).toEqual([keys.event(plain.shop_id, plain.event_id).sk]);
-    expect(read.filter((k) => k.startsWith('DLV'))).toHaveLength(2);
+    expect(read.filter((k) => k.startsWith(skPrefix.endpointDeliveries(plain.endpoint_id)))).toHaveLength(2);
     expect(bodies.find((b) => b.id === carrier.event_id)?.data).toMatchObject({ carried: true });
     expect(bodies.find((b) => b.id === plain.event_id)?.data).not.toHaveProperty('carried');
   });
