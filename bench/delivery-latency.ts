@@ -34,6 +34,7 @@ import type { LocalDeps } from '../lib/local/wiring';
 import { observeTable } from '../shared/store/client';
 import { signedHeaders } from '../shared/delivery/signer';
 import { httpSender } from '../shared/delivery/sender';
+import { skPrefix } from '../shared/store/keys';
 import type { SQSEvent } from 'aws-lambda';
 import { callIngest, startBenchStack } from './lib/stack';
 import { printAllIn, printCost, tracesFor } from './lib/cost';
@@ -248,14 +249,20 @@ function writtenKeys(command: string, input: Record<string, unknown>): string[] 
 function watchStages(table: LocalDeps['db']) {
   const rowWritten = new Map<string, number>();
   const consumerWrites = new Map<string, number[]>();
+  const eventOfRow = new Map<string, string>();
+  // Inside: the top-level run calls this before a module constant here would exist.
+  const rowPrefix = skPrefix.endpointDeliveries('').slice(0, -1);
   // Observers run as the request settles, in the caller's async context: `stage` still says whose it was.
   observeTable(table, (operation, input, outcome) => {
     if (!('output' in outcome)) return;
     const now = performance.now();
     const current = stage.getStore();
-    // Delivery rows: sk DLV#<event id>#<delivery id> (shared/store/keys.ts).
+    // Delivery rows: sk WD#<endpoint id>#<delivery id> (shared/store/keys.ts); the fan-out's put names the row's event.
+    const put = (input as { Item?: Record<string, unknown> }).Item;
+    const [putId, putEvent] = [text(put?.id), text(put?.event_id)];
+    if (putId && putEvent && text(put?.entity) === 'delivery') eventOfRow.set(putId, putEvent);
     for (const sk of writtenKeys(`${operation}Command`, input as Record<string, unknown>)) {
-      const id = sk.startsWith('DLV#') ? sk.split('#')[1] : undefined;
+      const id = sk.startsWith(rowPrefix) ? eventOfRow.get(sk.split('#')[2] ?? '') : undefined;
       if (!id) continue;
       if (current === 'fan-out' && !rowWritten.has(id)) rowWritten.set(id, now);
       if (current === 'consumer') consumerWrites.set(id, [...(consumerWrites.get(id) ?? []), now]);

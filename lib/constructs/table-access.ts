@@ -19,14 +19,15 @@ export const READ_ACTIONS: readonly TableAction[] = ['GetItem', 'Query', 'BatchG
  */
 export const STORE_ACTIONS: Record<string, { actions: TableAction[]; uses?: string[] }> = {
   'api-keys': { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
-  'attempt-deliveries': { actions: ['BatchGetItem', 'BatchWriteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'], uses: ['endpoint-stats', 'resource-order'] },
+  'attempt-deliveries': { actions: ['BatchGetItem', 'BatchWriteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'], uses: ['endpoint-stats', 'event-deliveries', 'resource-order'] },
   'attempt-ledger': { actions: ['UpdateItem'], uses: ['endpoint-gate', 'endpoint-stats'] },
   calls: { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
-  'current-deliveries': { actions: ['PutItem', 'Query', 'UpdateItem'] },
+  'current-deliveries': { actions: ['PutItem', 'UpdateItem'], uses: ['event-deliveries'] },
   deliveries: { actions: ['BatchGetItem', 'Query'], uses: ['attempt-deliveries'] },
-  'due-index': { actions: ['BatchGetItem', 'Query', 'UpdateItem'] },
+  'due-index': { actions: ['BatchGetItem', 'DeleteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'] },
   'endpoint-gate': { actions: ['BatchGetItem', 'ConditionCheckItem', 'GetItem', 'PutItem', 'UpdateItem'], uses: ['endpoint-stats'] },
   'endpoint-stats': { actions: ['GetItem', 'Query', 'UpdateItem'] },
+  'event-deliveries': { actions: ['BatchGetItem', 'Query'] },
   events: { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
   idempotency: { actions: ['DeleteItem', 'GetItem', 'PutItem', 'UpdateItem'] },
   jobs: { actions: ['GetItem', 'PutItem', 'Query'] },

@@ -24,7 +24,8 @@ export interface EventDeliveries {
 }
 
 export interface CurrentDeliveryStore {
-  ofEvent(shopId: string, eventId: string): Promise<EventDeliveries>;
+  /** The event's deliveries to these endpoints, and their markers. */
+  ofEvent(shopId: string, eventId: string, endpointIds: readonly string[]): Promise<EventDeliveries>;
   /**
    * All or nothing: writes `row` and makes it the current delivery of its event to its
    * endpoint, only if the marker still names `expected` (null: no marker yet), and cancels each
@@ -78,7 +79,7 @@ const MAX_TRIES = 10;
 export async function queueAgain(deps: QueueAgainDeps, event: EventRecord, endpointId: string, opts: QueueOptions<false>, seen?: EventDeliveries): Promise<QueuedDelivery>;
 export async function queueAgain(deps: QueueAgainDeps, event: EventRecord, endpointId: string, opts: QueueOptions<boolean>, seen?: EventDeliveries): Promise<Queued>;
 export async function queueAgain(deps: QueueAgainDeps, event: EventRecord, endpointId: string, opts: QueueOptions<boolean>, seen?: EventDeliveries): Promise<Queued> {
-  let read = seen ?? (await deps.currentDeliveries.ofEvent(event.shop_id, event.id));
+  let read = seen ?? (await deps.currentDeliveries.ofEvent(event.shop_id, event.id, [endpointId]));
   for (let tries = 1; ; tries++) {
     const plan = planFor(read, endpointId, opts.skipReceived);
     if (plan.kind === 'received') return plan;
@@ -89,6 +90,6 @@ export async function queueAgain(deps: QueueAgainDeps, event: EventRecord, endpo
     if (tries >= MAX_TRIES) throw new Error(`could not queue event ${event.id} to ${endpointId}: lost ${tries} races`);
     // Jittered, so requests that collided do not collide again in step.
     await new Promise((r) => setTimeout(r, Math.random() * 10 * tries));
-    read = await deps.currentDeliveries.ofEvent(event.shop_id, event.id);
+    read = await deps.currentDeliveries.ofEvent(event.shop_id, event.id, [endpointId]);
   }
 }

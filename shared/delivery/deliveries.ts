@@ -13,7 +13,7 @@ import { admitInOrder, chainMember, orderKeyFor, type OrderStore } from './resou
 
 export type { DeliveryStatus } from './delivery-status';
 
-export type { AttemptRecord, DeliveryMessage, DeliveryQueue, DeliveryRecord, DeliveryStore } from './delivery-records';
+export type { AttemptRecord, DeliveryMessage, DeliveryQueue, DeliveryRecord, DeliveryRef, DeliveryStore } from './delivery-records';
 export { carriedEvent, carryingEvent, MESSAGE_EVENT_MAX_BYTES, withoutEvent } from './delivery-records';
 
 export function toDeliveryResource(d: DeliveryRecord, eventType: EventType): Resource<'delivery'> {
@@ -67,6 +67,12 @@ export function receives(endpoint: EndpointRecord, event: EventRecord): boolean 
   if (!isSubscribed(endpoint, event) || !existedAt(endpoint, event)) return false;
   return Boolean(event.endpoint_id) || matchesFilter(endpoint.filter, event);
 }
+
+/**
+ * The id of the fan-out's delivery of an event to an endpoint: derived from both, so a retried
+ * stream batch finds its rows, and the event's deliveries are found by key, with no index.
+ */
+export const fanOutDeliveryId = (eventId: string, endpointId: string): string => derivedId('dlv', idTime(eventId), `${eventId}/${endpointId}`);
 
 /** A delivery row as created for one endpoint, before any attempt; its queue message is sent at once. */
 export function newDelivery(event: EventRecord, endpointId: string, id: string, origin: DeliveryRecord['origin'], now: Date, sweepGraceMs = SWEEP_GRACE_MS, orderKey?: string): DeliveryRecord {
@@ -139,7 +145,7 @@ export async function fanOut(deps: FanOutDeps, event: EventRecord): Promise<numb
   if (endpoints.length === 0) return 0;
   const now = deps.now();
   const grace = sweepGraceMs(deps.timeScale);
-  const rowOf = (e: EndpointRecord) => newDelivery(event, e.id, derivedId('dlv', idTime(event.id), `${event.id}/${e.id}`), 'fanout', now, grace, orderKeyFor(e, event));
+  const rowOf = (e: EndpointRecord) => newDelivery(event, e.id, fanOutDeliveryId(event.id, e.id), 'fanout', now, grace, orderKeyFor(e, event));
   // An ordered delivery is not recorded as not sent: behind an earlier one of its resource, it must use no attempt.
   const held = (e: EndpointRecord) => holdsBack(e.health, now.getTime()) && !orderKeyFor(e, event);
   const first = endpoints.filter(answering);

@@ -1,7 +1,7 @@
 import type { Sender } from './sender';
 import type { Admission, EndpointHealth } from './circuit';
 import type { GuardResult } from './url-guard';
-import type { AttemptRecord, DeliveryMessage, DeliveryQueue, DeliveryRecord, DeliveryStore } from './delivery-records';
+import type { AttemptRecord, DeliveryMessage, DeliveryQueue, DeliveryRecord, DeliveryStore, DeliveryRef } from './delivery-records';
 import type { DeliveryStatus } from './delivery-status';
 import type { EventRecord } from '../domain/events';
 import type { SecretCipher } from '../domain/secrets';
@@ -34,7 +34,7 @@ export interface AttemptDeliveryStore extends DeliveryStore, QueuedDeliveries {
   /** Records attempt N only if the row still says N-1 attempts and is open; false when another worker did. */
   recordAttempt(delivery: DeliveryRecord, update: AttemptUpdate): Promise<boolean>;
   /** False when the delivery had ended meanwhile (it keeps its outcome). */
-  cancel(delivery: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id'>): Promise<boolean>;
+  cancel(delivery: DeliveryRef): Promise<boolean>;
   /** Every pending or retrying delivery of the endpoint. */
   listOpenForEndpoint(shopId: string, endpointId: string): Promise<DeliveryRecord[]>;
   /** Up to `limit` open deliveries of the endpoint already due at `now`, oldest first, as messages (read from an index: may lag a write). */

@@ -50,6 +50,9 @@ export interface DeliveryRecord {
   held_by?: string;
 }
 
+/** What addresses a delivery row: it sits under its endpoint. */
+export type DeliveryRef = Pick<DeliveryRecord, 'shop_id' | 'endpoint_id' | 'id'>;
+
 /** What travels on the queue and in schedules: ids only, never payloads. */
 export interface DeliveryMessage {
   shop_id: string;
@@ -93,10 +96,10 @@ export function withoutEvent({ event: _event, ...ids }: DeliveryMessage): Delive
 export interface DeliveryStore {
   /** Creates the rows that do not exist yet; returns those to enqueue (new, or existing but never attempted). */
   createMissing(rows: DeliveryRecord[]): Promise<DeliveryRecord[]>;
-  get(shopId: string, eventId: string, deliveryId: string): Promise<DeliveryRecord | null>;
+  get(ref: DeliveryRef): Promise<DeliveryRecord | null>;
   listForEvent(shopId: string, eventId: string): Promise<DeliveryRecord[]>;
   /** Ends an open delivery as `cancelled` (one that ended meanwhile keeps its outcome). */
-  cancel(delivery: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id'>): Promise<boolean>;
+  cancel(delivery: DeliveryRef): Promise<boolean>;
 }
 
 export interface DeliveryQueue {

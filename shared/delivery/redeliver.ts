@@ -40,7 +40,7 @@ export async function redeliver(deps: RedeliverDeps, shopId: string, eventId: st
       return endpoint;
     });
   }
-  const seen = targets.length > 0 ? await deps.currentDeliveries.ofEvent(shopId, event.id) : undefined;
+  const seen = targets.length > 0 ? await deps.currentDeliveries.ofEvent(shopId, event.id, targets.map((e) => e.id)) : undefined;
   const opts = { skipReceived: false as const, sweepGraceMs: sweepGraceMs(deps.timeScale) };
   const queued = await Promise.all(targets.map((e) => queueAgain(deps, event, e.id, { ...opts, orderKey: orderKeyFor(e, event) }, seen)));
   return { ...toEventResource(event), deliveries: queued.map((q) => toDeliveryResource(q.delivery, event.type)) };

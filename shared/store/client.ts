@@ -51,7 +51,7 @@ export function cancellationReasons(err: unknown): CancellationReason[] | undefi
 
 /** Drops the item's key attributes, leaving the record the domain knows. */
 export function stripKeys<T>(item: Record<string, unknown>): T {
-  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, gsi2pk: _g3, gsi2sk: _g4, gsi3pk: _g5, gsi3sk: _g6, entity: _entity, expires_at: _exp, ...record } = item;
+  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, gsi2pk: _g3, gsi2sk: _g4, entity: _entity, expires_at: _exp, ...record } = item;
   return record as T;
 }
 
@@ -62,7 +62,7 @@ export async function getRecord<T>(db: Dynamo, key: Record<string, string>): Pro
 }
 
 /** Every item of a partition whose sort key starts with `prefix`, strongly consistent, in key order. */
-export async function queryPrefix(db: Dynamo, pk: string, prefix: string, opts: { newestFirst?: boolean } = {}): Promise<Record<string, unknown>[]> {
+export async function queryPrefix(db: Dynamo, pk: string, prefix: string, opts: { newestFirst?: boolean; attributes?: string[] } = {}): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   let start: Record<string, unknown> | undefined;
   do {
@@ -70,6 +70,7 @@ export async function queryPrefix(db: Dynamo, pk: string, prefix: string, opts: 
       TableName: db.tableName,
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
       ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix },
+      ...(opts.attributes ? { ProjectionExpression: opts.attributes.map((_, i) => `#a${i}`).join(', '), ExpressionAttributeNames: Object.fromEntries(opts.attributes.map((a, i) => [`#a${i}`, a])) } : {}),
       ScanIndexForward: !opts.newestFirst,
       ConsistentRead: true,
       ExclusiveStartKey: start,

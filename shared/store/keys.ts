@@ -23,11 +23,6 @@ export const gsi1Partition = {
   runningRecoveries: (): string => 'RECOVERY#RUNNING',
 } as const;
 
-/** GSI3 partitions: every delivery of an endpoint, whatever its status. */
-export const gsi3Partition = {
-  endpointDeliveries: (shopId: string, endpointId: string): string => `${shopPk(shopId)}#WE#${endpointId}#DLV`,
-} as const;
-
 /** Rate-limit buckets; the only items the authorizer may write (an IAM condition on this prefix). */
 export const RATE_PK_PREFIX = 'RATE#';
 
@@ -61,28 +56,26 @@ export const keys = {
   event: (shopId: string, eventId: string) => ({ pk: shopPk(shopId), sk: `EVT#${eventId}` }),
   /** GSI1 entry listing a shop's events of one type, newest first. */
   eventByType: (shopId: string, type: string, eventId: string) => ({ gsi1pk: gsi1Partition.eventsByType(shopId, type), gsi1sk: eventId }),
-  delivery: (shopId: string, eventId: string, deliveryId: string) => ({
-    pk: shopPk(shopId),
-    sk: `DLV#${eventId}#${deliveryId}`,
-  }),
+  /**
+   * A delivery row sits under its endpoint, so the endpoint's list of deliveries is a Query of
+   * the table (ids are time-ordered: newest first is descending). Found by event through the
+   * fan-out's derived id and the markers below (shared/delivery/dynamo/event-deliveries.ts).
+   */
+  delivery: (shopId: string, endpointId: string, deliveryId: string) => ({ pk: shopPk(shopId), sk: `${skPrefix.endpointDeliveries(endpointId)}${deliveryId}` }),
 
   /**
-   * Which delivery of the event to the endpoint a redeliver or recover made current; it sorts
-   * among the event's deliveries (endpoint ids never look like delivery ids), so the read that
-   * lists them finds it too.
+   * Which delivery of the event to the endpoint a redeliver or recover made current, and every
+   * delivery they made for the pair; the event's markers share a prefix, so one Query lists them.
    */
-  currentDelivery: (shopId: string, eventId: string, endpointId: string) => ({ pk: shopPk(shopId), sk: `DLV#${eventId}#${endpointId}` }),
+  currentDelivery: (shopId: string, eventId: string, endpointId: string) => ({ pk: shopPk(shopId), sk: `${skPrefix.eventMarkers(eventId)}${endpointId}` }),
+
+  /** Left by a deleted endpoint while its deliveries are kept, so its event's lists still find them. */
+  deletedEndpoint: (shopId: string, endpointId: string) => ({ pk: shopPk(shopId), sk: `${skPrefix.deletedEndpoint}${endpointId}` }),
 
   /** GSI1 entry of a delivery while it is pending or retrying: what to cancel when its endpoint is disabled. */
   openDeliveryByEndpoint: (shopId: string, endpointId: string, deliveryId: string) => ({
     gsi1pk: gsi1Partition.openDeliveries(shopId, endpointId),
     gsi1sk: deliveryId,
-  }),
-
-  /** GSI3 entry of every delivery, for its endpoint's list (newest first); it never changes. */
-  deliveryByEndpoint: (shopId: string, endpointId: string, deliveryId: string) => ({
-    gsi3pk: gsi3Partition.endpointDeliveries(shopId, endpointId),
-    gsi3sk: deliveryId,
   }),
 
   /** The open deliveries of one resource to an ordered endpoint, in the order of their events (shared/delivery/resource-order.ts). */
@@ -125,6 +118,10 @@ export const skPrefix = {
   webhookEndpoint: 'WE#',
   endpointState: 'WH#',
   event: 'EVT#',
-  delivery: (eventId: string) => `DLV#${eventId}#`,
+  /** An endpoint's delivery rows. */
+  endpointDeliveries: (endpointId: string) => `WD#${endpointId}#`,
+  /** An event's current-delivery markers; rows written before deliveries moved under their endpoint (`DLV#<eventId>#<deliveryId>`) share it. */
+  eventMarkers: (eventId: string) => `DLV#${eventId}#`,
+  deletedEndpoint: 'WEGONE#',
   endpointStats: (endpointId: string) => `WESTAT#${endpointId}#`,
 } as const;

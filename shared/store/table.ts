@@ -32,12 +32,6 @@ export const TABLE = {
       sortKey: 'gsi2sk',
       projection: { type: 'INCLUDE', attributes: ['shop_id', 'event_id', 'id', 'endpoint_id', 'attempts', 'status', 'next_attempt_at'] },
     },
-    /**
-     * Every delivery of an endpoint (GET /v1/webhook-endpoints/{id}/deliveries), newest first.
-     * Keys and `status` only: an attempt's write touches it only when the status changes, and
-     * the list reads its rows from the table.
-     */
-    { name: 'gsi3', partitionKey: 'gsi3pk', sortKey: 'gsi3sk', projection: { type: 'INCLUDE', attributes: ['status'] } },
   ] satisfies GlobalIndex[],
   streamView: 'NEW_AND_OLD_IMAGES',
 } as const;

@@ -1,9 +1,11 @@
 import type { EventFilter } from '../domain/event-filter-schema';
 import type { EndpointChanges, EndpointRecord, EndpointStore, StoredSecret } from '../domain/webhook-endpoints';
+import { EVENT_RETENTION_SECONDS } from '../domain/events';
 import { batchGet, cancellationReasons, isConditionFailed, queryPrefix } from './client';
 import { DynamoEndpointGateStore } from '../delivery/dynamo/endpoint-gate';
 import { configItem, endpointFromItems, stateItem } from '../delivery/dynamo/endpoint-state';
 import { keys, shopPk, skPrefix } from './keys';
+import { TABLE } from './table';
 
 /**
  * The filter as stored: its JSON text, not a map. A map would come back with numbers as
@@ -123,16 +125,27 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
 
   /**
    * Deletes the endpoint (its encrypted secrets with it) and gives its place under the cap
-   * back, in one transaction; false when there was nothing to delete.
+   * back, in one transaction; false when there was nothing to delete. The same transaction
+   * leaves a small item with its id for as long as its deliveries are kept: the rows sit under
+   * the endpoint, and that is how an event's list still finds them (./event-deliveries.ts).
    */
   async delete(shopId: string, id: string): Promise<boolean> {
     const remove = { TableName: this.db.tableName, Key: keys.webhookEndpoint(shopId, id), ConditionExpression: 'attribute_exists(pk)' };
     const removeState = { TableName: this.db.tableName, Key: keys.endpointState(shopId, id) };
+    const now = Date.now();
+    const trace = {
+      Put: {
+        TableName: this.db.tableName,
+        // Every row to it was created before this: none outlives the event retention from now.
+        Item: { ...keys.deletedEndpoint(shopId, id), entity: 'deleted_webhook_endpoint', endpoint_id: id, deleted_at: new Date(now).toISOString(), [TABLE.ttlAttribute]: Math.floor(now / 1000) + EVENT_RETENTION_SECONDS },
+      },
+    };
     try {
       await this.db.doc.transactWrite({
         TransactItems: [
-          { Delete: remove },
+          { Delete: { ...remove } },
           { Delete: removeState },
+          trace,
           {
             Update: {
               TableName: this.db.tableName,
@@ -149,15 +162,14 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
       const reasons = cancellationReasons(err);
       if (!reasons) throw err;
       if (reasons[0]?.Code === 'ConditionalCheckFailed') return false;
-      if (reasons[2]?.Code !== 'ConditionalCheckFailed') throw err;
+      if (reasons[3]?.Code !== 'ConditionalCheckFailed') throw err;
     }
     // A shop saved before it counted its endpoints has no count to give back.
     try {
-      await this.db.doc.delete(remove);
-      await this.db.doc.delete(removeState);
+      await this.db.doc.transactWrite({ TransactItems: [{ Delete: { ...remove } }, { Delete: removeState }, trace] });
       return true;
     } catch (err) {
-      if (isConditionFailed(err)) return false;
+      if (cancellationReasons(err)?.[0]?.Code === 'ConditionalCheckFailed') return false;
       throw err;
     }
   }

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { newDelivery, type DeliveryRecord } from '../../shared/delivery/deliveries';
+import { newDelivery, type DeliveryRecord, fanOutDeliveryId } from '../../shared/delivery/deliveries';
 import type { AttemptUpdate, Carried, ReleaseChange } from '../../shared/delivery/delivery-ports';
 import { newEvent } from '../../shared/domain/events';
 import { createShop } from '../../shared/domain/shop';
 import { createEndpoint, type EndpointRecord } from '../../shared/domain/webhook-endpoints';
-import { derivedId } from '../../shared/ids';
 import { DynamoAttemptLedger } from '../../shared/delivery/dynamo/attempt-ledger';
 import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
 import { DynamoEndpointStatsStore } from '../../shared/delivery/dynamo/endpoint-stats';
@@ -42,7 +41,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
       const now = new Date();
       const event = newEvent(shop.id, 'call.completed', { id: `call_${i}` }, now);
       await new DynamoEventStore(deps.db).put(event);
-      rows.push(newDelivery(event, created.id, derivedId('dlv', now.getTime(), `${event.id}/${created.id}`), 'fanout', now));
+      rows.push(newDelivery(event, created.id, fanOutDeliveryId(event.id, created.id), 'fanout', now));
     }
     await deliveries.createMissing(rows);
     const endpoint = (await endpoints.get(shop.id, created.id)) as EndpointRecord;
@@ -88,7 +87,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
     const sent = await requests(async () => (finished = await ledger.finish({ delivery: first, update: update(true), endpoint, token: lease(first).token, change: change(endpoint, true) })));
     expect(sent).toEqual(['UpdateItem', 'UpdateItem']); // the row, then the endpoint's state item: lease, health and the stats in one write
     expect(finished).toEqual({ recorded: true, released: { circuitBefore: 'closed', backlog: false } });
-    expect(await deliveries.get(first.shop_id, first.event_id, first.id)).toMatchObject({ status: 'succeeded', attempts: 1 });
+    expect(await deliveries.get(first)).toMatchObject({ status: 'succeeded', attempts: 1 });
     const after = await endpoints.get(endpoint.shop_id, endpoint.id);
     expect(after?.leases).toEqual({});
     expect(after?.health.last_success_at).not.toBeNull();
@@ -111,7 +110,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
   it("a run records its successes on their rows alone; the last run's end releases every slot and counts every attempt, in one transaction", async () => {
     const { a, b, c, endpoint, lease, carried, sent: inRun } = await runsOf();
     expect(inRun).toEqual(['UpdateItem', 'UpdateItem']);
-    expect(await deliveries.get(c.shop_id, c.event_id, c.id)).toMatchObject({ status: 'succeeded', attempts: 1 });
+    expect(await deliveries.get(c)).toMatchObject({ status: 'succeeded', attempts: 1 });
     expect(await statsOf(endpoint)).toEqual({ attempts: 0, succeeded: 0 });
     expect(Object.keys((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases ?? {}).sort()).toEqual([a.id, b.id].sort());
 
@@ -153,7 +152,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
     expect(after?.health).toMatchObject({ circuit: 'closed', consecutive_failures: 1 });
     expect(after?.failing_since).not.toBeNull();
     expect(after?.leases).toEqual({});
-    expect(await deliveries.get(first.shop_id, first.event_id, first.id)).toMatchObject({ status: 'retrying', attempts: 1 });
+    expect(await deliveries.get(first)).toMatchObject({ status: 'retrying', attempts: 1 });
   });
 
   it('a success alone on an endpoint marked as having a backlog takes the mark and reports it', async () => {
@@ -175,7 +174,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
     expect(finished).toMatchObject({ recorded: true, released: { circuitBefore: 'closed', backlog: true } });
     expect(await endpoints.get(endpoint.shop_id, endpoint.id)).not.toHaveProperty('backlog_at');
     expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases).toEqual({});
-    expect(await deliveries.get(a.shop_id, a.event_id, a.id)).toMatchObject({ status: 'succeeded', attempts: 1 });
+    expect(await deliveries.get(a)).toMatchObject({ status: 'succeeded', attempts: 1 });
     expect(await statsOf(endpoint)).toEqual({ attempts: 3, succeeded: 3 });
   });
 
@@ -242,7 +241,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
     expect(finished.recorded).toBe(false);
     expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases).toEqual({});
     expect(await statsOf(endpoint)).toEqual({ attempts: 1, succeeded: 1 });
-    expect((await deliveries.get(first.shop_id, first.event_id, first.id))?.history).toHaveLength(1);
+    expect((await deliveries.get(first))?.history).toHaveLength(1);
   });
 
   it('a failure that a later success overtook on its way to the table is not counted as consecutive', async () => {
@@ -258,7 +257,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
     expect(after?.health).toMatchObject({ circuit: 'closed', consecutive_failures: 0 });
     expect(after?.failing_since ?? null).toBeNull();
     expect(after?.leases).toEqual({});
-    expect(await deliveries.get(failed.shop_id, failed.event_id, failed.id)).toMatchObject({ status: 'retrying', attempts: 1 });
+    expect(await deliveries.get(failed)).toMatchObject({ status: 'retrying', attempts: 1 });
   });
 
   it('a lease that expired and was taken again is left to its new holder; the attempt is still recorded', async () => {
@@ -270,6 +269,6 @@ describe('attempt ledger (DynamoDB Local)', () => {
     const finished = await ledger.finish({ delivery: first, update: update(true), endpoint, token: lease(first).token, change: change(endpoint, true) });
     expect(finished.recorded).toBe(true);
     expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases[first.id]?.token).toBe('someone-else');
-    expect(await deliveries.get(first.shop_id, first.event_id, first.id)).toMatchObject({ status: 'succeeded', attempts: 1 });
+    expect(await deliveries.get(first)).toMatchObject({ status: 'succeeded', attempts: 1 });
   });
 });

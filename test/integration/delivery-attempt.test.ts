@@ -1,13 +1,12 @@
 import { CIRCUIT_OPEN } from '../../shared/delivery/attempt-plan';
 import { deliverBatch } from '../../shared/delivery/delivery-attempt';
-import { carryingEvent, fanOut, messageOf, newDelivery, type DeliveryMessage, type DeliveryRecord, type FanOutDeps } from '../../shared/delivery/deliveries';
+import { carryingEvent, fanOut, messageOf, newDelivery, type DeliveryMessage, type DeliveryRecord, type FanOutDeps, fanOutDeliveryId } from '../../shared/delivery/deliveries';
 import type { AttemptDeps, AttemptEnd, AttemptLedger } from '../../shared/delivery/delivery-ports';
 import { newEvent, type EventRecord } from '../../shared/domain/events';
 import { createShop } from '../../shared/domain/shop';
 import { sweep } from '../../shared/delivery/sweep';
 import { createEndpoint } from '../../shared/domain/webhook-endpoints';
-import { derivedId } from '../../shared/ids';
-import { keys } from '../../shared/store/keys';
+import { keys, skPrefix } from '../../shared/store/keys';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { CIRCUIT_THRESHOLD, MAX_IN_FLIGHT } from '../../shared/delivery/circuit';
 import { RUNWAY_MS } from '../../shared/delivery/delivery-runway';
@@ -70,12 +69,12 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
       const now = new Date();
       const event = newEvent(shop.id, 'call.completed', { id: `call_${i}` }, now);
       await new DynamoEventStore(deps.db).put(event);
-      rows.push(newDelivery(event, endpoint.id, derivedId('dlv', now.getTime(), `${event.id}/${endpoint.id}`), 'fanout', now));
+      rows.push(newDelivery(event, endpoint.id, fanOutDeliveryId(event.id, endpoint.id), 'fanout', now));
     }
     await store.createMissing(rows);
     return { shop, endpoint, rows };
   }
-  const row = (d: DeliveryRecord) => store.get(d.shop_id, d.event_id, d.id);
+  const row = (d: DeliveryRecord) => store.get(d);
   const verdicts = (results: PromiseSettledResult<string>[]) => results.map((r) => (r.status === 'fulfilled' ? r.value : `error: ${String(r.reason)}`));
 
   it('reads every row, event and endpoint of a batch in one request', async () => {
@@ -103,7 +102,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     h.attemptDeps.sender = { post: async (_url, _headers, body) => (bodies.push(JSON.parse(body) as Record<string, unknown>), { status: 204, error: null, retryAfterMs: null, durationMs: 1, snippet: null }) };
     const read: string[] = [];
     const unwatch = observeTable(deps.db, (operation, input) => {
-      if (operation === 'BatchGetItem') read.push(...(JSON.stringify(input).match(/(DLV|EVT|WE)#[^"]*/g) ?? []));
+      if (operation === 'BatchGetItem') read.push(...(JSON.stringify(input).match(/(WD|EVT|WE)#[^"]*/g) ?? []));
     });
     try {
       expect(verdicts(await deliverBatch(h.attemptDeps, [carryingEvent(messageOf(carrier), carried), messageOf(plain)]))).toEqual(['delivered', 'delivered']);
@@ -112,7 +111,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     }
     const eventKeys = read.filter((k) => k.startsWith('EVT'));
     expect(eventKeys).toEqual([keys.event(plain.shop_id, plain.event_id).sk]);
-    expect(read.filter((k) => k.startsWith('DLV'))).toHaveLength(2);
+    expect(read.filter((k) => k.startsWith(skPrefix.endpointDeliveries(plain.endpoint_id)))).toHaveLength(2);
     expect(bodies.find((b) => b.id === carrier.event_id)?.data).toMatchObject({ carried: true });
     expect(bodies.find((b) => b.id === plain.event_id)?.data).not.toHaveProperty('carried');
   });
@@ -278,8 +277,8 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
 
     // A delivery on its 4th attempt (due 30 min after the 3rd): with the circuit open it gets no schedule.
     const held = rows[CIRCUIT_THRESHOLD] as DeliveryRecord;
-    const late = await store.get(held.shop_id, held.event_id, held.id).then((d) => ({ ...(d as DeliveryRecord), status: 'retrying' as const, attempts: 3 }));
-    await deps.db.doc.update({ TableName: deps.db.tableName, Key: keys.delivery(held.shop_id, held.event_id, held.id), UpdateExpression: 'SET attempts = :three, #s = :retrying', ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':three': 3, ':retrying': 'retrying' } });
+    const late = await store.get(held).then((d) => ({ ...(d as DeliveryRecord), status: 'retrying' as const, attempts: 3 }));
+    await deps.db.doc.update({ TableName: deps.db.tableName, Key: keys.delivery(held.shop_id, held.endpoint_id, held.id), UpdateExpression: 'SET attempts = :three, #s = :retrying', ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':three': 3, ':retrying': 'retrying' } });
     const postsBefore = h.posts.length;
     const scheduledBefore = h.scheduled.length;
     expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(late)]))).toEqual(['circuit_open']);

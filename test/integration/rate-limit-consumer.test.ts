@@ -1,10 +1,9 @@
 import { deliverBatch } from '../../shared/delivery/delivery-attempt';
-import { messageOf, newDelivery, type DeliveryMessage, type DeliveryRecord } from '../../shared/delivery/deliveries';
+import { messageOf, newDelivery, type DeliveryMessage, type DeliveryRecord, fanOutDeliveryId } from '../../shared/delivery/deliveries';
 import type { AttemptDeps } from '../../shared/delivery/delivery-ports';
 import { newEvent } from '../../shared/domain/events';
 import { createShop } from '../../shared/domain/shop';
 import { createEndpoint, type EndpointRecord } from '../../shared/domain/webhook-endpoints';
-import { derivedId } from '../../shared/ids';
 import { DynamoAttemptLedger } from '../../shared/delivery/dynamo/attempt-ledger';
 import { DynamoOrderStore } from '../../shared/delivery/dynamo/resource-order';
 import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
@@ -56,7 +55,7 @@ describe('the consumer under a rate limit (DynamoDB Local)', () => {
       const now = new Date();
       const event = newEvent(shop.id, 'call.completed', { id: `call_${i}` }, now);
       await new DynamoEventStore(deps.db).put(event);
-      rows.push(newDelivery(event, endpoint.id, derivedId('dlv', now.getTime(), `${event.id}/${endpoint.id}`), 'fanout', now));
+      rows.push(newDelivery(event, endpoint.id, fanOutDeliveryId(event.id, endpoint.id), 'fanout', now));
     }
     await store.createMissing(rows);
     return { endpoint: { shop_id: shop.id, id: endpoint.id }, rows };
@@ -77,7 +76,7 @@ describe('the consumer under a rate limit (DynamoDB Local)', () => {
     const waits = h.scheduled.map((s) => s.at.getTime() - started);
     expect(Math.min(...waits)).toBeGreaterThanOrEqual(WINDOW_MS + START_GRACE_MS);
     expect(waits[2]).toBeGreaterThan((waits[0] as number) + WINDOW_MS);
-    for (const r of rows.slice(2)) expect(await store.get(r.shop_id, r.event_id, r.id)).toMatchObject({ status: 'pending', attempts: 0 });
+    for (const r of rows.slice(2)) expect(await store.get(r)).toMatchObject({ status: 'pending', attempts: 0 });
     const after = await read(endpoint);
     expect([counted(after), after.health.consecutive_failures, Object.keys(after.leases)]).toEqual([2, 0, []]);
 
@@ -123,7 +122,7 @@ describe('the consumer under a rate limit (DynamoDB Local)', () => {
     expect(h.posts).toEqual([]);
     expect(h.scheduled.map((s) => s.message)).toEqual([{ ...messageOf(row), rate_at: h.scheduled[0]?.at.getTime() }]);
     expect(h.scheduled[0]?.at.getTime()).toBeLessThanOrEqual(Date.now() + h.clock.skew);
-    expect(await store.get(row.shop_id, row.event_id, row.id)).toMatchObject({ status: 'pending', attempts: 0 });
+    expect(await store.get(row)).toMatchObject({ status: 'pending', attempts: 0 });
     const after = await read(endpoint);
     expect([Object.keys(after.leases), after.health.consecutive_failures, counted(after)]).toEqual([[], 0, 1]);
   });

@@ -74,7 +74,7 @@ describe('a recovery goes on page by page after the answer (DynamoDB Local)', ()
     const answer = await recoverEndpoint(deps, shopId, endpointId, window);
     let replaced = 0;
     const crashing: CurrentDeliveryStore = {
-      ofEvent: (s, e) => deps.currentDeliveries.ofEvent(s, e),
+      ofEvent: (s, e, ids) => deps.currentDeliveries.ofEvent(s, e, ids),
       replace: async (...args) => {
         // In the page's first step (a page always takes one): some of its events queued, the rest not.
         if (++replaced > 4) throw new Error('the worker died mid-page');

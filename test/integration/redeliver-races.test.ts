@@ -1,5 +1,5 @@
 import { createShop } from '../../shared/domain/shop';
-import { newDelivery, type DeliveryRecord } from '../../shared/delivery/deliveries';
+import { newDelivery, type DeliveryRecord, fanOutDeliveryId } from '../../shared/delivery/deliveries';
 import type { AttemptUpdate } from '../../shared/delivery/delivery-ports';
 import { isOpenStatus } from '../../shared/delivery/delivery-status';
 import { newEvent, type EventRecord } from '../../shared/domain/events';
@@ -36,14 +36,14 @@ describe('redeliver and recover racing each other (DynamoDB Local, many interlea
     const event = newEvent(shopId, 'call.completed', { id: newId('call'), object: 'call' }, at);
     await deps.events.put(event);
     if (start === 'none') return { event };
-    const first = { ...newDelivery(event, endpointId, newId('dlv', at.getTime()), 'fanout', at) };
+    const first = { ...newDelivery(event, endpointId, fanOutDeliveryId(event.id, endpointId), 'fanout', at) };
     if (start !== 'pending') Object.assign(first, { status: start, attempts: 1, sweep_at: start === 'retrying' ? first.sweep_at : null });
     await store.createAll([first]);
     return { event, first };
   }
 
   const rowsTo = async (shopId: string, eventId: string, endpointId: string) => (await store.listForEvent(shopId, eventId)).filter((d) => d.endpoint_id === endpointId);
-  const currentOf = async (shopId: string, eventId: string, endpointId: string) => (await deps.currentDeliveries.ofEvent(shopId, eventId)).current.get(endpointId);
+  const currentOf = async (shopId: string, eventId: string, endpointId: string) => (await deps.currentDeliveries.ofEvent(shopId, eventId, [endpointId])).current.get(endpointId);
 
   it.each<Start>(['none', 'pending', 'retrying', 'succeeded', 'cancelled'])('6 concurrent redelivers (delivery %s before): one open delivery, the one every request answers with', async (start) => {
     const { shopId, endpointId } = await tenant();

@@ -1,12 +1,11 @@
 import { deliverBatch } from '../../shared/delivery/delivery-attempt';
-import { fanOut, messageOf, newDelivery, type DeliveryMessage, type DeliveryRecord, type FanOutDeps } from '../../shared/delivery/deliveries';
+import { fanOut, messageOf, newDelivery, type DeliveryMessage, type DeliveryRecord, type FanOutDeps, fanOutDeliveryId } from '../../shared/delivery/deliveries';
 import type { AttemptDeps } from '../../shared/delivery/delivery-ports';
 import { newEvent, type EventRecord } from '../../shared/domain/events';
 import { elementOf } from '../../shared/delivery/resource-order';
 import { createShop } from '../../shared/domain/shop';
 import { sweep } from '../../shared/delivery/sweep';
 import { createEndpoint } from '../../shared/domain/webhook-endpoints';
-import { derivedId, idTime } from '../../shared/ids';
 import { DynamoAttemptLedger } from '../../shared/delivery/dynamo/attempt-ledger';
 import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
 import { DynamoDueIndex } from '../../shared/delivery/dynamo/due-index';
@@ -128,7 +127,7 @@ describe('ordered delivery per resource (DynamoDB Local)', () => {
     const second = await s.emit('job.approved', 'job_crash');
     await fanOut(s.fanOutDeps, first);
     // The second event's fan-out wrote its row and died before its chain write.
-    const row = newDelivery(second, s.endpoint.id, derivedId('dlv', idTime(second.id), `${second.id}/${s.endpoint.id}`), 'fanout', new Date(), 60_000, 'job_crash');
+    const row = newDelivery(second, s.endpoint.id, fanOutDeliveryId(second.id, s.endpoint.id), 'fanout', new Date(), 60_000, 'job_crash');
     await store.createMissing([row]);
     s.queued.length = 0;
     const swept: DeliveryMessage[] = [];
@@ -177,8 +176,8 @@ describe('ordered delivery per resource (DynamoDB Local)', () => {
   it('the chain item\'s writes: a hold stands only while what it waits for is in the chain; a release happens once', async () => {
     const s = await setup();
     const [a, b] = [await s.emit('job.created', 'job_w'), await s.emit('job.approved', 'job_w')];
-    const ra = newDelivery(a, s.endpoint.id, 'dlv_01aaaaaaaaaaaaaaaaaaaaaaaa', 'fanout', new Date(), 60_000, 'job_w');
-    const rb = newDelivery(b, s.endpoint.id, 'dlv_01bbbbbbbbbbbbbbbbbbbbbbbb', 'fanout', new Date(), 60_000, 'job_w');
+    const ra = newDelivery(a, s.endpoint.id, fanOutDeliveryId(a.id, s.endpoint.id), 'fanout', new Date(), 60_000, 'job_w');
+    const rb = newDelivery(b, s.endpoint.id, fanOutDeliveryId(b.id, s.endpoint.id), 'fanout', new Date(), 60_000, 'job_w');
     await store.createMissing([ra, rb]);
     const member = (d: DeliveryRecord) => ({ ...d, order_key: 'job_w' });
     await order.join(member(ra));

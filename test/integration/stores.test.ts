@@ -2,7 +2,7 @@ import { issueKey } from '../../shared/domain/api-keys';
 import { createShop, toChanges } from '../../shared/domain/shop';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { keys } from '../../shared/store/keys';
-import { newDelivery, type DeliveryRecord } from '../../shared/delivery/deliveries';
+import { newDelivery, type DeliveryRecord, type DeliveryRef } from '../../shared/delivery/deliveries';
 import { newEvent } from '../../shared/domain/events';
 import { newId } from '../../shared/ids';
 import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
@@ -72,8 +72,8 @@ describe('DynamoDB adapters (DynamoDB Local)', () => {
       await store.createAll([late]);
       expect(await store.cancelOpenForEndpoint(a.shopId, a.endpointId, { before: disabledAt })).toBe(40);
       expect(await store.countOpenForEndpoint(a.shopId, a.endpointId)).toEqual({ pending: 1, retrying: 0 });
-      expect(await store.get(a.shopId, late.event_id, late.id)).toMatchObject({ status: 'pending' });
-      const row = await store.get(a.shopId, a.rows[7]?.event_id as string, a.rows[7]?.id as string);
+      expect(await store.get(late)).toMatchObject({ status: 'pending' });
+      const row = await store.get(a.rows[7] as DeliveryRecord);
       expect(row).toMatchObject({ status: 'cancelled', next_attempt_at: null });
       expect(await store.countOpenForEndpoint(b.shopId, b.endpointId)).toEqual({ pending: 3, retrying: 0 });
       expect(await store.cancelOpenForEndpoint(a.shopId, a.endpointId, { before: disabledAt })).toBe(0);
@@ -85,7 +85,7 @@ describe('DynamoDB adapters (DynamoDB Local)', () => {
       const cancel = slow.cancel.bind(slow);
       let inFlight = 0;
       let most = 0;
-      slow.cancel = async (d: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id'>) => {
+      slow.cancel = async (d: DeliveryRef) => {
         most = Math.max(most, ++inFlight);
         await new Promise((r) => setTimeout(r, 400));
         const done = await cancel(d);
@@ -106,7 +106,7 @@ describe('DynamoDB adapters (DynamoDB Local)', () => {
       const failing = new DynamoDeliveryStore(deps.db);
       const cancel = failing.cancel.bind(failing);
       let calls = 0;
-      failing.cancel = async (d: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id'>) => {
+      failing.cancel = async (d: DeliveryRef) => {
         if (++calls === 3) throw new Error('throttled');
         return cancel(d);
       };

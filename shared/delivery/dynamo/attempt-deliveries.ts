@@ -1,25 +1,25 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { carriedEvent, messageOf, type DeliveryMessage, type DeliveryRecord } from '../deliveries';
+import { carriedEvent, messageOf, type DeliveryMessage, type DeliveryRecord, type DeliveryRef } from '../deliveries';
 import type { AttemptDeliveryStore, AttemptInputs, AttemptUpdate } from '../delivery-ports';
 import { EVENT_RETENTION_SECONDS } from '../../domain/events';
-import { backOff, batchGet, getRecord, isConditionFailed, queryPrefix, stripKeys, updateIf, type Dynamo } from '../../store/client';
-import { gsi1Partition, keys, shopPk, skPrefix } from '../../store/keys';
+import { backOff, batchGet, getRecord, isConditionFailed, stripKeys, updateIf, type Dynamo } from '../../store/client';
+import { gsi1Partition, keys } from '../../store/keys';
 import { TABLE } from '../../store/table';
 import { eventFromItem } from '../../store/events';
 import { endpointFromItems } from './endpoint-state';
+import { DynamoEventDeliveryStore } from './event-deliveries';
 import { DynamoEndpointStatsStore } from './endpoint-stats';
 import { releaseNextInOrder, type OrderDeps } from '../resource-order';
 import { DynamoOrderStore } from './resource-order';
 
 /**
- * Open deliveries carry the GSI1 entry of their endpoint and the GSI2 entry of the due index;
- * both go when they end. The GSI3 entry (the endpoint's list of all its deliveries) stays.
+ * A row sits under its endpoint (keys.delivery). Open deliveries carry the GSI1 entry of their
+ * endpoint and the GSI2 entry of the due index; both go when they end.
  */
 export function deliveryItem(d: DeliveryRecord): Record<string, unknown> {
   return {
-    ...keys.delivery(d.shop_id, d.event_id, d.id),
+    ...rowKey(d),
     ...keys.openDeliveryByEndpoint(d.shop_id, d.endpoint_id, d.id),
-    ...keys.deliveryByEndpoint(d.shop_id, d.endpoint_id, d.id),
     ...(d.sweep_at ? keys.dueDelivery(d.id, d.sweep_at) : {}),
     entity: 'delivery',
     [TABLE.ttlAttribute]: Math.floor(Date.parse(d.created_at) / 1000) + EVENT_RETENTION_SECONDS,
@@ -27,22 +27,22 @@ export function deliveryItem(d: DeliveryRecord): Record<string, unknown> {
   };
 }
 
+/** A row's table key: under its endpoint. */
+export const rowKey = (d: DeliveryRef) => keys.delivery(d.shop_id, d.endpoint_id, d.id);
+
 const OPEN = { ':pending': 'pending', ':retrying': 'retrying' };
 const IS_OPEN = '#status IN (:pending, :retrying)';
 
 /** The write that ends an open delivery as `cancelled` (and takes it out of both indexes); `attempts` also requires the row to be as read. */
-export function cancelInput(d: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id'>, attempts?: number) {
+export function cancelInput(d: DeliveryRef, attempts?: number) {
   return {
-    Key: keys.delivery(d.shop_id, d.event_id, d.id),
+    Key: rowKey(d),
     UpdateExpression: 'SET #status = :cancelled, next_attempt_at = :null, sweep_at = :null REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk',
     ConditionExpression: attempts === undefined ? IS_OPEN : `${IS_OPEN} AND attempts = :attempts`,
     ExpressionAttributeNames: { '#status': 'status' },
     ExpressionAttributeValues: { ...OPEN, ':cancelled': 'cancelled', ':null': null, ...(attempts === undefined ? {} : { ':attempts': attempts }) },
   };
 }
-
-/** The event's deliveries share their key prefix with its markers (see keys.currentDelivery). */
-export const isDeliveryItem = (item: Record<string, unknown>): boolean => item.entity === 'delivery';
 
 /**
  * The write that records attempt N on its row, only if the row still says N-1 attempts and
@@ -51,7 +51,7 @@ export const isDeliveryItem = (item: Record<string, unknown>): boolean => item.e
 export function recordAttemptInput(d: DeliveryRecord, u: AttemptUpdate) {
   const due = (u.status === 'pending' || u.status === 'retrying') && u.sweep_at ? keys.dueDelivery(d.id, u.sweep_at) : null;
   return {
-    Key: keys.delivery(d.shop_id, d.event_id, d.id),
+    Key: rowKey(d),
     UpdateExpression:
       'SET #status = :status, attempts = :attempts, last_attempt_at = :at, next_attempt_at = :next, ' +
       'last_response_status = :code, last_error = :error, history = list_append(history, :entry), sweep_at = :sweep' +
@@ -126,14 +126,14 @@ export class DynamoAttemptDeliveryStore implements AttemptDeliveryStore {
     }
   }
 
-  async get(shopId: string, eventId: string, deliveryId: string): Promise<DeliveryRecord | null> {
-    return getRecord<DeliveryRecord>(this.db, keys.delivery(shopId, eventId, deliveryId));
+  async get(ref: DeliveryRef): Promise<DeliveryRecord | null> {
+    return getRecord<DeliveryRecord>(this.db, rowKey(ref));
   }
 
   async readForAttempts(messages: DeliveryMessage[]): Promise<AttemptInputs> {
     // A message that carries its event (the fan-out's) needs only row and endpoint (configuration and state) read.
     const refs = (m: DeliveryMessage) => ({
-      delivery: keys.delivery(m.shop_id, m.event_id, m.delivery_id),
+      delivery: keys.delivery(m.shop_id, m.endpoint_id, m.delivery_id),
       endpoint: keys.webhookEndpoint(m.shop_id, m.endpoint_id),
       state: keys.endpointState(m.shop_id, m.endpoint_id),
       ...(carriedEvent(m) ? {} : { event: keys.event(m.shop_id, m.event_id) }),
@@ -149,9 +149,10 @@ export class DynamoAttemptDeliveryStore implements AttemptDeliveryStore {
     };
   }
 
+  /** Every delivery of the event, to any endpoint (deleted ones included while their rows are kept), in id order. */
   async listForEvent(shopId: string, eventId: string): Promise<DeliveryRecord[]> {
-    const items = await queryPrefix(this.db, shopPk(shopId), skPrefix.delivery(eventId));
-    return items.filter(isDeliveryItem).map((i) => stripKeys<DeliveryRecord>(i));
+    const { rows, legacy } = await new DynamoEventDeliveryStore(this.db).read(shopId, eventId, 'all');
+    return [...rows, ...legacy].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   async recordAttempt(d: DeliveryRecord, u: AttemptUpdate): Promise<boolean> {
@@ -162,7 +163,7 @@ export class DynamoAttemptDeliveryStore implements AttemptDeliveryStore {
   }
 
   /** Only an open delivery is cancelled; one that ended meanwhile keeps its outcome. */
-  async cancel(d: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id'>): Promise<boolean> {
+  async cancel(d: DeliveryRef): Promise<boolean> {
     return updateIf(this.db, cancelInput(d));
   }
 

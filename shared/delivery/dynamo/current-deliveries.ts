@@ -1,52 +1,61 @@
 import type { CurrentDeliveryStore, EventDeliveries } from '../current-delivery';
 import type { DeliveryRecord } from '../deliveries';
 import { EVENT_RETENTION_SECONDS } from '../../domain/events';
-import { cancellationReasons, queryPrefix, stripKeys, type Dynamo } from '../../store/client';
-import { cancelInput, deliveryItem, isDeliveryItem } from './attempt-deliveries';
-import { keys, shopPk, skPrefix } from '../../store/keys';
+import { cancellationReasons, type Dynamo } from '../../store/client';
+import { cancelInput, deliveryItem } from './attempt-deliveries';
+import { keys } from '../../store/keys';
 import { TABLE } from '../../store/table';
-
-/** The marker's entity: not `delivery`, so no reader of deliveries and no stream filter takes it for one. */
-const MARKER = 'current_delivery';
+import { isOpenStatus } from '../delivery-status';
+import { DynamoEventDeliveryStore, MARKER } from './event-deliveries';
 
 /**
  * The current delivery of an event to an endpoint (shared/domain/current-delivery.ts): a
- * marker item beside the event's delivery rows, read with them by one Query and changed only
- * in the transaction that writes the delivery it names.
+ * marker item per event and endpoint, changed only in the transaction that writes the delivery
+ * it names. It also lists every delivery a redeliver or recover made for the pair
+ * (`delivery_ids`): the rows sit under their endpoint, and the marker is how the event finds them.
  */
 export class DynamoCurrentDeliveries implements CurrentDeliveryStore {
-  constructor(private readonly db: Dynamo) {}
+  private readonly eventDeliveries: DynamoEventDeliveryStore;
 
-  async ofEvent(shopId: string, eventId: string): Promise<EventDeliveries> {
-    const items = await queryPrefix(this.db, shopPk(shopId), skPrefix.delivery(eventId));
-    const current = new Map(items.filter((i) => i.entity === MARKER).map((i) => [String(i.endpoint_id), String(i.delivery_id)]));
-    return { rows: items.filter(isDeliveryItem).map((i) => stripKeys<DeliveryRecord>(i)), current };
+  constructor(private readonly db: Dynamo) {
+    this.eventDeliveries = new DynamoEventDeliveryStore(db);
+  }
+
+  async ofEvent(shopId: string, eventId: string, endpointIds: readonly string[]): Promise<EventDeliveries> {
+    const { rows, legacy, markers } = await this.eventDeliveries.read(shopId, eventId, endpointIds);
+    // An open row of the earlier layout is out of reach here (the sweeper moves it); an ended one still tells what the endpoint had.
+    const ended = legacy.filter((d) => !isOpenStatus(d.status));
+    return { rows: [...rows, ...ended], current: new Map([...markers].map(([endpointId, m]) => [endpointId, m.delivery_id])) };
   }
 
   async replace(row: DeliveryRecord, expected: string | null, cancel: DeliveryRecord[]): Promise<boolean> {
-    const marker = {
-      ...keys.currentDelivery(row.shop_id, row.event_id, row.endpoint_id),
-      entity: MARKER,
-      shop_id: row.shop_id,
-      event_id: row.event_id,
-      endpoint_id: row.endpoint_id,
-      delivery_id: row.id,
-      updated_at: row.created_at,
-      // It lives as long as the event's deliveries: a later redeliver of the event finds it.
-      [TABLE.ttlAttribute]: Math.floor(Date.parse(row.created_at) / 1000) + EVENT_RETENTION_SECONDS,
-    };
     const TableName = this.db.tableName;
+    const marker = {
+      TableName,
+      Key: keys.currentDelivery(row.shop_id, row.event_id, row.endpoint_id),
+      UpdateExpression: 'SET entity = :entity, shop_id = :shop, event_id = :event, endpoint_id = :endpoint, delivery_id = :id, updated_at = :at, #ttl = :ttl, delivery_ids = list_append(if_not_exists(delivery_ids, :none), :ids)',
+      ConditionExpression: expected === null ? 'attribute_not_exists(pk)' : 'delivery_id = :expected',
+      ExpressionAttributeNames: { '#ttl': TABLE.ttlAttribute },
+      ExpressionAttributeValues: {
+        ':entity': MARKER,
+        ':shop': row.shop_id,
+        ':event': row.event_id,
+        ':endpoint': row.endpoint_id,
+        ':id': row.id,
+        ':at': row.created_at,
+        // It lives as long as the event's deliveries: a later redeliver of the event finds it.
+        ':ttl': Math.floor(Date.parse(row.created_at) / 1000) + EVENT_RETENTION_SECONDS,
+        // A marker written before it kept the list names one row of the pair: the list starts with it.
+        ':none': expected === null ? [] : [expected],
+        ':ids': [row.id],
+        ...(expected === null ? {} : { ':expected': expected }),
+      },
+    };
     try {
       await this.db.doc.transactWrite({
         TransactItems: [
           { Put: { TableName, Item: deliveryItem(row), ConditionExpression: 'attribute_not_exists(pk)' } },
-          {
-            Put: {
-              TableName,
-              Item: marker,
-              ...(expected === null ? { ConditionExpression: 'attribute_not_exists(pk)' } : { ConditionExpression: 'delivery_id = :expected', ExpressionAttributeValues: { ':expected': expected } }),
-            },
-          },
+          { Update: marker },
           ...cancel.map((d) => ({ Update: { TableName, ...cancelInput(d, d.attempts) } })),
         ],
       });

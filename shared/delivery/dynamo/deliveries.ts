@@ -3,28 +3,27 @@ import type { Page, PageRequest } from '../../domain/pagination';
 import type { DeliveryStatus } from '../delivery-status';
 import type { EventType } from '../../domain/event-types';
 import { batchGet, stripKeys } from '../../store/client';
-import { gsi3Partition, keys, shopPk } from '../../store/keys';
+import { keys, shopPk, skPrefix } from '../../store/keys';
 import { queryFilteredPage, queryPage } from '../../store/pagination';
 import { DynamoAttemptDeliveryStore } from './attempt-deliveries';
 
 /** The delivery rows with the API's reads (an endpoint's list, its open counts) on top of the pipeline's (./attempt-deliveries.ts). */
 export class DynamoDeliveryStore extends DynamoAttemptDeliveryStore {
   /**
-   * An endpoint's deliveries, newest first, through GSI3 (keys and status), then their rows
-   * from the table. With a status filter at most 1,000 index entries are read per page.
+   * An endpoint's deliveries, newest first: its rows sit under it (ids are time-ordered), so a
+   * page is one strongly consistent Query of the table. With a status filter at most 1,000 rows
+   * are read per page.
    */
   async listForEndpoint(shopId: string, endpointId: string, page: PageRequest, status?: DeliveryStatus): Promise<Page<TypedDelivery>> {
     const query = {
-      IndexName: 'gsi3',
-      KeyConditionExpression: 'gsi3pk = :pk',
-      ExpressionAttributeValues: { ':pk': gsi3Partition.endpointDeliveries(shopId, endpointId), ...(status ? { ':status': status } : {}) },
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': shopPk(shopId), ':prefix': skPrefix.endpointDeliveries(endpointId), ...(status ? { ':status': status } : {}) },
       ...(status ? { FilterExpression: '#status = :status', ExpressionAttributeNames: { '#status': 'status' } } : {}),
       ScanIndexForward: false,
+      ConsistentRead: true,
     };
     const found = status ? await queryFilteredPage(this.db, query, page, FILTER_BUDGET) : await queryPage(this.db, query, page);
-    const refs = found.items.map((i) => ({ pk: String(i.pk), sk: String(i.sk) }));
-    const rows = await batchGet(this.db, refs);
-    const deliveries = refs.map((r) => rows.get(`${r.pk}|${r.sk}`)).filter((i): i is Record<string, unknown> => i !== undefined).map((i) => stripKeys<DeliveryRecord>(i));
+    const deliveries = found.items.map((i) => stripKeys<DeliveryRecord>(i));
     return { items: await this.withEventTypes(shopId, deliveries), next: found.next };
   }
 
@@ -50,7 +49,7 @@ export class DynamoDeliveryStore extends DynamoAttemptDeliveryStore {
   }
 }
 
-/** Index entries a filtered page of an endpoint's deliveries reads at most. */
+/** Rows a filtered page of an endpoint's deliveries reads at most. */
 const FILTER_BUDGET = 1_000;
 
 type TypedDelivery = DeliveryRecord & { event_type: EventType };

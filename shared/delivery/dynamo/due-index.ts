@@ -1,7 +1,10 @@
 import type { DueEntry, DueIndex } from '../sweep';
 import type { DeliveryRecord } from '../deliveries';
-import { batchGet, stripKeys, updateIf, type Dynamo } from '../../store/client';
-import { DUE_BUCKETS, dueBucketPk, keys } from '../../store/keys';
+import { batchGet, cancellationReasons, stripKeys, updateIf, type Dynamo } from '../../store/client';
+import { DUE_BUCKETS, dueBucketPk, keys, skPrefix } from '../../store/keys';
+
+/** A row of the layout before rows sat under their endpoint: its key starts with its event's. */
+const isEarlierLayout = (entry: Record<string, unknown>): boolean => String(entry.sk).startsWith(skPrefix.eventMarkers(String(entry.event_id)));
 
 /** The due index (GSI2): every bucket queried for entries at or before the cutoff. */
 export class DynamoDueIndex implements DueIndex {
@@ -21,8 +24,9 @@ export class DynamoDueIndex implements DueIndex {
         }),
       ),
     );
-    return pages.flatMap((page) =>
-      (page.Items ?? []).map((i) => ({
+    const items = pages.flatMap((page) => page.Items ?? []);
+    await Promise.all(items.filter(isEarlierLayout).map((i) => this.moveUnderEndpoint(i)));
+    return items.map((i) => ({
         shop_id: i.shop_id as string,
         event_id: i.event_id as string,
         id: i.id as string,
@@ -31,13 +35,35 @@ export class DynamoDueIndex implements DueIndex {
         status: i.status as DueEntry['status'],
         sweep_key: i.gsi2sk as string,
         next_attempt_at: (i.next_attempt_at ?? null) as string | null,
-      })),
-    );
+    }));
+  }
+
+  /**
+   * An open row written before rows sat under their endpoint (`DLV#<eventId>#<deliveryId>`):
+   * nothing else can find it there, so it is moved (put at its key, the old item deleted, both
+   * conditioned on the row as found) and then swept like any other. A row that changed meanwhile
+   * is left for the next sweep.
+   */
+  private async moveUnderEndpoint(entry: Record<string, unknown>): Promise<void> {
+    const old = { pk: String(entry.pk), sk: String(entry.sk) };
+    const out = await this.db.doc.get({ TableName: this.db.tableName, Key: old, ConsistentRead: true });
+    if (!out.Item || out.Item.gsi2sk !== entry.gsi2sk) return;
+    const { gsi3pk: _pk, gsi3sk: _sk, ...row } = out.Item;
+    try {
+      await this.db.doc.transactWrite({
+        TransactItems: [
+          { Put: { TableName: this.db.tableName, Item: { ...row, ...keys.delivery(String(row.shop_id), String(row.endpoint_id), String(row.id)) }, ConditionExpression: 'attribute_not_exists(pk)' } },
+          { Delete: { TableName: this.db.tableName, Key: old, ConditionExpression: 'gsi2sk = :seen AND attempts = :attempts', ExpressionAttributeValues: { ':seen': row.gsi2sk, ':attempts': row.attempts } } },
+        ],
+      });
+    } catch (err) {
+      if (!cancellationReasons(err)) throw err;
+    }
   }
 
   postpone(entry: DueEntry, sweepAt: Date): Promise<boolean> {
     return updateIf(this.db, {
-      Key: keys.delivery(entry.shop_id, entry.event_id, entry.id),
+      Key: keys.delivery(entry.shop_id, entry.endpoint_id, entry.id),
       UpdateExpression: 'SET sweep_at = :sweepAt, gsi2sk = :next',
       ConditionExpression: 'gsi2sk = :seen AND attempts = :attempts',
       ExpressionAttributeValues: { ':sweepAt': sweepAt.toISOString(), ':next': keys.dueDelivery(entry.id, sweepAt.toISOString()).gsi2sk, ':seen': entry.sweep_key, ':attempts': entry.attempts },
@@ -45,7 +71,7 @@ export class DynamoDueIndex implements DueIndex {
   }
 
   async rows(entries: DueEntry[]): Promise<Map<string, DeliveryRecord>> {
-    const found = await batchGet(this.db, entries.map((e) => keys.delivery(e.shop_id, e.event_id, e.id)));
+    const found = await batchGet(this.db, entries.map((e) => keys.delivery(e.shop_id, e.endpoint_id, e.id)));
     return new Map([...found.values()].map((item) => [String(item.id), stripKeys<DeliveryRecord>(item)]));
   }
 }

@@ -7,8 +7,8 @@ import { keys } from '../../store/keys';
 
 const chainKey = (c: ChainRef) => keys.orderChain(c.shop_id, c.endpoint_id, c.order_key);
 const rowKey = (c: ChainRef, element: string) => {
-  const { event_id, id } = parseElement(element);
-  return keys.delivery(c.shop_id, event_id, id);
+  // The chain is the endpoint's, so its elements' rows sit under that endpoint.
+  return keys.delivery(c.shop_id, c.endpoint_id, parseElement(element).id);
 };
 const sorted = (open: unknown): string[] => (open instanceof Set ? [...(open as Set<string>)].sort() : []);
 const isOpen = (status: unknown) => isOpenStatus(status as DeliveryStatus);
@@ -71,7 +71,7 @@ export class DynamoOrderStore implements OrderStore {
           {
             Update: {
               TableName: this.db.tableName,
-              Key: keys.delivery(m.shop_id, m.event_id, m.id),
+              Key: keys.delivery(m.shop_id, m.endpoint_id, m.id),
               UpdateExpression: 'SET held_by = :by, next_attempt_at = :null, sweep_at = :sweep, gsi2pk = :duePk, gsi2sk = :dueSk',
               ConditionExpression: 'attempts = :zero AND #status = :pending AND attribute_not_exists(held_by)',
               ExpressionAttributeNames: { '#status': 'status' },

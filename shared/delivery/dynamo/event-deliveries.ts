@@ -1,0 +1,75 @@
+import { fanOutDeliveryId, type DeliveryRecord } from '../deliveries';
+import { batchGet, queryPrefix, stripKeys, type Dynamo } from '../../store/client';
+import { keys, shopPk, skPrefix } from '../../store/keys';
+
+/** The marker's entity: not `delivery`, so no reader of deliveries and no stream filter takes it for one. */
+export const MARKER = 'current_delivery';
+
+/** An event's deliveries as one strongly consistent read finds them, and its markers by endpoint id. */
+export interface EventDeliveryItems {
+  rows: DeliveryRecord[];
+  /** Rows of the earlier layout (see below), oldest first like `rows`. */
+  legacy: DeliveryRecord[];
+  markers: Map<string, { delivery_id: string; delivery_ids: string[] }>;
+}
+
+/**
+ * The deliveries of an event, with no index: the rows sit under their endpoints, so they are
+ * found by key. The fan-out's row to an endpoint has an id derived from event and endpoint;
+ * every row a redeliver or recover made is named by the pair's marker (`delivery_ids`), and
+ * the markers of an event share one prefix. `endpointIds`: the endpoints asked about; `all`:
+ * the shop's endpoints, those deleted while their deliveries are kept, and any a marker names.
+ *
+ * Rows written before deliveries moved under their endpoints (`DLV#<eventId>#<deliveryId>`)
+ * share the markers' prefix, so the same Query returns them, apart (`legacy`): nothing writes
+ * them where they are, and the sweeper moves the open ones under their endpoints (./due-index.ts).
+ */
+export class DynamoEventDeliveryStore {
+  constructor(private readonly db: Dynamo) {}
+
+  read(shopId: string, eventId: string, endpointIds: readonly string[] | 'all'): Promise<EventDeliveryItems> {
+    return readEventDeliveries(this.db, shopId, eventId, endpointIds);
+  }
+}
+
+async function readEventDeliveries(db: Dynamo, shopId: string, eventId: string, endpointIds: readonly string[] | 'all'): Promise<EventDeliveryItems> {
+  const [prefixed, known] = await Promise.all([
+    queryPrefix(db, shopPk(shopId), skPrefix.eventMarkers(eventId)),
+    endpointIds === 'all' ? shopEndpointIds(db, shopId) : Promise.resolve(endpointIds),
+  ]);
+  const markers = new Map(
+    prefixed
+      .filter((i) => i.entity === MARKER)
+      .map((i) => {
+        const current = String(i.delivery_id);
+        const made = Array.isArray(i.delivery_ids) ? i.delivery_ids.map(String) : [];
+        return [String(i.endpoint_id), { delivery_id: current, delivery_ids: made.includes(current) ? made : [...made, current] }] as const;
+      }),
+  );
+  const wanted = new Set(endpointIds === 'all' ? [...known, ...markers.keys()] : known);
+  const refs = [...wanted].flatMap((endpointId) => {
+    const ids = new Set([fanOutDeliveryId(eventId, endpointId), ...(markers.get(endpointId)?.delivery_ids ?? [])]);
+    return [...ids].map((id) => keys.delivery(shopId, endpointId, id));
+  });
+  const found = refs.length > 0 ? await batchGet(db, refs) : new Map<string, Record<string, unknown>>();
+  const rows = refs.flatMap((r) => {
+    const item = found.get(`${r.pk}|${r.sk}`);
+    return item ? [stripKeys<DeliveryRecord>(item)] : [];
+  });
+  const legacy = prefixed
+    .filter((i) => i.entity === 'delivery')
+    .map((i) => stripKeys<DeliveryRecord>(i))
+    .filter((d) => wanted.has(d.endpoint_id) && !rows.some((r) => r.id === d.id));
+  return { rows: byId(rows), legacy: byId(legacy), markers: new Map([...markers].filter(([endpointId]) => wanted.has(endpointId))) };
+}
+
+const byId = (rows: DeliveryRecord[]) => rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+
+/** The ids of the shop's endpoints, and of those deleted whose deliveries are still kept. */
+async function shopEndpointIds(db: Dynamo, shopId: string): Promise<string[]> {
+  const [live, deleted] = await Promise.all([
+    queryPrefix(db, shopPk(shopId), skPrefix.webhookEndpoint, { attributes: ['id'] }),
+    queryPrefix(db, shopPk(shopId), skPrefix.deletedEndpoint, { attributes: ['endpoint_id'] }),
+  ]);
+  return [...live.map((i) => String(i.id)), ...deleted.map((i) => String(i.endpoint_id))];
+}

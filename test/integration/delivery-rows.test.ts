@@ -1,0 +1,144 @@
+import { fanOutDeliveryId, newDelivery, type DeliveryRecord } from '../../shared/delivery/deliveries';
+import { deleteEndpoint } from '../../shared/domain/endpoint-lifecycle';
+import { getEvent } from '../../shared/domain/event-log';
+import { newEvent, type EventRecord } from '../../shared/domain/events';
+import { redeliver } from '../../shared/delivery/redeliver';
+import { createShop } from '../../shared/domain/shop';
+import { createEndpoint } from '../../shared/domain/webhook-endpoints';
+import { newId } from '../../shared/ids';
+import { deliveryItem } from '../../shared/delivery/dynamo/attempt-deliveries';
+import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
+import { DynamoDueIndex } from '../../shared/delivery/dynamo/due-index';
+import { keys } from '../../shared/store/keys';
+import type { ApiDeps as Deps } from '../../shared/wiring/api';
+import { useFreshTable } from '../helpers/table';
+
+/** Delivery rows under their endpoint: the endpoint's list, an event's deliveries by key, and rows of the earlier layout. */
+describe('delivery rows (DynamoDB Local)', () => {
+  let deps: Deps;
+  let store: DynamoDeliveryStore;
+  beforeAll(async () => {
+    deps = await useFreshTable();
+    store = new DynamoDeliveryStore(deps.db);
+  });
+
+  async function tenant(endpoints = 1) {
+    const shop = await createShop(deps, { name: 'Rows Shop', owner_email: 'o@rows.test' });
+    const made = new Date(Date.now() - 120_000);
+    const endpointDeps = { ...deps, now: () => made, checkUrl: async (url: string) => ({ ok: true as const, url: new URL(url) }) };
+    const ids: string[] = [];
+    for (let i = 0; i < endpoints; i++) ids.push((await createEndpoint(endpointDeps, shop.id, { url: `https://hooks.example.com/${i}`, events: ['call.completed'] })).id);
+    return { shopId: shop.id, endpointIds: ids };
+  }
+
+  /** An event of `agoMs` ago and its fan-out rows (derived ids), in the given status. */
+  async function fannedOut(shopId: string, endpointIds: string[], agoMs: number, status: DeliveryRecord['status'] = 'pending'): Promise<{ event: EventRecord; rows: DeliveryRecord[] }> {
+    const at = new Date(Date.now() - agoMs);
+    const event = newEvent(shopId, 'call.completed', { id: newId('call', at.getTime()), object: 'call' }, at);
+    await deps.events.put(event);
+    const rows = endpointIds.map((id) => ({ ...newDelivery(event, id, fanOutDeliveryId(event.id, id), 'fanout', at), status, ...(status === 'pending' ? {} : { attempts: 1, sweep_at: null }) }));
+    await store.createAll(rows);
+    return { event, rows };
+  }
+
+  /** Every page of the endpoint's list, following the cursor. */
+  async function allPages(shopId: string, endpointId: string, limit: number, status?: DeliveryRecord['status']) {
+    const pages: string[][] = [];
+    let after: Record<string, unknown> | undefined;
+    do {
+      const page = await store.listForEndpoint(shopId, endpointId, { limit, after }, status);
+      pages.push(page.items.map((d) => d.id));
+      after = page.next;
+    } while (after);
+    return pages;
+  }
+
+  it('lists an endpoint\'s deliveries newest first across pages, with and without a status filter, and only its own', async () => {
+    const { shopId, endpointIds } = await tenant(2);
+    const [mine, other] = endpointIds as [string, string];
+    const made: DeliveryRecord[] = [];
+    for (let i = 0; i < 7; i++) made.push(...(await fannedOut(shopId, [mine, other], 60_000 - i * 1000, i % 3 === 0 ? 'succeeded' : 'pending')).rows);
+    // Newest first is id order, descending (a fan-out id carries its event's time, then a hash).
+    const descending = (ids: string[]) => [...ids].sort().reverse();
+    const newestFirst = descending(made.filter((d) => d.endpoint_id === mine).map((d) => d.id));
+
+    const pages = await allPages(shopId, mine, 3);
+    expect(pages.map((p) => p.length)).toEqual([3, 3, 1]);
+    expect(pages.flat()).toEqual(newestFirst);
+
+    const succeeded = descending(made.filter((d) => d.endpoint_id === mine && d.status === 'succeeded').map((d) => d.id));
+    expect(succeeded).toHaveLength(3);
+    const filtered = await allPages(shopId, mine, 2, 'succeeded');
+    expect(filtered.flat()).toEqual(succeeded);
+    expect(filtered.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('GET event lists the fan-out\'s rows, every redelivery, and the rows of an endpoint deleted since', async () => {
+    const { shopId, endpointIds } = await tenant(2);
+    const [kept, deleted] = endpointIds as [string, string];
+    const { event, rows } = await fannedOut(shopId, [kept, deleted], 30_000, 'succeeded');
+    const redeliverDeps = { ...deps, timeScale: 1 };
+    const first = await redeliver(redeliverDeps, shopId, event.id, [kept]);
+    // Its first attempt failed: the next redeliver replaces it rather than share it.
+    const firstRow = first.deliveries[0] as { id: string };
+    await deps.db.doc.update({ TableName: deps.db.tableName, Key: keys.delivery(shopId, kept, firstRow.id), UpdateExpression: 'SET attempts = :one, #s = :retrying', ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':one': 1, ':retrying': 'retrying' } });
+    const second = await redeliver(redeliverDeps, shopId, event.id, [kept]);
+    const again = [first.deliveries[0]?.id, second.deliveries[0]?.id] as string[];
+    // The second supersedes the first (cancelled), so both are distinct rows of the pair.
+    expect(new Set(again).size).toBe(2);
+    await deleteEndpoint({ ...deps, now: () => new Date() }, shopId, deleted);
+
+    const shown = await getEvent(deps, shopId, event.id);
+    const byId = new Map(shown.deliveries.map((d) => [d.id, d]));
+    expect([...byId.keys()].sort()).toEqual([...rows.map((d) => d.id), ...again].sort());
+    expect(byId.get(fanOutDeliveryId(event.id, deleted))).toMatchObject({ endpoint_id: deleted, status: 'succeeded' });
+    expect(byId.get(again[0] as string)).toMatchObject({ endpoint_id: kept, status: 'cancelled' });
+    expect(byId.get(again[1] as string)).toMatchObject({ endpoint_id: kept, status: 'pending' });
+    // The deleted endpoint's list is gone with it (404), but its trace keeps the event's list whole.
+    const trace = await deps.db.doc.get({ TableName: deps.db.tableName, Key: keys.deletedEndpoint(shopId, deleted) });
+    expect(trace.Item).toMatchObject({ endpoint_id: deleted, entity: 'deleted_webhook_endpoint' });
+    expect(Number(trace.Item?.expires_at)).toBeGreaterThan(Date.now() / 1000 + 29 * 86_400);
+  });
+
+  it('no item carries an index entry of every delivery (gsi3): rows are keyed under their endpoint', async () => {
+    const { shopId, endpointIds } = await tenant(1);
+    const { event } = await fannedOut(shopId, endpointIds, 10_000, 'succeeded');
+    await redeliver({ ...deps, timeScale: 1 }, shopId, event.id);
+    const items = (await deps.db.doc.scan({ TableName: deps.db.tableName })).Items ?? [];
+    const rows = items.filter((i) => i.entity === 'delivery' && i.shop_id === shopId);
+    expect(rows).toHaveLength(2);
+    for (const row of rows) expect(row.sk).toBe(keys.delivery(shopId, String(row.endpoint_id), String(row.id)).sk);
+    expect(items.filter((i) => 'gsi3pk' in i || 'gsi3sk' in i)).toEqual([]);
+    expect(Object.keys(deliveryItem(rows[0] as DeliveryRecord)).filter((k) => k.startsWith('gsi3'))).toEqual([]);
+  });
+
+  it('rows of the earlier layout: an ended one is still listed by its event; the sweeper moves an open one under its endpoint', async () => {
+    const { shopId, endpointIds } = await tenant(1);
+    const endpointId = endpointIds[0] as string;
+    const at = new Date(Date.now() - 600_000);
+    const legacyItem = (event: EventRecord, status: DeliveryRecord['status']) => {
+      const row = { ...newDelivery(event, endpointId, fanOutDeliveryId(event.id, endpointId), 'fanout', at), status, ...(status === 'pending' ? {} : { attempts: 1, sweep_at: null }) };
+      const { pk, sk, gsi2pk, gsi2sk, ...rest } = deliveryItem(row);
+      void sk;
+      // As the earlier layout wrote it: under its event, with the index of every delivery, and (open) in the due index.
+      return { ...rest, id: row.id, pk, sk: `DLV#${event.id}#${row.id}`, gsi3pk: `${String(pk)}#WE#${endpointId}#DLV`, gsi3sk: row.id, ...(status === 'pending' ? { gsi2pk, gsi2sk } : {}) };
+    };
+    const ended = newEvent(shopId, 'call.completed', { id: newId('call'), object: 'call' }, at);
+    const open = newEvent(shopId, 'call.completed', { id: newId('call'), object: 'call' }, at);
+    const endedItem = legacyItem(ended, 'succeeded');
+    const openItem = legacyItem(open, 'pending');
+    for (const Item of [endedItem, openItem]) await deps.db.doc.put({ TableName: deps.db.tableName, Item });
+
+    expect((await store.listForEvent(shopId, ended.id)).map((d) => [d.id, d.status])).toEqual([[endedItem.id, 'succeeded']]);
+    // A recover counts its success: nothing is queued again for that event.
+    expect((await deps.currentDeliveries.ofEvent(shopId, ended.id, [endpointId])).rows.map((d) => d.id)).toEqual([endedItem.id]);
+
+    const due = new DynamoDueIndex(deps.db);
+    const found = await due.overdue(new Date(), 200);
+    expect(found.map((e) => e.id)).toContain(openItem.id);
+    expect(await store.get({ shop_id: shopId, endpoint_id: endpointId, id: String(openItem.id) })).toMatchObject({ status: 'pending', attempts: 0 });
+    const old = await deps.db.doc.get({ TableName: deps.db.tableName, Key: { pk: openItem.pk, sk: openItem.sk } });
+    expect(old.Item).toBeUndefined();
+    expect((await store.listForEvent(shopId, open.id)).map((d) => d.id)).toEqual([openItem.id]);
+  });
+});
