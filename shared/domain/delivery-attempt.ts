@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { logger } from '../logger';
 import { START_GRACE_MS } from '../webhooks/rate-window';
 import { admit, afterAttempt, CIRCUIT_THRESHOLD, heldClosed, MAX_IN_FLIGHT, olderAttemptUnresolved, type Admission, type EndpointHealth } from '../webhooks/circuit';
-import { decide, isSlowDown } from '../webhooks/policy';
+import { decide, isSlowDown, sweepGraceMs } from '../webhooks/policy';
 import { attemptUpdate, notSentAttempt, planNext } from './attempt-plan';
 import type { SendResult } from '../webhooks/sender';
 import { signedHeaders } from '../webhooks/signer';
@@ -328,8 +328,22 @@ async function defer(deps: AttemptDeps, due: Due, now: Date, until: number | nul
   const at = Math.max(now.getTime() + deferDelayMs(deps.settings.deferMs, deferrals), until ?? 0);
   // A place in the rate line (`rate_at`) is for the rate's own wait: an in-flight deferral gives it up.
   const { rate_at: _place, ...message } = due.message;
+  await offFastPath(deps, due, at);
   await deps.scheduler.schedule({ ...message, deferrals }, new Date(at));
   return 'deferred';
+}
+
+/**
+ * A row put off (a deferral, a wait for the rate) leaves the fast path: into its endpoint's open
+ * deliveries, where a success's pull finds it before its message comes round, and into the due
+ * index a grace after that message. One write, at its first deferral only.
+ */
+async function offFastPath(deps: AttemptDeps, due: Due, at: number): Promise<void> {
+  if (due.delivery.sweep_at !== null) return;
+  const sweepAt = new Date(at + sweepGraceMs(deps.timeScale));
+  await deps.deliveries.index(due.delivery, sweepAt);
+  // This batch's later deferrals of it (a runway that gives it back) need not write again.
+  due.delivery.sweep_at = sweepAt.toISOString();
 }
 
 export const MAX_DEFER_MS = 5_000;
@@ -340,6 +354,7 @@ export function deferDelayMs(base: number, deferrals: number, random = Math.rand
 
 /** Over the endpoint's rate: the same message when the rate has room, no attempt used, its deferral backoff left as it was. */
 async function waitForRate(deps: AttemptDeps, due: Due, at: number): Promise<AttemptVerdict> {
+  await offFastPath(deps, due, at);
   await deps.scheduler.schedule({ ...due.message, rate_at: at }, new Date(at));
   return 'deferred';
 }

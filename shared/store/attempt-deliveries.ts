@@ -5,6 +5,7 @@ import { EVENT_RETENTION_SECONDS } from '../domain/events';
 import { backOff, batchGet, getRecord, isConditionFailed, queryPrefix, stripKeys, updateIf, type Dynamo } from './client';
 import { gsi1Partition, keys, shopPk, skPrefix } from './keys';
 import { TABLE } from './table';
+import { isOpenStatus } from '../domain/delivery-status';
 import { eventFromItem } from './events';
 import { endpointFromItem } from './endpoint-gate';
 import { DynamoEndpointStatsStore } from './endpoint-stats';
@@ -12,15 +13,19 @@ import { releaseNextInOrder, type OrderDeps } from '../domain/resource-order';
 import { DynamoOrderStore } from './resource-order';
 
 /**
- * Open deliveries carry the GSI1 entry of their endpoint and the GSI2 entry of the due index;
- * both go when they end. The GSI3 entry (the endpoint's list of all its deliveries) stays.
+ * A row is in GSI1 (its endpoint's open deliveries) and GSI2 (the due index) while it is open
+ * with a `sweep_at`: once its next wake-up is a timer, a schedule, a chain or the sweeper
+ * (retrying, held, deferred, made by redeliver or recover). A fan-out row on its fast path
+ * (`sweep_at` null: its message is on the queue) is in neither, and its put and record bill
+ * the table alone. Both entries go when it ends; the GSI3 entry (all of an endpoint's deliveries) stays.
  */
 export function deliveryItem(d: DeliveryRecord): Record<string, unknown> {
+  const indexed = isOpenStatus(d.status) && d.sweep_at !== null;
   return {
     ...keys.delivery(d.shop_id, d.event_id, d.id),
-    ...keys.openDeliveryByEndpoint(d.shop_id, d.endpoint_id, d.id),
+    ...(indexed ? keys.openDeliveryByEndpoint(d.shop_id, d.endpoint_id, d.id) : {}),
     ...keys.deliveryByEndpoint(d.shop_id, d.endpoint_id, d.id),
-    ...(d.sweep_at ? keys.dueDelivery(d.id, d.sweep_at) : {}),
+    ...(indexed && d.sweep_at ? keys.dueDelivery(d.id, d.sweep_at) : {}),
     entity: 'delivery',
     [TABLE.ttlAttribute]: Math.floor(Date.parse(d.created_at) / 1000) + EVENT_RETENTION_SECONDS,
     ...d,
@@ -46,16 +51,17 @@ export const isDeliveryItem = (item: Record<string, unknown>): boolean => item.e
 
 /**
  * The write that records attempt N on its row, only if the row still says N-1 attempts and
- * is open. Still open: it moves in the due index; ended: it leaves both indexes.
+ * is open. Still open: it is (or stays) in both indexes, at its new sweep time; ended: it
+ * leaves them (removing what a fast-path row never had costs nothing).
  */
 export function recordAttemptInput(d: DeliveryRecord, u: AttemptUpdate) {
-  const due = (u.status === 'pending' || u.status === 'retrying') && u.sweep_at ? keys.dueDelivery(d.id, u.sweep_at) : null;
+  const due = isOpenStatus(u.status) && u.sweep_at ? { ...keys.dueDelivery(d.id, u.sweep_at), ...keys.openDeliveryByEndpoint(d.shop_id, d.endpoint_id, d.id) } : null;
   return {
     Key: keys.delivery(d.shop_id, d.event_id, d.id),
     UpdateExpression:
       'SET #status = :status, attempts = :attempts, last_attempt_at = :at, next_attempt_at = :next, ' +
       'last_response_status = :code, last_error = :error, history = list_append(history, :entry), sweep_at = :sweep' +
-      (due ? ', gsi2pk = :duePk, gsi2sk = :dueSk' : ' REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk'),
+      (due ? ', gsi1pk = :openPk, gsi1sk = :openSk, gsi2pk = :duePk, gsi2sk = :dueSk' : ' REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk'),
     ConditionExpression: `attempts = :previous AND ${IS_OPEN}`,
     ExpressionAttributeNames: { '#status': 'status' },
     ExpressionAttributeValues: {
@@ -69,8 +75,25 @@ export function recordAttemptInput(d: DeliveryRecord, u: AttemptUpdate) {
       ':error': u.last_error,
       ':entry': [u.entry],
       ':sweep': u.sweep_at,
-      ...(due ? { ':duePk': due.gsi2pk, ':dueSk': due.gsi2sk } : {}),
+      ...(due ? { ':openPk': due.gsi1pk, ':openSk': due.gsi1sk, ':duePk': due.gsi2pk, ':dueSk': due.gsi2sk } : {}),
     },
+  };
+}
+
+/**
+ * The write that takes a fast-path row off its fast path: into both indexes, for the sweeper at
+ * `sweepAt`, only while it is open and in neither (a row recorded meanwhile is there already,
+ * or ended). Made when its message is put off (a deferral), found in the delivery dead-letter
+ * queue, or lost with the local stack's queue.
+ */
+export function indexInput(d: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id' | 'endpoint_id'>, sweepAt: string) {
+  const entries = { ...keys.openDeliveryByEndpoint(d.shop_id, d.endpoint_id, d.id), ...keys.dueDelivery(d.id, sweepAt) };
+  return {
+    Key: keys.delivery(d.shop_id, d.event_id, d.id),
+    UpdateExpression: 'SET sweep_at = :sweep, gsi1pk = :openPk, gsi1sk = :openSk, gsi2pk = :duePk, gsi2sk = :dueSk',
+    ConditionExpression: `${IS_OPEN} AND attribute_not_exists(gsi2pk)`,
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ...OPEN, ':sweep': sweepAt, ':openPk': entries.gsi1pk, ':openSk': entries.gsi1sk, ':duePk': entries.gsi2pk, ':dueSk': entries.gsi2sk },
   };
 }
 
@@ -160,6 +183,10 @@ export class DynamoAttemptDeliveryStore implements AttemptDeliveryStore {
     return recorded;
   }
 
+  async index(d: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id' | 'endpoint_id'>, sweepAt: Date): Promise<boolean> {
+    return updateIf(this.db, indexInput(d, sweepAt.toISOString()));
+  }
+
   /** Only an open delivery is cancelled; one that ended meanwhile keeps its outcome. */
   async cancel(d: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id'>): Promise<boolean> {
     return updateIf(this.db, cancelInput(d));
@@ -169,7 +196,7 @@ export class DynamoAttemptDeliveryStore implements AttemptDeliveryStore {
     return (await this.openItems(shopId, endpointId)).map((i) => stripKeys<DeliveryRecord>(i));
   }
 
-  /** Every GSI1 entry of the endpoint (its open deliveries); `status` only when asked. */
+  /** Every GSI1 entry of the endpoint (its open deliveries); `id` and `status` only when asked. */
   protected async openItems(shopId: string, endpointId: string, statusOnly = false): Promise<Record<string, unknown>[]> {
     const items: Record<string, unknown>[] = [];
     for await (const page of this.openPages(shopId, endpointId, statusOnly)) items.push(...page);
@@ -184,7 +211,7 @@ export class DynamoAttemptDeliveryStore implements AttemptDeliveryStore {
         TableName: this.db.tableName,
         IndexName: 'gsi1',
         KeyConditionExpression: 'gsi1pk = :pk',
-        ...(statusOnly ? { ProjectionExpression: '#status', ExpressionAttributeNames: { '#status': 'status' } } : {}),
+        ...(statusOnly ? { ProjectionExpression: 'id, #status', ExpressionAttributeNames: { '#status': 'status' } } : {}),
         ExpressionAttributeValues: { ':pk': gsi1Partition.openDeliveries(shopId, endpointId) },
         ExclusiveStartKey: start,
       });

@@ -3,6 +3,7 @@ import type { Page, PageRequest } from '../domain/pagination';
 import type { DeliveryStatus } from '../domain/delivery-status';
 import type { EventType } from '../domain/event-types';
 import { batchGet, stripKeys } from './client';
+import { idBound } from '../ids';
 import { gsi3Partition, keys, shopPk } from './keys';
 import { queryFilteredPage, queryPage } from './pagination';
 import { DynamoAttemptDeliveryStore } from './attempt-deliveries';
@@ -39,16 +40,62 @@ export class DynamoDeliveryStore extends DynamoAttemptDeliveryStore {
     });
   }
 
-  /** How many of the endpoint's open deliveries are pending and retrying (its GSI1 entries, status only). */
-  async countOpenForEndpoint(shopId: string, endpointId: string): Promise<{ pending: number; retrying: number }> {
+  /**
+   * How many of the endpoint's open deliveries are pending and retrying: its GSI1 entries (every
+   * open row off the fast path), plus the pending rows of its recent deliveries that are not
+   * there (on the fast path: their message is on the queue, their first attempt not yet made).
+   */
+  async countOpenForEndpoint(shopId: string, endpointId: string, now: Date): Promise<{ pending: number; retrying: number }> {
     const counts = { pending: 0, retrying: 0 };
-    for (const item of await this.openItems(shopId, endpointId, true)) {
+    const [indexed, recent] = await Promise.all([this.openItems(shopId, endpointId, true), this.recentPendingIds(shopId, endpointId, new Date(now.getTime() - FAST_PATH_WINDOW_MS))]);
+    const seen = new Set<string>();
+    for (const item of indexed) {
       const status = item.status as unknown;
+      seen.add(String(item.id));
       if (status === 'pending' || status === 'retrying') counts[status] += 1;
     }
+    counts.pending += recent.filter((id) => !seen.has(id)).length;
     return counts;
   }
+
+  /**
+   * The ids of the endpoint's pending deliveries created since `since`, newest first, reading at
+   * most FAST_PATH_BUDGET entries of its list of deliveries (GSI3: keys and status; a `Query`
+   * bounded by the delivery ids' time). Where fast-path rows are found: they sit in no other index.
+   */
+  protected async recentPendingIds(shopId: string, endpointId: string, since: Date): Promise<string[]> {
+    const ids: string[] = [];
+    let start: Record<string, unknown> | undefined;
+    let read = 0;
+    do {
+      const out = await this.db.doc.query({
+        TableName: this.db.tableName,
+        IndexName: 'gsi3',
+        KeyConditionExpression: 'gsi3pk = :pk AND gsi3sk >= :since',
+        FilterExpression: '#status = :pending',
+        ProjectionExpression: 'gsi3sk',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':pk': gsi3Partition.endpointDeliveries(shopId, endpointId), ':since': idBound('dlv', since.getTime(), 'first'), ':pending': 'pending' },
+        ScanIndexForward: false,
+        Limit: FAST_PATH_BUDGET - read,
+        ExclusiveStartKey: start,
+      });
+      read += out.ScannedCount ?? 0;
+      ids.push(...(out.Items ?? []).map((i) => String(i.gsi3sk)));
+      start = out.LastEvaluatedKey;
+    } while (start && read < FAST_PATH_BUDGET);
+    return ids;
+  }
 }
+
+/**
+ * How far back a pending row may still be on its fast path: its message is received until it is
+ * attempted, or, failing 5 times (15 minutes at the queue's visibility timeout), dead-lettered
+ * and put in the due index by the next sweep. Delivery ids carry their event's time.
+ */
+const FAST_PATH_WINDOW_MS = 30 * 60_000;
+/** Index entries the count of fast-path rows reads at most (an endpoint's last 30 minutes, usually far fewer). */
+const FAST_PATH_BUDGET = 1_000;
 
 /** Index entries a filtered page of an endpoint's deliveries reads at most. */
 const FILTER_BUDGET = 1_000;
