@@ -11,6 +11,7 @@ import { endpointFromItem } from './endpoint-gate';
 import { DynamoEndpointStatsStore } from './endpoint-stats';
 import { releaseNextInOrder, type OrderDeps } from '../domain/resource-order';
 import { DynamoOrderStore } from './resource-order';
+import { indexInput } from './due-index';
 
 /**
  * A row is in GSI1 (its endpoint's open deliveries) and GSI2 (the due index) while it is open
@@ -77,23 +78,6 @@ export function recordAttemptInput(d: DeliveryRecord, u: AttemptUpdate) {
       ':sweep': u.sweep_at,
       ...(due ? { ':openPk': due.gsi1pk, ':openSk': due.gsi1sk, ':duePk': due.gsi2pk, ':dueSk': due.gsi2sk } : {}),
     },
-  };
-}
-
-/**
- * The write that takes a fast-path row off its fast path: into both indexes, for the sweeper at
- * `sweepAt`, only while it is open and in neither (a row recorded meanwhile is there already,
- * or ended). Made when its message is put off (a deferral), found in the delivery dead-letter
- * queue, or lost with the local stack's queue.
- */
-export function indexInput(d: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id' | 'endpoint_id'>, sweepAt: string) {
-  const entries = { ...keys.openDeliveryByEndpoint(d.shop_id, d.endpoint_id, d.id), ...keys.dueDelivery(d.id, sweepAt) };
-  return {
-    Key: keys.delivery(d.shop_id, d.event_id, d.id),
-    UpdateExpression: 'SET sweep_at = :sweep, gsi1pk = :openPk, gsi1sk = :openSk, gsi2pk = :duePk, gsi2sk = :dueSk',
-    ConditionExpression: `${IS_OPEN} AND attribute_not_exists(gsi2pk)`,
-    ExpressionAttributeNames: { '#status': 'status' },
-    ExpressionAttributeValues: { ...OPEN, ':sweep': sweepAt, ':openPk': entries.gsi1pk, ':openSk': entries.gsi1sk, ':duePk': entries.gsi2pk, ':dueSk': entries.gsi2sk },
   };
 }
 

@@ -6,7 +6,8 @@ import type { RecoveryWorkerDeps } from '../domain/recovery-worker';
 import type { SweepDeps } from '../domain/sweep';
 import { AwsRetryScheduler } from '../aws/retry-scheduler';
 import { LogOnlyMailer, SesMailer } from '../aws/ses-mailer';
-import { SqsIngestDeadLetters, type IngestDeadLetters } from '../aws/sqs-dead-letters';
+import { SqsDeliveryDeadLetters, SqsIngestDeadLetters, type IngestDeadLetters } from '../aws/sqs-dead-letters';
+import type { DeliveryDeadLetters } from '../domain/dead-deliveries';
 import { SqsNotificationQueue } from '../aws/sqs-notification-queue';
 import { SqsDeliveryQueue, SqsQueueDelays } from '../aws/sqs-queue';
 import { DynamoAttemptLedger } from '../store/attempt-ledger';
@@ -36,6 +37,7 @@ export interface PipelineAdapters {
   scheduler?: RetryScheduler;
   mailer?: Mailer;
   notificationQueue?: NotificationQueue;
+  deadLetters?: DeliveryDeadLetters;
 }
 
 const now = () => new Date();
@@ -99,10 +101,11 @@ export function deliverDeps(config: Config, adapters: PipelineAdapters = {}): At
   });
 }
 
-/** The sweeper: the due index back onto the queue, and a nudge to stalled recoveries; it never schedules or sends. */
+/** The sweeper: the delivery dead-letter queue into the due index, the due index back onto the queue, and a nudge to stalled recoveries; it never schedules or sends. */
 export function sweepDeps(config: Config, adapters: PipelineAdapters = {}): SweepDeps & Pick<RecoveryWorkerDeps, 'recoveries'> {
   return memo(config, sweepDeps, () => ({
     due: new DynamoDueIndex(dynamoOf(config)),
+    deadLetters: adapters.deadLetters ?? (config.deliveryDlqUrl ? new SqsDeliveryDeadLetters(sqsOf(config), config.deliveryDlqUrl) : undefined),
     order: new DynamoOrderStore(dynamoOf(config)),
     recoveries: new DynamoRecoveryStore(dynamoOf(config)),
     endpoints: new DynamoEndpointStore(dynamoOf(config)),
