@@ -30,7 +30,7 @@ export class ShopCallsStack extends Stack {
     const api = new Api(this, 'Api', { table, secretsKey, cursorSecret, config, logRetention });
     const delivery = new Delivery(this, 'Delivery', { table, secretsKey, config, logRetention });
     const ingest = new CallIngest(this, 'CallIngest', { table, config, logRetention });
-    const sweeper = new DeliverySweeper(this, 'Sweeper', { table, queue: delivery.queue, config, logRetention });
+    const sweeper = new DeliverySweeper(this, 'Sweeper', { table, queue: delivery.queue, deliveryDeadLetters: delivery.deliveryDeadLetterQueue, config, logRetention });
     if (!config.alarmEmail) {
       // Loud on purpose: without a subscriber every alarm below fires into an empty topic.
       Annotations.of(this).addWarningV2(

@@ -49,6 +49,8 @@ const VARIABLES = {
   NOTIFY_QUEUE_URL: null,
   /** Where the ingest function sets aside a queue message it can never record (its queue's dead-letter queue). */
   INGEST_DLQ_URL: null,
+  /** The delivery queue's dead-letter queue, which the sweeper drains into the due index. */
+  DELIVERY_DLQ_URL: null,
   /** Requests per second per API key (API-CONTRACT.md, Rate limits: 25 test, 100 live, bursts of twice that). */
   RATE_LIMIT_TEST_PER_SECOND: positive('RATE_LIMIT_TEST_PER_SECOND'),
   RATE_LIMIT_LIVE_PER_SECOND: positive('RATE_LIMIT_LIVE_PER_SECOND'),
@@ -98,6 +100,8 @@ export interface Config {
   readonly notifyQueueUrl: string;
   /** The ingest queue's dead-letter queue: refused calls go there at once, not after every retry. */
   readonly ingestDlqUrl: string;
+  /** The delivery queue's dead-letter queue, drained by the sweeper; null: none to drain (a pipeline set up without one). */
+  readonly deliveryDlqUrl: string | null;
   readonly scheduler: SchedulerConfig;
   /** The verified SES sender of owner emails; null: emails are logged, not sent. */
   readonly sesFrom: string | null;
@@ -165,6 +169,9 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
     },
     get ingestDlqUrl() {
       return required(vars, 'INGEST_DLQ_URL', 'the ingest dead-letter queue');
+    },
+    get deliveryDlqUrl() {
+      return vars.DELIVERY_DLQ_URL ?? null;
     },
     get scheduler() {
       const why = 'retries past 15 minutes';

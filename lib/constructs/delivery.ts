@@ -54,6 +54,8 @@ export class Delivery extends Construct {
   /** Owner emails, from the fan-out to the notify function. */
   readonly notifyQueue: Queue;
   readonly deadLetterQueues: Queue[];
+  /** Where a delivery message goes after 5 receives; the sweeper drains it into the due index. */
+  readonly deliveryDeadLetterQueue: Queue;
   readonly functions: ServiceFunction[];
   /** The stream's consumer (its IteratorAge is alarmed) and the queue's (its duration against its timeout). */
   readonly fanout: ServiceFunction;
@@ -72,6 +74,7 @@ export class Delivery extends Construct {
     const schedulerDlq = dlq('SchedulerDlq');
     const notifyDlq = dlq('NotifyDlq');
     this.deadLetterQueues = [deliveryDlq, streamDlq, schedulerDlq, notifyDlq];
+    this.deliveryDeadLetterQueue = deliveryDlq;
 
     this.queue = new Queue(this, 'Deliveries', {
       encryption: QueueEncryption.SQS_MANAGED,

@@ -14,6 +14,8 @@ export interface DeliverySweeperProps {
   table: ITableV2;
   /** The delivery queue the sweeper puts overdue deliveries back on. */
   queue: IQueue;
+  /** The delivery queue's dead-letter queue: each message names a row the sweeper puts in the due index. */
+  deliveryDeadLetters: IQueue;
   config: ServiceConfig;
   logRetention: RetentionDays;
 }
@@ -22,8 +24,9 @@ const SWEEP_TIMEOUT = Duration.seconds(60);
 
 /**
  * The safety net of delivery: every minute an EventBridge Scheduler schedule invokes the
- * sweeper, which reads the due index (gsi2) for open deliveries whose time has passed or
- * whose lease expired, and puts them back on the delivery queue.
+ * sweeper, which puts the rows named by the delivery dead-letter queue's messages in the due
+ * index, reads the due index (gsi2) for open deliveries whose time has passed or whose lease
+ * expired, and puts them back on the delivery queue.
  */
 export class DeliverySweeper extends Construct {
   readonly fn: ServiceFunction;
@@ -34,7 +37,7 @@ export class DeliverySweeper extends Construct {
 
   constructor(scope: Construct, id: string, props: DeliverySweeperProps) {
     super(scope, id);
-    const { table, queue, config } = props;
+    const { table, queue, deliveryDeadLetters, config } = props;
     const stack = Stack.of(this);
 
     this.fn = new ServiceFunction(this, 'Sweep', {
@@ -53,12 +56,15 @@ export class DeliverySweeper extends Construct {
       environment: {
         QUEUE_URL: queue.queueUrl,
         QUEUE_ARN: queue.queueArn,
+        DELIVERY_DLQ_URL: deliveryDeadLetters.queueUrl,
         // Lease expiry: a delivery in flight longer than the request timeout was abandoned.
         DELIVERY_TIMEOUT_MS: String(config.deliveryTimeoutMs),
       },
     });
     this.fn.bindTable(table, false);
     queue.grantSendMessages(this.fn);
+    // Drains the delivery dead-letter queue: receives and deletes, nothing else (no attributes, no visibility changes, no purge).
+    this.fn.addToRolePolicy(new PolicyStatement({ actions: ['sqs:ReceiveMessage', 'sqs:DeleteMessage'], resources: [deliveryDeadLetters.queueArn] }));
     // Scheduler invokes asynchronously. A failed sweep is not retried (the next tick is the
     // retry) and a tick held back (throttled) is dropped after a minute, when the next one has
     // come: queued ticks would only run back to back.

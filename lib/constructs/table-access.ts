@@ -19,11 +19,12 @@ export const READ_ACTIONS: readonly TableAction[] = ['GetItem', 'Query', 'BatchG
  */
 export const STORE_ACTIONS: Record<string, { actions: TableAction[]; uses?: string[] }> = {
   'api-keys': { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
-  'attempt-deliveries': { actions: ['BatchGetItem', 'BatchWriteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'], uses: ['endpoint-stats', 'event-deliveries', 'resource-order'] },
+  'attempt-deliveries': { actions: ['BatchGetItem', 'GetItem', 'Query', 'UpdateItem'], uses: ['endpoint-stats', 'resource-order'] },
   'attempt-ledger': { actions: ['UpdateItem'], uses: ['endpoint-gate', 'endpoint-stats'] },
   calls: { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
   'current-deliveries': { actions: ['PutItem', 'UpdateItem'], uses: ['event-deliveries'] },
-  deliveries: { actions: ['BatchGetItem', 'Query'], uses: ['attempt-deliveries'] },
+  deliveries: { actions: ['BatchGetItem', 'Query'], uses: ['event-deliveries', 'fanout-deliveries'] },
+  'fanout-deliveries': { actions: ['BatchWriteItem', 'PutItem'], uses: ['attempt-deliveries'] },
   'due-index': { actions: ['BatchGetItem', 'DeleteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'] },
   'endpoint-gate': { actions: ['BatchGetItem', 'ConditionCheckItem', 'GetItem', 'PutItem', 'UpdateItem'], uses: ['endpoint-stats'] },
   'endpoint-stats': { actions: ['GetItem', 'Query', 'UpdateItem'] },
@@ -55,7 +56,7 @@ export const PART_STORES: Record<string, string[]> = {
   cipherDeps: [],
   idempotencyDeps: ['idempotency'],
   cursorDeps: [],
-  fanoutDeps: ['webhook-endpoints', 'attempt-deliveries', 'events', 'current-deliveries', 'recoveries', 'resource-order'],
+  fanoutDeps: ['webhook-endpoints', 'fanout-deliveries', 'events', 'current-deliveries', 'recoveries', 'resource-order'],
   notifyDeps: ['events', 'shops', 'webhook-endpoints'],
   deliverDeps: ['attempt-deliveries', 'endpoint-gate', 'attempt-ledger', 'resource-order'],
   sweepDeps: ['due-index', 'recoveries', 'webhook-endpoints', 'resource-order'],

@@ -12,6 +12,8 @@ export interface LocalResources {
   notifyQueueUrl: string;
   /** The ingest queue's dead-letter queue, where the ingest function sets refused calls aside. */
   ingestDlqUrl?: string;
+  /** The delivery queue's dead-letter queue, which the sweeper drains. */
+  deliveryDlqUrl?: string;
 }
 
 /**
@@ -52,6 +54,7 @@ export function localConfig(variables: Record<string, string>, resources: LocalR
     QUEUE_ARN: resources.queue.arn,
     NOTIFY_QUEUE_URL: resources.notifyQueueUrl,
     ...(resources.ingestDlqUrl ? { INGEST_DLQ_URL: resources.ingestDlqUrl } : {}),
+    ...(resources.deliveryDlqUrl ? { DELIVERY_DLQ_URL: resources.deliveryDlqUrl } : {}),
     // Read by the AWS SDK itself in a consumer process (bin/consumer.ts), as Lambda's are.
     AWS_ENDPOINT_URL_SQS: resources.queue.endpoint,
     AWS_ACCESS_KEY_ID: 'local',

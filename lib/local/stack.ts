@@ -9,6 +9,7 @@ import type { LocalStackOptions } from './options';
 import { installInvokeStore } from './invocations';
 import { startLocalSweeper, type LocalSweeper } from './sweeper';
 import { breakLeasesOfLastRun } from './leases';
+import { indexFastPathRowsOfLastRun } from './fast-path-rows';
 import { startQueuePoller, type QueuePoller } from './queue-poller';
 import { startLocalQueues, type LocalQueues } from './sqs';
 import { startStreamPoller, type StreamPoller } from './stream-poller';
@@ -127,13 +128,17 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const timeoutMs = Number(variables.DELIVERY_TIMEOUT_MS);
     queues = await startLocalQueues({ visibilityTimeoutSeconds: options.queueVisibilitySeconds ?? Math.ceil((6 * timeoutMs) / 1000), port: options.sqsPort });
     const queue = { endpoint: queues.endpoint, url: queues.queueUrl, arn: queues.queueArn };
-    const { config, env } = localConfig(variables, { dynamodbEndpoint: endpoint, tableName, queue, notifyQueueUrl: queues.notifyQueueUrl, ingestDlqUrl: queues.ingest.dlqUrl });
+    const { config, env } = localConfig(variables, { dynamodbEndpoint: endpoint, tableName, queue, notifyQueueUrl: queues.notifyQueueUrl, ingestDlqUrl: queues.ingest.dlqUrl, deliveryDlqUrl: queues.dlqUrl });
     deps = localDeps(config, { sqs: queues.api, outboxDir: options.outboxDir ?? (process.env.OUTBOX_DIR || join('.local', 'outbox')) });
     const handlers = (options.wrapHandlers ?? ((h: LocalHandlers) => h))(localHandlers(deps, options.deliveryMetrics));
 
     const demo = created && options.seed !== false ? await seedDemo(deps) : undefined;
     if (demo && options.demoData !== false) demo.data = await seedDemoData(deps, demo.shop);
-    if (!created) await breakLeasesOfLastRun(deps.db);
+    if (!created) {
+      await breakLeasesOfLastRun(deps.db);
+      // The last run's queue died with it: its fast-path rows go to the first sweep, before this run writes any.
+      await indexFastPathRowsOfLastRun(deps.db, new Date());
+    }
 
     streamPoller = await startStreamPoller({ endpoint, tableName, handler: handlers.fanout });
     unwatch = watchWrites(deps.db, streamPoller.wake);

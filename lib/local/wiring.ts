@@ -7,7 +7,7 @@ import { makeHandler as makeNotify } from '../../functions/notify';
 import { makeHandler as makeSweep } from '../../functions/sweep';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
-import { SqsIngestDeadLetters, type IngestDeadLetters } from '../../shared/aws/sqs-dead-letters';
+import { SqsDeliveryDeadLetters, SqsIngestDeadLetters, type IngestDeadLetters } from '../../shared/aws/sqs-dead-letters';
 import type { BatchResponse } from '../../shared/batch';
 import { SqsDeliveryQueue } from '../../shared/delivery/aws/sqs-queue';
 import type { Config } from '../../shared/config';
@@ -32,6 +32,7 @@ export function localDeps(config: Config, local: { sqs: SQSClient; outboxDir: st
     scheduler: new LocalRetryScheduler(queue),
     mailer: new OutboxMailer(local.outboxDir),
     notificationQueue: new SqsNotificationQueue(local.sqs, config.notifyQueueUrl),
+    deadLetters: config.deliveryDlqUrl ? new SqsDeliveryDeadLetters(local.sqs, config.deliveryDlqUrl) : undefined,
   };
   // Its queue is read at first use: a pipeline set up without the ingest queue (the benchmarks') never needs it.
   const ingestDeadLetters: IngestDeadLetters = { setAside: async (message) => new SqsIngestDeadLetters(local.sqs, config.ingestDlqUrl).setAside(message) };

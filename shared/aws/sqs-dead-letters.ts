@@ -1,4 +1,5 @@
-import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { deadLetteredMessage, type DeadLetteredDelivery, type DeliveryDeadLetters } from '../delivery/dead-deliveries';
 
 /** A queue message the ingest function can never record (not JSON, not a valid call, an unknown shop), and why. */
 export interface RefusedMessage {
@@ -41,5 +42,27 @@ export class SqsIngestDeadLetters implements IngestDeadLetters {
         },
       }),
     );
+  }
+}
+
+/**
+ * The delivery queue's dead-letter queue, as the sweeper drains it (shared/delivery/dead-deliveries.ts):
+ * no long poll (a sweep must not wait on an empty queue), and a message received is hidden for
+ * the sweep's run, so two overlapping sweeps do not both take it.
+ */
+export class SqsDeliveryDeadLetters implements DeliveryDeadLetters {
+  constructor(
+    private readonly sqs: SQSClient,
+    private readonly queueUrl: string,
+  ) {}
+
+  async receive(): Promise<DeadLetteredDelivery[]> {
+    const out = await this.sqs.send(new ReceiveMessageCommand({ QueueUrl: this.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, VisibilityTimeout: 60 }));
+    return (out.Messages ?? []).map((m) => ({ receipt: m.ReceiptHandle as string, message: deadLetteredMessage(m.Body ?? '') }));
+  }
+
+  async remove(receipts: string[]): Promise<void> {
+    // A receipt not removed (a failed entry) shows the message again after its visibility timeout: the next sweep sees it, harmlessly.
+    await this.sqs.send(new DeleteMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: receipts.map((ReceiptHandle, i) => ({ Id: String(i), ReceiptHandle })) }));
   }
 }

@@ -74,7 +74,12 @@ export function receives(endpoint: EndpointRecord, event: EventRecord): boolean 
  */
 export const fanOutDeliveryId = (eventId: string, endpointId: string): string => derivedId('dlv', idTime(eventId), `${eventId}/${endpointId}`);
 
-/** A delivery row as created for one endpoint, before any attempt; its queue message is sent at once. */
+/**
+ * A delivery row as created for one endpoint, before any attempt; its queue message is sent at
+ * once. The fan-out's row starts on the fast path (`sweep_at` null, in no index: its message is
+ * its wake-up); a redeliver's or recover's is in the due index from the start, since the
+ * stream, not the API, enqueues it.
+ */
 export function newDelivery(event: EventRecord, endpointId: string, id: string, origin: DeliveryRecord['origin'], now: Date, sweepGraceMs = SWEEP_GRACE_MS, orderKey?: string): DeliveryRecord {
   return {
     ...(orderKey ? { order_key: orderKey } : {}),
@@ -92,7 +97,7 @@ export function newDelivery(event: EventRecord, endpointId: string, id: string, 
     history: [],
     origin,
     created_at: now.toISOString(),
-    sweep_at: new Date(now.getTime() + sweepGraceMs).toISOString(),
+    sweep_at: origin === 'fanout' ? null : new Date(now.getTime() + sweepGraceMs).toISOString(),
   };
 }
 
@@ -149,10 +154,11 @@ export async function fanOut(deps: FanOutDeps, event: EventRecord): Promise<numb
   // An ordered delivery is not recorded as not sent: behind an earlier one of its resource, it must use no attempt.
   const held = (e: EndpointRecord) => holdsBack(e.health, now.getTime()) && !orderKeyFor(e, event);
   const first = endpoints.filter(answering);
-  const rows = first.length > 0 ? await inOrder(deps, await deps.deliveries.createMissing(first.map(rowOf))) : [];
+  const created = first.length > 0 ? await deps.deliveries.createMissing(first.map(rowOf)) : [];
+  const rows = await orIndexed(deps, created, () => inOrder(deps, created));
   // Their messages go while the others' rows are written: the event's fan-out takes the longer of the two, not both.
   const [, failing] = await Promise.all([
-    deps.queue.send(rows.map((d) => carryingEvent(messageOf(d), event))),
+    orIndexed(deps, rows, () => deps.queue.send(rows.map((d) => carryingEvent(messageOf(d), event)))),
     enqueue(deps, endpoints.filter((e) => !answering(e) && !held(e)).map(rowOf), event),
     holdBack(deps, endpoints.filter(held).map((e) => heldRow(deps, rowOf(e), now))),
   ]);
@@ -161,16 +167,43 @@ export async function fanOut(deps: FanOutDeps, event: EventRecord): Promise<numb
 
 async function enqueue(deps: FanOutDeps, rows: DeliveryRecord[], event: EventRecord): Promise<number> {
   if (rows.length === 0) return 0;
-  const toSend = await inOrder(deps, await deps.deliveries.createMissing(rows));
-  await deps.queue.send(toSend.map((d) => carryingEvent(messageOf(d), event)));
-  return toSend.length;
+  const created = await deps.deliveries.createMissing(rows);
+  return orIndexed(deps, created, async () => {
+    const toSend = await inOrder(deps, created);
+    await deps.queue.send(toSend.map((d) => carryingEvent(messageOf(d), event)));
+    return toSend.length;
+  });
 }
 
-/** The rows to send now: an ordered one only if no earlier delivery of its resource is open (else it is held, see ./resource-order.ts). */
-export async function inOrder(deps: Pick<FanOutDeps, 'order' | 'queue' | 'timeScale' | 'now'>, rows: DeliveryRecord[]): Promise<DeliveryRecord[]> {
+/**
+ * A fast-path row is in no index: its message is its only wake-up. Should its message not be
+ * sent (the queue or the chain failed), the rows go into the due index before the error goes
+ * on, so the sweeper finds them even if the stream's retries run out (a retry that succeeds
+ * sends them anyway). A crash instead leaves that to the stream's retry, which re-sends rows
+ * never attempted.
+ */
+async function orIndexed<T>(deps: FanOutDeps, rows: DeliveryRecord[], work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    const at = new Date(deps.now().getTime() + sweepGraceMs(deps.timeScale));
+    await Promise.allSettled(rows.filter((r) => r.sweep_at === null).map((r) => deps.deliveries.index(r, at)));
+    throw err;
+  }
+}
+
+/**
+ * The rows to send now: an ordered one only if no earlier delivery of its resource is open (else
+ * it is held, see ./resource-order.ts). One whose chain kept moving under it (`moved`) is left
+ * to the sweeper: a fast-path row goes into the due index for that.
+ */
+export async function inOrder(deps: Pick<FanOutDeps, 'order' | 'queue' | 'timeScale' | 'now'> & { deliveries: Pick<DeliveryStore, 'index'> }, rows: DeliveryRecord[]): Promise<DeliveryRecord[]> {
   const admitted = await Promise.all(rows.map(async (row) => {
     const member = chainMember(row);
-    return !member || (await admitInOrder(deps, member)) === 'send';
+    if (!member) return true;
+    const admission = await admitInOrder(deps, member);
+    if (admission === 'moved' && row.sweep_at === null) await deps.deliveries.index(row, new Date(deps.now().getTime() + sweepGraceMs(deps.timeScale)));
+    return admission === 'send';
   }));
   return rows.filter((_, i) => admitted[i]);
 }

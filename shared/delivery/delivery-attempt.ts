@@ -1,7 +1,7 @@
 import { logger } from '../logger';
 import { START_GRACE_MS } from './rate-window';
 import { admit, afterAttempt, CIRCUIT_THRESHOLD, heldClosed, leaseToken, MAX_IN_FLIGHT, olderAttemptUnresolved, type Admission, type EndpointHealth } from './circuit';
-import { decide, isSlowDown } from './policy';
+import { decide, isSlowDown, sweepGraceMs } from './policy';
 import { attemptUpdate, notSentAttempt, planNext } from './attempt-plan';
 import type { SendResult } from './sender';
 import { signedHeaders } from './signer';
@@ -327,8 +327,22 @@ async function defer(deps: AttemptDeps, due: Due, now: Date, until: number | nul
   const at = Math.max(now.getTime() + deferDelayMs(deps.settings.deferMs, deferrals), until ?? 0);
   // A place in the rate line (`rate_at`) is for the rate's own wait: an in-flight deferral gives it up.
   const { rate_at: _place, ...message } = due.message;
+  await offFastPath(deps, due, at);
   await deps.scheduler.schedule({ ...message, deferrals }, new Date(at));
   return 'deferred';
+}
+
+/**
+ * A row put off (a deferral, a wait for the rate) leaves the fast path: into its endpoint's open
+ * deliveries, where a success's pull finds it before its message comes round, and into the due
+ * index a grace after that message. One write, at its first deferral only.
+ */
+async function offFastPath(deps: AttemptDeps, due: Due, at: number): Promise<void> {
+  if (due.delivery.sweep_at !== null) return;
+  const sweepAt = new Date(at + sweepGraceMs(deps.timeScale));
+  await deps.deliveries.index(due.delivery, sweepAt);
+  // This batch's later deferrals of it (a runway that gives it back) need not write again.
+  due.delivery.sweep_at = sweepAt.toISOString();
 }
 
 export const MAX_DEFER_MS = 5_000;
@@ -339,6 +353,7 @@ export function deferDelayMs(base: number, deferrals: number, random = Math.rand
 
 /** Over the endpoint's rate: the same message when the rate has room, no attempt used, its deferral backoff left as it was. */
 async function waitForRate(deps: AttemptDeps, due: Due, at: number): Promise<AttemptVerdict> {
+  await offFastPath(deps, due, at);
   await deps.scheduler.schedule({ ...due.message, rate_at: at }, new Date(at));
   return 'deferred';
 }

@@ -37,8 +37,9 @@ export interface DeliveryRecord {
   created_at: string;
   /**
    * While open: when the sweeper must look at the row if nothing else has woken it by then
-   * (its due time, plus a grace when a queue message or schedule is set to wake it). Null
-   * once the delivery has ended.
+   * (its due time, plus a grace when a queue message or schedule is set to wake it); the row
+   * is then in the due index. Null on a fan-out row's fast path (its message is on the queue:
+   * in no index until it is retried, held or put off) and once the delivery has ended.
    */
   sweep_at: string | null;
   /**
@@ -97,7 +98,12 @@ export interface DeliveryStore {
   /** Creates the rows that do not exist yet; returns those to enqueue (new, or existing but never attempted). */
   createMissing(rows: DeliveryRecord[]): Promise<DeliveryRecord[]>;
   get(ref: DeliveryRef): Promise<DeliveryRecord | null>;
-  listForEvent(shopId: string, eventId: string): Promise<DeliveryRecord[]>;
+  /**
+   * Takes an open row on its fast path (`sweep_at` null) into the due index and its endpoint's
+   * open deliveries, for the sweeper at `sweepAt`: its message is put off, or may be lost.
+   * False when it is there already, or has ended.
+   */
+  index(delivery: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id' | 'endpoint_id'>, sweepAt: Date): Promise<boolean>;
   /** Ends an open delivery as `cancelled` (one that ended meanwhile keeps its outcome). */
   cancel(delivery: DeliveryRef): Promise<boolean>;
 }

@@ -2,7 +2,8 @@ import { logger } from '../logger';
 import { shouldDisable, type Outcome } from './policy';
 import type { AttemptRecord } from './deliveries';
 import type { AttemptDeps } from './delivery-ports';
-import { newEvent } from '../domain/events';
+import { eventWithId } from '../domain/events';
+import { derivedId } from '../ids';
 import { cancelQueued, toEndpointResource, type EndpointRecord } from '../domain/webhook-endpoints';
 
 /**
@@ -15,7 +16,9 @@ export async function disableIfDue(deps: Pick<AttemptDeps, 'endpoints' | 'delive
   if (!reason) return;
   const lastErrors = history.slice(-5).map((h) => `${h.at} attempt ${h.attempt}: ${h.error ?? `HTTP ${h.status}`}`);
   const disabled = { ...endpoint, enabled: false, disabled_reason: reason, updated_at: now.toISOString() } as const;
-  const event = newEvent(endpoint.shop_id, 'webhook_endpoint.disabled', toEndpointResource(disabled), now);
+  // Derived from the endpoint and the failure it ends: consumers racing to disable it make one event id (and the consumer's bundle needs no id generator).
+  const eventId = derivedId('evt', now.getTime(), `${endpoint.id}/disabled/${reason}/${endpoint.failing_since ?? ''}`);
+  const event = eventWithId(eventId, endpoint.shop_id, 'webhook_endpoint.disabled', toEndpointResource(disabled), now);
   if (await deps.endpoints.disable(endpoint, reason, lastErrors, event, now.toISOString())) {
     const cancelled = await cancelQueued(deps, endpoint, now);
     logger.warn('Webhook endpoint disabled', { endpoint_id: endpoint.id, shop_id: endpoint.shop_id, reason, cancelled_deliveries: cancelled });

@@ -10,7 +10,8 @@ import { cancelQueued, loadEndpoint, toEndpointResource, type EndpointStore, typ
 /** What an endpoint's own pages read: its deliveries (through their endpoint) and its stats counters. */
 export interface EndpointDeliveryReader extends QueuedDeliveries {
   listForEndpoint(shopId: string, endpointId: string, page: PageRequest, status?: DeliveryStatus): Promise<Page<DeliveryRecord & { event_type: EventType }>>;
-  countOpenForEndpoint(shopId: string, endpointId: string): Promise<{ pending: number; retrying: number }>;
+  /** Pending and retrying rows of the endpoint; `now` bounds how far back fast-path rows are looked for. */
+  countOpenForEndpoint(shopId: string, endpointId: string, now: Date): Promise<{ pending: number; retrying: number }>;
 }
 
 export interface EndpointStatsReader {
@@ -50,6 +51,6 @@ export async function listEndpointDeliveries(deps: Pick<LifecycleDeps, 'endpoint
 
 export async function getEndpointStats(deps: LifecycleDeps, shopId: string, id: string): Promise<Resource<'webhookEndpointStats'>> {
   const endpoint = await loadEndpoint(deps, shopId, id);
-  const [buckets, open] = await Promise.all([deps.stats.window(shopId, endpoint.id, deps.now()), deps.deliveries.countOpenForEndpoint(shopId, endpoint.id)]);
+  const [buckets, open] = await Promise.all([deps.stats.window(shopId, endpoint.id, deps.now()), deps.deliveries.countOpenForEndpoint(shopId, endpoint.id, deps.now())]);
   return summarise(endpoint.id, buckets, open);
 }

@@ -21,8 +21,13 @@ export interface EventRecord {
 }
 
 export function newEvent(shopId: string, type: EventType, data: object, now: Date, endpointId: string | null = null): EventRecord {
+  return eventWithId(newId('evt', now.getTime()), shopId, type, data, now, endpointId);
+}
+
+/** An event whose id the caller derives (a change that must always give the same id). */
+export function eventWithId(id: string, shopId: string, type: EventType, data: object, now: Date, endpointId: string | null = null): EventRecord {
   return {
-    id: newId('evt', now.getTime()),
+    id,
     object: 'event',
     type,
     timestamp: now.toISOString(),

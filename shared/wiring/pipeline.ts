@@ -6,7 +6,8 @@ import type { RecoveryWorkerDeps } from '../delivery/recovery-worker';
 import type { SweepDeps } from '../delivery/sweep';
 import { AwsRetryScheduler } from '../delivery/aws/retry-scheduler';
 import { LogOnlyMailer, SesMailer } from '../aws/ses-mailer';
-import { SqsIngestDeadLetters, type IngestDeadLetters } from '../aws/sqs-dead-letters';
+import { SqsDeliveryDeadLetters, SqsIngestDeadLetters, type IngestDeadLetters } from '../aws/sqs-dead-letters';
+import type { DeliveryDeadLetters } from '../delivery/dead-deliveries';
 import { SqsNotificationQueue } from '../aws/sqs-notification-queue';
 import { SqsDeliveryQueue, SqsQueueDelays } from '../delivery/aws/sqs-queue';
 import { DynamoAttemptLedger } from '../delivery/dynamo/attempt-ledger';
@@ -17,6 +18,7 @@ import { DynamoRecoveryStore } from '../delivery/dynamo/recoveries';
 import { DynamoOrderStore } from '../delivery/dynamo/resource-order';
 import { DynamoShopStore } from '../store/shops';
 import { DynamoAttemptDeliveryStore } from '../delivery/dynamo/attempt-deliveries';
+import { DynamoFanoutDeliveryStore } from '../delivery/dynamo/fanout-deliveries';
 import { DynamoEndpointGateStore } from '../delivery/dynamo/endpoint-gate';
 import { DynamoEndpointStore } from '../store/webhook-endpoints';
 import { httpSender } from '../delivery/sender';
@@ -36,6 +38,7 @@ export interface PipelineAdapters {
   scheduler?: RetryScheduler;
   mailer?: Mailer;
   notificationQueue?: NotificationQueue;
+  deadLetters?: DeliveryDeadLetters;
 }
 
 const now = () => new Date();
@@ -48,7 +51,7 @@ function queueOf(config: Config, adapters: PipelineAdapters): SqsDeliveryQueue {
 export function fanoutDeps(config: Config, adapters: PipelineAdapters = {}): FanOutDeps & RecoveryWorkerDeps & { notificationQueue: NotificationQueue } {
   return memo(config, fanoutDeps, () => ({
     endpoints: new DynamoEndpointStore(dynamoOf(config)),
-    deliveries: new DynamoAttemptDeliveryStore(dynamoOf(config)),
+    deliveries: new DynamoFanoutDeliveryStore(dynamoOf(config)),
     events: new DynamoEventStore(dynamoOf(config)),
     currentDeliveries: new DynamoCurrentDeliveries(dynamoOf(config)),
     recoveries: new DynamoRecoveryStore(dynamoOf(config)),
@@ -99,10 +102,11 @@ export function deliverDeps(config: Config, adapters: PipelineAdapters = {}): At
   });
 }
 
-/** The sweeper: the due index back onto the queue, and a nudge to stalled recoveries; it never schedules or sends. */
+/** The sweeper: the delivery dead-letter queue into the due index, the due index back onto the queue, and a nudge to stalled recoveries; it never schedules or sends. */
 export function sweepDeps(config: Config, adapters: PipelineAdapters = {}): SweepDeps & Pick<RecoveryWorkerDeps, 'recoveries'> {
   return memo(config, sweepDeps, () => ({
     due: new DynamoDueIndex(dynamoOf(config)),
+    deadLetters: adapters.deadLetters ?? (config.deliveryDlqUrl ? new SqsDeliveryDeadLetters(sqsOf(config), config.deliveryDlqUrl) : undefined),
     order: new DynamoOrderStore(dynamoOf(config)),
     recoveries: new DynamoRecoveryStore(dynamoOf(config)),
     endpoints: new DynamoEndpointStore(dynamoOf(config)),

@@ -401,7 +401,7 @@ describe('delivery sweeper', () => {
     ]);
   });
 
-  it('lets the sweeper read and write the table and send to the delivery queue, nothing else beyond logs and traces', () => {
+  it('lets the sweeper read and write the table, send to the delivery queue and drain its dead-letter queue, nothing else beyond logs and traces', () => {
     const roleId = ref(sweep?.Properties.Role).match(/"([A-Za-z0-9]+)"/)?.[1];
     const role = resources.find(([id]) => id === roleId)?.[1].Properties ?? {};
     expect(ref(role.ManagedPolicyArns)).toBe(ref([{ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':iam::aws:policy/service-role/AWSLambdaBasicExecutionRole']] }]));
@@ -409,6 +409,7 @@ describe('delivery sweeper', () => {
     const statements = statementsOfFunction(sweepId as string);
     const table = idOf('DataTable') as string;
     const queue = idOf('DeliveryDeliveries') as string;
+    const deadLetters = idOf('DeliveryDeliveryDlq') as string;
     for (const s of statements) {
       expect(s.Effect).toBe('Allow');
       const actions = asArray(s.Action);
@@ -419,12 +420,17 @@ describe('delivery sweeper', () => {
       const targets = ref(s.Resource).match(/"Fn::GetAtt":\["([A-Za-z0-9]+)"/g)?.map((m) => m.split('"')[3]) ?? [];
       expect(targets.length).toBeGreaterThan(0);
       if (actions.every((a) => a.startsWith('dynamodb:'))) expect(new Set(targets)).toEqual(new Set([table]));
-      else {
+      else if (targets.includes(deadLetters)) {
+        // It drains the delivery dead-letter queue: receive and delete only.
+        expect(actions.sort()).toEqual(['sqs:DeleteMessage', 'sqs:ReceiveMessage']);
+        expect(targets).toEqual([deadLetters]);
+      } else {
         expect(actions.sort()).toEqual(['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
         expect(targets).toEqual([queue]);
       }
     }
-    expect(statements.flatMap((s) => asArray(s.Action))).toEqual(expect.arrayContaining(['dynamodb:Query', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'sqs:SendMessage']));
+    expect(sweep?.Properties.Environment).toMatchObject({ Variables: { DELIVERY_DLQ_URL: { Ref: deadLetters } } });
+    expect(statements.flatMap((s) => asArray(s.Action))).toEqual(expect.arrayContaining(['dynamodb:Query', 'dynamodb:BatchGetItem', 'dynamodb:UpdateItem', 'sqs:SendMessage', 'sqs:ReceiveMessage', 'sqs:DeleteMessage']));
   });
 
   it('has its errors, throttles and dead letters alarmed', () => {

@@ -136,7 +136,7 @@ describe('least privilege in the template', () => {
       ApiGetMe: ['GetItem'],
       DeliveryNotify: endpointWrites,
       DeliveryFanout: allButScan,
-      DeliveryDeliver: ['BatchGetItem', 'BatchWriteItem', 'ConditionCheckItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'],
+      DeliveryDeliver: ['BatchGetItem', 'ConditionCheckItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'],
       CallIngest: ['GetItem', 'PutItem', 'Query', 'UpdateItem'],
       SweeperSweep: endpointWrites,
     });

@@ -12,7 +12,6 @@ import { DynamoEndpointStore } from '../../shared/store/webhook-endpoints';
 import { admit, afterAttempt, MAX_IN_FLIGHT, type Lease } from '../../shared/delivery/circuit';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { useFreshTable } from '../helpers/table';
-import { keys } from '../../shared/store/keys';
 import { observeTable } from '../../shared/store/client';
 
 /**
@@ -211,15 +210,6 @@ describe('attempt ledger (DynamoDB Local)', () => {
     expect(duplicate.send.map((s) => s.deliveryId)).toEqual([first.id]);
     expect(await endpoints.admit(stale, duplicate)).toBe(false);
     expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases[first.id]?.token).toBe(lease(first).token);
-  });
-
-  it('admits on an endpoint saved before leases existed (no leases map, no version)', async () => {
-    const { rows, endpoint } = await setUp(1, 0);
-    const first = rows[0] as DeliveryRecord;
-    await deps.db.doc.update({ TableName: deps.db.tableName, Key: keys.endpointState(endpoint.shop_id, endpoint.id), UpdateExpression: 'REMOVE leases, lease_version' });
-    const legacy = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;
-    expect(await endpoints.admit(legacy, admit(legacy, [first.id], Date.now(), 60_000, randomUUID))).toBe(true);
-    expect(Object.keys((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases ?? {})).toEqual([first.id]);
   });
 
   it('a probe that succeeds reports the circuit it closed', async () => {

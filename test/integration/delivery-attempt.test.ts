@@ -5,7 +5,7 @@ import type { AttemptDeps, AttemptEnd, AttemptLedger } from '../../shared/delive
 import { newEvent, type EventRecord } from '../../shared/domain/events';
 import { createShop } from '../../shared/domain/shop';
 import { sweep } from '../../shared/delivery/sweep';
-import { createEndpoint } from '../../shared/domain/webhook-endpoints';
+import { createEndpoint, updateEndpoint } from '../../shared/domain/webhook-endpoints';
 import { keys, skPrefix } from '../../shared/store/keys';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { CIRCUIT_THRESHOLD, MAX_IN_FLIGHT } from '../../shared/delivery/circuit';
@@ -61,7 +61,8 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     return { attemptDeps, posts, queued, scheduled };
   }
 
-  async function endpointWith(count: number) {
+  /** `indexed`: rows off their fast path (put off, dead-lettered), in the due index a minute after creation. */
+  async function endpointWith(count: number, opts: { indexed?: boolean } = {}) {
     const shop = await createShop(deps, { name: 'Attempt Shop', owner_email: 'o@attempt.test' });
     const endpoint = await createEndpoint({ ...deps, checkUrl: async (url) => ({ ok: true, url: new URL(url) }) }, shop.id, { url: 'https://hooks.example.com/x', events: ['call.completed'] });
     const rows: DeliveryRecord[] = [];
@@ -69,7 +70,8 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
       const now = new Date();
       const event = newEvent(shop.id, 'call.completed', { id: `call_${i}` }, now);
       await new DynamoEventStore(deps.db).put(event);
-      rows.push(newDelivery(event, endpoint.id, fanOutDeliveryId(event.id, endpoint.id), 'fanout', now));
+      const made = newDelivery(event, endpoint.id, fanOutDeliveryId(event.id, endpoint.id), 'fanout', now);
+      rows.push(opts.indexed ? { ...made, sweep_at: new Date(now.getTime() + 60_000).toISOString() } : made);
     }
     await store.createMissing(rows);
     return { shop, endpoint, rows };
@@ -334,7 +336,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
   });
 
   it('the sweeper sends an overdue delivery nobody woke, once, and leaves one in flight alone', async () => {
-    const { rows, shop, endpoint } = await endpointWith(2);
+    const { rows, shop, endpoint } = await endpointWith(2, { indexed: true });
     const [lost, busy] = rows as [DeliveryRecord, DeliveryRecord];
     const queued: DeliveryMessage[] = [];
     const later = () => new Date(Date.now() + 2 * 60_000); // past every row's sweep time (1 min grace)
@@ -359,14 +361,66 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     expect(await row(lost)).toMatchObject({ status: 'succeeded', attempts: 1, sweep_at: null });
   });
 
-  it('a delivery of a disabled endpoint is cancelled and leaves the due index', async () => {
+  /** The row as stored, index attributes included. */
+  const stored = async (d: DeliveryRecord) => (await deps.db.doc.get({ TableName: deps.db.tableName, Key: keys.delivery(d.shop_id, d.endpoint_id, d.id), ConsistentRead: true })).Item ?? {};
+  const indexKeys = (item: Record<string, unknown>) => Object.keys(item).filter((k) => /^gsi[12]/.test(k)).sort();
+
+  it('a fan-out row is in neither gsi1 nor gsi2, and its success leaves it in none; a retried one enters both', async () => {
+    const { rows } = await endpointWith(2);
+    const [ok, failing] = rows as [DeliveryRecord, DeliveryRecord];
+    expect(indexKeys(await stored(ok))).toEqual([]);
+    expect(await stored(ok)).toMatchObject({ status: 'pending', sweep_at: null });
+    let answer = 204;
+    const h = harness(() => ({ status: answer }));
+    expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(ok)]))).toEqual(['delivered']);
+    expect(indexKeys(await stored(ok))).toEqual([]);
+    expect(await stored(ok)).toMatchObject({ status: 'succeeded', sweep_at: null });
+    answer = 500;
+    expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(failing)]))).toEqual(['retry_scheduled']);
+    const retrying = await stored(failing);
+    expect(indexKeys(retrying)).toEqual(['gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk']);
+    expect(retrying).toMatchObject({ status: 'retrying', gsi1sk: failing.id, gsi2sk: `${String(retrying.sweep_at)}#${failing.id}` });
+    expect((await store.listOpenForEndpoint(failing.shop_id, failing.endpoint_id)).map((d) => d.id)).toEqual([failing.id]);
+  });
+
+  it('a fast-path row put off for want of a slot enters both indexes (one write), where the endpoint\'s due deliveries are read', async () => {
+    const { rows } = await endpointWith(4);
+    const h = harness(() => ({ status: null, error: 'timeout after 1000 ms' }));
+    expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(rows[0] as DeliveryRecord)]))).toEqual(['retry_scheduled']);
+    const writes: string[] = [];
+    const undo = observeTable(deps.db, (operation, input) => void writes.push(`${operation} ${String((input as { Key?: { sk?: string } }).Key?.sk)}`));
+    try {
+      // After an unanswered attempt, one at a time: the other two are put off, no attempt used.
+      expect(verdicts(await deliverBatch(h.attemptDeps, rows.slice(1).map((r) => messageOf(r))))).toEqual(['retry_scheduled', 'deferred', 'deferred']);
+    } finally {
+      undo();
+    }
+    const deferred = rows.slice(2);
+    for (const d of deferred) {
+      expect(writes.filter((w) => w === `UpdateItem ${keys.delivery(d.shop_id, d.endpoint_id, d.id).sk}`)).toHaveLength(1);
+      const item = await stored(d);
+      expect(indexKeys(item)).toEqual(['gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk']);
+      expect(item).toMatchObject({ status: 'pending', attempts: 0, sweep_at: expect.any(String) });
+    }
+    // Due now, with the two retrying ones not due for a minute: a success's pull takes exactly the put-off ones.
+    const due = await store.listDueForEndpoint(rows[0]!.shop_id, rows[0]!.endpoint_id, new Date(), 10);
+    expect(due.map((m) => m.delivery_id).sort()).toEqual(deferred.map((d) => d.id).sort());
+  });
+
+  it('disabling an endpoint leaves its fast-path rows (in no index) to the consumer, which cancels each when it meets it', async () => {
     const { rows, shop, endpoint } = await endpointWith(1);
-    await endpoints.update(shop.id, endpoint.id, { enabled: false, disabled_reason: 'manual' }, new Date().toISOString());
+    const row0 = rows[0] as DeliveryRecord;
+    await updateEndpoint({ ...deps, checkUrl: async (url) => ({ ok: true, url: new URL(url) }) }, shop.id, endpoint.id, { enabled: false });
+    // Not in the endpoint's open deliveries: the disable's cancel did not see it, the stats count it all the same.
+    expect(await row(row0)).toMatchObject({ status: 'pending' });
+    expect(await store.countOpenForEndpoint(shop.id, endpoint.id, new Date())).toEqual({ pending: 1, retrying: 0 });
     const h = harness();
-    expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(rows[0] as DeliveryRecord)]))).toEqual(['cancelled']);
+    expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(row0)]))).toEqual(['cancelled']);
     expect(h.posts).toEqual([]);
     const due = await new DynamoDueIndex(deps.db).overdue(new Date(Date.now() + 3_600_000), 100);
-    expect(due.map((e) => e.id)).not.toContain(rows[0]?.id);
-    expect(await row(rows[0] as DeliveryRecord)).toMatchObject({ status: 'cancelled', sweep_at: null });
+    expect(due.map((e) => e.id)).not.toContain(row0.id);
+    expect(await row(row0)).toMatchObject({ status: 'cancelled', sweep_at: null });
+    expect(indexKeys(await stored(row0))).toEqual([]);
+    expect(await store.countOpenForEndpoint(shop.id, endpoint.id, new Date())).toEqual({ pending: 0, retrying: 0 });
   });
 });

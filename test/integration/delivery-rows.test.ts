@@ -117,7 +117,8 @@ describe('delivery rows (DynamoDB Local)', () => {
     const endpointId = endpointIds[0] as string;
     const at = new Date(Date.now() - 600_000);
     const legacyItem = (event: EventRecord, status: DeliveryRecord['status']) => {
-      const row = { ...newDelivery(event, endpointId, fanOutDeliveryId(event.id, endpointId), 'fanout', at), status, ...(status === 'pending' ? {} : { attempts: 1, sweep_at: null }) };
+      // The earlier layout kept every open row in the due index.
+      const row = { ...newDelivery(event, endpointId, fanOutDeliveryId(event.id, endpointId), 'fanout', at), status, ...(status === 'pending' ? { sweep_at: at.toISOString() } : { attempts: 1, sweep_at: null }) };
       const { pk, sk, gsi2pk, gsi2sk, ...rest } = deliveryItem(row);
       void sk;
       // As the earlier layout wrote it: under its event, with the index of every delivery, and (open) in the due index.

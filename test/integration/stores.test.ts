@@ -52,11 +52,13 @@ describe('DynamoDB adapters (DynamoDB Local)', () => {
   });
 
   describe('cancelling an endpoint\'s open deliveries', () => {
+    // Off the fast path (put off, retrying, held): in the endpoint's open deliveries (GSI1).
+    const indexed = (d: DeliveryRecord): DeliveryRecord => ({ ...d, sweep_at: new Date(Date.parse(d.created_at) + 60_000).toISOString() });
     const openRows = async (n: number) => {
       const shop = await createShop(deps, { name: 'Cancel Shop', owner_email: 'o@cancel.test' });
       const endpointId = newId('we');
       const now = new Date();
-      const rows = Array.from({ length: n }, (_, i) => newDelivery(newEvent(shop.id, 'call.completed', { id: `call_${i}`, object: 'call' }, now), endpointId, newId('dlv'), 'fanout', now));
+      const rows = Array.from({ length: n }, (_, i) => newDelivery(newEvent(shop.id, 'call.completed', { id: `call_${i}`, object: 'call' }, now), endpointId, newId('dlv'), 'fanout', now)).map(indexed);
       await new DynamoDeliveryStore(deps.db).createAll(rows);
       return { shopId: shop.id, endpointId, rows };
     };
@@ -68,14 +70,18 @@ describe('DynamoDB adapters (DynamoDB Local)', () => {
       const disabledAt = new Date();
       // Written after the disable (by a fan-out that read the endpoint still enabled, or after a re-enable).
       const later = new Date(disabledAt.getTime() + 1);
-      const late = newDelivery(newEvent(a.shopId, 'call.completed', { id: 'call_late', object: 'call' }, later), a.endpointId, newId('dlv'), 'fanout', later);
-      await store.createAll([late]);
+      const late = indexed(newDelivery(newEvent(a.shopId, 'call.completed', { id: 'call_late', object: 'call' }, later), a.endpointId, newId('dlv'), 'fanout', later));
+      // On its fast path (its message on the queue): in no index, so the consumer cancels it when it meets it.
+      const fast = newDelivery(newEvent(a.shopId, 'call.completed', { id: 'call_fast', object: 'call' }, disabledAt), a.endpointId, newId('dlv', disabledAt.getTime()), 'fanout', new Date(disabledAt.getTime() - 1));
+      await store.createAll([late, fast]);
       expect(await store.cancelOpenForEndpoint(a.shopId, a.endpointId, { before: disabledAt })).toBe(40);
-      expect(await store.countOpenForEndpoint(a.shopId, a.endpointId)).toEqual({ pending: 1, retrying: 0 });
+      // The fast-path row is counted all the same (the endpoint's recent pending rows).
+      expect(await store.countOpenForEndpoint(a.shopId, a.endpointId, new Date())).toEqual({ pending: 2, retrying: 0 });
+      expect(await store.get(fast)).toMatchObject({ status: 'pending', sweep_at: null });
       expect(await store.get(late)).toMatchObject({ status: 'pending' });
       const row = await store.get(a.rows[7] as DeliveryRecord);
       expect(row).toMatchObject({ status: 'cancelled', next_attempt_at: null });
-      expect(await store.countOpenForEndpoint(b.shopId, b.endpointId)).toEqual({ pending: 3, retrying: 0 });
+      expect(await store.countOpenForEndpoint(b.shopId, b.endpointId, new Date())).toEqual({ pending: 3, retrying: 0 });
       expect(await store.cancelOpenForEndpoint(a.shopId, a.endpointId, { before: disabledAt })).toBe(0);
     });
 
@@ -98,7 +104,7 @@ describe('DynamoDB adapters (DynamoDB Local)', () => {
       expect(most).toBe(16);
       expect(cancelled).toBeGreaterThanOrEqual(16);
       expect(cancelled).toBeLessThan(100);
-      expect(await slow.countOpenForEndpoint(shopId, endpointId)).toEqual({ pending: 100 - cancelled, retrying: 0 });
+      expect(await slow.countOpenForEndpoint(shopId, endpointId, new Date())).toEqual({ pending: 100 - cancelled, retrying: 0 });
       expect(await slow.cancelOpenForEndpoint(shopId, endpointId, { before, budgetMs: 0 })).toBe(0);
     });
 
@@ -114,7 +120,7 @@ describe('DynamoDB adapters (DynamoDB Local)', () => {
       await expect(failing.cancelOpenForEndpoint(shopId, endpointId, { before: new Date() })).rejects.toThrow('throttled');
       // The 16 workers each stop once the failure is seen: far fewer than 60 writes were started.
       expect(calls).toBeLessThan(40);
-      expect((await failing.countOpenForEndpoint(shopId, endpointId)).pending).toBeGreaterThan(20);
+      expect((await failing.countOpenForEndpoint(shopId, endpointId, new Date())).pending).toBeGreaterThan(20);
     });
 
     it('a manual disable answers with the disabled endpoint even when cancelling fails; a PATCH that does not disable cancels nothing', async () => {

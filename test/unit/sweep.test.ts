@@ -1,5 +1,6 @@
 import type { DeliveryMessage } from '../../shared/delivery/deliveries';
 import { RESWEEP_MIN_MS, sweep, type DueEntry, type DueIndex, type SweepDeps } from '../../shared/delivery/sweep';
+import { deadLetteredMessage, drainDeadLetters, type DeliveryDeadLetters } from '../../shared/delivery/dead-deliveries';
 import type { EndpointRecord } from '../../shared/domain/webhook-endpoints';
 import { HEALTHY, type Lease } from '../../shared/delivery/circuit';
 import { sweepGraceMs } from '../../shared/delivery/policy';
@@ -21,6 +22,11 @@ function memoryIndex(entries: (DueEntry & { sweepAt: number })[], opts: { lostRa
       if (!row || opts.lostRace?.includes(entry.id)) return false;
       row.sweepAt = at.getTime();
       postponed.push({ id: entry.id, to: at.getTime() });
+      return true;
+    },
+    enter: async (ref, at) => {
+      if (entries.some((e) => e.id === ref.id)) return false;
+      entries.push({ ...ref, attempts: 0, status: 'pending', sweep_key: `${at.toISOString()}#${ref.id}`, sweepAt: at.getTime() });
       return true;
     },
     rows: async () => new Map(),
@@ -132,5 +138,39 @@ describe('sweeper decisions', () => {
     d.queue = { send: async (m) => void (sends.push({ size: m.length, beforeSlow: !slowWritten }), queued.push(...m)) };
     expect(await sweep(d)).toMatchObject({ found: 40, enqueued: 40 });
     expect(sends).toEqual([...Array(3).fill({ size: 10, beforeSlow: true }), { size: 10, beforeSlow: false }]);
+  });
+});
+
+describe('the delivery dead-letter queue, drained before a sweep', () => {
+  const letter = (id: string) => JSON.stringify({ shop_id: 'shop_1', event_id: `evt_${id}`, delivery_id: id, endpoint_id: 'we_1', attempt: 1 });
+  function deadLetters(bodies: string[]) {
+    const waiting = bodies.map((body, i) => ({ receipt: `r${i}`, message: deadLetteredMessage(body) }));
+    const removed: string[] = [];
+    const queue: DeliveryDeadLetters = {
+      receive: async () => waiting.splice(0, 10),
+      remove: async (receipts) => void removed.push(...receipts),
+    };
+    return { queue, removed };
+  }
+
+  it('puts each named row in the due index, due now, removes its message, and the sweep then sends it; a body naming no delivery stays', async () => {
+    const { index } = memoryIndex([]);
+    const { d, queued } = deps(index);
+    const { queue, removed } = deadLetters([letter('dlv_lost'), 'not json', '{"delivery_id":"dlv_x"}', ...Array.from({ length: 12 }, (_, i) => letter(`dlv_${i}`))]);
+    expect(await drainDeadLetters({ ...d, deadLetters: queue })).toBe(13);
+    expect(removed).toHaveLength(13);
+    expect(removed).not.toContain('r1');
+    expect(removed).not.toContain('r2');
+    await sweep(d);
+    expect(queued).toHaveLength(13);
+    expect(queued).toContainEqual({ shop_id: 'shop_1', event_id: 'evt_dlv_lost', delivery_id: 'dlv_lost', endpoint_id: 'we_1', attempt: 1 });
+  });
+
+  it('removes nothing when the row could not be written (the table failed): the message stays for the next sweep', async () => {
+    const { index } = memoryIndex([]);
+    const { d } = deps({ ...index, enter: () => Promise.reject(new Error('throttled')) });
+    const { queue, removed } = deadLetters([letter('dlv_lost')]);
+    await expect(drainDeadLetters({ ...d, deadLetters: queue })).rejects.toThrow('throttled');
+    expect(removed).toEqual([]);
   });
 });

@@ -1,26 +1,30 @@
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { carriedEvent, messageOf, type DeliveryMessage, type DeliveryRecord, type DeliveryRef } from '../deliveries';
 import type { AttemptDeliveryStore, AttemptInputs, AttemptUpdate } from '../delivery-ports';
 import { EVENT_RETENTION_SECONDS } from '../../domain/events';
-import { backOff, batchGet, getRecord, isConditionFailed, stripKeys, updateIf, type Dynamo } from '../../store/client';
+import { batchGet, getRecord, stripKeys, updateIf, type Dynamo } from '../../store/client';
 import { gsi1Partition, keys } from '../../store/keys';
 import { TABLE } from '../../store/table';
 import { eventFromItem } from '../../store/events';
 import { endpointFromItems } from './endpoint-state';
-import { DynamoEventDeliveryStore } from './event-deliveries';
-import { DynamoEndpointStatsStore } from './endpoint-stats';
+import { isOpenStatus } from '../delivery-status';
+import { DynamoEndpointStatsCounterStore } from './endpoint-stats';
 import { releaseNextInOrder, type OrderDeps } from '../resource-order';
 import { DynamoOrderStore } from './resource-order';
+import { indexInput } from './due-index';
 
 /**
- * A row sits under its endpoint (keys.delivery). Open deliveries carry the GSI1 entry of their
- * endpoint and the GSI2 entry of the due index; both go when they end.
+ * A row sits under its endpoint (keys.delivery). It is in GSI1 (its endpoint's open deliveries)
+ * and GSI2 (the due index) while it is open with a `sweep_at`: once its next wake-up is a timer,
+ * a schedule, a chain or the sweeper (retrying, held, deferred, made by redeliver or recover). A
+ * fan-out row on its fast path (`sweep_at` null: its message is on the queue) is in neither, and
+ * its put and record bill the table alone. Both entries go when it ends.
  */
 export function deliveryItem(d: DeliveryRecord): Record<string, unknown> {
+  const indexed = isOpenStatus(d.status) && d.sweep_at !== null;
   return {
     ...rowKey(d),
-    ...keys.openDeliveryByEndpoint(d.shop_id, d.endpoint_id, d.id),
-    ...(d.sweep_at ? keys.dueDelivery(d.id, d.sweep_at) : {}),
+    ...(indexed ? keys.openDeliveryByEndpoint(d.shop_id, d.endpoint_id, d.id) : {}),
+    ...(indexed && d.sweep_at ? keys.dueDelivery(d.id, d.sweep_at) : {}),
     entity: 'delivery',
     [TABLE.ttlAttribute]: Math.floor(Date.parse(d.created_at) / 1000) + EVENT_RETENTION_SECONDS,
     ...d,
@@ -46,16 +50,17 @@ export function cancelInput(d: DeliveryRef, attempts?: number) {
 
 /**
  * The write that records attempt N on its row, only if the row still says N-1 attempts and
- * is open. Still open: it moves in the due index; ended: it leaves both indexes.
+ * is open. Still open: it is (or stays) in both indexes, at its new sweep time; ended: it
+ * leaves them (removing what a fast-path row never had costs nothing).
  */
 export function recordAttemptInput(d: DeliveryRecord, u: AttemptUpdate) {
-  const due = (u.status === 'pending' || u.status === 'retrying') && u.sweep_at ? keys.dueDelivery(d.id, u.sweep_at) : null;
+  const due = isOpenStatus(u.status) && u.sweep_at ? { ...keys.dueDelivery(d.id, u.sweep_at), ...keys.openDeliveryByEndpoint(d.shop_id, d.endpoint_id, d.id) } : null;
   return {
     Key: rowKey(d),
     UpdateExpression:
       'SET #status = :status, attempts = :attempts, last_attempt_at = :at, next_attempt_at = :next, ' +
       'last_response_status = :code, last_error = :error, history = list_append(history, :entry), sweep_at = :sweep' +
-      (due ? ', gsi2pk = :duePk, gsi2sk = :dueSk' : ' REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk'),
+      (due ? ', gsi1pk = :openPk, gsi1sk = :openSk, gsi2pk = :duePk, gsi2sk = :dueSk' : ' REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk'),
     ConditionExpression: `attempts = :previous AND ${IS_OPEN}`,
     ExpressionAttributeNames: { '#status': 'status' },
     ExpressionAttributeValues: {
@@ -69,7 +74,7 @@ export function recordAttemptInput(d: DeliveryRecord, u: AttemptUpdate) {
       ':error': u.last_error,
       ':entry': [u.entry],
       ':sweep': u.sweep_at,
-      ...(due ? { ':duePk': due.gsi2pk, ':dueSk': due.gsi2sk } : {}),
+      ...(due ? { ':openPk': due.gsi1pk, ':openSk': due.gsi1sk, ':duePk': due.gsi2pk, ':dueSk': due.gsi2sk } : {}),
     },
   };
 }
@@ -80,50 +85,13 @@ export function recordAttemptInput(d: DeliveryRecord, u: AttemptUpdate) {
  * API's listings build on it (./deliveries.ts), apart, so the consumer's bundle carries only this.
  */
 export class DynamoAttemptDeliveryStore implements AttemptDeliveryStore {
-  private readonly stats: DynamoEndpointStatsStore;
+  private readonly stats: DynamoEndpointStatsCounterStore;
   /** A cancelled ordered delivery leaves its chain; with no queue here, a row it releases is due at once for the sweeper. */
   private readonly order: OrderDeps;
 
   constructor(protected readonly db: Dynamo) {
-    this.stats = new DynamoEndpointStatsStore(db);
+    this.stats = new DynamoEndpointStatsCounterStore(db);
     this.order = { order: new DynamoOrderStore(db), timeScale: 1, now: () => new Date() };
-  }
-
-  async createMissing(rows: DeliveryRecord[]): Promise<DeliveryRecord[]> {
-    const results = await Promise.all(
-      rows.map(async (row) => {
-        try {
-          await this.db.doc.put({
-            TableName: this.db.tableName,
-            Item: deliveryItem(row),
-            ConditionExpression: 'attribute_not_exists(pk)',
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          });
-          return row;
-        } catch (err) {
-          if (!isConditionFailed(err)) throw err;
-          // Marshalled: the document client leaves an error's item as the service sent it.
-          const existing = err.Item ? stripKeys<DeliveryRecord>(unmarshall(err.Item)) : null;
-          // Written by an earlier try of this batch but maybe never enqueued: enqueue again.
-          return existing && existing.status === 'pending' && existing.attempts === 0 ? existing : null;
-        }
-      }),
-    );
-    return results.filter((r): r is DeliveryRecord => r !== null);
-  }
-
-  /** Rows written as given, 25 to a request, unconditionally: how benchmarks and tests set up deliveries (the API goes through ./current-deliveries.ts). */
-  async createAll(rows: DeliveryRecord[]): Promise<void> {
-    for (let i = 0; i < rows.length; i += 25) {
-      let requests: Record<string, { PutRequest: { Item: Record<string, unknown> } }[]> = {
-        [this.db.tableName]: rows.slice(i, i + 25).map((r) => ({ PutRequest: { Item: deliveryItem(r) } })),
-      };
-      for (let tries = 0; Object.keys(requests).length > 0; tries++) {
-        await backOff(tries, 'could not write delivery rows');
-        const out = await this.db.doc.batchWrite({ RequestItems: requests });
-        requests = (out.UnprocessedItems ?? {}) as typeof requests;
-      }
-    }
   }
 
   async get(ref: DeliveryRef): Promise<DeliveryRecord | null> {
@@ -149,17 +117,15 @@ export class DynamoAttemptDeliveryStore implements AttemptDeliveryStore {
     };
   }
 
-  /** Every delivery of the event, to any endpoint (deleted ones included while their rows are kept), in id order. */
-  async listForEvent(shopId: string, eventId: string): Promise<DeliveryRecord[]> {
-    const { rows, legacy } = await new DynamoEventDeliveryStore(this.db).read(shopId, eventId, 'all');
-    return [...rows, ...legacy].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  }
-
   async recordAttempt(d: DeliveryRecord, u: AttemptUpdate): Promise<boolean> {
     const recorded = await updateIf(this.db, recordAttemptInput(d, u));
     // The endpoint's stats count each attempt once: only the write that recorded it adds to them.
     if (recorded) await this.stats.addQuietly(d.shop_id, d.endpoint_id, [{ entry: u.entry, status: u.status }]);
     return recorded;
+  }
+
+  async index(d: Pick<DeliveryRecord, 'shop_id' | 'event_id' | 'id' | 'endpoint_id'>, sweepAt: Date): Promise<boolean> {
+    return updateIf(this.db, indexInput(d, sweepAt.toISOString()));
   }
 
   /** Only an open delivery is cancelled; one that ended meanwhile keeps its outcome. */
@@ -171,7 +137,7 @@ export class DynamoAttemptDeliveryStore implements AttemptDeliveryStore {
     return (await this.openItems(shopId, endpointId)).map((i) => stripKeys<DeliveryRecord>(i));
   }
 
-  /** Every GSI1 entry of the endpoint (its open deliveries); `status` only when asked. */
+  /** Every GSI1 entry of the endpoint (its open deliveries); `id` and `status` only when asked. */
   protected async openItems(shopId: string, endpointId: string, statusOnly = false): Promise<Record<string, unknown>[]> {
     const items: Record<string, unknown>[] = [];
     for await (const page of this.openPages(shopId, endpointId, statusOnly)) items.push(...page);
@@ -186,7 +152,7 @@ export class DynamoAttemptDeliveryStore implements AttemptDeliveryStore {
         TableName: this.db.tableName,
         IndexName: 'gsi1',
         KeyConditionExpression: 'gsi1pk = :pk',
-        ...(statusOnly ? { ProjectionExpression: '#status', ExpressionAttributeNames: { '#status': 'status' } } : {}),
+        ...(statusOnly ? { ProjectionExpression: 'id, #status', ExpressionAttributeNames: { '#status': 'status' } } : {}),
         ExpressionAttributeValues: { ':pk': gsi1Partition.openDeliveries(shopId, endpointId) },
         ExclusiveStartKey: start,
       });

@@ -5,7 +5,7 @@ import { statsSums } from '../endpoint-stats';
 import type { EndpointRecord } from '../../domain/webhook-endpoints';
 import { cancellationReasons, updateIf, type Dynamo } from '../../store/client';
 import { recordAttemptInput } from './attempt-deliveries';
-import { DynamoEndpointStatsStore } from './endpoint-stats';
+import { DynamoEndpointStatsCounterStore } from './endpoint-stats';
 import { DynamoEndpointGateStore, releaseInput, type HeldStats } from './endpoint-gate';
 import { withState } from './endpoint-state';
 
@@ -30,11 +30,11 @@ import { withState } from './endpoint-state';
  */
 export class DynamoAttemptLedger implements AttemptLedger {
   private readonly endpoints: DynamoEndpointGateStore;
-  private readonly stats: DynamoEndpointStatsStore;
+  private readonly stats: DynamoEndpointStatsCounterStore;
 
   constructor(private readonly db: Dynamo) {
     this.endpoints = new DynamoEndpointGateStore(db);
-    this.stats = new DynamoEndpointStatsStore(db);
+    this.stats = new DynamoEndpointStatsCounterStore(db);
   }
 
   async finish(end: AttemptEnd): Promise<Finished> {

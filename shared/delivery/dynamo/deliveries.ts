@@ -5,10 +5,18 @@ import type { EventType } from '../../domain/event-types';
 import { batchGet, stripKeys } from '../../store/client';
 import { keys, shopPk, skPrefix } from '../../store/keys';
 import { queryFilteredPage, queryPage } from '../../store/pagination';
-import { DynamoAttemptDeliveryStore } from './attempt-deliveries';
+import { idBound } from '../../ids';
+import { DynamoFanoutDeliveryStore } from './fanout-deliveries';
+import { DynamoEventDeliveryStore } from './event-deliveries';
 
 /** The delivery rows with the API's reads (an endpoint's list, its open counts) on top of the pipeline's (./attempt-deliveries.ts). */
-export class DynamoDeliveryStore extends DynamoAttemptDeliveryStore {
+export class DynamoDeliveryStore extends DynamoFanoutDeliveryStore {
+  /** Every delivery of the event, to any endpoint (deleted ones included while their rows are kept), in id order: GET /v1/events/{id}. */
+  async listForEvent(shopId: string, eventId: string): Promise<DeliveryRecord[]> {
+    const { rows, legacy } = await new DynamoEventDeliveryStore(this.db).read(shopId, eventId, 'all');
+    return [...rows, ...legacy].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
   /**
    * An endpoint's deliveries, newest first: its rows sit under it (ids are time-ordered), so a
    * page is one strongly consistent Query of the table. With a status filter at most 1,000 rows
@@ -38,16 +46,63 @@ export class DynamoDeliveryStore extends DynamoAttemptDeliveryStore {
     });
   }
 
-  /** How many of the endpoint's open deliveries are pending and retrying (its GSI1 entries, status only). */
-  async countOpenForEndpoint(shopId: string, endpointId: string): Promise<{ pending: number; retrying: number }> {
+  /**
+   * How many of the endpoint's open deliveries are pending and retrying: its GSI1 entries (every
+   * open row off the fast path), plus the pending rows of its recent deliveries that are not
+   * there (on the fast path: their message is on the queue, their first attempt not yet made).
+   */
+  async countOpenForEndpoint(shopId: string, endpointId: string, now: Date): Promise<{ pending: number; retrying: number }> {
     const counts = { pending: 0, retrying: 0 };
-    for (const item of await this.openItems(shopId, endpointId, true)) {
+    const [indexed, recent] = await Promise.all([this.openItems(shopId, endpointId, true), this.recentPendingIds(shopId, endpointId, new Date(now.getTime() - FAST_PATH_WINDOW_MS))]);
+    const seen = new Set<string>();
+    for (const item of indexed) {
       const status = item.status as unknown;
+      seen.add(String(item.id));
       if (status === 'pending' || status === 'retrying') counts[status] += 1;
     }
+    counts.pending += recent.filter((id) => !seen.has(id)).length;
     return counts;
   }
+
+  /**
+   * The ids of the endpoint's pending fast-path deliveries (in no index) created since `since`,
+   * newest first, reading at most FAST_PATH_BUDGET of its rows: a `Query` of the table bounded by
+   * the delivery ids' time. A Query bills the whole rows it reads (≈ 0.5 KB each), not the
+   * projection: at most about 125 read units, and far fewer for an endpoint's usual half hour.
+   */
+  protected async recentPendingIds(shopId: string, endpointId: string, since: Date): Promise<string[]> {
+    const prefix = skPrefix.endpointDeliveries(endpointId);
+    const ids: string[] = [];
+    let start: Record<string, unknown> | undefined;
+    let read = 0;
+    do {
+      const out = await this.db.doc.query({
+        TableName: this.db.tableName,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :since AND :last',
+        FilterExpression: '#status = :pending AND attribute_not_exists(gsi2pk)',
+        ProjectionExpression: 'id',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':pk': shopPk(shopId), ':since': `${prefix}${idBound('dlv', since.getTime(), 'first')}`, ':last': `${prefix}~`, ':pending': 'pending' },
+        ScanIndexForward: false,
+        Limit: FAST_PATH_BUDGET - read,
+        ExclusiveStartKey: start,
+      });
+      read += out.ScannedCount ?? 0;
+      ids.push(...(out.Items ?? []).map((i) => String(i.id)));
+      start = out.LastEvaluatedKey;
+    } while (start && read < FAST_PATH_BUDGET);
+    return ids;
+  }
 }
+
+/**
+ * How far back a pending row may still be on its fast path: its message is received until it is
+ * attempted, or, failing 5 times (15 minutes at the queue's visibility timeout), dead-lettered
+ * and put in the due index by the next sweep. Delivery ids carry their event's time.
+ */
+const FAST_PATH_WINDOW_MS = 30 * 60_000;
+/** Rows the count of fast-path rows reads at most (an endpoint's last 30 minutes, usually far fewer). */
+const FAST_PATH_BUDGET = 1_000;
 
 /** Rows a filtered page of an endpoint's deliveries reads at most. */
 const FILTER_BUDGET = 1_000;

@@ -6,6 +6,23 @@ import { DUE_BUCKETS, dueBucketPk, keys, skPrefix } from '../../store/keys';
 /** A row of the layout before rows sat under their endpoint: its key starts with its event's. */
 const isEarlierLayout = (entry: Record<string, unknown>): boolean => String(entry.sk).startsWith(skPrefix.eventMarkers(String(entry.event_id)));
 
+/**
+ * The write that takes a fast-path row off its fast path: into both indexes, for the sweeper at
+ * `sweepAt`, only while it is open and in neither (a row recorded meanwhile is there already,
+ * or ended). Made when its message is put off (a deferral), found in the delivery dead-letter
+ * queue, or lost with the local stack's queue.
+ */
+export function indexInput(d: Pick<DeliveryRecord, 'shop_id' | 'id' | 'endpoint_id'>, sweepAt: string) {
+  const entries = { ...keys.openDeliveryByEndpoint(d.shop_id, d.endpoint_id, d.id), ...keys.dueDelivery(d.id, sweepAt) };
+  return {
+    Key: keys.delivery(d.shop_id, d.endpoint_id, d.id),
+    UpdateExpression: 'SET sweep_at = :sweep, gsi1pk = :openPk, gsi1sk = :openSk, gsi2pk = :duePk, gsi2sk = :dueSk',
+    ConditionExpression: '#status IN (:pending, :retrying) AND attribute_not_exists(gsi2pk)',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':pending': 'pending', ':retrying': 'retrying', ':sweep': sweepAt, ':openPk': entries.gsi1pk, ':openSk': entries.gsi1sk, ':duePk': entries.gsi2pk, ':dueSk': entries.gsi2sk },
+  };
+}
+
 /** The due index (GSI2): every bucket queried for entries at or before the cutoff. */
 export class DynamoDueIndex implements DueIndex {
   constructor(private readonly db: Dynamo) {}
@@ -68,6 +85,10 @@ export class DynamoDueIndex implements DueIndex {
       ConditionExpression: 'gsi2sk = :seen AND attempts = :attempts',
       ExpressionAttributeValues: { ':sweepAt': sweepAt.toISOString(), ':next': keys.dueDelivery(entry.id, sweepAt.toISOString()).gsi2sk, ':seen': entry.sweep_key, ':attempts': entry.attempts },
     });
+  }
+
+  enter(ref: { shop_id: string; event_id: string; id: string; endpoint_id: string }, sweepAt: Date): Promise<boolean> {
+    return updateIf(this.db, indexInput(ref, sweepAt.toISOString()));
   }
 
   async rows(entries: DueEntry[]): Promise<Map<string, DeliveryRecord>> {

@@ -7,7 +7,7 @@ import { MAX_IN_FLIGHT, type Admission, type EndpointHealth } from '../circuit';
 import { eventItem } from '../../store/events';
 import { batchGet, cancellationReasons, isConditionFailed, retryConflicts, updateIf, type Dynamo } from '../../store/client';
 import { counterAdds, endpointFromItems, stateItem, withState } from './endpoint-state';
-import { DynamoEndpointStatsStore } from './endpoint-stats';
+import { DynamoEndpointStatsCounterStore } from './endpoint-stats';
 import { keys } from '../../store/keys';
 
 /** Attempts' counts for the state item's current bucket (`start`). */
@@ -89,10 +89,10 @@ export function releaseInput(endpoint: EndpointRecord, leaseKey: string, token: 
  * carries only what it uses.
  */
 export class DynamoEndpointGateStore implements EndpointGateStore {
-  protected readonly stats: DynamoEndpointStatsStore;
+  protected readonly stats: DynamoEndpointStatsCounterStore;
 
   constructor(protected readonly db: Dynamo) {
-    this.stats = new DynamoEndpointStatsStore(db);
+    this.stats = new DynamoEndpointStatsCounterStore(db);
   }
 
   /** Configuration and state, in one strongly consistent round trip. */
@@ -161,14 +161,8 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
    */
   async admit(read: EndpointRecord, admission: Admission): Promise<boolean> {
     const endpoint = await this.ensureState(read);
-    if (isPlainSend(endpoint, admission)) {
-      try {
-        return await this.admitOnCount(endpoint, admission);
-      } catch (err) {
-        // An item saved before the circuit existed: the version's way below sets its leases up.
-        if (!isDocumentPathError(err)) throw err;
-      }
-    }
+    // Every state item is made with its leases map and health (stateItem), so both writes below have their paths.
+    if (isPlainSend(endpoint, admission)) return this.admitOnCount(endpoint, admission);
     const names: Record<string, string> = { '#leases': 'leases' };
     const values: Record<string, unknown> = { ':seen': endpoint.lease_version, ':next': endpoint.lease_version + 1, ':true': true };
     const sets = ['lease_version = :next'];
@@ -192,14 +186,7 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
     }
     const condition = 'attribute_exists(pk) AND enabled = :true AND ' + (endpoint.lease_version === 0 ? '(attribute_not_exists(lease_version) OR lease_version = :seen)' : 'lease_version = :seen');
     const update = `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`;
-    try {
-      return await this.tryUpdate(endpoint, update, condition, names, values);
-    } catch (err) {
-      // An item saved before the circuit existed has no leases map to write into yet.
-      if (!isDocumentPathError(err)) throw err;
-      await this.tryUpdate(endpoint, 'SET #leases = if_not_exists(#leases, :empty), health = if_not_exists(health, :healthy)', 'attribute_exists(pk)', { '#leases': 'leases' }, { ':empty': {}, ':healthy': endpoint.health });
-      return this.tryUpdate(endpoint, update, condition, names, values);
-    }
+    return this.tryUpdate(endpoint, update, condition, names, values);
   }
 
   /**
@@ -349,4 +336,3 @@ function isPlainSend(endpoint: EndpointRecord, admission: Admission): boolean {
 }
 
 /** DynamoDB's answer to a write into a map the item does not have yet. */
-const isDocumentPathError = (err: unknown): boolean => err instanceof Error && err.name === 'ValidationException' && /document path/i.test(err.message);

@@ -54,8 +54,8 @@ function statsSnapshotInput(shopId: string, endpointId: string, start: string, s
  * no release counts (not sent: `circuit_open`) are added here with `ADD`. Read with one
  * Query over the window plus the state item's current counters.
  */
-export class DynamoEndpointStatsStore {
-  constructor(private readonly db: Dynamo) {}
+export class DynamoEndpointStatsCounterStore {
+  constructor(protected readonly db: Dynamo) {}
 
   /**
    * Stats are for people looking at an endpoint, not part of any delivery: a counter that
@@ -101,7 +101,10 @@ export class DynamoEndpointStatsStore {
     }
     return updateIf(this.db, state);
   }
+}
 
+/** The counters and their reader (GET …/stats): apart, so the consumer's bundle carries only what it writes. */
+export class DynamoEndpointStatsStore extends DynamoEndpointStatsCounterStore {
   /** Every bucket of the window ending `now` (at most 145 small items, one page), the state item's current one among them. */
   async window(shopId: string, endpointId: string, now: Date): Promise<StatsBucket[]> {
     const [buckets, { Item: state }] = await Promise.all([

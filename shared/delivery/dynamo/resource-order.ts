@@ -64,7 +64,8 @@ export class DynamoOrderStore implements OrderStore {
   }
 
   async hold(m: ChainMember, ahead: string, sweepAt: Date): Promise<HoldResult> {
-    const due = keys.dueDelivery(m.id, sweepAt.toISOString());
+    // A held row waits on its chain, not on a message: into both indexes (a fan-out row was in neither).
+    const due = { ...keys.dueDelivery(m.id, sweepAt.toISOString()), ...keys.openDeliveryByEndpoint(m.shop_id, m.endpoint_id, m.id) };
     try {
       await this.db.doc.transactWrite({
         TransactItems: [
@@ -72,10 +73,10 @@ export class DynamoOrderStore implements OrderStore {
             Update: {
               TableName: this.db.tableName,
               Key: keys.delivery(m.shop_id, m.endpoint_id, m.id),
-              UpdateExpression: 'SET held_by = :by, next_attempt_at = :null, sweep_at = :sweep, gsi2pk = :duePk, gsi2sk = :dueSk',
+              UpdateExpression: 'SET held_by = :by, next_attempt_at = :null, sweep_at = :sweep, gsi1pk = :openPk, gsi1sk = :openSk, gsi2pk = :duePk, gsi2sk = :dueSk',
               ConditionExpression: 'attempts = :zero AND #status = :pending AND attribute_not_exists(held_by)',
               ExpressionAttributeNames: { '#status': 'status' },
-              ExpressionAttributeValues: { ':by': parseElement(ahead).id, ':null': null, ':sweep': sweepAt.toISOString(), ':duePk': due.gsi2pk, ':dueSk': due.gsi2sk, ':zero': 0, ':pending': 'pending' },
+              ExpressionAttributeValues: { ':by': parseElement(ahead).id, ':null': null, ':sweep': sweepAt.toISOString(), ':openPk': due.gsi1pk, ':openSk': due.gsi1sk, ':duePk': due.gsi2pk, ':dueSk': due.gsi2sk, ':zero': 0, ':pending': 'pending' },
               ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
             },
           },

@@ -1,0 +1,48 @@
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { DeliveryRecord } from '../deliveries';
+import type { DeliveryStore } from '../delivery-records';
+import { backOff, isConditionFailed, stripKeys } from '../../store/client';
+import { DynamoAttemptDeliveryStore, deliveryItem } from './attempt-deliveries';
+
+/**
+ * The rows as the fan-out writes them (and benchmarks and tests set them up), on top of what the
+ * consumer reads and records: apart, so the consumer's bundle does not carry the writes it never makes.
+ */
+export class DynamoFanoutDeliveryStore extends DynamoAttemptDeliveryStore implements DeliveryStore {
+  async createMissing(rows: DeliveryRecord[]): Promise<DeliveryRecord[]> {
+    const results = await Promise.all(
+      rows.map(async (row) => {
+        try {
+          await this.db.doc.put({
+            TableName: this.db.tableName,
+            Item: deliveryItem(row),
+            ConditionExpression: 'attribute_not_exists(pk)',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          });
+          return row;
+        } catch (err) {
+          if (!isConditionFailed(err)) throw err;
+          // Marshalled: the document client leaves an error's item as the service sent it.
+          const existing = err.Item ? stripKeys<DeliveryRecord>(unmarshall(err.Item)) : null;
+          // Written by an earlier try of this batch but maybe never enqueued: enqueue again.
+          return existing && existing.status === 'pending' && existing.attempts === 0 ? existing : null;
+        }
+      }),
+    );
+    return results.filter((r): r is DeliveryRecord => r !== null);
+  }
+
+  /** Rows written as given, 25 to a request, unconditionally: how benchmarks and tests set up deliveries (the API goes through ./current-deliveries.ts). */
+  async createAll(rows: DeliveryRecord[]): Promise<void> {
+    for (let i = 0; i < rows.length; i += 25) {
+      let requests: Record<string, { PutRequest: { Item: Record<string, unknown> } }[]> = {
+        [this.db.tableName]: rows.slice(i, i + 25).map((r) => ({ PutRequest: { Item: deliveryItem(r) } })),
+      };
+      for (let tries = 0; Object.keys(requests).length > 0; tries++) {
+        await backOff(tries, 'could not write delivery rows');
+        const out = await this.db.doc.batchWrite({ RequestItems: requests });
+        requests = (out.UnprocessedItems ?? {}) as typeof requests;
+      }
+    }
+  }
+}
