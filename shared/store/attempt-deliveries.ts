@@ -52,10 +52,13 @@ export function recordAttemptInput(d: DeliveryRecord, u: AttemptUpdate) {
   const due = (u.status === 'pending' || u.status === 'retrying') && u.sweep_at ? keys.dueDelivery(d.id, u.sweep_at) : null;
   return {
     Key: keys.delivery(d.shop_id, d.event_id, d.id),
+    // An attempted row is held by nothing: a hold that crossed this attempt (written after the row
+    // was read for it) would otherwise stay on a retrying row, whose messages then send nothing and
+    // which no release takes (a release is of a pending row), for good.
     UpdateExpression:
       'SET #status = :status, attempts = :attempts, last_attempt_at = :at, next_attempt_at = :next, ' +
       'last_response_status = :code, last_error = :error, history = list_append(history, :entry), sweep_at = :sweep' +
-      (due ? ', gsi2pk = :duePk, gsi2sk = :dueSk' : ' REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk'),
+      (due ? ', gsi2pk = :duePk, gsi2sk = :dueSk REMOVE held_by' : ' REMOVE held_by, gsi1pk, gsi1sk, gsi2pk, gsi2sk'),
     ConditionExpression: `attempts = :previous AND ${IS_OPEN}`,
     ExpressionAttributeNames: { '#status': 'status' },
     ExpressionAttributeValues: {
@@ -202,9 +205,10 @@ export class DynamoAttemptDeliveryStore implements AttemptDeliveryStore {
         TableName: this.db.tableName,
         IndexName: 'gsi1',
         KeyConditionExpression: 'gsi1pk = :pk',
-        FilterExpression: 'next_attempt_at <= :now',
+        // Not an ordered row never attempted: only its chain's admission may send it (../domain/resource-order.ts).
+        FilterExpression: 'next_attempt_at <= :now AND (attribute_not_exists(order_key) OR attempts > :zero)',
         ProjectionExpression: 'shop_id, event_id, id, endpoint_id, attempts',
-        ExpressionAttributeValues: { ':pk': gsi1Partition.openDeliveries(shopId, endpointId), ':now': now.toISOString() },
+        ExpressionAttributeValues: { ':pk': gsi1Partition.openDeliveries(shopId, endpointId), ':now': now.toISOString(), ':zero': 0 },
         Limit: 4 * limit,
         ExclusiveStartKey: start,
       });
