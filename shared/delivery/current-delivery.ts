@@ -36,8 +36,8 @@ export interface CurrentDeliveryStore {
 }
 
 export type Plan =
-  /** The endpoint has had the event (a recover sends it no more). */
-  | { kind: 'received' }
+  /** The endpoint has had the event (a recover sends it no more), by these deliveries. */
+  | { kind: 'received'; by: DeliveryRecord[] }
   /** A delivery to the endpoint that no attempt has reached yet: it goes out anyway. */
   | { kind: 'waiting'; delivery: DeliveryRecord }
   | { kind: 'replace'; expected: string | null; cancel: DeliveryRecord[] };
@@ -45,7 +45,8 @@ export type Plan =
 /** What to do for the endpoint, given the event's deliveries as read; `skipReceived` for recover. */
 export function planFor(seen: EventDeliveries, endpointId: string, skipReceived: boolean): Plan {
   const rows = seen.rows.filter((d) => d.endpoint_id === endpointId);
-  if (skipReceived && rows.some((d) => d.status === 'succeeded')) return { kind: 'received' };
+  const succeeded = rows.filter((d) => d.status === 'succeeded');
+  if (skipReceived && succeeded.length > 0) return { kind: 'received', by: succeeded };
   const open = rows.filter((d) => isOpenStatus(d.status));
   const current = seen.current.get(endpointId) ?? null;
   const [only] = open;
@@ -55,7 +56,7 @@ export function planFor(seen: EventDeliveries, endpointId: string, skipReceived:
 
 /** The event on its way to the endpoint: `created` by this call, or found waiting. */
 export type QueuedDelivery = { kind: 'queued'; delivery: DeliveryRecord; created: boolean };
-export type Queued = { kind: 'received' } | QueuedDelivery;
+export type Queued = { kind: 'received'; by: DeliveryRecord[] } | QueuedDelivery;
 
 interface QueueOptions<Skip extends boolean> {
   skipReceived: Skip;

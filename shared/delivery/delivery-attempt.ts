@@ -138,7 +138,8 @@ async function pullDue(deps: AttemptDeps, endpoint: EndpointRecord, ctx: BatchCo
     if (found.length === 0) return;
     found.forEach((m) => ctx.taken.add(m.delivery_id));
     const inputs = await deps.deliveries.readForAttempts(found);
-    const due = found.map((message) => readDue(inputs, message)).filter((d): d is Due => typeof d !== 'string');
+    // An ordered row never attempted goes out only once its chain admits it (./resource-order.ts), with its own message.
+    const due = found.map((message) => readDue(inputs, message)).filter((d): d is Due => typeof d !== 'string' && !(d.delivery.order_key && d.delivery.attempts === 0));
     const current = inputs.endpoint(found[0] as DeliveryMessage);
     if (due.length === 0 || !current) return;
     await Promise.allSettled((await forEndpoint(deps, current, due, ctx, true)).values());

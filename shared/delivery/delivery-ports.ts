@@ -37,7 +37,10 @@ export interface AttemptDeliveryStore extends Omit<DeliveryStore, 'createMissing
   cancel(delivery: DeliveryRef): Promise<boolean>;
   /** Every pending or retrying delivery of the endpoint. */
   listOpenForEndpoint(shopId: string, endpointId: string): Promise<DeliveryRecord[]>;
-  /** Up to `limit` open deliveries of the endpoint already due at `now`, oldest first, as messages (read from an index: may lag a write). */
+  /**
+   * Up to `limit` open deliveries of the endpoint already due at `now`, oldest first, as messages (read from an index: may lag a write).
+   * Never an ordered one not yet attempted: it is due from its row's creation, before its chain has said it may go.
+   */
   listDueForEndpoint(shopId: string, endpointId: string, now: Date, limit: number): Promise<DeliveryMessage[]>;
 }
 

@@ -140,11 +140,23 @@ async function recoverStep(deps: RecoveryPageDeps, endpoint: EndpointRecord, rec
     recovery: {
       ...recovery,
       status: done ? 'completed' : 'running',
-      deliveries_queued: recovery.deliveries_queued + outcomes.filter((o) => o.kind === 'queued').length,
+      deliveries_queued: recovery.deliveries_queued + outcomes.filter((o) => queuedBy(recovery, o)).length,
       checked_through: done ? recovery.until : (last?.timestamp ?? recovery.checked_through),
       after: page.next ?? null,
     },
   };
+}
+
+/**
+ * The event counts as queued by the recovery when this step queued it or found it waiting, and
+ * also when it found it received by a delivery that a redeliver or recover made since the
+ * recovery began: the same page worked twice (a nudge beside a slow run, a retry after a
+ * crash) finds what the other run queued already sent, and whichever run's write wins, the
+ * count must not depend on how far the consumer had got.
+ */
+function queuedBy(recovery: RecoveryRecord, outcome: Queued): boolean {
+  if (outcome.kind === 'queued') return true;
+  return outcome.by.some((d) => d.origin === 'redeliver' && d.created_at >= recovery.created_at);
 }
 
 /** Ended without finishing: its endpoint was disabled or deleted (what it queued is cancelled with the endpoint's other deliveries). */

@@ -3,11 +3,12 @@ import type { CurrentDeliveryStore } from '../../shared/delivery/current-deliver
 import { isOpenStatus } from '../../shared/delivery/delivery-status';
 import { newEvent, type EventRecord } from '../../shared/domain/events';
 import { recoverEndpoint, getRecovery } from '../../shared/delivery/recovery';
-import { RECOVERY_PAGE, stallMs, type RecoveryRecord } from '../../shared/delivery/recovery-job';
+import { RECOVERY_PAGE, stallMs, type RecoveryRecord, recoverPage } from '../../shared/delivery/recovery-job';
 import { continueRecovery, nudgeStalledRecoveries, type RecoveryWorkerDeps } from '../../shared/delivery/recovery-worker';
-import { createEndpoint, updateEndpoint } from '../../shared/domain/webhook-endpoints';
+import { createEndpoint, updateEndpoint, type EndpointRecord } from '../../shared/domain/webhook-endpoints';
 import { newId } from '../../shared/ids';
 import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
+import { keys } from '../../shared/store/keys';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { useFreshTable } from '../helpers/table';
 
@@ -105,6 +106,27 @@ describe('a recovery goes on page by page after the answer (DynamoDB Local)', ()
     const done = await driveToEnd(deps, shopId, answer.id);
     expect(done).toMatchObject({ status: 'completed', deliveries_queued: EVENTS });
     expect(await openRowsPerEvent(shopId, events)).toEqual(events.map(() => 1));
+  }, SLOW_TABLE_MS);
+
+  it('a page worked twice, the second run after the first run\'s deliveries were sent: the count is the same whichever run writes it', async () => {
+    const { shopId, endpointId, events, window } = await missedEvents();
+    const answer = await recoverEndpoint(deps, shopId, endpointId, window);
+    const current = (await deps.recoveries.get(shopId, answer.id)) as RecoveryRecord;
+    const endpoint = (await deps.endpoints.get(shopId, endpointId)) as EndpointRecord;
+    // A slow run of page 2 queues its events but has not written the page yet…
+    const slow = await recoverPage(deps, endpoint, current);
+    expect(slow.deliveries_queued).toBeGreaterThan(answer.deliveries_queued);
+    // …the consumer sends what it queued…
+    const store = new DynamoDeliveryStore(deps.db);
+    for (const e of events) {
+      for (const d of (await store.listForEvent(shopId, e.id)).filter((r) => isOpenStatus(r.status))) {
+        await deps.db.doc.update({ TableName: deps.db.tableName, Key: keys.delivery(shopId, d.endpoint_id, d.id), UpdateExpression: 'SET #s = :s', ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':s': 'succeeded' } });
+      }
+    }
+    // …and the sweeper's nudge works the same page again, and writes it first: it finds those events received, by this recovery.
+    expect(await continueRecovery(deps, current)).toBe('advanced');
+    expect(await deps.recoveries.get(shopId, answer.id)).toMatchObject({ deliveries_queued: slow.deliveries_queued, checked_through: slow.checked_through });
+    expect(await driveToEnd(deps, shopId, answer.id)).toMatchObject({ status: 'completed', deliveries_queued: EVENTS });
   }, SLOW_TABLE_MS);
 
   it('the sweeper wakes a running recovery that has written no page for a while, once per stall', async () => {

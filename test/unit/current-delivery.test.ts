@@ -16,7 +16,7 @@ describe('what a redeliver or recover does for one endpoint', () => {
     ['a retrying one: superseded', seen([row('dlv_f', 'retrying', 1)]), false, { kind: 'replace', expected: null, cancel: [row('dlv_f', 'retrying', 1)] }],
     ['a retrying current one: superseded, the marker moved from it', seen([row('dlv_a', 'retrying', 2)], { we_1: 'dlv_a' }), false, { kind: 'replace', expected: 'dlv_a', cancel: [row('dlv_a', 'retrying', 2)] }],
     ['received, for a redeliver: sent again', seen([row('dlv_a', 'succeeded', 1)], { we_1: 'dlv_a' }), false, { kind: 'replace', expected: 'dlv_a', cancel: [] }],
-    ['received, for a recover: nothing to do', seen([row('dlv_a', 'succeeded', 1), row('dlv_b', 'retrying', 1)]), true, { kind: 'received' }],
+    ['received, for a recover: nothing to do', seen([row('dlv_a', 'succeeded', 1), row('dlv_b', 'retrying', 1)]), true, { kind: 'received', by: [row('dlv_a', 'succeeded', 1)] }],
     ['another endpoint\'s deliveries do not count', seen([row('dlv_x', 'pending', 0, 'we_2'), row('dlv_y', 'succeeded', 1, 'we_2')], { we_2: 'dlv_x' }), true, { kind: 'replace', expected: null, cancel: [] }],
     // Left by a fan-out that wrote its row after a redeliver had made another current: both go, one new replaces them.
     ['two open ones: both superseded', seen([row('dlv_f', 'pending', 0), row('dlv_a', 'pending', 0)], { we_1: 'dlv_a' }), false, { kind: 'replace', expected: 'dlv_a', cancel: [row('dlv_f', 'pending', 0), row('dlv_a', 'pending', 0)] }],

@@ -57,10 +57,13 @@ export function recordAttemptInput(d: DeliveryRecord, u: AttemptUpdate) {
   const due = isOpenStatus(u.status) && u.sweep_at ? { ...keys.dueDelivery(d.id, u.sweep_at), ...keys.openDeliveryByEndpoint(d.shop_id, d.endpoint_id, d.id) } : null;
   return {
     Key: rowKey(d),
+    // An attempted row is held by nothing: a hold that crossed this attempt (written after the row
+    // was read for it) would otherwise stay on a retrying row, whose messages then send nothing and
+    // which no release takes (a release is of a pending row), for good.
     UpdateExpression:
       'SET #status = :status, attempts = :attempts, last_attempt_at = :at, next_attempt_at = :next, ' +
       'last_response_status = :code, last_error = :error, history = list_append(history, :entry), sweep_at = :sweep' +
-      (due ? ', gsi1pk = :openPk, gsi1sk = :openSk, gsi2pk = :duePk, gsi2sk = :dueSk' : ' REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk'),
+      (due ? ', gsi1pk = :openPk, gsi1sk = :openSk, gsi2pk = :duePk, gsi2sk = :dueSk REMOVE held_by' : ' REMOVE held_by, gsi1pk, gsi1sk, gsi2pk, gsi2sk'),
     ConditionExpression: `attempts = :previous AND ${IS_OPEN}`,
     ExpressionAttributeNames: { '#status': 'status' },
     ExpressionAttributeValues: {
@@ -170,9 +173,10 @@ export class DynamoAttemptDeliveryStore implements AttemptDeliveryStore {
         TableName: this.db.tableName,
         IndexName: 'gsi1',
         KeyConditionExpression: 'gsi1pk = :pk',
-        FilterExpression: 'next_attempt_at <= :now',
+        // Not an ordered row never attempted: only its chain's admission may send it (../domain/resource-order.ts).
+        FilterExpression: 'next_attempt_at <= :now AND (attribute_not_exists(order_key) OR attempts > :zero)',
         ProjectionExpression: 'shop_id, event_id, id, endpoint_id, attempts',
-        ExpressionAttributeValues: { ':pk': gsi1Partition.openDeliveries(shopId, endpointId), ':now': now.toISOString() },
+        ExpressionAttributeValues: { ':pk': gsi1Partition.openDeliveries(shopId, endpointId), ':now': now.toISOString(), ':zero': 0 },
         Limit: 4 * limit,
         ExclusiveStartKey: start,
       });
