@@ -208,7 +208,7 @@ async function attemptOnce(deps: AttemptDeps, endpoint: EndpointRecord, health: 
   const { lease } = run;
   const now = deps.now();
   let result: SendResult | 'late';
-  // Under a rate limit the request must start soon after its admission (../webhooks/rate-window.ts).
+  // Under a rate limit the request must start soon after its admission (./rate-window.ts).
   const startBy = endpoint.rate_limit ? lease.until - leaseMs(deps.settings.timeoutMs) + START_GRACE_MS : Infinity;
   try {
     result = await send(deps, endpoint, event, now, startBy);

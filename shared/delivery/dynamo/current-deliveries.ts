@@ -9,7 +9,7 @@ import { isOpenStatus } from '../delivery-status';
 import { DynamoEventDeliveryStore, MARKER } from './event-deliveries';
 
 /**
- * The current delivery of an event to an endpoint (shared/domain/current-delivery.ts): a
+ * The current delivery of an event to an endpoint (shared/delivery/current-delivery.ts): a
  * marker item per event and endpoint, changed only in the transaction that writes the delivery
  * it names. It also lists every delivery a redeliver or recover made for the pair
  * (`delivery_ids`): the rows sit under their endpoint, and the marker is how the event finds them.

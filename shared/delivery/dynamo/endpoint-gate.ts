@@ -85,7 +85,7 @@ export function releaseInput(endpoint: EndpointRecord, leaseKey: string, token: 
 /**
  * What the delivery consumer writes on an endpoint (its gate): admissions, releases with the
  * health, the backlog mark, and the disable. Apart from the API's reads and writes of its
- * configuration (./webhook-endpoints.ts, which extends this class), so the consumer's bundle
+ * configuration (shared/store/webhook-endpoints.ts, which extends this class), so the consumer's bundle
  * carries only what it uses.
  */
 export class DynamoEndpointGateStore implements EndpointGateStore {

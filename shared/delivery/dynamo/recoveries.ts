@@ -19,7 +19,7 @@ function recoveryItem(r: RecoveryRecord): Record<string, unknown> {
 const STILL_AT = { ConditionExpression: 'pages = :pages AND #status = :running', ExpressionAttributeNames: { '#status': 'status' } };
 
 /**
- * Recoveries (shared/domain/recovery-job.ts). Every write of a running one is a whole item
+ * Recoveries (shared/delivery/recovery-job.ts). Every write of a running one is a whole item
  * (`PutItem`) or a change of its sweep time, each a stream record the fan-out's filter
  * passes: that record is what wakes the worker for the next page.
  */

@@ -14,7 +14,7 @@ const sorted = (open: unknown): string[] => (open instanceof Set ? [...(open as 
 const isOpen = (status: unknown) => isOpenStatus(status as DeliveryStatus);
 
 /**
- * The chains of ordered delivery (shared/domain/resource-order.ts): one item per endpoint and
+ * The chains of ordered delivery (shared/delivery/resource-order.ts): one item per endpoint and
  * resource, `open` a string set, so concurrent joins and leaves are single atomic `ADD` and
  * `DELETE`s that answer with the set after them. Holds and releases are conditional writes on
  * the delivery row; a hold checks the chain in the same transaction.
