@@ -43,7 +43,7 @@ export interface Lease {
   probe: boolean;
 }
 
-/** What the consumer reads and writes on the endpoint item to admit deliveries. */
+/** What the consumer reads and writes on the endpoint's state item to admit deliveries. */
 export interface EndpointGate {
   health: EndpointHealth;
   /** Keyed by delivery id. */

@@ -4,9 +4,10 @@ import type { Resource } from '../domain/resources';
 
 /**
  * An endpoint's health numbers (GET /v1/webhook-endpoints/{id}/stats) at a bounded cost:
- * each recorded attempt adds to one small counter item of its 10-minute bucket (one extra
- * write), and a read sums the 145 buckets of the last 24 h (one query), whatever the
- * traffic. Latency percentiles come from a fixed histogram, so no attempt is ever listed.
+ * each recorded attempt adds to the counters of its 10-minute bucket, held on the endpoint's
+ * state item by the release that ends the attempt (no extra write) and moved to a bucket item
+ * when the next bucket begins; a read sums the 145 buckets of the last 24 h (one query),
+ * whatever the traffic. Latency percentiles come from a fixed histogram, so no attempt is ever listed.
  * See docs/capacity.md.
  */
 export const STATS_WINDOW_HOURS = 24;
