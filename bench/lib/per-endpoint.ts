@@ -48,8 +48,8 @@ export function countPerEndpoint(table: AnyClient, sqs: AnyClient): Map<string, 
       const input = args.input as Record<string, unknown>;
       if (!DYNAMODB_WRITES.has(op)) return next(args);
       const keys = keysWritten(op, input);
-      // The endpoint's configuration (WE#) and its state item (WH#).
-      const ours = keys.filter((k) => typeof k.sk === 'string' && (k.sk.startsWith('WE#') || k.sk.startsWith('WH#')));
+      // The endpoint's configuration (WE#<id>) and its state item (WE#<id>#STATE).
+      const ours = keys.filter((k) => typeof k.sk === 'string' && (k.sk.startsWith('WE#')));
       if (ours.length === 0) return next(args);
       input.ReturnConsumedCapacity ??= 'TOTAL';
       // DynamoDB bills a failed conditional write too; its error reports no units.

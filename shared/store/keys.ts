@@ -51,7 +51,7 @@ export const keys = {
 
   webhookEndpoint: (shopId: string, endpointId: string) => ({ pk: shopPk(shopId), sk: `WE#${endpointId}` }),
   /** The endpoint's hot state (leases, health, rate window, current stats): apart from its configuration, and outside `WE#` so listing endpoints never meets it. */
-  endpointState: (shopId: string, endpointId: string) => ({ pk: shopPk(shopId), sk: `WH#${endpointId}` }),
+  endpointState: (shopId: string, endpointId: string) => ({ pk: shopPk(shopId), sk: `${skPrefix.webhookEndpoint}${endpointId}${STATE_SUFFIX}` }),
 
   event: (shopId: string, eventId: string) => ({ pk: shopPk(shopId), sk: `EVT#${eventId}` }),
   /** GSI1 entry listing a shop's events of one type, newest first. */
@@ -111,12 +111,18 @@ function dueBucket(deliveryId: string): number {
   return sum % DUE_BUCKETS;
 }
 
+/**
+ * An endpoint's state item sits right after its configuration (`WE#<id>#STATE` after `WE#<id>`),
+ * so one Query of the `WE#` prefix reads a shop's endpoints whole (the fan-out's one read).
+ */
+export const STATE_SUFFIX = '#STATE';
+export const isEndpointStateKey = (sk: string): boolean => sk.endsWith(STATE_SUFFIX);
+
 /** sk prefixes used with begins_with to list one item type inside a shop partition. */
 export const skPrefix = {
   call: 'CALL#',
   job: 'JOB#',
   webhookEndpoint: 'WE#',
-  endpointState: 'WH#',
   event: 'EVT#',
   /** An endpoint's delivery rows. */
   endpointDeliveries: (endpointId: string) => `WD#${endpointId}#`,

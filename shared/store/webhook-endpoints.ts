@@ -4,7 +4,7 @@ import { EVENT_RETENTION_SECONDS } from '../domain/events';
 import { batchGet, cancellationReasons, isConditionFailed, queryPrefix } from './client';
 import { DynamoEndpointGateStore } from '../delivery/dynamo/endpoint-gate';
 import { configItem, endpointFromItems, stateItem } from '../delivery/dynamo/endpoint-state';
-import { keys, shopPk, skPrefix } from './keys';
+import { isEndpointStateKey, keys, shopPk, skPrefix, STATE_SUFFIX } from './keys';
 import { TABLE } from './table';
 
 /**
@@ -50,14 +50,11 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
     }
   }
 
-  /** Configurations and states: two queries of the shop's partition (a state item is small: ≤ 16 of them, one page). */
+  /** Configurations and states: one Query of the shop's partition, each state item right after its configuration (keys.endpointState). */
   async list(shopId: string): Promise<EndpointRecord[]> {
-    const [configs, states] = await Promise.all([
-      queryPrefix(this.db, shopPk(shopId), skPrefix.webhookEndpoint, { newestFirst: true }),
-      queryPrefix(this.db, shopPk(shopId), skPrefix.endpointState),
-    ]);
-    const stateOf = new Map(states.map((s) => [String(s.sk).slice(skPrefix.endpointState.length), s]));
-    return configs.map((c) => endpointFromItems(c, stateOf.get(String(c.sk).slice(skPrefix.webhookEndpoint.length))));
+    const items = await queryPrefix(this.db, shopPk(shopId), skPrefix.webhookEndpoint, { newestFirst: true });
+    const stateOf = new Map(items.filter((i) => isEndpointStateKey(String(i.sk))).map((s) => [String(s.sk).slice(0, -STATE_SUFFIX.length), s]));
+    return items.filter((i) => !isEndpointStateKey(String(i.sk))).map((c) => endpointFromItems(c, stateOf.get(String(c.sk))));
   }
 
   /** Several endpoints by shop and id, in one round trip; keyed `<shop>/<endpoint>`. */

@@ -16,7 +16,7 @@ import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { itemSize } from '../helpers/item-size';
 import { useFreshTable } from '../helpers/table';
 
-/** The endpoint's state item (WH#) apart from its configuration (WE#): its size, the stats its releases count, endpoints saved before it. */
+/** The endpoint's state item (WE#<id>#STATE) apart from its configuration (WE#<id>): its size, the stats its releases count, endpoints saved before it. */
 describe('endpoint state item (DynamoDB Local)', () => {
   let deps: Deps;
   let deliveries: DynamoDeliveryStore;

@@ -7,7 +7,7 @@ import { keys } from '../../store/keys';
 
 /**
  * An endpoint is two items: its configuration (`WE#<id>`: URL, secrets, filter, events: what
- * the API changes) and its state (`WH#<id>`: what every delivery changes: leases, health,
+ * the API changes) and its state (`WE#<id>#STATE`: what every delivery changes: leases, health,
  * `failing_since`, the backlog mark, the rate window and the current stats bucket's counters).
  * The state item stays small (well under 1 KB with four leases), so each admission and
  * release is one write unit whatever the configuration's size. `enabled` is on both: the

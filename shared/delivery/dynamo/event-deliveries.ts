@@ -71,5 +71,6 @@ async function shopEndpointIds(db: Dynamo, shopId: string): Promise<string[]> {
     queryPrefix(db, shopPk(shopId), skPrefix.webhookEndpoint, { attributes: ['id'] }),
     queryPrefix(db, shopPk(shopId), skPrefix.deletedEndpoint, { attributes: ['endpoint_id'] }),
   ]);
-  return [...live.map((i) => String(i.id)), ...deleted.map((i) => String(i.endpoint_id))];
+  // The configurations' ids (their state items, under the same prefix, have none).
+  return [...live.filter((i) => i.id !== undefined).map((i) => String(i.id)), ...deleted.map((i) => String(i.endpoint_id))];
 }
