@@ -11,7 +11,7 @@ import { StubTable, type Item } from './stub-table';
  * nothing beyond this machine. Answers are the services' documented bodies:
  *
  * - DynamoDB (JSON 1.0, `X-Amz-Target: DynamoDB_20120810.*`): a frozen seeded table (bench/lib/stub-table.ts);
- * - SQS (JSON 1.0, `AmazonSQS.*`): message ids, with the MD5 of each body the SDK checks;
+ * - SQS (JSON 1.0, `AmazonSQS.*`): message ids, with the MD5 of each body the SDK checks; an empty receive;
  * - KMS (JSON 1.1, `TrentService.*`): one fixed 32-byte data key, which Decrypt gives back;
  * - EventBridge Scheduler and SES v2 (REST JSON): a schedule ARN, a message id;
  * - the extension: `{"SecretString": …}` to a caller that presents a session token;
@@ -56,6 +56,8 @@ export async function startAwsStub(secretString: string): Promise<AwsStub> {
         const entries = (input.Entries ?? []) as { Id: string; MessageBody: string }[];
         return { Successful: entries.map((e) => ({ Id: e.Id, MessageId: randomUUID(), MD5OfMessageBody: md5(e.MessageBody) })), Failed: [] };
       }
+      // The sweeper's drain of the delivery dead-letter queue: empty, as it usually is.
+      if (operation === 'ReceiveMessage') return { Messages: [] };
     }
     if (prefix === 'TrentService') {
       count(`KMS ${operation}`);

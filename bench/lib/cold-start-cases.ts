@@ -102,9 +102,9 @@ export async function seedTable(stub: AwsStub): Promise<Seed> {
     const callEvents = bySk('EVT#').filter((i) => i.type === 'call.completed').map(eventFromItem);
     const [latest, earlier] = callEvents;
     if (!latest || !earlier) throw new Error('the demo data has fewer than two call.completed events');
-    // Open deliveries of two events, overdue: the sweeper finds them, and the endpoint's list has a second page.
+    // Open deliveries of two events, off their fast path and overdue (their messages lost): the sweeper finds them, and the endpoint's list has a second page.
     const past = new Date(Date.now() - 10 * 60_000);
-    const rows = [latest, earlier].map((e) => newDelivery(e, endpoint.id, newId('dlv', past.getTime()), 'fanout', past));
+    const rows = [latest, earlier].map((e) => ({ ...newDelivery(e, endpoint.id, newId('dlv', past.getTime()), 'fanout', past), sweep_at: new Date(past.getTime() + 60_000).toISOString() }));
     await new DynamoDeliveryStore(db).createAll(rows);
 
     const recovery = await recoverEndpoint({ ...endpointLifecycleDeps(config), now: () => new Date() }, demo.shop.id, endpoint.id, { since: new Date(Date.now() - 24 * 3_600_000).toISOString() });

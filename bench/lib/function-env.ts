@@ -21,6 +21,7 @@ function resolved(name: string, stubUrl: string): string {
     QUEUE_URL: `${stubUrl}/${ACCOUNT}/ShopCallsApi-Deliveries`,
     NOTIFY_QUEUE_URL: `${stubUrl}/${ACCOUNT}/ShopCallsApi-OwnerEmails`,
     INGEST_DLQ_URL: `${stubUrl}/${ACCOUNT}/ShopCallsApi-IngestDlq`,
+    DELIVERY_DLQ_URL: `${stubUrl}/${ACCOUNT}/ShopCallsApi-DeliveryDlq`,
     QUEUE_ARN: `arn:aws:sqs:${REGION}:${ACCOUNT}:ShopCallsApi-Deliveries`,
     SCHEDULER_GROUP: 'ShopCallsApi-Retries',
     SCHEDULER_ROLE_ARN: `arn:aws:iam::${ACCOUNT}:role/ShopCallsApi-SchedulerRole`,

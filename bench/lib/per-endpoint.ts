@@ -1,5 +1,6 @@
 import type { MiddlewareStack } from '@smithy/types';
 import { DYNAMODB_WRITES } from '../../lib/local/stack';
+import { isEndpointStateKey, skPrefix, STATE_SUFFIX } from '../../shared/store/keys';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any service's inputs and outputs
 type AnyClient = { middlewareStack: MiddlewareStack<any, any> };
@@ -49,7 +50,7 @@ export function countPerEndpoint(table: AnyClient, sqs: AnyClient): Map<string, 
       if (!DYNAMODB_WRITES.has(op)) return next(args);
       const keys = keysWritten(op, input);
       // The endpoint's configuration (WE#<id>) and its state item (WE#<id>#STATE).
-      const ours = keys.filter((k) => typeof k.sk === 'string' && (k.sk.startsWith('WE#')));
+      const ours = keys.filter((k) => typeof k.sk === 'string' && k.sk.startsWith(skPrefix.webhookEndpoint));
       if (ours.length === 0) return next(args);
       input.ReturnConsumedCapacity ??= 'TOTAL';
       // DynamoDB bills a failed conditional write too; its error reports no units.
@@ -60,7 +61,8 @@ export function countPerEndpoint(table: AnyClient, sqs: AnyClient): Map<string, 
         return out;
       } finally {
         for (const k of ours) {
-          const t = tally((k.sk as string).slice(3));
+          const sk = k.sk as string;
+          const t = tally(sk.slice(skPrefix.webhookEndpoint.length, isEndpointStateKey(sk) ? -STATE_SUFFIX.length : undefined));
           t.writes++;
           t.units += units / keys.length;
         }

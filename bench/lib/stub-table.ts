@@ -28,7 +28,7 @@ function scalar(v: AttributeValue | undefined): string | number | undefined {
 type Condition = (item: Item) => boolean;
 
 /**
- * Parses the `a = :v AND begins_with(b, :p) AND c BETWEEN :x AND :y` subset of DynamoDB's
+ * Parses the `a = :v AND begins_with(b, :p) AND c BETWEEN :x AND :y AND attribute_not_exists(d)` subset of DynamoDB's
  * expressions, which is all the stores write in key conditions and filters. Anything else is
  * an error: a stub that silently ignored a clause would answer items DynamoDB would not.
  */
@@ -46,6 +46,9 @@ export function parseConditions(expression: string, names: Record<string, string
     if ((m = rest.match(/^begins_with\(\s*([#\w]+)\s*,\s*(:\w+)\s*\)/))) {
       const [attr, prefix] = [name(m[1] as string), String(value(m[2] as string))];
       clauses.push((item) => item[attr]?.S?.startsWith(prefix) === true);
+    } else if ((m = rest.match(/^(attribute_exists|attribute_not_exists)\(\s*([#\w]+)\s*\)/))) {
+      const [exists, attr] = [m[1] === 'attribute_exists', name(m[2] as string)];
+      clauses.push((item) => (item[attr] !== undefined) === exists);
     } else if ((m = rest.match(/^([#\w]+)\s+BETWEEN\s+(:\w+)\s+AND\s+(:\w+)/))) {
       const [attr, low, high] = [name(m[1] as string), value(m[2] as string), value(m[3] as string)];
       clauses.push((item) => {

@@ -48,11 +48,15 @@ describe('benchmark AWS stub', () => {
     expect(stub.takeCalls()).toEqual({ 'DynamoDB GetItem': 3, 'DynamoDB Query': 3, 'DynamoDB PutItem': 1 });
   });
 
-  it('evaluates the comparisons, BETWEEN and begins_with the stores write, and refuses what it cannot', () => {
+  it('evaluates the comparisons, BETWEEN, begins_with and attribute_(not_)exists the stores write, and refuses what it cannot', () => {
     const values = marshall({ ':lo': 2, ':hi': 3, ':p': 'CALL#' });
     const between = parseConditions('n BETWEEN :lo AND :hi AND begins_with(sk, :p)', {}, values);
     expect(items.filter((i) => between(marshall(i))).map((i) => i.n)).toEqual([2, 3]);
-    expect(() => parseConditions('attribute_exists(pk)')).toThrow(/unsupported/);
+    const unindexed = parseConditions('begins_with(sk, :p) AND attribute_not_exists(#g)', { '#g': 'gsi2pk' }, values);
+    expect(unindexed(marshall({ sk: 'CALL#a' }))).toBe(true);
+    expect(unindexed(marshall({ sk: 'CALL#a', gsi2pk: 'DUE#1' }))).toBe(false);
+    expect(parseConditions('attribute_exists(pk)')(marshall({ pk: 'x' }))).toBe(true);
+    expect(() => parseConditions('size(pk) > :lo', {}, values)).toThrow(/unsupported/);
   });
 
   it('answers SQS with the MD5 of each body the SDK checks, Scheduler and SES with their ids', async () => {

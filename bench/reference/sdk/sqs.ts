@@ -1,4 +1,4 @@
-import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { ReceiveMessageCommand, SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 
 const body = JSON.stringify({ shop_id: 'reference', event_id: 'evt_reference', delivery_id: 'dlv_reference', endpoint_id: 'we_reference', attempt: 1 });
 
@@ -9,6 +9,7 @@ export async function callSqs(operations: readonly string[]): Promise<void> {
   for (const operation of operations) {
     if (operation === 'SendMessage') await sqs.send(new SendMessageCommand({ QueueUrl, MessageBody: body }));
     else if (operation === 'SendMessageBatch') await sqs.send(new SendMessageBatchCommand({ QueueUrl, Entries: [{ Id: '0', MessageBody: body }] }));
+    else if (operation === 'ReceiveMessage') await sqs.send(new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10 }));
     else throw new Error(`the SQS reference makes no ${operation} request`);
   }
 }
