@@ -334,7 +334,7 @@ async function defer(deps: AttemptDeps, due: Due, now: Date, until: number | nul
 }
 
 /**
- * A row put off (a deferral, a wait for the rate) leaves the fast path: into its endpoint's open
+ * A row put off (a deferral, a long wait for the rate) leaves the fast path: into its endpoint's open
  * deliveries, where a success's pull finds it before its message comes round, and into the due
  * index a grace after that message. One write, at its first deferral only.
  */
@@ -346,6 +346,9 @@ async function offFastPath(deps: AttemptDeps, due: Due, at: number): Promise<voi
   due.delivery.sweep_at = sweepAt.toISOString();
 }
 
+/** The longest wait for the rate that stays on the fast path. */
+const RATE_WAIT_FAST_PATH_MS = 60_000;
+
 export const MAX_DEFER_MS = 5_000;
 export function deferDelayMs(base: number, deferrals: number, random = Math.random): number {
   const delay = Math.min(MAX_DEFER_MS, base * 2 ** Math.min(deferrals - 1, 10));
@@ -354,7 +357,10 @@ export function deferDelayMs(base: number, deferrals: number, random = Math.rand
 
 /** Over the endpoint's rate: the same message when the rate has room, no attempt used, its deferral backoff left as it was. */
 async function waitForRate(deps: AttemptDeps, due: Due, at: number): Promise<AttemptVerdict> {
-  await offFastPath(deps, due, at);
+  // No success pulls a rate-limited endpoint's rows, so a short wait keeps its message as its only
+  // wake-up, like a first attempt, and goes back on the queue at once (a write first would eat into
+  // its place in line); a long one (a backlog) leaves the fast path, for the sweeper and the stats' count.
+  if (at - deps.now().getTime() >= RATE_WAIT_FAST_PATH_MS) await offFastPath(deps, due, at);
   await deps.scheduler.schedule({ ...due.message, rate_at: at }, new Date(at));
   return 'deferred';
 }

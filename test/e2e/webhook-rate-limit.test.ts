@@ -44,8 +44,9 @@ describe('per-endpoint rate limit', () => {
     expect(receiver.received.map((r) => r.event.id).sort()).toEqual([...sent].sort());
     const times = receiver.received.map((r) => r.at).sort((a, b) => a - b);
     expect(mostInOneSecond(times)).toBe(2);
-    // Paced, not trickled: 20 at 2 per second take about 10 s.
-    expect((times.at(-1) as number) - (times[0] as number)).toBeLessThan(15_000);
+    // Paced, not trickled: 20 at 2 per second take about 10 s alone, up to about 17 s under the whole
+    // suite's load on two cores (a trickle, each wait a retry offset, would take minutes).
+    expect((times.at(-1) as number) - (times[0] as number)).toBeLessThan(20_000);
 
     // Waiting used no attempt and counted no failure.
     const deliveries = (await t.api('GET', `/v1/webhook-endpoints/${made.json.id as string}/deliveries?limit=100`)).json.data as { status: string; attempts: number }[];
