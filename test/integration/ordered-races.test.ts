@@ -1,17 +1,12 @@
 import { deliverBatch } from '../../shared/delivery/delivery-attempt';
-import { fanOut, messageOf, newDelivery, type DeliveryMessage, type DeliveryRecord, type FanOutDeps } from '../../shared/delivery/deliveries';
-import type { AttemptDeps } from '../../shared/delivery/delivery-ports';
-import { newEvent, type EventRecord } from '../../shared/domain/events';
+import { fanOut, messageOf, type DeliveryMessage, type DeliveryRecord } from '../../shared/delivery/deliveries';
+import type { EventRecord } from '../../shared/domain/events';
 import { elementOf } from '../../shared/delivery/resource-order';
-import { createShop } from '../../shared/domain/shop';
-import { createEndpoint, type EndpointRecord } from '../../shared/domain/webhook-endpoints';
-import { derivedId, idTime } from '../../shared/ids';
-import { DynamoAttemptLedger } from '../../shared/delivery/dynamo/attempt-ledger';
+import type { EndpointRecord } from '../../shared/domain/webhook-endpoints';
 import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
-import { DynamoEventStore } from '../../shared/store/events';
 import { DynamoOrderStore } from '../../shared/delivery/dynamo/resource-order';
-import { DynamoEndpointStore } from '../../shared/store/webhook-endpoints';
 import type { ApiDeps } from '../../shared/wiring/api';
+import { orderedEndpoint } from '../helpers/ordered-endpoint';
 import { useFreshTable } from '../helpers/table';
 
 /**
@@ -30,48 +25,8 @@ describe('ordered delivery and the consumer\'s races (DynamoDB Local)', () => {
   });
 
   /** An ordered endpoint with a recording queue; `onPost` answers each request (204 unless it says otherwise). */
-  async function setup(onPost: (eventId: string) => Promise<number | void> = async () => undefined) {
-    const shop = await createShop(deps, { name: 'Race Shop', owner_email: 'r@race.test' });
-    const endpoint = await createEndpoint({ ...deps, checkUrl: async (url) => ({ ok: true, url: new URL(url) }) }, shop.id, { url: 'https://hooks.example.com/r', events: ['*'], ordering: 'per_resource' });
-    const queued: DeliveryMessage[] = [];
-    const posts: string[] = [];
-    const queue = { send: async (m: DeliveryMessage[]) => void queued.push(...m) };
-    const endpoints = new DynamoEndpointStore(deps.db);
-    const attemptDeps: AttemptDeps = {
-      deliveries: store,
-      endpoints,
-      ledger: new DynamoAttemptLedger(deps.db),
-      order,
-      queue,
-      scheduler: { schedule: async () => undefined, needsSchedule: () => false },
-      sender: {
-        post: async (_url, _headers, body) => {
-          const id = (JSON.parse(body) as { id: string }).id;
-          posts.push(id);
-          return { status: (await onPost(id)) ?? 204, error: null, retryAfterMs: null, durationMs: 1, snippet: null };
-        },
-      },
-      cipher: deps.cipher,
-      checkTarget: async (url) => ({ ok: true, url: new URL(url) }),
-      settings: { timeoutMs: 1000, deferMs: 50 },
-      timeScale: 1,
-      now: () => new Date(),
-    };
-    const fanOutDeps: FanOutDeps = { endpoints, deliveries: store, order, queue, scheduler: attemptDeps.scheduler, timeScale: 1, now: () => new Date() };
-    const events = new DynamoEventStore(deps.db);
-    const emit = async (type: 'job.created' | 'job.approved', jobId: string) => {
-      const event = newEvent(shop.id, type, { id: jobId }, new Date(Date.now() + 5));
-      await events.put(event);
-      return event;
-    };
-    /** The event's row as its fan-out writes it before the chain is looked at. */
-    const rowWritten = async (event: EventRecord, jobId: string) => {
-      const row = newDelivery(event, endpoint.id, derivedId('dlv', idTime(event.id), `${event.id}/${endpoint.id}`), 'fanout', new Date(), 60_000, jobId);
-      await store.createMissing([row]);
-      return row;
-    };
-    return { shop, endpoint, endpoints, attemptDeps, fanOutDeps, queued, posts, emit, rowWritten };
-  }
+  /** An ordered endpoint (test/helpers/ordered-endpoint.ts); `onPost` answers each request (204 unless it says otherwise). */
+  const setup = (onPost?: (eventId: string) => Promise<number | void>) => orderedEndpoint(deps, store, order, onPost);
   const rowOf = async (event: EventRecord, endpointId: string) => (await store.listForEvent(event.shop_id, event.id)).find((d) => d.endpoint_id === endpointId) as DeliveryRecord;
 
   it('a success that pulls the endpoint\'s due deliveries from the table takes no ordered one its chain has not admitted', async () => {

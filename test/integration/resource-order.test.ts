@@ -1,18 +1,14 @@
 import { deliverBatch } from '../../shared/delivery/delivery-attempt';
-import { fanOut, messageOf, newDelivery, type DeliveryMessage, type DeliveryRecord, type FanOutDeps, fanOutDeliveryId } from '../../shared/delivery/deliveries';
-import type { AttemptDeps } from '../../shared/delivery/delivery-ports';
-import { newEvent, type EventRecord } from '../../shared/domain/events';
+import { fanOut, messageOf, newDelivery, type DeliveryMessage, type DeliveryRecord, fanOutDeliveryId } from '../../shared/delivery/deliveries';
+import type { EventRecord } from '../../shared/domain/events';
 import { elementOf } from '../../shared/delivery/resource-order';
-import { createShop } from '../../shared/domain/shop';
 import { sweep } from '../../shared/delivery/sweep';
-import { createEndpoint } from '../../shared/domain/webhook-endpoints';
-import { DynamoAttemptLedger } from '../../shared/delivery/dynamo/attempt-ledger';
 import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
 import { DynamoDueIndex } from '../../shared/delivery/dynamo/due-index';
-import { DynamoEventStore } from '../../shared/store/events';
 import { DynamoOrderStore } from '../../shared/delivery/dynamo/resource-order';
 import { DynamoEndpointStore } from '../../shared/store/webhook-endpoints';
 import type { ApiDeps } from '../../shared/wiring/api';
+import { orderedEndpoint } from '../helpers/ordered-endpoint';
 import { useFreshTable } from '../helpers/table';
 
 /** Ordered delivery on DynamoDB Local: the chains under concurrent fan-outs, a crash between row and chain, releases on end. */
@@ -27,53 +23,14 @@ describe('ordered delivery per resource (DynamoDB Local)', () => {
   });
 
   /** An ordered endpoint, its fan-out and consumer with a recording queue and receiver; `fail` answers 500 to the named events' first attempt. */
+  /** An ordered endpoint (test/helpers/ordered-endpoint.ts); `fail` answers 500 to the named events' first attempt. */
   async function setup(fail: Set<string> = new Set()) {
-    const shop = await createShop(deps, { name: 'Order Shop', owner_email: 'o@order.test' });
-    const endpoint = await createEndpoint({ ...deps, checkUrl: async (url) => ({ ok: true, url: new URL(url) }) }, shop.id, { url: 'https://hooks.example.com/o', events: ['*'], ordering: 'per_resource' });
-    const queued: DeliveryMessage[] = [];
-    const scheduled: DeliveryMessage[] = [];
-    const posts: string[] = [];
     const tried = new Set<string>();
-    const queue = { send: async (m: DeliveryMessage[]) => void queued.push(...m) };
-    const endpoints = new DynamoEndpointStore(deps.db);
-    const attemptDeps: AttemptDeps = {
-      deliveries: store,
-      endpoints,
-      ledger: new DynamoAttemptLedger(deps.db),
-      order,
-      queue,
-      scheduler: { schedule: async (m) => void scheduled.push(m), needsSchedule: () => false },
-      sender: {
-        post: async (_url, _headers, body) => {
-          const id = (JSON.parse(body) as { id: string }).id;
-          posts.push(id);
-          const first = !tried.has(id);
-          tried.add(id);
-          return { status: fail.has(id) && first ? 500 : 204, error: null, retryAfterMs: null, durationMs: 1, snippet: null };
-        },
-      },
-      cipher: deps.cipher,
-      checkTarget: async (url) => ({ ok: true, url: new URL(url) }),
-      settings: { timeoutMs: 1000, deferMs: 50 },
-      timeScale: 1,
-      now: () => new Date(),
-    };
-    const fanOutDeps: FanOutDeps = { endpoints, deliveries: store, order, queue, scheduler: attemptDeps.scheduler, timeScale: 1, now: () => new Date() };
-    const events = new DynamoEventStore(deps.db);
-    const emit = async (type: 'job.created' | 'job.approved', jobId: string) => {
-      const event = newEvent(shop.id, type, { id: jobId }, new Date(Date.now() + 5));
-      await events.put(event);
-      return event;
-    };
-    /** Runs the consumer on what is queued (and, with `retries`, what is scheduled) until nothing is left. */
-    const drain = async (retries = true) => {
-      for (let round = 0; round < 50 && (queued.length > 0 || (retries && scheduled.length > 0)); round++) {
-        const batch = queued.splice(0, 10);
-        if (retries && batch.length === 0) batch.push(...scheduled.splice(0, 10));
-        await deliverBatch(attemptDeps, batch);
-      }
-    };
-    return { shop, endpoint, attemptDeps, fanOutDeps, queued, scheduled, posts, emit, drain };
+    return orderedEndpoint(deps, store, order, (id) => {
+      const first = !tried.has(id);
+      tried.add(id);
+      return fail.has(id) && first ? 500 : 204;
+    });
   }
   const rowOf = async (event: EventRecord, endpointId: string) => (await store.listForEvent(event.shop_id, event.id)).find((d) => d.endpoint_id === endpointId) as DeliveryRecord;
 
