@@ -26,6 +26,8 @@ export interface EventDeliveries {
 export interface CurrentDeliveryStore {
   /** The event's deliveries to these endpoints, and their markers. */
   ofEvent(shopId: string, eventId: string, endpointIds: readonly string[]): Promise<EventDeliveries>;
+  /** The same for several events and one endpoint, each read as `ofEvent` would (in one go: a recovery's step). */
+  ofEvents(shopId: string, eventIds: readonly string[], endpointId: string): Promise<Map<string, EventDeliveries>>;
   /**
    * All or nothing: writes `row` and makes it the current delivery of its event to its
    * endpoint, only if the marker still names `expected` (null: no marker yet), and cancels each

@@ -62,8 +62,8 @@ export interface RecoveryPageDeps {
  */
 export const RECOVERY_PAGE = 100;
 export const RUN_BUDGET_MS = 1_000;
-/** Events read by one Query and queued at once. */
-const STEP = 10;
+/** Events read by one Query and queued at once; what the endpoint has had of them is read in two requests whatever their number (ofEvents). */
+const STEP = 25;
 
 /**
  * How long a running recovery may go without a page written before the sweeper wakes it. A
@@ -128,8 +128,9 @@ async function recoverStep(deps: RecoveryPageDeps, endpoint: EndpointRecord, rec
   const opts = { skipReceived: true, sweepGraceMs: sweepGraceMs(deps.timeScale) };
   // One resource's rows are written in the order of its events, so the stream hands them to their chain in that order.
   const outcomes: Queued[] = new Array(wanted.length);
+  const seen = await deps.currentDeliveries.ofEvents(recovery.shop_id, wanted.map((e) => e.id), endpoint.id);
   const settled = await oneResourceAtATime(wanted.map((e, i) => ({ e, i })), ({ e }) => (orderKeyFor(endpoint, e) ? resourceOf(e) : null), async ({ e, i }) => {
-    outcomes[i] = await queueAgain(deps, e, endpoint.id, { ...opts, orderKey: orderKeyFor(endpoint, e) });
+    outcomes[i] = await queueAgain(deps, e, endpoint.id, { ...opts, orderKey: orderKeyFor(endpoint, e) }, seen.get(e.id));
   });
   const failed = settled.find((r) => r.status === 'rejected');
   if (failed) throw failed.reason;

@@ -1,5 +1,5 @@
 import type { AttributeValue, CancellationReason, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { DynamoDBDocument, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocument, QueryCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 
 /** The table: the SDK's document client over the process's one DynamoDB client (shared/wiring/clients.ts). */
 export interface Dynamo {
@@ -63,18 +63,20 @@ export async function getRecord<T>(db: Dynamo, key: Record<string, string>): Pro
 
 /** Every item of a partition whose sort key starts with `prefix`, strongly consistent, in key order. */
 export async function queryPrefix(db: Dynamo, pk: string, prefix: string, opts: { newestFirst?: boolean; attributes?: string[] } = {}): Promise<Record<string, unknown>[]> {
+  return queryAll(db, {
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix },
+    ...(opts.attributes ? { ProjectionExpression: opts.attributes.map((_, i) => `#a${i}`).join(', '), ExpressionAttributeNames: Object.fromEntries(opts.attributes.map((a, i) => [`#a${i}`, a])) } : {}),
+    ScanIndexForward: !opts.newestFirst,
+  });
+}
+
+/** Every item a Query of the table finds (strongly consistent), page after page. */
+export async function queryAll(db: Dynamo, input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey' | 'ConsistentRead'>): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   let start: Record<string, unknown> | undefined;
   do {
-    const out = await db.doc.query({
-      TableName: db.tableName,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix },
-      ...(opts.attributes ? { ProjectionExpression: opts.attributes.map((_, i) => `#a${i}`).join(', '), ExpressionAttributeNames: Object.fromEntries(opts.attributes.map((a, i) => [`#a${i}`, a])) } : {}),
-      ScanIndexForward: !opts.newestFirst,
-      ConsistentRead: true,
-      ExclusiveStartKey: start,
-    });
+    const out = await db.doc.query({ ...input, TableName: db.tableName, ConsistentRead: true, ExclusiveStartKey: start });
     items.push(...(out.Items ?? []));
     start = out.LastEvaluatedKey;
   } while (start);

@@ -10,6 +10,7 @@ import { deliveryItem } from '../../shared/delivery/dynamo/attempt-deliveries';
 import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
 import { DynamoDueIndex } from '../../shared/delivery/dynamo/due-index';
 import { keys } from '../../shared/store/keys';
+import { observeTable } from '../../shared/store/client';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { useFreshTable } from '../helpers/table';
 
@@ -112,6 +113,32 @@ describe('delivery rows (DynamoDB Local)', () => {
     expect(Object.keys(deliveryItem(rows[0] as DeliveryRecord)).filter((k) => k.startsWith('gsi3'))).toEqual([]);
   });
 
+  it('several events\' deliveries to one endpoint read in two requests, each as reading the event alone finds it', async () => {
+    const { shopId, endpointIds } = await tenant(2);
+    const [mine, other] = endpointIds as [string, string];
+    const sent = await fannedOut(shopId, [mine, other], 50_000, 'succeeded');
+    const failed = await fannedOut(shopId, [mine, other], 40_000, 'failed');
+    const between = await fannedOut(shopId, [other], 30_000, 'failed');
+    const waiting = await fannedOut(shopId, [mine, other], 20_000);
+    // Redelivered to both: each pair gets a marker naming a second row (its event's markers and the one between share the range read).
+    await redeliver({ ...deps, timeScale: 1 }, shopId, failed.event.id);
+    await redeliver({ ...deps, timeScale: 1 }, shopId, between.event.id);
+    const none = newEvent(shopId, 'call.completed', { id: newId('call'), object: 'call' }, new Date(Date.now() - 10_000));
+    const ids = [waiting.event.id, sent.event.id, none.id, failed.event.id];
+
+    const requests: string[] = [];
+    const stop = observeTable(deps.db, (operation) => requests.push(operation));
+    const many = await deps.currentDeliveries.ofEvents(shopId, ids, mine);
+    stop();
+    expect(requests.sort()).toEqual(['BatchGetItem', 'Query']);
+    for (const id of ids) expect(many.get(id)).toEqual(await deps.currentDeliveries.ofEvent(shopId, id, [mine]));
+    expect(many.get(failed.event.id)?.rows.map((d) => d.status)).toEqual(['failed', 'pending']);
+    expect(many.get(failed.event.id)?.current.get(mine)).toBe(many.get(failed.event.id)?.rows[1]?.id);
+    expect(many.get(none.id)).toEqual({ rows: [], current: new Map() });
+    expect([...many.keys()].sort()).toEqual([...ids].sort());
+    expect(await deps.currentDeliveries.ofEvents(shopId, [], mine)).toEqual(new Map());
+  });
+
   it('rows of the earlier layout: an ended one is still listed by its event; the sweeper moves an open one under its endpoint', async () => {
     const { shopId, endpointIds } = await tenant(1);
     const endpointId = endpointIds[0] as string;
@@ -133,6 +160,7 @@ describe('delivery rows (DynamoDB Local)', () => {
     expect((await store.listForEvent(shopId, ended.id)).map((d) => [d.id, d.status])).toEqual([[endedItem.id, 'succeeded']]);
     // A recover counts its success: nothing is queued again for that event.
     expect((await deps.currentDeliveries.ofEvent(shopId, ended.id, [endpointId])).rows.map((d) => d.id)).toEqual([endedItem.id]);
+    expect((await deps.currentDeliveries.ofEvents(shopId, [ended.id], endpointId)).get(ended.id)?.rows.map((d) => d.id)).toEqual([endedItem.id]);
 
     const due = new DynamoDueIndex(deps.db);
     const found = await due.overdue(new Date(), 200);

@@ -76,6 +76,7 @@ describe('a recovery goes on page by page after the answer (DynamoDB Local)', ()
     let replaced = 0;
     const crashing: CurrentDeliveryStore = {
       ofEvent: (s, e, ids) => deps.currentDeliveries.ofEvent(s, e, ids),
+      ofEvents: (s, ids, endpointId) => deps.currentDeliveries.ofEvents(s, ids, endpointId),
       replace: async (...args) => {
         // In the page's first step (a page always takes one): some of its events queued, the rest not.
         if (++replaced > 4) throw new Error('the worker died mid-page');

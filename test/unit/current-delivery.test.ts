@@ -32,6 +32,7 @@ describe('queueAgain', () => {
     const store = {
       writes: 0,
       ofEvent: async () => state,
+      ofEvents: async (_shop: string, eventIds: readonly string[]) => new Map(eventIds.map((id) => [id, state])),
       replace: async (created: DeliveryRecord) => {
         store.writes++;
         if (store.writes <= losses) {

@@ -6,7 +6,13 @@ import { cancelInput, deliveryItem } from './attempt-deliveries';
 import { keys } from '../../store/keys';
 import { TABLE } from '../../store/table';
 import { isOpenStatus } from '../delivery-status';
-import { DynamoEventDeliveryStore, MARKER } from './event-deliveries';
+import { DynamoEventDeliveryStore, MARKER, type EventDeliveryItems } from './event-deliveries';
+
+/** An open row of the earlier layout is out of reach here (the sweeper moves it); an ended one still tells what the endpoint had. */
+function seenIn({ rows, legacy, markers }: EventDeliveryItems): EventDeliveries {
+  const ended = legacy.filter((d) => !isOpenStatus(d.status));
+  return { rows: [...rows, ...ended], current: new Map([...markers].map(([endpointId, m]) => [endpointId, m.delivery_id])) };
+}
 
 /**
  * The current delivery of an event to an endpoint (shared/delivery/current-delivery.ts): a
@@ -22,10 +28,12 @@ export class DynamoCurrentDeliveries implements CurrentDeliveryStore {
   }
 
   async ofEvent(shopId: string, eventId: string, endpointIds: readonly string[]): Promise<EventDeliveries> {
-    const { rows, legacy, markers } = await this.eventDeliveries.read(shopId, eventId, endpointIds);
-    // An open row of the earlier layout is out of reach here (the sweeper moves it); an ended one still tells what the endpoint had.
-    const ended = legacy.filter((d) => !isOpenStatus(d.status));
-    return { rows: [...rows, ...ended], current: new Map([...markers].map(([endpointId, m]) => [endpointId, m.delivery_id])) };
+    return seenIn(await this.eventDeliveries.read(shopId, eventId, endpointIds));
+  }
+
+  async ofEvents(shopId: string, eventIds: readonly string[], endpointId: string): Promise<Map<string, EventDeliveries>> {
+    const read = await this.eventDeliveries.readMany(shopId, eventIds, endpointId);
+    return new Map([...read].map(([eventId, items]) => [eventId, seenIn(items)]));
   }
 
   async replace(row: DeliveryRecord, expected: string | null, cancel: DeliveryRecord[]): Promise<boolean> {

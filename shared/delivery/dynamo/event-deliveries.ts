@@ -1,5 +1,5 @@
 import { fanOutDeliveryId, type DeliveryRecord } from '../deliveries';
-import { batchGet, queryPrefix, stripKeys, type Dynamo } from '../../store/client';
+import { batchGet, queryAll, queryPrefix, stripKeys, type Dynamo } from '../../store/client';
 import { keys, shopPk, skPrefix } from '../../store/keys';
 
 /** The marker's entity: not `delivery`, so no reader of deliveries and no stream filter takes it for one. */
@@ -27,17 +27,68 @@ export interface EventDeliveryItems {
 export class DynamoEventDeliveryStore {
   constructor(private readonly db: Dynamo) {}
 
-  read(shopId: string, eventId: string, endpointIds: readonly string[] | 'all'): Promise<EventDeliveryItems> {
-    return readEventDeliveries(this.db, shopId, eventId, endpointIds);
+  async read(shopId: string, eventId: string, endpointIds: readonly string[] | 'all'): Promise<EventDeliveryItems> {
+    const [prefixed, known] = await Promise.all([
+      queryPrefix(this.db, shopPk(shopId), skPrefix.eventMarkers(eventId)),
+      endpointIds === 'all' ? shopEndpointIds(this.db, shopId) : Promise.resolve(endpointIds),
+    ]);
+    const markers = markersOf(prefixed);
+    const wanted = new Set(endpointIds === 'all' ? [...known, ...markers.keys()] : known);
+    const [items] = await this.assemble(shopId, [{ eventId, prefixed, markers, wanted }]);
+    return items as EventDeliveryItems;
+  }
+
+  /**
+   * The deliveries of several events to one endpoint, in two requests whatever their number:
+   * one Query of the markers' range from the first event to the last (event ids sort by time),
+   * filtered to the endpoint, and one batch of the rows it names with the fan-out's.
+   */
+  async readMany(shopId: string, eventIds: readonly string[], endpointId: string): Promise<Map<string, EventDeliveryItems>> {
+    if (eventIds.length === 0) return new Map();
+    const sorted = [...eventIds].sort();
+    const inRange = await queryAll(this.db, {
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      FilterExpression: 'endpoint_id = :endpoint',
+      ExpressionAttributeValues: { ':pk': shopPk(shopId), ':from': skPrefix.eventMarkers(sorted[0] as string), ':to': `${skPrefix.eventMarkers(sorted[sorted.length - 1] as string)}~`, ':endpoint': endpointId },
+    });
+    const wanted = new Set([endpointId]);
+    const events = sorted.map((eventId) => {
+      const prefixed = inRange.filter((i) => i.event_id === eventId);
+      return { eventId, prefixed, markers: markersOf(prefixed), wanted };
+    });
+    const items = await this.assemble(shopId, events);
+    return new Map(sorted.map((eventId, i) => [eventId, items[i] as EventDeliveryItems]));
+  }
+
+  /** Each event's rows read by key in one batch: the fan-out's row to each wanted endpoint and every row its marker names. */
+  private async assemble(shopId: string, events: { eventId: string; prefixed: Record<string, unknown>[]; markers: Markers; wanted: Set<string> }[]): Promise<EventDeliveryItems[]> {
+    const refsOf = events.map(({ eventId, markers, wanted }) =>
+      [...wanted].flatMap((endpointId) => {
+        const ids = new Set([fanOutDeliveryId(eventId, endpointId), ...(markers.get(endpointId)?.delivery_ids ?? [])]);
+        return [...ids].map((id) => keys.delivery(shopId, endpointId, id));
+      }),
+    );
+    const all = refsOf.flat();
+    const found = all.length > 0 ? await batchGet(this.db, all) : new Map<string, Record<string, unknown>>();
+    return events.map(({ prefixed, markers, wanted }, i) => {
+      const rows = (refsOf[i] ?? []).flatMap((r) => {
+        const item = found.get(`${r.pk}|${r.sk}`);
+        return item ? [stripKeys<DeliveryRecord>(item)] : [];
+      });
+      const legacy = prefixed
+        .filter((item) => item.entity === 'delivery')
+        .map((item) => stripKeys<DeliveryRecord>(item))
+        .filter((d) => wanted.has(d.endpoint_id) && !rows.some((r) => r.id === d.id));
+      return { rows: byId(rows), legacy: byId(legacy), markers: new Map([...markers].filter(([endpointId]) => wanted.has(endpointId))) };
+    });
   }
 }
 
-async function readEventDeliveries(db: Dynamo, shopId: string, eventId: string, endpointIds: readonly string[] | 'all'): Promise<EventDeliveryItems> {
-  const [prefixed, known] = await Promise.all([
-    queryPrefix(db, shopPk(shopId), skPrefix.eventMarkers(eventId)),
-    endpointIds === 'all' ? shopEndpointIds(db, shopId) : Promise.resolve(endpointIds),
-  ]);
-  const markers = new Map(
+type Markers = Map<string, { delivery_id: string; delivery_ids: string[] }>;
+
+/** The markers among an event's prefixed items, by endpoint id, each listing every row it has named. */
+function markersOf(prefixed: Record<string, unknown>[]): Markers {
+  return new Map(
     prefixed
       .filter((i) => i.entity === MARKER)
       .map((i) => {
@@ -46,21 +97,6 @@ async function readEventDeliveries(db: Dynamo, shopId: string, eventId: string, 
         return [String(i.endpoint_id), { delivery_id: current, delivery_ids: made.includes(current) ? made : [...made, current] }] as const;
       }),
   );
-  const wanted = new Set(endpointIds === 'all' ? [...known, ...markers.keys()] : known);
-  const refs = [...wanted].flatMap((endpointId) => {
-    const ids = new Set([fanOutDeliveryId(eventId, endpointId), ...(markers.get(endpointId)?.delivery_ids ?? [])]);
-    return [...ids].map((id) => keys.delivery(shopId, endpointId, id));
-  });
-  const found = refs.length > 0 ? await batchGet(db, refs) : new Map<string, Record<string, unknown>>();
-  const rows = refs.flatMap((r) => {
-    const item = found.get(`${r.pk}|${r.sk}`);
-    return item ? [stripKeys<DeliveryRecord>(item)] : [];
-  });
-  const legacy = prefixed
-    .filter((i) => i.entity === 'delivery')
-    .map((i) => stripKeys<DeliveryRecord>(i))
-    .filter((d) => wanted.has(d.endpoint_id) && !rows.some((r) => r.id === d.id));
-  return { rows: byId(rows), legacy: byId(legacy), markers: new Map([...markers].filter(([endpointId]) => wanted.has(endpointId))) };
 }
 
 const byId = (rows: DeliveryRecord[]) => rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
