@@ -50,7 +50,8 @@ const handler: typeof timed = (event) => {
   endpointsInBatches += new Set(event.Records.map((r) => (JSON.parse(r.body) as { endpoint_id?: string }).endpoint_id)).size;
   return timed(event);
 };
-const poller = startQueuePoller({ sqs, queueUrl: config.queueUrl, queueArn: parseVariables(process.env).QUEUE_ARN ?? '', handler, concurrency: batches });
+const poller = startQueuePoller({ sqs, queueUrl: config.queueUrl, queueArn: parseVariables(process.env).QUEUE_ARN ?? '', handler, concurrency: batches, pollers: 1 });
+// One receive at a time: a stopped poller's cut-off receive still takes the next message sent (lib/local/queue-poller.ts), and the next child must find every message.
 
 process.on('message', (message) => {
   if (message !== 'report') return;

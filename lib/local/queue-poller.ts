@@ -33,11 +33,18 @@ export function startQueuePoller(opts: {
   handler: (event: SQSEvent) => Promise<SQSBatchResponse>;
   batchSize?: number;
   concurrency?: number;
+  /** Receives at a time (default 5, at most `concurrency`). */
+  pollers?: number;
 }): QueuePoller {
   const batchSize = opts.batchSize ?? 10;
   // Lambda scales out per batch; a batch waiting on a slow receiver must not stop the others (at most
   // MAX_IN_FLIGHT of them can hold a request to one endpoint).
   const concurrency = opts.concurrency ?? 16;
+  // Lambda's SQS event source polls with several connections at once (five to begin with): messages
+  // sent together go out in parallel batches, not one receive after another. local-aws-sqs answers a
+  // receive on its next 10 ms check at the earliest, so one loop made the third of four messages
+  // sent together wait two receives (about 12 ms more than the first).
+  const pollers = Math.max(1, Math.min(opts.pollers ?? 5, concurrency));
   let running = true;
   // stop() aborts a pending long poll instead of waiting it out.
   const stopping = new AbortController();
@@ -89,13 +96,16 @@ export function startQueuePoller(opts: {
     return out.Messages ?? [];
   };
 
+  // Batches invoked plus receives under way: a receive holds the slot its batch will take.
+  let receiving = 0;
   const loop = async () => {
     while (running) {
-      if (inFlight.size >= concurrency) {
+      if (inFlight.size + receiving >= concurrency) {
         await Promise.race(inFlight);
         continue;
       }
       let messages: Message[];
+      receiving++;
       try {
         messages = await receive();
       } catch (err) {
@@ -103,6 +113,8 @@ export function startQueuePoller(opts: {
         logger.error('Local queue receive failed', { error: err as Error });
         await new Promise((r) => setTimeout(r, 200));
         continue;
+      } finally {
+        receiving--;
       }
       if (messages.length === 0) continue;
       const batch = invoke(messages).catch((err: unknown) => logger.error('Local queue delete failed', { error: err as Error }));
@@ -110,13 +122,13 @@ export function startQueuePoller(opts: {
       void batch.finally(() => inFlight.delete(batch));
     }
   };
-  const loopDone = loop();
+  const loopsDone = Promise.all(Array.from({ length: pollers }, loop));
 
   return {
     stop: async () => {
       running = false;
       stopping.abort();
-      await loopDone;
+      await loopsDone;
       await Promise.allSettled([...inFlight]);
     },
   };
