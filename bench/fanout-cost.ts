@@ -14,7 +14,7 @@ import { makeHandler } from '../functions/fanout';
 import { ingestCall } from '../shared/domain/calls';
 import { createShop } from '../shared/domain/shop';
 import { createEndpoint, MAX_ENDPOINTS_PER_SHOP } from '../shared/domain/webhook-endpoints';
-import { keys } from '../shared/store/keys';
+import * as keys from '../shared/store/item-keys';
 import { countCalls, DYNAMODB_WRITES, newHandlerTally, timedHandler } from './lib/instrument';
 import { startPipelineEnv } from './lib/pipeline-env';
 import { printTable, setting, verdict } from './lib/stats';

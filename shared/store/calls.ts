@@ -3,7 +3,8 @@ import type { PageRequest } from '../domain/pagination';
 import { cancellationReasons, getRecord, stripKeys, type Dynamo } from './client';
 import { eventItem } from './events';
 import { jobItem } from './jobs';
-import { keys, shopPk, skPrefix } from './keys';
+import { shopPk, skPrefix } from './keys';
+import * as keys from './item-keys';
 import { queryPage } from './pagination';
 
 export class DynamoCallStore implements CallStore {

@@ -5,7 +5,8 @@ import type { NotificationClaims } from '../domain/notifications';
 import type { Page, PageRequest } from '../domain/pagination';
 import { stripKeys, updateIf, type Dynamo } from './client';
 import { queryPage } from './pagination';
-import { gsi1Partition, keys, shopPk, skPrefix } from './keys';
+import { gsi1Partition, shopPk, skPrefix } from './keys';
+import * as keys from './item-keys';
 import { TABLE } from './table';
 import { idBound } from '../ids';
 

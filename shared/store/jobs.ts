@@ -4,7 +4,8 @@ import type { PageRequest } from '../domain/pagination';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { cancellationReasons, getRecord, stripKeys, type Dynamo } from './client';
 import { eventItem } from './events';
-import { gsi1Partition, keys, shopPk, skPrefix } from './keys';
+import { gsi1Partition, shopPk, skPrefix } from './keys';
+import * as keys from './item-keys';
 import { queryPage } from './pagination';
 
 /** The job item; its GSI1 key carries the status, so every status change moves it in the index. */

@@ -1,6 +1,6 @@
 import type { PortalSessionRecord, PortalSessionStore } from '../domain/portal-sessions';
 import { cancellationReasons, getRecord, type Dynamo } from './client';
-import { keys } from './keys';
+import * as keys from './item-keys';
 import { TABLE } from './table';
 
 /** An expired session answers "expired" (not "not valid") for a day, then TTL removes it. */

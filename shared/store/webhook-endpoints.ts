@@ -4,7 +4,8 @@ import { EVENT_RETENTION_SECONDS } from '../domain/events';
 import { batchGet, cancellationReasons, isConditionFailed, queryPrefix } from './client';
 import { DynamoEndpointGateStore } from '../delivery/dynamo/endpoint-gate';
 import { configItem, endpointFromItems, stateItem } from '../delivery/dynamo/endpoint-state';
-import { isEndpointStateKey, keys, shopPk, skPrefix, STATE_SUFFIX } from './keys';
+import { isEndpointStateKey, shopPk, skPrefix, STATE_SUFFIX } from './keys';
+import * as keys from './item-keys';
 import { TABLE } from './table';
 
 /**

@@ -3,7 +3,7 @@ import { notifyEndpointDisabled, type Mail, type NotifyDeps } from '../../shared
 import { createShop } from '../../shared/domain/shop';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { DynamoEventStore } from '../../shared/store/events';
-import { keys } from '../../shared/store/keys';
+import * as keys from '../../shared/store/item-keys';
 import { useFreshTable } from '../helpers/table';
 
 describe('owner email about a disabled endpoint, claimed once per event (DynamoDB Local)', () => {

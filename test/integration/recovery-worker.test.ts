@@ -8,7 +8,7 @@ import { continueRecovery, nudgeStalledRecoveries, type RecoveryWorkerDeps } fro
 import { createEndpoint, updateEndpoint, type EndpointRecord } from '../../shared/domain/webhook-endpoints';
 import { newId } from '../../shared/ids';
 import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
-import { keys } from '../../shared/store/keys';
+import * as keys from '../../shared/store/item-keys';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { useFreshTable } from '../helpers/table';
 

@@ -1,7 +1,8 @@
 import type { DueEntry, DueIndex } from '../sweep';
 import type { DeliveryRecord } from '../deliveries';
 import { batchGet, cancellationReasons, stripKeys, updateIf, type Dynamo } from '../../store/client';
-import { DUE_BUCKETS, dueBucketPk, keys, skPrefix } from '../../store/keys';
+import { DUE_BUCKETS, dueBucketPk, skPrefix } from '../../store/keys';
+import * as keys from '../../store/item-keys';
 
 /** A row of the layout before rows sat under their endpoint: its key starts with its event's. */
 const isEarlierLayout = (entry: Record<string, unknown>): boolean => String(entry.sk).startsWith(skPrefix.eventMarkers(String(entry.event_id)));

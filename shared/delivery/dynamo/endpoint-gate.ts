@@ -8,7 +8,7 @@ import { eventItem } from '../../store/events';
 import { batchGet, cancellationReasons, isConditionFailed, retryConflicts, updateIf, type Dynamo } from '../../store/client';
 import { counterAdds, endpointFromItems, stateItem, withState } from './endpoint-state';
 import { DynamoEndpointStatsCounterStore } from './endpoint-stats';
-import { keys } from '../../store/keys';
+import * as keys from '../../store/item-keys';
 
 /** Attempts' counts for the state item's current bucket (`start`). */
 export interface HeldStats {

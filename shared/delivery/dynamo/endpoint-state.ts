@@ -3,7 +3,7 @@ import type { EventFilter } from '../../domain/event-filter-schema';
 import type { EndpointRecord, EndpointStatsState } from '../../domain/webhook-endpoints';
 import { HEALTHY } from '../circuit';
 import { stripKeys } from '../../store/client';
-import { keys } from '../../store/keys';
+import * as keys from '../../store/item-keys';
 
 /**
  * An endpoint is two items: its configuration (`WE#<id>`: URL, secrets, filter, events: what

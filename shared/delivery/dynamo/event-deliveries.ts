@@ -1,6 +1,7 @@
 import { fanOutDeliveryId, type DeliveryRecord } from '../deliveries';
 import { batchGet, queryAll, queryPrefix, stripKeys, type Dynamo } from '../../store/client';
-import { keys, shopPk, skPrefix } from '../../store/keys';
+import { shopPk, skPrefix } from '../../store/keys';
+import * as keys from '../../store/item-keys';
 
 /** The marker's entity: not `delivery`, so no reader of deliveries and no stream filter takes it for one. */
 export const MARKER = 'current_delivery';

@@ -3,7 +3,7 @@ import { EVENT_RETENTION_SECONDS } from '../../domain/events';
 import { elementOf, parseElement, type ChainMember, type ChainRef, type HoldResult, type OrderStore, type ReleaseResult } from '../resource-order';
 import { isOpenStatus, type DeliveryStatus } from '../delivery-status';
 import { cancellationReasons, isConditionFailed, retryConflicts, type Dynamo } from '../../store/client';
-import { keys } from '../../store/keys';
+import * as keys from '../../store/item-keys';
 
 const chainKey = (c: ChainRef) => keys.orderChain(c.shop_id, c.endpoint_id, c.order_key);
 const rowKey = (c: ChainRef, element: string) => {
