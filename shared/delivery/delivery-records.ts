@@ -95,7 +95,7 @@ export function withoutEvent({ event: _event, ...ids }: DeliveryMessage): Delive
 }
 
 export interface DeliveryStore {
-  /** Creates the rows that do not exist yet; returns those to enqueue (new, or existing but never attempted). */
+  /** Creates the rows that do not exist yet; returns those to enqueue (new, or existing, never attempted and on the fast path: in no index, so nothing else wakes it). */
   createMissing(rows: DeliveryRecord[]): Promise<DeliveryRecord[]>;
   get(ref: DeliveryRef): Promise<DeliveryRecord | null>;
   /**
