@@ -119,7 +119,7 @@ try {
       const [first, ...others] = a.send;
       const endpoint = afterAdmission[i] as EndpointRecord;
       const health = afterAttempt(endpoint.health, { succeeded: true, probe: false, retryAfterMs: null }, Date.now(), 1);
-      const carried = { attempts: Array.from({ length: BATCH - 1 }, () => ({ entry, status: 'succeeded' as const })), slots: others.map((s) => ({ key: s.deliveryId, token: s.lease.token })) };
+      const carried = { attempts: Array.from({ length: BATCH - 1 }, () => ({ entry, status: 'succeeded' as const })), slots: others.map((s) => ({ key: s.deliveryId, token: s.lease.token })), held: [] };
       const done = await ledger.finish({ delivery: (rows[i] as DeliveryRecord[])[0] as DeliveryRecord, update, endpoint, token: first!.lease.token, leaseKey: first!.deliveryId, change: { succeeded: true, counted: true, opens: false, health }, carried });
       if (!done.recorded) throw new Error('the transaction found its row recorded already');
     });

@@ -14,17 +14,21 @@ export async function breakLeasesOfLastRun(db: Dynamo): Promise<number> {
   do {
     const page = await db.doc.scan({
       TableName: db.tableName,
-      FilterExpression: 'entity = :endpoint AND size(leases) > :zero',
-      ExpressionAttributeValues: { ':endpoint': STATE_ENTITY, ':zero': 0 },
-      ProjectionExpression: 'pk, sk',
+      FilterExpression: 'entity = :endpoint',
+      ExpressionAttributeValues: { ':endpoint': STATE_ENTITY },
       ExclusiveStartKey: start,
     });
-    for (const key of page.Items ?? []) {
+    for (const item of page.Items ?? []) {
+      // And what its batches' runs carried (`c_…`, shared/delivery/circuit.ts), which would send those deliveries' messages back to the queue until then.
+      const carried = Object.keys(item).filter((name) => name.startsWith('c_'));
+      if (Object.keys((item.leases as Record<string, unknown> | undefined) ?? {}).length === 0 && carried.length === 0) continue;
+      const names = Object.fromEntries(carried.map((name, i) => [`#c${i}`, name]));
       await db.doc.update({
         TableName: db.tableName,
-        Key: key,
-        UpdateExpression: 'SET leases = :empty, lease_version = lease_version + :one',
+        Key: { pk: item.pk, sk: item.sk },
+        UpdateExpression: `SET leases = :empty, lease_version = lease_version + :one${carried.length ? ` REMOVE ${Object.keys(names).join(', ')}` : ''}`,
         ConditionExpression: 'attribute_exists(pk)',
+        ...(carried.length ? { ExpressionAttributeNames: names } : {}),
         ExpressionAttributeValues: { ':empty': {}, ':one': 1 },
       });
       broken++;

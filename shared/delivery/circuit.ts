@@ -55,7 +55,16 @@ export interface EndpointGate {
   /** The starts the rate counts and the last place promised to a waiting delivery, written by admissions on the version only. */
   rate_starts?: RateStarts;
   rate_tail?: number | null;
+  /** Deliveries batches hold for their runs (sent under their slots, with no lease of their own): until when (epoch ms), by `carriedKey`. */
+  carried?: Record<string, number>;
 }
+
+/**
+ * The state item's attribute that says a batch's runs carry the delivery: top level, so any
+ * write sets or removes it with no map to create first; the id's last 10 characters (50 random
+ * bits) tell an endpoint's deliveries apart and keep the item small.
+ */
+export const carriedKey = (deliveryId: string): string => `c_${deliveryId.slice(-10)}`;
 
 export const HEALTHY: EndpointHealth = {
   circuit: 'closed',
@@ -81,6 +90,13 @@ export interface Admission {
   deferUntil: number | null;
   /** Already being attempted under a live lease (a duplicate message): nothing to do. */
   inFlight: string[];
+  /** Carried by another batch's runs (a duplicate message, or one pulled there): back on the queue shortly, like `defer`, for they may give it back. */
+  elsewhere: string[];
+  /** Deferred deliveries this batch keeps for its runs' slots (healthy endpoint, no rate limit): written as carried, until `carryUntil`. */
+  carry: string[];
+  carryUntil: number;
+  /** Carried entries past their time (a consumer that died), dropped in the same write. */
+  expiredCarried: string[];
   /** Expired leases to drop in the same write. */
   expired: string[];
   /** The circuit after admission (half_open when a probe goes out). */
@@ -128,7 +144,8 @@ function stuck(gate: EndpointGate, live: [string, Lease][], now: number, leaseMs
  */
 export function admit(gate: EndpointGate, deliveryIds: string[], now: number, leaseMs: number, token: () => string, booked: ReadonlySet<string> = new Set()): Admission {
   const out = admitSlots(gate, deliveryIds, now, leaseMs, token);
-  if (!gate.rate_limit) return out;
+  // Over the limit of a healthy endpoint, the batch keeps the rest for the slots its runs free (./delivery-runway.ts).
+  if (!gate.rate_limit) return out.health.circuit === 'closed' && out.health.consecutive_failures === 0 && out.send.length > 0 ? { ...out, carry: out.defer } : out;
   const rate = limitRate(gate.rate_limit, { starts: gate.rate_starts ?? {}, tail: gate.rate_tail ?? null }, now, out.send.map((s) => s.deliveryId), out.defer, booked);
   // A probe the rate holds back leaves the circuit as it was.
   const health = rate.send.length < out.send.length ? gate.health : out.health;
@@ -140,10 +157,13 @@ function admitSlots(gate: EndpointGate, deliveryIds: string[], now: number, leas
   const live = Object.entries(gate.leases).filter(([, lease]) => isLive(lease, now));
   const expired = Object.keys(gate.leases).filter((id) => !isLive(gate.leases[id], now));
   const unique = [...new Set(deliveryIds)];
+  const carried = gate.carried ?? {};
   const inFlight = unique.filter((id) => isLive(gate.leases[id], now));
-  const due = unique.filter((id) => !inFlight.includes(id));
+  const elsewhere = unique.filter((id) => !inFlight.includes(id) && (carried[carriedKey(id)] ?? 0) > now);
+  const due = unique.filter((id) => !inFlight.includes(id) && !elsewhere.includes(id));
   const lease = (probe: boolean): Lease => ({ until: now + leaseMs, token: token(), probe });
-  const out: Admission = { send: [], circuitOpen: [], defer: [], deferUntil: null, inFlight, expired, health: gate.health };
+  const expiredCarried = Object.keys(carried).filter((k) => !((carried[k] ?? 0) > now));
+  const out: Admission = { send: [], circuitOpen: [], defer: [], deferUntil: null, inFlight, elsewhere, carry: [], carryUntil: now + leaseMs, expiredCarried, expired, health: gate.health };
 
   if (gate.health.circuit === 'closed') {
     const limit = gate.health.consecutive_failures > 0 && gate.health.unanswered ? IN_FLIGHT_WHILE_FAILING : MAX_IN_FLIGHT;

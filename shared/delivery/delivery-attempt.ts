@@ -101,10 +101,11 @@ async function forEndpoint(deps: AttemptDeps, read: EndpointRecord | null, due: 
   const { endpoint: current, admission } = admitted;
   const find = (id: string) => due.find((d) => d.delivery.id === id) as Due;
   const healthy = admission.health.circuit === 'closed' && admission.health.consecutive_failures === 0;
-  // Over the limit of a healthy endpoint: wait in this batch for a slot one of ours frees
-  // (not under a rate limit: every start it counts goes through an admission).
-  const handsOn = healthy && admission.send.length > 0 && !current.rate_limit;
-  const runway = newRunway<AttemptVerdict>(ctx, handsOn ? admission.defer.map(find) : [], pulled, (d) => (pulled ? LEFT_DUE : defer(deps, d, deps.now())), admission.send.length);
+  // Over the limit of a healthy endpoint: wait in this batch for a slot one of ours frees (not
+  // under a rate limit: every start it counts goes through an admission). The admission wrote
+  // them as carried: a batch with another wake-up of one sends it back to the queue meanwhile.
+  const handsOn = admission.carry.length > 0;
+  const runway = newRunway<AttemptVerdict>(ctx, admission.carry.map(find), pulled, (d) => (pulled ? LEFT_DUE : defer(deps, d, deps.now())), admission.send.length);
   // …or, when none of ours is in flight, on the queue; the endpoint is marked, so the next success pulls due ones from the table.
   // Behind requests that look stuck too: their messages wait until the first lease ends, but a success
   // (the receiver was only slow) takes the mark and pulls them at once; a hanging receiver never does.
@@ -116,6 +117,7 @@ async function forEndpoint(deps: AttemptDeps, read: EndpointRecord | null, due: 
   for (const id of admission.defer) verdicts.set(id, handsOn ? runway.verdict(id) : pulled ? LEFT_DUE : later(() => defer(deps, find(id), now, admission.deferUntil)));
   for (const { deliveryId, at } of admission.rateLimited ?? []) verdicts.set(deliveryId, pulled ? LEFT_DUE : later(() => waitForRate(deps, find(deliveryId), at)));
   for (const id of admission.inFlight) verdicts.set(id, Promise.resolve('in_flight'));
+  for (const id of admission.elsewhere) verdicts.set(id, pulled ? LEFT_DUE : later(() => defer(deps, find(id), now)));
   await marked;
   return verdicts;
 }

@@ -84,6 +84,8 @@ export interface RunAttempt {
 export interface Carried {
   attempts: RunAttempt[];
   slots: HeldSlot[];
+  /** The deliveries the admission wrote as carried for the runs: the last run's write ends that. */
+  held: string[];
 }
 
 /** A sent attempt's end: what its row records, and what its endpoint's lease and health become. */

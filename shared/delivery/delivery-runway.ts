@@ -90,7 +90,7 @@ export function newRunway<V>(ctx: BatchContext, waiting: Due[], pulled: boolean,
   const starts = new Map<string, (run: Promise<V>) => void>();
   const outcomes = new Map(waiting.map((d) => [d.delivery.id, new Promise<V>((resolve) => starts.set(d.delivery.id, (run) => resolve(run)))]));
   const settle = (id: string, run: Promise<V>) => starts.get(id)?.(run);
-  const carried: Carried = { attempts: [], slots: [] };
+  const carried: Carried = { attempts: [], slots: [], held: waiting.map((d) => d.delivery.id) };
   const writes: Promise<unknown>[] = [];
   let running = runs;
   return {
@@ -110,7 +110,7 @@ export function newRunway<V>(ctx: BatchContext, waiting: Due[], pulled: boolean,
     recording: (write) => void writes.push(write.catch(() => undefined)),
     take: async () => {
       await Promise.all(writes.splice(0));
-      return { attempts: carried.attempts.splice(0), slots: carried.slots.splice(0) };
+      return { attempts: carried.attempts.splice(0), slots: carried.slots.splice(0), held: carried.held.splice(0) };
     },
   };
 }

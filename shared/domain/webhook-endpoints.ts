@@ -52,6 +52,8 @@ export interface EndpointRecord {
   rate_starts?: Record<string, number>;
   /** The last place promised to a delivery waiting for the rate (internal, epoch ms). */
   rate_tail?: number | null;
+  /** Deliveries batches' runs carry, until when (internal; ../delivery/circuit.ts). */
+  carried?: Record<string, number>;
   /** The write token of the request that created it (internal): a retry of that request gets this endpoint, not a second one. */
   created_by?: string;
   /**

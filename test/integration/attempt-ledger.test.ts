@@ -102,7 +102,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
       expect(await ledger.recordInRun(b, inRun[0] as AttemptUpdate)).toBe(true);
       expect(await ledger.recordInRun(c, inRun[1] as AttemptUpdate)).toBe(true);
     });
-    const carried: Carried = { attempts: inRun.map((u) => ({ entry: u.entry, status: u.status })), slots: [{ key: b.id, token: lease(b).token }] };
+    const carried: Carried = { attempts: inRun.map((u) => ({ entry: u.entry, status: u.status })), slots: [{ key: b.id, token: lease(b).token }], held: [] };
     return { a, b, c, endpoint, lease, carried, sent };
   }
 
@@ -126,7 +126,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
     const current = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;
     const stolen = { until: Date.now() + 60_000, token: 'someone-else', probe: false };
     // Taken again as `admit` does when a lease has expired: dropped and written anew.
-    expect(await endpoints.admit(current, { send: [{ deliveryId: b.id, lease: stolen }], circuitOpen: [], defer: [], deferUntil: null, inFlight: [], expired: [b.id], health: current.health })).toBe(true);
+    expect(await endpoints.admit(current, { send: [{ deliveryId: b.id, lease: stolen }], circuitOpen: [], defer: [], deferUntil: null, inFlight: [], elsewhere: [], carry: [], carryUntil: 0, expiredCarried: [], expired: [b.id], health: current.health })).toBe(true);
     const finished = await ledger.finish({ delivery: a, update: update(true), endpoint, token: lease(a).token, change: change(endpoint, true), carried });
     expect(finished.recorded).toBe(true);
     const after = await endpoints.get(endpoint.shop_id, endpoint.id);
@@ -216,7 +216,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
     const { rows, endpoint, lease } = await setUp(1);
     const first = rows[0] as DeliveryRecord;
     const opened = { ...endpoint.health, circuit: 'half_open' as const, consecutive_failures: 5 };
-    await endpoints.admit({ ...endpoint }, { send: [], circuitOpen: [], defer: [], deferUntil: null, inFlight: [], expired: [], health: opened });
+    await endpoints.admit({ ...endpoint }, { send: [], circuitOpen: [], defer: [], deferUntil: null, inFlight: [], elsewhere: [], carry: [], carryUntil: 0, expiredCarried: [], expired: [], health: opened });
     const current = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;
     const finished = await ledger.finish({ delivery: first, update: update(true), endpoint: current, token: lease(first).token, change: change(current, true) });
     expect(finished.released.circuitBefore).toBe('half_open');
@@ -255,7 +255,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
     const first = rows[0] as DeliveryRecord;
     const stolen = { until: Date.now() + 60_000, token: 'someone-else', probe: false };
     const current = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;
-    expect(await endpoints.admit(current, { send: [{ deliveryId: first.id, lease: stolen }], circuitOpen: [], defer: [], deferUntil: null, inFlight: [], expired: [first.id], health: current.health })).toBe(true);
+    expect(await endpoints.admit(current, { send: [{ deliveryId: first.id, lease: stolen }], circuitOpen: [], defer: [], deferUntil: null, inFlight: [], elsewhere: [], carry: [], carryUntil: 0, expiredCarried: [], expired: [first.id], health: current.health })).toBe(true);
     const finished = await ledger.finish({ delivery: first, update: update(true), endpoint, token: lease(first).token, change: change(endpoint, true) });
     expect(finished.recorded).toBe(true);
     expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases[first.id]?.token).toBe('someone-else');

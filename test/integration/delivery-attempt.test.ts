@@ -9,7 +9,7 @@ import { createEndpoint, updateEndpoint } from '../../shared/domain/webhook-endp
 import { skPrefix } from '../../shared/store/keys';
 import * as keys from '../../shared/store/item-keys';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
-import { CIRCUIT_THRESHOLD, MAX_IN_FLIGHT } from '../../shared/delivery/circuit';
+import { carriedKey, CIRCUIT_THRESHOLD, MAX_IN_FLIGHT } from '../../shared/delivery/circuit';
 import { RUNWAY_MS } from '../../shared/delivery/delivery-runway';
 import type { SendResult } from '../../shared/delivery/sender';
 import { DynamoAttemptLedger } from '../../shared/delivery/dynamo/attempt-ledger';
@@ -230,7 +230,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     const until = Date.now() + leaseMs - 2_000;
     const current = await endpoints.get(shop.id, endpoint.id);
     const held = rows.slice(0, MAX_IN_FLIGHT).map((r) => ({ deliveryId: r.id, lease: { until, token: `t_${r.id}`, probe: false } }));
-    expect(await endpoints.admit(current!, { send: held, circuitOpen: [], defer: [], deferUntil: null, inFlight: [], expired: [], health: current!.health })).toBe(true);
+    expect(await endpoints.admit(current!, { send: held, circuitOpen: [], defer: [], deferUntil: null, inFlight: [], elsewhere: [], carry: [], carryUntil: 0, expiredCarried: [], expired: [], health: current!.health })).toBe(true);
     const late = rows.slice(MAX_IN_FLIGHT).map((r) => messageOf(r));
     expect(verdicts(await deliverBatch(h.attemptDeps, late))).toEqual(['deferred', 'deferred']);
     expect(h.posts).toEqual([]);
@@ -268,6 +268,48 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     const [first, other] = [...verdicts(a as never), ...verdicts(b as never)].sort();
     expect(first).toBe('delivered');
     expect(['duplicate', 'in_flight']).toContain(other);
+  });
+
+  it('a delivery one batch\'s runs carry, woken again in another batch meanwhile, is sent once: the other sends it back to the queue', async () => {
+    const { rows, endpoint, shop } = await endpointWith(MAX_IN_FLIGHT + 2);
+    const h = harness(() => new Promise((r) => setTimeout(() => r({ status: 204 }), 60)));
+    const carried = rows[rows.length - 1] as DeliveryRecord;
+    // Another consumer holds two slots when batch A is admitted: A gets the other two and carries the rest for them.
+    const read = (await endpoints.get(shop.id, endpoint.id)) as NonNullable<Awaited<ReturnType<typeof endpoints.get>>>;
+    const others = ['dlv_01jd0000000000000000000001', 'dlv_01jd0000000000000000000002'].map((id) => ({ deliveryId: id, lease: { until: Date.now() + 60_000, token: `t-${id}`, probe: false } }));
+    expect(await endpoints.admit(read, { send: others, circuitOpen: [], defer: [], deferUntil: null, inFlight: [], elsewhere: [], carry: [], carryUntil: 0, expiredCarried: [], expired: [], health: read.health })).toBe(true);
+    const a = deliverBatch(h.attemptDeps, rows.map((r) => messageOf(r)));
+    while (h.posts.length === 0) await new Promise((r) => setTimeout(r, 5));
+    const state = await deps.db.doc.get({ TableName: deps.db.tableName, Key: keys.endpointState(shop.id, endpoint.id), ConsistentRead: true });
+    expect(Object.keys(state.Item ?? {}).filter((k) => k.startsWith('c_')).sort()).toEqual(rows.slice(2).map((r) => carriedKey(r.id)).sort());
+    // The other consumer's requests end: two slots are free while A's runs still carry the last row.
+    await endpoints.dropLeases(read, others.map((o) => ({ key: o.deliveryId, token: o.lease.token })));
+    // Another wake-up of that row (a duplicate message, a sweep, a pull) in batch B.
+    expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(carried)]))).toEqual(['deferred']);
+    expect(verdicts(await a)).toEqual(Array(rows.length).fill('delivered'));
+    expect(h.posts.filter((id) => id === carried.event_id)).toHaveLength(1);
+    expect(h.scheduled.map((s) => s.message.delivery_id)).toEqual([carried.id]);
+    // The last run's write ended what the batch carried.
+    const after = await deps.db.doc.get({ TableName: deps.db.tableName, Key: keys.endpointState(shop.id, endpoint.id), ConsistentRead: true });
+    expect(Object.keys(after.Item ?? {}).filter((k) => k.startsWith('c_'))).toEqual([]);
+    expect(after.Item?.leases).toEqual({});
+  });
+
+  it('an admission made on a read from before another batch carried a delivery does not send it, nor carry one another batch holds', async () => {
+    const { rows, endpoint, shop } = await endpointWith(3);
+    const [x, y, z] = rows as [DeliveryRecord, DeliveryRecord, DeliveryRecord];
+    const read = (await endpoints.get(shop.id, endpoint.id)) as NonNullable<Awaited<ReturnType<typeof endpoints.get>>>;
+    const slot = (id: string) => ({ deliveryId: id, lease: { until: Date.now() + 60_000, token: `t-${id}`, probe: false } });
+    const none = { circuitOpen: [], defer: [], deferUntil: null, inFlight: [], elsewhere: [], expired: [], expiredCarried: [], health: read.health };
+    // A: sends y, carries x.
+    expect(await endpoints.admit(read, { ...none, send: [slot(y.id)], carry: [x.id], carryUntil: Date.now() + 60_000 })).toBe(true);
+    // B read the endpoint before A wrote: it would send x, on the count of leases (a healthy endpoint's way).
+    expect(await endpoints.admit(read, { ...none, send: [slot(x.id)], carry: [], carryUntil: 0 })).toBe(false);
+    // C read before too: it would send z and carry y, which A holds a lease for.
+    expect(await endpoints.admit(read, { ...none, send: [slot(z.id)], carry: [y.id], carryUntil: Date.now() + 60_000 })).toBe(false);
+    const now = (await endpoints.get(shop.id, endpoint.id)) as NonNullable<Awaited<ReturnType<typeof endpoints.get>>>;
+    expect(Object.keys(now.leases)).toEqual([y.id]);
+    expect(Object.keys(now.carried ?? {})).toEqual([carriedKey(x.id)]);
   });
 
   it('opens the circuit, records due deliveries as circuit_open without a schedule, probes, and releases the waiting ones on success', async () => {
@@ -345,7 +387,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     const sweepDeps = { due: new DynamoDueIndex(deps.db), order: new DynamoOrderStore(deps.db), endpoints, queue: { send: async (m: DeliveryMessage[]) => void queued.push(...m) }, timeScale: 1, now: later };
     // The second row is being attempted right now: its endpoint holds a live lease on it.
     const current = await endpoints.get(shop.id, endpoint.id);
-    await endpoints.admit(current!, { send: [{ deliveryId: busy.id, lease: { until: later().getTime() + 60_000, token: 't', probe: false } }], circuitOpen: [], defer: [], deferUntil: null, inFlight: [], expired: [], health: current!.health });
+    await endpoints.admit(current!, { send: [{ deliveryId: busy.id, lease: { until: later().getTime() + 60_000, token: 't', probe: false } }], circuitOpen: [], defer: [], deferUntil: null, inFlight: [], elsewhere: [], carry: [], carryUntil: 0, expiredCarried: [], expired: [], health: current!.health });
 
     const [first, second] = await Promise.all([sweep(sweepDeps), sweep(sweepDeps)]);
     const mine = queued.filter((m) => m.delivery_id === lost.id || m.delivery_id === busy.id);

@@ -1,6 +1,7 @@
 import {
   admit,
   afterAttempt,
+  carriedKey,
   CIRCUIT_THRESHOLD,
   heldClosed,
   holdsBack,
@@ -68,6 +69,27 @@ describe('admission (closed circuit)', () => {
     const a = admit(gate({}, { dlv_0: lease(NOW + 1000) }), ['dlv_0', 'dlv_1', 'dlv_1'], NOW, LEASE_MS, token);
     expect(a.inFlight).toEqual(['dlv_0']);
     expect(a.send.map((s) => s.deliveryId)).toEqual(['dlv_1']);
+  });
+
+  it('a healthy endpoint\'s batch carries what it defers for its runs\' slots, until its leases end; not under a rate limit or after a failure', () => {
+    const a = admit(gate(), ids(7), NOW, LEASE_MS, token);
+    expect(a.carry).toEqual(ids(7).slice(MAX_IN_FLIGHT));
+    expect(a.carryUntil).toBe(NOW + LEASE_MS);
+    expect(admit({ ...gate(), rate_limit: 50 }, ids(7), NOW, LEASE_MS, token).carry).toEqual([]);
+    expect(admit(gate({ consecutive_failures: 1 }), ids(7), NOW, LEASE_MS, token).carry).toEqual([]);
+    // Nothing sent (every slot taken by others): nothing to carry either, it all waits on the queue.
+    expect(admit(gate({}, { a: lease(NOW + 1), b: lease(NOW + 1), c: lease(NOW + 1), d: lease(NOW + 1) }), ids(2), NOW, LEASE_MS, token).carry).toEqual([]);
+  });
+
+  it('a delivery another batch\'s runs carry is neither sent nor carried again, but sent back like a deferral; a carried entry past its time is dropped', () => {
+    const carried = { [carriedKey('dlv_1')]: NOW + 1000, [carriedKey('dlv_9')]: NOW };
+    const a = admit({ ...gate(), carried }, ids(6), NOW, LEASE_MS, token);
+    expect(a.elsewhere).toEqual(['dlv_1']);
+    expect(a.send.map((s) => s.deliveryId)).toEqual(['dlv_0', 'dlv_2', 'dlv_3', 'dlv_4']);
+    expect(a.carry).toEqual(['dlv_5']);
+    expect(a.expiredCarried).toEqual([carriedKey('dlv_9')]);
+    // Its attribute names the id by its last characters: deliveries of one endpoint never share one.
+    expect(carriedKey('dlv_01jd3x8r6mz2k4q9w7e5t1y3b0')).toBe('c_w7e5t1y3b0');
   });
 
   it('leaves the health object untouched when the circuit does not change', () => {

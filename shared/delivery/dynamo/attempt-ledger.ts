@@ -56,7 +56,7 @@ export class DynamoAttemptLedger implements AttemptLedger {
       const outcome = await this.tryTransaction({ ...end, endpoint: ready }, key, carried, expect, held);
       if (outcome === 'done') return { recorded: true, released: { circuitBefore: change.succeeded ? 'closed' : ready.health.circuit, backlog: expect === MARKED } };
       if (outcome === 'duplicate') {
-        const released = await this.endpoints.release(ready, key, end.token, change, carried.attempts);
+        const released = await this.endpoints.release(ready, key, end.token, change, carried.attempts, carried.held);
         await this.endpoints.dropLeases(ready, carried.slots);
         return { recorded: false, released };
       }
@@ -71,7 +71,7 @@ export class DynamoAttemptLedger implements AttemptLedger {
     const { delivery, update, endpoint, token, change } = end;
     const recorded = await updateIf(this.db, recordAttemptInput(delivery, update));
     const counted = recorded ? [{ entry: update.entry, status: update.status }, ...carried.attempts] : carried.attempts;
-    const released = await this.endpoints.release(endpoint, key, token, change, counted);
+    const released = await this.endpoints.release(endpoint, key, token, change, counted, carried.held);
     await this.endpoints.dropLeases(endpoint, carried.slots);
     return { recorded, released };
   }
@@ -82,7 +82,7 @@ export class DynamoAttemptLedger implements AttemptLedger {
 
   async releaseCarried(endpoint: EndpointRecord, carried: Carried): Promise<void> {
     await this.stats.addQuietly(endpoint.shop_id, endpoint.id, carried.attempts);
-    await this.endpoints.dropLeases(endpoint, carried.slots);
+    await this.endpoints.dropLeases(endpoint, carried.slots, carried.held);
   }
 
   /** One try: done, or why it was cancelled (the row had moved on; only the backlog mark differed, there or not; anything else). */
@@ -93,7 +93,7 @@ export class DynamoAttemptLedger implements AttemptLedger {
       await this.db.doc.transactWrite({
         TransactItems: [
           { Update: { ...table, ...recordAttemptInput(delivery, update) } },
-          { Update: { ...table, ...releaseInput(endpoint, key, token, change, expect, carried.slots, held), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
+          { Update: { ...table, ...releaseInput(endpoint, key, token, change, expect, carried.slots, held, carried.held), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
         ],
       });
       return 'done';
@@ -114,7 +114,7 @@ export class DynamoAttemptLedger implements AttemptLedger {
   }
 }
 
-const NOTHING: Carried = { attempts: [], slots: [] };
+const NOTHING: Carried = { attempts: [], slots: [], held: [] };
 
 type Expectation = { condition: string; values: Record<string, unknown> };
 const USUAL: Expectation = { condition: 'health.circuit = :closed AND attribute_not_exists(backlog_at)', values: { ':closed': 'closed' } };

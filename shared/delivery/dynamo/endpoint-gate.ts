@@ -3,7 +3,7 @@ import type { EndpointGateStore, HeldSlot, Released, ReleaseChange, RunAttempt }
 import { statsSums, type StatsSum } from '../endpoint-stats';
 import type { EventRecord } from '../../domain/events';
 import type { EndpointRecord } from '../../domain/webhook-endpoints';
-import { MAX_IN_FLIGHT, type Admission, type EndpointHealth } from '../circuit';
+import { carriedKey, MAX_IN_FLIGHT, type Admission, type EndpointHealth } from '../circuit';
 import { eventItem } from '../../store/events';
 import { batchGet, cancellationReasons, isConditionFailed, retryConflicts, updateIf, type Dynamo } from '../../store/client';
 import { counterAdds, endpointFromItems, stateItem, withState } from './endpoint-state';
@@ -50,7 +50,7 @@ function healthChange(change: ReleaseChange): { sets: string[]; names: Record<st
  * attempt's transaction expects the endpoint as it usually is, and falls back to this write
  * alone, which reads back what it changed).
  */
-export function releaseInput(endpoint: EndpointRecord, leaseKey: string, token: string, change: ReleaseChange, expect?: { condition: string; values: Record<string, unknown> }, slots: HeldSlot[] = [], stats: HeldStats | null = null) {
+export function releaseInput(endpoint: EndpointRecord, leaseKey: string, token: string, change: ReleaseChange, expect?: { condition: string; values: Record<string, unknown> }, slots: HeldSlot[] = [], stats: HeldStats | null = null, held: readonly string[] = []) {
   const health = healthChange(change);
   const { sets, values } = health;
   const names: Record<string, string> = { '#leases': 'leases', '#d': leaseKey, '#token': 'token' };
@@ -63,6 +63,7 @@ export function releaseInput(endpoint: EndpointRecord, leaseKey: string, token: 
     removes.push(`#leases.#c${i}`);
     condition += ` AND #leases.#c${i}.#token = :c${i}`;
   });
+  removes.push(...carriedNames(held, names));
   if (expect) {
     condition += ` AND ${expect.condition}`;
     Object.assign(values, expect.values);
@@ -172,6 +173,8 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
       sets.push(`#leases.#d${i} = :l${i}`);
     });
     const removes = admission.expired.filter((id) => !admission.send.some((s) => s.deliveryId === id)).map((id, i) => ((names[`#x${i}`] = id), `#leases.#x${i}`));
+    removes.push(...admission.expiredCarried.map((key, i) => ((names[`#y${i}`] = key), `#y${i}`)));
+    sets.push(...carrySets(admission, names, values));
     if (admission.health !== endpoint.health) {
       values[':health'] = admission.health;
       sets.push('health = :health');
@@ -208,9 +211,13 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
       names[`#d${i}`] = deliveryId;
       values[`:l${i}`] = lease;
       sets.push(`#leases.#d${i} = :l${i}`);
-      // Another batch holding the same delivery (a duplicate message) keeps it.
-      absent.push(`attribute_not_exists(#leases.#d${i})`);
+      // Another batch holding the same delivery (a duplicate message, or its runs carry it) keeps it.
+      names[`#e${i}`] = carriedKey(deliveryId);
+      absent.push(`attribute_not_exists(#leases.#d${i})`, `attribute_not_exists(#e${i})`);
     });
+    // …and what this batch's runs carry is no other batch's lease.
+    admission.carry.forEach((id, i) => ((names[`#l${i}`] = id), absent.push(`attribute_not_exists(#leases.#l${i})`)));
+    sets.push(...carrySets(admission, names, values));
     const condition = ['attribute_exists(pk)', 'enabled = :true', '(attribute_not_exists(#leases) OR size(#leases) <= :room)', '#health.#circuit = :closed', '#health.#failures = :zero', ...absent].join(' AND ');
     return this.tryUpdate(endpoint, `SET ${sets.join(', ')}`, condition, names, values);
   }
@@ -223,7 +230,7 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
    * bucket's item, unless the lease is simply gone (then the write that removed it may have
    * been ours, its answer lost, and the counts with it).
    */
-  async release(endpoint: EndpointRecord, deliveryId: string, token: string, change: ReleaseChange, attempts: readonly RunAttempt[] = []): Promise<Released> {
+  async release(endpoint: EndpointRecord, deliveryId: string, token: string, change: ReleaseChange, attempts: readonly RunAttempt[] = [], held: readonly string[] = []): Promise<Released> {
     let current = endpoint;
     let adjusted = change;
     let sums = statsSums(attempts);
@@ -232,7 +239,7 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
       current = placed.endpoint;
       sums = placed.held ? [placed.held] : [];
       try {
-        const input = { TableName: this.db.tableName, ...releaseInput(current, deliveryId, token, adjusted, undefined, [], placed.held), ReturnValues: 'UPDATED_OLD' as const, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const };
+        const input = { TableName: this.db.tableName, ...releaseInput(current, deliveryId, token, adjusted, undefined, [], placed.held, held), ReturnValues: 'UPDATED_OLD' as const, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const };
         const out = await retryConflicts(() => this.db.doc.update(input));
         const before = (out.Attributes?.health as EndpointHealth | undefined)?.circuit ?? current.health.circuit;
         return { circuitBefore: before, backlog: out.Attributes?.backlog_at !== undefined };
@@ -298,10 +305,12 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
   }
 
   /** Ends leases of ours with no health to write (the slots runs held), each only if it is still ours. */
-  async dropLeases(endpoint: EndpointRecord, slots: HeldSlot[]): Promise<void> {
+  async dropLeases(endpoint: EndpointRecord, slots: HeldSlot[], held: readonly string[] = []): Promise<void> {
     for (const slot of slots) {
       await this.tryUpdate(endpoint, 'REMOVE #leases.#d', 'attribute_exists(pk) AND #leases.#d.#token = :token', { '#leases': 'leases', '#d': slot.key, '#token': 'token' }, { ':token': slot.token });
     }
+    const names = {};
+    if (held.length > 0) await this.tryUpdate(endpoint, `REMOVE ${carriedNames(held, names).join(', ')}`, 'attribute_exists(pk)', names, {});
   }
 
   async markBacklog(endpoint: EndpointRecord, at: string): Promise<void> {
@@ -315,7 +324,7 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
       UpdateExpression: update,
       ConditionExpression: condition,
       ExpressionAttributeNames: Object.keys(usedNames).length ? usedNames : undefined,
-      ExpressionAttributeValues: values,
+      ExpressionAttributeValues: Object.keys(values).length ? values : undefined,
     });
   }
 }
@@ -328,6 +337,7 @@ function isPlainSend(endpoint: EndpointRecord, admission: Admission): boolean {
     !admission.rateStarts &&
     !admission.rateTail &&
     admission.expired.length === 0 &&
+    admission.expiredCarried.length === 0 &&
     admission.health === health &&
     health.circuit === 'closed' &&
     health.consecutive_failures === 0 &&
@@ -335,4 +345,12 @@ function isPlainSend(endpoint: EndpointRecord, admission: Admission): boolean {
   );
 }
 
-/** DynamoDB's answer to a write into a map the item does not have yet. */
+/** The admission's carried deliveries as `SET` clauses: each a top-level attribute (`carriedKey`), until when. */
+function carrySets(admission: Admission, names: Record<string, string>, values: Record<string, unknown>): string[] {
+  if (admission.carry.length === 0) return [];
+  values[':carry'] = admission.carryUntil;
+  return admission.carry.map((id, i) => ((names[`#k${i}`] = carriedKey(id)), `#k${i} = :carry`));
+}
+
+/** The carried deliveries' attributes as `REMOVE` paths. */
+const carriedNames = (held: readonly string[], names: Record<string, string>): string[] => held.map((id, i) => ((names[`#h${i}`] = carriedKey(id)), `#h${i}`));

@@ -8,8 +8,9 @@ import * as keys from '../../store/item-keys';
 /**
  * An endpoint is two items: its configuration (`WE#<id>`: URL, secrets, filter, events: what
  * the API changes) and its state (`WE#<id>#STATE`: what every delivery changes: leases, health,
- * `failing_since`, the backlog mark, the rate window and the current stats bucket's counters).
- * The state item stays small (well under 1 KB with four leases), so each admission and
+ * `failing_since`, the backlog mark, the rate window, what batches' runs carry and the current
+ * stats bucket's counters). The state item stays small (under 1 KB with four leases and a batch's
+ * carried deliveries, about 20 bytes each), so each admission and
  * release is one write unit whatever the configuration's size. `enabled` is on both: the
  * configuration is what the API shows, the state's copy is what admissions are conditioned
  * on; both are written in one transaction. Readers join the two into one EndpointRecord.
@@ -28,6 +29,12 @@ export const latencyCounter = (bucket: number | string) => `s_l${bucket}`;
 function configFromItem(item: Record<string, unknown>): EndpointRecord {
   const { filter, ...record } = stripKeys<Omit<EndpointRecord, 'filter'> & { filter?: string | null }>(item);
   return { ...record, filter: typeof filter === 'string' ? (JSON.parse(filter) as EventFilter) : null, health: { ...HEALTHY, ...record.health }, leases: {}, lease_version: 0 };
+}
+
+/** The deliveries batches' runs carry (`c_…` attributes, shared/delivery/circuit.ts `carriedKey`), when there are any. */
+function carriedOf(item: Record<string, unknown>): { carried?: Record<string, number> } {
+  const entries = Object.entries(item).filter(([name, until]) => name.startsWith('c_') && typeof until === 'number');
+  return entries.length > 0 ? { carried: Object.fromEntries(entries) as Record<string, number> } : {};
 }
 
 /** Counters of the state item's current bucket. */
@@ -63,6 +70,7 @@ export function withState(config: EndpointRecord, state: Record<string, unknown>
     ...(s.backlog_at !== undefined ? { backlog_at: s.backlog_at } : {}),
     ...(s.rate_starts !== undefined ? { rate_starts: s.rate_starts } : {}),
     ...(s.rate_tail !== undefined ? { rate_tail: s.rate_tail } : {}),
+    ...carriedOf(state),
     stats: statsOf(state),
   };
 }
