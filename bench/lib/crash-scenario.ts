@@ -244,6 +244,16 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
     await sleep(50);
   }
 
+  if (process.env.BENCH_CRASH_DEBUG) {
+    for (const r of allReceivers()) {
+      for (const x of r.receipts) {
+        const first = r.firstOk.get(x.eventId);
+        if (first === undefined || x.at <= first) continue;
+        const rows = (await stack.tableDeps().deliveries.listForEvent(tenant.shop.id, x.eventId)).filter((d) => d.endpoint_id === endpointIds.get(r.name));
+        console.error(`DUP ${r.name} ${x.eventId} first ${(first - killIssuedAt).toFixed(0)}ms-vs-kill dup ${(x.at - restartedAt).toFixed(0)}ms-after-restart rows ${rows.map((d) => `${d.id}:${d.origin}:${d.status}:${d.attempts}:${d.history.map((h) => `${h.status}@${(Date.parse(h.at) - killedWall).toFixed(0)}`).join('/')}`).join(' ')}`);
+      }
+    }
+  }
   if (process.env.BENCH_CRASH_LOG_DIR) writeFileSync(join(process.env.BENCH_CRASH_LOG_DIR, `${opts.kind}.log`), stack.output());
   const acceptedSet = new Set(accepted);
   const lost: LostPair[] = [];
