@@ -90,7 +90,7 @@ export interface Admission {
   deferUntil: number | null;
   /** Already being attempted under a live lease (a duplicate message): nothing to do. */
   inFlight: string[];
-  /** Carried by another batch's runs (a duplicate message, or one pulled there): back on the queue shortly, like `defer`, for they may give it back. */
+  /** Carried by another batch's runs (a duplicate message, a sweep, a pull): it waits, like `defer` (a pulled one stays due on its row), for they may give it back. */
   elsewhere: string[];
   /** Deferred deliveries this batch keeps for its runs' slots (healthy endpoint, no rate limit): written as carried, until `carryUntil`. */
   carry: string[];

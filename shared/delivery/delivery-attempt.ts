@@ -105,7 +105,7 @@ async function forEndpoint(deps: AttemptDeps, read: EndpointRecord | null, due: 
   // under a rate limit: every start it counts goes through an admission). The admission wrote
   // them as carried: a batch with another wake-up of one sends it back to the queue meanwhile.
   const handsOn = admission.carry.length > 0;
-  const runway = newRunway<AttemptVerdict>(ctx, admission.carry.map(find), pulled, (d) => (pulled ? LEFT_DUE : defer(deps, d, deps.now())), admission.send.length);
+  const runway = newRunway<AttemptVerdict>(ctx, admission.carry.map(find), pulled, (d) => (pulled ? LEFT_DUE : defer(deps, d, deps.now())), admission.send.length, admission.carryUntil);
   // …or, when none of ours is in flight, on the queue; the endpoint is marked, so the next success pulls due ones from the table.
   // Behind requests that look stuck too: their messages wait until the first lease ends, but a success
   // (the receiver was only slow) takes the mark and pulls them at once; a hanging receiver never does.

@@ -84,8 +84,9 @@ export interface RunAttempt {
 export interface Carried {
   attempts: RunAttempt[];
   slots: HeldSlot[];
-  /** The deliveries the admission wrote as carried for the runs: the last run's write ends that. */
+  /** The deliveries the admission wrote as carried for the runs, until `heldUntil`: the last run's write ends that. */
   held: string[];
+  heldUntil?: number;
 }
 
 /** A sent attempt's end: what its row records, and what its endpoint's lease and health become. */

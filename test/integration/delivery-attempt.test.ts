@@ -9,7 +9,7 @@ import { createEndpoint, updateEndpoint } from '../../shared/domain/webhook-endp
 import { skPrefix } from '../../shared/store/keys';
 import * as keys from '../../shared/store/item-keys';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
-import { carriedKey, CIRCUIT_THRESHOLD, MAX_IN_FLIGHT } from '../../shared/delivery/circuit';
+import { admit, carriedKey, CIRCUIT_THRESHOLD, MAX_IN_FLIGHT } from '../../shared/delivery/circuit';
 import { RUNWAY_MS } from '../../shared/delivery/delivery-runway';
 import type { SendResult } from '../../shared/delivery/sender';
 import { DynamoAttemptLedger } from '../../shared/delivery/dynamo/attempt-ledger';
@@ -307,9 +307,32 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     expect(await endpoints.admit(read, { ...none, send: [slot(x.id)], carry: [], carryUntil: 0 })).toBe(false);
     // C read before too: it would send z and carry y, which A holds a lease for.
     expect(await endpoints.admit(read, { ...none, send: [slot(z.id)], carry: [y.id], carryUntil: Date.now() + 60_000 })).toBe(false);
+    // D read before too: it would send z and carry x, which A carries.
+    expect(await endpoints.admit(read, { ...none, send: [slot(z.id)], carry: [x.id], carryUntil: Date.now() + 60_000 })).toBe(false);
     const now = (await endpoints.get(shop.id, endpoint.id)) as NonNullable<Awaited<ReturnType<typeof endpoints.get>>>;
     expect(Object.keys(now.leases)).toEqual([y.id]);
     expect(Object.keys(now.carried ?? {})).toEqual([carriedKey(x.id)]);
+  });
+
+  it('what a consumer that died carried expires: the next admission carries it anew in the same write, and only the carrier\'s own entry is ever removed', async () => {
+    const { rows, endpoint, shop } = await endpointWith(2);
+    const [x, y] = rows as [DeliveryRecord, DeliveryRecord];
+    const key = keys.endpointState(shop.id, endpoint.id);
+    // Left by a consumer that died mid-batch, past its time.
+    await deps.db.doc.update({ TableName: deps.db.tableName, Key: key, UpdateExpression: 'SET #c = :past', ExpressionAttributeNames: { '#c': carriedKey(x.id) }, ExpressionAttributeValues: { ':past': Date.now() - 1000 } });
+    const read = (await endpoints.get(shop.id, endpoint.id)) as NonNullable<Awaited<ReturnType<typeof endpoints.get>>>;
+    const admission = admit(read, [y.id, x.id], Date.now(), 60_000, () => 'tok', new Set());
+    // A batch over the limit: y goes out, x waits in its runway (carried).
+    const until = Date.now() + 60_000;
+    expect(admission.expiredCarried).toEqual([carriedKey(x.id)]);
+    expect(await endpoints.admit(read, { ...admission, send: admission.send.filter((s) => s.deliveryId === y.id), carry: [x.id], carryUntil: until })).toBe(true);
+    const after = (await deps.db.doc.get({ TableName: deps.db.tableName, Key: key, ConsistentRead: true })).Item ?? {};
+    expect(after[carriedKey(x.id)]).toBe(until);
+    // A late release of the dead consumer's (its time, not this one) leaves the new entry; the carrier's own removes it.
+    await endpoints.dropLeases(read, [], [x.id], Date.now() - 1000);
+    expect((await deps.db.doc.get({ TableName: deps.db.tableName, Key: key, ConsistentRead: true })).Item?.[carriedKey(x.id)]).toBe(until);
+    await endpoints.dropLeases(read, [], [x.id], until);
+    expect((await deps.db.doc.get({ TableName: deps.db.tableName, Key: key, ConsistentRead: true })).Item?.[carriedKey(x.id)]).toBeUndefined();
   });
 
   it('opens the circuit, records due deliveries as circuit_open without a schedule, probes, and releases the waiting ones on success', async () => {

@@ -82,7 +82,7 @@ export class DynamoAttemptLedger implements AttemptLedger {
 
   async releaseCarried(endpoint: EndpointRecord, carried: Carried): Promise<void> {
     await this.stats.addQuietly(endpoint.shop_id, endpoint.id, carried.attempts);
-    await this.endpoints.dropLeases(endpoint, carried.slots, carried.held);
+    await this.endpoints.dropLeases(endpoint, carried.slots, carried.held, carried.heldUntil);
   }
 
   /** One try: done, or why it was cancelled (the row had moved on; only the backlog mark differed, there or not; anything else). */

@@ -173,7 +173,9 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
       sets.push(`#leases.#d${i} = :l${i}`);
     });
     const removes = admission.expired.filter((id) => !admission.send.some((s) => s.deliveryId === id)).map((id, i) => ((names[`#x${i}`] = id), `#leases.#x${i}`));
-    removes.push(...admission.expiredCarried.map((key, i) => ((names[`#y${i}`] = key), `#y${i}`)));
+    // An expired entry this admission carries anew is overwritten, not removed: one path may not be both.
+    const renewed = new Set(admission.carry.map(carriedKey));
+    removes.push(...admission.expiredCarried.filter((key) => !renewed.has(key)).map((key, i) => ((names[`#y${i}`] = key), `#y${i}`)));
     sets.push(...carrySets(admission, names, values));
     if (admission.health !== endpoint.health) {
       values[':health'] = admission.health;
@@ -215,9 +217,9 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
       names[`#e${i}`] = carriedKey(deliveryId);
       absent.push(`attribute_not_exists(#leases.#d${i})`, `attribute_not_exists(#e${i})`);
     });
-    // …and what this batch's runs carry is no other batch's lease.
-    admission.carry.forEach((id, i) => ((names[`#l${i}`] = id), absent.push(`attribute_not_exists(#leases.#l${i})`)));
     sets.push(...carrySets(admission, names, values));
+    // …and what this batch's runs carry is no other batch's lease, nor carried by another.
+    admission.carry.forEach((id, i) => ((names[`#l${i}`] = id), absent.push(`attribute_not_exists(#leases.#l${i})`, `attribute_not_exists(#k${i})`)));
     const condition = ['attribute_exists(pk)', 'enabled = :true', '(attribute_not_exists(#leases) OR size(#leases) <= :room)', '#health.#circuit = :closed', '#health.#failures = :zero', ...absent].join(' AND ');
     return this.tryUpdate(endpoint, `SET ${sets.join(', ')}`, condition, names, values);
   }
@@ -305,12 +307,15 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
   }
 
   /** Ends leases of ours with no health to write (the slots runs held), each only if it is still ours. */
-  async dropLeases(endpoint: EndpointRecord, slots: HeldSlot[], held: readonly string[] = []): Promise<void> {
+  async dropLeases(endpoint: EndpointRecord, slots: HeldSlot[], held: readonly string[] = [], heldUntil = 0): Promise<void> {
     for (const slot of slots) {
       await this.tryUpdate(endpoint, 'REMOVE #leases.#d', 'attribute_exists(pk) AND #leases.#d.#token = :token', { '#leases': 'leases', '#d': slot.key, '#token': 'token' }, { ':token': slot.token });
     }
+    if (held.length === 0) return;
+    // Each only while it is still ours (the time our admission wrote): one that expired may have been carried anew by another batch.
     const names = {};
-    if (held.length > 0) await this.tryUpdate(endpoint, `REMOVE ${carriedNames(held, names).join(', ')}`, 'attribute_exists(pk)', names, {});
+    const paths = carriedNames(held, names);
+    await this.tryUpdate(endpoint, `REMOVE ${paths.join(', ')}`, ['attribute_exists(pk)', ...paths.map((p) => `(attribute_not_exists(${p}) OR ${p} = :until)`)].join(' AND '), names, { ':until': heldUntil });
   }
 
   async markBacklog(endpoint: EndpointRecord, at: string): Promise<void> {

@@ -9,9 +9,10 @@ import * as keys from '../../store/item-keys';
  * An endpoint is two items: its configuration (`WE#<id>`: URL, secrets, filter, events: what
  * the API changes) and its state (`WE#<id>#STATE`: what every delivery changes: leases, health,
  * `failing_since`, the backlog mark, the rate window, what batches' runs carry and the current
- * stats bucket's counters). The state item stays small (under 1 KB with four leases and a batch's
- * carried deliveries, about 20 bytes each), so each admission and
- * release is one write unit whatever the configuration's size. `enabled` is on both: the
+ * stats bucket's counters). The state item stays small (under 1 KB with four leases and one
+ * batch's carried deliveries, about 20 bytes each; several batches carrying at once can take it
+ * past, 2 write units then), so an admission or release costs the same whatever the
+ * configuration's size. `enabled` is on both: the
  * configuration is what the API shows, the state's copy is what admissions are conditioned
  * on; both are written in one transaction. Readers join the two into one EndpointRecord.
  */
@@ -19,7 +20,7 @@ import * as keys from '../../store/item-keys';
 export const STATE_ENTITY = 'endpoint_state';
 
 /** The fields the state item holds; on a configuration item saved before it existed they are ignored (old leases only expire). */
-const STATE_FIELDS = ['health', 'failing_since', 'leases', 'lease_version', 'backlog_at', 'rate_starts', 'rate_tail', 'stats'] as const;
+const STATE_FIELDS = ['health', 'failing_since', 'leases', 'lease_version', 'backlog_at', 'rate_starts', 'rate_tail', 'carried', 'stats'] as const;
 
 /** The stats counters, top-level attributes so `ADD` works; the latency histogram as `s_l<bucket>`. */
 export const COUNTER = { attempts: 's_attempts', succeeded: 's_succeeded', failed: 's_failed', deliveries_failed: 's_deliveries_failed' } as const;
