@@ -1,9 +1,9 @@
 import type { EventFilter } from '../domain/event-filter-schema';
 import type { EndpointChanges, EndpointRecord, EndpointStore, StoredSecret } from '../domain/webhook-endpoints';
 import { EVENT_RETENTION_SECONDS } from '../domain/events';
-import { batchGet, cancellationReasons, isConditionFailed, queryPrefix } from './client';
+import { cancellationReasons, isConditionFailed, queryPrefix } from './client';
 import { DynamoEndpointGateStore } from '../delivery/dynamo/endpoint-gate';
-import { configItem, endpointFromItems, stateItem } from '../delivery/dynamo/endpoint-state';
+import { configItem, endpointFromItems, readEndpoints, stateItem } from '../delivery/dynamo/endpoint-state';
 import { isEndpointStateKey, shopPk, skPrefix, STATE_SUFFIX } from './keys';
 import * as keys from './item-keys';
 import { TABLE } from './table';
@@ -59,15 +59,8 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
   }
 
   /** Several endpoints by shop and id, in one round trip; keyed `<shop>/<endpoint>`. */
-  async getMany(refs: { shop_id: string; endpoint_id: string }[]): Promise<Map<string, EndpointRecord>> {
-    const wanted = new Map(refs.map((r) => [`${r.shop_id}/${r.endpoint_id}`, [keys.webhookEndpoint(r.shop_id, r.endpoint_id), keys.endpointState(r.shop_id, r.endpoint_id)] as const]));
-    const found = await batchGet(this.db, [...wanted.values()].flat());
-    const out = new Map<string, EndpointRecord>();
-    for (const [ref, [config, state]] of wanted) {
-      const item = found.get(`${config.pk}|${config.sk}`);
-      if (item) out.set(ref, endpointFromItems(item, found.get(`${state.pk}|${state.sk}`)));
-    }
-    return out;
+  getMany(refs: { shop_id: string; endpoint_id: string }[]): Promise<Map<string, EndpointRecord>> {
+    return readEndpoints(this.db, refs);
   }
 
   /** Writes the configuration's `sets` under `condition`; the endpoint as it then is, or null when the condition failed. */

@@ -21,6 +21,7 @@ import { DynamoAttemptDeliveryStore } from '../delivery/dynamo/attempt-deliverie
 import { DynamoFanoutDeliveryStore } from '../delivery/dynamo/fanout-deliveries';
 import { DynamoEndpointGateStore } from '../delivery/dynamo/endpoint-gate';
 import { DynamoEndpointStore } from '../store/webhook-endpoints';
+import { readEndpoints } from '../delivery/dynamo/endpoint-state';
 import { httpSender } from '../delivery/sender';
 import { checkUrl } from '../delivery/url-guard';
 import { cipherOf, dynamoOf, schedulerOf, sesOf, sqsOf } from './clients';
@@ -109,7 +110,7 @@ export function sweepDeps(config: Config, adapters: PipelineAdapters = {}): Swee
     deadLetters: adapters.deadLetters ?? (config.deliveryDlqUrl ? new SqsDeliveryDeadLetters(sqsOf(config), config.deliveryDlqUrl) : undefined),
     order: new DynamoOrderStore(dynamoOf(config)),
     recoveries: new DynamoRecoveryStore(dynamoOf(config)),
-    endpoints: new DynamoEndpointStore(dynamoOf(config)),
+    endpoints: { getMany: (refs) => readEndpoints(dynamoOf(config), refs) },
     queue: queueOf(config, adapters),
     timeScale: config.webhooks.timeScale,
     now,

@@ -2,7 +2,7 @@ import { bucketStart, type StatsSum } from '../endpoint-stats';
 import type { EventFilter } from '../../domain/event-filter-schema';
 import type { EndpointRecord, EndpointStatsState } from '../../domain/webhook-endpoints';
 import { HEALTHY } from '../circuit';
-import { stripKeys } from '../../store/client';
+import { batchGet, stripKeys, type Dynamo } from '../../store/client';
 import * as keys from '../../store/item-keys';
 
 /**
@@ -114,4 +114,16 @@ export function counterAdds(sum: StatsSum, prefix = ':s'): { adds: string[]; val
     values[`${prefix}l${bucket}`] = count;
   }
   return { adds, values };
+}
+
+/** Several endpoints (configuration and state) by shop and id, in one round trip; keyed `<shop>/<endpoint>`. The sweeper's read, apart from the stores so its bundle carries none of their writes. */
+export async function readEndpoints(db: Dynamo, refs: { shop_id: string; endpoint_id: string }[]): Promise<Map<string, EndpointRecord>> {
+  const wanted = new Map(refs.map((r) => [`${r.shop_id}/${r.endpoint_id}`, [keys.webhookEndpoint(r.shop_id, r.endpoint_id), keys.endpointState(r.shop_id, r.endpoint_id)] as const]));
+  const found = await batchGet(db, [...wanted.values()].flat());
+  const out = new Map<string, EndpointRecord>();
+  for (const [ref, [config, state]] of wanted) {
+    const item = found.get(`${config.pk}|${config.sk}`);
+    if (item) out.set(ref, endpointFromItems(item, found.get(`${state.pk}|${state.sk}`)));
+  }
+  return out;
 }
