@@ -3,7 +3,7 @@ import { recoverEndpoint, type RecoveryDeps } from '../../shared/delivery/recove
 import { apiHandler } from '../../shared/http/handler';
 import { requestSchemas } from '../../shared/http/validation';
 import { idempotent, type IdempotencyDeps } from '../../shared/http/idempotency';
-import { endpointLifecycleDeps, idempotencyDeps } from '../../shared/wiring/api';
+import { idempotencyDeps, recoveryDeps } from '../../shared/wiring/api';
 import { lambdaDeps } from '../../shared/wiring/memo';
 
 /**
@@ -13,7 +13,7 @@ import { lambdaDeps } from '../../shared/wiring/memo';
  */
 export const spec = requestSchemas({ body: recoverWebhookEndpointBody });
 
-export const makeHandler = (deps: () => RecoveryDeps & IdempotencyDeps = lambdaDeps(endpointLifecycleDeps, idempotencyDeps)) =>
+export const makeHandler = (deps: () => RecoveryDeps & IdempotencyDeps = lambdaDeps(recoveryDeps, idempotencyDeps)) =>
   apiHandler('recoverWebhookEndpoint', spec, async ({ principal, pathParameters, body }) => ({
     status: 202,
     body: await recoverEndpoint(deps(), principal.shopId, pathParameters.id ?? '', body),

@@ -27,6 +27,7 @@ export const STORE_ACTIONS: Record<string, { actions: TableAction[]; uses?: stri
   'fanout-deliveries': { actions: ['BatchWriteItem', 'PutItem'], uses: ['attempt-deliveries'] },
   'due-index': { actions: ['BatchGetItem', 'DeleteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'] },
   'endpoint-gate': { actions: ['BatchGetItem', 'ConditionCheckItem', 'GetItem', 'PutItem', 'UpdateItem'], uses: ['endpoint-stats'] },
+  'endpoint-state': { actions: ['BatchGetItem'] },
   'endpoint-stats': { actions: ['GetItem', 'Query', 'UpdateItem'] },
   'event-deliveries': { actions: ['BatchGetItem', 'Query'] },
   events: { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
@@ -37,7 +38,7 @@ export const STORE_ACTIONS: Record<string, { actions: TableAction[]; uses?: stri
   'resource-order': { actions: ['GetItem', 'UpdateItem'] },
   recoveries: { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
   shops: { actions: ['GetItem', 'PutItem', 'UpdateItem'] },
-  'webhook-endpoints': { actions: ['BatchGetItem', 'DeleteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'], uses: ['endpoint-gate'] },
+  'webhook-endpoints': { actions: ['DeleteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'], uses: ['endpoint-gate'] },
 };
 
 /** The stores each wiring part builds (none: it touches no table). */
@@ -53,13 +54,14 @@ export const PART_STORES: Record<string, string[]> = {
   eventWriterDeps: ['events'],
   eventLogDeps: ['events', 'deliveries', 'current-deliveries', 'webhook-endpoints'],
   endpointLifecycleDeps: ['webhook-endpoints', 'deliveries', 'current-deliveries', 'recoveries', 'events', 'endpoint-stats'],
+  recoveryDeps: ['endpoint-state', 'current-deliveries', 'recoveries', 'events'],
   cipherDeps: [],
   idempotencyDeps: ['idempotency'],
   cursorDeps: [],
   fanoutDeps: ['webhook-endpoints', 'fanout-deliveries', 'events', 'current-deliveries', 'recoveries', 'resource-order'],
   notifyDeps: ['events', 'shops', 'webhook-endpoints'],
   deliverDeps: ['attempt-deliveries', 'endpoint-gate', 'attempt-ledger', 'resource-order'],
-  sweepDeps: ['due-index', 'recoveries', 'webhook-endpoints', 'resource-order'],
+  sweepDeps: ['due-index', 'recoveries', 'endpoint-state', 'resource-order'],
   ingestDeadLetterDeps: [],
 };
 

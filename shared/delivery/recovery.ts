@@ -7,7 +7,7 @@ import type { Resource } from '../domain/resources';
 import { loadEndpoint, type EndpointStore } from '../domain/webhook-endpoints';
 
 export interface RecoveryDeps extends RecoveryPageDeps {
-  endpoints: EndpointStore;
+  endpoints: Pick<EndpointStore, 'get'>;
   recoveries: RecoveryStore;
 }
 

@@ -132,7 +132,7 @@ async function guardedUrl(deps: Pick<EndpointDeps, 'checkUrl' | 'policy'>, url: 
   return verdict.url.toString();
 }
 
-export async function loadEndpoint(deps: Pick<EndpointDeps, 'endpoints'>, shopId: string, id: string): Promise<EndpointRecord> {
+export async function loadEndpoint(deps: { endpoints: Pick<EndpointStore, 'get'> }, shopId: string, id: string): Promise<EndpointRecord> {
   return findExisting('we', 'webhook endpoint', id, (endpointId) => deps.endpoints.get(shopId, endpointId));
 }
 

@@ -27,6 +27,7 @@ import type { RateLimiter, RateLimits } from '../domain/rate-limits';
 import { DynamoRateLimiter } from '../store/rate-limits';
 import { DynamoShopStore } from '../store/shops';
 import { DynamoEndpointStore } from '../store/webhook-endpoints';
+import { readEndpoint } from '../delivery/dynamo/endpoint-state';
 import { secretFromExtension } from '../aws/secrets-extension';
 import { ROTATION_GRACE_MS } from '../delivery/policy';
 import { checkUrl } from '../delivery/url-guard';
@@ -107,6 +108,18 @@ export function endpointLifecycleDeps(config: Config): LifecycleDeps & RecoveryD
     recoveries: new DynamoRecoveryStore(dynamoOf(config)),
     events: new DynamoEventStore(dynamoOf(config)),
     stats: new DynamoEndpointStatsStore(dynamoOf(config)),
+    timeScale: config.webhooks.timeScale,
+    now,
+  }));
+}
+
+/** Recover and its progress: the endpoint read alone, so their bundles carry none of the endpoint and delivery stores' writes. */
+export function recoveryDeps(config: Config): RecoveryDeps {
+  return memo(config, recoveryDeps, () => ({
+    endpoints: { get: (shopId: string, id: string) => readEndpoint(dynamoOf(config), shopId, id) },
+    currentDeliveries: new DynamoCurrentDeliveries(dynamoOf(config)),
+    recoveries: new DynamoRecoveryStore(dynamoOf(config)),
+    events: new DynamoEventStore(dynamoOf(config)),
     timeScale: config.webhooks.timeScale,
     now,
   }));

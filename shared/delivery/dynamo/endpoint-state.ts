@@ -116,7 +116,7 @@ export function counterAdds(sum: StatsSum, prefix = ':s'): { adds: string[]; val
   return { adds, values };
 }
 
-/** Several endpoints (configuration and state) by shop and id, in one round trip; keyed `<shop>/<endpoint>`. The sweeper's read, apart from the stores so its bundle carries none of their writes. */
+/** Several endpoints (configuration and state) by shop and id, in one round trip; keyed `<shop>/<endpoint>`. The sweeper's and the recoveries' read, apart from the stores so their bundles carry none of the stores' writes. */
 export async function readEndpoints(db: Dynamo, refs: { shop_id: string; endpoint_id: string }[]): Promise<Map<string, EndpointRecord>> {
   const wanted = new Map(refs.map((r) => [`${r.shop_id}/${r.endpoint_id}`, [keys.webhookEndpoint(r.shop_id, r.endpoint_id), keys.endpointState(r.shop_id, r.endpoint_id)] as const]));
   const found = await batchGet(db, [...wanted.values()].flat());
@@ -126,4 +126,9 @@ export async function readEndpoints(db: Dynamo, refs: { shop_id: string; endpoin
     if (item) out.set(ref, endpointFromItems(item, found.get(`${state.pk}|${state.sk}`)));
   }
   return out;
+}
+
+/** One endpoint (configuration and state), or null. */
+export async function readEndpoint(db: Dynamo, shopId: string, id: string): Promise<EndpointRecord | null> {
+  return (await readEndpoints(db, [{ shop_id: shopId, endpoint_id: id }])).get(`${shopId}/${id}`) ?? null;
 }
