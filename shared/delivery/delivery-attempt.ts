@@ -103,7 +103,7 @@ async function forEndpoint(deps: AttemptDeps, read: EndpointRecord | null, due: 
   const healthy = admission.health.circuit === 'closed' && admission.health.consecutive_failures === 0;
   // Over the limit of a healthy endpoint: wait in this batch for a slot one of ours frees (not
   // under a rate limit: every start it counts goes through an admission). The admission wrote
-  // them as carried: a batch with another wake-up of one sends it back to the queue meanwhile.
+  // them as carried: a batch with another wake-up of one lets it wait meanwhile (`elsewhere`).
   const handsOn = admission.carry.length > 0;
   const runway = newRunway<AttemptVerdict>(ctx, admission.carry.map(find), pulled, (d) => (pulled ? LEFT_DUE : defer(deps, d, deps.now())), admission.send.length, admission.carryUntil);
   // …or, when none of ours is in flight, on the queue; the endpoint is marked, so the next success pulls due ones from the table.
