@@ -118,12 +118,12 @@ export function counterAdds(sum: StatsSum, prefix = ':s'): { adds: string[]; val
 
 /** Several endpoints (configuration and state) by shop and id, in one round trip; keyed `<shop>/<endpoint>`. The sweeper's and the recoveries' read, apart from the stores so their bundles carry none of the stores' writes. */
 export async function readEndpoints(db: Dynamo, refs: { shop_id: string; endpoint_id: string }[]): Promise<Map<string, EndpointRecord>> {
-  const itemKeys = (r: (typeof refs)[number]) => [keys.webhookEndpoint(r.shop_id, r.endpoint_id), keys.endpointState(r.shop_id, r.endpoint_id)];
-  const found = await batchGet(db, refs.flatMap(itemKeys));
+  const wanted = new Map(refs.map((r) => [`${r.shop_id}/${r.endpoint_id}`, [keys.webhookEndpoint(r.shop_id, r.endpoint_id), keys.endpointState(r.shop_id, r.endpoint_id)] as const]));
+  const found = await batchGet(db, [...wanted.values()].flat());
   const out = new Map<string, EndpointRecord>();
-  for (const r of refs) {
-    const [config, state] = itemKeys(r).map((k) => found.get(`${k.pk}|${k.sk}`));
-    if (config) out.set(`${r.shop_id}/${r.endpoint_id}`, endpointFromItems(config, state));
+  for (const [ref, [config, state]] of wanted) {
+    const item = found.get(`${config.pk}|${config.sk}`);
+    if (item) out.set(ref, endpointFromItems(item, found.get(`${state.pk}|${state.sk}`)));
   }
   return out;
 }
