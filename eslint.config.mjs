@@ -15,7 +15,10 @@ export default tseslint.config(
   {
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
       '@typescript-eslint/consistent-type-imports': 'error',
       eqeqeq: ['error', 'always'],
       'no-console': 'off',
@@ -29,7 +32,10 @@ export default tseslint.config(
   {
     files: ['shared/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [...BUILD_TIME, forbid('(^|/)functions/', 'shared/ serves the handlers; it never imports them.')] }],
+      'no-restricted-imports': [
+        'error',
+        { patterns: [...BUILD_TIME, forbid('(^|/)functions/', 'shared/ serves the handlers; it never imports them.')] },
+      ],
     },
   },
   // The delivery engine's decisions, stages and ports (shared/delivery/*.ts) keep the domain's rule;
@@ -43,9 +49,18 @@ export default tseslint.config(
           patterns: [
             ...BUILD_TIME,
             forbid('(^|/)functions/', 'shared/ serves the handlers; it never imports them.'),
-            forbid('^@aws-sdk/', 'The domain is plain TypeScript: AWS adapters live in shared/store, shared/aws and shared/delivery/{dynamo,aws}, behind ports.'),
-            forbid('(^|/)(http|store|dynamo|aws|wiring)/', 'The domain knows ports, not HTTP, the table, AWS or the wiring.'),
-            forbid('(^|/)(routes|config)$', 'The route table and the configuration depend on the domain, not the reverse.'),
+            forbid(
+              '^@aws-sdk/',
+              'The domain is plain TypeScript: AWS adapters live in shared/store, shared/aws and shared/delivery/{dynamo,aws}, behind ports.',
+            ),
+            forbid(
+              '(^|/)(http|store|dynamo|aws|wiring)/',
+              'The domain knows ports, not HTTP, the table, AWS or the wiring.',
+            ),
+            forbid(
+              '(^|/)(routes|config)$',
+              'The route table and the configuration depend on the domain, not the reverse.',
+            ),
           ],
         },
       ],
@@ -55,11 +70,28 @@ export default tseslint.config(
   // or code (receiver answers are shown in it: see portal/dom.js).
   {
     files: ['portal/**/*.js'],
-    languageOptions: { globals: { window: 'readonly', document: 'readonly', fetch: 'readonly', navigator: 'readonly', crypto: 'readonly', URLSearchParams: 'readonly' } },
+    languageOptions: {
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        fetch: 'readonly',
+        navigator: 'readonly',
+        crypto: 'readonly',
+        URLSearchParams: 'readonly',
+      },
+    },
     rules: {
       'no-restricted-properties': [
         'error',
-        ...['innerHTML', 'outerHTML', 'insertAdjacentHTML', 'write', 'writeln', 'createContextualFragment', 'setHTMLUnsafe'].map((property) => ({ property, message: 'Build DOM with portal/dom.js: text stays text.' })),
+        ...[
+          'innerHTML',
+          'outerHTML',
+          'insertAdjacentHTML',
+          'write',
+          'writeln',
+          'createContextualFragment',
+          'setHTMLUnsafe',
+        ].map((property) => ({ property, message: 'Build DOM with portal/dom.js: text stays text.' })),
       ],
       'no-eval': 'error',
       'no-implied-eval': 'error',

@@ -5,7 +5,10 @@
  * An ES module, as package.json's "type": "module" makes every .js file; jest 30 loads it
  * with import() and still runs the tests as CommonJS (the swc transform below).
  */
-const swc = ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }];
+const swc = [
+  '@swc/jest',
+  { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } },
+];
 const common = {
   transform: { '^.+\\.(t|j|mj)s$': swc },
   transformIgnorePatterns: ['/node_modules/(?!@middy/)'],

@@ -35,7 +35,9 @@ try {
   const jobIds: string[] = [];
   const need = 2 * SAMPLES + 20;
   for (let i = 0; i < need; i += 8) {
-    const batch = await Promise.all(Array.from({ length: Math.min(8, need - i) }, () => ingestCall(deps, callIngest(shopId, true))));
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(8, need - i) }, () => ingestCall(deps, callIngest(shopId, true))),
+    );
     for (const r of batch) jobIds.push(...r.job_ids);
   }
   const warm = async (n: number, task: (i: number) => Promise<unknown>) => {
@@ -50,7 +52,10 @@ try {
   const hash = hashKey(key);
   // What the authorizer asks of the table: the key, and a request from the key's rate-limit bucket, at once.
   const authorizerCalls = async () => {
-    await Promise.all([deps.apiKeys.getByHash(hash), deps.rateLimiter.take(keyBucket(hash), deps.rateLimits.test, Date.now())]);
+    await Promise.all([
+      deps.apiKeys.getByHash(hash),
+      deps.rateLimiter.take(keyBucket(hash), deps.rateLimits.test, Date.now()),
+    ]);
   };
   const listBare = async () => {
     await authorizerCalls();
@@ -70,8 +75,18 @@ try {
     await authorizerCalls();
     const job = (await deps.jobs.get(shopId, jobIds[next++] as string)) as JobRecord;
     const now = new Date().toISOString();
-    const approved: JobRecord = { ...job, status: 'approved', version: job.version + 1, updated_at: now, decided_at: now };
-    const outcome = await deps.jobs.decide(approved, job.version, newEvent(shopId, 'job.approved', approved, new Date(now)));
+    const approved: JobRecord = {
+      ...job,
+      status: 'approved',
+      version: job.version + 1,
+      updated_at: now,
+      decided_at: now,
+    };
+    const outcome = await deps.jobs.decide(
+      approved,
+      job.version,
+      newEvent(shopId, 'job.approved', approved, new Date(now)),
+    );
     if (!outcome.ok) throw new Error('bare approve refused');
   };
   await warm(5, approveHttp);
@@ -81,16 +96,30 @@ try {
   const row = (name: string, e2e: number[], store: number[]) => {
     const a = summarize(e2e);
     const b = summarize(store);
-    return [name, ms(a.p50, 2), ms(a.p99, 2), ms(b.p50, 2), ms(b.p99, 2), ratio(a.p50, b.p50), '≤ 1.3×', verdict(a.p50 <= 1.3 * b.p50)];
+    return [
+      name,
+      ms(a.p50, 2),
+      ms(a.p99, 2),
+      ms(b.p50, 2),
+      ms(b.p99, 2),
+      ratio(a.p50, b.p50),
+      '≤ 1.3×',
+      verdict(a.p50 <= 1.3 * b.p50),
+    ];
   };
-  printTable(`API end to end vs the bare store calls (${SAMPLES} requests each, interleaved)`, ['operation', 'HTTP p50', 'HTTP p99', 'store p50', 'store p99', 'p50 ratio', 'target', 'result'], [
-    row('GET /v1/calls?limit=20', listE2e, listStore),
-    row('POST /v1/jobs/{id}/approve', approveE2e, approveStore),
-  ]);
+  printTable(
+    `API end to end vs the bare store calls (${SAMPLES} requests each, interleaved)`,
+    ['operation', 'HTTP p50', 'HTTP p99', 'store p50', 'store p99', 'p50 ratio', 'target', 'result'],
+    [row('GET /v1/calls?limit=20', listE2e, listStore), row('POST /v1/jobs/{id}/approve', approveE2e, approveStore)],
+  );
 
   // The handler alone: middleware, validation, domain, response, with stores answering at once.
   const overhead = await handlerOverhead(shopId, deps);
-  printTable(`Handler overhead in process, stores faked (${OVERHEAD_SAMPLES} invocations each)`, ['handler', 'p50 ms', 'p99 ms', 'target', 'result'], overhead.map(([name, s]) => [name, ms(s.p50, 3), ms(s.p99, 3), '≤ 1 ms p50', verdict(s.p50 <= 1)]));
+  printTable(
+    `Handler overhead in process, stores faked (${OVERHEAD_SAMPLES} invocations each)`,
+    ['handler', 'p50 ms', 'p99 ms', 'target', 'result'],
+    overhead.map(([name, s]) => [name, ms(s.p50, 3), ms(s.p99, 3), '≤ 1 ms p50', verdict(s.p50 <= 1)]),
+  );
 } finally {
   await bench.close();
 }
@@ -111,19 +140,61 @@ async function handlerOverhead(shopId: string, stack: LocalDeps) {
   const authorizer = { lambda: toAuthorizerContext({ ok: true, principal }) };
   const now = new Date('2026-11-21T10:00:00.000Z');
   const call: CallRecord = {
-    id: 'call_01jd0000000000000000000000', shop_id: shopId, external_id: 'x', direction: 'inbound', status: 'completed', from_number: '+15551230000', to_number: '+15559870000',
-    caller_name: 'Pat', started_at: now.toISOString(), ended_at: now.toISOString(), duration_seconds: 180, outcome: 'job_created', created_at: now.toISOString(),
+    id: 'call_01jd0000000000000000000000',
+    shop_id: shopId,
+    external_id: 'x',
+    direction: 'inbound',
+    status: 'completed',
+    from_number: '+15551230000',
+    to_number: '+15559870000',
+    caller_name: 'Pat',
+    started_at: now.toISOString(),
+    ended_at: now.toISOString(),
+    duration_seconds: 180,
+    outcome: 'job_created',
+    created_at: now.toISOString(),
   };
-  const calls = Array.from({ length: 20 }, (_, i) => ({ ...call, id: `call_01jd00000000000000000000${String(i).padStart(2, '0')}` }));
-  const job = { id: 'job_01jd0000000000000000000000', shop_id: shopId, call_id: call.id, status: 'pending', version: 1, created_at: now.toISOString(), updated_at: now.toISOString(), decided_at: null, decline_reason: null,
-    customer: { name: 'Pat', phone: '+15551230000', address: '12 Elm St' }, service: 'Leak repair', description: 'Sink', urgency: 'routine', requested_window: null, trade: 'plumbing' } as unknown as JobRecord;
-  const list = makeListCalls(() => ({ calls: { list: async () => ({ items: calls, next: { pk: 'x', sk: 'y' } }) } as never, cursorKey: stack.cursorKey }));
-  const approve = makeApprove(() => ({ jobs: { get: async () => job, decide: async () => ({ ok: true }) } as never, now: () => now, idempotency: stack.idempotency }));
+  const calls = Array.from({ length: 20 }, (_, i) => ({
+    ...call,
+    id: `call_01jd00000000000000000000${String(i).padStart(2, '0')}`,
+  }));
+  const job = {
+    id: 'job_01jd0000000000000000000000',
+    shop_id: shopId,
+    call_id: call.id,
+    status: 'pending',
+    version: 1,
+    created_at: now.toISOString(),
+    updated_at: now.toISOString(),
+    decided_at: null,
+    decline_reason: null,
+    customer: { name: 'Pat', phone: '+15551230000', address: '12 Elm St' },
+    service: 'Leak repair',
+    description: 'Sink',
+    urgency: 'routine',
+    requested_window: null,
+    trade: 'plumbing',
+  } as unknown as JobRecord;
+  const list = makeListCalls(() => ({
+    calls: { list: async () => ({ items: calls, next: { pk: 'x', sk: 'y' } }) } as never,
+    cursorKey: stack.cursorKey,
+  }));
+  const approve = makeApprove(() => ({
+    jobs: { get: async () => job, decide: async () => ({ ok: true }) } as never,
+    now: () => now,
+    idempotency: stack.idempotency,
+  }));
   const event = (method: string, path: string, body?: unknown): ApiEvent =>
     ({
-      version: '2.0', routeKey: `${method} ${path}`, rawPath: path, rawQueryString: method === 'GET' ? 'limit=20' : '',
-      headers: { 'content-type': 'application/json' }, queryStringParameters: method === 'GET' ? { limit: '20' } : undefined,
-      pathParameters: method === 'POST' ? { id: job.id } : undefined, body: body === undefined ? undefined : JSON.stringify(body), isBase64Encoded: false,
+      version: '2.0',
+      routeKey: `${method} ${path}`,
+      rawPath: path,
+      rawQueryString: method === 'GET' ? 'limit=20' : '',
+      headers: { 'content-type': 'application/json' },
+      queryStringParameters: method === 'GET' ? { limit: '20' } : undefined,
+      pathParameters: method === 'POST' ? { id: job.id } : undefined,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      isBase64Encoded: false,
       requestContext: { requestId: 'bench', http: { method, path }, authorizer },
     }) as unknown as ApiEvent;
   const context = {} as Context;
@@ -137,6 +208,8 @@ async function handlerOverhead(shopId: string, stack: LocalDeps) {
   };
   return [
     await measure('listCalls (20 calls, next cursor signed)', () => list(event('GET', '/v1/calls'), context)),
-    await measure('approveJob (body validated)', () => approve(event('POST', `/v1/jobs/${job.id}/approve`, { version: 1 }), context)),
+    await measure('approveJob (body validated)', () =>
+      approve(event('POST', `/v1/jobs/${job.id}/approve`, { version: 1 }), context),
+    ),
   ];
 }

@@ -38,7 +38,9 @@ import { printTable, setting, verdict } from './lib/stats';
 
 const RUNS = setting('BENCH_INIT_RUNS', 15);
 /** A comma-separated list of functions to measure (with their references) instead of all, while working on them. */
-const ONLY = process.env.BENCH_COLD_START_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
+const ONLY = process.env.BENCH_COLD_START_ONLY?.split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
 const SIZE_KB = 400;
 const RATIO = 1.3;
 
@@ -108,15 +110,23 @@ const cpu = (s: Sample) => s.cpuMs;
 
 function measure(r: Run): Promise<Sample> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...(r.sourceMaps ? ['--enable-source-maps'] : []), '-e', CHILD, r.file, r.eventFile], { cwd: repoRoot(), env: r.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [...(r.sourceMaps ? ['--enable-source-maps'] : []), '-e', CHILD, r.file, r.eventFile],
+      { cwd: repoRoot(), env: r.env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (c: Buffer) => out.push(c));
     child.stderr.on('data', (c: Buffer) => err.push(c));
     child.on('error', reject);
     child.on('close', (code) => {
-      const line = Buffer.concat(out).toString('utf8').split('\n').find((l) => l.startsWith('BENCH_COLD_START '));
-      if (code !== 0 || !line) return reject(new Error(`${r.name}: exit ${code}\n${Buffer.concat(err).toString('utf8')}`));
+      const line = Buffer.concat(out)
+        .toString('utf8')
+        .split('\n')
+        .find((l) => l.startsWith('BENCH_COLD_START '));
+      if (code !== 0 || !line)
+        return reject(new Error(`${r.name}: exit ${code}\n${Buffer.concat(err).toString('utf8')}`));
       resolve(JSON.parse(line.slice('BENCH_COLD_START '.length)) as Sample);
     });
   });
@@ -124,7 +134,10 @@ function measure(r: Run): Promise<Sample> {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 /** 'DynamoDB GetItem ×2, KMS Decrypt' from the stub's counts. */
-const describe = (asked: Record<string, number> | undefined) => Object.entries(asked ?? {}).map(([op, n]) => (n > 1 ? `${op} ×${n}` : op)).join(', ') || 'none';
+const describe = (asked: Record<string, number> | undefined) =>
+  Object.entries(asked ?? {})
+    .map(([op, n]) => (n > 1 ? `${op} ×${n}` : op))
+    .join(', ') || 'none';
 
 const stub = await startAwsStub('cold-start-cursor-secret-0123456789abcdef');
 const dir = mkdtempSync(join(tmpdir(), 'cold-start-'));
@@ -143,7 +156,11 @@ try {
   const cases = coldStartCases(stub, seed);
   const entries = allFunctionEntries();
   const envs = functionEnvironments(Object.keys(entries), stub);
-  const referenceEnv = { ...Object.assign({}, ...Object.values(envs)), ...lambdaVariables('Reference', stub), BENCH_KMS_BLOB: stub.dataKey.blob.toString('base64') } as Record<string, string>;
+  const referenceEnv = {
+    ...Object.assign({}, ...Object.values(envs)),
+    ...lambdaVariables('Reference', stub),
+    BENCH_KMS_BLOB: stub.dataKey.blob.toString('base64'),
+  } as Record<string, string>;
   let files = 0;
   const eventFile = (event: unknown) => {
     const file = join(dir, `event-${files++}.json`);
@@ -155,12 +172,20 @@ try {
     const { bytes, inputs } = await buildBundleWithInputs(join(repoRoot(), entry), file);
     // The reference takes the clients the wiring says; a bundle that carries another would hide it in its reference.
     const bundled = ORDER.filter((c) => inputs.some((i) => i.startsWith(`node_modules/${PACKAGES[c]}/`)));
-    if (setName(bundled) !== setName(clients)) throw new Error(`${name} bundles ${setName(bundled) || 'no SDK client'}, its wiring says ${setName(clients) || 'none'}`);
+    if (setName(bundled) !== setName(clients))
+      throw new Error(
+        `${name} bundles ${setName(bundled) || 'no SDK client'}, its wiring says ${setName(clients) || 'none'}`,
+      );
     return { file, bytes };
   };
 
   // For scale only: what loading a module costs Node at all.
-  const empty: Run = { name: 'empty handler (for scale)', env: referenceEnv, eventFile: eventFile({}), ...(await bundle('empty handler', 'bench/reference/empty.ts', [])) };
+  const empty: Run = {
+    name: 'empty handler (for scale)',
+    env: referenceEnv,
+    eventFile: eventFile({}),
+    ...(await bundle('empty handler', 'bench/reference/empty.ts', [])),
+  };
   /** Per set of clients: its reference bundle, and that bundle run as the issue words it (one request per client). */
   const oneCallEach = new Map<string, Run>();
   interface Measured {
@@ -181,10 +206,20 @@ try {
     if (ONLY && !ONLY.includes(name)) continue;
     const scenario = cases[name];
     if (!scenario) throw new Error(`no cold-start scenario for ${name}`);
-    const fn: Run = { name, env: envs[name] as Record<string, string>, eventFile: eventFile(scenario.event), ...(await bundle(name, entry, scenario.clients)) };
+    const fn: Run = {
+      name,
+      env: envs[name] as Record<string, string>,
+      eventFile: eventFile(scenario.event),
+      ...(await bundle(name, entry, scenario.clients)),
+    };
     if (scenario.bare) {
       const [label, bareEntry] = scenario.bare;
-      const reference: Run = { name: `${name}'s reference`, env: referenceEnv, eventFile: eventFile({}), ...(await bundle(label, bareEntry, [])) };
+      const reference: Run = {
+        name: `${name}'s reference`,
+        env: referenceEnv,
+        eventFile: eventFile({}),
+        ...(await bundle(label, bareEntry, [])),
+      };
       measured.push({ name, scenario, fn, reference, set: label, samples: [], referenceSamples: [] });
       continue;
     }
@@ -192,14 +227,28 @@ try {
     const referenceEntry = REFERENCES[set];
     if (!referenceEntry) throw new Error(`no reference for ${name} (${set || 'no SDK client'})`);
     const built = await bundle(`reference ${set}`, referenceEntry, scenario.clients);
-    if (!oneCallEach.has(set)) oneCallEach.set(set, { name: `${set}, one request each`, env: referenceEnv, eventFile: eventFile({}), ...built });
-    measured.push({ name, scenario, fn, reference: { name: `${name}'s reference`, env: referenceEnv, eventFile: '', ...built }, set, samples: [], referenceSamples: [] });
+    if (!oneCallEach.has(set))
+      oneCallEach.set(set, { name: `${set}, one request each`, env: referenceEnv, eventFile: eventFile({}), ...built });
+    measured.push({
+      name,
+      scenario,
+      fn,
+      reference: { name: `${name}'s reference`, env: referenceEnv, eventFile: '', ...built },
+      set,
+      samples: [],
+      referenceSamples: [],
+    });
   }
 
   // First pass, not timed: each first invocation must go the way a working request goes, and what it asks of AWS becomes its reference's event.
   for (const m of measured) {
     const { sample, asked } = await run(m.fn);
-    const problem = m.scenario.check(sample.result) ?? (m.scenario.needs ?? []).filter((n) => !asked[n]).map((n) => `made no ${n}`).join(', ');
+    const problem =
+      m.scenario.check(sample.result) ??
+      (m.scenario.needs ?? [])
+        .filter((n) => !asked[n])
+        .map((n) => `made no ${n}`)
+        .join(', ');
     if (problem) throw new Error(`${m.name}: its first invocation ${problem}`);
     m.asked = asked;
     if (m.scenario.bare) continue;
@@ -213,7 +262,17 @@ try {
     m.referenceAsked = (await run(m.reference)).asked;
   }
   const getShop = measured.find((m) => m.name === 'GetShop');
-  const extra = getShop ? [{ ...getShop, name: 'GetShop, deployed with -c sourceMaps=true', fn: { ...getShop.fn, sourceMaps: true }, samples: [], referenceSamples: [] } as Measured] : [];
+  const extra = getShop
+    ? [
+        {
+          ...getShop,
+          name: 'GetShop, deployed with -c sourceMaps=true',
+          fn: { ...getShop.fn, sourceMaps: true },
+          samples: [],
+          referenceSamples: [],
+        } as Measured,
+      ]
+    : [];
 
   const scale = new Map<Run, Sample[]>([empty, ...oneCallEach.values()].map((r) => [r, []]));
   for (let round = 0; round < RUNS; round++) {
@@ -241,16 +300,59 @@ try {
   };
   const row = (m: Measured, checked: boolean) => {
     const f = figures(m);
-    return [m.name, kb(m.fn.bytes), ms(f.load), ms(f.invoke), ms(f.wall), ms(f.cpu), m.set, ms(f.reference), `${f.ratio.toFixed(2)}×`, Number.isFinite(f.literal) ? `${f.literal.toFixed(2)}×` : '', checked ? verdict(m.fn.bytes <= SIZE_KB * 1024) : '', checked ? verdict(f.ratio <= RATIO) : ''];
+    return [
+      m.name,
+      kb(m.fn.bytes),
+      ms(f.load),
+      ms(f.invoke),
+      ms(f.wall),
+      ms(f.cpu),
+      m.set,
+      ms(f.reference),
+      `${f.ratio.toFixed(2)}×`,
+      Number.isFinite(f.literal) ? `${f.literal.toFixed(2)}×` : '',
+      checked ? verdict(m.fn.bytes <= SIZE_KB * 1024) : '',
+      checked ? verdict(f.ratio <= RATIO) : '',
+    ];
   };
   printTable(
     `Cold start: bundle size, module load + first invocation, beside a reference with the same SDK clients making the same SDK requests once each (medians of ${RUNS} rounds of fresh processes, each function right after its reference; ratios of CPU ms; Node ${process.versions.node})`,
-    ['function', 'KB', 'load ms', '1st call ms', 'wall ms', 'CPU ms', 'its reference', 'reference CPU ms', 'ratio', 'vs one request per client', `size ≤ ${SIZE_KB} KB`, `≤ ${RATIO}× reference`],
+    [
+      'function',
+      'KB',
+      'load ms',
+      '1st call ms',
+      'wall ms',
+      'CPU ms',
+      'its reference',
+      'reference CPU ms',
+      'ratio',
+      'vs one request per client',
+      `size ≤ ${SIZE_KB} KB`,
+      `≤ ${RATIO}× reference`,
+    ],
     [...measured.map((m) => row(m, true)), ...extra.map((m) => row(m, false))],
   );
-  printTable(`The references with one request per client, and Node's own cost of a module`, ['process', 'KB', 'load ms', '1st call ms', 'wall ms', 'CPU ms'], [...scale].map(([r, s]) => [r.name, kb(r.bytes), ms(median(s.map((x) => x.loadMs))), ms(median(s.map((x) => x.invokeMs))), ms(median(s.map(wall))), ms(median(s.map(cpu)))]));
+  printTable(
+    `The references with one request per client, and Node's own cost of a module`,
+    ['process', 'KB', 'load ms', '1st call ms', 'wall ms', 'CPU ms'],
+    [...scale].map(([r, s]) => [
+      r.name,
+      kb(r.bytes),
+      ms(median(s.map((x) => x.loadMs))),
+      ms(median(s.map((x) => x.invokeMs))),
+      ms(median(s.map(wall))),
+      ms(median(s.map(cpu))),
+    ]),
+  );
   const answer = (result: unknown) => {
-    const r = result as { statusCode?: number; isAuthorized?: boolean; batchItemFailures?: unknown[]; ok?: boolean; enqueued?: number } | null;
+    const r = result as {
+      statusCode?: number;
+      isAuthorized?: boolean;
+      batchItemFailures?: unknown[];
+      ok?: boolean;
+      enqueued?: number;
+    } | null;
     if (r?.statusCode !== undefined) return String(r.statusCode);
     if (r?.isAuthorized !== undefined) return r.isAuthorized ? 'authorized' : 'refused';
     if (r?.batchItemFailures !== undefined) return `${r.batchItemFailures.length} failed`;
@@ -258,10 +360,21 @@ try {
     if (r?.enqueued !== undefined) return `${r.enqueued} sent again`;
     return JSON.stringify(r);
   };
-  printTable('What each first invocation asked of the stub, and its reference', ['function', 'answer', 'its requests (AWS, and the extension or webhook on loopback)', 'its reference\'s'], measured.map((m) => [m.name, answer(m.samples[0]?.result), describe(m.asked), m.scenario.bare ? 'none (bare handler)' : describe(m.referenceAsked)]));
+  printTable(
+    'What each first invocation asked of the stub, and its reference',
+    ['function', 'answer', 'its requests (AWS, and the extension or webhook on loopback)', "its reference's"],
+    measured.map((m) => [
+      m.name,
+      answer(m.samples[0]?.result),
+      describe(m.asked),
+      m.scenario.bare ? 'none (bare handler)' : describe(m.referenceAsked),
+    ]),
+  );
   const sizeMet = measured.filter((m) => m.fn.bytes <= SIZE_KB * 1024).length;
   const ratioMet = measured.filter((m) => figures(m).ratio <= RATIO).length;
-  console.log(`\n${sizeMet} of ${measured.length} bundles within ${SIZE_KB} KB; ${ratioMet} of ${measured.length} with load + first invocation within ${RATIO}× their reference.`);
+  console.log(
+    `\n${sizeMet} of ${measured.length} bundles within ${SIZE_KB} KB; ${ratioMet} of ${measured.length} with load + first invocation within ${RATIO}× their reference.`,
+  );
 } finally {
   await stub.close();
   rmSync(dir, { recursive: true, force: true });

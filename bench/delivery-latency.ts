@@ -21,8 +21,18 @@
  */
 import './lib/log-at-info';
 import './lib/quiet';
-import { CreateQueueCommand, DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-dynamodb-streams';
+import {
+  CreateQueueCommand,
+  DeleteMessageCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+} from '@aws-sdk/client-sqs';
+import {
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+} from '@aws-sdk/client-dynamodb-streams';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { ingestCall } from '../shared/domain/calls';
 import { createShop } from '../shared/domain/shop';
@@ -105,8 +115,13 @@ try {
   /** Ingests one call (its transaction writes the call.completed event); t0 is when that write is issued. */
   const emit = async () => {
     let t0 = 0;
-    const calls = { ...deps.calls, record: (batch: Parameters<typeof deps.calls.record>[0]) => ((t0 = performance.now()), deps.calls.record(batch)) };
-    const result = await stage.run('ingest', () => ingestCall({ calls, shops: deps.shops, now: deps.now }, callIngest(bench.demo.shop.id, false)));
+    const calls = {
+      ...deps.calls,
+      record: (batch: Parameters<typeof deps.calls.record>[0]) => ((t0 = performance.now()), deps.calls.record(batch)),
+    };
+    const result = await stage.run('ingest', () =>
+      ingestCall({ calls, shops: deps.shops, now: deps.now }, callIngest(bench.demo.shop.id, false)),
+    );
     const eventId = result.event_ids[0] as string;
     writtenAt.set(eventId, t0);
     expect.add(eventId);
@@ -129,7 +144,9 @@ try {
   // Counted from here: the measured run only. Queue requests outside a handler are the event sources' (and the owner emails' poller's).
   const queues = bench.stack.queue;
   const requests = countCalls(deps.db.doc);
-  const sqsRequests = countCalls([bench.stack.sqs, bench.stack.sqsApi], { stageOf: (_op, input) => (input.QueueUrl === queues.url ? 'consumer' : undefined) });
+  const sqsRequests = countCalls([bench.stack.sqs, bench.stack.sqsApi], {
+    stageOf: (_op, input) => (input.QueueUrl === queues.url ? 'consumer' : undefined),
+  });
   for (const t of [fanoutTally, consumerTally]) Object.assign(t, newHandlerTally());
   resetLogBytes();
   const stages = watchStages(deps.db);
@@ -146,7 +163,8 @@ try {
     if (wait > 0) await sleep(wait);
   }
   await Promise.all(writes);
-  if (failed.length > 0) throw new Error(`${failed.length} of ${EVENTS} ingests failed; the first: ${String(failed[0])}`);
+  if (failed.length > 0)
+    throw new Error(`${failed.length} of ${EVENTS} ingests failed; the first: ${String(failed[0])}`);
   await drain(60_000);
   const wallMs = performance.now() - started;
   const cpuAfter = { emulator: emulatorCpu(), bench: process.cpuUsage(cpuBefore.bench) };
@@ -155,13 +173,17 @@ try {
 
   const s = summarize(latencies);
   const f = floor.total.p50;
-  printTable(`Delivery latency: event written → verified receipt (${s.n} events, one every ${INTERVAL_MS} ms)`, ['figure', 'ms', 'vs floor', 'target', 'result'], [
-    ['floor p50 (steps below, back to back)', ms(f), '1.00×', '', ''],
-    ['delivery p50', ms(s.p50), ratio(s.p50, f), '', ''],
-    ['delivery p90', ms(s.p90), ratio(s.p90, f), '', ''],
-    ['delivery p99', ms(s.p99), ratio(s.p99, f), `≤ ${P99_TARGET}×`, verdict(s.p99 <= P99_TARGET * f)],
-    ['delivery max', ms(s.max), ratio(s.max, f), '', ''],
-  ]);
+  printTable(
+    `Delivery latency: event written → verified receipt (${s.n} events, one every ${INTERVAL_MS} ms)`,
+    ['figure', 'ms', 'vs floor', 'target', 'result'],
+    [
+      ['floor p50 (steps below, back to back)', ms(f), '1.00×', '', ''],
+      ['delivery p50', ms(s.p50), ratio(s.p50, f), '', ''],
+      ['delivery p90', ms(s.p90), ratio(s.p90, f), '', ''],
+      ['delivery p99', ms(s.p99), ratio(s.p99, f), `≤ ${P99_TARGET}×`, verdict(s.p99 <= P99_TARGET * f)],
+      ['delivery max', ms(s.max), ratio(s.max, f), '', ''],
+    ],
+  );
   printStages(writtenAt, stages.rowWritten, consumerInvoked, verifiedAt, stages.consumerWrites);
   console.log(`Stream reads until the record showed: p50 ${floor.streamReads.p50}, max ${floor.streamReads.max}`);
   if (cpuBefore.emulator !== null && cpuAfter.emulator !== null) {
@@ -172,20 +194,50 @@ try {
         `(busy ${((100 * emulatorMs) / wallMs).toFixed(0)} % of one core), this process (stack, pollers, receiver) ${(benchMs / s.n).toFixed(1)} ms (${((100 * benchMs) / wallMs).toFixed(0)} %)`,
     );
   }
-  printTable(`Floor steps (${FLOOR_SAMPLES} samples each)`, ['step', 'p50 ms', 'p99 ms'], Object.entries(floor.steps).map(([name, x]) => [name, ms(x.p50, 2), ms(x.p99, 2)]));
+  printTable(
+    `Floor steps (${FLOOR_SAMPLES} samples each)`,
+    ['step', 'p50 ms', 'p99 ms'],
+    Object.entries(floor.steps).map(([name, x]) => [name, ms(x.p50, 2), ms(x.p99, 2)]),
+  );
   const table = requests.stages;
   const sqs = sqsRequests.stages;
-  const lambdaOf = (tally: HandlerTally, fn: 'Fanout' | 'Deliver') => ({ tally, memoryMb: FUNCTION_MEMORY_MB[fn], systemLogLevel: FUNCTION_SYSTEM_LOG_LEVEL[fn] });
-  const total = printCost(`What a delivered event costs: one event every ${INTERVAL_MS} ms, one endpoint`, [
-    { name: "ingest (the call's own write: not in the total)", table: table.get('ingest'), outsideTotal: true },
-    { name: 'fan-out', table: table.get('fan-out'), sqs: sqs.get('fan-out'), lambda: lambdaOf(fanoutTally, 'Fanout'), logs: logTallies.get('fan-out') },
-    { name: 'consumer', table: table.get('consumer'), sqs: sqs.get('consumer'), lambda: lambdaOf(consumerTally, 'Deliver'), logs: logTallies.get('consumer') },
-  ], s.n);
+  const lambdaOf = (tally: HandlerTally, fn: 'Fanout' | 'Deliver') => ({
+    tally,
+    memoryMb: FUNCTION_MEMORY_MB[fn],
+    systemLogLevel: FUNCTION_SYSTEM_LOG_LEVEL[fn],
+  });
+  const total = printCost(
+    `What a delivered event costs: one event every ${INTERVAL_MS} ms, one endpoint`,
+    [
+      { name: "ingest (the call's own write: not in the total)", table: table.get('ingest'), outsideTotal: true },
+      {
+        name: 'fan-out',
+        table: table.get('fan-out'),
+        sqs: sqs.get('fan-out'),
+        lambda: lambdaOf(fanoutTally, 'Fanout'),
+        logs: logTallies.get('fan-out'),
+      },
+      {
+        name: 'consumer',
+        table: table.get('consumer'),
+        sqs: sqs.get('consumer'),
+        lambda: lambdaOf(consumerTally, 'Deliver'),
+        logs: logTallies.get('consumer'),
+      },
+    ],
+    s.n,
+  );
   const seconds = wallMs / 1000;
-  const traces = tracesFor(FUNCTION_TRACING.Fanout, fanoutTally.invocations, seconds) + tracesFor(FUNCTION_TRACING.Deliver, consumerTally.invocations, seconds);
+  const traces =
+    tracesFor(FUNCTION_TRACING.Fanout, fanoutTally.invocations, seconds) +
+    tracesFor(FUNCTION_TRACING.Deliver, consumerTally.invocations, seconds);
   printAllIn('sparse', total, { traces, kmsRequests: 0, schedules: 0 }, s.n);
-  const other = [...(table.get('') ?? new Map()), ...(sqs.get('') ?? new Map())].map(([op, t]) => `${op} ${t.requests}`).join(', ');
-  console.log(`Outside these stages during the run (sweeper, owner emails' poller; not per delivery): ${other || 'none'}. Lambda's reads of the table's stream are free.`);
+  const other = [...(table.get('') ?? new Map()), ...(sqs.get('') ?? new Map())]
+    .map(([op, t]) => `${op} ${t.requests}`)
+    .join(', ');
+  console.log(
+    `Outside these stages during the run (sweeper, owner emails' poller; not per delivery): ${other || 'none'}. Lambda's reads of the table's stream are free.`,
+  );
   if (receiver.rejected > 0) throw new Error(`${receiver.rejected} deliveries failed verification`);
 } finally {
   await receiver.close();
@@ -199,15 +251,30 @@ try {
  * (after the receipt, so outside the latency). Per stage p50/p90/p99, and the mean of each
  * stage over the slowest 1% of events: what the p99 is made of.
  */
-function printStages(written: Map<string, number>, row: Map<string, number>, invoked: Map<string, number>, verified: Map<string, number>, consumerWrites: Map<string, number[]>) {
+function printStages(
+  written: Map<string, number>,
+  row: Map<string, number>,
+  invoked: Map<string, number>,
+  verified: Map<string, number>,
+  consumerWrites: Map<string, number[]>,
+) {
   const events = [...verified.keys()].filter((id) => written.has(id) && row.has(id) && invoked.has(id));
   const at = (m: Map<string, number>, id: string) => m.get(id) as number;
   const recorded = (id: string) => (consumerWrites.get(id) ?? []).find((t) => t >= at(verified, id));
   const steps: [string, (id: string) => number | undefined][] = [
     ['write issued → delivery row written (stream read + fan-out)', (id) => at(row, id) - at(written, id)],
     ['row written → consumer handed the message (queue send, poll, receive)', (id) => at(invoked, id) - at(row, id)],
-    ['consumer first handed it → receipt verified (reads, admission, sign, POST; any deferral back through the queue)', (id) => at(verified, id) - at(invoked, id)],
-    ['(after the receipt) → attempt recorded on the row', (id) => { const t = recorded(id); return t === undefined ? undefined : t - at(verified, id); }],
+    [
+      'consumer first handed it → receipt verified (reads, admission, sign, POST; any deferral back through the queue)',
+      (id) => at(verified, id) - at(invoked, id),
+    ],
+    [
+      '(after the receipt) → attempt recorded on the row',
+      (id) => {
+        const t = recorded(id);
+        return t === undefined ? undefined : t - at(verified, id);
+      },
+    ],
   ];
   const total = (id: string) => at(verified, id) - at(written, id);
   const byTotal = [...events].sort((a, b) => total(a) - total(b));
@@ -219,8 +286,18 @@ function printStages(written: Map<string, number>, row: Map<string, number>, inv
     return [name, ms(all.p50), ms(all.p90), ms(all.p99), ms(mean(tail))];
   });
   const t = summarize(events.map(total));
-  rows.push(['write issued → receipt verified (the latency)', ms(t.p50), ms(t.p90), ms(t.p99), ms(mean(slowest.map(total)))]);
-  printTable(`Where the time goes (${events.length} events; ms per stage)`, ['stage', 'p50', 'p90', 'p99', `slowest 1% (${slowest.length}): mean`], rows);
+  rows.push([
+    'write issued → receipt verified (the latency)',
+    ms(t.p50),
+    ms(t.p90),
+    ms(t.p99),
+    ms(mean(slowest.map(total))),
+  ]);
+  printTable(
+    `Where the time goes (${events.length} events; ms per stage)`,
+    ['stage', 'p50', 'p90', 'p99', `slowest 1% (${slowest.length}): mean`],
+    rows,
+  );
 }
 
 /** A string attribute, marshalled ({ S }) or not (declared as a function: the top-level run calls it before any const here exists). */
@@ -235,12 +312,22 @@ function writtenKeys(command: string, input: Record<string, unknown>): string[] 
   if (command === 'PutItemCommand') out.push(sk(input.Item));
   if (command === 'UpdateItemCommand' || command === 'DeleteItemCommand') out.push(sk(input.Key));
   if (command === 'BatchWriteItemCommand') {
-    for (const reqs of Object.values((input.RequestItems ?? {}) as Record<string, { PutRequest?: { Item: unknown }; DeleteRequest?: { Key: unknown } }[]>)) {
+    for (const reqs of Object.values(
+      (input.RequestItems ?? {}) as Record<
+        string,
+        { PutRequest?: { Item: unknown }; DeleteRequest?: { Key: unknown } }[]
+      >,
+    )) {
       for (const r of reqs) out.push(sk(r.PutRequest?.Item ?? r.DeleteRequest?.Key));
     }
   }
   if (command === 'TransactWriteItemsCommand') {
-    for (const t of (input.TransactItems ?? []) as { Put?: { Item: unknown }; Update?: { Key: unknown }; Delete?: { Key: unknown } }[]) out.push(sk(t.Put?.Item ?? t.Update?.Key ?? t.Delete?.Key));
+    for (const t of (input.TransactItems ?? []) as {
+      Put?: { Item: unknown };
+      Update?: { Key: unknown };
+      Delete?: { Key: unknown };
+    }[])
+      out.push(sk(t.Put?.Item ?? t.Update?.Key ?? t.Delete?.Key));
   }
   return out.filter((x): x is string => x !== undefined);
 }
@@ -278,20 +365,42 @@ function watchStages(table: LocalDeps['db']) {
  * attempt update (the row alone: bench/lib/floor-store.ts), and one signed POST over a
  * kept-alive connection.
  */
-async function measureFloor(stack: Awaited<ReturnType<typeof startBenchStack>>['stack'], url: string, secret: string, deps: LocalDeps) {
+async function measureFloor(
+  stack: Awaited<ReturnType<typeof startBenchStack>>['stack'],
+  url: string,
+  secret: string,
+  deps: LocalDeps,
+) {
   const shop = await createShop(deps, { name: 'Floor Shop', owner_email: 'floor@bench.test' });
   // The pipeline's own SQS clients: the functions' (send) and the event source's (receive, delete), on a queue of the floor's.
   const queueUrl = (await stack.sqsApi.send(new CreateQueueCommand({ QueueName: 'bench-floor' }))).QueueUrl as string;
-  const streams = new DynamoDBStreamsClient({ endpoint: stack.dynamodbEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const streams = new DynamoDBStreamsClient({
+    endpoint: stack.dynamodbEndpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
   const ddb = localClient(stack.dynamodbEndpoint);
-  const streamArn = (await ddb.send(new DescribeTableCommand({ TableName: stack.tableName }))).Table?.LatestStreamArn as string;
-  const shards = (await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }))).StreamDescription?.Shards ?? [];
+  const streamArn = (await ddb.send(new DescribeTableCommand({ TableName: stack.tableName }))).Table
+    ?.LatestStreamArn as string;
+  const shards =
+    (await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }))).StreamDescription?.Shards ?? [];
   const open = shards.find((sh) => !sh.SequenceNumberRange?.EndingSequenceNumber) ?? shards[shards.length - 1];
-  let iterator = (await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: open?.ShardId, ShardIteratorType: 'LATEST' }))).ShardIterator;
+  let iterator = (
+    await streams.send(
+      new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: open?.ShardId, ShardIteratorType: 'LATEST' }),
+    )
+  ).ShardIterator;
   const deliveries = rowOnlyStore(deps.db);
   const streamReads: number[] = [];
   const sender = httpSender(deps.policy, 10_000);
-  const steps: Record<string, number[]> = { 'ingest transaction (call + event)': [], 'stream read (GetRecords until it returns the record)': [], 'queue send + receive + delete': [], 'delivery row create + update': [], 'signed keep-alive POST': [], total: [] };
+  const steps: Record<string, number[]> = {
+    'ingest transaction (call + event)': [],
+    'stream read (GetRecords until it returns the record)': [],
+    'queue send + receive + delete': [],
+    'delivery row create + update': [],
+    'signed keep-alive POST': [],
+    total: [],
+  };
   const timed = async <T>(name: string, task: () => Promise<T>): Promise<T> => {
     const t = performance.now();
     const out = await task();
@@ -299,7 +408,11 @@ async function measureFloor(stack: Awaited<ReturnType<typeof startBenchStack>>['
     return out;
   };
   for (let i = 0; i < FLOOR_SAMPLES; i++) {
-    const calls = { ...deps.calls, record: (batch: Parameters<typeof deps.calls.record>[0]) => timed('ingest transaction (call + event)', () => deps.calls.record(batch)) };
+    const calls = {
+      ...deps.calls,
+      record: (batch: Parameters<typeof deps.calls.record>[0]) =>
+        timed('ingest transaction (call + event)', () => deps.calls.record(batch)),
+    };
     const { event_ids } = await ingestCall({ calls, shops: deps.shops, now: deps.now }, callIngest(shop.id, false));
     // Reads until the record is there: DynamoDB Local can take a few reads to show it.
     await timed('stream read (GetRecords until it returns the record)', async () => {
@@ -314,7 +427,9 @@ async function measureFloor(stack: Awaited<ReturnType<typeof startBenchStack>>['
     });
     await timed('queue send + receive + delete', async () => {
       await stack.sqsApi.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify({ i }) }));
-      const got = await stack.sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 0 }));
+      const got = await stack.sqs.send(
+        new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 0 }),
+      );
       const handle = got.Messages?.[0]?.ReceiptHandle;
       if (handle) await stack.sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: handle }));
     });
@@ -329,7 +444,7 @@ async function measureFloor(stack: Awaited<ReturnType<typeof startBenchStack>>['
         attempts: 1,
         last_attempt_at: at,
         next_attempt_at: null,
-      sweep_at: null,
+        sweep_at: null,
         last_response_status: 204,
         last_error: null,
         entry: { attempt: 1, at, status: 204, duration_ms: 1, error: null, response_snippet: null },
@@ -343,5 +458,9 @@ async function measureFloor(stack: Awaited<ReturnType<typeof startBenchStack>>['
   streams.destroy();
   const names = Object.keys(steps).filter((k) => k !== 'total');
   for (let i = 0; i < FLOOR_SAMPLES; i++) steps.total?.push(names.reduce((sum, k) => sum + (steps[k]?.[i] ?? 0), 0));
-  return { streamReads: summarize(streamReads), total: summarize(steps.total ?? []), steps: Object.fromEntries(Object.entries(steps).map(([k, v]) => [k, summarize(v)])) };
+  return {
+    streamReads: summarize(streamReads),
+    total: summarize(steps.total ?? []),
+    steps: Object.fromEntries(Object.entries(steps).map(([k, v]) => [k, summarize(v)])),
+  };
 }

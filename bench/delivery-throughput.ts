@@ -62,7 +62,8 @@ const ENDPOINTS = MAX_ENDPOINTS_PER_SHOP;
 const BATCHES_IN_FLIGHT = CONCURRENCY / MAX_IN_FLIGHT;
 const BARE_SECONDS = 3;
 const TABLE_REQUESTS_TARGET = 1.2;
-if (BATCHES_IN_FLIGHT > ENDPOINTS) throw new Error('more batches in flight than endpoints: two batches would share an endpoint\'s in-flight limit');
+if (BATCHES_IN_FLIGHT > ENDPOINTS)
+  throw new Error("more batches in flight than endpoints: two batches would share an endpoint's in-flight limit");
 
 const env = await startPipelineEnv();
 const receiver = await startReceiver({ verify: true });
@@ -74,7 +75,11 @@ try {
   const endpointIds: string[] = [];
   for (let i = 0; i < ENDPOINTS; i++) {
     const url = `${receiver.url}/${i}`;
-    const endpoint = (await createEndpoint(deps, shop.id, { url, events: ['call.completed'], description: null } as never)) as { id: string; secret: string };
+    const endpoint = (await createEndpoint(deps, shop.id, {
+      url,
+      events: ['call.completed'],
+      description: null,
+    } as never)) as { id: string; secret: string };
     receiver.setSecret(endpoint.secret, `/${i}`);
     targets[endpoint.id] = { url, secret: endpoint.secret };
     endpointIds.push(endpoint.id);
@@ -95,10 +100,22 @@ try {
       const event = newEvent(shop.id, 'call.completed', { id: `call_${r}_${i}`, object: 'call' }, now);
       events.push(event);
       eventsById.set(event.id, event);
-      rows.push(newDelivery(event, endpointIds[Math.floor(i / BATCH) % ENDPOINTS] as string, newId('dlv', now.getTime()), 'fanout', now));
+      rows.push(
+        newDelivery(
+          event,
+          endpointIds[Math.floor(i / BATCH) % ENDPOINTS] as string,
+          newId('dlv', now.getTime()),
+          'fanout',
+          now,
+        ),
+      );
     }
     for (let i = 0; i < events.length; i += 25) {
-      await deps.db.doc.batchWrite({ RequestItems: { [deps.db.tableName]: events.slice(i, i + 25).map((e) => ({ PutRequest: { Item: eventItem(e) } })) } });
+      await deps.db.doc.batchWrite({
+        RequestItems: {
+          [deps.db.tableName]: events.slice(i, i + 25).map((e) => ({ PutRequest: { Item: eventItem(e) } })),
+        },
+      });
     }
     await deliveries.createAll(rows);
     return rows;
@@ -115,32 +132,42 @@ try {
   const pairs: { consumer: number; floor: number }[] = [];
   const cpu: { consumer: CpuPerDelivery[]; floor: CpuPerDelivery[] } = { consumer: [], floor: [] };
   const consumerRun = async (consumerRows: DeliveryRecord[], counted: boolean) => {
-      // As the fan-out sends them: each message carries its (small) event.
-      await queue.send(consumerRows.map((d) => carryingEvent(messageOf(d), eventsById.get(d.event_id) as EventRecord)));
-      const { rate, report, cpu: used } = await timed<ConsumerReport>(consumerRows, 'bench/lib/consumer-child.ts', [String(BATCHES_IN_FLIGHT)], (child) => child.send('report'));
-      // The long poll the child's stop cut off goes on in local-aws-sqs for up to its 1 s wait, and
-      // would take the next run's first message (lib/local/queue-poller.ts): let it end first.
-      await sleep(1_100);
-      if (!counted) return rate;
-      if (used) cpu.consumer.push(used);
-      addTallies(consumerTable, new Map(Object.entries(report.table)));
-      addTallies(consumerSqs, new Map(Object.entries(report.sqs)));
-      lambda.invocations += report.lambda.invocations;
-      lambda.records += report.lambda.records;
-      lambda.ms += report.lambda.ms;
-      lambda.billedMs += report.lambda.billedMs;
-      endpointsInBatches += report.endpointsInBatches;
-      logs.bytes += report.logs.bytes;
-      logs.lines += report.logs.lines;
-      consumerSeconds += consumerRows.length / rate;
-      return rate;
+    // As the fan-out sends them: each message carries its (small) event.
+    await queue.send(consumerRows.map((d) => carryingEvent(messageOf(d), eventsById.get(d.event_id) as EventRecord)));
+    const {
+      rate,
+      report,
+      cpu: used,
+    } = await timed<ConsumerReport>(consumerRows, 'bench/lib/consumer-child.ts', [String(BATCHES_IN_FLIGHT)], (child) =>
+      child.send('report'),
+    );
+    // The long poll the child's stop cut off goes on in local-aws-sqs for up to its 1 s wait, and
+    // would take the next run's first message (lib/local/queue-poller.ts): let it end first.
+    await sleep(1_100);
+    if (!counted) return rate;
+    if (used) cpu.consumer.push(used);
+    addTallies(consumerTable, new Map(Object.entries(report.table)));
+    addTallies(consumerSqs, new Map(Object.entries(report.sqs)));
+    lambda.invocations += report.lambda.invocations;
+    lambda.records += report.lambda.records;
+    lambda.ms += report.lambda.ms;
+    lambda.billedMs += report.lambda.billedMs;
+    endpointsInBatches += report.endpointsInBatches;
+    logs.bytes += report.logs.bytes;
+    logs.lines += report.logs.lines;
+    consumerSeconds += consumerRows.length / rate;
+    return rate;
   };
   const floorRun = async (floorRows: DeliveryRecord[], counted: boolean) => {
-      const job: FloorJob = { rows: floorRows, targets, concurrency: CONCURRENCY };
-      const { rate, report, cpu: used } = await timed<FloorReport>(floorRows, 'bench/lib/floor-child.ts', [], undefined, job);
-      if (counted) addTallies(floorTable, new Map(Object.entries(report.table)));
-      if (counted && used) cpu.floor.push(used);
-      return rate;
+    const job: FloorJob = { rows: floorRows, targets, concurrency: CONCURRENCY };
+    const {
+      rate,
+      report,
+      cpu: used,
+    } = await timed<FloorReport>(floorRows, 'bench/lib/floor-child.ts', [], undefined, job);
+    if (counted) addTallies(floorTable, new Map(Object.entries(report.table)));
+    if (counted && used) cpu.floor.push(used);
+    return rate;
   };
   // DynamoDB Local's JVM compiles its request paths as they are first used: the first run of a cold emulator is slower whoever makes it.
   // Two warm-up runs (consumer, floor: not counted), then the pairs'.
@@ -167,12 +194,37 @@ try {
   const perDelivery = (m: Map<string, OpTally>) => [...m.values()].reduce((n, t) => n + t.requests, 0) / delivered;
   const consumerRequests = perDelivery(consumerTable);
   const floorRequests = perDelivery(floorTable);
-  printTable(`Delivery throughput: consumer and floor, ${CONCURRENCY} requests in flight (${ENDPOINTS} endpoints × at most ${MAX_IN_FLIGHT}; consumer ${BATCHES_IN_FLIGHT} batches of ${BATCH}), ${N} deliveries per run`, ['pair', 'consumer deliveries/s', 'floor deliveries/s', 'consumer vs floor'], pairs.map((x, i) => [`${i + 1}${i % 2 === 0 ? ' (consumer first)' : ' (floor first)'}`, x.consumer.toFixed(0), x.floor.toFixed(0), `${(x.consumer / x.floor).toFixed(2)}×`]));
-  printTable('Delivery throughput: targets', ['figure', 'consumer', 'same-run reference', 'target', 'result'], [
-    [`throughput vs floor, median of ${PAIRS} pairs`, `${median.toFixed(2)}×`, '1.00× (floor: signed POST + row update)', 'reported, no target', ''],
-    ['table requests per delivery (hot path)', consumerRequests.toFixed(2), `${floorRequests.toFixed(2)} (floor)`, `≤ ${TABLE_REQUESTS_TARGET}`, verdict(consumerRequests <= TABLE_REQUESTS_TARGET)],
-    [`bare POST loop, no verification (for scale, ${BARE_SECONDS} s)`, `${bareRate.toFixed(0)}/s`, '', '', ''],
-  ]);
+  printTable(
+    `Delivery throughput: consumer and floor, ${CONCURRENCY} requests in flight (${ENDPOINTS} endpoints × at most ${MAX_IN_FLIGHT}; consumer ${BATCHES_IN_FLIGHT} batches of ${BATCH}), ${N} deliveries per run`,
+    ['pair', 'consumer deliveries/s', 'floor deliveries/s', 'consumer vs floor'],
+    pairs.map((x, i) => [
+      `${i + 1}${i % 2 === 0 ? ' (consumer first)' : ' (floor first)'}`,
+      x.consumer.toFixed(0),
+      x.floor.toFixed(0),
+      `${(x.consumer / x.floor).toFixed(2)}×`,
+    ]),
+  );
+  printTable(
+    'Delivery throughput: targets',
+    ['figure', 'consumer', 'same-run reference', 'target', 'result'],
+    [
+      [
+        `throughput vs floor, median of ${PAIRS} pairs`,
+        `${median.toFixed(2)}×`,
+        '1.00× (floor: signed POST + row update)',
+        'reported, no target',
+        '',
+      ],
+      [
+        'table requests per delivery (hot path)',
+        consumerRequests.toFixed(2),
+        `${floorRequests.toFixed(2)} (floor)`,
+        `≤ ${TABLE_REQUESTS_TARGET}`,
+        verdict(consumerRequests <= TABLE_REQUESTS_TARGET),
+      ],
+      [`bare POST loop, no verification (for scale, ${BARE_SECONDS} s)`, `${bareRate.toFixed(0)}/s`, '', '', ''],
+    ],
+  );
   if (cpu.consumer.length > 0 && cpu.floor.length > 0) {
     const mean = (xs: CpuPerDelivery[], k: keyof CpuPerDelivery) => xs.reduce((n, x) => n + x[k], 0) / xs.length;
     const row = (name: string, k: keyof CpuPerDelivery) => {
@@ -180,20 +232,52 @@ try {
       return [name, c.toFixed(2), f.toFixed(2), (c - f).toFixed(2)];
     };
     const total = (xs: CpuPerDelivery[]) => xs.reduce((n, x) => n + x.dynamodb + x.child + x.bench, 0) / xs.length;
-    printTable('CPU ms per delivery, first to last receipt (mean of the runs; the machine has 2 cores)', ['process', 'consumer run', 'floor run', 'difference'], [
-      row('DynamoDB Local (JVM)', 'dynamodb'),
-      row('the run\'s own process (consumer or floor)', 'child'),
-      row('this process (receiver verifying signatures, local SQS)', 'bench'),
-      ['total', total(cpu.consumer).toFixed(2), total(cpu.floor).toFixed(2), (total(cpu.consumer) - total(cpu.floor)).toFixed(2)],
-    ]);
+    printTable(
+      'CPU ms per delivery, first to last receipt (mean of the runs; the machine has 2 cores)',
+      ['process', 'consumer run', 'floor run', 'difference'],
+      [
+        row('DynamoDB Local (JVM)', 'dynamodb'),
+        row("the run's own process (consumer or floor)", 'child'),
+        row('this process (receiver verifying signatures, local SQS)', 'bench'),
+        [
+          'total',
+          total(cpu.consumer).toFixed(2),
+          total(cpu.floor).toFixed(2),
+          (total(cpu.consumer) - total(cpu.floor)).toFixed(2),
+        ],
+      ],
+    );
   }
-  console.log(`Table requests per delivery: consumer ${opsPerDelivery(consumerTable, delivered)}; floor ${opsPerDelivery(floorTable, delivered)}`);
-  const consumerCost = printCost('Consumer under load: per delivery, and at list prices per million', [
-    { name: 'consumer', table: consumerTable, sqs: consumerSqs, lambda: { tally: lambda, memoryMb: FUNCTION_MEMORY_MB.Deliver, systemLogLevel: FUNCTION_SYSTEM_LOG_LEVEL.Deliver }, logs },
-  ], delivered);
-  printAllIn('busy consumer', consumerCost, { traces: tracesFor(FUNCTION_TRACING.Deliver, lambda.invocations, consumerSeconds), kmsRequests: 0, schedules: 0 }, delivered);
+  console.log(
+    `Table requests per delivery: consumer ${opsPerDelivery(consumerTable, delivered)}; floor ${opsPerDelivery(floorTable, delivered)}`,
+  );
+  const consumerCost = printCost(
+    'Consumer under load: per delivery, and at list prices per million',
+    [
+      {
+        name: 'consumer',
+        table: consumerTable,
+        sqs: consumerSqs,
+        lambda: {
+          tally: lambda,
+          memoryMb: FUNCTION_MEMORY_MB.Deliver,
+          systemLogLevel: FUNCTION_SYSTEM_LOG_LEVEL.Deliver,
+        },
+        logs,
+      },
+    ],
+    delivered,
+  );
+  printAllIn(
+    'busy consumer',
+    consumerCost,
+    { traces: tracesFor(FUNCTION_TRACING.Deliver, lambda.invocations, consumerSeconds), kmsRequests: 0, schedules: 0 },
+    delivered,
+  );
   const batches = Math.max(1, lambda.invocations);
-  console.log(`Lambda: ${lambda.invocations} invocations, ${(lambda.records / batches).toFixed(1)} messages and ${(endpointsInBatches / batches).toFixed(1)} endpoints each; its ms are wall time per batch with ${BATCHES_IN_FLIGHT} batches sharing one process, as in Lambda they would not.`);
+  console.log(
+    `Lambda: ${lambda.invocations} invocations, ${(lambda.records / batches).toFixed(1)} messages and ${(endpointsInBatches / batches).toFixed(1)} endpoints each; its ms are wall time per batch with ${BATCHES_IN_FLIGHT} batches sharing one process, as in Lambda they would not.`,
+  );
 } finally {
   await receiver.close();
   await bare.close();
@@ -204,7 +288,13 @@ try {
  * Starts a child (tsx), hands it `job` once it is ready, and times its deliveries at the
  * receiver, first to last verified receipt; then asks for its report (`ask`) or waits for it.
  */
-async function timed<R>(rows: DeliveryRecord[], script: string, args: string[], ask?: (child: ChildProcess) => void, job?: FloorJob): Promise<{ rate: number; report: R; cpu: CpuPerDelivery | null }> {
+async function timed<R>(
+  rows: DeliveryRecord[],
+  script: string,
+  args: string[],
+  ask?: (child: ChildProcess) => void,
+  job?: FloorJob,
+): Promise<{ rate: number; report: R; cpu: CpuPerDelivery | null }> {
   const expected = new Set(rows.map((r) => r.event_id));
   let first = 0;
   let last = 0;
@@ -219,7 +309,10 @@ async function timed<R>(rows: DeliveryRecord[], script: string, args: string[], 
     last = at;
     if (expected.size === 0) cpuAtLast = cpuSample(child.pid);
   };
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { env: { ...process.env, ...env.env }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+    env: { ...process.env, ...env.env },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
   const messages: unknown[] = [];
   child.on('message', (m) => messages.push(m));
   try {
@@ -232,7 +325,11 @@ async function timed<R>(rows: DeliveryRecord[], script: string, args: string[], 
     while (messages.length < 2 && Date.now() < deadline && child.exitCode === null) await sleep(10);
     const report = messages[1] as R | undefined;
     if (!report) throw new Error(`${script} sent no report`);
-    return { rate: ((rows.length - 1) * 1000) / (last - first), report, cpu: cpuPerDelivery(cpuAtFirst, cpuAtLast, rows.length - 1) };
+    return {
+      rate: ((rows.length - 1) * 1000) / (last - first),
+      report,
+      cpu: cpuPerDelivery(cpuAtFirst, cpuAtLast, rows.length - 1),
+    };
   } finally {
     // Each child exits once it has sent its report; a stuck one is ended.
     const deadline = Date.now() + 5_000;
@@ -254,11 +351,16 @@ export type CpuPerDelivery = Record<keyof CpuSample, number>;
 
 function cpuSample(childPid: number | undefined): CpuSample {
   const own = process.cpuUsage();
-  return { dynamodb: treeCpuMs(env.dynamodb.pid), child: childPid === undefined ? null : treeCpuMs(childPid), bench: (own.user + own.system) / 1000 };
+  return {
+    dynamodb: treeCpuMs(env.dynamodb.pid),
+    child: childPid === undefined ? null : treeCpuMs(childPid),
+    bench: (own.user + own.system) / 1000,
+  };
 }
 
 function cpuPerDelivery(a: CpuSample | null, b: CpuSample | null, n: number): CpuPerDelivery | null {
-  if (!a || !b || a.dynamodb === null || b.dynamodb === null || a.child === null || b.child === null || n <= 0) return null;
+  if (!a || !b || a.dynamodb === null || b.dynamodb === null || a.child === null || b.child === null || n <= 0)
+    return null;
   return { dynamodb: (b.dynamodb - a.dynamodb) / n, child: (b.child - a.child) / n, bench: (b.bench - a.bench) / n };
 }
 
@@ -270,10 +372,18 @@ async function barePosts(url: string): Promise<number> {
   let done = 0;
   const post = () =>
     new Promise<void>((resolve, reject) => {
-      const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-        res.resume();
-        res.on('end', resolve);
-      });
+      const req = http.request(
+        url,
+        {
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', resolve);
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });

@@ -38,7 +38,11 @@ try {
   const deps = env.deps;
   const shop = await createShop(deps, { name: 'Fan-out Shop', owner_email: 'fanout@bench.test' });
   for (let i = 0; i < MAX_ENDPOINTS_PER_SHOP; i++) {
-    await createEndpoint(deps, shop.id, { url: `http://127.0.0.1:9/hook-${i}`, events: ['call.completed'], description: null } as never);
+    await createEndpoint(deps, shop.id, {
+      url: `http://127.0.0.1:9/hook-${i}`,
+      events: ['call.completed'],
+      description: null,
+    } as never);
   }
   const { callIngest } = await import('./lib/stack');
   /** A stream batch as Lambda would hand it over: each new call's event item, its full new image (`booked`: calls that made a job). */
@@ -47,10 +51,17 @@ try {
     for (let i = 0; i < events; i++) {
       const eventId = (await ingestCall(deps, callIngest(shopId, booked))).event_ids[0] as string;
       const key = keys.event(shopId, eventId);
-      const item = await deps.db.client.send(new GetItemCommand({ TableName: deps.db.tableName, Key: { pk: { S: key.pk }, sk: { S: key.sk } } }));
+      const item = await deps.db.client.send(
+        new GetItemCommand({ TableName: deps.db.tableName, Key: { pk: { S: key.pk }, sk: { S: key.sk } } }),
+      );
       if (!item.Item) throw new Error('event item not found');
       const seq = String(records.length + 1);
-      records.push({ eventID: seq, eventName: 'INSERT', eventSource: 'aws:dynamodb', dynamodb: { NewImage: item.Item as never, SequenceNumber: seq, StreamViewType: 'NEW_IMAGE' } });
+      records.push({
+        eventID: seq,
+        eventName: 'INSERT',
+        eventSource: 'aws:dynamodb',
+        dynamodb: { NewImage: item.Item as never, SequenceNumber: seq, StreamViewType: 'NEW_IMAGE' },
+      });
     }
     return { Records: records };
   };
@@ -69,12 +80,37 @@ try {
   const itemsWritten = writeOps.reduce((n, [op]) => n + (dynamoCounter.items.get(op) ?? 0), 0);
   const reads = [...dynamoCounter.calls].filter(([op]) => !DYNAMODB_WRITES.has(op));
   const describe = (m: Map<string, number>, only: (op: string) => boolean) =>
-    [...m].filter(([op]) => only(op)).map(([op, n]) => `${op} ${n}`).join(', ') || 'none';
-  printTable(`Fan-out cost: one event to ${MAX_ENDPOINTS_PER_SHOP} endpoints (counted at the SDK clients)`, ['figure', 'count', 'detail', 'target', 'result'], [
-    ['SQS requests', sqsCalls, `${describe(sqsCounter.calls, () => true)} (${messages} messages)`, '≤ 2', verdict(sqsCalls <= 2)],
-    ['DynamoDB write requests', writes, `${describe(dynamoCounter.calls, (op) => DYNAMODB_WRITES.has(op))} (${itemsWritten} items)`, '≤ 18', verdict(writes <= 18)],
-    ['DynamoDB read requests', reads.reduce((n, [, c]) => n + c, 0), describe(dynamoCounter.calls, (op) => !DYNAMODB_WRITES.has(op)), '', ''],
-  ]);
+    [...m]
+      .filter(([op]) => only(op))
+      .map(([op, n]) => `${op} ${n}`)
+      .join(', ') || 'none';
+  printTable(
+    `Fan-out cost: one event to ${MAX_ENDPOINTS_PER_SHOP} endpoints (counted at the SDK clients)`,
+    ['figure', 'count', 'detail', 'target', 'result'],
+    [
+      [
+        'SQS requests',
+        sqsCalls,
+        `${describe(sqsCounter.calls, () => true)} (${messages} messages)`,
+        '≤ 2',
+        verdict(sqsCalls <= 2),
+      ],
+      [
+        'DynamoDB write requests',
+        writes,
+        `${describe(dynamoCounter.calls, (op) => DYNAMODB_WRITES.has(op))} (${itemsWritten} items)`,
+        '≤ 18',
+        verdict(writes <= 18),
+      ],
+      [
+        'DynamoDB read requests',
+        reads.reduce((n, [, c]) => n + c, 0),
+        describe(dynamoCounter.calls, (op) => !DYNAMODB_WRITES.has(op)),
+        '',
+        '',
+      ],
+    ],
+  );
 
   // Busy: full stream batches, each event to every endpoint; counted per delivery, with its logs and Lambda time.
   const batch = await streamBatch(BUSY_EVENTS);
@@ -83,25 +119,43 @@ try {
   const busySqs = countCalls([env.queues.client, env.queues.api]);
   resetLogBytes();
   const started = performance.now();
-  const busy = await timedHandler('fan-out', makeHandler(() => env.deps), tally)(batch);
+  const busy = await timedHandler(
+    'fan-out',
+    makeHandler(() => env.deps),
+    tally,
+  )(batch);
   const seconds = (performance.now() - started) / 1000;
   if (busy.batchItemFailures.length > 0) throw new Error('fan-out failed records of the busy batch');
   const deliveries = BUSY_EVENTS * MAX_ENDPOINTS_PER_SHOP;
-  const fanout = printCost(`Fan-out, busy: batches of ${BUSY_EVENTS} events, each to ${MAX_ENDPOINTS_PER_SHOP} endpoints, per delivery`, [
-    {
-      name: 'fan-out',
-      table: busyTable.stages.get('fan-out'),
-      sqs: busySqs.stages.get('fan-out'),
-      lambda: { tally, memoryMb: FUNCTION_MEMORY_MB.Fanout, systemLogLevel: FUNCTION_SYSTEM_LOG_LEVEL.Fanout },
-      logs: logTallies.get('fan-out'),
-    },
-  ], deliveries);
-  printAllIn('busy fan-out', fanout, { traces: tracesFor(FUNCTION_TRACING.Fanout, tally.invocations, seconds), kmsRequests: 0, schedules: 0 }, deliveries);
+  const fanout = printCost(
+    `Fan-out, busy: batches of ${BUSY_EVENTS} events, each to ${MAX_ENDPOINTS_PER_SHOP} endpoints, per delivery`,
+    [
+      {
+        name: 'fan-out',
+        table: busyTable.stages.get('fan-out'),
+        sqs: busySqs.stages.get('fan-out'),
+        lambda: { tally, memoryMb: FUNCTION_MEMORY_MB.Fanout, systemLogLevel: FUNCTION_SYSTEM_LOG_LEVEL.Fanout },
+        logs: logTallies.get('fan-out'),
+      },
+    ],
+    deliveries,
+  );
+  printAllIn(
+    'busy fan-out',
+    fanout,
+    { traces: tracesFor(FUNCTION_TRACING.Fanout, tally.invocations, seconds), kmsRequests: 0, schedules: 0 },
+    deliveries,
+  );
 
   // Payload filters: evaluated in the fan-out for each endpoint an event's type reaches; an event a filter leaves out makes no row and no message.
   const filteredShop = await createShop(deps, { name: 'Filtered Shop', owner_email: 'filters@bench.test' });
   for (let i = 0; i < MAX_ENDPOINTS_PER_SHOP; i++) {
-    await createEndpoint(deps, filteredShop.id, { url: `http://127.0.0.1:9/filtered-${i}`, events: ['call.completed'], filter: BOOKED_OR_EMERGENCY, description: null } as never);
+    await createEndpoint(deps, filteredShop.id, {
+      url: `http://127.0.0.1:9/filtered-${i}`,
+      events: ['call.completed'],
+      filter: BOOKED_OR_EMERGENCY,
+      description: null,
+    } as never);
   }
   const fanOutOf = async (label: string, events: DynamoDBStreamEvent) => {
     const table = countCalls(deps.db.doc);
@@ -110,7 +164,9 @@ try {
     const out = await makeHandler(() => env.deps)(events);
     const cpu = process.cpuUsage(t);
     if (out.batchItemFailures.length > 0) throw new Error(`fan-out failed records (${label})`);
-    const writes = [...table.calls].filter(([op]) => DYNAMODB_WRITES.has(op)).reduce((n, [op]) => n + (table.items.get(op) ?? 0), 0);
+    const writes = [...table.calls]
+      .filter(([op]) => DYNAMODB_WRITES.has(op))
+      .reduce((n, [op]) => n + (table.items.get(op) ?? 0), 0);
     const perEvent = (cpu.user + cpu.system) / 1000 / events.Records.length;
     return [label, writes, sqs.items.get('SendMessageBatch') ?? 0, perEvent.toFixed(2)];
   };
@@ -130,11 +186,13 @@ try {
   const evaluationUs = (t1.user + t1.system) / runs;
   printTable(
     `Payload filters: a stream batch of ${BUSY_EVENTS} call.completed events to ${MAX_ENDPOINTS_PER_SHOP} endpoints, with and without a filter (${JSON.stringify(BOOKED_OR_EMERGENCY)})`,
-    ['endpoints\' filter', 'items written', 'messages sent', 'fan-out CPU ms per event'],
+    ["endpoints' filter", 'items written', 'messages sent', 'fan-out CPU ms per event'],
     rows,
   );
   const perMillion = (evaluationUs / 1e6) * (FUNCTION_MEMORY_MB.Fanout / 1024) * LAMBDA_ARM64_PER_GB_SECOND * 1e6;
-  console.log(`One filter evaluation: ${evaluationUs.toFixed(2)} µs of CPU (mean of ${runs}), one per endpoint the event's type reaches: $${perMillion.toPrecision(2)} of fan-out Lambda time per million at ${FUNCTION_MEMORY_MB.Fanout} MB. An event a filter leaves out costs that and nothing else: no table write, no message.`);
+  console.log(
+    `One filter evaluation: ${evaluationUs.toFixed(2)} µs of CPU (mean of ${runs}), one per endpoint the event's type reaches: $${perMillion.toPrecision(2)} of fan-out Lambda time per million at ${FUNCTION_MEMORY_MB.Fanout} MB. An event a filter leaves out costs that and nothing else: no table write, no message.`,
+  );
 } finally {
   await env.close();
 }

@@ -37,7 +37,13 @@ import { issueKey } from '../shared/domain/api-keys';
 import { ingestCall } from '../shared/domain/calls';
 import { createShop, type Shop } from '../shared/domain/shop';
 import { SCOPES } from '../shared/domain/scopes';
-import { answers, closeFaultReceivers, startFaultReceiver, type AnswerPolicy, type FaultReceiver } from './lib/fault-receiver';
+import {
+  answers,
+  closeFaultReceivers,
+  startFaultReceiver,
+  type AnswerPolicy,
+  type FaultReceiver,
+} from './lib/fault-receiver';
 import { callIngest, startBenchStack, type BenchStack } from './lib/stack';
 import { countCalls, type OpTally } from './lib/instrument';
 import { countedApart, startOrderedJobs, type OrderedJobs } from './lib/ordered-jobs';
@@ -96,13 +102,18 @@ type Stage = (typeof STAGES)[number];
  * event written → row created (stream read, fan-out) → first attempt started (queue, consumer
  * batch, admission, deferrals) → verified receipt (signing, POST, receiver).
  */
-async function stagesOf(written: Map<string, number>, receiver: FaultReceiver & { id?: string }): Promise<Record<Stage, number[]>> {
+async function stagesOf(
+  written: Map<string, number>,
+  receiver: FaultReceiver & { id?: string },
+): Promise<Record<Stage, number[]>> {
   const toWall = Date.now() - performance.now();
   const out: Record<Stage, number[]> = { 'stream and fan-out': [], 'queue and consumer': [], 'request to receipt': [] };
   const deps = tableDeps();
   for (const [eventId, t0] of written) {
     const received = receiver.firstOk.get(eventId);
-    const row = (await deps.deliveries.listForEvent(shopOfEvent.get(eventId) ?? '', eventId)).find((d) => d.endpoint_id === receiver.id);
+    const row = (await deps.deliveries.listForEvent(shopOfEvent.get(eventId) ?? '', eventId)).find(
+      (d) => d.endpoint_id === receiver.id,
+    );
     const first = row?.history[0];
     if (!row || !first || received === undefined) continue;
     const created = Date.parse(row.created_at) - toWall;
@@ -115,10 +126,20 @@ async function stagesOf(written: Map<string, number>, receiver: FaultReceiver & 
   return out;
 }
 
-
-async function endpoint(bench: BenchStack, t: Tenant, name: string, policy: AnswerPolicy, extra: Record<string, unknown> = {}): Promise<FaultReceiver & { id: string }> {
+async function endpoint(
+  bench: BenchStack,
+  t: Tenant,
+  name: string,
+  policy: AnswerPolicy,
+  extra: Record<string, unknown> = {},
+): Promise<FaultReceiver & { id: string }> {
   const receiver = await startFaultReceiver(name, policy);
-  const created = await bench.api('POST', '/v1/webhook-endpoints', { url: receiver.url, events: ['call.completed'], ...extra }, t.key);
+  const created = await bench.api(
+    'POST',
+    '/v1/webhook-endpoints',
+    { url: receiver.url, events: ['call.completed'], ...extra },
+    t.key,
+  );
   if (created.status !== 201) throw new Error(`could not create endpoint ${name}: ${JSON.stringify(created.json)}`);
   const { id, secret } = created.json as { id: string; secret: string };
   receiver.setSecret(secret);
@@ -136,7 +157,10 @@ const tableDeps = () => {
 async function emit(t: Tenant, writtenAt: Map<string, number>): Promise<string> {
   const deps = tableDeps();
   let t0 = 0;
-  const calls = { ...deps.calls, record: (batch: Parameters<typeof deps.calls.record>[0]) => ((t0 = performance.now()), deps.calls.record(batch)) };
+  const calls = {
+    ...deps.calls,
+    record: (batch: Parameters<typeof deps.calls.record>[0]) => ((t0 = performance.now()), deps.calls.record(batch)),
+  };
   const result = await ingestCall({ calls, shops: deps.shops, now: deps.now }, callIngest(t.shop.id, false));
   const id = result.event_ids[0] as string;
   writtenAt.set(id, t0);
@@ -163,7 +187,13 @@ async function waitFor(receiver: FaultReceiver, ids: Iterable<string>, timeoutMs
 }
 
 /** A fresh stack, the demo shop's healthy endpoint warmed up, then `measure`. */
-async function run(measure: (bench: BenchStack, demo: Tenant, healthy: FaultReceiver) => Promise<{ written: Map<string, number>; receivers: Record<string, FaultReceiver>; ordered?: OrderedJobs }>): Promise<RunResult> {
+async function run(
+  measure: (
+    bench: BenchStack,
+    demo: Tenant,
+    healthy: FaultReceiver,
+  ) => Promise<{ written: Map<string, number>; receivers: Record<string, FaultReceiver>; ordered?: OrderedJobs }>,
+): Promise<RunResult> {
   const started = performance.now();
   const bench = await startBenchStack({ timeScale: 1 });
   live = bench;
@@ -199,14 +229,21 @@ async function warmUp(t: Tenant, receiver: FaultReceiver): Promise<void> {
 
 async function newTenant(name: string): Promise<Tenant> {
   const shop = await createShop(tableDeps(), { name, owner_email: 'owner@noisy.test' });
-  const { key } = await issueKey(tableDeps().apiKeys, { shopId: shop.id, scopes: [...SCOPES], write: true, mode: 'test' });
+  const { key } = await issueKey(tableDeps().apiKeys, {
+    shopId: shop.id,
+    scopes: [...SCOPES],
+    write: true,
+    mode: 'test',
+  });
   return { shop, key };
 }
 
 /** Healthy events paced (and a job for the ordered endpoint with every fifth); resolves when the healthy receiver has them all or SETTLE_MS after the last write. */
 async function healthyTraffic(t: Tenant, healthy: FaultReceiver, ordered?: OrderedJobs): Promise<Map<string, number>> {
   const written = new Map<string, number>();
-  await paced(EVENTS, INTERVAL_MS, (i) => Promise.all([emit(t, written), ordered && i % 5 === 0 ? ordered.writeJob() : undefined]));
+  await paced(EVENTS, INTERVAL_MS, (i) =>
+    Promise.all([emit(t, written), ordered && i % 5 === 0 ? ordered.writeJob() : undefined]),
+  );
   await waitFor(healthy, written.keys(), SETTLE_MS);
   return written;
 }
@@ -265,7 +302,10 @@ const otherShopRun = () =>
   });
 
 /** What run 2's ordered endpoint got, and what its chains cost in the table's units (as DynamoDB reports them, or estimated). */
-async function summarizeOrdered(ordered: OrderedJobs, tallies: Map<string, OpTally> | undefined): Promise<OrderedSummary> {
+async function summarizeOrdered(
+  ordered: OrderedJobs,
+  tallies: Map<string, OpTally> | undefined,
+): Promise<OrderedSummary> {
   const units = (ops: string[]) => ops.reduce((n, op) => n + (tallies?.get(op)?.units ?? 0), 0);
   return {
     jobs: ordered.accepted.length,
@@ -280,14 +320,28 @@ async function summarizeOrdered(ordered: OrderedJobs, tallies: Map<string, OpTal
 type Config = '1' | '2' | '3';
 const RUN_OF: Record<Config, () => Promise<RunResult>> = { '1': baselineRun, '2': sameShopRun, '3': otherShopRun };
 // Each round starts with another run, so the machine's drift weighs on every run alike.
-const ORDERS: Config[][] = [['1', '2', '3'], ['2', '3', '1'], ['3', '1', '2']];
+const ORDERS: Config[][] = [
+  ['1', '2', '3'],
+  ['2', '3', '1'],
+  ['3', '1', '2'],
+];
 const results: Record<Config, RunResult[]> = { '1': [], '2': [], '3': [] };
-for (let round = 0; round < ROUNDS; round++) for (const c of ORDERS[round % ORDERS.length] as Config[]) results[c].push(await RUN_OF[c]());
+for (let round = 0; round < ROUNDS; round++)
+  for (const c of ORDERS[round % ORDERS.length] as Config[]) results[c].push(await RUN_OF[c]());
 
 const settleS = SETTLE_MS / 1000;
 const fmt = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : `> ${settleS} s`);
-const stats = (l: number[]) => ({ p50: percentile(l, 50), p90: percentile(l, 90), p99: percentile(l, 99), max: l[l.length - 1] ?? Infinity });
-const LABELS: Record<Config, string> = { '1': '1. baseline: one healthy endpoint', '2': '2. + hanging, 500 and ordered endpoints, same shop', '3': `3. hanging endpoint in another shop (${TEST_EVENTS} test events)` };
+const stats = (l: number[]) => ({
+  p50: percentile(l, 50),
+  p90: percentile(l, 90),
+  p99: percentile(l, 99),
+  max: l[l.length - 1] ?? Infinity,
+});
+const LABELS: Record<Config, string> = {
+  '1': '1. baseline: one healthy endpoint',
+  '2': '2. + hanging, 500 and ordered endpoints, same shop',
+  '3': `3. hanging endpoint in another shop (${TEST_EVENTS} test events)`,
+};
 const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] ?? Infinity;
 /** Per round, a run's p50 and p90 over the same round's baseline; the verdict takes the median of the rounds. */
 const ratios = (c: Config) =>
@@ -301,64 +355,160 @@ const rows = (['1', '2', '3'] as Config[]).flatMap((c) =>
   results[c].map((r, i) => {
     const s = stats(r.latencies);
     const q = ratios(c)[i];
-    return [`${LABELS[c]}, round ${i + 1}`, `${r.latencies.filter(Number.isFinite).length}/${r.latencies.length}`, fmt(s.p50), fmt(s.p90), fmt(s.p99), fmt(s.max), c === '1' ? '' : x(q?.p50 ?? Infinity), c === '1' ? '' : x(q?.p90 ?? Infinity)];
+    return [
+      `${LABELS[c]}, round ${i + 1}`,
+      `${r.latencies.filter(Number.isFinite).length}/${r.latencies.length}`,
+      fmt(s.p50),
+      fmt(s.p90),
+      fmt(s.p99),
+      fmt(s.max),
+      c === '1' ? '' : x(q?.p50 ?? Infinity),
+      c === '1' ? '' : x(q?.p90 ?? Infinity),
+    ];
   }),
 );
-printTable(`Noisy neighbour: healthy endpoint, event written → verified receipt, ms (${EVENTS} events, one every ${INTERVAL_MS} ms; ${ROUNDS} rounds)`, ['run', 'delivered', 'p50', 'p90', 'p99', 'max', 'p50 vs round\'s baseline', 'p90 vs round\'s baseline'], rows);
+printTable(
+  `Noisy neighbour: healthy endpoint, event written → verified receipt, ms (${EVENTS} events, one every ${INTERVAL_MS} ms; ${ROUNDS} rounds)`,
+  ['run', 'delivered', 'p50', 'p90', 'p99', 'max', "p50 vs round's baseline", "p90 vs round's baseline"],
+  rows,
+);
 const verdictRow = (c: Config) => {
   const q = ratios(c);
   const p50 = median(q.map((r) => r.p50));
   const p90 = median(q.map((r) => r.p90));
-  return [LABELS[c], x(p50), x(p90), 'p50 ≤ 1.5×, p90 ≤ 2×', verdict(q.every((r) => r.delivered) && p50 <= 1.5 && p90 <= 2)];
+  return [
+    LABELS[c],
+    x(p50),
+    x(p90),
+    'p50 ≤ 1.5×, p90 ≤ 2×',
+    verdict(q.every((r) => r.delivered) && p50 <= 1.5 && p90 <= 2),
+  ];
 };
-printTable(`Targets: the median over the ${ROUNDS} rounds of each run's ratio to its round's baseline`, ['run', 'p50 vs baseline', 'p90 vs baseline', 'target', 'result'], [verdictRow('2'), verdictRow('3')]);
+printTable(
+  `Targets: the median over the ${ROUNDS} rounds of each run's ratio to its round's baseline`,
+  ['run', 'p50 vs baseline', 'p90 vs baseline', 'target', 'result'],
+  [verdictRow('2'), verdictRow('3')],
+);
 
 const count = (r: RunResult, name: string) => r.receivers[name]?.requests ?? 0;
 const most = (c: Config, name: string) => Math.max(...results[c].map((r) => count(r, name)));
-printTable('Requests the bad receivers got, the most in any one run', ['run', 'receiver', 'requests', 'target', 'result'], [
-  ['2', 'hanging (never answers; timeout 10 s)', most('2', 'hanging'), `≤ ${HANGING_MAX}`, verdict(most('2', 'hanging') <= HANGING_MAX)],
-  ['2', 'failing (answers 500)', most('2', 'failing'), '', ''],
-  ['3', 'hanging, other shop', most('3', 'hanging'), `≤ ${HANGING_MAX}`, verdict(most('3', 'hanging') <= HANGING_MAX)],
-]);
 printTable(
-  'Run 2\'s ordered endpoint (ordering per_resource; its first delivery fails, retried a minute later): a job\'s job.created and job.approved with every fifth healthy event',
-  ['round', 'jobs', 'events delivered', 'held at the end', 'out of order', 'write units per ordered delivery', 'read units per ordered delivery', 'target', 'result'],
+  'Requests the bad receivers got, the most in any one run',
+  ['run', 'receiver', 'requests', 'target', 'result'],
+  [
+    [
+      '2',
+      'hanging (never answers; timeout 10 s)',
+      most('2', 'hanging'),
+      `≤ ${HANGING_MAX}`,
+      verdict(most('2', 'hanging') <= HANGING_MAX),
+    ],
+    ['2', 'failing (answers 500)', most('2', 'failing'), '', ''],
+    [
+      '3',
+      'hanging, other shop',
+      most('3', 'hanging'),
+      `≤ ${HANGING_MAX}`,
+      verdict(most('3', 'hanging') <= HANGING_MAX),
+    ],
+  ],
+);
+printTable(
+  "Run 2's ordered endpoint (ordering per_resource; its first delivery fails, retried a minute later): a job's job.created and job.approved with every fifth healthy event",
+  [
+    'round',
+    'jobs',
+    'events delivered',
+    'held at the end',
+    'out of order',
+    'write units per ordered delivery',
+    'read units per ordered delivery',
+    'target',
+    'result',
+  ],
   results['2'].map((r, i) => {
     const o = r.ordered as OrderedSummary;
     const perDelivery = (u: number) => (o.jobs > 0 ? (u / (2 * o.jobs)).toFixed(2) : '-');
-    return [i + 1, o.jobs, `${o.delivered}/${2 * o.jobs}`, o.heldAtEnd, o.outOfOrder, perDelivery(o.writeUnits), perDelivery(o.readUnits), '0 out of order', verdict(o.outOfOrder === 0)];
+    return [
+      i + 1,
+      o.jobs,
+      `${o.delivered}/${2 * o.jobs}`,
+      o.heldAtEnd,
+      o.outOfOrder,
+      perDelivery(o.writeUnits),
+      perDelivery(o.readUnits),
+      '0 out of order',
+      verdict(o.outOfOrder === 0),
+    ];
   }),
 );
-printTable(`The rate-limited endpoint (rate_limit: ${RATE}, sent the same ${EVENTS} events at ${(1000 / INTERVAL_MS).toFixed(0)}/s) beside the healthy one, in run 2`, ['round', 'delivered', 'most started in any 1 s', 'target', 'result'], results['2'].map((r, i) => {
-  const most = mostInOneSecond((r.receivers.limited?.receipts ?? []).map((x) => x.at));
-  const delivered = r.receivers.limited?.firstOk.size ?? 0;
-  return [i + 1, `${delivered}/${EVENTS}`, most, `≤ ${RATE}, all delivered`, verdict(most <= RATE && delivered === EVENTS)];
-}));
-printTable('What the rate limit costs per delivery, in run 2: writes to the endpoint\'s own item (admissions, attempts\' ends) and queue messages', ['round', 'endpoint', 'item writes', 'write units', 'queue messages', 'extra write units vs healthy'], results['2'].flatMap((r, i) => {
-  const per = (name: string) => {
-    const rec = r.receivers[name] as (FaultReceiver & { id?: string }) | undefined;
-    const t = r.perEndpoint.get(rec?.id ?? '');
-    const n = Math.max(1, rec?.firstOk.size ?? 0);
-    return { writes: (t?.writes ?? 0) / n, units: (t?.units ?? 0) / n, messages: (t?.messages ?? 0) / n };
-  };
-  const h = per('healthy');
-  const l = per('limited');
-  return [
-    [i + 1, 'healthy (no rate limit)', h.writes.toFixed(2), h.units.toFixed(2), h.messages.toFixed(2), ''],
-    [i + 1, `rate_limit: ${RATE}`, l.writes.toFixed(2), l.units.toFixed(2), l.messages.toFixed(2), (l.units - h.units).toFixed(2)],
-  ];
-}));
-const runs: [string, RunResult][] = (['1', '2', '3'] as Config[]).flatMap((c) => results[c].map((r, i): [string, RunResult] => [`${c}, round ${i + 1}`, r]));
+printTable(
+  `The rate-limited endpoint (rate_limit: ${RATE}, sent the same ${EVENTS} events at ${(1000 / INTERVAL_MS).toFixed(0)}/s) beside the healthy one, in run 2`,
+  ['round', 'delivered', 'most started in any 1 s', 'target', 'result'],
+  results['2'].map((r, i) => {
+    const most = mostInOneSecond((r.receivers.limited?.receipts ?? []).map((x) => x.at));
+    const delivered = r.receivers.limited?.firstOk.size ?? 0;
+    return [
+      i + 1,
+      `${delivered}/${EVENTS}`,
+      most,
+      `≤ ${RATE}, all delivered`,
+      verdict(most <= RATE && delivered === EVENTS),
+    ];
+  }),
+);
+printTable(
+  "What the rate limit costs per delivery, in run 2: writes to the endpoint's own item (admissions, attempts' ends) and queue messages",
+  ['round', 'endpoint', 'item writes', 'write units', 'queue messages', 'extra write units vs healthy'],
+  results['2'].flatMap((r, i) => {
+    const per = (name: string) => {
+      const rec = r.receivers[name] as (FaultReceiver & { id?: string }) | undefined;
+      const t = r.perEndpoint.get(rec?.id ?? '');
+      const n = Math.max(1, rec?.firstOk.size ?? 0);
+      return { writes: (t?.writes ?? 0) / n, units: (t?.units ?? 0) / n, messages: (t?.messages ?? 0) / n };
+    };
+    const h = per('healthy');
+    const l = per('limited');
+    return [
+      [i + 1, 'healthy (no rate limit)', h.writes.toFixed(2), h.units.toFixed(2), h.messages.toFixed(2), ''],
+      [
+        i + 1,
+        `rate_limit: ${RATE}`,
+        l.writes.toFixed(2),
+        l.units.toFixed(2),
+        l.messages.toFixed(2),
+        (l.units - h.units).toFixed(2),
+      ],
+    ];
+  }),
+);
+const runs: [string, RunResult][] = (['1', '2', '3'] as Config[]).flatMap((c) =>
+  results[c].map((r, i): [string, RunResult] => [`${c}, round ${i + 1}`, r]),
+);
 printTable(
   'Table requests during each run, per healthy event (the one DynamoDB Local serves ingest, fan-out, consumer, API and sweeper alike)',
   ['run', 'per event', 'by operation'],
-  runs.map(([n, r]) => [n, ([...r.requests.values()].reduce((a, b) => a + b, 0) / r.latencies.length).toFixed(1), [...r.requests].map(([op, c]) => `${op} ${(c / r.latencies.length).toFixed(1)}`).join(', ')]),
+  runs.map(([n, r]) => [
+    n,
+    ([...r.requests.values()].reduce((a, b) => a + b, 0) / r.latencies.length).toFixed(1),
+    [...r.requests].map(([op, c]) => `${op} ${(c / r.latencies.length).toFixed(1)}`).join(', '),
+  ]),
 );
 printTable(
-  'Where the healthy endpoint\'s time went, ms (p50 / p90 / max per stage, from its delivery rows)',
+  "Where the healthy endpoint's time went, ms (p50 / p90 / max per stage, from its delivery rows)",
   ['run', ...STAGES],
-  runs.map(([n, r]) => [n, ...STAGES.map((st) => [50, 90].map((q) => percentile(r.stages[st], q).toFixed(0)).concat((r.stages[st].at(-1) ?? 0).toFixed(0)).join(' / '))]),
+  runs.map(([n, r]) => [
+    n,
+    ...STAGES.map((st) =>
+      [50, 90]
+        .map((q) => percentile(r.stages[st], q).toFixed(0))
+        .concat((r.stages[st].at(-1) ?? 0).toFixed(0))
+        .join(' / '),
+    ),
+  ]),
 );
-console.log(`\nRun times: ${runs.map(([n, r]) => `${n}: ${r.seconds.toFixed(0)} s`).join(', ')}. A run ends when the healthy receiver has all ${EVENTS} events, or ${settleS} s after the last write.`);
+console.log(
+  `\nRun times: ${runs.map(([n, r]) => `${n}: ${r.seconds.toFixed(0)} s`).join(', ')}. A run ends when the healthy receiver has all ${EVENTS} events, or ${settleS} s after the last write.`,
+);
 const rejected = runs.flatMap(([, r]) => Object.values(r.receivers)).reduce((n, r) => n + r.rejected, 0);
 if (rejected > 0) throw new Error(`${rejected} requests failed signature verification`);

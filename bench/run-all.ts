@@ -8,23 +8,39 @@ import { once } from 'node:events';
 import { cpus, totalmem } from 'node:os';
 import { closingCost } from './lib/all-in-line';
 
-const scripts = ['cold-start', 'fanout-cost', 'api', 'delivery-latency', 'delivery-throughput', 'table-ops', 'noisy-neighbour', 'crash'];
+const scripts = [
+  'cold-start',
+  'fanout-cost',
+  'api',
+  'delivery-latency',
+  'delivery-throughput',
+  'table-ops',
+  'noisy-neighbour',
+  'crash',
+];
 
 console.log(`# Benchmarks, ${new Date().toISOString()}`);
-console.log(`Node ${process.versions.node} on ${process.platform}/${process.arch}, ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB`);
+console.log(
+  `Node ${process.versions.node} on ${process.platform}/${process.arch}, ${cpus().length} × ${cpus()[0]?.model ?? 'CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB`,
+);
 const verdicts: string[] = [];
 let failed = 0;
 let everything = '';
 for (const name of scripts) {
   const started = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', `bench/${name}.ts`], { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
+  const child = spawn(process.execPath, ['--import', 'tsx', `bench/${name}.ts`], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: process.env,
+  });
   let printed = '';
   child.stdout.on('data', (chunk: Buffer) => {
     process.stdout.write(chunk);
     printed += chunk.toString('utf8');
   });
   const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
-  console.log(`\n(${name}: ${((Date.now() - started) / 1000).toFixed(0)} s${code === 0 ? '' : `, FAILED with ${code ?? signal}`})`);
+  console.log(
+    `\n(${name}: ${((Date.now() - started) / 1000).toFixed(0)} s${code === 0 ? '' : `, FAILED with ${code ?? signal}`})`,
+  );
   if (code !== 0) failed++;
   everything += printed;
   // Every target is a table cell reading `met` or `MISSED` (bench/lib/stats.ts `verdict`).

@@ -31,7 +31,15 @@ try {
   console.error(err.message);
   process.exit(2);
 }
-const poller = startQueuePoller({ sqs: events, queueUrl, queueArn: parseVariables(process.env).QUEUE_ARN ?? '', handler: localFunction('deliver', makeHandler(() => deps)) });
+const poller = startQueuePoller({
+  sqs: events,
+  queueUrl,
+  queueArn: parseVariables(process.env).QUEUE_ARN ?? '',
+  handler: localFunction(
+    'deliver',
+    makeHandler(() => deps),
+  ),
+});
 console.log('consumer ready');
 const stop = () => {
   LocalRetryScheduler.clearAll();

@@ -34,7 +34,15 @@ function usage(message: string): never {
 
 let values: { port?: string; shop?: string; json?: boolean; help?: boolean };
 try {
-  ({ values } = parseArgs({ options: { port: { type: 'string' }, shop: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true }));
+  ({ values } = parseArgs({
+    options: {
+      port: { type: 'string' },
+      shop: { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  }));
 } catch (err) {
   usage((err as Error).message);
 }
@@ -48,11 +56,25 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) usage(`--port must be a
 
 async function main(): Promise<void> {
   const deps = operatorDeps();
-  const shop = values.shop ? (isId('shop', values.shop) ? await deps.shops.get(values.shop) : null) : (await scanShops(deps.db))[0];
-  if (!shop) usage(values.shop ? `No such shop: ${values.shop}` : 'The table has no shop: start the local stack first (`npm start`)');
-  const listener = await startListener(deps, shop, { port, json: values.json }, { out: (l) => console.log(l), err: (l) => console.error(l) });
+  const shop = values.shop
+    ? isId('shop', values.shop)
+      ? await deps.shops.get(values.shop)
+      : null
+    : (await scanShops(deps.db))[0];
+  if (!shop)
+    usage(
+      values.shop ? `No such shop: ${values.shop}` : 'The table has no shop: start the local stack first (`npm start`)',
+    );
+  const listener = await startListener(
+    deps,
+    shop,
+    { port, json: values.json },
+    { out: (l) => console.log(l), err: (l) => console.error(l) },
+  );
   console.log(`Listening on ${listener.url} for shop ${shop.id} (${shop.name})`);
-  console.log(`${listener.reused ? 'Reusing' : 'Registered'} webhook endpoint ${listener.endpointId} (every event type); deliveries are verified with its signing secret.`);
+  console.log(
+    `${listener.reused ? 'Reusing' : 'Registered'} webhook endpoint ${listener.endpointId} (every event type); deliveries are verified with its signing secret.`,
+  );
   console.log('Trigger one: npm run cli -- trigger call.completed   (Ctrl-C to stop)');
   const stop = () => void listener.close().then(() => process.exit(0));
   process.on('SIGINT', stop);

@@ -18,7 +18,15 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { bannerLines } from '../lib/local/banner';
 import { installPrettyLogs } from '../lib/local/pretty-logs';
-import { DEFAULT_LISTEN_PORT, DEFAULT_RECEIVER_PORT, LOCAL_DEFAULTS, LOCAL_PORTS, removeStackFile, stackFilePath, writeStackFile } from '../lib/local/stack-file';
+import {
+  DEFAULT_LISTEN_PORT,
+  DEFAULT_RECEIVER_PORT,
+  LOCAL_DEFAULTS,
+  LOCAL_PORTS,
+  removeStackFile,
+  stackFilePath,
+  writeStackFile,
+} from '../lib/local/stack-file';
 import { startLocalStack } from '../lib/local/stack';
 import { logger } from '../shared/logger';
 import { ConfigError } from '../shared/config';
@@ -49,7 +57,8 @@ function positiveIntFromEnv(name: string, unit: string): number | undefined {
   const value = raw(name);
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n <= 0) invalid(`${name} must be a positive whole number of ${unit}, got '${value}'`);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n <= 0)
+    invalid(`${name} must be a positive whole number of ${unit}, got '${value}'`);
   return n;
 }
 
@@ -83,7 +92,10 @@ function rememberDemo(dataDir: string | undefined, shopId: string): void {
   }
 }
 
-async function rememberedDemo(dataDir: string | undefined, shops: Pick<ShopStore, 'get'>): Promise<{ id: string; name: string } | undefined> {
+async function rememberedDemo(
+  dataDir: string | undefined,
+  shops: Pick<ShopStore, 'get'>,
+): Promise<{ id: string; name: string } | undefined> {
   if (!dataDir) return undefined;
   try {
     const { shop_id } = JSON.parse(readFileSync(join(dataDir, DEMO_FILE), 'utf8')) as { shop_id?: unknown };
@@ -99,7 +111,8 @@ async function rememberedDemo(dataDir: string | undefined, shops: Pick<ShopStore
 function setUpLogs(): void {
   const format = raw('LOG_FORMAT') ?? (process.stdout.isTTY ? 'pretty' : 'json');
   if (format !== 'pretty' && format !== 'json') invalid(`LOG_FORMAT must be 'pretty' or 'json', got '${format}'`);
-  if (format === 'pretty') installPrettyLogs(logger, { colour: process.stdout.isTTY === true && raw('NO_COLOR') === undefined });
+  if (format === 'pretty')
+    installPrettyLogs(logger, { colour: process.stdout.isTTY === true && raw('NO_COLOR') === undefined });
 }
 
 async function main(): Promise<void> {
@@ -152,7 +165,11 @@ async function main(): Promise<void> {
     started_at: new Date().toISOString(),
     api_url: stack.url,
     portal_url: `${stack.url}/portal`,
-    table: { endpoint: stack.dynamodbEndpoint, name: stack.tableName, region: stack.env.AWS_REGION ?? LOCAL_DEFAULTS.region },
+    table: {
+      endpoint: stack.dynamodbEndpoint,
+      name: stack.tableName,
+      region: stack.env.AWS_REGION ?? LOCAL_DEFAULTS.region,
+    },
     secrets_key_file: resolve(stack.env.SECRETS_KEY_FILE ?? join('.local', 'secrets.key')),
     demo_shop_id: stack.demo?.shop.id ?? found?.id ?? null,
     listen: { port: listenPort },
@@ -160,7 +177,17 @@ async function main(): Promise<void> {
     ingest_queue: { url: stack.ingestQueue.url, dlq_url: stack.ingestQueue.dlqUrl },
   });
   const settings = `Webhook delivery timeout ${options.deliveryTimeoutMs ?? DEFAULT_TIMEOUT_MS} ms, time scale ${options.timeScale ?? 1}, http/loopback targets ${options.allowInsecureWebhookTargets ? 'allowed' : 'refused'}`;
-  for (const line of bannerLines({ url: stack.url, dynamodbEndpoint: stack.dynamodbEndpoint, tableName: stack.tableName, ingestQueue: stack.ingestQueue, seeded: stack.demo, found, stackFile, settings })) console.log(line);
+  for (const line of bannerLines({
+    url: stack.url,
+    dynamodbEndpoint: stack.dynamodbEndpoint,
+    tableName: stack.tableName,
+    ingestQueue: stack.ingestQueue,
+    seeded: stack.demo,
+    found,
+    stackFile,
+    settings,
+  }))
+    console.log(line);
 }
 
 main().catch((err: unknown) => {

@@ -28,7 +28,10 @@ function usage(message: string): never {
 
 let values: { secret?: string; port?: string; help?: boolean } = {};
 try {
-  ({ values } = parseArgs({ options: { secret: { type: 'string' }, port: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true }));
+  ({ values } = parseArgs({
+    options: { secret: { type: 'string' }, port: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    strict: true,
+  }));
 } catch (err) {
   usage((err as Error).message);
 }
@@ -36,10 +39,19 @@ if (values.help) {
   console.log(USAGE);
   process.exit(0);
 }
-if (values.secret !== undefined) usage('--secret is not accepted: a secret on the command line is visible to every user in `ps`. Set WEBHOOK_SECRET instead.');
+if (values.secret !== undefined)
+  usage(
+    '--secret is not accepted: a secret on the command line is visible to every user in `ps`. Set WEBHOOK_SECRET instead.',
+  );
 const secret = process.env.WEBHOOK_SECRET?.trim() ?? '';
-if (!secret.startsWith('whsec_')) usage(secret === '' ? `WEBHOOK_SECRET is not set: export the endpoint's signing secret (whsec_…) first${registerHint()}` : 'WEBHOOK_SECRET must be the endpoint\'s signing secret, whsec_…');
-if (values.port !== undefined && !/^\d+$/.test(values.port)) usage(`--port must be a port number, got '${values.port}'`);
+if (!secret.startsWith('whsec_'))
+  usage(
+    secret === ''
+      ? `WEBHOOK_SECRET is not set: export the endpoint's signing secret (whsec_…) first${registerHint()}`
+      : "WEBHOOK_SECRET must be the endpoint's signing secret, whsec_…",
+  );
+if (values.port !== undefined && !/^\d+$/.test(values.port))
+  usage(`--port must be a port number, got '${values.port}'`);
 // During a rotation, use the new secret: deliveries carry a signature for each valid secret.
 let verifier: Webhook;
 try {
@@ -84,10 +96,14 @@ const server = createServer((req, res) => {
   });
 })
   .on('error', (err: NodeJS.ErrnoException) => {
-    console.error(`Could not listen on 127.0.0.1:${port}: ${err.code === 'EADDRINUSE' ? 'the port is in use (choose another with --port)' : err.message}`);
+    console.error(
+      `Could not listen on 127.0.0.1:${port}: ${err.code === 'EADDRINUSE' ? 'the port is in use (choose another with --port)' : err.message}`,
+    );
     process.exit(1);
   })
   .listen(port, '127.0.0.1', () => {
     const address = server.address();
-    console.log(`Receiver listening on http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}/ (register it as a webhook endpoint)`);
+    console.log(
+      `Receiver listening on http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}/ (register it as a webhook endpoint)`,
+    );
   });

@@ -51,11 +51,18 @@ try {
   fail(`${(err as Error).message}\n${USAGE}`);
 }
 
-type Target = { apiUrl: string; env: Record<string, string | undefined>; ingest: () => Promise<{ queueUrl: string; sqs: SQSClient }> };
+type Target = {
+  apiUrl: string;
+  env: Record<string, string | undefined>;
+  ingest: () => Promise<{ queueUrl: string; sqs: SQSClient }>;
+};
 
 /** The local stack's ingest queue: given, or the one npm start creates on its SQS port. */
 async function localIngestQueue(): Promise<{ queueUrl: string; sqs: SQSClient }> {
-  const given = (values['ingest-queue-url'] as string | undefined) || process.env.INGEST_QUEUE_URL || (process.env.SQS_PORT ? undefined : recordedStack(findStack())?.ingest_queue?.url);
+  const given =
+    (values['ingest-queue-url'] as string | undefined) ||
+    process.env.INGEST_QUEUE_URL ||
+    (process.env.SQS_PORT ? undefined : recordedStack(findStack())?.ingest_queue?.url);
   if (given) return { queueUrl: given, sqs: localSqsClient(new URL(given).origin) };
   const endpoint = `http://${LOCAL_DEFAULTS.host}:${process.env.SQS_PORT || LOCAL_PORTS.sqs}`;
   const sqs = localSqsClient(endpoint);
@@ -63,7 +70,10 @@ async function localIngestQueue(): Promise<{ queueUrl: string; sqs: SQSClient }>
     const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: LOCAL_DEFAULTS.ingestQueue }));
     return { queueUrl: QueueUrl as string, sqs };
   } catch (err) {
-    throw new Error(`no ingest queue at ${endpoint} (${(err as Error).message || (err as { code?: string }).code}): is \`npm start\` running? (another SQS_PORT: set it, or pass --ingest-queue-url)`, { cause: err });
+    throw new Error(
+      `no ingest queue at ${endpoint} (${(err as Error).message || (err as { code?: string }).code}): is \`npm start\` running? (another SQS_PORT: set it, or pass --ingest-queue-url)`,
+      { cause: err },
+    );
   }
 }
 
@@ -73,20 +83,29 @@ function target(): Target {
     const stack = findStack();
     const recorded = process.env.DYNAMODB_ENDPOINT ? undefined : recordedStack(stack)?.api_url;
     return {
-      apiUrl: String(values['api-url'] ?? (process.env.PORT ? `http://127.0.0.1:${process.env.PORT}` : (recorded ?? `http://${LOCAL_DEFAULTS.host}:${LOCAL_PORTS.api}`))),
+      apiUrl: String(
+        values['api-url'] ??
+          (process.env.PORT
+            ? `http://127.0.0.1:${process.env.PORT}`
+            : (recorded ?? `http://${LOCAL_DEFAULTS.host}:${LOCAL_PORTS.api}`)),
+      ),
       env: { ...process.env, ...localTableEnv(process.env, stack) },
       ingest: localIngestQueue,
     };
   }
   const stack = typeof values.stack === 'string' ? values.stack : fail(`--stack or --local is required\n${USAGE}`);
   const file = String(values.outputs ?? 'cdk-outputs.json');
-  if (!existsSync(file)) fail(`${file} not found: deploy with \`npx cdk deploy --outputs-file ${file}\` (docs/deploy.md)`);
+  if (!existsSync(file))
+    fail(`${file} not found: deploy with \`npx cdk deploy --outputs-file ${file}\` (docs/deploy.md)`);
   const outputs = (JSON.parse(readFileSync(file, 'utf8')) as Record<string, Record<string, string>>)[stack];
   if (!outputs?.ApiUrl || !outputs.TableName) fail(`${file} has no ApiUrl and TableName for stack ${stack}`);
-  const queueUrl = outputs.IngestQueueUrl ?? fail(`${file} has no IngestQueueUrl for stack ${stack} (deployed before the ingest queue? deploy again)`);
+  const queueUrl =
+    outputs.IngestQueueUrl ??
+    fail(`${file} has no IngestQueueUrl for stack ${stack} (deployed before the ingest queue? deploy again)`);
   const region = String(values.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? '');
-  if (!region) fail('Set the stack\'s region: --region or AWS_REGION');
-  if (!values['receiver-url']) fail('--receiver-url is required with --stack: an https receiver the stack can reach (docs/deploy.md, Verify)');
+  if (!region) fail("Set the stack's region: --region or AWS_REGION");
+  if (!values['receiver-url'])
+    fail('--receiver-url is required with --stack: an https receiver the stack can reach (docs/deploy.md, Verify)');
   // Never DynamoDB Local here, whatever the shell has set for the local stack.
   return {
     apiUrl: outputs.ApiUrl.replace(/\/$/, ''),
@@ -102,13 +121,24 @@ console.log(`Smoke test of ${apiUrl} (table ${config.table.tableName})`);
 ingest()
   .then(({ queueUrl, sqs }) =>
     runSmoke(
-      { apiUrl, deps: { ...shopDeps(config), ...apiKeyDeps(config) }, ingest: { queueUrl, send: queueSender(sqs, queueUrl) } },
-      { receiverUrl: values['receiver-url'] as string | undefined, listenPort: values.listen ? Number(values.listen) : undefined, timeoutMs: timeoutSeconds * 1000, log: (line) => console.log(line) },
+      {
+        apiUrl,
+        deps: { ...shopDeps(config), ...apiKeyDeps(config) },
+        ingest: { queueUrl, send: queueSender(sqs, queueUrl) },
+      },
+      {
+        receiverUrl: values['receiver-url'] as string | undefined,
+        listenPort: values.listen ? Number(values.listen) : undefined,
+        timeoutMs: timeoutSeconds * 1000,
+        log: (line) => console.log(line),
+      },
     ).finally(() => sqs.destroy()),
   )
   .then(
     (result) => {
-      console.log(`PASS: shop ${result.shopId}, call ${result.callId} through the ingest queue, event ${result.eventId}${result.verifiedSignature ? ', signature verified' : ' (signature checked by your receiver)'}`);
+      console.log(
+        `PASS: shop ${result.shopId}, call ${result.callId} through the ingest queue, event ${result.eventId}${result.verifiedSignature ? ', signature verified' : ' (signature checked by your receiver)'}`,
+      );
     },
     (err: unknown) => {
       console.error(`FAIL: ${err instanceof Error ? err.message : String(err)}`);

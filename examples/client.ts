@@ -29,7 +29,11 @@ export class ApiError extends Error {
     readonly status: number,
     readonly body: Schemas['Error'] | undefined,
   ) {
-    super(body ? `${status} ${body.error.code}: ${body.error.message} (request ${body.error.request_id})` : `HTTP ${status}`);
+    super(
+      body
+        ? `${status} ${body.error.code}: ${body.error.message} (request ${body.error.request_id})`
+        : `HTTP ${status}`,
+    );
   }
 }
 
@@ -68,8 +72,14 @@ export const allEvents = (client: ApiClient, type?: Event['type'], limit = 100) 
  * Verifies a delivery on its raw body and returns the typed event; throws if it is forged,
  * altered or stale. During a secret rotation pass both secrets.
  */
-export function verifyWebhook(secrets: string[], rawBody: string, headers: Record<string, string | string[] | undefined>): Event {
-  const flat = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), Array.isArray(v) ? v.join(', ') : (v ?? '')]));
+export function verifyWebhook(
+  secrets: string[],
+  rawBody: string,
+  headers: Record<string, string | string[] | undefined>,
+): Event {
+  const flat = Object.fromEntries(
+    Object.entries(headers).map(([k, v]) => [k.toLowerCase(), Array.isArray(v) ? v.join(', ') : (v ?? '')]),
+  );
   let lastError: unknown;
   for (const secret of secrets) {
     try {
@@ -123,7 +133,11 @@ export async function receiveTestWebhook(client: ApiClient, timeoutMs = 20_000):
   const timer = setTimeout(() => settle(new Error(`no webhook within ${timeoutMs} ms`)), timeoutMs);
   let endpointId: string | undefined;
   try {
-    const endpoint = unwrap(await client.POST('/v1/webhook-endpoints', { body: { url: `http://127.0.0.1:${port}/hook`, events: ['*'], description: 'examples/client.ts' } }));
+    const endpoint = unwrap(
+      await client.POST('/v1/webhook-endpoints', {
+        body: { url: `http://127.0.0.1:${port}/hook`, events: ['*'], description: 'examples/client.ts' },
+      }),
+    );
     endpointId = endpoint.id;
     secrets = [endpoint.secret]; // shown once: a real receiver stores it in its secret store
     unwrap(await client.POST('/v1/webhook-endpoints/{id}/test', { params: { path: { id: endpoint.id } } }));
@@ -132,7 +146,11 @@ export async function receiveTestWebhook(client: ApiClient, timeoutMs = 20_000):
     return result;
   } finally {
     clearTimeout(timer);
-    if (endpointId) await client.PATCH('/v1/webhook-endpoints/{id}', { params: { path: { id: endpointId } }, body: { enabled: false } });
+    if (endpointId)
+      await client.PATCH('/v1/webhook-endpoints/{id}', {
+        params: { path: { id: endpointId } },
+        body: { enabled: false },
+      });
     server.close();
   }
 }
@@ -153,7 +171,12 @@ async function main(): Promise<void> {
 
   const byStatus: Record<string, number> = {};
   for await (const job of allJobs(client)) byStatus[job.status] = (byStatus[job.status] ?? 0) + 1;
-  console.log(`jobs: ${Object.entries(byStatus).sort().map(([s, n]) => `${s} ${n}`).join(', ')}`);
+  console.log(
+    `jobs: ${Object.entries(byStatus)
+      .sort()
+      .map(([s, n]) => `${s} ${n}`)
+      .join(', ')}`,
+  );
 
   const events: Event[] = [];
   for await (const event of allEvents(client, undefined, 5)) events.push(event);

@@ -1,14 +1,41 @@
 import type { APIGatewayRequestAuthorizerEventV2, APIGatewaySimpleAuthorizerWithContextResult } from 'aws-lambda';
-import { bearerCredential, hashKey, lookUpKey, presentedKey, type ApiKeyStore, type AuthFailure, type KeyMode, type PresentedKey } from '../shared/domain/api-keys';
+import {
+  bearerCredential,
+  hashKey,
+  lookUpKey,
+  presentedKey,
+  type ApiKeyStore,
+  type AuthFailure,
+  type KeyMode,
+  type PresentedKey,
+} from '../shared/domain/api-keys';
 import { isSessionToken, lookUpSession, type PortalSessionStore } from '../shared/domain/portal-sessions';
-import { admitFailure, admitKey, type Admission, type RateLimiter, type RateLimits } from '../shared/domain/rate-limits';
-import { AUTHORIZER_FAILED, rateLimitedContext, toAuthorizerContext, type AuthorizerContext } from '../shared/http/auth-context';
+import {
+  admitFailure,
+  admitKey,
+  type Admission,
+  type RateLimiter,
+  type RateLimits,
+} from '../shared/domain/rate-limits';
+import {
+  AUTHORIZER_FAILED,
+  rateLimitedContext,
+  toAuthorizerContext,
+  type AuthorizerContext,
+} from '../shared/http/auth-context';
 import { logger, withLambdaContext } from '../shared/logger';
 import { apiKeyDeps, portalSessionDeps, rateLimitDeps } from '../shared/wiring/api';
 import { lambdaDeps } from '../shared/wiring/memo';
 
-type Deps = { apiKeys: ApiKeyStore; portalSessions: Pick<PortalSessionStore, 'getByHash'>; rateLimiter: RateLimiter; rateLimits: RateLimits };
-type Event = Pick<APIGatewayRequestAuthorizerEventV2, 'headers'> & { requestContext?: { http?: { sourceIp?: string } } };
+type Deps = {
+  apiKeys: ApiKeyStore;
+  portalSessions: Pick<PortalSessionStore, 'getByHash'>;
+  rateLimiter: RateLimiter;
+  rateLimits: RateLimits;
+};
+type Event = Pick<APIGatewayRequestAuthorizerEventV2, 'headers'> & {
+  requestContext?: { http?: { sourceIp?: string } };
+};
 
 /** The limiter's store failing must not take the API down with it: let the request through. */
 const LET_THROUGH: Admission = { refuse: false, retryAfterSeconds: null };
@@ -42,40 +69,55 @@ function present(authorization: string | undefined): Presented {
  * not two. Any other is looked up first, so a made-up key never costs a write of its own
  * (nor puts its hash in the table).
  */
-export const makeHandler = (deps: () => Deps = lambdaDeps(apiKeyDeps, rateLimitDeps, portalSessionDeps), clock: () => number = Date.now) => {
+export const makeHandler = (
+  deps: () => Deps = lambdaDeps(apiKeyDeps, rateLimitDeps, portalSessionDeps),
+  clock: () => number = Date.now,
+) => {
   const known = new Map<string, KeyMode>();
-  return withLambdaContext(async (event: Event): Promise<APIGatewaySimpleAuthorizerWithContextResult<AuthorizerContext>> => {
-    const now = clock();
-    const sourceIp = event.requestContext?.http?.sourceIp ?? 'unknown';
-    const presented = present(event.headers?.authorization);
-    let early: Promise<Admission> | null = null;
-    try {
-      const knownMode = presented.ok ? known.get(presented.hash) : undefined;
-      if (presented.ok && knownMode) early = orLetThrough(admitKey(deps(), presented.hash, knownMode, now));
-      const outcome = !presented.ok ? presented : presented.session ? await lookUpSession(deps().portalSessions, presented.hash, now) : await lookUpKey(deps().apiKeys, presented);
-      let admission: Admission;
-      if (outcome.ok && presented.ok) {
-        const mode = outcome.principal.mode;
-        if (known.get(presented.hash) !== mode) {
-          if (known.size >= KNOWN_KEYS_MAX) known.clear();
-          known.set(presented.hash, mode);
+  return withLambdaContext(
+    async (event: Event): Promise<APIGatewaySimpleAuthorizerWithContextResult<AuthorizerContext>> => {
+      const now = clock();
+      const sourceIp = event.requestContext?.http?.sourceIp ?? 'unknown';
+      const presented = present(event.headers?.authorization);
+      let early: Promise<Admission> | null = null;
+      try {
+        const knownMode = presented.ok ? known.get(presented.hash) : undefined;
+        if (presented.ok && knownMode) early = orLetThrough(admitKey(deps(), presented.hash, knownMode, now));
+        const outcome = !presented.ok
+          ? presented
+          : presented.session
+            ? await lookUpSession(deps().portalSessions, presented.hash, now)
+            : await lookUpKey(deps().apiKeys, presented);
+        let admission: Admission;
+        if (outcome.ok && presented.ok) {
+          const mode = outcome.principal.mode;
+          if (known.get(presented.hash) !== mode) {
+            if (known.size >= KNOWN_KEYS_MAX) known.clear();
+            known.set(presented.hash, mode);
+          }
+          admission = await (early ?? orLetThrough(admitKey(deps(), presented.hash, mode, now)));
+        } else {
+          if (presented.ok) known.delete(presented.hash);
+          [admission] = await Promise.all([orLetThrough(admitFailure(deps(), sourceIp, now)), early]);
         }
-        admission = await (early ?? orLetThrough(admitKey(deps(), presented.hash, mode, now)));
-      } else {
-        if (presented.ok) known.delete(presented.hash);
-        [admission] = await Promise.all([orLetThrough(admitFailure(deps(), sourceIp, now)), early]);
+        if (admission.refuse) return { isAuthorized: false, context: {} };
+        const context = toAuthorizerContext(outcome);
+        return {
+          isAuthorized: true,
+          context:
+            admission.retryAfterSeconds === null
+              ? context
+              : { ...context, ...rateLimitedContext(admission.retryAfterSeconds) },
+        };
+      } catch (err) {
+        // A throw here would be API Gateway's bare 500; the route answers it in the contract's format, with its Request-Id.
+        logger.error('Authorizer failed', { error: err as Error });
+        // Nothing left running when the instance may be frozen (the take never rejects).
+        await early;
+        return { isAuthorized: true, context: AUTHORIZER_FAILED };
       }
-      if (admission.refuse) return { isAuthorized: false, context: {} };
-      const context = toAuthorizerContext(outcome);
-      return { isAuthorized: true, context: admission.retryAfterSeconds === null ? context : { ...context, ...rateLimitedContext(admission.retryAfterSeconds) } };
-    } catch (err) {
-      // A throw here would be API Gateway's bare 500; the route answers it in the contract's format, with its Request-Id.
-      logger.error('Authorizer failed', { error: err as Error });
-      // Nothing left running when the instance may be frozen (the take never rejects).
-      await early;
-      return { isAuthorized: true, context: AUTHORIZER_FAILED };
-    }
-  });
+    },
+  );
 };
 
 export const handler = makeHandler();

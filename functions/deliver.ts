@@ -4,7 +4,12 @@ import { deliverBatch } from '../shared/delivery/delivery-attempt';
 import { withoutEvent, type DeliveryMessage } from '../shared/delivery/deliveries';
 import type { AttemptDeps } from '../shared/delivery/delivery-ports';
 import { logger, withLambdaContext } from '../shared/logger';
-import { countVerdicts, NO_METRICS, withDeliveryMetrics, type MetricSink } from '../shared/observability/delivery-metrics';
+import {
+  countVerdicts,
+  NO_METRICS,
+  withDeliveryMetrics,
+  type MetricSink,
+} from '../shared/observability/delivery-metrics';
 import { powertoolsMetrics } from '../shared/observability/metrics';
 import { lambdaDeps } from '../shared/wiring/memo';
 import { deliverDeps } from '../shared/wiring/pipeline';

@@ -16,7 +16,11 @@ export const handler = envelope<APIGatewayProxyEventV2>(async (event) => {
   const path = event.rawPath;
   // The API description is public: no key needed to read how to use the API.
   if (path === '/v1/openapi.json' && (method === 'GET' || method === 'HEAD')) {
-    return { statusCode: 200, headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=300' }, body: OPENAPI };
+    return {
+      statusCode: 200,
+      headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=300' },
+      body: OPENAPI,
+    };
   }
   const resolution = resolve(method, path);
   if (resolution.kind === 'route') {

@@ -13,7 +13,11 @@ type Deps = FanOutDeps & RecoveryWorkerDeps & { notificationQueue: NotificationQ
 
 /** The resource a record is about: an event's `data.id`, an ordered row's `order_key` (the same key); null for the rest. */
 const resourceOfRecord = (s: StreamedRecord): string | null =>
-  s.entity === 'event' ? resourceOf(s.event) : s.entity === 'delivery' && s.delivery.order_key ? resourceOf({ shop_id: s.delivery.shop_id, data: { id: s.delivery.order_key } }) : null;
+  s.entity === 'event'
+    ? resourceOf(s.event)
+    : s.entity === 'delivery' && s.delivery.order_key
+      ? resourceOf({ shop_id: s.delivery.shop_id, data: { id: s.delivery.order_key } })
+      : null;
 
 /**
  * Table stream → deliveries. The event source's filter passes only new event items, rows
@@ -28,7 +32,8 @@ async function handleRecord(deps: Deps, stored: StreamedRecord): Promise<void> {
   if (stored.entity === 'event') {
     await fanOut(deps, stored.event);
     // The owner's email has its own queue and function (functions/notify.ts): a refused email is retried there, never here.
-    if (stored.event.type === 'webhook_endpoint.disabled') await deps.notificationQueue.send({ shop_id: stored.event.shop_id, event_id: stored.event.id });
+    if (stored.event.type === 'webhook_endpoint.disabled')
+      await deps.notificationQueue.send({ shop_id: stored.event.shop_id, event_id: stored.event.id });
   } else if (stored.entity === 'recovery') {
     // One page per record, so the records behind it on the shard wait for one page at most.
     await continueRecovery(deps, stored.recovery);

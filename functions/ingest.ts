@@ -20,10 +20,15 @@ interface IngestHandler {
   (event: unknown, context?: Context): Promise<IngestResponse>;
 }
 
-const refusal = (err: AppError): Refusal => ({ code: err.code, message: err.message, param: err.options.param ?? null });
+const refusal = (err: AppError): Refusal => ({
+  code: err.code,
+  message: err.message,
+  param: err.options.param ?? null,
+});
 
 /** Validates and records one call. Bad input (it could never succeed) throws an AppError; anything else is worth retrying. */
-const ingest = (deps: CallDeps, payload: unknown): Promise<IngestResult> => ingestCall(deps, parseOrThrow(callIngestSchema, payload));
+const ingest = (deps: CallDeps, payload: unknown): Promise<IngestResult> =>
+  ingestCall(deps, parseOrThrow(callIngestSchema, payload));
 
 function parseBody(body: string): unknown {
   try {
@@ -48,15 +53,28 @@ async function ingestMessage(deps: IngestDeps, record: SQSRecord): Promise<void>
     result = await ingest(deps, parseBody(record.body));
   } catch (err) {
     if (!(err instanceof AppError)) {
-      logger.error('Ingest failed; the message comes back after its visibility timeout', { message_id, error: err as Error });
+      logger.error('Ingest failed; the message comes back after its visibility timeout', {
+        message_id,
+        error: err as Error,
+      });
       throw err;
     }
     const error = refusal(err);
-    logger.warn('Ingest refused; message set aside in the dead-letter queue', { message_id, code: error.code, reason: error.message, param: error.param });
-    await deps.ingestDeadLetters.setAside({ messageId: message_id, body: record.body, error }).catch((setAsideErr: unknown) => {
-      logger.error('Could not set the refused message aside; it comes back after its visibility timeout', { message_id, error: setAsideErr as Error });
-      throw setAsideErr;
+    logger.warn('Ingest refused; message set aside in the dead-letter queue', {
+      message_id,
+      code: error.code,
+      reason: error.message,
+      param: error.param,
     });
+    await deps.ingestDeadLetters
+      .setAside({ messageId: message_id, body: record.body, error })
+      .catch((setAsideErr: unknown) => {
+        logger.error('Could not set the refused message aside; it comes back after its visibility timeout', {
+          message_id,
+          error: setAsideErr as Error,
+        });
+        throw setAsideErr;
+      });
     return;
   }
   logger.info('Call ingested', { message_id, call_id: result.call_id, duplicate: result.duplicate });
@@ -64,7 +82,9 @@ async function ingestMessage(deps: IngestDeps, record: SQSRecord): Promise<void>
 
 const isQueueBatch = (event: unknown): event is SQSEvent => {
   const records = (event as { Records?: unknown } | null)?.Records;
-  return Array.isArray(records) && records.length > 0 && (records[0] as { eventSource?: unknown }).eventSource === 'aws:sqs';
+  return (
+    Array.isArray(records) && records.length > 0 && (records[0] as { eventSource?: unknown }).eventSource === 'aws:sqs'
+  );
 };
 
 /**
@@ -91,7 +111,9 @@ export const makeHandler = (deps: () => IngestDeps = lambdaDeps(callDeps, ingest
       return { ok: false, error: refusal(err) };
     }
   };
-  return withLambdaContext(async (event: unknown) => (isQueueBatch(event) ? queueBatch(event) : direct(event))) as IngestHandler;
+  return withLambdaContext(async (event: unknown) =>
+    isQueueBatch(event) ? queueBatch(event) : direct(event),
+  ) as IngestHandler;
 };
 
 export const handler = makeHandler();

@@ -70,7 +70,11 @@ function read(file: string): string {
  */
 export const handler = envelope<APIGatewayProxyEventV2>(async (event) => {
   const asset = ASSETS[event.rawPath];
-  if (!asset) throw new AppError('route_not_found', `Unrecognized request URL (${event.requestContext.http.method} ${event.rawPath}).`);
+  if (!asset)
+    throw new AppError(
+      'route_not_found',
+      `Unrecognized request URL (${event.requestContext.http.method} ${event.rawPath}).`,
+    );
   const body = event.requestContext.http.method === 'HEAD' ? '' : read(asset.file);
   return { statusCode: 200, headers: { 'content-type': asset.type, ...SECURITY_HEADERS }, body };
 });

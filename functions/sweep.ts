@@ -12,8 +12,7 @@ import { sweepDeps } from '../shared/wiring/pipeline';
  * has written no page for a while.
  * `horizon_ms` looks ahead (the local stack's first sweep after a start).
  */
-export const makeHandler =
-  (deps: () => SweepDeps & Pick<RecoveryWorkerDeps, 'recoveries'> = lambdaDeps(sweepDeps)) =>
+export const makeHandler = (deps: () => SweepDeps & Pick<RecoveryWorkerDeps, 'recoveries'> = lambdaDeps(sweepDeps)) =>
   withLambdaContext(async (event?: { horizon_ms?: number }) => {
     const deadLettered = await drainDeadLetters(deps());
     if (deadLettered > 0) logger.warn('Dead-lettered deliveries put in the due index', { deadLettered });

@@ -53,7 +53,8 @@ export function configFromContext(node: Pick<Node, 'tryGetContext'>): ServiceCon
     const raw: unknown = node.tryGetContext(key);
     if (raw === undefined) return fallback;
     const value = Number(raw);
-    if (!Number.isFinite(value) || value <= 0) throw new Error(`context ${key} must be a positive number, got ${String(raw)}`);
+    if (!Number.isFinite(value) || value <= 0)
+      throw new Error(`context ${key} must be a positive number, got ${String(raw)}`);
     return value;
   };
   // The functions refuse a burst under the rate at init (shared/config.ts): refused here, before it deploys.
@@ -66,14 +67,16 @@ export function configFromContext(node: Pick<Node, 'tryGetContext'>): ServiceCon
     return value;
   };
   const integer = (key: string, value: number | undefined) => {
-    if (value !== undefined && !Number.isInteger(value)) throw new Error(`context ${key} must be a whole number, got ${value}`);
+    if (value !== undefined && !Number.isInteger(value))
+      throw new Error(`context ${key} must be a whole number, got ${value}`);
     return value;
   };
   const bool = (key: string) => String(node.tryGetContext(key) ?? 'false') === 'true';
   const str = (key: string) => (node.tryGetContext(key) as string | undefined) || undefined;
   // Checked here too: the functions refuse a level they do not know at init (shared/config.ts), so it must not deploy.
   const logLevel = str('logLevel') ?? 'INFO';
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel.toUpperCase())) throw new Error(`context logLevel must be one of ${LOG_LEVELS.join(', ')}, got ${logLevel}`);
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel.toUpperCase()))
+    throw new Error(`context logLevel must be one of ${LOG_LEVELS.join(', ')}, got ${logLevel}`);
   return {
     senderEmail: str('senderEmail'),
     alarmEmail: str('alarmEmail'),
@@ -88,23 +91,40 @@ export function configFromContext(node: Pick<Node, 'tryGetContext'>): ServiceCon
       authFailures: num('rateLimitAuthFailures', 10),
     },
     consumerMaxConcurrency: num('consumerMaxConcurrency', 20),
-    deliveryTimeoutMs: atMost('deliveryTimeoutMs', num('deliveryTimeoutMs', 10_000), MAX_DELIVERY_TIMEOUT_MS, "the delivery consumer's 30 s timeout less 10 s to record the attempt"),
+    deliveryTimeoutMs: atMost(
+      'deliveryTimeoutMs',
+      num('deliveryTimeoutMs', 10_000),
+      MAX_DELIVERY_TIMEOUT_MS,
+      "the delivery consumer's 30 s timeout less 10 s to record the attempt",
+    ),
     sourceMaps: bool('sourceMaps'),
-    sweeperReservedConcurrency: integer('sweeperReservedConcurrency', node.tryGetContext('sweeperReservedConcurrency') === undefined ? undefined : num('sweeperReservedConcurrency', 1)),
+    sweeperReservedConcurrency: integer(
+      'sweeperReservedConcurrency',
+      node.tryGetContext('sweeperReservedConcurrency') === undefined ? undefined : num('sweeperReservedConcurrency', 1),
+    ),
     fullTracing: bool('fullTracing'),
     platformLogs: bool('platformLogs'),
     ingestSenderAccount: accountId('ingestSenderAccount', str('ingestSenderAccount')),
     ingestInvokerAccount: accountId('ingestInvokerAccount', str('ingestInvokerAccount')),
-    recoverTimeoutSeconds: atMost('recoverTimeoutSeconds', num('recoverTimeoutSeconds', API_GATEWAY_INTEGRATION_SECONDS), API_GATEWAY_INTEGRATION_SECONDS, "API Gateway's integration timeout: past it the caller gets 503 while recover keeps writing"),
+    recoverTimeoutSeconds: atMost(
+      'recoverTimeoutSeconds',
+      num('recoverTimeoutSeconds', API_GATEWAY_INTEGRATION_SECONDS),
+      API_GATEWAY_INTEGRATION_SECONDS,
+      "API Gateway's integration timeout: past it the caller gets 503 while recover keeps writing",
+    ),
   };
 }
 
 function retention(days: number): number {
-  if (!(RETENTION_VALUES as number[]).includes(days)) throw new Error(`context logRetentionDays must be a CloudWatch Logs retention value (${RETENTION_VALUES.join(', ')}), got ${days}`);
+  if (!(RETENTION_VALUES as number[]).includes(days))
+    throw new Error(
+      `context logRetentionDays must be a CloudWatch Logs retention value (${RETENTION_VALUES.join(', ')}), got ${days}`,
+    );
   return days;
 }
 
 function accountId(key: string, value: string | undefined): string | undefined {
-  if (value !== undefined && !/^\d{12}$/.test(value)) throw new Error(`context ${key} must be a 12-digit AWS account id, got ${value}`);
+  if (value !== undefined && !/^\d{12}$/.test(value))
+    throw new Error(`context ${key} must be a 12-digit AWS account id, got ${value}`);
   return value;
 }

@@ -1,4 +1,12 @@
-import { Annotations, CfnOutput, RemovalPolicy, Stack, Validations, type CfnElement, type StackProps } from 'aws-cdk-lib';
+import {
+  Annotations,
+  CfnOutput,
+  RemovalPolicy,
+  Stack,
+  Validations,
+  type CfnElement,
+  type StackProps,
+} from 'aws-cdk-lib';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -21,7 +29,11 @@ export class ShopCallsStack extends Stack {
     const { table } = new ServiceTable(this, 'Data');
 
     // Encrypts webhook signing secrets and stored idempotent responses (envelope encryption).
-    const secretsKey = new Key(this, 'SecretsKey', { enableKeyRotation: true, description: 'Shop Calls API: webhook secrets', removalPolicy: RemovalPolicy.RETAIN });
+    const secretsKey = new Key(this, 'SecretsKey', {
+      enableKeyRotation: true,
+      description: 'Shop Calls API: webhook secrets',
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
     const cursorSecret = new Secret(this, 'CursorKey', {
       description: 'HMAC key of list cursors (rotating it invalidates open cursors: clients restart the listing)',
       generateSecretString: { passwordLength: 64, excludePunctuation: true },
@@ -30,7 +42,13 @@ export class ShopCallsStack extends Stack {
     const api = new Api(this, 'Api', { table, secretsKey, cursorSecret, config, logRetention });
     const delivery = new Delivery(this, 'Delivery', { table, secretsKey, config, logRetention });
     const ingest = new CallIngest(this, 'CallIngest', { table, config, logRetention });
-    const sweeper = new DeliverySweeper(this, 'Sweeper', { table, queue: delivery.queue, deliveryDeadLetters: delivery.deliveryDeadLetterQueue, config, logRetention });
+    const sweeper = new DeliverySweeper(this, 'Sweeper', {
+      table,
+      queue: delivery.queue,
+      deliveryDeadLetters: delivery.deliveryDeadLetterQueue,
+      config,
+      logRetention,
+    });
     if (!config.alarmEmail) {
       // Loud on purpose: without a subscriber every alarm below fires into an empty topic.
       Annotations.of(this).addWarningV2(
@@ -44,7 +62,10 @@ export class ShopCallsStack extends Stack {
       queueConsumer: { fn: delivery.consumer, timeout: delivery.consumerTimeout },
       table,
       sweeper: sweeper.fn,
-      functions: [...api.functions, ...delivery.functions, ...ingest.functions, ...sweeper.functions].map((fn) => ({ id: fn.node.id, fn })),
+      functions: [...api.functions, ...delivery.functions, ...ingest.functions, ...sweeper.functions].map((fn) => ({
+        id: fn.node.id,
+        fn,
+      })),
       // In this order, so each dead-letter alarm keeps its name.
       deadLetterQueues: [...delivery.deadLetterQueues, ...ingest.deadLetterQueues, ...sweeper.deadLetterQueues],
       deliveryQueue: delivery.queue,
@@ -52,7 +73,13 @@ export class ShopCallsStack extends Stack {
       alarmEmail: config.alarmEmail,
     });
 
-    new ServiceDashboard(this, 'Dashboard', { httpApi: api.httpApi, deliveryQueue: delivery.queue, fanout: delivery.fanout, consumer: delivery.consumer, table });
+    new ServiceDashboard(this, 'Dashboard', {
+      httpApi: api.httpApi,
+      deliveryQueue: delivery.queue,
+      fanout: delivery.fanout,
+      consumer: delivery.consumer,
+      table,
+    });
 
     Validations.of(cursorSecret).acknowledge({
       id: 'AwsSolutions-SMG4',
@@ -61,22 +88,39 @@ export class ShopCallsStack extends Stack {
     // Stack-wide, with the reason each applies everywhere.
     Validations.of(this).acknowledge({
       id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
-      reason: "The standard Lambda logging policy (create log streams, put log events); each function writes to its own log group.",
+      reason:
+        'The standard Lambda logging policy (create log streams, put log events); each function writes to its own log group.',
     });
     Validations.of(this).acknowledge({
       id: `AwsSolutions-IAM5[Resource::<${this.getLogicalId(table.node.defaultChild as CfnElement)}.Arn>/index/*]`,
-      reason: 'Table grants include its global secondary indexes (gsi1, and gsi2 the due index), which IAM expresses as index/*.',
+      reason:
+        'Table grants include its global secondary indexes (gsi1, and gsi2 the due index), which IAM expresses as index/*.',
     });
 
     new CfnOutput(this, 'ApiUrl', { value: api.url, description: 'Base URL; paths start with /v1' });
     new CfnOutput(this, 'TableName', { value: table.tableName });
     // With TableName, all the operator CLI needs (`npm run cli -- --stack NAME`, docs/deploy.md).
     new CfnOutput(this, 'Region', { value: this.region });
-    new CfnOutput(this, 'SecretsKeyArn', { value: secretsKey.keyArn, description: 'Seals webhook secrets (the CLI uses it to create endpoints)' });
-    new CfnOutput(this, 'IngestQueueUrl', { value: ingest.queue.queueUrl, description: 'The voice platform sends each finished call here (docs/api.md, Call ingest)' });
-    new CfnOutput(this, 'IngestQueueArn', { value: ingest.queue.queueArn, description: "For the voice platform's sqs:SendMessage grant" });
-    new CfnOutput(this, 'IngestDlqUrl', { value: ingest.deadLetterQueue.queueUrl, description: 'Calls that could not be recorded, with the reason: inspect and redrive (docs/operations.md)' });
-    new CfnOutput(this, 'IngestFunctionArn', { value: ingest.fn.functionArn, description: 'The ingest function, for a voice platform that invokes it directly instead' });
+    new CfnOutput(this, 'SecretsKeyArn', {
+      value: secretsKey.keyArn,
+      description: 'Seals webhook secrets (the CLI uses it to create endpoints)',
+    });
+    new CfnOutput(this, 'IngestQueueUrl', {
+      value: ingest.queue.queueUrl,
+      description: 'The voice platform sends each finished call here (docs/api.md, Call ingest)',
+    });
+    new CfnOutput(this, 'IngestQueueArn', {
+      value: ingest.queue.queueArn,
+      description: "For the voice platform's sqs:SendMessage grant",
+    });
+    new CfnOutput(this, 'IngestDlqUrl', {
+      value: ingest.deadLetterQueue.queueUrl,
+      description: 'Calls that could not be recorded, with the reason: inspect and redrive (docs/operations.md)',
+    });
+    new CfnOutput(this, 'IngestFunctionArn', {
+      value: ingest.fn.functionArn,
+      description: 'The ingest function, for a voice platform that invokes it directly instead',
+    });
     new CfnOutput(this, 'AlarmTopicArn', { value: alarms.topic.topicArn });
   }
 }

@@ -11,16 +11,25 @@ const EVENT_WORDS = {
   'webhook_endpoint.disabled': 'an endpoint was turned off for failing',
 };
 
-export const eventsInWords = (events) => (events.includes('*') ? 'every kind of message' : events.map((t) => EVENT_WORDS[t] ?? t).join(', '));
+export const eventsInWords = (events) =>
+  events.includes('*') ? 'every kind of message' : events.map((t) => EVENT_WORDS[t] ?? t).join(', ');
 
 /** Checkboxes of the event types (and "everything"), labelled in words with the technical name beside. */
 export function eventChoices(selected) {
   const all = selected.includes('*');
   const boxes = ['*', ...EVENT_TYPES].map((type) => {
     const id = uid('ev');
-    return h('span', { class: 'check' },
+    return h(
+      'span',
+      { class: 'check' },
       h('input', { type: 'checkbox', id, value: type, checked: all ? type === '*' : selected.includes(type) }),
-      h('label', { for: id }, type === '*' ? 'Everything, including kinds added later' : `When ${EVENT_WORDS[type] ?? type} `, type === '*' ? null : h('code', {}, type)));
+      h(
+        'label',
+        { for: id },
+        type === '*' ? 'Everything, including kinds added later' : `When ${EVENT_WORDS[type] ?? type} `,
+        type === '*' ? null : h('code', {}, type),
+      ),
+    );
   });
   const element = h('fieldset', {}, h('legend', {}, 'Send a message when…'), boxes);
   return { element, selected: () => [...element.querySelectorAll('input:checked')].map((i) => i.value) };
@@ -31,73 +40,143 @@ export function addEndpointView(ctx) {
   const urlId = uid('url');
   const hintId = uid('url-hint');
   const descId = uid('desc');
-  const url = h('input', { id: urlId, type: 'url', required: true, inputmode: 'url', autocomplete: 'off', spellcheck: 'false', 'aria-describedby': hintId });
+  const url = h('input', {
+    id: urlId,
+    type: 'url',
+    required: true,
+    inputmode: 'url',
+    autocomplete: 'off',
+    spellcheck: 'false',
+    'aria-describedby': hintId,
+  });
   const description = h('input', { id: descId, type: 'text', maxlength: 500 });
   const choices = eventChoices(['call.completed']);
   const filterId = uid('filter');
   const filterHintId = uid('filter-hint');
-  const filter = h('textarea', { id: filterId, rows: 3, spellcheck: 'false', autocomplete: 'off', 'aria-describedby': filterHintId });
+  const filter = h('textarea', {
+    id: filterId,
+    rows: 3,
+    spellcheck: 'false',
+    autocomplete: 'off',
+    'aria-describedby': filterHintId,
+  });
   const orderId = uid('order');
   const ordered = h('input', { id: orderId, type: 'checkbox' });
   const rateId = uid('rate');
   const rateHintId = uid('rate-hint');
-  const rate = h('input', { id: rateId, type: 'number', min: 1, max: 1000, step: 1, inputmode: 'numeric', 'aria-describedby': rateHintId });
-  const form = h('form', { class: 'stack wide', onsubmit: (ev) => {
-    ev.preventDefault();
-    const events = choices.selected();
-    if (events.length === 0) return ctx.error('Choose at least one kind of message to send.');
-    let condition;
-    try {
-      condition = filter.value.trim() ? JSON.parse(filter.value) : undefined;
-    } catch {
-      filter.focus();
-      return ctx.error('The condition is not valid JSON: check its quotes and brackets, or leave it empty to receive every message of the kinds chosen.');
-    }
-    void ctx.act(async () => {
-      const body = {
-        url: url.value.trim(),
-        events,
-        ...(description.value.trim() ? { description: description.value.trim() } : {}),
-        ...(condition === undefined ? {} : { filter: condition }),
-        ...(ordered.checked ? { ordering: 'per_resource' } : {}),
-        // The API explains a number out of range in a sentence naming rate_limit.
-        ...(rate.value.trim() ? { rate_limit: Number(rate.value) } : {}),
-      };
-      const created = await api('POST', '/v1/webhook-endpoints', body, { idempotent: true });
-      ctx.status(`Endpoint added: ${created.url}.`);
-      await ctx.go((c) => addedView(c, created));
-    });
-  } },
-  h('label', { for: urlId }, 'Address (URL) of the receiver'),
-  url,
-  h('p', { id: hintId, class: 'note' }, 'A secure web address (it begins with https), given by whoever runs the receiver: for example your CRM\'s "incoming webhook" address.'),
-  choices.element,
-  h('details', {},
-    h('summary', {}, 'Only some of these messages (optional)'),
-    h('label', { for: filterId }, 'Condition on the message, as JSON'),
-    filter,
-    h('p', { id: filterHintId, class: 'note' }, 'For example {"data.emergency": true}, or {"data.outcome": {"$in": ["job_created", "emergency_escalated"]}}. Leave it empty to receive every message of the kinds chosen. The developer documentation lists what a condition may say.')),
-  h('details', {},
-    h('summary', {}, 'Order and pace (optional)'),
-    h('span', { class: 'check' }, ordered, h('label', { for: orderId }, 'Keep each call\'s and each job\'s messages in the order they happened (a later one waits while an earlier one is still being retried)')),
-    h('label', { for: rateId }, 'At most this many messages a second'),
-    rate,
-    h('p', { id: rateHintId, class: 'note' }, 'For a receiver that accepts only so many requests a second (1 to 1000). Leave it empty for no limit.')),
-  h('label', { for: descId }, 'Note (optional): what this endpoint is for'),
-  description,
-  h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Add endpoint')));
-  return h('div', {},
-    h('div', { class: 'bar' },
+  const rate = h('input', {
+    id: rateId,
+    type: 'number',
+    min: 1,
+    max: 1000,
+    step: 1,
+    inputmode: 'numeric',
+    'aria-describedby': rateHintId,
+  });
+  const form = h(
+    'form',
+    {
+      class: 'stack wide',
+      onsubmit: (ev) => {
+        ev.preventDefault();
+        const events = choices.selected();
+        if (events.length === 0) return ctx.error('Choose at least one kind of message to send.');
+        let condition;
+        try {
+          condition = filter.value.trim() ? JSON.parse(filter.value) : undefined;
+        } catch {
+          filter.focus();
+          return ctx.error(
+            'The condition is not valid JSON: check its quotes and brackets, or leave it empty to receive every message of the kinds chosen.',
+          );
+        }
+        void ctx.act(async () => {
+          const body = {
+            url: url.value.trim(),
+            events,
+            ...(description.value.trim() ? { description: description.value.trim() } : {}),
+            ...(condition === undefined ? {} : { filter: condition }),
+            ...(ordered.checked ? { ordering: 'per_resource' } : {}),
+            // The API explains a number out of range in a sentence naming rate_limit.
+            ...(rate.value.trim() ? { rate_limit: Number(rate.value) } : {}),
+          };
+          const created = await api('POST', '/v1/webhook-endpoints', body, { idempotent: true });
+          ctx.status(`Endpoint added: ${created.url}.`);
+          await ctx.go((c) => addedView(c, created));
+        });
+      },
+    },
+    h('label', { for: urlId }, 'Address (URL) of the receiver'),
+    url,
+    h(
+      'p',
+      { id: hintId, class: 'note' },
+      'A secure web address (it begins with https), given by whoever runs the receiver: for example your CRM\'s "incoming webhook" address.',
+    ),
+    choices.element,
+    h(
+      'details',
+      {},
+      h('summary', {}, 'Only some of these messages (optional)'),
+      h('label', { for: filterId }, 'Condition on the message, as JSON'),
+      filter,
+      h(
+        'p',
+        { id: filterHintId, class: 'note' },
+        'For example {"data.emergency": true}, or {"data.outcome": {"$in": ["job_created", "emergency_escalated"]}}. Leave it empty to receive every message of the kinds chosen. The developer documentation lists what a condition may say.',
+      ),
+    ),
+    h(
+      'details',
+      {},
+      h('summary', {}, 'Order and pace (optional)'),
+      h(
+        'span',
+        { class: 'check' },
+        ordered,
+        h(
+          'label',
+          { for: orderId },
+          "Keep each call's and each job's messages in the order they happened (a later one waits while an earlier one is still being retried)",
+        ),
+      ),
+      h('label', { for: rateId }, 'At most this many messages a second'),
+      rate,
+      h(
+        'p',
+        { id: rateHintId, class: 'note' },
+        'For a receiver that accepts only so many requests a second (1 to 1000). Leave it empty for no limit.',
+      ),
+    ),
+    h('label', { for: descId }, 'Note (optional): what this endpoint is for'),
+    description,
+    h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Add endpoint')),
+  );
+  return h(
+    'div',
+    {},
+    h(
+      'div',
+      { class: 'bar' },
       h('h2', { tabindex: '-1' }, 'Add an endpoint'),
-      h('button', { type: 'button', onclick: () => ctx.go(endpointsView) }, 'Cancel')),
-    form);
+      h('button', { type: 'button', onclick: () => ctx.go(endpointsView) }, 'Cancel'),
+    ),
+    form,
+  );
 }
 
 /** The new endpoint and its signing secret, shown this once; copying it is the one thing to do here. */
 function addedView(ctx, created) {
-  return h('div', { 'data-endpoint-id': created.id },
+  return h(
+    'div',
+    { 'data-endpoint-id': created.id },
     h('div', { class: 'bar' }, h('h2', { tabindex: '-1' }, 'Endpoint added')),
     h('p', { class: 'url' }, created.url),
     secretPanel(ctx, created.secret, null, { primary: true }),
-    h('div', { class: 'actions' }, h('button', { type: 'button', onclick: () => ctx.go(endpointsView) }, 'I have stored it: back to endpoints')));
+    h(
+      'div',
+      { class: 'actions' },
+      h('button', { type: 'button', onclick: () => ctx.go(endpointsView) }, 'I have stored it: back to endpoints'),
+    ),
+  );
 }

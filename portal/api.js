@@ -7,7 +7,13 @@ let credential = null;
 let onSession = () => {};
 
 /** Subscribable event types and delivery statuses (test/unit/portal.test.ts keeps them equal to the API's). */
-export const EVENT_TYPES = ['call.completed', 'job.created', 'job.approved', 'job.declined', 'webhook_endpoint.disabled'];
+export const EVENT_TYPES = [
+  'call.completed',
+  'job.created',
+  'job.approved',
+  'job.declined',
+  'webhook_endpoint.disabled',
+];
 export const DELIVERY_STATUSES = ['pending', 'retrying', 'succeeded', 'failed', 'cancelled'];
 
 export const setCredential = (value) => {
@@ -28,13 +34,16 @@ export class ApiError extends Error {
 }
 
 /** An ISO instant inside an API message, said in the reader's own time. */
-const localTimes = (text) => text.replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, (iso) => new Date(iso).toLocaleString());
+const localTimes = (text) =>
+  text.replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, (iso) => new Date(iso).toLocaleString());
 
 /** What went wrong, as a sentence for a person: the API's own message when it has one, never a network code. */
 function sentenceFor(status, json, res) {
   const message = json?.error?.message;
-  if (status === 429) return `Too many requests just now. Wait ${res.headers.get('retry-after') ?? 'a few'} seconds and try again.`;
-  if (status >= 500) return `Something went wrong on our side. Try again in a minute.${json?.error?.request_id ? ` (Reference: ${json.error.request_id})` : ''}`;
+  if (status === 429)
+    return `Too many requests just now. Wait ${res.headers.get('retry-after') ?? 'a few'} seconds and try again.`;
+  if (status >= 500)
+    return `Something went wrong on our side. Try again in a minute.${json?.error?.request_id ? ` (Reference: ${json.error.request_id})` : ''}`;
   if (message) return localTimes(message);
   // API Gateway refuses an address with too many failed sign-ins with a bare 403.
   if (status === 403) return 'Too many failed sign-ins from this network. Wait a minute and try again.';
@@ -50,7 +59,13 @@ export async function api(method, path, body, { idempotent = false } = {}) {
   if (idempotent) headers['idempotency-key'] = crypto.randomUUID();
   let res;
   try {
-    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store', credentials: 'omit' });
+    res = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      cache: 'no-store',
+      credentials: 'omit',
+    });
   } catch {
     throw new ApiError(0, 'Could not reach the service. Check your internet connection and try again.', 'network');
   }

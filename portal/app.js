@@ -58,7 +58,8 @@ const ctx = {
 };
 
 function pageTrouble(err) {
-  if (err?.name === 'NotAllowedError') return 'This browser did not allow copying. Select the text and copy it yourself.';
+  if (err?.name === 'NotAllowedError')
+    return 'This browser did not allow copying. Select the text and copy it yourself.';
   return 'Something went wrong in this page. Reload it and try again.';
 }
 
@@ -70,7 +71,13 @@ function showWho(parts) {
 
 watchSession((s) => {
   ctx.readOnly = s.readOnly;
-  showWho([h('strong', {}, s.shopName), h('span', {}, `This link works until ${shortTime(s.expiresAt)}`), s.readOnly ? h('span', {}, 'View only') : null].filter(Boolean));
+  showWho(
+    [
+      h('strong', {}, s.shopName),
+      h('span', {}, `This link works until ${shortTime(s.expiresAt)}`),
+      s.readOnly ? h('span', {}, 'View only') : null,
+    ].filter(Boolean),
+  );
 });
 
 async function signIn(credential, how) {
@@ -96,7 +103,13 @@ async function describeKey() {
     const me = await api('GET', '/v1/me');
     // By scope (a key without a write flag hears so from the API on its first change).
     ctx.readOnly = !me.key.scopes.includes('webhooks:write');
-    showWho([h('strong', {}, me.shop.name), h('span', {}, 'Signed in with an API key'), ctx.readOnly ? h('span', {}, 'View only') : null].filter(Boolean));
+    showWho(
+      [
+        h('strong', {}, me.shop.name),
+        h('span', {}, 'Signed in with an API key'),
+        ctx.readOnly ? h('span', {}, 'View only') : null,
+      ].filter(Boolean),
+    );
   } catch {
     showWho([h('span', {}, 'Signed in with an API key')]);
   }

@@ -4,15 +4,25 @@
  */
 export function healthOf(e, at = shortTime) {
   if (!e.enabled) {
-    if (e.disabled_reason === 'failing') return { tone: 'bad', text: `Turned off automatically: it kept failing for 3 days${e.failing_since ? ` (since ${at(e.failing_since)})` : ''}. Fix the receiver, then turn it back on.` };
-    if (e.disabled_reason === 'gone') return { tone: 'bad', text: 'Turned off: the receiver answered "410 Gone", which asks us to stop sending.' };
+    if (e.disabled_reason === 'failing')
+      return {
+        tone: 'bad',
+        text: `Turned off automatically: it kept failing for 3 days${e.failing_since ? ` (since ${at(e.failing_since)})` : ''}. Fix the receiver, then turn it back on.`,
+      };
+    if (e.disabled_reason === 'gone')
+      return { tone: 'bad', text: 'Turned off: the receiver answered "410 Gone", which asks us to stop sending.' };
     return { tone: 'muted', text: 'Turned off. Nothing is sent to it until it is turned back on.' };
   }
   const h = e.health;
   const since = e.failing_since ?? h.last_failure_at;
   if (h.circuit === 'half_open') return { tone: 'bad', text: `Failing since ${at(since)}; trying again now.` };
-  if (h.circuit === 'open') return { tone: 'bad', text: `Failing since ${at(since)}, retrying${h.next_probe_at ? `; next try at ${at(h.next_probe_at)}` : ''}.` };
-  if (h.consecutive_failures > 0) return { tone: 'bad', text: `The last delivery failed at ${at(h.last_failure_at)}; retrying.` };
+  if (h.circuit === 'open')
+    return {
+      tone: 'bad',
+      text: `Failing since ${at(since)}, retrying${h.next_probe_at ? `; next try at ${at(h.next_probe_at)}` : ''}.`,
+    };
+  if (h.consecutive_failures > 0)
+    return { tone: 'bad', text: `The last delivery failed at ${at(h.last_failure_at)}; retrying.` };
   if (h.last_success_at) return { tone: 'ok', text: `Working. Last delivered at ${at(h.last_success_at)}.` };
   return { tone: 'muted', text: 'Ready. Nothing has been sent to it yet.' };
 }
@@ -22,5 +32,7 @@ export function shortTime(iso) {
   if (!iso) return 'an unknown time';
   const d = new Date(iso);
   const time = d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
-  return d.toDateString() === new Date().toDateString() ? time : `${d.toLocaleDateString(undefined, { month: 'short', day: 'numeric' })}, ${time}`;
+  return d.toDateString() === new Date().toDateString()
+    ? time
+    : `${d.toLocaleDateString(undefined, { month: 'short', day: 'numeric' })}, ${time}`;
 }

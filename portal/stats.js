@@ -9,21 +9,28 @@ const ms = (v) => (v === null ? '—' : `${v} ms`);
 /** The last 24 hours of one endpoint: success rate, latency percentiles, open deliveries. */
 export async function statsView(ctx, endpoint) {
   const s = await api('GET', `/v1/webhook-endpoints/${endpoint.id}/stats`);
-  return h('div', {},
+  return h(
+    'div',
+    {},
     h('div', { class: 'bar' }, h('h2', { tabindex: '-1' }, `Stats, last ${s.window_hours} h`), back(ctx)),
     h('p', { class: 'url' }, endpoint.url),
-    h('dl', { class: 'facts' }, [
-      ['Success rate', pct(s.success_rate)],
-      ['Attempts', String(s.attempts)],
-      ['Succeeded', String(s.succeeded)],
-      ['Failed', String(s.failed)],
-      ['Latency p50', ms(s.latency_ms.p50)],
-      ['Latency p95', ms(s.latency_ms.p95)],
-      ['Pending', String(s.deliveries.pending)],
-      ['Retrying', String(s.deliveries.retrying)],
-      ['Failed deliveries', String(s.deliveries.failed)],
-    ].map(([t, v]) => h('div', {}, h('dt', {}, t), h('dd', { 'data-stat': t }, v)))),
-    chart(s));
+    h(
+      'dl',
+      { class: 'facts' },
+      [
+        ['Success rate', pct(s.success_rate)],
+        ['Attempts', String(s.attempts)],
+        ['Succeeded', String(s.succeeded)],
+        ['Failed', String(s.failed)],
+        ['Latency p50', ms(s.latency_ms.p50)],
+        ['Latency p95', ms(s.latency_ms.p95)],
+        ['Pending', String(s.deliveries.pending)],
+        ['Retrying', String(s.deliveries.retrying)],
+        ['Failed deliveries', String(s.deliveries.failed)],
+      ].map(([t, v]) => h('div', {}, h('dt', {}, t), h('dd', { 'data-stat': t }, v))),
+    ),
+    chart(s),
+  );
 }
 
 /** Two bars each for outcomes and latency, drawn with DOM calls; the numbers are in the list above too. */
@@ -31,29 +38,53 @@ function chart(s) {
   const rows = [
     { label: 'Succeeded', value: s.succeeded, max: Math.max(s.attempts, 1), text: String(s.succeeded), cls: 'ok' },
     { label: 'Failed', value: s.failed, max: Math.max(s.attempts, 1), text: String(s.failed), cls: 'bad' },
-    { label: 'p50', value: s.latency_ms.p50 ?? 0, max: Math.max(s.latency_ms.p95 ?? 0, 1), text: ms(s.latency_ms.p50), cls: 'lat' },
-    { label: 'p95', value: s.latency_ms.p95 ?? 0, max: Math.max(s.latency_ms.p95 ?? 0, 1), text: ms(s.latency_ms.p95), cls: 'lat' },
+    {
+      label: 'p50',
+      value: s.latency_ms.p50 ?? 0,
+      max: Math.max(s.latency_ms.p95 ?? 0, 1),
+      text: ms(s.latency_ms.p50),
+      cls: 'lat',
+    },
+    {
+      label: 'p95',
+      value: s.latency_ms.p95 ?? 0,
+      max: Math.max(s.latency_ms.p95 ?? 0, 1),
+      text: ms(s.latency_ms.p95),
+      cls: 'lat',
+    },
   ];
   const width = 320;
   const bar = 180;
   const titleId = uid('chart');
-  return svg('svg', { viewBox: `0 0 ${width} ${rows.length * 28 + 8}`, class: 'chart', role: 'img', 'aria-labelledby': titleId },
-    svg('title', { id: titleId }, `Succeeded ${s.succeeded}, failed ${s.failed}; latency p50 ${ms(s.latency_ms.p50)}, p95 ${ms(s.latency_ms.p95)}`),
+  return svg(
+    'svg',
+    { viewBox: `0 0 ${width} ${rows.length * 28 + 8}`, class: 'chart', role: 'img', 'aria-labelledby': titleId },
+    svg(
+      'title',
+      { id: titleId },
+      `Succeeded ${s.succeeded}, failed ${s.failed}; latency p50 ${ms(s.latency_ms.p50)}, p95 ${ms(s.latency_ms.p95)}`,
+    ),
     rows.map((r, i) => {
       const y = 8 + i * 28;
       const w = Math.round((r.value / r.max) * bar);
-      return svg('g', {},
+      return svg(
+        'g',
+        {},
         svg('text', { x: 0, y: y + 14 }, r.label),
         svg('rect', { x: 72, y, width: Math.max(w, 1), height: 18, class: r.cls }),
-        svg('text', { x: 72 + Math.max(w, 1) + 6, y: y + 14 }, r.text));
-    }));
+        svg('text', { x: 72 + Math.max(w, 1) + 6, y: y + 14 }, r.text),
+      );
+    }),
+  );
 }
 
 function recoveryText(r) {
   const queued = `${r.deliveries_queued} message${r.deliveries_queued === 1 ? '' : 's'} to send again`;
   const span = `events from ${new Date(r.since).toLocaleString()} to ${new Date(r.until).toLocaleString()}`;
-  if (r.status === 'running') return `${queued} so far, for ${span}; checked up to ${new Date(r.checked_through).toLocaleString()}, still going…`;
-  if (r.status === 'cancelled') return `Stopped: the endpoint was turned off or deleted. ${queued} for ${span} before that.`;
+  if (r.status === 'running')
+    return `${queued} so far, for ${span}; checked up to ${new Date(r.checked_through).toLocaleString()}, still going…`;
+  if (r.status === 'cancelled')
+    return `Stopped: the endpoint was turned off or deleted. ${queued} for ${span} before that.`;
   return `${queued} for ${span}.`;
 }
 
@@ -64,28 +95,47 @@ export function recoverView(ctx, endpoint) {
   const result = h('p', { class: 'note' });
   const since = h('input', { id: sinceId, type: 'datetime-local', required: true, step: 1 });
   const until = h('input', { id: untilId, type: 'datetime-local', step: 1 });
-  const form = h('form', { class: 'stack', onsubmit: (e) => {
-    e.preventDefault();
-    void ctx.act(async () => {
-      // datetime-local is the reader's local time; the API takes UTC instants.
-      const body = { since: new Date(since.value).toISOString(), ...(until.value ? { until: new Date(until.value).toISOString() } : {}) };
-      let r = await api('POST', `/v1/webhook-endpoints/${endpoint.id}/recover`, body, { idempotent: true });
-      // A large window goes on in the background: follow it while this view is shown.
-      for (;;) {
-        result.textContent = recoveryText(r);
-        ctx.status(result.textContent);
-        if (r.status !== 'running' || !result.isConnected) return;
-        await new Promise((ok) => window.setTimeout(ok, 1000));
-        r = await api('GET', `/v1/webhook-endpoints/${endpoint.id}/recoveries/${r.id}`);
-      }
-    });
-  } },
-  h('label', { for: sinceId }, 'Since (your local time)'), since,
-  h('label', { for: untilId }, 'Until (optional; default now)'), until,
-  h('button', { type: 'submit', class: 'primary' }, 'Resend'));
-  return h('div', {},
+  const form = h(
+    'form',
+    {
+      class: 'stack',
+      onsubmit: (e) => {
+        e.preventDefault();
+        void ctx.act(async () => {
+          // datetime-local is the reader's local time; the API takes UTC instants.
+          const body = {
+            since: new Date(since.value).toISOString(),
+            ...(until.value ? { until: new Date(until.value).toISOString() } : {}),
+          };
+          let r = await api('POST', `/v1/webhook-endpoints/${endpoint.id}/recover`, body, { idempotent: true });
+          // A large window goes on in the background: follow it while this view is shown.
+          for (;;) {
+            result.textContent = recoveryText(r);
+            ctx.status(result.textContent);
+            if (r.status !== 'running' || !result.isConnected) return;
+            await new Promise((ok) => window.setTimeout(ok, 1000));
+            r = await api('GET', `/v1/webhook-endpoints/${endpoint.id}/recoveries/${r.id}`);
+          }
+        });
+      },
+    },
+    h('label', { for: sinceId }, 'Since (your local time)'),
+    since,
+    h('label', { for: untilId }, 'Until (optional; default now)'),
+    until,
+    h('button', { type: 'submit', class: 'primary' }, 'Resend'),
+  );
+  return h(
+    'div',
+    {},
     h('div', { class: 'bar' }, h('h2', { tabindex: '-1' }, 'Resend missed messages'), back(ctx)),
     h('p', { class: 'url' }, endpoint.url),
-    h('p', {}, 'Every message since that time that this endpoint should have received, and did not, is sent again. Messages are kept 30 days.'),
-    form, result);
+    h(
+      'p',
+      {},
+      'Every message since that time that this endpoint should have received, and did not, is sent again. Messages are kept 30 days.',
+    ),
+    form,
+    result,
+  );
 }

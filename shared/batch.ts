@@ -38,6 +38,10 @@ export function batchHandler<R, T>(opts: {
       for (const { id } of items) failed.add(id);
     }
     // In record order, as Lambda's own reports are.
-    return { batchItemFailures: event.Records.map(opts.id).filter((id) => failed.has(id)).map((itemIdentifier) => ({ itemIdentifier })) };
+    return {
+      batchItemFailures: event.Records.map(opts.id)
+        .filter((id) => failed.has(id))
+        .map((itemIdentifier) => ({ itemIdentifier })),
+    };
   };
 }

@@ -12,8 +12,14 @@ import { DEFAULT_DEFER_MS, DEFAULT_TIMEOUT_MS } from './delivery/policy';
  * (zod/mini and these schemas were 15 KB of each pipeline bundle and their build a part of every init).
  */
 type Check = [ok: (value: string) => boolean, message: string] | null;
-const positiveMs = (name: string): Check => [(v) => /^\d+$/.test(v) && Number(v) > 0, `${name} must be a positive whole number of milliseconds`];
-const positive = (name: string): Check => [(v) => /^\d+(\.\d+)?$/.test(v) && Number(v) > 0, `${name} must be a positive number`];
+const positiveMs = (name: string): Check => [
+  (v) => /^\d+$/.test(v) && Number(v) > 0,
+  `${name} must be a positive whole number of milliseconds`,
+];
+const positive = (name: string): Check => [
+  (v) => /^\d+(\.\d+)?$/.test(v) && Number(v) > 0,
+  `${name} must be a positive number`,
+];
 
 /** Log levels from the most verbose; a logger at one level writes that level and those after it, SILENT nothing (Powertools' names and order). */
 export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
@@ -30,12 +36,18 @@ const VARIABLES = {
   CURSOR_SECRET: [(v) => v.length >= 32, 'CURSOR_SECRET must be at least 32 characters'],
   CURSOR_SECRET_ARN: null,
   /** Set by the extension's layer (lib/constructs/api.ts) where CURSOR_SECRET_ARN is; its default port otherwise. */
-  PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: [(v) => /^\d+$/.test(v) && Number(v) > 0 && Number(v) < 65536, 'PARAMETERS_SECRETS_EXTENSION_HTTP_PORT must be a port number'],
+  PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: [
+    (v) => /^\d+$/.test(v) && Number(v) > 0 && Number(v) < 65536,
+    'PARAMETERS_SECRETS_EXTENSION_HTTP_PORT must be a port number',
+  ],
   /** Lambda's, for the role's credentials; the extension takes it as proof that the caller is the function. */
   AWS_SESSION_TOKEN: null,
   SECRETS_KMS_KEY_ID: null,
   SECRETS_KEY_FILE: null,
-  WEBHOOK_ALLOW_INSECURE_LOCAL: [(v) => v === 'true' || v === 'false', 'WEBHOOK_ALLOW_INSECURE_LOCAL must be true or false'],
+  WEBHOOK_ALLOW_INSECURE_LOCAL: [
+    (v) => v === 'true' || v === 'false',
+    'WEBHOOK_ALLOW_INSECURE_LOCAL must be true or false',
+  ],
   TIME_SCALE: [(v) => Number(v) > 0 && Number(v) <= 1, 'TIME_SCALE must be a number in (0, 1]'],
   DELIVERY_TIMEOUT_MS: positiveMs('DELIVERY_TIMEOUT_MS'),
   DELIVERY_DEFER_MS: positiveMs('DELIVERY_DEFER_MS'),
@@ -60,7 +72,10 @@ const VARIABLES = {
   /** The `service` of every log line and metric (the names are Powertools', which the stack, docs and tests set). */
   POWERTOOLS_SERVICE_NAME: null,
   /** The loggers' level, in any case (the local stack and the tests lower it). */
-  POWERTOOLS_LOG_LEVEL: [(v) => isLogLevel(v.toUpperCase()), `POWERTOOLS_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`],
+  POWERTOOLS_LOG_LEVEL: [
+    (v) => isLogLevel(v.toUpperCase()),
+    `POWERTOOLS_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`,
+  ],
 } satisfies Record<string, Check>;
 export type VariableName = keyof typeof VARIABLES;
 export type Variables = Partial<Record<VariableName, string>>;
@@ -114,14 +129,18 @@ export class ConfigError extends Error {
 }
 
 /** The variables we read (or only `names`), checked for form; empty values count as unset. */
-export function parseVariables(env: Record<string, string | undefined>, names = Object.keys(VARIABLES) as VariableName[]): Variables {
+export function parseVariables(
+  env: Record<string, string | undefined>,
+  names = Object.keys(VARIABLES) as VariableName[],
+): Variables {
   const vars: Variables = {};
   for (const name of names) {
     const check: Check = VARIABLES[name];
     const value = env[name];
     if (!value) continue;
     // Secrets are named, never echoed.
-    if (check && !check[0](value)) throw new ConfigError(`${check[1]}${name.includes('SECRET') ? '' : `, got '${value}'`}`);
+    if (check && !check[0](value))
+      throw new ConfigError(`${check[1]}${name.includes('SECRET') ? '' : `, got '${value}'`}`);
     vars[name] = value;
   }
   return vars;
@@ -138,7 +157,11 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
   const vars = parseVariables(env);
   return {
     get table() {
-      return { tableName: required(vars, 'TABLE_NAME', 'the table'), endpoint: vars.DYNAMODB_ENDPOINT, region: vars.AWS_REGION ?? 'us-east-1' };
+      return {
+        tableName: required(vars, 'TABLE_NAME', 'the table'),
+        endpoint: vars.DYNAMODB_ENDPOINT,
+        region: vars.AWS_REGION ?? 'us-east-1',
+      };
     },
     get secrets(): SecretsConfig {
       if (vars.SECRETS_KMS_KEY_ID) return { kmsKeyId: vars.SECRETS_KMS_KEY_ID };
@@ -149,7 +172,10 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
       if (vars.CURSOR_SECRET) return { secret: vars.CURSOR_SECRET };
       if (vars.CURSOR_SECRET_ARN) {
         const port = Number(vars.PARAMETERS_SECRETS_EXTENSION_HTTP_PORT ?? '2773');
-        return { secretArn: vars.CURSOR_SECRET_ARN, extension: { port, token: required(vars, 'AWS_SESSION_TOKEN', 'the Parameters and Secrets extension') } };
+        return {
+          secretArn: vars.CURSOR_SECRET_ARN,
+          extension: { port, token: required(vars, 'AWS_SESSION_TOKEN', 'the Parameters and Secrets extension') },
+        };
       }
       throw new ConfigError('Set CURSOR_SECRET (at least 32 characters) or CURSOR_SECRET_ARN to sign list cursors');
     },

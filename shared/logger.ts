@@ -39,7 +39,9 @@ export const logger = new Logger(loggingFromEnv());
  * keeps the context per invocation in Lambda's InvokeStore (lib/local/invocations.ts).
  * The context is optional only for tests that call a handler with its event alone.
  */
-export function withLambdaContext<E, R>(handler: (event: E, context?: Context) => Promise<R>): (event: E, context?: Context) => Promise<R> {
+export function withLambdaContext<E, R>(
+  handler: (event: E, context?: Context) => Promise<R>,
+): (event: E, context?: Context) => Promise<R> {
   return (event, context) => {
     if (context) logger.addContext(context);
     return handler(event, context);

@@ -7,7 +7,10 @@
 export const FANOUT_FILTER_PATTERNS = [
   { eventName: ['INSERT'], dynamodb: { NewImage: { entity: { S: ['event'] } } } },
   { eventName: ['INSERT'], dynamodb: { NewImage: { entity: { S: ['delivery'] }, origin: { S: ['redeliver'] } } } },
-  { eventName: ['INSERT', 'MODIFY'], dynamodb: { NewImage: { entity: { S: ['recovery'] }, status: { S: ['running'] } } } },
+  {
+    eventName: ['INSERT', 'MODIFY'],
+    dynamodb: { NewImage: { entity: { S: ['recovery'] }, status: { S: ['running'] } } },
+  },
 ] as const;
 
 type Pattern = { readonly [key: string]: Pattern | readonly string[] };
@@ -22,4 +25,5 @@ export function matchesFilter(record: unknown, pattern: Pattern): boolean {
   });
 }
 
-export const passesFanoutFilter = (record: unknown): boolean => FANOUT_FILTER_PATTERNS.some((p) => matchesFilter(record, p as Pattern));
+export const passesFanoutFilter = (record: unknown): boolean =>
+  FANOUT_FILTER_PATTERNS.some((p) => matchesFilter(record, p as Pattern));

@@ -17,7 +17,8 @@ const PARTS = { sparse: 1, busy: 2 } as const;
 export function closingCost(printed: string): { line: string; verdict: string } {
   const parts = { sparse: [] as number[], busy: [] as number[] };
   for (const m of printed.matchAll(ALL_IN_LINE)) parts[m[1] as keyof typeof parts].push(Number(m[2]));
-  const total = (regime: keyof typeof parts) => (parts[regime].length === PARTS[regime] ? parts[regime].reduce((a, b) => a + b, 0) : null);
+  const total = (regime: keyof typeof parts) =>
+    parts[regime].length === PARTS[regime] ? parts[regime].reduce((a, b) => a + b, 0) : null;
   const sparse = total('sparse');
   const busy = total('busy');
   const usd = (x: number | null) => (x === null ? 'not measured' : `$${x.toFixed(2)}`);

@@ -37,7 +37,10 @@ export interface AwsStub {
 const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest('hex');
 
 export async function startAwsStub(secretString: string): Promise<AwsStub> {
-  const dataKey = { plaintext: createHash('sha256').update('cold-start data key').digest(), blob: Buffer.from(`bench-kms-blob:${'k'.repeat(32)}`) };
+  const dataKey = {
+    plaintext: createHash('sha256').update('cold-start data key').digest(),
+    blob: Buffer.from(`bench-kms-blob:${'k'.repeat(32)}`),
+  };
   let table = new StubTable([]);
   let calls: Record<string, number> = {};
   let errors: string[] = [];
@@ -51,10 +54,14 @@ export async function startAwsStub(secretString: string): Promise<AwsStub> {
     }
     if (prefix === 'AmazonSQS') {
       count(`SQS ${operation}`);
-      if (operation === 'SendMessage') return { MessageId: randomUUID(), MD5OfMessageBody: md5(String(input.MessageBody)) };
+      if (operation === 'SendMessage')
+        return { MessageId: randomUUID(), MD5OfMessageBody: md5(String(input.MessageBody)) };
       if (operation === 'SendMessageBatch') {
         const entries = (input.Entries ?? []) as { Id: string; MessageBody: string }[];
-        return { Successful: entries.map((e) => ({ Id: e.Id, MessageId: randomUUID(), MD5OfMessageBody: md5(e.MessageBody) })), Failed: [] };
+        return {
+          Successful: entries.map((e) => ({ Id: e.Id, MessageId: randomUUID(), MD5OfMessageBody: md5(e.MessageBody) })),
+          Failed: [],
+        };
       }
       // The sweeper's drain of the delivery dead-letter queue: empty, as it usually is.
       if (operation === 'ReceiveMessage') return { Messages: [] };
@@ -62,9 +69,19 @@ export async function startAwsStub(secretString: string): Promise<AwsStub> {
     if (prefix === 'TrentService') {
       count(`KMS ${operation}`);
       const keyId = String(input.KeyId ?? 'arn:aws:kms:us-east-1:123456789012:key/bench');
-      if (operation === 'GenerateDataKey') return { KeyId: keyId, Plaintext: dataKey.plaintext.toString('base64'), CiphertextBlob: dataKey.blob.toString('base64') };
+      if (operation === 'GenerateDataKey')
+        return {
+          KeyId: keyId,
+          Plaintext: dataKey.plaintext.toString('base64'),
+          CiphertextBlob: dataKey.blob.toString('base64'),
+        };
       if (operation === 'Decrypt') {
-        if (Buffer.from(String(input.CiphertextBlob), 'base64').equals(dataKey.blob)) return { KeyId: keyId, Plaintext: dataKey.plaintext.toString('base64'), EncryptionAlgorithm: 'SYMMETRIC_DEFAULT' };
+        if (Buffer.from(String(input.CiphertextBlob), 'base64').equals(dataKey.blob))
+          return {
+            KeyId: keyId,
+            Plaintext: dataKey.plaintext.toString('base64'),
+            EncryptionAlgorithm: 'SYMMETRIC_DEFAULT',
+          };
         throw new Error('KMS Decrypt of a blob this stub never made');
       }
     }
@@ -75,7 +92,10 @@ export async function startAwsStub(secretString: string): Promise<AwsStub> {
     if (req.method === 'GET' && url.pathname === '/secretsmanager/get') {
       count('Secrets extension GetSecretValue');
       if (!req.headers['x-aws-parameters-secrets-token']) return { status: 401 };
-      return { status: 200, body: { ARN: url.searchParams.get('secretId'), Name: 'cursor', SecretString: secretString, VersionId: 'v1' } };
+      return {
+        status: 200,
+        body: { ARN: url.searchParams.get('secretId'), Name: 'cursor', SecretString: secretString, VersionId: 'v1' },
+      };
     }
     if (req.method === 'POST' && url.pathname.startsWith('/hooks')) {
       count('webhook POST');
@@ -83,7 +103,12 @@ export async function startAwsStub(secretString: string): Promise<AwsStub> {
     }
     if (req.method === 'POST' && url.pathname.startsWith('/schedules/')) {
       count('Scheduler CreateSchedule');
-      return { status: 200, body: { ScheduleArn: `arn:aws:scheduler:us-east-1:123456789012:schedule/${decodeURIComponent(url.pathname.slice('/schedules/'.length))}` } };
+      return {
+        status: 200,
+        body: {
+          ScheduleArn: `arn:aws:scheduler:us-east-1:123456789012:schedule/${decodeURIComponent(url.pathname.slice('/schedules/'.length))}`,
+        },
+      };
     }
     if (req.method === 'POST' && url.pathname === '/v2/email/outbound-emails') {
       count('SES SendEmail');
@@ -101,18 +126,30 @@ export async function startAwsStub(secretString: string): Promise<AwsStub> {
       if (typeof target === 'string') {
         const body = JSON.stringify(json1(target, text ? (JSON.parse(text) as Record<string, unknown>) : {}));
         const type = target.startsWith('TrentService') ? 'application/x-amz-json-1.1' : 'application/x-amz-json-1.0';
-        res.writeHead(200, { 'content-type': type, 'x-amzn-requestid': randomUUID(), 'content-length': Buffer.byteLength(body) });
+        res.writeHead(200, {
+          'content-type': type,
+          'x-amzn-requestid': randomUUID(),
+          'content-length': Buffer.byteLength(body),
+        });
         res.end(body);
         return;
       }
       const out = rest(req, new URL(req.url ?? '/', 'http://stub'));
       const body = out.body === undefined ? '' : JSON.stringify(out.body);
-      res.writeHead(out.status, { 'content-type': 'application/json', 'x-amzn-requestid': randomUUID(), 'content-length': Buffer.byteLength(body) });
+      res.writeHead(out.status, {
+        'content-type': 'application/json',
+        'x-amzn-requestid': randomUUID(),
+        'content-length': Buffer.byteLength(body),
+      });
       res.end(body);
     } catch (err) {
       errors.push(`${req.method} ${req.url} ${String(target ?? '')}: ${(err as Error).message}`);
       const body = JSON.stringify({ __type: 'com.amazonaws.bench#StubError', message: (err as Error).message });
-      res.writeHead(400, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': randomUUID(), 'content-length': Buffer.byteLength(body) });
+      res.writeHead(400, {
+        'content-type': 'application/x-amz-json-1.0',
+        'x-amzn-requestid': randomUUID(),
+        'content-length': Buffer.byteLength(body),
+      });
       res.end(body);
     }
   };

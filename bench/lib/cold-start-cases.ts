@@ -21,7 +21,17 @@ import { EnvelopeCipher } from '../../shared/secrets/envelope';
 import { KmsDataKeys } from '../../shared/secrets/kms-data-keys';
 import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
 import { eventFromItem, putEvent } from '../../shared/store/events';
-import { apiKeyDeps, endpointLifecycleDeps, callDeps, endpointDeps, eventWriterDeps, jobDeps, portalSessionDeps, shopDeps, urlGuardDeps } from '../../shared/wiring/api';
+import {
+  apiKeyDeps,
+  endpointLifecycleDeps,
+  callDeps,
+  endpointDeps,
+  eventWriterDeps,
+  jobDeps,
+  portalSessionDeps,
+  shopDeps,
+  urlGuardDeps,
+} from '../../shared/wiring/api';
 import { createPortalSession } from '../../shared/domain/portal-sessions';
 import { recoverEndpoint } from '../../shared/delivery/recovery';
 import { dynamoOf } from '../../shared/wiring/clients';
@@ -79,37 +89,82 @@ export async function seedTable(stub: AwsStub): Promise<Seed> {
   try {
     const tableName = 'cold-start';
     await ensureTable(dynamodb.endpoint, tableName);
-    const config = configFromEnv({ TABLE_NAME: tableName, DYNAMODB_ENDPOINT: dynamodb.endpoint, AWS_REGION: REGION, WEBHOOK_ALLOW_INSECURE_LOCAL: 'true' });
+    const config = configFromEnv({
+      TABLE_NAME: tableName,
+      DYNAMODB_ENDPOINT: dynamodb.endpoint,
+      AWS_REGION: REGION,
+      WEBHOOK_ALLOW_INSECURE_LOCAL: 'true',
+    });
     const db = dynamoOf(config);
     // The endpoint's secret is sealed as the functions will open it: with a KMS data key (the stub's).
-    const kms = new KMSClient({ endpoint: stub.url, region: REGION, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const kms = new KMSClient({
+      endpoint: stub.url,
+      region: REGION,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
     const cipher = new EnvelopeCipher(new KmsDataKeys(kms, KEY_ARN));
-    const deps = { ...shopDeps(config), ...apiKeyDeps(config), ...callDeps(config), ...jobDeps(config), ...endpointDeps(config), ...urlGuardDeps(config), ...eventWriterDeps(config), cipher };
+    const deps = {
+      ...shopDeps(config),
+      ...apiKeyDeps(config),
+      ...callDeps(config),
+      ...jobDeps(config),
+      ...endpointDeps(config),
+      ...urlGuardDeps(config),
+      ...eventWriterDeps(config),
+      cipher,
+    };
 
     const demo = await seedDemo(deps);
     await seedDemoData(deps, demo.shop);
-    const endpoint = (await createEndpoint(deps, demo.shop.id, { url: `${stub.url}/hooks/shop`, events: ['*'], description: 'Bench receiver' } as never)) as { id: string };
+    const endpoint = (await createEndpoint(deps, demo.shop.id, {
+      url: `${stub.url}/hooks/shop`,
+      events: ['*'],
+      description: 'Bench receiver',
+    } as never)) as { id: string };
     const stored = await deps.endpoints.get(demo.shop.id, endpoint.id);
     if (!stored) throw new Error('the seeded endpoint is not in the table');
     // Two calls after the endpoint exists: their events are the ones it receives (fan-out, consumer, sweeper).
-    for (let i = 0; i < 2; i++) await ingestCall(deps, simulatedCall(demo.shop, { withJob: false, emergency: false, endedAt: new Date() }));
-    const disabled = newEvent(demo.shop.id, 'webhook_endpoint.disabled', toEndpointResource({ ...stored, enabled: false, disabled_reason: 'failing' }), new Date(), endpoint.id);
+    for (let i = 0; i < 2; i++)
+      await ingestCall(deps, simulatedCall(demo.shop, { withJob: false, emergency: false, endedAt: new Date() }));
+    const disabled = newEvent(
+      demo.shop.id,
+      'webhook_endpoint.disabled',
+      toEndpointResource({ ...stored, enabled: false, disabled_reason: 'failing' }),
+      new Date(),
+      endpoint.id,
+    );
     await putEvent(db, disabled);
 
     const scanned = await scan(dynamodb.endpoint, tableName);
     const plain = scanned.map((i) => unmarshall(i) as Record<string, unknown>);
-    const bySk = (prefix: string) => plain.filter((i) => String(i.sk).startsWith(prefix)).sort((a, b) => String(b.sk).localeCompare(String(a.sk)));
-    const callEvents = bySk('EVT#').filter((i) => i.type === 'call.completed').map(eventFromItem);
+    const bySk = (prefix: string) =>
+      plain.filter((i) => String(i.sk).startsWith(prefix)).sort((a, b) => String(b.sk).localeCompare(String(a.sk)));
+    const callEvents = bySk('EVT#')
+      .filter((i) => i.type === 'call.completed')
+      .map(eventFromItem);
     const [latest, earlier] = callEvents;
     if (!latest || !earlier) throw new Error('the demo data has fewer than two call.completed events');
     // Open deliveries of two events, off their fast path and overdue (their messages lost): the sweeper finds them, and the endpoint's list has a second page.
     const past = new Date(Date.now() - 10 * 60_000);
-    const rows = [latest, earlier].map((e) => ({ ...newDelivery(e, endpoint.id, newId('dlv', past.getTime()), 'fanout', past), sweep_at: new Date(past.getTime() + 60_000).toISOString() }));
+    const rows = [latest, earlier].map((e) => ({
+      ...newDelivery(e, endpoint.id, newId('dlv', past.getTime()), 'fanout', past),
+      sweep_at: new Date(past.getTime() + 60_000).toISOString(),
+    }));
     await new DynamoDeliveryStore(db).createAll(rows);
 
-    const recovery = await recoverEndpoint({ ...endpointLifecycleDeps(config), now: () => new Date() }, demo.shop.id, endpoint.id, { since: new Date(Date.now() - 24 * 3_600_000).toISOString() });
+    const recovery = await recoverEndpoint(
+      { ...endpointLifecycleDeps(config), now: () => new Date() },
+      demo.shop.id,
+      endpoint.id,
+      { since: new Date(Date.now() - 24 * 3_600_000).toISOString() },
+    );
 
-    const session = await createPortalSession({ ...portalSessionDeps(config), shops: deps.shops }, { shopId: demo.shop.id, mode: 'test', keyId: null }, {}, 'https://api.shop-calls.example');
+    const session = await createPortalSession(
+      { ...portalSessionDeps(config), shops: deps.shops },
+      { shopId: demo.shop.id, mode: 'test', keyId: null },
+      {},
+      'https://api.shop-calls.example',
+    );
 
     const presented = presentedKey(`Bearer ${demo.writeKey.key}`);
     if (!presented.ok) throw new Error('the demo key does not parse');
@@ -152,11 +207,25 @@ async function scan(endpoint: string, tableName: string): Promise<Item[]> {
 }
 
 /** A request as API Gateway (HTTP API, payload 2.0) hands it to the route's function: the local adapter's event, built the same way. */
-function httpEvent(method: string, pathAndQuery: string, headers: Record<string, string>, body?: unknown): APIGatewayProxyEventV2 {
+function httpEvent(
+  method: string,
+  pathAndQuery: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): APIGatewayProxyEventV2 {
   const url = new URL(pathAndQuery, 'https://api.shop-calls.example');
   const payload = body === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(body));
-  const all = { host: url.host, 'user-agent': 'shop-calls-client/1.0', ...(payload.length > 0 ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}), ...headers };
-  const req = { rawHeaders: Object.entries(all).flat(), httpVersion: '1.1', socket: { remoteAddress: '198.51.100.24' } } as unknown as IncomingMessage;
+  const all = {
+    host: url.host,
+    'user-agent': 'shop-calls-client/1.0',
+    ...(payload.length > 0 ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}),
+    ...headers,
+  };
+  const req = {
+    rawHeaders: Object.entries(all).flat(),
+    httpVersion: '1.1',
+    socket: { remoteAddress: '198.51.100.24' },
+  } as unknown as IncomingMessage;
   const resolution = resolve(method, url.pathname);
   const route = resolution.kind === 'route' ? resolution : null;
   return toProxyEvent(req, {
@@ -172,7 +241,9 @@ function httpEvent(method: string, pathAndQuery: string, headers: Record<string,
 const statusOf = (result: unknown) => (result as { statusCode?: number } | null)?.statusCode;
 const succeeded = (result: unknown) => {
   const status = statusOf(result);
-  return status !== undefined && status >= 200 && status < 300 ? null : `answered ${status}: ${String((result as { body?: string } | null)?.body ?? '').slice(0, 300)}`;
+  return status !== undefined && status >= 200 && status < 300
+    ? null
+    : `answered ${status}: ${String((result as { body?: string } | null)?.body ?? '').slice(0, 300)}`;
 };
 const noFailures = (result: unknown) => {
   const failures = (result as { batchItemFailures?: unknown[] } | null)?.batchItemFailures;
@@ -186,7 +257,11 @@ export function coldStartCases(stub: AwsStub, seed: Seed): Record<string, ColdSt
   const auth = { authorization: `Bearer ${seed.key}` };
   const since = new Date(Date.now() - 24 * 3_600_000).toISOString();
   const api: Record<string, [method: string, path: string, body?: unknown]> = {
-    createWebhookEndpoint: ['POST', '/v1/webhook-endpoints', { url: `${stub.url}/hooks/new`, events: ['call.completed', 'job.created'], description: 'Dispatch board' }],
+    createWebhookEndpoint: [
+      'POST',
+      '/v1/webhook-endpoints',
+      { url: `${stub.url}/hooks/new`, events: ['call.completed', 'job.created'], description: 'Dispatch board' },
+    ],
     listWebhookEndpoints: ['GET', '/v1/webhook-endpoints'],
     getWebhookEndpoint: ['GET', `/v1/webhook-endpoints/${ep}`],
     updateWebhookEndpoint: ['PATCH', `/v1/webhook-endpoints/${ep}`, { description: 'Dispatch board (new)' }],
@@ -235,7 +310,12 @@ export function coldStartCases(stub: AwsStub, seed: Seed): Record<string, ColdSt
     messageId: '059f36b4-87a3-44ab-83d2-661975830a7d',
     receiptHandle: 'AQEBwJnKyrHigUMZj6rYigCgxlaS3SLy0a',
     body: JSON.stringify(body),
-    attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()), SenderId: 'AIDAIENQZJOLO23YVJ4VO', ApproximateFirstReceiveTimestamp: String(Date.now()) },
+    attributes: {
+      ApproximateReceiveCount: '1',
+      SentTimestamp: String(Date.now()),
+      SenderId: 'AIDAIENQZJOLO23YVJ4VO',
+      ApproximateFirstReceiveTimestamp: String(Date.now()),
+    },
     messageAttributes: {},
     md5OfBody: '',
     eventSource: 'aws:sqs',
@@ -244,40 +324,84 @@ export function coldStartCases(stub: AwsStub, seed: Seed): Record<string, ColdSt
   });
   const eventItem = seed.items.find((i) => i.sk?.S === `EVT#${seed.event.id}`);
   const stream: DynamoDBStreamEvent = {
-    Records: [{
-      eventID: 'c4ca4238a0b923820dcc509a6f75849b',
-      eventName: 'INSERT',
-      eventVersion: '1.1',
-      eventSource: 'aws:dynamodb',
-      awsRegion: REGION,
-      dynamodb: { ApproximateCreationDateTime: Math.floor(Date.now() / 1000), Keys: { pk: { S: `SHOP#${shop}` }, sk: { S: `EVT#${seed.event.id}` } }, NewImage: eventItem as never, SequenceNumber: '111100000000000000000001', SizeBytes: 812, StreamViewType: 'NEW_AND_OLD_IMAGES' },
-      eventSourceARN: `arn:aws:dynamodb:${REGION}:123456789012:table/ShopCallsApi-DataTable/stream/2026-11-20T00:00:00.000`,
-    }],
+    Records: [
+      {
+        eventID: 'c4ca4238a0b923820dcc509a6f75849b',
+        eventName: 'INSERT',
+        eventVersion: '1.1',
+        eventSource: 'aws:dynamodb',
+        awsRegion: REGION,
+        dynamodb: {
+          ApproximateCreationDateTime: Math.floor(Date.now() / 1000),
+          Keys: { pk: { S: `SHOP#${shop}` }, sk: { S: `EVT#${seed.event.id}` } },
+          NewImage: eventItem as never,
+          SequenceNumber: '111100000000000000000001',
+          SizeBytes: 812,
+          StreamViewType: 'NEW_AND_OLD_IMAGES',
+        },
+        eventSourceARN: `arn:aws:dynamodb:${REGION}:123456789012:table/ShopCallsApi-DataTable/stream/2026-11-20T00:00:00.000`,
+      },
+    ],
   };
   const deliver: SQSEvent = { Records: [sqsRecord(seed.deliveryMessage, 'ShopCallsApi-Deliveries')] };
-  const notify: SQSEvent = { Records: [sqsRecord({ shop_id: shop, event_id: seed.disabledEventId }, 'ShopCallsApi-OwnerEmails')] };
+  const notify: SQSEvent = {
+    Records: [sqsRecord({ shop_id: shop, event_id: seed.disabledEventId }, 'ShopCallsApi-OwnerEmails')],
+  };
   // The portal's own route (lib/constructs/api.ts), outside the /v1 table.
   const portal = httpEvent('GET', '/portal', {});
-  Object.assign(portal, { routeKey: 'GET /portal', requestContext: { ...portal.requestContext, routeKey: 'GET /portal' } });
+  Object.assign(portal, {
+    routeKey: 'GET /portal',
+    requestContext: { ...portal.requestContext, routeKey: 'GET /portal' },
+  });
   return {
     ...cases,
     Authorizer: {
       event: toAuthorizerEvent(httpEvent('GET', '/v1/shop', auth)),
       clients: ['DynamoDB'],
-      check: (r) => ((r as { isAuthorized?: boolean; context?: { authenticated?: unknown } }).isAuthorized === true && (r as { context: { authenticated?: unknown } }).context.authenticated === true ? null : `refused: ${JSON.stringify(r)}`),
+      check: (r) =>
+        (r as { isAuthorized?: boolean; context?: { authenticated?: unknown } }).isAuthorized === true &&
+        (r as { context: { authenticated?: unknown } }).context.authenticated === true
+          ? null
+          : `refused: ${JSON.stringify(r)}`,
     },
-    Fallback: { event: httpEvent('GET', '/v1/openapi.json', {}), clients: [], check: succeeded, bare: ['the OpenAPI document, bare handler', 'bench/reference/openapi-document.ts'] },
+    Fallback: {
+      event: httpEvent('GET', '/v1/openapi.json', {}),
+      clients: [],
+      check: succeeded,
+      bare: ['the OpenAPI document, bare handler', 'bench/reference/openapi-document.ts'],
+    },
     Fanout: { event: stream, clients: ['DynamoDB', 'SQS'], check: noFailures, needs: ['SQS SendMessageBatch'] },
     Notify: { event: notify, clients: ['DynamoDB', 'SES'], check: noFailures, needs: ['SES SendEmail'] },
-    Deliver: { event: deliver, clients: ['DynamoDB', 'SQS', 'KMS', 'Scheduler'], check: noFailures, needs: ['KMS Decrypt', 'webhook POST'] },
+    Deliver: {
+      event: deliver,
+      clients: ['DynamoDB', 'SQS', 'KMS', 'Scheduler'],
+      check: noFailures,
+      needs: ['KMS Decrypt', 'webhook POST'],
+    },
     // A finished call as the voice platform sends it: a message on the ingest queue (SQS sets refused calls aside on its DLQ).
-    Ingest: { event: { Records: [sqsRecord(simulatedCall(seed.shop, { withJob: true, emergency: false, endedAt: new Date() }), 'ShopCallsApi-Ingest')] }, clients: ['DynamoDB', 'SQS'], check: noFailures },
+    Ingest: {
+      event: {
+        Records: [
+          sqsRecord(
+            simulatedCall(seed.shop, { withJob: true, emergency: false, endedAt: new Date() }),
+            'ShopCallsApi-Ingest',
+          ),
+        ],
+      },
+      clients: ['DynamoDB', 'SQS'],
+      check: noFailures,
+    },
     Sweep: {
       event: {},
       clients: ['DynamoDB', 'SQS'],
       check: (r) => ((r as { enqueued?: number }).enqueued !== undefined ? null : `no report: ${JSON.stringify(r)}`),
       needs: ['SQS SendMessageBatch'],
     },
-    Portal: { event: portal, clients: [], check: succeeded, bare: ['the portal page, bare handler', 'bench/reference/portal-page.ts'] },
+    Portal: {
+      event: portal,
+      clients: [],
+      check: succeeded,
+      bare: ['the portal page, bare handler', 'bench/reference/portal-page.ts'],
+    },
   };
 }

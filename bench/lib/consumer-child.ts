@@ -44,20 +44,41 @@ const table = countCalls(dynamoOf(config).doc);
 const queueRequests = countCalls([sqs, sqsOf(config)]);
 const lambda = newHandlerTally();
 countLogBytes();
-const timed = timedHandler('consumer', localFunction('deliver', makeHandler(() => deps, powertoolsMetrics())), lambda);
+const timed = timedHandler(
+  'consumer',
+  localFunction(
+    'deliver',
+    makeHandler(() => deps, powertoolsMetrics()),
+  ),
+  lambda,
+);
 let endpointsInBatches = 0;
 const handler: typeof timed = (event) => {
-  endpointsInBatches += new Set(event.Records.map((r) => (JSON.parse(r.body) as { endpoint_id?: string }).endpoint_id)).size;
+  endpointsInBatches += new Set(event.Records.map((r) => (JSON.parse(r.body) as { endpoint_id?: string }).endpoint_id))
+    .size;
   return timed(event);
 };
-const poller = startQueuePoller({ sqs, queueUrl: config.queueUrl, queueArn: parseVariables(process.env).QUEUE_ARN ?? '', handler, concurrency: batches, pollers: 1 });
+const poller = startQueuePoller({
+  sqs,
+  queueUrl: config.queueUrl,
+  queueArn: parseVariables(process.env).QUEUE_ARN ?? '',
+  handler,
+  concurrency: batches,
+  pollers: 1,
+});
 // One receive at a time: a stopped poller's cut-off receive still takes the next message sent (lib/local/queue-poller.ts), and the next child must find every message.
 
 process.on('message', (message) => {
   if (message !== 'report') return;
   void poller.stop().then(() => {
     LocalRetryScheduler.clearAll();
-    const report: ConsumerReport = { table: Object.fromEntries(allStages(table)), sqs: Object.fromEntries(allStages(queueRequests)), lambda, endpointsInBatches, logs: logTallies.get('consumer') ?? { bytes: 0, lines: 0 } };
+    const report: ConsumerReport = {
+      table: Object.fromEntries(allStages(table)),
+      sqs: Object.fromEntries(allStages(queueRequests)),
+      lambda,
+      endpointsInBatches,
+      logs: logTallies.get('consumer') ?? { bytes: 0, lines: 0 },
+    };
     process.send?.(report, () => process.exit(0));
   });
 });

@@ -74,7 +74,10 @@ export function stageCost(usage: StageUsage, deliveries: number): StageCost {
   const lambda = usage.lambda;
   const invocations = per(lambda?.tally.invocations ?? 0);
   const gbSeconds = lambda ? per((lambda.tally.billedMs / 1000) * (lambda.memoryMb / 1024)) : 0;
-  const logBytes = per((usage.logs?.bytes ?? 0) + (lambda ? lambda.tally.invocations * platformBytesPerInvocation(lambda.systemLogLevel) : 0));
+  const logBytes = per(
+    (usage.logs?.bytes ?? 0) +
+      (lambda ? lambda.tally.invocations * platformBytesPerInvocation(lambda.systemLogLevel) : 0),
+  );
   const perMillion = {
     table: writeUnits * DYNAMODB_PER_MILLION_WRITE_UNITS + readUnits * DYNAMODB_PER_MILLION_READ_UNITS,
     sqs: sqsBilled * SQS_STANDARD_PER_MILLION_REQUESTS,
@@ -124,15 +127,37 @@ export function totalCost(name: string, costs: StageCost[]): StageCost {
 
 /** The managed alternatives, per million deliveries: what a user compares the total with. */
 export const REFERENCES: { name: string; perMillion: number }[] = [
-  { name: 'EventBridge API destinations: the HTTP invocations alone', perMillion: EVENTBRIDGE_API_DESTINATIONS_PER_MILLION },
-  { name: 'EventBridge: a custom event put on a bus + its API destination invocation', perMillion: EVENTBRIDGE_CUSTOM_EVENTS_PER_MILLION + EVENTBRIDGE_API_DESTINATIONS_PER_MILLION },
-  { name: 'EventBridge Scheduler: one scheduled invocation per delivery', perMillion: EVENTBRIDGE_SCHEDULER_PER_MILLION },
+  {
+    name: 'EventBridge API destinations: the HTTP invocations alone',
+    perMillion: EVENTBRIDGE_API_DESTINATIONS_PER_MILLION,
+  },
+  {
+    name: 'EventBridge: a custom event put on a bus + its API destination invocation',
+    perMillion: EVENTBRIDGE_CUSTOM_EVENTS_PER_MILLION + EVENTBRIDGE_API_DESTINATIONS_PER_MILLION,
+  },
+  {
+    name: 'EventBridge Scheduler: one scheduled invocation per delivery',
+    perMillion: EVENTBRIDGE_SCHEDULER_PER_MILLION,
+  },
 ];
 
 /** "BatchGetItem 0.10, UpdateItem 1.00": requests per delivery by operation, busiest first. */
-export function opsPerDelivery(ops: ReadonlyMap<string, OpTally> | undefined, deliveries: number, units?: string): string {
-  const rows = [...(ops ?? new Map<string, OpTally>())].filter(([, t]) => t.requests > 0).sort((a, b) => b[1].requests - a[1].requests);
-  return rows.map(([op, t]) => `${op} ${(t.requests / deliveries).toFixed(2)}${units ? ` (${(t.units / deliveries).toFixed(2)} ${units})` : ''}`).join(', ') || 'none';
+export function opsPerDelivery(
+  ops: ReadonlyMap<string, OpTally> | undefined,
+  deliveries: number,
+  units?: string,
+): string {
+  const rows = [...(ops ?? new Map<string, OpTally>())]
+    .filter(([, t]) => t.requests > 0)
+    .sort((a, b) => b[1].requests - a[1].requests);
+  return (
+    rows
+      .map(
+        ([op, t]) =>
+          `${op} ${(t.requests / deliveries).toFixed(2)}${units ? ` (${(t.units / deliveries).toFixed(2)} ${units})` : ''}`,
+      )
+      .join(', ') || 'none'
+  );
 }
 
 const usd = (x: number) => `$${x.toFixed(x >= 10 ? 2 : 3)}`;
@@ -140,7 +165,10 @@ const usd = (x: number) => `$${x.toFixed(x >= 10 ? 2 : 3)}`;
 /** Prints the per-delivery counts and cost of each stage, their total, and the managed services' prices beside it. */
 export function printCost(title: string, usages: StageUsage[], deliveries: number): StageCost {
   const costs = usages.map((u) => stageCost(u, deliveries));
-  const total = totalCost('total per delivery', costs.filter((_, i) => !usages[i]?.outsideTotal));
+  const total = totalCost(
+    'total per delivery',
+    costs.filter((_, i) => !usages[i]?.outsideTotal),
+  );
   const row = (c: StageCost) => [
     c.name,
     c.tableRequests.toFixed(2),
@@ -157,15 +185,37 @@ export function printCost(title: string, usages: StageUsage[], deliveries: numbe
   ];
   printTable(
     `${title} (${deliveries} deliveries; list prices ${PRICE_REGION}, ${PRICES_AS_OF}, arm64 Lambda, DynamoDB on-demand)`,
-    ['per delivery', 'table requests', 'write / read units', 'SQS requests billed', 'Lambda invocations', 'Lambda ms', 'log bytes', '$/M table', '$/M SQS', '$/M Lambda', '$/M logs', '$/M deliveries'],
-    [...costs.map(row), ...(costs.length > 1 ? [row(total)] : []), ...REFERENCES.map((r) => [r.name, '', '', '', '', '', '', '', '', '', '', usd(r.perMillion)])],
+    [
+      'per delivery',
+      'table requests',
+      'write / read units',
+      'SQS requests billed',
+      'Lambda invocations',
+      'Lambda ms',
+      'log bytes',
+      '$/M table',
+      '$/M SQS',
+      '$/M Lambda',
+      '$/M logs',
+      '$/M deliveries',
+    ],
+    [
+      ...costs.map(row),
+      ...(costs.length > 1 ? [row(total)] : []),
+      ...REFERENCES.map((r) => [r.name, '', '', '', '', '', '', '', '', '', '', usd(r.perMillion)]),
+    ],
   );
   for (const u of usages) {
     const local = [...(u.sqs ?? new Map<string, OpTally>())].filter(([op]) => LOCAL_ONLY_SQS.has(op)).map(([op]) => op);
-    console.log(`- ${u.name}: table ${opsPerDelivery(u.table, deliveries, 'units')}; SQS ${opsPerDelivery(u.sqs, deliveries)}${local.length ? ` (${local.join(', ')}: local poller only, not billed)` : ''}${u.lambda ? `; Lambda at ${u.lambda.memoryMb} MB: ${stageCost(u, deliveries).gbSeconds.toFixed(5)} GB-s` : ''}${logsLine(u, deliveries)}`);
+    console.log(
+      `- ${u.name}: table ${opsPerDelivery(u.table, deliveries, 'units')}; SQS ${opsPerDelivery(u.sqs, deliveries)}${local.length ? ` (${local.join(', ')}: local poller only, not billed)` : ''}${u.lambda ? `; Lambda at ${u.lambda.memoryMb} MB: ${stageCost(u, deliveries).gbSeconds.toFixed(5)} GB-s` : ''}${logsLine(u, deliveries)}`,
+    );
   }
   const estimated = sum(usages, (u) => sum([...(u.table ?? new Map<string, OpTally>()).values()], (t) => t.estimated));
-  if (estimated > 0) console.log(`(${estimated} table requests reported no consumed capacity, e.g. failed conditions: their units are estimated, 1 per item, 2 in a transaction)`);
+  if (estimated > 0)
+    console.log(
+      `(${estimated} table requests reported no consumed capacity, e.g. failed conditions: their units are estimated, 1 per item, 2 in a transaction)`,
+    );
   return total;
 }
 
@@ -188,7 +238,12 @@ function logsLine(u: StageUsage, deliveries: number): string {
  * Prints one line `All-in, <regime>: $X.XXX per million deliveries`, which `npm run bench`
  * adds up into its closing line, and returns the figure.
  */
-export function printAllIn(regime: string, total: StageCost, counted: { traces: number; kmsRequests: number; schedules: number }, deliveries: number): number {
+export function printAllIn(
+  regime: string,
+  total: StageCost,
+  counted: { traces: number; kmsRequests: number; schedules: number },
+  deliveries: number,
+): number {
   const per = (n: number) => n / deliveries;
   const xray = per(counted.traces) * XRAY_PER_MILLION_TRACES;
   const kms = per(counted.kmsRequests) * KMS_PER_MILLION_REQUESTS;

@@ -12,9 +12,15 @@ import type { ChildStack } from '../../test/helpers/child-stack';
 import { startFaultReceiver, type AnswerPolicy, type FaultReceiver } from './fault-receiver';
 import { startOrderedJobs } from './ordered-jobs';
 
-export type CrashKind = 'sigkill-mid-ingest' | 'sigkill-first-attempts' | 'sigkill-retries-pending' | 'sigint-retries-pending';
+export type CrashKind =
+  'sigkill-mid-ingest' | 'sigkill-first-attempts' | 'sigkill-retries-pending' | 'sigint-retries-pending';
 
-export const CRASH_KINDS: readonly CrashKind[] = ['sigkill-mid-ingest', 'sigkill-first-attempts', 'sigkill-retries-pending', 'sigint-retries-pending'];
+export const CRASH_KINDS: readonly CrashKind[] = [
+  'sigkill-mid-ingest',
+  'sigkill-first-attempts',
+  'sigkill-retries-pending',
+  'sigint-retries-pending',
+];
 
 export const describeKind: Record<CrashKind, string> = {
   'sigkill-mid-ingest': 'SIGKILL mid-ingest',
@@ -107,8 +113,12 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
   for (const e of opts.endpoints) {
     const receiver = await startFaultReceiver(e.name, e.policy);
     receivers.push(receiver);
-    const created = await stack.api('POST', '/v1/webhook-endpoints', { key: tenant.key, body: { url: receiver.url, events: ['call.completed'], ...(e.rateLimit ? { rate_limit: e.rateLimit } : {}) } });
-    if (created.status !== 201) throw new Error(`could not create endpoint ${e.name}: ${created.status} ${created.text}`);
+    const created = await stack.api('POST', '/v1/webhook-endpoints', {
+      key: tenant.key,
+      body: { url: receiver.url, events: ['call.completed'], ...(e.rateLimit ? { rate_limit: e.rateLimit } : {}) },
+    });
+    if (created.status !== 201)
+      throw new Error(`could not create endpoint ${e.name}: ${created.status} ${created.text}`);
     receiver.setSecret(created.json.secret as string);
     endpointIds.set(e.name, created.json.id as string);
   }
@@ -129,7 +139,8 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
     : undefined;
   if (ordered) endpointIds.set(ordered.receiver.name, ordered.endpointId);
   // The ordered endpoint's events are pairs for it alone.
-  const eventsOf = (r: FaultReceiver): string[] => (ordered && r === ordered.receiver ? ordered.accepted.flatMap((j) => [j.created, j.approved]) : accepted);
+  const eventsOf = (r: FaultReceiver): string[] =>
+    ordered && r === ordered.receiver ? ordered.accepted.flatMap((j) => [j.created, j.approved]) : accepted;
   const allReceivers = (): FaultReceiver[] => [...receivers, ...(ordered ? [ordered.receiver] : [])];
   // How many ordered deliveries are held, looked at every 250 ms until the kill: the last look is what the kill found.
   let heldSampled = 0;
@@ -162,7 +173,8 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
         const result = await stack.ingest(tenant.shop);
         accepted.push(...result.event_ids);
         await ordered?.writeJob();
-        if (opts.kind === 'sigkill-mid-ingest' && accepted.length >= killAfter) startKill(`after ${accepted.length} of ${opts.events} ingests returned`);
+        if (opts.kind === 'sigkill-mid-ingest' && accepted.length >= killAfter)
+          startKill(`after ${accepted.length} of ${opts.events} ingests returned`);
       } catch {
         failedIngests++;
         stop = true;
@@ -179,7 +191,9 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
     const deadline = Date.now() + 60_000;
     while (requested() === 0 && Date.now() < deadline) await sleep(5);
     if (requested() === 0) throw new Error('no first attempt reached a receiver within 60 s');
-    startKill(`after all ${accepted.length} ingests, with ${requested()} of ${accepted.length * receivers.length} pairs requested`);
+    startKill(
+      `after all ${accepted.length} ingests, with ${requested()} of ${accepted.length * receivers.length} pairs requested`,
+    );
   }
 
   if (opts.kind.endsWith('retries-pending')) {
@@ -199,7 +213,10 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
   const exitCode = (await kill) ?? null;
   await sampling;
   const heldBeforeKill = heldSampled;
-  const deliveredBeforeKill = allReceivers().reduce((n, r) => n + eventsOf(r).filter((id) => r.firstOk.has(id)).length, 0);
+  const deliveredBeforeKill = allReceivers().reduce(
+    (n, r) => n + eventsOf(r).filter((id) => r.firstOk.has(id)).length,
+    0,
+  );
   log(`${opts.kind}: killed ${killedAt}; ${deliveredBeforeKill} pairs delivered before`);
 
   const killedWall = Date.now();
@@ -222,9 +239,17 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
     const waitedOn = new Set([...endpointIds.values()]);
     const missingEvents = new Set(allReceivers().flatMap((r) => eventsOf(r).filter((e) => !r.firstOk.has(e))));
     for (const id of missingEvents) {
-      const rows = (await stack.tableDeps().deliveries.listForEvent(tenant.shop.id, id)).filter((d) => waitedOn.has(d.endpoint_id));
+      const rows = (await stack.tableDeps().deliveries.listForEvent(tenant.shop.id, id)).filter((d) =>
+        waitedOn.has(d.endpoint_id),
+      );
       const due = (d: (typeof rows)[number]) => Date.parse(d.next_attempt_at ?? '');
-      if (rows.some((d) => (d.status === 'pending' || d.status === 'retrying') && due(d) > Date.now() - idle && due(d) <= dueBefore)) return true;
+      if (
+        rows.some(
+          (d) =>
+            (d.status === 'pending' || d.status === 'retrying') && due(d) > Date.now() - idle && due(d) <= dueBefore,
+        )
+      )
+        return true;
     }
     return false;
   };
@@ -249,12 +274,17 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
       for (const x of r.receipts) {
         const first = r.firstOk.get(x.eventId);
         if (first === undefined || x.at <= first) continue;
-        const rows = (await stack.tableDeps().deliveries.listForEvent(tenant.shop.id, x.eventId)).filter((d) => d.endpoint_id === endpointIds.get(r.name));
-        console.error(`DUP ${r.name} ${x.eventId} first ${(first - killIssuedAt).toFixed(0)}ms-vs-kill dup ${(x.at - restartedAt).toFixed(0)}ms-after-restart rows ${rows.map((d) => `${d.id}:${d.origin}:${d.status}:${d.attempts}:${d.history.map((h) => `${h.status}@${(Date.parse(h.at) - killedWall).toFixed(0)}`).join('/')}`).join(' ')}`);
+        const rows = (await stack.tableDeps().deliveries.listForEvent(tenant.shop.id, x.eventId)).filter(
+          (d) => d.endpoint_id === endpointIds.get(r.name),
+        );
+        console.error(
+          `DUP ${r.name} ${x.eventId} first ${(first - killIssuedAt).toFixed(0)}ms-vs-kill dup ${(x.at - restartedAt).toFixed(0)}ms-after-restart rows ${rows.map((d) => `${d.id}:${d.origin}:${d.status}:${d.attempts}:${d.history.map((h) => `${h.status}@${(Date.parse(h.at) - killedWall).toFixed(0)}`).join('/')}`).join(' ')}`,
+        );
       }
     }
   }
-  if (process.env.BENCH_CRASH_LOG_DIR) writeFileSync(join(process.env.BENCH_CRASH_LOG_DIR, `${opts.kind}.log`), stack.output());
+  if (process.env.BENCH_CRASH_LOG_DIR)
+    writeFileSync(join(process.env.BENCH_CRASH_LOG_DIR, `${opts.kind}.log`), stack.output());
   const acceptedSet = new Set(accepted);
   const lost: LostPair[] = [];
   let lastDelivery = -Infinity;
@@ -268,7 +298,13 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
   for (const l of lost) l.row = await describeRow(stack, tenant.shop.id, l.eventId, endpointIds.get(l.endpoint) ?? '');
   // The ordered and rate-limited endpoints' rows are left out: a held delivery, or one waiting for the rate, goes out later by design.
   const paced = new Set(opts.endpoints.filter((e) => e.rateLimit).map((e) => endpointIds.get(e.name)));
-  const lateness = await attemptLateness(stack, tenant.shop.id, accepted, new Set([...endpointIds.values()].filter((id) => !paced.has(id))), { killedWall, restartedWall, timeScale: opts.timeScale });
+  const lateness = await attemptLateness(
+    stack,
+    tenant.shop.id,
+    accepted,
+    new Set([...endpointIds.values()].filter((id) => !paced.has(id))),
+    { killedWall, restartedWall, timeScale: opts.timeScale },
+  );
   return {
     kind: opts.kind,
     acceptedEvents: accepted.length,
@@ -279,7 +315,10 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
     lost,
     duplicates: allReceivers().reduce((n, r) => n + r.duplicates(), 0),
     rejected: allReceivers().reduce((n, r) => n + r.rejected, 0),
-    unaccepted: allReceivers().reduce((n, r) => n + r.receipts.filter((x) => !acceptedSet.has(x.eventId) && !eventsOf(r).includes(x.eventId)).length, 0),
+    unaccepted: allReceivers().reduce(
+      (n, r) => n + r.receipts.filter((x) => !acceptedSet.has(x.eventId) && !eventsOf(r).includes(x.eventId)).length,
+      0,
+    ),
     killedAt,
     exitCode,
     downMs,
@@ -287,7 +326,9 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
     lateness,
     restartToLastDeliveryMs: lastDelivery > restartedAt ? lastDelivery - restartedAt : null,
     receivers: allReceivers(),
-    ...(ordered ? { ordered: { jobs: ordered.accepted.length, heldBeforeKill, outOfOrder: ordered.outOfOrder() } } : {}),
+    ...(ordered
+      ? { ordered: { jobs: ordered.accepted.length, heldBeforeKill, outOfOrder: ordered.outOfOrder() } }
+      : {}),
   };
 }
 
@@ -297,7 +338,13 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
  * times come from the row: its creation for attempt 1, else the previous attempt plus the
  * scaled retry delay (the fault receivers send no Retry-After).
  */
-async function attemptLateness(stack: ChildStack, shopId: string, events: string[], endpoints: Set<string>, t: { killedWall: number; restartedWall: number; timeScale: number }): Promise<{ overdue: number[]; later: number[] }> {
+async function attemptLateness(
+  stack: ChildStack,
+  shopId: string,
+  events: string[],
+  endpoints: Set<string>,
+  t: { killedWall: number; restartedWall: number; timeScale: number },
+): Promise<{ overdue: number[]; later: number[] }> {
   const out = { overdue: [] as number[], later: [] as number[] };
   for (const eventId of events) {
     for (const d of await stack.tableDeps().deliveries.listForEvent(shopId, eventId)) {
@@ -306,7 +353,9 @@ async function attemptLateness(stack: ChildStack, shopId: string, events: string
         const at = Date.parse(a.at);
         if (at <= t.killedWall) return;
         const previous = d.history[i - 1];
-        const due = previous ? Date.parse(previous.at) + (RETRY_SCHEDULE_MS[previous.attempt - 1] ?? 0) * t.timeScale : Date.parse(d.created_at);
+        const due = previous
+          ? Date.parse(previous.at) + (RETRY_SCHEDULE_MS[previous.attempt - 1] ?? 0) * t.timeScale
+          : Date.parse(d.created_at);
         (due <= t.restartedWall ? out.overdue : out.later).push(Math.max(0, at - Math.max(due, t.restartedWall)));
       });
     }
@@ -316,10 +365,15 @@ async function attemptLateness(stack: ChildStack, shopId: string, events: string
 
 /** The delivery row of a pair that did not arrive, as the table has it: lost (no row, or ended) or late (still open). */
 async function describeRow(stack: ChildStack, shopId: string, eventId: string, endpointId: string): Promise<string> {
-  const rows = (await stack.tableDeps().deliveries.listForEvent(shopId, eventId)).filter((d) => d.endpoint_id === endpointId);
+  const rows = (await stack.tableDeps().deliveries.listForEvent(shopId, eventId)).filter(
+    (d) => d.endpoint_id === endpointId,
+  );
   if (rows.length === 0) return 'no row';
   return rows
-    .map((d) => `${d.status} after ${d.attempts} attempts (${d.history.map((h) => h.status ?? h.error).join(', ')}), next ${d.next_attempt_at ?? '-'}, sweep ${d.sweep_at ?? '-'}`)
+    .map(
+      (d) =>
+        `${d.status} after ${d.attempts} attempts (${d.history.map((h) => h.status ?? h.error).join(', ')}), next ${d.next_attempt_at ?? '-'}, sweep ${d.sweep_at ?? '-'}`,
+    )
     .join('; ');
 }
 
@@ -330,14 +384,25 @@ async function describeRow(stack: ChildStack, shopId: string, eventId: string, e
  * delivered), it ingests one more event, whose first attempt a flaky receiver fails, at
  * most 10 times. Returns a description of the moment; the error says what the API showed.
  */
-async function retryingSeen(stack: ChildStack, key: string, receivers: FaultReceiver[], oneMore: () => Promise<unknown>): Promise<string> {
+async function retryingSeen(
+  stack: ChildStack,
+  key: string,
+  receivers: FaultReceiver[],
+  oneMore: () => Promise<unknown>,
+): Promise<string> {
   const deadline = Date.now() + 20_000;
   let turn = 0;
   let extra = 0;
   let emptySince: number | null = null;
   const seen = new Map<string, number>();
   while (Date.now() < deadline) {
-    const candidates = [...new Set(receivers.flatMap((r) => r.receipts.filter((x) => x.answer !== 'hang' && !r.firstOk.has(x.eventId)).map((x) => x.eventId)))];
+    const candidates = [
+      ...new Set(
+        receivers.flatMap((r) =>
+          r.receipts.filter((x) => x.answer !== 'hang' && !r.firstOk.has(x.eventId)).map((x) => x.eventId),
+        ),
+      ),
+    ];
     if (candidates.length === 0) {
       emptySince ??= Date.now();
       if (Date.now() - emptySince >= 1000 && extra < 10) {
@@ -347,13 +412,22 @@ async function retryingSeen(stack: ChildStack, key: string, receivers: FaultRece
       }
     } else {
       emptySince = null;
-      const ids = Array.from({ length: Math.min(4, candidates.length) }, () => candidates[turn++ % candidates.length] as string);
+      const ids = Array.from(
+        { length: Math.min(4, candidates.length) },
+        () => candidates[turn++ % candidates.length] as string,
+      );
       const answers = await Promise.all([...new Set(ids)].map((id) => stack.api('GET', `/v1/events/${id}`, { key })));
       for (const event of answers) {
-        const statuses = event.status === 200 ? ((event.json.deliveries ?? []) as { status: string }[]).map((d) => d.status) : [`HTTP ${event.status}`];
+        const statuses =
+          event.status === 200
+            ? ((event.json.deliveries ?? []) as { status: string }[]).map((d) => d.status)
+            : [`HTTP ${event.status}`];
         statuses.forEach((s) => seen.set(s, (seen.get(s) ?? 0) + 1));
         if (statuses.includes('retrying')) {
-          const waiting = receivers.reduce((n, r) => n + new Set(r.receipts.filter((x) => !r.firstOk.has(x.eventId)).map((x) => x.eventId)).size, 0);
+          const waiting = receivers.reduce(
+            (n, r) => n + new Set(r.receipts.filter((x) => !r.firstOk.has(x.eventId)).map((x) => x.eventId)).size,
+            0,
+          );
           return `with retries pending (${waiting} pairs failed and not yet delivered${extra > 0 ? `, after ${extra} more events` : ''})`;
         }
       }
@@ -361,5 +435,7 @@ async function retryingSeen(stack: ChildStack, key: string, receivers: FaultRece
     await sleep(100);
   }
   const shown = [...seen].map(([s, n]) => `${s} ×${n}`).join(', ') || 'nothing';
-  throw new Error(`no delivery was seen retrying within 20 s (the API showed: ${shown}; ${extra} more events ingested): does an endpoint answer errors?`);
+  throw new Error(
+    `no delivery was seen retrying within 20 s (the API showed: ${shown}; ${extra} more events ingested): does an endpoint answer errors?`,
+  );
 }

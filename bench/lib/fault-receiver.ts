@@ -34,11 +34,18 @@ export interface FaultReceiver {
   close(): Promise<void>;
 }
 
-const isOk = (a: Answer): boolean => a !== 'hang' && (typeof a === 'number' ? a : a.status) < 300 && (typeof a === 'number' ? a : a.status) >= 200;
+const isOk = (a: Answer): boolean =>
+  a !== 'hang' && (typeof a === 'number' ? a : a.status) < 300 && (typeof a === 'number' ? a : a.status) >= 200;
 
 export const answers = {
-  ok: (delayMs = 0): AnswerPolicy => () => (delayMs > 0 ? { status: 204, delayMs } : 204),
-  status: (status: number): AnswerPolicy => () => status,
+  ok:
+    (delayMs = 0): AnswerPolicy =>
+    () =>
+      delayMs > 0 ? { status: 204, delayMs } : 204,
+  status:
+    (status: number): AnswerPolicy =>
+    () =>
+      status,
   hang: (): AnswerPolicy => () => 'hang',
   /**
    * 500 to the first `failFirst` requests of each event, then 204, but never more than

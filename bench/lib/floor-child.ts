@@ -51,7 +51,14 @@ async function run({ rows, targets, concurrency }: FloorJob): Promise<void> {
         sweep_at: null,
         last_response_status: sent.status,
         last_error: null,
-        entry: { attempt: 1, at: at.toISOString(), status: sent.status, duration_ms: sent.durationMs, error: null, response_snippet: null },
+        entry: {
+          attempt: 1,
+          at: at.toISOString(),
+          status: sent.status,
+          duration_ms: sent.durationMs,
+          error: null,
+          response_snippet: null,
+        },
       });
     }
   };

@@ -28,7 +28,10 @@ function resolved(name: string, stubUrl: string): string {
     SCHEDULER_DLQ_ARN: `arn:aws:sqs:${REGION}:${ACCOUNT}:ShopCallsApi-SchedulerDlq`,
   };
   const value = values[name];
-  if (value === undefined) throw new Error(`${name} is a deploy-time reference the cold-start benchmark does not fill in: add it to bench/lib/function-env.ts`);
+  if (value === undefined)
+    throw new Error(
+      `${name} is a deploy-time reference the cold-start benchmark does not fill in: add it to bench/lib/function-env.ts`,
+    );
   return value;
 }
 
@@ -55,17 +58,25 @@ export function lambdaVariables(name: string, stub: { url: string }): Record<str
 }
 
 /** Every function's environment, by construct id (as allFunctionEntries() names them). */
-export function functionEnvironments(names: readonly string[], stub: { url: string; port: number }): Record<string, Record<string, string>> {
+export function functionEnvironments(
+  names: readonly string[],
+  stub: { url: string; port: number },
+): Record<string, Record<string, string>> {
   const app = new App({ context: { 'aws:cdk:bundling-stacks': [], senderEmail: 'owner-mail@bench.test' } });
   const stack = new ShopCallsStack(app, 'ShopCallsApi', { env: { account: ACCOUNT, region: REGION } });
-  const resources = Object.entries(Template.fromStack(stack).findResources('AWS::Lambda::Function')) as [string, { Properties: { Environment?: { Variables?: Record<string, unknown> } } }][];
+  const resources = Object.entries(Template.fromStack(stack).findResources('AWS::Lambda::Function')) as [
+    string,
+    { Properties: { Environment?: { Variables?: Record<string, unknown> } } },
+  ][];
   const out: Record<string, Record<string, string>> = {};
   for (const name of names) {
     // Logical ids end with the construct id and an 8-digit hash (ApiGetShop67409717, DeliveryDeliverB9F0AABF).
     const found = resources.filter(([id]) => new RegExp(`${name}[0-9A-F]{8}$`).test(id));
     if (found.length !== 1) throw new Error(`${name}: ${found.length} functions in the synthesized stack`);
     const variables = found[0]?.[1].Properties.Environment?.Variables ?? {};
-    const env = Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, typeof v === 'string' ? v : resolved(k, stub.url)]));
+    const env = Object.fromEntries(
+      Object.entries(variables).map(([k, v]) => [k, typeof v === 'string' ? v : resolved(k, stub.url)]),
+    );
     // The Parameters and Secrets extension listens on this port; here the stub does.
     if (env.PARAMETERS_SECRETS_EXTENSION_HTTP_PORT) env.PARAMETERS_SECRETS_EXTENSION_HTTP_PORT = String(stub.port);
     out[name] = { ...lambdaVariables(name, stub), ...env };

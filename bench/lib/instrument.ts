@@ -33,14 +33,26 @@ export interface CallCounter {
 export const stage = new AsyncLocalStorage<string>();
 
 const itemsWritten = (command: string, input: Record<string, unknown>): number => {
-  if (command === 'BatchWriteItemCommand') return Object.values((input.RequestItems ?? {}) as Record<string, unknown[]>).reduce((n, r) => n + r.length, 0);
+  if (command === 'BatchWriteItemCommand')
+    return Object.values((input.RequestItems ?? {}) as Record<string, unknown[]>).reduce((n, r) => n + r.length, 0);
   if (command === 'TransactWriteItemsCommand') return ((input.TransactItems ?? []) as unknown[]).length;
   if (command === 'SendMessageBatchCommand') return ((input.Entries ?? []) as unknown[]).length;
   return 1;
 };
 
 /** The DynamoDB operations that accept ReturnConsumedCapacity. */
-const CAPACITY_OPS = new Set(['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query', 'Scan', 'BatchGetItem', 'BatchWriteItem', 'TransactGetItems', 'TransactWriteItems']);
+const CAPACITY_OPS = new Set([
+  'GetItem',
+  'PutItem',
+  'UpdateItem',
+  'DeleteItem',
+  'Query',
+  'Scan',
+  'BatchGetItem',
+  'BatchWriteItem',
+  'TransactGetItems',
+  'TransactWriteItems',
+]);
 
 /**
  * BENCH_CAPACITY_DETAIL=1: requests ask for INDEXES instead of TOTAL (the same units, split
@@ -52,7 +64,12 @@ const detail = new Map<string, { requests: number; parts: Map<string, number> }>
 
 function noteDetail(stageName: string, op: string, output: unknown): void {
   type Part = { CapacityUnits?: number };
-  type Consumed = { TableName?: string; CapacityUnits?: number; Table?: Part; GlobalSecondaryIndexes?: Record<string, Part> };
+  type Consumed = {
+    TableName?: string;
+    CapacityUnits?: number;
+    Table?: Part;
+    GlobalSecondaryIndexes?: Record<string, Part>;
+  };
   const cc = (output as { ConsumedCapacity?: Consumed | Consumed[] } | undefined)?.ConsumedCapacity;
   if (cc === undefined) return;
   const row = detail.get(`${stageName || '(none)'} ${op}`) ?? { requests: 0, parts: new Map<string, number>() };
@@ -79,7 +96,8 @@ if (DETAIL) {
 
 /** Capacity units a DynamoDB response reports (TOTAL: the table and its indexes), or undefined when it carries none. */
 function reportedUnits(output: unknown): number | undefined {
-  const cc = (output as { ConsumedCapacity?: { CapacityUnits?: number } | { CapacityUnits?: number }[] } | undefined)?.ConsumedCapacity;
+  const cc = (output as { ConsumedCapacity?: { CapacityUnits?: number } | { CapacityUnits?: number }[] } | undefined)
+    ?.ConsumedCapacity;
   if (cc === undefined) return undefined;
   return (Array.isArray(cc) ? cc : [cc]).reduce((n, c) => n + (c.CapacityUnits ?? 0), 0);
 }
@@ -92,7 +110,11 @@ function reportedUnits(output: unknown): number | undefined {
  */
 function estimatedUnits(op: string, items: number, input: Record<string, unknown>): number {
   if (op === 'TransactWriteItems' || op === 'TransactGetItems') return 2 * items;
-  if (op === 'BatchGetItem') return Object.values((input.RequestItems ?? {}) as Record<string, { Keys?: unknown[] }>).reduce((n, r) => n + (r.Keys?.length ?? 0), 0);
+  if (op === 'BatchGetItem')
+    return Object.values((input.RequestItems ?? {}) as Record<string, { Keys?: unknown[] }>).reduce(
+      (n, r) => n + (r.Keys?.length ?? 0),
+      0,
+    );
   return items;
 }
 
@@ -133,7 +155,13 @@ export function countCalls(
       counter.stages.clear();
     },
   };
-  const record = async <T>(command: string, input: Record<string, unknown>, dynamo: boolean, send: () => Promise<T>, outputOf: (out: T) => unknown): Promise<T> => {
+  const record = async <T>(
+    command: string,
+    input: Record<string, unknown>,
+    dynamo: boolean,
+    send: () => Promise<T>,
+    outputOf: (out: T) => unknown,
+  ): Promise<T> => {
     const name = command.replace(/Command$/, '');
     const items = itemsWritten(command, input);
     counter.calls.set(name, (counter.calls.get(name) ?? 0) + 1);
@@ -145,7 +173,8 @@ export function countCalls(
     byOp.set(name, tally);
     tally.requests++;
     tally.items += items;
-    if (dynamo && CAPACITY_OPS.has(name) && input.ReturnConsumedCapacity === undefined) input.ReturnConsumedCapacity = DETAIL ? 'INDEXES' : 'TOTAL';
+    if (dynamo && CAPACITY_OPS.has(name) && input.ReturnConsumedCapacity === undefined)
+      input.ReturnConsumedCapacity = DETAIL ? 'INDEXES' : 'TOTAL';
     try {
       const out = await send();
       if (DETAIL && dynamo) noteDetail(stageName, name, outputOf(out));
@@ -162,7 +191,13 @@ export function countCalls(
   for (const client of Array.isArray(clients) ? clients : [clients]) {
     client.middlewareStack.add(
       (next, context) => (args) =>
-        record(context.commandName ?? 'unknown', args.input as Record<string, unknown>, context.clientName === 'DynamoDBClient', () => next(args), (out) => out.output),
+        record(
+          context.commandName ?? 'unknown',
+          args.input as Record<string, unknown>,
+          context.clientName === 'DynamoDBClient',
+          () => next(args),
+          (out) => out.output,
+        ),
       // A name of its own: a client may carry several counters (one per measured window).
       { step: 'initialize', name: `benchCallCounter${++counters}` },
     );
@@ -180,7 +215,12 @@ export function addTallies(into: Map<string, OpTally>, ...from: ReadonlyMap<stri
   for (const map of from) {
     for (const [op, t] of map) {
       const sum = into.get(op) ?? { requests: 0, items: 0, units: 0, estimated: 0 };
-      into.set(op, { requests: sum.requests + t.requests, items: sum.items + t.items, units: sum.units + t.units, estimated: sum.estimated + t.estimated });
+      into.set(op, {
+        requests: sum.requests + t.requests,
+        items: sum.items + t.items,
+        units: sum.units + t.units,
+        estimated: sum.estimated + t.estimated,
+      });
     }
   }
   return into;
@@ -198,7 +238,11 @@ export interface HandlerTally {
 export const newHandlerTally = (): HandlerTally => ({ invocations: 0, records: 0, ms: 0, billedMs: 0 });
 
 /** Wraps a batch handler: runs it in `name`'s stage and adds its wall time to `tally`. */
-export function timedHandler<E extends { Records: unknown[] }, R>(name: string, handler: (event: E) => Promise<R>, tally: HandlerTally): (event: E) => Promise<R> {
+export function timedHandler<E extends { Records: unknown[] }, R>(
+  name: string,
+  handler: (event: E) => Promise<R>,
+  tally: HandlerTally,
+): (event: E) => Promise<R> {
   return async (event) => {
     const t = performance.now();
     try {

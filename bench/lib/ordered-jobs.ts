@@ -40,10 +40,19 @@ export interface OrderedJobsTarget {
   rowsOf(eventId: string): Promise<DeliveryRecord[]>;
 }
 
-export async function startOrderedJobs(target: OrderedJobsTarget, name: string, policy: AnswerPolicy): Promise<OrderedJobs> {
+export async function startOrderedJobs(
+  target: OrderedJobsTarget,
+  name: string,
+  policy: AnswerPolicy,
+): Promise<OrderedJobs> {
   const receiver = await startFaultReceiver(name, policy);
-  const created = await target.createEndpoint({ url: receiver.url, events: ['job.created', 'job.approved'], ordering: 'per_resource' });
-  if (created.status !== 201) throw new Error(`could not create the ordered endpoint: ${created.status} ${JSON.stringify(created.json)}`);
+  const created = await target.createEndpoint({
+    url: receiver.url,
+    events: ['job.created', 'job.approved'],
+    ordering: 'per_resource',
+  });
+  if (created.status !== 201)
+    throw new Error(`could not create the ordered endpoint: ${created.status} ${JSON.stringify(created.json)}`);
   const { id: endpointId, secret } = created.json as { id: string; secret: string };
   receiver.setSecret(secret);
   const accepted: OrderedJob[] = [];
@@ -56,7 +65,12 @@ export async function startOrderedJobs(target: OrderedJobsTarget, name: string, 
       const id = newId('job');
       const createdEvent = newEvent(target.shopId, 'job.created', { id, object: 'job', status: 'pending' }, new Date());
       await target.putEvent(createdEvent);
-      const approvedEvent = newEvent(target.shopId, 'job.approved', { id, object: 'job', status: 'approved' }, new Date());
+      const approvedEvent = newEvent(
+        target.shopId,
+        'job.approved',
+        { id, object: 'job', status: 'approved' },
+        new Date(),
+      );
       await target.putEvent(approvedEvent);
       accepted.push({ id, created: createdEvent.id, approved: approvedEvent.id });
     },
@@ -84,6 +98,7 @@ export async function startOrderedJobs(target: OrderedJobsTarget, name: string, 
 export function countedApart(order: OrderStore): void {
   for (const method of ['join', 'leave', 'read', 'hold', 'release'] as const) {
     const inner = order[method].bind(order) as (...args: unknown[]) => Promise<unknown>;
-    (order as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => stage.run('order', () => inner(...args));
+    (order as unknown as Record<string, unknown>)[method] = (...args: unknown[]) =>
+      stage.run('order', () => inner(...args));
   }
 }

@@ -30,7 +30,8 @@ function keysWritten(op: string, input: Record<string, unknown>): Key[] {
 }
 
 const unitsOf = (output: unknown): number | undefined => {
-  const cc = (output as { ConsumedCapacity?: { CapacityUnits?: number } | { CapacityUnits?: number }[] } | undefined)?.ConsumedCapacity;
+  const cc = (output as { ConsumedCapacity?: { CapacityUnits?: number } | { CapacityUnits?: number }[] } | undefined)
+    ?.ConsumedCapacity;
   if (cc === undefined) return undefined;
   return (Array.isArray(cc) ? cc : [cc]).reduce((n, c) => n + (c.CapacityUnits ?? 0), 0);
 };
@@ -42,7 +43,8 @@ const unitsOf = (output: unknown): number | undefined => {
  */
 export function countPerEndpoint(table: AnyClient, sqs: AnyClient): Map<string, EndpointTally> {
   const tallies = new Map<string, EndpointTally>();
-  const tally = (id: string) => tallies.get(id) ?? (tallies.set(id, { writes: 0, units: 0, messages: 0 }), tallies.get(id) as EndpointTally);
+  const tally = (id: string) =>
+    tallies.get(id) ?? (tallies.set(id, { writes: 0, units: 0, messages: 0 }), tallies.get(id) as EndpointTally);
   table.middlewareStack.add(
     (next, context) => async (args) => {
       const op = (context.commandName ?? '').replace(/Command$/, '');
@@ -62,7 +64,9 @@ export function countPerEndpoint(table: AnyClient, sqs: AnyClient): Map<string, 
       } finally {
         for (const k of ours) {
           const sk = k.sk as string;
-          const t = tally(sk.slice(skPrefix.webhookEndpoint.length, isEndpointStateKey(sk) ? -STATE_SUFFIX.length : undefined));
+          const t = tally(
+            sk.slice(skPrefix.webhookEndpoint.length, isEndpointStateKey(sk) ? -STATE_SUFFIX.length : undefined),
+          );
           t.writes++;
           t.units += units / keys.length;
         }

@@ -31,7 +31,12 @@ export async function startPipelineEnv(): Promise<PipelineEnv> {
     const queues = await startLocalQueues({ visibilityTimeoutSeconds: 60 });
     const variables = localVariables({ secretsKeyFile: join(dir, 'secrets.key'), allowInsecureWebhookTargets: true });
     const queue = { endpoint: queues.endpoint, url: queues.queueUrl, arn: queues.queueArn };
-    const { config, env } = localConfig(variables, { dynamodbEndpoint: dynamodb.endpoint, tableName, queue, notifyQueueUrl: queues.notifyQueueUrl });
+    const { config, env } = localConfig(variables, {
+      dynamodbEndpoint: dynamodb.endpoint,
+      tableName,
+      queue,
+      notifyQueueUrl: queues.notifyQueueUrl,
+    });
     const deps = localDeps(config, { sqs: queues.api, outboxDir: join(dir, 'outbox') });
     return {
       dynamodb,

@@ -38,7 +38,17 @@ export async function startBenchStack(options: Partial<LocalStackOptions> = {}):
     new Promise((resolve, reject) => {
       const payload = body === undefined ? undefined : JSON.stringify(body);
       const req = http.request(
-        { host: base.hostname, port: base.port, path, method, agent, headers: { authorization: `Bearer ${key}`, ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}) } },
+        {
+          host: base.hostname,
+          port: base.port,
+          path,
+          method,
+          agent,
+          headers: {
+            authorization: `Bearer ${key}`,
+            ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
+          },
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
@@ -86,7 +96,13 @@ export function callIngest(shopId: string, withJob: boolean): CallIngest {
     summary: {
       summary: 'Caller reports a leaking kitchen sink and wants a visit this week.',
       outcome: withJob ? 'job_created' : 'message_taken',
-      details: { caller_name: 'Pat Jones', callback_number: '+15551230000', service_requested: 'Leak repair', address: '12 Elm St', urgency: 'routine' },
+      details: {
+        caller_name: 'Pat Jones',
+        callback_number: '+15551230000',
+        service_requested: 'Leak repair',
+        address: '12 Elm St',
+        urgency: 'routine',
+      },
       usage: { credits: 1, billable_seconds: 180 },
     },
     jobs: withJob

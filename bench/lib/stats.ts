@@ -19,18 +19,27 @@ export function percentile(sorted: readonly number[], p: number): number {
 export function summarize(samples: readonly number[]): Summary {
   const sorted = [...samples].sort((a, b) => a - b);
   const mean = sorted.reduce((s, x) => s + x, 0) / Math.max(1, sorted.length);
-  return { n: sorted.length, p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? Number.NaN, mean };
+  return {
+    n: sorted.length,
+    p50: percentile(sorted, 50),
+    p90: percentile(sorted, 90),
+    p99: percentile(sorted, 99),
+    max: sorted[sorted.length - 1] ?? Number.NaN,
+    mean,
+  };
 }
 
 export const ms = (x: number, digits = 1): string => (Number.isFinite(x) ? x.toFixed(digits) : '-');
-export const ratio = (x: number, floor: number): string => (floor > 0 && Number.isFinite(x) ? `${(x / floor).toFixed(2)}×` : '-');
+export const ratio = (x: number, floor: number): string =>
+  floor > 0 && Number.isFinite(x) ? `${(x / floor).toFixed(2)}×` : '-';
 export const verdict = (ok: boolean): string => (ok ? 'met' : 'MISSED');
 
 /** Prints a Markdown table: readable in a terminal and pasted as is into docs/performance.md. */
 export function printTable(title: string, header: string[], rows: (string | number)[][]): void {
   const cells = [header, ...rows.map((r) => r.map(String))];
   const widths = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
-  const line = (r: string[]) => `| ${r.map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join(' | ')} |`;
+  const line = (r: string[]) =>
+    `| ${r.map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join(' | ')} |`;
   console.log(`\n### ${title}\n`);
   console.log(line(header));
   console.log(`| ${widths.map((w, i) => (i === 0 ? '-'.repeat(w) : `${'-'.repeat(w - 1)}:`)).join(' | ')} |`);

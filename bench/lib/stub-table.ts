@@ -60,7 +60,17 @@ export function parseConditions(expression: string, names: Record<string, string
       clauses.push((item) => {
         const v = scalar(item[attr]);
         if (v === undefined || operand === undefined || typeof v !== typeof operand) return false;
-        return op === '=' ? v === operand : op === '<>' ? v !== operand : op === '<' ? v < operand : op === '<=' ? v <= operand : op === '>' ? v > operand : v >= operand;
+        return op === '='
+          ? v === operand
+          : op === '<>'
+            ? v !== operand
+            : op === '<'
+              ? v < operand
+              : op === '<='
+                ? v <= operand
+                : op === '>'
+                  ? v > operand
+                  : v >= operand;
       });
     } else {
       throw new Error(`stub table: unsupported expression at '${rest}' in '${expression}'`);
@@ -79,7 +89,13 @@ export function parseConditions(expression: string, names: Record<string, string
 function projector(indexName: string | undefined): (item: Item) => Item {
   const index = TABLE.globalIndexes.find((g) => g.name === indexName);
   if (!index || index.projection.type === 'ALL') return (item) => item;
-  const kept = new Set<string>([TABLE.partitionKey, TABLE.sortKey, index.partitionKey, index.sortKey, ...index.projection.attributes]);
+  const kept = new Set<string>([
+    TABLE.partitionKey,
+    TABLE.sortKey,
+    index.partitionKey,
+    index.sortKey,
+    ...index.projection.attributes,
+  ]);
   return (item) => Object.fromEntries(Object.entries(item).filter(([k]) => kept.has(k)));
 }
 
@@ -106,7 +122,12 @@ export class StubTable {
       }
       case 'BatchGetItem': {
         const requests = (input.RequestItems ?? {}) as Record<string, { Keys?: Item[] }>;
-        const responses = Object.fromEntries(Object.entries(requests).map(([table, r]) => [table, (r.Keys ?? []).map((k) => this.get(k)).filter((i): i is Item => i !== undefined)]));
+        const responses = Object.fromEntries(
+          Object.entries(requests).map(([table, r]) => [
+            table,
+            (r.Keys ?? []).map((k) => this.get(k)).filter((i): i is Item => i !== undefined),
+          ]),
+        );
         return { Responses: responses, UnprocessedKeys: {} };
       }
       case 'TransactGetItems': {
@@ -140,16 +161,25 @@ export class StubTable {
     const index = TABLE.globalIndexes.find((g) => g.name === indexName);
     const sortKey = index?.sortKey ?? TABLE.sortKey;
     const partitionKey = index?.partitionKey ?? TABLE.partitionKey;
-    const matches = operation === 'Query' ? parseConditions(String(input.KeyConditionExpression), names, values) : () => true;
+    const matches =
+      operation === 'Query' ? parseConditions(String(input.KeyConditionExpression), names, values) : () => true;
     const filter = input.FilterExpression ? parseConditions(String(input.FilterExpression), names, values) : () => true;
     // An index holds only the items that carry its keys (sparse).
-    const candidates = this.items.filter((i) => i[partitionKey]?.S !== undefined && i[sortKey]?.S !== undefined && matches(i));
-    candidates.sort((a, b) => String(scalar(a[sortKey])).localeCompare(String(scalar(b[sortKey]))) || String(scalar(a[TABLE.sortKey])).localeCompare(String(scalar(b[TABLE.sortKey]))));
+    const candidates = this.items.filter(
+      (i) => i[partitionKey]?.S !== undefined && i[sortKey]?.S !== undefined && matches(i),
+    );
+    candidates.sort(
+      (a, b) =>
+        String(scalar(a[sortKey])).localeCompare(String(scalar(b[sortKey]))) ||
+        String(scalar(a[TABLE.sortKey])).localeCompare(String(scalar(b[TABLE.sortKey]))),
+    );
     if (input.ScanIndexForward === false) candidates.reverse();
     const start = input.ExclusiveStartKey as Item | undefined;
     let from = 0;
     if (start) {
-      const at = candidates.findIndex((i) => keyOf(i, TABLE.partitionKey, TABLE.sortKey) === keyOf(start, TABLE.partitionKey, TABLE.sortKey));
+      const at = candidates.findIndex(
+        (i) => keyOf(i, TABLE.partitionKey, TABLE.sortKey) === keyOf(start, TABLE.partitionKey, TABLE.sortKey),
+      );
       from = at + 1;
     }
     const limit = typeof input.Limit === 'number' ? input.Limit : Infinity;
@@ -159,7 +189,19 @@ export class StubTable {
     const items = evaluated.filter(filter).map(project);
     const last = evaluated[evaluated.length - 1];
     const more = from + evaluated.length < candidates.length && last !== undefined;
-    const lastKey = more ? Object.fromEntries([TABLE.partitionKey, TABLE.sortKey, ...(index ? [index.partitionKey, index.sortKey] : [])].map((k) => [k, last[k] as AttributeValue])) : undefined;
-    return { Items: items, Count: items.length, ScannedCount: evaluated.length, ...(lastKey ? { LastEvaluatedKey: lastKey } : {}) };
+    const lastKey = more
+      ? Object.fromEntries(
+          [TABLE.partitionKey, TABLE.sortKey, ...(index ? [index.partitionKey, index.sortKey] : [])].map((k) => [
+            k,
+            last[k] as AttributeValue,
+          ]),
+        )
+      : undefined;
+    return {
+      Items: items,
+      Count: items.length,
+      ScannedCount: evaluated.length,
+      ...(lastKey ? { LastEvaluatedKey: lastKey } : {}),
+    };
   }
 }

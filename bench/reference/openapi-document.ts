@@ -5,4 +5,8 @@
  */
 import openapi from '../../docs/openapi.json';
 
-export const handler = async () => ({ statusCode: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(openapi) });
+export const handler = async () => ({
+  statusCode: 200,
+  headers: { 'content-type': 'application/json; charset=utf-8' },
+  body: JSON.stringify(openapi),
+});

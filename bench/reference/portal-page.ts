@@ -6,4 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-export const handler = async () => ({ statusCode: 200, headers: { 'content-type': 'text/html; charset=utf-8' }, body: readFileSync(join(process.cwd(), 'portal', 'index.html'), 'utf8') });
+export const handler = async () => ({
+  statusCode: 200,
+  headers: { 'content-type': 'text/html; charset=utf-8' },
+  body: readFileSync(join(process.cwd(), 'portal', 'index.html'), 'utf8'),
+});

@@ -10,9 +10,14 @@ import { lambdaDeps } from '../../shared/wiring/memo';
 export const spec = requestSchemas({ body: approveJobBody });
 
 export const makeHandler = (deps: () => JobDeps & IdempotencyDeps = lambdaDeps(jobDeps, idempotencyDeps)) =>
-  apiHandler('approveJob', spec, async ({ principal, pathParameters, body, writeToken }) => ({
-    status: 200,
-    body: await approveJob(deps(), principal.shopId, pathParameters.id ?? '', body.version, { writeToken }),
-  }), { idempotency: idempotent(() => deps().idempotency) });
+  apiHandler(
+    'approveJob',
+    spec,
+    async ({ principal, pathParameters, body, writeToken }) => ({
+      status: 200,
+      body: await approveJob(deps(), principal.shopId, pathParameters.id ?? '', body.version, { writeToken }),
+    }),
+    { idempotency: idempotent(() => deps().idempotency) },
+  );
 
 export const handler = makeHandler();

@@ -9,10 +9,27 @@ import { lambdaDeps } from '../../shared/wiring/memo';
 /** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
 export const spec = requestSchemas({ body: createPortalSessionBody });
 
-export const makeHandler = (deps: () => PortalSessionDeps & IdempotencyDeps = lambdaDeps(portalSessionDeps, shopDeps, idempotencyDeps)) =>
-  apiHandler('createPortalSession', spec, async ({ principal, body, baseUrl }) => ({
-    status: 201,
-    body: await createPortalSession(deps(), { shopId: principal.shopId, mode: principal.mode, keyId: principal.keyId }, body, baseUrl),
-  }), { idempotency: idempotent(() => deps().idempotency, (stored, principal) => checkReplayedSession(deps(), principal.shopId, stored)) });
+export const makeHandler = (
+  deps: () => PortalSessionDeps & IdempotencyDeps = lambdaDeps(portalSessionDeps, shopDeps, idempotencyDeps),
+) =>
+  apiHandler(
+    'createPortalSession',
+    spec,
+    async ({ principal, body, baseUrl }) => ({
+      status: 201,
+      body: await createPortalSession(
+        deps(),
+        { shopId: principal.shopId, mode: principal.mode, keyId: principal.keyId },
+        body,
+        baseUrl,
+      ),
+    }),
+    {
+      idempotency: idempotent(
+        () => deps().idempotency,
+        (stored, principal) => checkReplayedSession(deps(), principal.shopId, stored),
+      ),
+    },
+  );
 
 export const handler = makeHandler();

@@ -10,10 +10,27 @@ import { lambdaDeps } from '../../shared/wiring/memo';
 /** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
 export const spec = requestSchemas({ body: createWebhookEndpointBody });
 
-export const makeHandler = (deps: () => Omit<EndpointDeps, 'events' | 'deliveries' | 'rotationGraceMs'> & IdempotencyDeps = lambdaDeps(endpointDeps, urlGuardDeps, cipherDeps, idempotencyDeps)) =>
-  apiHandler('createWebhookEndpoint', spec, async ({ principal, body, writeToken }) => ({
-    status: 201,
-    body: await createEndpoint(deps(), principal.shopId, body, { writeToken }),
-  }), { idempotency: idempotent(() => deps().idempotency, (stored, principal) => checkReplayedSecret(deps(), principal.shopId, stored)) });
+export const makeHandler = (
+  deps: () => Omit<EndpointDeps, 'events' | 'deliveries' | 'rotationGraceMs'> & IdempotencyDeps = lambdaDeps(
+    endpointDeps,
+    urlGuardDeps,
+    cipherDeps,
+    idempotencyDeps,
+  ),
+) =>
+  apiHandler(
+    'createWebhookEndpoint',
+    spec,
+    async ({ principal, body, writeToken }) => ({
+      status: 201,
+      body: await createEndpoint(deps(), principal.shopId, body, { writeToken }),
+    }),
+    {
+      idempotency: idempotent(
+        () => deps().idempotency,
+        (stored, principal) => checkReplayedSecret(deps(), principal.shopId, stored),
+      ),
+    },
+  );
 
 export const handler = makeHandler();

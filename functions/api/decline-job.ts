@@ -10,9 +10,16 @@ import { lambdaDeps } from '../../shared/wiring/memo';
 export const spec = requestSchemas({ body: declineJobBody });
 
 export const makeHandler = (deps: () => JobDeps & IdempotencyDeps = lambdaDeps(jobDeps, idempotencyDeps)) =>
-  apiHandler('declineJob', spec, async ({ principal, pathParameters, body, writeToken }) => ({
-    status: 200,
-    body: await declineJob(deps(), principal.shopId, pathParameters.id ?? '', body.version, body.reason, { writeToken }),
-  }), { idempotency: idempotent(() => deps().idempotency) });
+  apiHandler(
+    'declineJob',
+    spec,
+    async ({ principal, pathParameters, body, writeToken }) => ({
+      status: 200,
+      body: await declineJob(deps(), principal.shopId, pathParameters.id ?? '', body.version, body.reason, {
+        writeToken,
+      }),
+    }),
+    { idempotency: idempotent(() => deps().idempotency) },
+  );
 
 export const handler = makeHandler();

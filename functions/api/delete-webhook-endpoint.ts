@@ -6,7 +6,9 @@ import { lambdaDeps } from '../../shared/wiring/memo';
 /** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
 export const spec = {};
 
-export const makeHandler = (deps: () => Pick<LifecycleDeps, 'endpoints' | 'deliveries' | 'now'> = lambdaDeps(endpointLifecycleDeps)) =>
+export const makeHandler = (
+  deps: () => Pick<LifecycleDeps, 'endpoints' | 'deliveries' | 'now'> = lambdaDeps(endpointLifecycleDeps),
+) =>
   apiHandler('deleteWebhookEndpoint', spec, async ({ principal, pathParameters }) => ({
     status: 200,
     body: await deleteEndpoint(deps(), principal.shopId, pathParameters.id ?? ''),

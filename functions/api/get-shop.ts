@@ -7,6 +7,9 @@ import { lambdaDeps } from '../../shared/wiring/memo';
 export const spec = {};
 
 export const makeHandler = (deps: () => Pick<ShopDeps, 'shops'> = lambdaDeps(shopDeps)) =>
-  apiHandler('getShop', spec, async ({ principal }) => ({ status: 200, body: await getShop(deps(), principal.shopId) }));
+  apiHandler('getShop', spec, async ({ principal }) => ({
+    status: 200,
+    body: await getShop(deps(), principal.shopId),
+  }));
 
 export const handler = makeHandler();

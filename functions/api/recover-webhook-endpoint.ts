@@ -14,9 +14,14 @@ import { lambdaDeps } from '../../shared/wiring/memo';
 export const spec = requestSchemas({ body: recoverWebhookEndpointBody });
 
 export const makeHandler = (deps: () => RecoveryDeps & IdempotencyDeps = lambdaDeps(recoveryDeps, idempotencyDeps)) =>
-  apiHandler('recoverWebhookEndpoint', spec, async ({ principal, pathParameters, body }) => ({
-    status: 202,
-    body: await recoverEndpoint(deps(), principal.shopId, pathParameters.id ?? '', body),
-  }), { idempotency: idempotent(() => deps().idempotency) });
+  apiHandler(
+    'recoverWebhookEndpoint',
+    spec,
+    async ({ principal, pathParameters, body }) => ({
+      status: 202,
+      body: await recoverEndpoint(deps(), principal.shopId, pathParameters.id ?? '', body),
+    }),
+    { idempotency: idempotent(() => deps().idempotency) },
+  );
 
 export const handler = makeHandler();

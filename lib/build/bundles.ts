@@ -31,7 +31,10 @@ export async function buildBundle(entry: string, outfile: string): Promise<numbe
 }
 
 /** The same, with the files whose code the bundle holds (relative to the repository root, e.g. `node_modules/@aws-sdk/client-kms/…`; files read but tree-shaken away are left out). */
-export async function buildBundleWithInputs(entry: string, outfile: string): Promise<{ bytes: number; inputs: string[] }> {
+export async function buildBundleWithInputs(
+  entry: string,
+  outfile: string,
+): Promise<{ bytes: number; inputs: string[] }> {
   const result = await build({
     entryPoints: [entry],
     outfile,
@@ -47,7 +50,11 @@ export async function buildBundleWithInputs(entry: string, outfile: string): Pro
     logLevel: 'error',
     metafile: true,
   });
-  const inputs = Object.values(result.metafile.outputs).flatMap((o) => Object.entries(o.inputs).filter(([, i]) => i.bytesInOutput > 0).map(([file]) => file));
+  const inputs = Object.values(result.metafile.outputs).flatMap((o) =>
+    Object.entries(o.inputs)
+      .filter(([, i]) => i.bytesInOutput > 0)
+      .map(([file]) => file),
+  );
   return { bytes: statSync(outfile).size, inputs };
 }
 
@@ -58,7 +65,13 @@ export async function buildBundleWithInputs(entry: string, outfile: string): Pro
 export function initTime(file: string, runs = 3, sourceMaps = false): number {
   const script = `const t=process.hrtime.bigint();require(${JSON.stringify(file)});process.stdout.write(String(Number(process.hrtime.bigint()-t)/1e6))`;
   const flags = sourceMaps ? ['--enable-source-maps'] : [];
-  const times = Array.from({ length: runs }, () => Number(execFileSync(process.execPath, [...flags, '-e', script], { env: { PATH: process.env.PATH, ...FUNCTION_ENV } }).toString()));
+  const times = Array.from({ length: runs }, () =>
+    Number(
+      execFileSync(process.execPath, [...flags, '-e', script], {
+        env: { PATH: process.env.PATH, ...FUNCTION_ENV },
+      }).toString(),
+    ),
+  );
   return times.sort((a, b) => a - b)[Math.floor(runs / 2)] as number;
 }
 

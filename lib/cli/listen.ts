@@ -2,7 +2,12 @@ import { createServer, type IncomingMessage } from 'node:http';
 import { once } from 'node:events';
 import { Webhook } from 'standardwebhooks';
 import type { Shop } from '../../shared/domain/shop';
-import { createEndpoint, signingSecrets, updateEndpoint, type EndpointRecord } from '../../shared/domain/webhook-endpoints';
+import {
+  createEndpoint,
+  signingSecrets,
+  updateEndpoint,
+  type EndpointRecord,
+} from '../../shared/domain/webhook-endpoints';
 import type { ApiDeps } from '../../shared/wiring/api';
 import type { Io } from './run';
 
@@ -47,10 +52,17 @@ async function body(req: IncomingMessage): Promise<string> {
 }
 
 /** Registers (or reuses) the shop's endpoint for this URL, subscribed to every event type, enabled. */
-async function ensureEndpoint(deps: ApiDeps, shop: Shop, url: string): Promise<{ endpoint: EndpointRecord; reused: boolean }> {
+async function ensureEndpoint(
+  deps: ApiDeps,
+  shop: Shop,
+  url: string,
+): Promise<{ endpoint: EndpointRecord; reused: boolean }> {
   const existing = (await deps.endpoints.list(shop.id)).find((e) => e.url === url);
   if (existing) {
-    const changes = { ...(existing.enabled ? {} : { enabled: true }), ...(existing.events.join() === '*' ? {} : { events: ['*'] }) };
+    const changes = {
+      ...(existing.enabled ? {} : { enabled: true }),
+      ...(existing.events.join() === '*' ? {} : { events: ['*'] }),
+    };
     if (Object.keys(changes).length > 0) await updateEndpoint(deps, shop.id, existing.id, changes);
     return { endpoint: (await deps.endpoints.get(shop.id, existing.id)) ?? existing, reused: true };
   }
@@ -66,7 +78,12 @@ async function ensureEndpoint(deps: ApiDeps, shop: Shop, url: string): Promise<{
  * from the table, so a reused endpoint needs no copy-paste), acknowledged with 204 and
  * printed; a delivery that fails verification gets 400 and is printed as rejected.
  */
-export async function startListener(deps: ApiDeps, shop: Shop, opts: { port: number; host?: string; json?: boolean }, io: Io): Promise<Listener> {
+export async function startListener(
+  deps: ApiDeps,
+  shop: Shop,
+  opts: { port: number; host?: string; json?: boolean },
+  io: Io,
+): Promise<Listener> {
   const host = opts.host ?? '127.0.0.1';
   let verifiers: Webhook[] = [];
   let endpoint: EndpointRecord | undefined;

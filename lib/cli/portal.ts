@@ -29,6 +29,12 @@ export async function portalOpen(deps: ApiDeps, shop: Shop, opts: PortalOpenOpti
   } catch {
     throw new RangeError(`--api-url '${opts.apiUrl}' is not a URL`);
   }
-  if (base.protocol !== 'https:' && base.protocol !== 'http:') throw new RangeError(`--api-url '${opts.apiUrl}' is not an http(s) URL`);
-  return createPortalSession(deps, { shopId: shop.id, mode, keyId: null }, { expires_in: expiresIn, read_only: opts.readOnly }, `${base.origin}${base.pathname}`);
+  if (base.protocol !== 'https:' && base.protocol !== 'http:')
+    throw new RangeError(`--api-url '${opts.apiUrl}' is not an http(s) URL`);
+  return createPortalSession(
+    deps,
+    { shopId: shop.id, mode, keyId: null },
+    { expires_in: expiresIn, read_only: opts.readOnly },
+    `${base.origin}${base.pathname}`,
+  );
 }

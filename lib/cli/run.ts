@@ -61,7 +61,8 @@ async function shopById(deps: Deps, shopId: string): Promise<Shop> {
 async function shopOrDemo(deps: Deps, values: Values): Promise<Shop> {
   if (values.shop !== undefined) return shopById(deps, required(values, 'shop'));
   const oldest = (await scanShops(deps.db))[0];
-  if (!oldest) throw new UsageError('The table has no shop: start the local stack (`npm start`) or pass --shop SHOP_ID');
+  if (!oldest)
+    throw new UsageError('The table has no shop: start the local stack (`npm start`) or pass --shop SHOP_ID');
   return oldest;
 }
 
@@ -72,16 +73,32 @@ export const COMMANDS: CommandSpec[] = [
   {
     name: 'shop create',
     summary: 'create a shop',
-    synopsis: '--name NAME --owner-email EMAIL [--timezone ZONE] [--trade TRADE] [--phone E164] [--plan starter|pro] [--json]',
-    details: ['--timezone   IANA time zone (default America/New_York)', '--trade      plumbing, electrical, hvac…', '--phone      the line number, E.164 (one is assigned if omitted)', JSON_LINE],
-    options: { name: { type: 'string' }, 'owner-email': { type: 'string' }, timezone: { type: 'string' }, trade: { type: 'string' }, phone: { type: 'string' }, plan: { type: 'string' }, ...json },
+    synopsis:
+      '--name NAME --owner-email EMAIL [--timezone ZONE] [--trade TRADE] [--phone E164] [--plan starter|pro] [--json]',
+    details: [
+      '--timezone   IANA time zone (default America/New_York)',
+      '--trade      plumbing, electrical, hvac…',
+      '--phone      the line number, E.164 (one is assigned if omitted)',
+      JSON_LINE,
+    ],
+    options: {
+      name: { type: 'string' },
+      'owner-email': { type: 'string' },
+      timezone: { type: 'string' },
+      trade: { type: 'string' },
+      phone: { type: 'string' },
+      plan: { type: 'string' },
+      ...json,
+    },
     run: async ({ values: v }, deps, io) => {
       const email = required(v, 'owner-email');
-      if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) throw new UsageError(`--owner-email '${email}' is not an email address`);
+      if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email))
+        throw new UsageError(`--owner-email '${email}' is not an email address`);
       const timezone = typeof v.timezone === 'string' ? canonicalTimeZone(v.timezone) : undefined;
       if (timezone === null) throw new UsageError(`--timezone '${String(v.timezone)}' is not an IANA time zone`);
       const phone = v.phone as string | undefined;
-      if (phone !== undefined && !/^\+[1-9]\d{6,14}$/.test(phone)) throw new UsageError(`--phone '${phone}' is not E.164 (+15551234567)`);
+      if (phone !== undefined && !/^\+[1-9]\d{6,14}$/.test(phone))
+        throw new UsageError(`--phone '${phone}' is not E.164 (+15551234567)`);
       const plan = (v.plan as string | undefined) ?? 'starter';
       if (!(plan in PLANS)) throw new UsageError(`--plan must be one of ${Object.keys(PLANS).join(', ')}`);
       const shop = await createShop(deps, {
@@ -110,10 +127,21 @@ export const COMMANDS: CommandSpec[] = [
   },
   {
     name: 'key create',
-    summary: "issue an API key for a shop (shown once)",
+    summary: 'issue an API key for a shop (shown once)',
     synopsis: '--shop SHOP_ID --scopes a,b,...|all [--write] [--mode test|live] [--json]',
-    details: ['--scopes     comma-separated scopes, or all', '--write      allow POST and PATCH (default: read-only)', '--mode       test (default) or live', JSON_LINE],
-    options: { shop: { type: 'string' }, scopes: { type: 'string' }, write: { type: 'boolean' }, mode: { type: 'string' }, ...json },
+    details: [
+      '--scopes     comma-separated scopes, or all',
+      '--write      allow POST and PATCH (default: read-only)',
+      '--mode       test (default) or live',
+      JSON_LINE,
+    ],
+    options: {
+      shop: { type: 'string' },
+      scopes: { type: 'string' },
+      write: { type: 'boolean' },
+      mode: { type: 'string' },
+      ...json,
+    },
     run: async ({ values: v }, deps, io) => {
       const shopId = (await shopById(deps, required(v, 'shop'))).id;
       let scopes;
@@ -124,8 +152,20 @@ export const COMMANDS: CommandSpec[] = [
       }
       const mode = (v.mode as string | undefined) ?? 'test';
       if (mode !== 'test' && mode !== 'live') throw new UsageError('--mode must be test or live');
-      const { record, key } = await issueKey(deps.apiKeys, { shopId, scopes, write: v.write === true, mode: mode as KeyMode });
-      const out = { id: record.id, key, shop_id: shopId, scopes: record.scopes, write: record.write, mode: record.mode };
+      const { record, key } = await issueKey(deps.apiKeys, {
+        shopId,
+        scopes,
+        write: v.write === true,
+        mode: mode as KeyMode,
+      });
+      const out = {
+        id: record.id,
+        key,
+        shop_id: shopId,
+        scopes: record.scopes,
+        write: record.write,
+        mode: record.mode,
+      };
       io.out(v.json ? JSON.stringify(out) : `Created key ${record.id}: ${key}\n(shown once; only its hash is stored)`);
     },
   },
@@ -137,10 +177,25 @@ export const COMMANDS: CommandSpec[] = [
     options: { shop: { type: 'string' }, ...json },
     run: async ({ values: v }, deps, io) => {
       const shop = await shopById(deps, required(v, 'shop'));
-      const keys = (await scanShopKeys(deps.db, shop.id)).map((k) => ({ id: k.id, mode: k.mode, scopes: k.scopes, write: k.write, revoked: k.revoked, created_at: k.created_at, revoked_at: k.revoked_at }));
+      const keys = (await scanShopKeys(deps.db, shop.id)).map((k) => ({
+        id: k.id,
+        mode: k.mode,
+        scopes: k.scopes,
+        write: k.write,
+        revoked: k.revoked,
+        created_at: k.created_at,
+        revoked_at: k.revoked_at,
+      }));
       if (v.json) return io.out(JSON.stringify(keys));
       if (keys.length === 0) return io.out(`Shop ${shop.id} has no keys.`);
-      io.out(keys.map((k) => `${k.id}  ${k.mode}  ${k.write ? 'write' : 'read-only'}  ${k.revoked ? `REVOKED ${k.revoked_at ?? ''}` : 'active'}  created ${k.created_at}  ${k.scopes.join(',')}`).join('\n'));
+      io.out(
+        keys
+          .map(
+            (k) =>
+              `${k.id}  ${k.mode}  ${k.write ? 'write' : 'read-only'}  ${k.revoked ? `REVOKED ${k.revoked_at ?? ''}` : 'active'}  created ${k.created_at}  ${k.scopes.join(',')}`,
+          )
+          .join('\n'),
+      );
     },
   },
   {
@@ -153,7 +208,11 @@ export const COMMANDS: CommandSpec[] = [
       const keyId = required(v, 'key-id');
       const record = isId('key', keyId) ? await deps.apiKeys.revoke(keyId, deps.now().toISOString()) : null;
       if (!record) throw new UsageError(`No such key: ${keyId}`);
-      io.out(v.json ? JSON.stringify({ id: record.id, revoked: true, revoked_at: record.revoked_at }) : `Revoked key ${record.id}`);
+      io.out(
+        v.json
+          ? JSON.stringify({ id: record.id, revoked: true, revoked_at: record.revoked_at })
+          : `Revoked key ${record.id}`,
+      );
     },
   },
   {
@@ -164,40 +223,80 @@ export const COMMANDS: CommandSpec[] = [
       '--read-only  the link can look but not change anything',
       '--expires-in how long the link works, 60 to 86400 seconds (default 3600)',
       '--mode       whose rate limit the link gets: test (default) or live',
-      '--api-url    where the API answers (default: the local stack, or the stack\'s ApiUrl output)',
+      "--api-url    where the API answers (default: the local stack, or the stack's ApiUrl output)",
       JSON_LINE,
     ],
-    options: { shop: { type: 'string' }, 'read-only': { type: 'boolean' }, 'expires-in': { type: 'string' }, mode: { type: 'string' }, 'api-url': { type: 'string' }, ...json },
+    options: {
+      shop: { type: 'string' },
+      'read-only': { type: 'boolean' },
+      'expires-in': { type: 'string' },
+      mode: { type: 'string' },
+      'api-url': { type: 'string' },
+      ...json,
+    },
     run: async ({ values: v }, deps, io) => {
       const shop = await shopById(deps, required(v, 'shop'));
       const apiUrl = typeof v['api-url'] === 'string' ? v['api-url'] : io.apiUrl;
-      if (!apiUrl) throw new UsageError('--api-url is required: the stack\'s outputs name no ApiUrl');
-      const session = await portalOpen(deps, shop, { readOnly: v['read-only'] === true, expiresIn: v['expires-in'], mode: v.mode, apiUrl }).catch((err: unknown) => {
+      if (!apiUrl) throw new UsageError("--api-url is required: the stack's outputs name no ApiUrl");
+      const session = await portalOpen(deps, shop, {
+        readOnly: v['read-only'] === true,
+        expiresIn: v['expires-in'],
+        mode: v.mode,
+        apiUrl,
+      }).catch((err: unknown) => {
         throw err instanceof RangeError ? new UsageError(err.message) : err;
       });
-      io.out(v.json ? JSON.stringify(session) : [`Portal link for ${shop.name} (${shop.id}), ${session.read_only ? 'read-only, ' : ''}until ${session.expires_at}:`, session.url, `(shown once; to end it early: DELETE /v1/portal-sessions/${session.id})`].join('\n'));
+      io.out(
+        v.json
+          ? JSON.stringify(session)
+          : [
+              `Portal link for ${shop.name} (${shop.id}), ${session.read_only ? 'read-only, ' : ''}until ${session.expires_at}:`,
+              session.url,
+              `(shown once; to end it early: DELETE /v1/portal-sessions/${session.id})`,
+            ].join('\n'),
+      );
     },
   },
   {
     name: 'call simulate',
     summary: 'record finished calls as the voice platform would (transcript, summary, jobs, events)',
     synopsis: '--shop SHOP_ID [--count N] [--with-job] [--emergency] [--json]',
-    details: ['--count      how many calls, 1 to 1000 (default 1), a few minutes apart', '--with-job   each call creates a routine job', '--emergency  each call creates an emergency job', JSON_LINE],
-    options: { shop: { type: 'string' }, count: { type: 'string' }, 'with-job': { type: 'boolean' }, emergency: { type: 'boolean' }, ...json },
+    details: [
+      '--count      how many calls, 1 to 1000 (default 1), a few minutes apart',
+      '--with-job   each call creates a routine job',
+      '--emergency  each call creates an emergency job',
+      JSON_LINE,
+    ],
+    options: {
+      shop: { type: 'string' },
+      count: { type: 'string' },
+      'with-job': { type: 'boolean' },
+      emergency: { type: 'boolean' },
+      ...json,
+    },
     run: async ({ values: v }, deps, io) => {
       const shop = await shopById(deps, required(v, 'shop'));
       const count = Number(v.count ?? '1');
-      if (!Number.isInteger(count) || count < 1 || count > 1000) throw new UsageError('--count must be an integer from 1 to 1000');
+      if (!Number.isInteger(count) || count < 1 || count > 1000)
+        throw new UsageError('--count must be an integer from 1 to 1000');
       const results = [];
       const start = deps.now().getTime();
       for (let i = 0; i < count; i++) {
         // Spaced in time like a real day of calls, oldest first, so ids and times agree.
         const endedAt = new Date(start - (count - 1 - i) * 180_000);
-        const call = simulatedCall(shop, { withJob: v['with-job'] === true || v.emergency === true, emergency: v.emergency === true, endedAt });
+        const call = simulatedCall(shop, {
+          withJob: v['with-job'] === true || v.emergency === true,
+          emergency: v.emergency === true,
+          endedAt,
+        });
         const r = await ingestCall(deps, call);
         results.push({ call_id: r.call_id, job_ids: r.job_ids, event_ids: r.event_ids });
       }
-      io.out(v.json ? JSON.stringify(results) : results.map((r) => `${r.call_id}${r.job_ids.length ? ` → ${r.job_ids.join(', ')}` : ''}`).join('\n'));
+      io.out(
+        v.json
+          ? JSON.stringify(results)
+          : results.map((r) => `${r.call_id}${r.job_ids.length ? ` → ${r.job_ids.join(', ')}` : ''}`).join('\n'),
+      );
     },
   },
   {
@@ -218,12 +317,15 @@ export const COMMANDS: CommandSpec[] = [
     run: async ({ values: v, positionals }, deps, io) => {
       const type = positionals[0];
       if (!type) throw new UsageError(`Name an event type: ${SUBSCRIBABLE_EVENT_TYPES.join(', ')}`);
-      if (!isTriggerType(type)) throw new UsageError(`Unknown event type '${type}'; one of ${SUBSCRIBABLE_EVENT_TYPES.join(', ')}`);
+      if (!isTriggerType(type))
+        throw new UsageError(`Unknown event type '${type}'; one of ${SUBSCRIBABLE_EVENT_TYPES.join(', ')}`);
       const shop = await shopOrDemo(deps, v);
       const result = await trigger(deps, shop, type);
       if (v.json) return io.out(JSON.stringify({ type, shop_id: shop.id, ...result }));
       const others = result.event_ids.filter((id) => id !== result.event_id);
-      io.out(`Triggered ${type} ${result.event_id} for shop ${shop.id}${others.length ? ` (also emitted: ${others.join(', ')})` : ''}`);
+      io.out(
+        `Triggered ${type} ${result.event_id} for shop ${shop.id}${others.length ? ` (also emitted: ${others.join(', ')})` : ''}`,
+      );
     },
   },
   {
@@ -233,9 +335,19 @@ export const COMMANDS: CommandSpec[] = [
     details: ['--failing    only endpoints that are failing, disabled or have an open circuit', JSON_LINE],
     options: { shop: { type: 'string' }, failing: { type: 'boolean' }, ...json },
     run: async ({ values: v }, deps, io) => {
-      const endpoints = await listShopEndpoints(deps, (await shopById(deps, required(v, 'shop'))).id, v.failing === true);
+      const endpoints = await listShopEndpoints(
+        deps,
+        (await shopById(deps, required(v, 'shop'))).id,
+        v.failing === true,
+      );
       if (v.json) return io.out(JSON.stringify(endpoints));
-      io.out(endpoints.length ? endpoints.map(endpointLine).join('\n') : v.failing ? 'No failing endpoints.' : 'No endpoints.');
+      io.out(
+        endpoints.length
+          ? endpoints.map(endpointLine).join('\n')
+          : v.failing
+            ? 'No failing endpoints.'
+            : 'No endpoints.',
+      );
     },
   },
   {
@@ -273,7 +385,14 @@ export const COMMANDS: CommandSpec[] = [
 const PROGRAM = 'npm run cli --';
 
 function commandHelp(c: CommandSpec): string {
-  return [`Usage: ${PROGRAM} ${c.name} ${c.synopsis}`, '', `${c.summary[0]?.toUpperCase()}${c.summary.slice(1)}.`, ...(c.details?.length ? ['', ...c.details.map((d) => `  ${d}`)] : []), '', '  -h, --help   show this help'].join('\n');
+  return [
+    `Usage: ${PROGRAM} ${c.name} ${c.synopsis}`,
+    '',
+    `${c.summary[0]?.toUpperCase()}${c.summary.slice(1)}.`,
+    ...(c.details?.length ? ['', ...c.details.map((d) => `  ${d}`)] : []),
+    '',
+    '  -h, --help   show this help',
+  ].join('\n');
 }
 
 function listing(commands: CommandSpec[]): string {
@@ -307,11 +426,19 @@ function lookup(argv: string[]): { command: CommandSpec; rest: string[] } | null
 
 function parse(command: CommandSpec, args: string[]) {
   try {
-    const parsed = parseArgs({ args, options: command.options, strict: true, allowPositionals: (command.positionals ?? 0) > 0 });
-    if (parsed.positionals.length > (command.positionals ?? 0)) throw new Error(`Unexpected argument '${parsed.positionals[command.positionals ?? 0]}'`);
+    const parsed = parseArgs({
+      args,
+      options: command.options,
+      strict: true,
+      allowPositionals: (command.positionals ?? 0) > 0,
+    });
+    if (parsed.positionals.length > (command.positionals ?? 0))
+      throw new Error(`Unexpected argument '${parsed.positionals[command.positionals ?? 0]}'`);
     return { values: parsed.values as Values, positionals: parsed.positionals };
   } catch (err) {
-    throw new UsageError(`${(err as Error).message.replace(/\. To specify a positional argument.*$/s, '')}. See \`${PROGRAM} ${command.name} --help\`.`);
+    throw new UsageError(
+      `${(err as Error).message.replace(/\. To specify a positional argument.*$/s, '')}. See \`${PROGRAM} ${command.name} --help\`.`,
+    );
   }
 }
 
@@ -338,7 +465,9 @@ export async function runCli(argv: string[], deps: () => Deps, io: Io): Promise<
       else io.out(text);
       return argv.length === 1 ? 2 : 0;
     }
-    io.err(`Unknown command '${argv.slice(0, group.length > 0 ? 2 : 1).join(' ')}'.\n\n${group.length > 0 ? listing(group) : USAGE}`);
+    io.err(
+      `Unknown command '${argv.slice(0, group.length > 0 ? 2 : 1).join(' ')}'.\n\n${group.length > 0 ? listing(group) : USAGE}`,
+    );
     return 2;
   }
   const { command, rest } = found;

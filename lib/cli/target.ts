@@ -58,13 +58,24 @@ export function resolveTarget(
     };
   }
   const text = read(file);
-  if (text === null) throw new TargetError(`${file} not found: deploy with \`npx cdk deploy --outputs-file ${file}\`, or name the file with --outputs (docs/deploy.md)`);
+  if (text === null)
+    throw new TargetError(
+      `${file} not found: deploy with \`npx cdk deploy --outputs-file ${file}\`, or name the file with --outputs (docs/deploy.md)`,
+    );
   const outputs = (JSON.parse(text) as Record<string, Record<string, string> | undefined>)[stack];
-  if (!outputs?.TableName || !outputs.Region) throw new TargetError(`${file} has no TableName and Region for stack ${stack} (deployed before they were outputs? deploy again)`);
+  if (!outputs?.TableName || !outputs.Region)
+    throw new TargetError(
+      `${file} has no TableName and Region for stack ${stack} (deployed before they were outputs? deploy again)`,
+    );
   return {
     argv: rest,
     // Empty DYNAMODB_ENDPOINT: the AWS endpoint of the Region, never DynamoDB Local.
-    env: { DYNAMODB_ENDPOINT: '', TABLE_NAME: outputs.TableName, AWS_REGION: outputs.Region, ...(outputs.SecretsKeyArn ? { SECRETS_KMS_KEY_ID: outputs.SecretsKeyArn } : {}) },
+    env: {
+      DYNAMODB_ENDPOINT: '',
+      TABLE_NAME: outputs.TableName,
+      AWS_REGION: outputs.Region,
+      ...(outputs.SecretsKeyArn ? { SECRETS_KMS_KEY_ID: outputs.SecretsKeyArn } : {}),
+    },
     banner: `Stack ${stack}: table ${outputs.TableName} in ${outputs.Region}.`,
     local: false,
     ...(outputs.ApiUrl ? { apiUrl: outputs.ApiUrl.replace(/\/+$/, '') } : {}),

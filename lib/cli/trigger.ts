@@ -10,7 +10,8 @@ import type { ApiDeps } from '../../shared/wiring/api';
 import { simulatedCall } from './simulate';
 
 export type TriggerType = (typeof SUBSCRIBABLE_EVENT_TYPES)[number];
-export const isTriggerType = (value: string): value is TriggerType => (SUBSCRIBABLE_EVENT_TYPES as readonly string[]).includes(value);
+export const isTriggerType = (value: string): value is TriggerType =>
+  (SUBSCRIBABLE_EVENT_TYPES as readonly string[]).includes(value);
 
 export interface Triggered {
   /** The event of the asked type. */
@@ -43,7 +44,10 @@ export async function trigger(deps: ApiDeps, shop: Shop, type: TriggerType): Pro
   }
   if (!jobId) throw new Error('the simulated call created no job');
   // A shop that books automatically approves at once: its job is no longer pending.
-  if (shop.booking_mode === 'auto_book') throw new Error(`shop ${shop.id} books ${shop.booking_mode}: its jobs are never pending, so ${type} cannot be triggered`);
+  if (shop.booking_mode === 'auto_book')
+    throw new Error(
+      `shop ${shop.id} books ${shop.booking_mode}: its jobs are never pending, so ${type} cannot be triggered`,
+    );
   if (type === 'job.approved') await approveJob(deps, shop.id, jobId, 1);
   else await declineJob(deps, shop.id, jobId, 1, 'Declined by `npm run cli -- trigger`');
   const decided = (await deps.events.list(shop.id, { limit: 1 }, type)).items[0];
@@ -57,14 +61,22 @@ async function disableFixture(deps: ApiDeps, shop: Shop): Promise<Triggered> {
   if (!fixture) {
     // Loopback is allowed for this one URL whatever the stack's policy: it is disabled at once
     // and never delivered to (the consumer checks every target again before sending).
-    const created = await createEndpoint({ ...deps, policy: { ...deps.policy, allowInsecureLocal: true } }, shop.id, { url: FIXTURE_URL, events: ['webhook_endpoint.disabled'], description: FIXTURE_DESCRIPTION });
+    const created = await createEndpoint({ ...deps, policy: { ...deps.policy, allowInsecureLocal: true } }, shop.id, {
+      url: FIXTURE_URL,
+      events: ['webhook_endpoint.disabled'],
+      description: FIXTURE_DESCRIPTION,
+    });
     fixture = (await deps.endpoints.get(shop.id, created.id)) ?? undefined;
   } else if (!fixture.enabled) {
     await updateEndpoint(deps, shop.id, fixture.id, { enabled: true }); // no URL change: no guard
     fixture = (await deps.endpoints.get(shop.id, fixture.id)) ?? undefined;
   }
   if (!fixture) throw new Error('the fixture endpoint vanished');
-  const stores = { endpoints: new DynamoEndpointStore(deps.db), deliveries: new DynamoDeliveryStore(deps.db), timeScale: deps.timeScale };
+  const stores = {
+    endpoints: new DynamoEndpointStore(deps.db),
+    deliveries: new DynamoDeliveryStore(deps.db),
+    timeScale: deps.timeScale,
+  };
   await disableIfDue(stores, fixture, { kind: 'gone' }, [], deps.now());
   const event = (await deps.events.list(shop.id, { limit: 1 }, 'webhook_endpoint.disabled')).items[0];
   if (!event) throw new Error('no webhook_endpoint.disabled event was written');

@@ -10,7 +10,8 @@ import type { ApiDeps as Deps } from '../../shared/wiring/api';
 type Endpoint = Resource<'webhookEndpoint'>;
 
 /** Disabled, or not answering well right now: what an operator looks at first. */
-export const isFailing = (e: Endpoint): boolean => !e.enabled || e.failing_since !== null || e.health.circuit !== 'closed' || e.health.consecutive_failures > 0;
+export const isFailing = (e: Endpoint): boolean =>
+  !e.enabled || e.failing_since !== null || e.health.circuit !== 'closed' || e.health.consecutive_failures > 0;
 
 export async function listShopEndpoints(deps: Deps, shopId: string, failingOnly: boolean): Promise<Endpoint[]> {
   const { items } = await listEndpoints(deps, shopId);
@@ -33,7 +34,11 @@ export async function enableEndpoint(deps: Deps, shopId: string, id: string): Pr
   }
 }
 
-export async function showEvent(deps: Deps, shopId: string, id: string): Promise<Resource<'eventWithDeliveries'> | null> {
+export async function showEvent(
+  deps: Deps,
+  shopId: string,
+  id: string,
+): Promise<Resource<'eventWithDeliveries'> | null> {
   if (!isId('evt', id)) return null;
   try {
     return await getEvent(deps, shopId, id);
@@ -46,7 +51,9 @@ export async function showEvent(deps: Deps, shopId: string, id: string): Promise
 export function eventLines(e: Resource<'eventWithDeliveries'>): string[] {
   const lines = [`${e.id}  ${e.type}  ${e.timestamp}  ${e.deliveries.length} deliveries`];
   for (const d of e.deliveries) {
-    lines.push(`  ${d.id} → ${d.endpoint_id}  ${d.status}, ${d.attempts} attempts${d.next_attempt_at ? `, next ${d.next_attempt_at}` : ''}`);
+    lines.push(
+      `  ${d.id} → ${d.endpoint_id}  ${d.status}, ${d.attempts} attempts${d.next_attempt_at ? `, next ${d.next_attempt_at}` : ''}`,
+    );
     for (const a of d.attempt_log) {
       const answer = a.response_status === null ? 'no answer' : `HTTP ${a.response_status}`;
       const snippet = a.response_snippet ? `  "${a.response_snippet.replace(/\s+/g, ' ').slice(0, 120)}"` : '';

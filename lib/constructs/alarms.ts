@@ -48,7 +48,14 @@ export class Alarms extends Construct {
         resources: [this.topic.topicArn],
         conditions: {
           StringEquals: { 'aws:SourceAccount': stack.account },
-          ArnLike: { 'aws:SourceArn': stack.formatArn({ service: 'cloudwatch', resource: 'alarm', resourceName: '*', arnFormat: ArnFormat.COLON_RESOURCE_NAME }) },
+          ArnLike: {
+            'aws:SourceArn': stack.formatArn({
+              service: 'cloudwatch',
+              resource: 'alarm',
+              resourceName: '*',
+              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+            }),
+          },
         },
       }),
     );
@@ -71,7 +78,12 @@ export class Alarms extends Construct {
       }).addAlarmAction(action);
 
     for (const [i, q] of deadLetterQueues.entries()) {
-      alarm(`DeadLetters${i}`, q.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }), 1, `Messages in ${q.node.id}: something failed and was set aside; inspect, fix, then redrive (docs/operations.md).`);
+      alarm(
+        `DeadLetters${i}`,
+        q.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }),
+        1,
+        `Messages in ${q.node.id}: something failed and was set aside; inspect, fix, then redrive (docs/operations.md).`,
+      );
     }
     alarm(
       'OldestDelivery',
@@ -106,9 +118,15 @@ export class Alarms extends Construct {
       evaluationPeriods: 2,
       comparisonOperator: ComparisonOperator.LESS_THAN_THRESHOLD,
       treatMissingData: TreatMissingData.BREACHING,
-      alarmDescription: 'The sweeper has not run for 10 minutes: overdue deliveries whose message or schedule was lost are not being found (its schedule is disabled or deleted, or the function cannot be invoked).',
+      alarmDescription:
+        'The sweeper has not run for 10 minutes: overdue deliveries whose message or schedule was lost are not being found (its schedule is disabled or deleted, or the function cannot be invoked).',
     }).addAlarmAction(action);
-    alarm('Api5xx', props.httpApi.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' }), 5, 'The API answered 5xx at least 5 times in 5 minutes.');
+    alarm(
+      'Api5xx',
+      props.httpApi.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' }),
+      5,
+      'The API answered 5xx at least 5 times in 5 minutes.',
+    );
     alarm(
       'ApiLatency',
       props.httpApi.metricLatency({ period: FIVE_MINUTES, statistic: 'p99' }),
@@ -117,12 +135,28 @@ export class Alarms extends Construct {
       3,
     );
     for (const metricName of ['ReadThrottleEvents', 'WriteThrottleEvents']) {
-      const metric = new Metric({ namespace: 'AWS/DynamoDB', metricName, dimensionsMap: { TableName: props.table.tableName }, period: FIVE_MINUTES, statistic: 'Sum' });
-      alarm(`Table${metricName}`, metric, 1, `The table throttled requests (${metricName}): on-demand capacity is ramping or a key is hot.`);
+      const metric = new Metric({
+        namespace: 'AWS/DynamoDB',
+        metricName,
+        dimensionsMap: { TableName: props.table.tableName },
+        period: FIVE_MINUTES,
+        statistic: 'Sum',
+      });
+      alarm(
+        `Table${metricName}`,
+        metric,
+        1,
+        `The table throttled requests (${metricName}): on-demand capacity is ramping or a key is hot.`,
+      );
     }
     for (const { id: fnId, fn } of props.functions) {
       alarm(`${fnId}Errors`, fn.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }), 1, `${fnId} threw errors.`);
-      alarm(`${fnId}Throttles`, fn.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }), 1, `${fnId} was throttled.`);
+      alarm(
+        `${fnId}Throttles`,
+        fn.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }),
+        1,
+        `${fnId} was throttled.`,
+      );
     }
   }
 }

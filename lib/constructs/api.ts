@@ -37,7 +37,11 @@ export class Api extends Construct {
 
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
-    const common = { logRetention: props.logRetention, logLevel: props.config.logLevel, sourceMaps: props.config.sourceMaps };
+    const common = {
+      logRetention: props.logRetention,
+      logLevel: props.config.logLevel,
+      sourceMaps: props.config.sourceMaps,
+    };
 
     const limits = props.config.rateLimits;
     const authorizerFn = new ServiceFunction(this, 'Authorizer', {
@@ -59,7 +63,11 @@ export class Api extends Construct {
         conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${RATE_PK_PREFIX}*`] } },
       }),
     );
-    const fallbackFn = new ServiceFunction(this, 'Fallback', { ...common, entry: PIPELINE_FUNCTIONS.Fallback, description: '$default: 404/405 in the contract format' });
+    const fallbackFn = new ServiceFunction(this, 'Fallback', {
+      ...common,
+      entry: PIPELINE_FUNCTIONS.Fallback,
+      description: '$default: 404/405 in the contract format',
+    });
     this.functions.push(authorizerFn, fallbackFn);
 
     // No result cache: the authorizer counts every request against its key's limit, and with
@@ -84,9 +92,13 @@ export class Api extends Construct {
         entry: route.handler,
         description: `${route.method} ${route.path}`,
         // Recover's window of events is sized against its timeout (docs/capacity.md, Recover).
-        ...(route.operationId === 'recoverWebhookEndpoint' ? { timeout: Duration.seconds(props.config.recoverTimeoutSeconds) } : {}),
+        ...(route.operationId === 'recoverWebhookEndpoint'
+          ? { timeout: Duration.seconds(props.config.recoverTimeoutSeconds) }
+          : {}),
         // The cursor key is read through the extension on localhost: no Secrets Manager client in the bundle.
-        ...(route.secrets.includes('cursor') ? { paramsAndSecrets: ParamsAndSecretsLayerVersion.fromVersion(ParamsAndSecretsVersions.V1_0_103) } : {}),
+        ...(route.secrets.includes('cursor')
+          ? { paramsAndSecrets: ParamsAndSecretsLayerVersion.fromVersion(ParamsAndSecretsVersions.V1_0_103) }
+          : {}),
       });
       fn.bindTable(props.table, route.method === 'GET');
       if (route.secrets.includes('cipher')) {
@@ -112,13 +124,19 @@ export class Api extends Construct {
 
     Validations.of(this.httpApi).acknowledge({
       id: 'AwsSolutions-APIG4',
-      reason: 'Only $default and GET/HEAD /portal(/{file}) are unauthenticated: the fallback answers 404/405 and the portal serves fixed static files; neither reads any data.',
+      reason:
+        'Only $default and GET/HEAD /portal(/{file}) are unauthenticated: the fallback answers 404/405 and the portal serves fixed static files; neither reads any data.',
     });
 
     // The webhook portal: a page and its files, public like the fallback (it reads no table);
     // the page asks for a key and sends it only to the /v1 routes above.
     // Its other methods fall to $default, whose fallback answers 405 with Allow.
-    const portalFn = new ServiceFunction(this, 'Portal', { ...common, entry: PIPELINE_FUNCTIONS.Portal, description: 'GET and HEAD /portal: the webhook portal page and its files', copyDirs: ['portal'] });
+    const portalFn = new ServiceFunction(this, 'Portal', {
+      ...common,
+      entry: PIPELINE_FUNCTIONS.Portal,
+      description: 'GET and HEAD /portal: the webhook portal page and its files',
+      copyDirs: ['portal'],
+    });
     this.functions.push(portalFn);
     const portalMethods = portalRoute.methods.map((m) => HttpMethod[m]);
     this.httpApi.addRoutes({
@@ -138,7 +156,10 @@ export class Api extends Construct {
       autoDeploy: true,
       throttle: { rateLimit: props.config.throttleRate, burstLimit: props.config.throttleBurst },
     });
-    const accessLogs = new LogGroup(this, 'AccessLogs', { retention: props.logRetention, removalPolicy: RemovalPolicy.DESTROY });
+    const accessLogs = new LogGroup(this, 'AccessLogs', {
+      retention: props.logRetention,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
     (this.stage.node.defaultChild as CfnStage).accessLogSettings = {
       destinationArn: accessLogs.logGroupArn,
       format: JSON.stringify({

@@ -8,8 +8,18 @@ import type { Construct } from 'constructs';
  * (`deadLetterQueues`): the acknowledgement below holds because an alarm watches it.
  */
 export function deadLetterQueue(scope: Construct, id: string): Queue {
-  const queue = new Queue(scope, id, { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
-  Validations.of(queue).acknowledge({ id: 'AwsSolutions-SQS3', reason: 'This queue is itself a dead-letter queue; an alarm watches it.' });
-  Validations.of(queue).acknowledge({ id: 'Serverless-SQSRedrivePolicy', reason: 'This queue is itself a dead-letter queue (the last stop); an alarm watches it.' });
+  const queue = new Queue(scope, id, {
+    encryption: QueueEncryption.SQS_MANAGED,
+    enforceSSL: true,
+    retentionPeriod: Duration.days(14),
+  });
+  Validations.of(queue).acknowledge({
+    id: 'AwsSolutions-SQS3',
+    reason: 'This queue is itself a dead-letter queue; an alarm watches it.',
+  });
+  Validations.of(queue).acknowledge({
+    id: 'Serverless-SQSRedrivePolicy',
+    reason: 'This queue is itself a dead-letter queue (the last stop); an alarm watches it.',
+  });
   return queue;
 }

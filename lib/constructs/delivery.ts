@@ -40,7 +40,8 @@ function grantSendEmail(fn: ServiceFunction, sender: string): void {
   );
   Validations.of(fn).acknowledge({
     id: `AwsSolutions-IAM5[Resource::${renderedArnPrefix(Stack.of(fn), 'ses')}:identity/*]`,
-    reason: 'SES checks SendEmail against the address or domain identity of the sender and, in the sandbox, of each recipient; the statement is limited to this sender by ses:FromAddress.',
+    reason:
+      'SES checks SendEmail against the address or domain identity of the sender and, in the sandbox, of each recipient; the statement is limited to this sender by ses:FromAddress.',
   });
 }
 
@@ -66,7 +67,12 @@ export class Delivery extends Construct {
   constructor(scope: Construct, id: string, props: DeliveryProps) {
     super(scope, id);
     const { table, secretsKey, config } = props;
-    const common = { logRetention: props.logRetention, logLevel: config.logLevel, sourceMaps: config.sourceMaps, tracing: pipelineTracing(config) };
+    const common = {
+      logRetention: props.logRetention,
+      logLevel: config.logLevel,
+      sourceMaps: config.sourceMaps,
+      tracing: pipelineTracing(config),
+    };
     const dlq = (name: string) => deadLetterQueue(this, name);
 
     const deliveryDlq = dlq('DeliveryDlq');
@@ -88,10 +94,14 @@ export class Delivery extends Construct {
     // Scheduler may do one thing: put a message on the delivery queue (and on its own DLQ).
     this.schedulerRole = new Role(this, 'SchedulerRole', {
       // Only schedules of this account's retry group may assume it (the confused-deputy guard).
-      assumedBy: new ServicePrincipal('scheduler.amazonaws.com', { conditions: { StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID, 'aws:SourceArn': group.attrArn } } }),
+      assumedBy: new ServicePrincipal('scheduler.amazonaws.com', {
+        conditions: { StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID, 'aws:SourceArn': group.attrArn } },
+      }),
       description: 'EventBridge Scheduler: put delivery retries on the delivery queue',
     });
-    this.schedulerRole.addToPolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.queue.queueArn, schedulerDlq.queueArn] }));
+    this.schedulerRole.addToPolicy(
+      new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.queue.queueArn, schedulerDlq.queueArn] }),
+    );
 
     // Owner emails: their own queue and function, so a refused email never holds a stream record.
     this.notifyQueue = new Queue(this, 'OwnerEmails', {
@@ -100,19 +110,33 @@ export class Delivery extends Construct {
       visibilityTimeout: Duration.seconds(60 * 6),
       deadLetterQueue: { queue: notifyDlq, maxReceiveCount: 5 },
     });
-    const notify = new ServiceFunction(this, 'Notify', { ...common, entry: PIPELINE_FUNCTIONS.Notify, description: 'Emails shop owners (webhook endpoint disabled)', timeout: Duration.seconds(60) });
+    const notify = new ServiceFunction(this, 'Notify', {
+      ...common,
+      entry: PIPELINE_FUNCTIONS.Notify,
+      description: 'Emails shop owners (webhook endpoint disabled)',
+      timeout: Duration.seconds(60),
+    });
     notify.bindTable(table, false); // reads the event, shop and endpoint; claims the email on the event
     if (config.senderEmail) {
       notify.addEnvironment('SES_FROM_ADDRESS', config.senderEmail);
       grantSendEmail(notify, config.senderEmail);
     }
-    notify.addEventSource(new SqsEventSource(this.notifyQueue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 2 }));
+    notify.addEventSource(
+      new SqsEventSource(this.notifyQueue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 2 }),
+    );
     Validations.of(notify).acknowledge({
       id: 'Serverless-LambdaEventSourceMappingDestination',
-      reason: 'SQS event sources take no on-failure destination: an email that keeps failing moves to NotifyDlq by the queue\'s redrive policy (5 receives), which an alarm watches.',
+      reason:
+        "SQS event sources take no on-failure destination: an email that keeps failing moves to NotifyDlq by the queue's redrive policy (5 receives), which an alarm watches.",
     });
 
-    const fanout = new ServiceFunction(this, 'Fanout', { ...common, systemLogLevel: pipelineSystemLogLevel(config), entry: PIPELINE_FUNCTIONS.Fanout, description: 'Stream → delivery rows and queue messages', timeout: Duration.seconds(30) });
+    const fanout = new ServiceFunction(this, 'Fanout', {
+      ...common,
+      systemLogLevel: pipelineSystemLogLevel(config),
+      entry: PIPELINE_FUNCTIONS.Fanout,
+      description: 'Stream → delivery rows and queue messages',
+      timeout: Duration.seconds(30),
+    });
     fanout.bindTable(table, false);
     this.queue.grantSendMessages(fanout);
     fanout.addEnvironment('QUEUE_URL', this.queue.queueUrl);
@@ -156,7 +180,9 @@ export class Delivery extends Construct {
     consumer.addToRolePolicy(
       new PolicyStatement({
         actions: ['scheduler:CreateSchedule'],
-        resources: [Stack.of(this).formatArn({ service: 'scheduler', resource: 'schedule', resourceName: `${group.ref}/*` })],
+        resources: [
+          Stack.of(this).formatArn({ service: 'scheduler', resource: 'schedule', resourceName: `${group.ref}/*` }),
+        ],
       }),
     );
     consumer.addToRolePolicy(
@@ -171,14 +197,19 @@ export class Delivery extends Construct {
     const stack = Stack.of(this);
     Validations.of(consumer).acknowledge({
       id: `AwsSolutions-IAM5[Resource::${renderedArnPrefix(stack, 'scheduler')}:schedule/<${stack.getLogicalId(group)}>/*]`,
-      reason: 'Retry schedules have generated names; the grant is limited to the service\'s own schedule group.',
+      reason: "Retry schedules have generated names; the grant is limited to the service's own schedule group.",
     });
     consumer.addEventSource(
-      new SqsEventSource(this.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: config.consumerMaxConcurrency }),
+      new SqsEventSource(this.queue, {
+        batchSize: 10,
+        reportBatchItemFailures: true,
+        maxConcurrency: config.consumerMaxConcurrency,
+      }),
     );
     Validations.of(consumer).acknowledge({
       id: 'Serverless-LambdaEventSourceMappingDestination',
-      reason: 'SQS event sources take no on-failure destination: a message that keeps failing moves to DeliveryDlq by the queue\'s redrive policy (5 receives), which an alarm watches.',
+      reason:
+        "SQS event sources take no on-failure destination: a message that keeps failing moves to DeliveryDlq by the queue's redrive policy (5 receives), which an alarm watches.",
     });
 
     this.functions = [fanout, consumer, notify];

@@ -23,7 +23,9 @@ export const PIPELINE_FUNCTIONS = {
 
 /** Every Lambda function of the stack, by construct id: one per built route, plus the pipeline's. */
 export function allFunctionEntries(): Record<string, string> {
-  const routeEntries = routes.filter((r) => r.handler).map((r) => [r.operationId[0]?.toUpperCase() + r.operationId.slice(1), r.handler as string]);
+  const routeEntries = routes
+    .filter((r) => r.handler)
+    .map((r) => [r.operationId[0]?.toUpperCase() + r.operationId.slice(1), r.handler as string]);
   return { ...Object.fromEntries(routeEntries), ...PIPELINE_FUNCTIONS };
 }
 

@@ -1,6 +1,14 @@
 import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import { Architecture, LoggingFormat, Runtime, SystemLogLevel, Tracing, type ParamsAndSecretsLayerVersion, type RecursiveLoop } from 'aws-cdk-lib/aws-lambda';
+import {
+  Architecture,
+  LoggingFormat,
+  Runtime,
+  SystemLogLevel,
+  Tracing,
+  type ParamsAndSecretsLayerVersion,
+  type RecursiveLoop,
+} from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
@@ -73,7 +81,10 @@ function copyHooks(dirs: string[]): NonNullable<BundlingOptions['commandHooks']>
 export class ServiceFunction extends NodejsFunction {
   constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
     const root = repoRoot();
-    const logGroup = new LogGroup(scope, `${id}Logs`, { retention: props.logRetention, removalPolicy: RemovalPolicy.DESTROY });
+    const logGroup = new LogGroup(scope, `${id}Logs`, {
+      retention: props.logRetention,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
     super(scope, id, {
       entry: join(root, props.entry),
       projectRoot: root,
@@ -112,7 +123,8 @@ export class ServiceFunction extends NodejsFunction {
     if (!activeTracing) {
       Validations.of(this).acknowledge({
         id: 'Serverless-LambdaTracing',
-        reason: 'Pass-through on the delivery path: active tracing there costs more than the deliveries (docs/capacity.md, Tracing); -c fullTracing=true turns it on.',
+        reason:
+          'Pass-through on the delivery path: active tracing there costs more than the deliveries (docs/capacity.md, Tracing); -c fullTracing=true turns it on.',
       });
     }
     Validations.of(this).acknowledge({
@@ -135,7 +147,8 @@ export class ServiceFunction extends NodejsFunction {
    */
   bindTable(table: ITableV2, readOnly: boolean): this {
     const parts = FUNCTION_TABLE_PARTS[this.node.id];
-    if (!parts) throw new Error(`${this.node.id}: no wiring parts declared in FUNCTION_TABLE_PARTS (lib/constructs/entries.ts)`);
+    if (!parts)
+      throw new Error(`${this.node.id}: no wiring parts declared in FUNCTION_TABLE_PARTS (lib/constructs/entries.ts)`);
     const actions = tableActions(parts, readOnly);
     if (actions.length > 0) table.grant(this, ...actions.map((a) => `dynamodb:${a}`));
     this.addEnvironment('TABLE_NAME', table.tableName);

@@ -66,7 +66,13 @@ export class CallIngest extends Construct {
       environment: { INGEST_DLQ_URL: dlq.queueUrl },
     });
     this.fn.bindTable(props.table, false);
-    this.fn.addEventSource(new SqsEventSource(this.queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: INGEST_MAX_CONCURRENCY }));
+    this.fn.addEventSource(
+      new SqsEventSource(this.queue, {
+        batchSize: 10,
+        reportBatchItemFailures: true,
+        maxConcurrency: INGEST_MAX_CONCURRENCY,
+      }),
+    );
     Validations.of(this.fn).acknowledge({
       id: 'Serverless-LambdaEventSourceMappingDestination',
       reason: `SQS event sources take no on-failure destination: a call that cannot be recorded moves to IngestDlq, at once when it is refused or by the queue's redrive policy (${INGEST_MAX_RECEIVES} receives); an alarm watches it.`,
@@ -84,7 +90,10 @@ export class CallIngest extends Construct {
     }
     if (config.ingestInvokerAccount) {
       // Direct invocation from the voice platform's account: its role still needs lambda:InvokeFunction there too.
-      this.fn.addPermission('VoicePlatform', { principal: new AccountPrincipal(config.ingestInvokerAccount), action: 'lambda:InvokeFunction' });
+      this.fn.addPermission('VoicePlatform', {
+        principal: new AccountPrincipal(config.ingestInvokerAccount),
+        action: 'lambda:InvokeFunction',
+      });
     }
     this.functions = [this.fn];
     this.deadLetterQueue = dlq;

@@ -12,11 +12,19 @@ import type { ServiceFunction } from './function';
 const ONLY_SHOP_ID = { 'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['shop_id'] } };
 
 export function grantSealSecrets(fn: ServiceFunction, key: IKey): void {
-  fn.addToRolePolicy(new PolicyStatement({ actions: ['kms:GenerateDataKey'], resources: [key.keyArn], conditions: { ...ONLY_SHOP_ID, Null: { 'kms:EncryptionContext:shop_id': 'false' } } }));
+  fn.addToRolePolicy(
+    new PolicyStatement({
+      actions: ['kms:GenerateDataKey'],
+      resources: [key.keyArn],
+      conditions: { ...ONLY_SHOP_ID, Null: { 'kms:EncryptionContext:shop_id': 'false' } },
+    }),
+  );
   grantOpenSecrets(fn, key);
 }
 
 export function grantOpenSecrets(fn: ServiceFunction, key: IKey): void {
-  fn.addToRolePolicy(new PolicyStatement({ actions: ['kms:Decrypt'], resources: [key.keyArn], conditions: ONLY_SHOP_ID }));
+  fn.addToRolePolicy(
+    new PolicyStatement({ actions: ['kms:Decrypt'], resources: [key.keyArn], conditions: ONLY_SHOP_ID }),
+  );
   fn.addEnvironment('SECRETS_KMS_KEY_ID', key.keyArn);
 }

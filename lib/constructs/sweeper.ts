@@ -64,14 +64,20 @@ export class DeliverySweeper extends Construct {
     this.fn.bindTable(table, false);
     queue.grantSendMessages(this.fn);
     // Drains the delivery dead-letter queue: receives and deletes, nothing else (no attributes, no visibility changes, no purge).
-    this.fn.addToRolePolicy(new PolicyStatement({ actions: ['sqs:ReceiveMessage', 'sqs:DeleteMessage'], resources: [deliveryDeadLetters.queueArn] }));
+    this.fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['sqs:ReceiveMessage', 'sqs:DeleteMessage'],
+        resources: [deliveryDeadLetters.queueArn],
+      }),
+    );
     // Scheduler invokes asynchronously. A failed sweep is not retried (the next tick is the
     // retry) and a tick held back (throttled) is dropped after a minute, when the next one has
     // come: queued ticks would only run back to back.
     this.fn.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(1) });
     Validations.of(this.fn).acknowledge({
       id: 'Serverless-LambdaAsyncFailureDestination',
-      reason: 'A failed sweep is not retried or kept: the next minute\'s sweep reads the same rows. The schedule has its own dead-letter queue for invocations that never start.',
+      reason:
+        "A failed sweep is not retried or kept: the next minute's sweep reads the same rows. The schedule has its own dead-letter queue for invocations that never start.",
     });
 
     const dlq = deadLetterQueue(this, 'SweepScheduleDlq');
@@ -84,7 +90,11 @@ export class DeliverySweeper extends Construct {
         conditions: {
           StringEquals: {
             'aws:SourceAccount': Aws.ACCOUNT_ID,
-            'aws:SourceArn': stack.formatArn({ service: 'scheduler', resource: 'schedule-group', resourceName: 'default' }),
+            'aws:SourceArn': stack.formatArn({
+              service: 'scheduler',
+              resource: 'schedule-group',
+              resourceName: 'default',
+            }),
           },
         },
       }),

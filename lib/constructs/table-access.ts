@@ -6,7 +6,15 @@
  * so a handler or store that starts a new kind of request fails there before it fails in AWS.
  * Scan is nowhere: only the operator CLI scans (shared/store/operator-scan.ts).
  */
-export type TableAction = 'GetItem' | 'Query' | 'BatchGetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'BatchWriteItem' | 'ConditionCheckItem';
+export type TableAction =
+  | 'GetItem'
+  | 'Query'
+  | 'BatchGetItem'
+  | 'PutItem'
+  | 'UpdateItem'
+  | 'DeleteItem'
+  | 'BatchWriteItem'
+  | 'ConditionCheckItem';
 
 /** Reads: all a GET route may make, whatever its stores can do. */
 export const READ_ACTIONS: readonly TableAction[] = ['GetItem', 'Query', 'BatchGetItem'];
@@ -19,14 +27,20 @@ export const READ_ACTIONS: readonly TableAction[] = ['GetItem', 'Query', 'BatchG
  */
 export const STORE_ACTIONS: Record<string, { actions: TableAction[]; uses?: string[] }> = {
   'api-keys': { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
-  'attempt-deliveries': { actions: ['BatchGetItem', 'GetItem', 'Query', 'UpdateItem'], uses: ['endpoint-stats', 'resource-order'] },
+  'attempt-deliveries': {
+    actions: ['BatchGetItem', 'GetItem', 'Query', 'UpdateItem'],
+    uses: ['endpoint-stats', 'resource-order'],
+  },
   'attempt-ledger': { actions: ['UpdateItem'], uses: ['endpoint-gate', 'endpoint-stats'] },
   calls: { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
   'current-deliveries': { actions: ['PutItem', 'UpdateItem'], uses: ['event-deliveries'] },
   deliveries: { actions: ['BatchGetItem', 'Query'], uses: ['event-deliveries', 'fanout-deliveries'] },
   'fanout-deliveries': { actions: ['BatchWriteItem', 'PutItem'], uses: ['attempt-deliveries'] },
   'due-index': { actions: ['BatchGetItem', 'DeleteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'] },
-  'endpoint-gate': { actions: ['BatchGetItem', 'ConditionCheckItem', 'GetItem', 'PutItem', 'UpdateItem'], uses: ['endpoint-stats'] },
+  'endpoint-gate': {
+    actions: ['BatchGetItem', 'ConditionCheckItem', 'GetItem', 'PutItem', 'UpdateItem'],
+    uses: ['endpoint-stats'],
+  },
   'endpoint-state': { actions: ['BatchGetItem'] },
   'endpoint-stats': { actions: ['GetItem', 'Query', 'UpdateItem'] },
   'event-deliveries': { actions: ['BatchGetItem', 'Query'] },
@@ -38,7 +52,10 @@ export const STORE_ACTIONS: Record<string, { actions: TableAction[]; uses?: stri
   'resource-order': { actions: ['GetItem', 'UpdateItem'] },
   recoveries: { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
   shops: { actions: ['GetItem', 'PutItem', 'UpdateItem'] },
-  'webhook-endpoints': { actions: ['DeleteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'], uses: ['endpoint-gate'] },
+  'webhook-endpoints': {
+    actions: ['DeleteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'],
+    uses: ['endpoint-gate'],
+  },
 };
 
 /** The stores each wiring part builds (none: it touches no table). */
@@ -53,12 +70,26 @@ export const PART_STORES: Record<string, string[]> = {
   urlGuardDeps: [],
   eventWriterDeps: ['events'],
   eventLogDeps: ['events', 'deliveries', 'current-deliveries', 'webhook-endpoints'],
-  endpointLifecycleDeps: ['webhook-endpoints', 'deliveries', 'current-deliveries', 'recoveries', 'events', 'endpoint-stats'],
+  endpointLifecycleDeps: [
+    'webhook-endpoints',
+    'deliveries',
+    'current-deliveries',
+    'recoveries',
+    'events',
+    'endpoint-stats',
+  ],
   recoveryDeps: ['endpoint-state', 'current-deliveries', 'recoveries', 'events'],
   cipherDeps: [],
   idempotencyDeps: ['idempotency'],
   cursorDeps: [],
-  fanoutDeps: ['webhook-endpoints', 'fanout-deliveries', 'events', 'current-deliveries', 'recoveries', 'resource-order'],
+  fanoutDeps: [
+    'webhook-endpoints',
+    'fanout-deliveries',
+    'events',
+    'current-deliveries',
+    'recoveries',
+    'resource-order',
+  ],
   notifyDeps: ['events', 'shops', 'webhook-endpoints'],
   deliverDeps: ['attempt-deliveries', 'endpoint-gate', 'attempt-ledger', 'resource-order'],
   sweepDeps: ['due-index', 'recoveries', 'endpoint-state', 'resource-order'],

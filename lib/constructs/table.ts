@@ -1,10 +1,19 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
-import { AttributeType, Billing, ProjectionType, StreamViewType, TableV2, type GlobalSecondaryIndexPropsV2 } from 'aws-cdk-lib/aws-dynamodb';
+import {
+  AttributeType,
+  Billing,
+  ProjectionType,
+  StreamViewType,
+  TableV2,
+  type GlobalSecondaryIndexPropsV2,
+} from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
 import { TABLE, type IndexProjection } from '../../shared/store/table';
 
 /** An index copies every attribute unless its description in TABLE says which (INCLUDE). */
-function projectionProps(projection: IndexProjection | undefined): Pick<GlobalSecondaryIndexPropsV2, 'projectionType' | 'nonKeyAttributes'> {
+function projectionProps(
+  projection: IndexProjection | undefined,
+): Pick<GlobalSecondaryIndexPropsV2, 'projectionType' | 'nonKeyAttributes'> {
   if (!projection || projection.type === 'ALL') return { projectionType: ProjectionType.ALL };
   return { projectionType: ProjectionType.INCLUDE, nonKeyAttributes: [...projection.attributes] };
 }

@@ -26,10 +26,17 @@ export class LocalRetryScheduler implements RetryScheduler {
   }
 
   async schedule(message: DeliveryMessage, at: Date): Promise<void> {
-    const timer = setTimeout(() => {
-      LocalRetryScheduler.timers.delete(timer);
-      this.queue.send([message]).catch((err: unknown) => logger.error('Local scheduler could not enqueue', { error: err as Error, message: withoutEvent(message) }));
-    }, Math.max(0, at.getTime() - Date.now()));
+    const timer = setTimeout(
+      () => {
+        LocalRetryScheduler.timers.delete(timer);
+        this.queue
+          .send([message])
+          .catch((err: unknown) =>
+            logger.error('Local scheduler could not enqueue', { error: err as Error, message: withoutEvent(message) }),
+          );
+      },
+      Math.max(0, at.getTime() - Date.now()),
+    );
     LocalRetryScheduler.timers.add(timer);
   }
 
@@ -46,7 +53,10 @@ export class OutboxMailer implements Mailer {
 
   async send(mail: Mail): Promise<void> {
     mkdirSync(this.dir, { recursive: true });
-    const file = join(this.dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${Math.random().toString(36).slice(2, 8)}.eml`);
+    const file = join(
+      this.dir,
+      `${new Date().toISOString().replace(/[:.]/g, '-')}-${Math.random().toString(36).slice(2, 8)}.eml`,
+    );
     const eml = [
       'From: Shop Calls <no-reply@shop-calls.local>',
       `To: ${mail.to}`,

@@ -24,7 +24,10 @@ export interface BannerInput {
 export function bannerLines(input: BannerInput): string[] {
   const { url, seeded, found } = input;
   const lines = [`DynamoDB: ${input.dynamodbEndpoint} (table ${input.tableName})`];
-  if (input.ingestQueue) lines.push(`Ingest queue: ${input.ingestQueue.url} (the voice platform's way in; refused calls: ${input.ingestQueue.dlqUrl})`);
+  if (input.ingestQueue)
+    lines.push(
+      `Ingest queue: ${input.ingestQueue.url} (the voice platform's way in; refused calls: ${input.ingestQueue.dlqUrl})`,
+    );
   let exportLine: string;
   if (seeded) {
     const { shop, writeKey, readKey, data } = seeded;
@@ -34,11 +37,17 @@ export function bannerLines(input: BannerInput): string[] {
       `Read-only key: ${readKey.key}   (all scopes, read-only)`,
       'These keys are shown once; only their hashes are stored.',
     );
-    if (data) lines.push(`Demo data:     ${data.calls} calls, ${data.jobs.pending + data.jobs.approved + data.jobs.declined} jobs (${data.jobs.pending} pending, ${data.jobs.approved} approved, ${data.jobs.declined} declined), ${data.events} events`);
+    if (data)
+      lines.push(
+        `Demo data:     ${data.calls} calls, ${data.jobs.pending + data.jobs.approved + data.jobs.declined} jobs (${data.jobs.pending} pending, ${data.jobs.approved} approved, ${data.jobs.declined} declined), ${data.events} events`,
+      );
     exportLine = `  export KEY=${writeKey.key}`;
   } else if (found) {
     // A restart: the keys were shown once, so say which shop and how to get a new key.
-    lines.push(`Demo shop:     ${found.id} (${found.name}; the table already had data, nothing seeded)`, `Get a key:     npm run cli -- key create --shop ${found.id} --scopes all --write`);
+    lines.push(
+      `Demo shop:     ${found.id} (${found.name}; the table already had data, nothing seeded)`,
+      `Get a key:     npm run cli -- key create --shop ${found.id} --scopes all --write`,
+    );
     exportLine = '  export KEY=sk_test_…   # the key that command prints';
   } else {
     lines.push('The table already had data but no shop: create one with `npm run cli -- shop create --help`.');

@@ -18,13 +18,19 @@ export function targetUrl(target: string): URL | null {
   }
 }
 
-export const malformedTarget = (): AppError => new AppError('malformed_request', 'The request target is not a valid path or absolute URL.');
+export const malformedTarget = (): AppError =>
+  new AppError('malformed_request', 'The request target is not a valid path or absolute URL.');
 
 /** What answers a request node's HTTP parser refused (the server's `clientError`), in the contract's error format. */
 export function clientErrorOf(err: NodeJS.ErrnoException & { reason?: string }): AppError {
-  if (err.code === 'HPE_HEADER_OVERFLOW') return new AppError('headers_too_large', `The request line and headers exceed ${REQUEST_HEAD_BYTES / 1024} KiB.`);
-  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return new AppError('request_timeout', 'The request did not arrive in time.');
-  return new AppError('malformed_request', `The request is not valid HTTP/1.1: ${err.reason ?? err.code ?? 'parse error'}.`);
+  if (err.code === 'HPE_HEADER_OVERFLOW')
+    return new AppError('headers_too_large', `The request line and headers exceed ${REQUEST_HEAD_BYTES / 1024} KiB.`);
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return new AppError('request_timeout', 'The request did not arrive in time.');
+  return new AppError(
+    'malformed_request',
+    `The request is not valid HTTP/1.1: ${err.reason ?? err.code ?? 'parse error'}.`,
+  );
 }
 
 /**
@@ -34,6 +40,9 @@ export function clientErrorOf(err: NodeJS.ErrnoException & { reason?: string }):
 export function rawResponse(result: HttpResult): string {
   const body = result.body ?? '';
   const headers = { ...result.headers, 'content-length': String(Buffer.byteLength(body)), connection: 'close' };
-  const head = [`HTTP/1.1 ${result.statusCode} ${STATUS_CODES[result.statusCode] ?? ''}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+  const head = [
+    `HTTP/1.1 ${result.statusCode} ${STATUS_CODES[result.statusCode] ?? ''}`,
+    ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+  ];
   return `${head.join('\r\n')}\r\n\r\n${body}`;
 }

@@ -22,8 +22,12 @@ export interface LocalResources {
  * them), else a local default. The stack's config is parsed from these by the same
  * `configFromEnv` as in Lambda; nothing is written to process.env.
  */
-export function localVariables(options: LocalStackOptions, env: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const pick = (option: unknown, name: string, fallback: string) => (option !== undefined ? String(option) : env[name] || fallback);
+export function localVariables(
+  options: LocalStackOptions,
+  env: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
+  const pick = (option: unknown, name: string, fallback: string) =>
+    option !== undefined ? String(option) : env[name] || fallback;
   const variables = {
     AWS_REGION: env.AWS_REGION || LOCAL_DEFAULTS.region,
     // Signs list cursors; a fresh one per start unless configured (cursors then last one run).
@@ -37,7 +41,11 @@ export function localVariables(options: LocalStackOptions, env: NodeJS.ProcessEn
     // Unset: the contract's limits, as in the cloud.
     RATE_LIMIT_TEST_PER_SECOND: pick(options.rateLimits?.test, 'RATE_LIMIT_TEST_PER_SECOND', ''),
     RATE_LIMIT_LIVE_PER_SECOND: pick(options.rateLimits?.live, 'RATE_LIMIT_LIVE_PER_SECOND', ''),
-    RATE_LIMIT_AUTH_FAILURES_PER_SECOND: pick(options.rateLimits?.authFailures, 'RATE_LIMIT_AUTH_FAILURES_PER_SECOND', ''),
+    RATE_LIMIT_AUTH_FAILURES_PER_SECOND: pick(
+      options.rateLimits?.authFailures,
+      'RATE_LIMIT_AUTH_FAILURES_PER_SECOND',
+      '',
+    ),
     RATE_LIMIT_BURST_FACTOR: env.RATE_LIMIT_BURST_FACTOR || '',
   };
   parseVariables(variables); // a malformed value stops the stack before anything starts
@@ -45,7 +53,10 @@ export function localVariables(options: LocalStackOptions, env: NodeJS.ProcessEn
 }
 
 /** The full set once the table and the queue exist: the stack's config, and a separate consumer's environment. */
-export function localConfig(variables: Record<string, string>, resources: LocalResources): { config: Config; env: Record<string, string> } {
+export function localConfig(
+  variables: Record<string, string>,
+  resources: LocalResources,
+): { config: Config; env: Record<string, string> } {
   const env = {
     ...variables,
     TABLE_NAME: resources.tableName,

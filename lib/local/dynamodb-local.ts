@@ -3,7 +3,12 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { CreateTableCommand, DynamoDBClient, ListTablesCommand, ResourceInUseException } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DynamoDBClient,
+  ListTablesCommand,
+  ResourceInUseException,
+} from '@aws-sdk/client-dynamodb';
 import { createTableInput } from '../../shared/store/table';
 import { ensureDynamoDbLocal } from './dynamodb-jar';
 import { javaModules, LAUNCHER_CLASS, loopbackClassPath } from './dynamodb-loopback';
@@ -36,7 +41,8 @@ export async function freePort(): Promise<number> {
 /** The modules of the installed Java; throws when there is none that runs. */
 function assertJava(): string {
   const modules = javaModules();
-  if (modules === null) throw new Error('DynamoDB Local needs Java 17+. Install it, e.g. `apt-get install -y openjdk-17-jre-headless`.');
+  if (modules === null)
+    throw new Error('DynamoDB Local needs Java 17+. Install it, e.g. `apt-get install -y openjdk-17-jre-headless`.');
   return modules;
 }
 
@@ -44,7 +50,9 @@ function assertJava(): string {
 function mainArgs(emulator: string, modules: string): string[] {
   const classPath = loopbackClassPath(emulator, dirname(emulator), modules);
   if (classPath) return ['-cp', classPath, LAUNCHER_CLASS];
-  console.warn('DynamoDB Local listens on every interface: this Java has no jdk.compiler module to build its loopback launcher (install a full JDK 17+ to keep it on 127.0.0.1).');
+  console.warn(
+    'DynamoDB Local listens on every interface: this Java has no jdk.compiler module to build its loopback launcher (install a full JDK 17+ to keep it on 127.0.0.1).',
+  );
   return ['-jar', join(emulator, 'DynamoDBLocal.jar')];
 }
 
@@ -53,7 +61,8 @@ function mainArgs(emulator: string, modules: string): string[] {
  * the pipe closes (stop(), Ctrl-C, a crash, even SIGKILL of node) the watchdog kills
  * the JVM, so no java process outlives its owner.
  */
-const WATCHDOG = 'java "$@" >/dev/null 2>&1 & j=$!; trap \'kill $j 2>/dev/null; exit 0\' INT TERM; while read -r _; do :; done; kill $j 2>/dev/null; wait $j';
+const WATCHDOG =
+  'java "$@" >/dev/null 2>&1 & j=$!; trap \'kill $j 2>/dev/null; exit 0\' INT TERM; while read -r _; do :; done; kill $j 2>/dev/null; wait $j';
 
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
   const modules = assertJava();
@@ -77,7 +86,10 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
     String(port),
   ];
   // In the cache folder: DynamoDB Local writes a metadata file into its working directory.
-  const child: ChildProcess = spawn('sh', ['-c', WATCHDOG, 'dynamodb-local', ...args], { stdio: ['pipe', 'ignore', 'inherit'], cwd: emulator });
+  const child: ChildProcess = spawn('sh', ['-c', WATCHDOG, 'dynamodb-local', ...args], {
+    stdio: ['pipe', 'ignore', 'inherit'],
+    cwd: emulator,
+  });
   const exited = once(child, 'exit');
   const endpoint = `http://127.0.0.1:${port}`;
 
@@ -103,7 +115,8 @@ async function waitUntilReady(endpoint: string, child: ChildProcess, timeoutMs =
   const deadline = Date.now() + timeoutMs;
   try {
     while (Date.now() < deadline) {
-      if (child.exitCode !== null) throw new Error(`DynamoDB Local exited with code ${child.exitCode} (is the port in use?)`);
+      if (child.exitCode !== null)
+        throw new Error(`DynamoDB Local exited with code ${child.exitCode} (is the port in use?)`);
       try {
         await client.send(new ListTablesCommand({ Limit: 1 }));
         return;

@@ -59,7 +59,11 @@ export function loopbackClassPath(emulator: string, cache: string, modules: stri
     const source = join(scratch, `${LAUNCHER_CLASS}.java`);
     writeFileSync(source, SOURCE);
     // javac is a module of the runtime (a JRE without the javac command has it too).
-    execFileSync('java', ['-m', 'jdk.compiler/com.sun.tools.javac.Main', '-nowarn', '-d', scratch, '-cp', jar, source], { stdio: ['ignore', 'ignore', 'inherit'] });
+    execFileSync(
+      'java',
+      ['-m', 'jdk.compiler/com.sun.tools.javac.Main', '-nowarn', '-d', scratch, '-cp', jar, source],
+      { stdio: ['ignore', 'ignore', 'inherit'] },
+    );
     try {
       renameSync(scratch, dir);
     } catch (err) {

@@ -24,7 +24,8 @@ export async function indexFastPathRowsOfLastRun(db: Dynamo, now: Date): Promise
       ExclusiveStartKey: start,
     });
     for (const row of page.Items ?? []) {
-      if (await due.enter(row as { shop_id: string; event_id: string; id: string; endpoint_id: string }, now)) indexed++;
+      if (await due.enter(row as { shop_id: string; event_id: string; id: string; endpoint_id: string }, now))
+        indexed++;
     }
     start = page.LastEvaluatedKey;
   } while (start);

@@ -36,7 +36,14 @@ interface Caller {
 }
 
 /** What API Gateway does for one request: match the route, run the authorizer, invoke the Lambda. */
-async function dispatch(handlers: LocalHandlers, req: IncomingMessage, body: Buffer, url: URL, requestId: string, caller: Caller): Promise<APIGatewayProxyStructuredResultV2> {
+async function dispatch(
+  handlers: LocalHandlers,
+  req: IncomingMessage,
+  body: Buffer,
+  url: URL,
+  requestId: string,
+  caller: Caller,
+): Promise<APIGatewayProxyStructuredResultV2> {
   const method = req.method ?? 'GET';
   const resolution = resolve(method, url.pathname);
   const built: Route | null = resolution.kind === 'route' && resolution.route.handler ? resolution.route : null;
@@ -49,13 +56,20 @@ async function dispatch(handlers: LocalHandlers, req: IncomingMessage, body: Buf
     pathParameters: built && resolution.kind === 'route' ? resolution.pathParameters : undefined,
   });
   // Public routes of their own (no authorizer), as in lib/constructs/api.ts.
-  if (isPortalRequest(method, url.pathname)) return invoke(portal, event, lambdaContext('portal', event.requestContext.requestId));
+  if (isPortalRequest(method, url.pathname))
+    return invoke(portal, event, lambdaContext('portal', event.requestContext.requestId));
   if (!built?.handler) return invoke(fallback, event, lambdaContext('fallback', event.requestContext.requestId));
 
   const verdict = await handlers.authorizer(toAuthorizerEvent(event));
   // API Gateway's own refusal (no route runs): its body, and its request id header only.
-  if (!verdict.isAuthorized) return { statusCode: 403, headers: { 'apigw-requestid': requestId }, body: JSON.stringify({ message: 'Forbidden' }) };
-  if (verdict.context.authenticated === true) Object.assign(caller, { shop_id: String(verdict.context.shop_id), key_id: String(verdict.context.key_id) });
+  if (!verdict.isAuthorized)
+    return {
+      statusCode: 403,
+      headers: { 'apigw-requestid': requestId },
+      body: JSON.stringify({ message: 'Forbidden' }),
+    };
+  if (verdict.context.authenticated === true)
+    Object.assign(caller, { shop_id: String(verdict.context.shop_id), key_id: String(verdict.context.key_id) });
   const authorized = { ...event, requestContext: { ...event.requestContext, authorizer: { lambda: verdict.context } } };
   const handler = await handlers.operation(built.handler);
   return handler(authorized, lambdaContext(built.operationId, event.requestContext.requestId));
@@ -63,7 +77,10 @@ async function dispatch(handlers: LocalHandlers, req: IncomingMessage, body: Buf
 
 function write(res: ServerResponse, result: APIGatewayProxyStructuredResultV2): void {
   const body = result.body ? Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8') : Buffer.alloc(0);
-  res.writeHead(result.statusCode ?? 200, { ...(result.headers as Record<string, string>), 'content-length': body.length });
+  res.writeHead(result.statusCode ?? 200, {
+    ...(result.headers as Record<string, string>),
+    'content-length': body.length,
+  });
   res.end(body);
 }
 
@@ -86,7 +103,11 @@ async function serve(handlers: LocalHandlers, req: IncomingMessage, res: ServerR
     if (!url) result = contractError(malformedTarget(), requestId);
     else if (body) result = await dispatch(handlers, req, body, url, rawId, caller);
     // The rest of the body is never read: the connection cannot carry another request.
-    else result = contractError(new AppError('body_too_large', 'Request body exceeds 10 MiB.', { headers: { connection: 'close' } }), requestId);
+    else
+      result = contractError(
+        new AppError('body_too_large', 'Request body exceeds 10 MiB.', { headers: { connection: 'close' } }),
+        requestId,
+      );
   } catch (err) {
     // A Lambda that throws is a 500 at API Gateway; never show the error text.
     logger.error('Handler failed', { error: err as Error, path: url?.pathname, request_id: requestId });
@@ -149,7 +170,11 @@ export interface HttpAdapter {
   close(): Promise<void>;
 }
 
-export async function startHttpAdapter(handlers: LocalHandlers, port: number, host = '127.0.0.1'): Promise<HttpAdapter> {
+export async function startHttpAdapter(
+  handlers: LocalHandlers,
+  port: number,
+  host = '127.0.0.1',
+): Promise<HttpAdapter> {
   const server = createServer({ maxHeaderSize: REQUEST_HEAD_BYTES }, (req, res) => {
     track(req, res);
     serve(handlers, req, res).catch((err: unknown) => {

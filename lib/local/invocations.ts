@@ -61,11 +61,20 @@ export function installInvokeStore(): LocalInvokeStore {
 }
 
 /** One invocation, as Lambda's runtime makes it: its own InvokeStore context, and the handler given its Context. */
-export function invoke<E, R>(handler: (event: E, context: Context) => Promise<R>, event: E, context: Context): Promise<R> {
-  return installInvokeStore().run({ [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: context.awsRequestId }, () => handler(event, context));
+export function invoke<E, R>(
+  handler: (event: E, context: Context) => Promise<R>,
+  event: E,
+  context: Context,
+): Promise<R> {
+  return installInvokeStore().run({ [InvokeStoreBase.PROTECTED_KEYS.REQUEST_ID]: context.awsRequestId }, () =>
+    handler(event, context),
+  );
 }
 
 /** A function as an event source sees it: every call an invocation of its own, named `functionName`, with a fresh request id. */
-export function localFunction<E, R>(functionName: string, handler: (event: E, context: Context) => Promise<R>): (event: E) => Promise<R> {
+export function localFunction<E, R>(
+  functionName: string,
+  handler: (event: E, context: Context) => Promise<R>,
+): (event: E) => Promise<R> {
   return (event) => invoke(handler, event, lambdaContext(functionName, randomUUID()));
 }

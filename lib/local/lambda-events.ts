@@ -15,7 +15,8 @@ function joined(pairs: Iterable<[string, string]>): Record<string, string> {
 
 function headerMap(req: IncomingMessage): Record<string, string> {
   const pairs: [string, string][] = [];
-  for (let i = 0; i < req.rawHeaders.length; i += 2) pairs.push([(req.rawHeaders[i] as string).toLowerCase(), req.rawHeaders[i + 1] as string]);
+  for (let i = 0; i < req.rawHeaders.length; i += 2)
+    pairs.push([(req.rawHeaders[i] as string).toLowerCase(), req.rawHeaders[i + 1] as string]);
   return joined(pairs);
 }
 

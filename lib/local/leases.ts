@@ -21,7 +21,8 @@ export async function breakLeasesOfLastRun(db: Dynamo): Promise<number> {
     for (const item of page.Items ?? []) {
       // And what its batches' runs carried (`c_…`, shared/delivery/circuit.ts), which would send those deliveries' messages back to the queue until then.
       const carried = Object.keys(item).filter((name) => name.startsWith('c_'));
-      if (Object.keys((item.leases as Record<string, unknown> | undefined) ?? {}).length === 0 && carried.length === 0) continue;
+      if (Object.keys((item.leases as Record<string, unknown> | undefined) ?? {}).length === 0 && carried.length === 0)
+        continue;
       const names = Object.fromEntries(carried.map((name, i) => [`#c${i}`, name]));
       await db.doc.update({
         TableName: db.tableName,

@@ -8,7 +8,18 @@ import type { Logger } from '../../shared/logger';
 
 const LEVEL_COLOURS: Record<string, string> = { DEBUG: '90', INFO: '36', WARN: '33', ERROR: '31', CRITICAL: '35' };
 /** Fields every entry has, or that say nothing locally. */
-const NOISE = new Set(['level', 'message', 'timestamp', 'service', 'sampling_rate', 'xray_trace_id', 'cold_start', 'function_arn', 'function_memory_size', 'function_request_id']);
+const NOISE = new Set([
+  'level',
+  'message',
+  'timestamp',
+  'service',
+  'sampling_rate',
+  'xray_trace_id',
+  'cold_start',
+  'function_arn',
+  'function_memory_size',
+  'function_request_id',
+]);
 
 export interface PrettyOptions {
   colour: boolean;
@@ -40,19 +51,34 @@ export function prettyLine(json: string, { colour }: PrettyOptions): string {
     const who = ['request_id', 'shop_id', 'key_id'].map((k) => entry[k]).filter((v) => typeof v === 'string');
     const shown = new Set(['method', 'path', 'status', 'duration_ms', 'request_id', 'shop_id', 'key_id']);
     const rest = fields.filter(([k]) => !shown.has(k)).map(([k, v]) => `${k}=${value(v)}`);
-    text = [`${String(entry.method)} ${String(entry.path)}`, statusText, `${String(entry.duration_ms)} ms`, paint('90', [...who, ...rest].join(' '))].filter(Boolean).join(' ');
+    text = [
+      `${String(entry.method)} ${String(entry.path)}`,
+      statusText,
+      `${String(entry.duration_ms)} ms`,
+      paint('90', [...who, ...rest].join(' ')),
+    ]
+      .filter(Boolean)
+      .join(' ');
   } else {
     // Powertools writes an Error as an object { name, location, message, stack }; a string `error` is an ordinary field.
-    const error = typeof entry.error === 'object' && entry.error !== null ? (entry.error as { name?: string; message?: string; stack?: string }) : undefined;
+    const error =
+      typeof entry.error === 'object' && entry.error !== null
+        ? (entry.error as { name?: string; message?: string; stack?: string })
+        : undefined;
     const rest = fields.filter(([k]) => !(k === 'error' && error)).map(([k, v]) => `${k}=${value(v)}`);
     const errorText = error ? ` ${paint('31', `${error.name ?? 'Error'}: ${error.message ?? ''}`)}` : '';
     text = `${String(entry.message)}${errorText} ${paint('90', rest.join(' '))}`.trimEnd();
-    if (error?.stack && (level === 'ERROR' || level === 'CRITICAL')) text += `\n${paint('90', error.stack.split('\n').slice(1).join('\n'))}`;
+    if (error?.stack && (level === 'ERROR' || level === 'CRITICAL'))
+      text += `\n${paint('90', error.stack.split('\n').slice(1).join('\n'))}`;
   }
   return `${paint('90', time)} ${paint(LEVEL_COLOURS[level] ?? '0', level.padEnd(5))} ${text}`;
 }
 
 /** Makes `logger` print pretty lines instead of its JSON, every level to stdout (`write`). */
-export function installPrettyLogs(logger: Logger, options: PrettyOptions, write: (line: string) => void = (line) => process.stdout.write(`${line}\n`)): void {
+export function installPrettyLogs(
+  logger: Logger,
+  options: PrettyOptions,
+  write: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
+): void {
   logger.setWriter((line) => write(prettyLine(line, options)));
 }

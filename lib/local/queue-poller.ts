@@ -1,4 +1,10 @@
-import { DeleteMessageBatchCommand, GetQueueAttributesCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
+  ReceiveMessageCommand,
+  type Message,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { logger } from '../../shared/logger';
 
@@ -73,24 +79,38 @@ export function startQueuePoller(opts: {
     }
     const done = event.Records.filter((r) => !failed.has(r.messageId));
     if (done.length > 0) {
-      await opts.sqs.send(new DeleteMessageBatchCommand({ QueueUrl: opts.queueUrl, Entries: done.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle })) }));
+      await opts.sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: opts.queueUrl,
+          Entries: done.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle })),
+        }),
+      );
     }
   };
 
   const receive = async (): Promise<Message[]> => {
     const attributes = await opts.sqs.send(
-      new GetQueueAttributesCommand({ QueueUrl: opts.queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+      new GetQueueAttributesCommand({
+        QueueUrl: opts.queueUrl,
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
       { abortSignal: stopping.signal },
     );
     // local-aws-sqs counts the messages in flight in ApproximateNumberOfMessages (SQS does not): asking
     // for those too, a receive waited out the 40 ms minimum whenever a batch was in flight (a hanging
     // receiver's holds one for its whole timeout), and so did every other endpoint's messages.
-    const count = (name: 'ApproximateNumberOfMessages' | 'ApproximateNumberOfMessagesNotVisible') => Number(attributes.Attributes?.[name] ?? 0);
+    const count = (name: 'ApproximateNumberOfMessages' | 'ApproximateNumberOfMessagesNotVisible') =>
+      Number(attributes.Attributes?.[name] ?? 0);
     const visible = Math.max(0, count('ApproximateNumberOfMessages') - count('ApproximateNumberOfMessagesNotVisible'));
     const wait = visible > 0 ? 0 : LONG_POLL_SECONDS;
     // The event sources' client sets no request timeout: a receive cut off and retried would leave its messages hidden for the visibility timeout.
     const out = await opts.sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: opts.queueUrl, MaxNumberOfMessages: Math.max(1, Math.min(batchSize, visible)), WaitTimeSeconds: wait, AttributeNames: ['All'] }),
+      new ReceiveMessageCommand({
+        QueueUrl: opts.queueUrl,
+        MaxNumberOfMessages: Math.max(1, Math.min(batchSize, visible)),
+        WaitTimeSeconds: wait,
+        AttributeNames: ['All'],
+      }),
       { abortSignal: stopping.signal },
     );
     return out.Messages ?? [];
@@ -117,7 +137,9 @@ export function startQueuePoller(opts: {
         receiving--;
       }
       if (messages.length === 0) continue;
-      const batch = invoke(messages).catch((err: unknown) => logger.error('Local queue delete failed', { error: err as Error }));
+      const batch = invoke(messages).catch((err: unknown) =>
+        logger.error('Local queue delete failed', { error: err as Error }),
+      );
       inFlight.add(batch);
       void batch.finally(() => inFlight.delete(batch));
     }

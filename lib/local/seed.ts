@@ -53,7 +53,14 @@ export async function seedDemoData(deps: CallDeps & JobDeps, shop: Shop): Promis
   const data: DemoData = { calls: 0, jobs: { pending: 0, approved: 0, declined: 0 }, events: 0 };
   const now = deps.now().getTime();
   for (const c of DEMO_CALLS) {
-    const result = await ingestCall(deps, simulatedCall(shop, { withJob: c.withJob, emergency: c.emergency, endedAt: new Date(now - c.hoursAgo * 3_600_000) }));
+    const result = await ingestCall(
+      deps,
+      simulatedCall(shop, {
+        withJob: c.withJob,
+        emergency: c.emergency,
+        endedAt: new Date(now - c.hoursAgo * 3_600_000),
+      }),
+    );
     data.calls++;
     data.events += result.event_ids.length;
     for (const jobId of result.job_ids) {

@@ -35,13 +35,18 @@ const INGEST_VISIBILITY_SECONDS = 60;
  * SQS emulator: the same SQS adapter code as in AWS talks to it over HTTP (the queue URLs name the emulator's host).
  * `port` 0 or unset: a free one.
  */
-export async function startLocalQueues(options: { visibilityTimeoutSeconds: number; maxReceiveCount?: number; port?: number }): Promise<LocalQueues> {
+export async function startLocalQueues(options: {
+  visibilityTimeoutSeconds: number;
+  maxReceiveCount?: number;
+  port?: number;
+}): Promise<LocalQueues> {
   const port = options.port || (await freePort());
   const server: Server = await createSqsServer({ port, hostname: '127.0.0.1', emulateQueueCreationLifecycle: false });
   const endpoint = `http://127.0.0.1:${port}`;
   const client = localSqsClient(endpoint);
   const arnOf = async (url: string | undefined) =>
-    (await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn as string;
+    (await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes
+      ?.QueueArn as string;
   /** A queue with its dead-letter queue, as in the cloud stack. */
   const withDlq = async (name: string, visibilityTimeoutSeconds = options.visibilityTimeoutSeconds) => {
     const dlq = await client.send(new CreateQueueCommand({ QueueName: `${name}-dlq` }));
@@ -50,7 +55,10 @@ export async function startLocalQueues(options: { visibilityTimeoutSeconds: numb
         QueueName: name,
         Attributes: {
           VisibilityTimeout: String(visibilityTimeoutSeconds),
-          RedrivePolicy: JSON.stringify({ deadLetterTargetArn: await arnOf(dlq.QueueUrl), maxReceiveCount: options.maxReceiveCount ?? 5 }),
+          RedrivePolicy: JSON.stringify({
+            deadLetterTargetArn: await arnOf(dlq.QueueUrl),
+            maxReceiveCount: options.maxReceiveCount ?? 5,
+          }),
         },
       }),
     );

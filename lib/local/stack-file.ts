@@ -74,7 +74,10 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-export function findStack(env: NodeJS.ProcessEnv = process.env, alive: (pid: number) => boolean = isAlive): StackLookup {
+export function findStack(
+  env: NodeJS.ProcessEnv = process.env,
+  alive: (pid: number) => boolean = isAlive,
+): StackLookup {
   return readAt(stackFilePath(env), alive);
 }
 
@@ -88,7 +91,8 @@ function readAt(path: string, alive: (pid: number) => boolean = isAlive): StackL
   }
   try {
     const stack = JSON.parse(text) as StackFile;
-    if (!Number.isInteger(stack.pid) || typeof stack.api_url !== 'string' || typeof stack.table?.endpoint !== 'string') throw new Error('not a stack file');
+    if (!Number.isInteger(stack.pid) || typeof stack.api_url !== 'string' || typeof stack.table?.endpoint !== 'string')
+      throw new Error('not a stack file');
     return { state: alive(stack.pid) ? 'running' : 'stale', path, stack };
   } catch (err) {
     return { state: 'unreadable', path, error: (err as Error).message };
@@ -100,14 +104,18 @@ function readAt(path: string, alive: (pid: number) => boolean = isAlive): StackL
  * failure names the file (notRunningHint) instead of trying `npm start`'s default ports, where
  * something else may run.
  */
-export const recordedStack = (lookup: StackLookup): StackFile | undefined => (lookup.state === 'running' || lookup.state === 'stale' ? lookup.stack : undefined);
+export const recordedStack = (lookup: StackLookup): StackFile | undefined =>
+  lookup.state === 'running' || lookup.state === 'stale' ? lookup.stack : undefined;
 
 /**
  * The table settings of the local stack for a tool: each variable set in the environment wins,
  * then the stack file, then `npm start`'s defaults. A DYNAMODB_ENDPOINT set by hand names
  * another DynamoDB: the file, which describes its own, is not used at all then.
  */
-export function localTableEnv(env: NodeJS.ProcessEnv, lookup: StackLookup): { DYNAMODB_ENDPOINT: string; TABLE_NAME: string; AWS_REGION: string; SECRETS_KEY_FILE: string } {
+export function localTableEnv(
+  env: NodeJS.ProcessEnv,
+  lookup: StackLookup,
+): { DYNAMODB_ENDPOINT: string; TABLE_NAME: string; AWS_REGION: string; SECRETS_KEY_FILE: string } {
   const stack = env.DYNAMODB_ENDPOINT ? undefined : recordedStack(lookup);
   return {
     DYNAMODB_ENDPOINT: env.DYNAMODB_ENDPOINT || stack?.table.endpoint || LOCAL_DEFAULTS.endpoint,

@@ -25,13 +25,21 @@ export type { LocalStackOptions } from './options';
 export const DYNAMODB_WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems']);
 
 type Item = Record<string, unknown>;
-type WriteInput = { Item?: Item; RequestItems?: Record<string, { PutRequest?: { Item?: Item } }[]>; TransactItems?: { Put?: { Item?: Item } }[] };
+type WriteInput = {
+  Item?: Item;
+  RequestItems?: Record<string, { PutRequest?: { Item?: Item } }[]>;
+  TransactItems?: { Put?: { Item?: Item } }[];
+};
 
 /** The items a write puts whole (PutItem, the puts of a batch or a transaction), as the request carries them. */
 function putItems(command: string, input: WriteInput): Item[] {
   if (command === 'PutItem') return input.Item ? [input.Item] : [];
-  if (command === 'BatchWriteItem') return Object.values(input.RequestItems ?? {}).flatMap((requests) => requests.flatMap((r) => (r.PutRequest?.Item ? [r.PutRequest.Item] : [])));
-  if (command === 'TransactWriteItems') return (input.TransactItems ?? []).flatMap((t) => (t.Put?.Item ? [t.Put.Item] : []));
+  if (command === 'BatchWriteItem')
+    return Object.values(input.RequestItems ?? {}).flatMap((requests) =>
+      requests.flatMap((r) => (r.PutRequest?.Item ? [r.PutRequest.Item] : [])),
+    );
+  if (command === 'TransactWriteItems')
+    return (input.TransactItems ?? []).flatMap((t) => (t.Put?.Item ? [t.Put.Item] : []));
   return [];
 }
 
@@ -39,7 +47,16 @@ function putItems(command: string, input: WriteInput): Item[] {
 export function putsFanOutWork(command: string, input: WriteInput): boolean {
   const text = (v: unknown) => (typeof v === 'string' ? v : (v as { S?: string } | undefined)?.S);
   return putItems(command, input).some((item) =>
-    passesFanoutFilter({ eventName: 'INSERT', dynamodb: { NewImage: { entity: { S: text(item.entity) }, origin: { S: text(item.origin) }, status: { S: text(item.status) } } } }),
+    passesFanoutFilter({
+      eventName: 'INSERT',
+      dynamodb: {
+        NewImage: {
+          entity: { S: text(item.entity) },
+          origin: { S: text(item.origin) },
+          status: { S: text(item.status) },
+        },
+      },
+    }),
   );
 }
 
@@ -126,10 +143,23 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // The event pipeline: stream → fan-out → queue → consumer, with local stand-ins for
     // the Lambda event sources, EventBridge Scheduler and SES.
     const timeoutMs = Number(variables.DELIVERY_TIMEOUT_MS);
-    queues = await startLocalQueues({ visibilityTimeoutSeconds: options.queueVisibilitySeconds ?? Math.ceil((6 * timeoutMs) / 1000), port: options.sqsPort });
+    queues = await startLocalQueues({
+      visibilityTimeoutSeconds: options.queueVisibilitySeconds ?? Math.ceil((6 * timeoutMs) / 1000),
+      port: options.sqsPort,
+    });
     const queue = { endpoint: queues.endpoint, url: queues.queueUrl, arn: queues.queueArn };
-    const { config, env } = localConfig(variables, { dynamodbEndpoint: endpoint, tableName, queue, notifyQueueUrl: queues.notifyQueueUrl, ingestDlqUrl: queues.ingest.dlqUrl, deliveryDlqUrl: queues.dlqUrl });
-    deps = localDeps(config, { sqs: queues.api, outboxDir: options.outboxDir ?? (process.env.OUTBOX_DIR || join('.local', 'outbox')) });
+    const { config, env } = localConfig(variables, {
+      dynamodbEndpoint: endpoint,
+      tableName,
+      queue,
+      notifyQueueUrl: queues.notifyQueueUrl,
+      ingestDlqUrl: queues.ingest.dlqUrl,
+      deliveryDlqUrl: queues.dlqUrl,
+    });
+    deps = localDeps(config, {
+      sqs: queues.api,
+      outboxDir: options.outboxDir ?? (process.env.OUTBOX_DIR || join('.local', 'outbox')),
+    });
     const handlers = (options.wrapHandlers ?? ((h: LocalHandlers) => h))(localHandlers(deps, options.deliveryMetrics));
 
     const demo = created && options.seed !== false ? await seedDemo(deps) : undefined;
@@ -143,18 +173,49 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     streamPoller = await startStreamPoller({ endpoint, tableName, handler: handlers.fanout });
     unwatch = watchWrites(deps.db, streamPoller.wake);
     if (options.consumer !== false) {
-      queuePoller = startQueuePoller({ sqs: queues.events, queueUrl: queues.queueUrl, queueArn: queues.queueArn, handler: handlers.deliver, concurrency: options.consumerConcurrency });
+      queuePoller = startQueuePoller({
+        sqs: queues.events,
+        queueUrl: queues.queueUrl,
+        queueArn: queues.queueArn,
+        handler: handlers.deliver,
+        concurrency: options.consumerConcurrency,
+      });
     }
     // Owner emails: their own queue and consumer, as in AWS (functions/notify.ts).
-    notifyPoller = startQueuePoller({ sqs: queues.events, queueUrl: queues.notifyQueueUrl, queueArn: queues.notifyQueueArn, handler: handlers.notify, concurrency: 1 });
+    notifyPoller = startQueuePoller({
+      sqs: queues.events,
+      queueUrl: queues.notifyQueueUrl,
+      queueArn: queues.notifyQueueArn,
+      handler: handlers.notify,
+      concurrency: 1,
+    });
     // The voice platform's calls: the ingest queue and the same ingest handler, as in AWS (functions/ingest.ts).
-    ingestPoller = startQueuePoller({ sqs: queues.events, queueUrl: queues.ingest.url, queueArn: queues.ingest.arn, handler: handlers.ingest, concurrency: 2 });
+    ingestPoller = startQueuePoller({
+      sqs: queues.events,
+      queueUrl: queues.ingest.url,
+      queueArn: queues.ingest.arn,
+      handler: handlers.ingest,
+      concurrency: 2,
+    });
     // Every minute (scaled) in AWS too; at start it also sends what the last run left due.
     const grace = sweepGraceMs(config.webhooks.timeScale);
     sweeper = startLocalSweeper({ run: handlers.sweep, intervalMs: grace, startupHorizonMs: grace });
 
     http = await startHttpAdapter(handlers, options.port ?? 0, options.host);
-    return { url: http.url, queue: { ...queue, dlqUrl: queues.dlqUrl }, ingestQueue: queues.ingest, sqs: queues.events, sqsApi: queues.api, dynamodbEndpoint: endpoint, dynamodbPid: dynamodb?.pid, tableName, demo, deps, env, stop };
+    return {
+      url: http.url,
+      queue: { ...queue, dlqUrl: queues.dlqUrl },
+      ingestQueue: queues.ingest,
+      sqs: queues.events,
+      sqsApi: queues.api,
+      dynamodbEndpoint: endpoint,
+      dynamodbPid: dynamodb?.pid,
+      tableName,
+      demo,
+      deps,
+      env,
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;

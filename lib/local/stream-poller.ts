@@ -36,7 +36,12 @@ const CHECKPOINT_EVERY_MS = 250;
  * the stream keeps), an unknown shard, a malformed sequence number, and DynamoDB Local's
  * answer to a sequence number its shard does not hold (InternalFailure).
  */
-const UNUSABLE_CHECKPOINT = new Set(['TrimmedDataAccessException', 'ResourceNotFoundException', 'ValidationException', 'InternalFailure']);
+const UNUSABLE_CHECKPOINT = new Set([
+  'TrimmedDataAccessException',
+  'ResourceNotFoundException',
+  'ValidationException',
+  'InternalFailure',
+]);
 
 /** The SDK's stream record in the shape Lambda hands to a stream-triggered function. */
 function toLambdaRecord(r: _Record, streamArn: string): DynamoDBRecord {
@@ -55,7 +60,9 @@ function toLambdaRecord(r: _Record, streamArn: string): DynamoDBRecord {
       SequenceNumber: d.SequenceNumber,
       SizeBytes: d.SizeBytes,
       StreamViewType: d.StreamViewType,
-      ApproximateCreationDateTime: d.ApproximateCreationDateTime ? d.ApproximateCreationDateTime.getTime() / 1000 : undefined,
+      ApproximateCreationDateTime: d.ApproximateCreationDateTime
+        ? d.ApproximateCreationDateTime.getTime() / 1000
+        : undefined,
     },
   };
 }
@@ -96,7 +103,11 @@ export async function startStreamPoller(opts: {
   ddb.destroy();
   const streamArn = table.Table?.LatestStreamArn;
   if (!streamArn) throw new Error(`table ${opts.tableName} has no stream`);
-  const streams = new DynamoDBStreamsClient({ endpoint: opts.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const streams = new DynamoDBStreamsClient({
+    endpoint: opts.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
   const idleMs = opts.idleMs ?? 100;
   let running = true;
   let eager = 0;
@@ -137,16 +148,27 @@ export async function startStreamPoller(opts: {
     if (after) {
       try {
         const it = await streams.send(
-          new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: after }),
+          new GetShardIteratorCommand({
+            StreamArn: streamArn,
+            ShardId: shardId,
+            ShardIteratorType: 'AFTER_SEQUENCE_NUMBER',
+            SequenceNumber: after,
+          }),
         );
         return it.ShardIterator;
       } catch (err) {
         if (!UNUSABLE_CHECKPOINT.has((err as Error).name)) throw err;
-        logger.warn('Stream checkpoint unusable, reading the shard from its start', { shard_id: shardId, sequence_number: after, error: err as Error });
+        logger.warn('Stream checkpoint unusable, reading the shard from its start', {
+          shard_id: shardId,
+          sequence_number: after,
+          error: err as Error,
+        });
         positions.delete(shardId);
       }
     }
-    const it = await streams.send(new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' }));
+    const it = await streams.send(
+      new GetShardIteratorCommand({ StreamArn: streamArn, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' }),
+    );
     return it.ShardIterator;
   };
 
@@ -175,14 +197,17 @@ export async function startStreamPoller(opts: {
       const failedSeqs = new Set(result.batchItemFailures.map((f) => f.itemIdentifier));
       const firstFailed = pending.findIndex((r) => failedSeqs.has(r.dynamodb?.SequenceNumber ?? ''));
       if (firstFailed < 0) return true;
-      if (attempt >= RETRIES_BEFORE_ERROR) logger.error('Fan-out keeps failing on stream records; retrying', { count: pending.length - firstFailed, attempt });
+      if (attempt >= RETRIES_BEFORE_ERROR)
+        logger.error('Fan-out keeps failing on stream records; retrying', {
+          count: pending.length - firstFailed,
+          attempt,
+        });
       if (!running) return false;
       pending = pending.slice(firstFailed);
       await new Promise((r) => setTimeout(r, Math.min(5000, 50 * 2 ** attempt)));
     }
     return true;
   };
-
 
   const loop = async () => {
     let lastDiscovery = 0;
@@ -256,7 +281,10 @@ export async function startStreamPoller(opts: {
  * logged and its position written with the next (a later one wins). `flush` writes what is
  * noted and waits.
  */
-function behindTheReads(store: StreamCheckpoints, everyMs: number): { save(shardId: string, sequenceNumber: string): void; flush(): Promise<void> } {
+function behindTheReads(
+  store: StreamCheckpoints,
+  everyMs: number,
+): { save(shardId: string, sequenceNumber: string): void; flush(): Promise<void> } {
   const noted = new Map<string, string>();
   let writing: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -268,7 +296,10 @@ function behindTheReads(store: StreamCheckpoints, everyMs: number): { save(shard
         await store.save(shardId, sequenceNumber);
       } catch (err) {
         if (!noted.has(shardId)) noted.set(shardId, sequenceNumber);
-        logger.warn('Stream checkpoint write failed; it is written with the next', { shard_id: shardId, error: err as Error });
+        logger.warn('Stream checkpoint write failed; it is written with the next', {
+          shard_id: shardId,
+          error: err as Error,
+        });
       }
     }
   };

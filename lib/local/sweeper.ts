@@ -9,7 +9,11 @@ export interface LocalSweeper {
  * local queue and its timers died with the last run, so every due delivery is lost), then
  * every `intervalMs`, one run at a time.
  */
-export function startLocalSweeper(opts: { run: (event: { horizon_ms?: number }) => Promise<unknown>; intervalMs: number; startupHorizonMs: number }): LocalSweeper {
+export function startLocalSweeper(opts: {
+  run: (event: { horizon_ms?: number }) => Promise<unknown>;
+  intervalMs: number;
+  startupHorizonMs: number;
+}): LocalSweeper {
   let running = true;
   let wake: (() => void) | undefined;
   const pause = (ms: number) =>

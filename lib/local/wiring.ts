@@ -7,7 +7,11 @@ import { makeHandler as makeNotify } from '../../functions/notify';
 import { makeHandler as makeSweep } from '../../functions/sweep';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
-import { SqsDeliveryDeadLetters, SqsIngestDeadLetters, type IngestDeadLetters } from '../../shared/aws/sqs-dead-letters';
+import {
+  SqsDeliveryDeadLetters,
+  SqsIngestDeadLetters,
+  type IngestDeadLetters,
+} from '../../shared/aws/sqs-dead-letters';
 import type { BatchResponse } from '../../shared/batch';
 import { SqsDeliveryQueue } from '../../shared/delivery/aws/sqs-queue';
 import type { Config } from '../../shared/config';
@@ -35,7 +39,9 @@ export function localDeps(config: Config, local: { sqs: SQSClient; outboxDir: st
     deadLetters: config.deliveryDlqUrl ? new SqsDeliveryDeadLetters(local.sqs, config.deliveryDlqUrl) : undefined,
   };
   // Its queue is read at first use: a pipeline set up without the ingest queue (the benchmarks') never needs it.
-  const ingestDeadLetters: IngestDeadLetters = { setAside: async (message) => new SqsIngestDeadLetters(local.sqs, config.ingestDlqUrl).setAside(message) };
+  const ingestDeadLetters: IngestDeadLetters = {
+    setAside: async (message) => new SqsIngestDeadLetters(local.sqs, config.ingestDlqUrl).setAside(message),
+  };
   return Object.assign(
     { ingestDeadLetters },
     apiDeps(config),
@@ -49,7 +55,10 @@ export function localDeps(config: Config, local: { sqs: SQSClient; outboxDir: st
   );
 }
 
-export type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+export type LambdaHandler = (
+  event: APIGatewayProxyEventV2,
+  context: Context,
+) => Promise<APIGatewayProxyStructuredResultV2>;
 
 /**
  * The same handler modules Lambda runs, each given this stack's ports instead of reading the
@@ -59,21 +68,41 @@ export type LambdaHandler = (event: APIGatewayProxyEventV2, context: Context) =>
 export function localHandlers(deps: LocalDeps, deliveryMetrics?: MetricSink) {
   const loaded = new Map<string, Promise<LambdaHandler>>();
   return {
-    authorizer: localFunction('authorizer', makeAuthorizer(() => deps)),
-    fanout: localFunction('fanout', makeFanout(() => deps)),
-    notify: localFunction('notify', makeNotify(() => deps)),
-    deliver: localFunction('deliver', makeDeliver(() => deps, deliveryMetrics)),
-    sweep: localFunction('sweep', makeSweep(() => deps)),
-    ingest: localFunction<SQSEvent, BatchResponse>('ingest', makeIngest(() => deps)),
+    authorizer: localFunction(
+      'authorizer',
+      makeAuthorizer(() => deps),
+    ),
+    fanout: localFunction(
+      'fanout',
+      makeFanout(() => deps),
+    ),
+    notify: localFunction(
+      'notify',
+      makeNotify(() => deps),
+    ),
+    deliver: localFunction(
+      'deliver',
+      makeDeliver(() => deps, deliveryMetrics),
+    ),
+    sweep: localFunction(
+      'sweep',
+      makeSweep(() => deps),
+    ),
+    ingest: localFunction<SQSEvent, BatchResponse>(
+      'ingest',
+      makeIngest(() => deps),
+    ),
     /** An operation's handler by its file (relative to the repository root), loaded on first use; the caller names the invocation in its Context. */
     operation(file: string): Promise<LambdaHandler> {
       let handler = loaded.get(file);
       if (!handler) {
         // Relative to this file (lib/local), so it resolves the same under tsx (ESM) and jest (CJS).
-        handler = import(`../../${file.replace(/\.ts$/, '')}`).then((mod: { makeHandler(deps: () => LocalDeps): LambdaHandler }) => {
-          const operation = mod.makeHandler(() => deps);
-          return (event, context) => invoke(operation, event, context);
-        });
+        handler = import(`../../${file.replace(/\.ts$/, '')}`).then(
+          (mod: { makeHandler(deps: () => LocalDeps): LambdaHandler }) => {
+            const operation = mod.makeHandler(() => deps);
+            return (event, context) => invoke(operation, event, context);
+          },
+        );
         loaded.set(file, handler);
       }
       return handler;

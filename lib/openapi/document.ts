@@ -16,7 +16,8 @@ const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'settings:read': 'Read the shop and the calling key.',
   'settings:write': 'Change the shop (with a write key).',
   'webhooks:read': 'Read webhook endpoints, their deliveries, stats and recoveries; read events.',
-  'webhooks:write': 'Manage webhook endpoints; read and redeliver events; make portal sessions (with a write key). Allows everything `webhooks:read` does.',
+  'webhooks:write':
+    'Manage webhook endpoints; read and redeliver events; make portal sessions (with a write key). Allows everything `webhooks:read` does.',
 };
 
 type Json = Record<string, unknown>;
@@ -26,7 +27,11 @@ const REF = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 function jsonSchema(schema: z.core.$ZodType, io: 'input' | 'output'): Json {
   const id = z.globalRegistry.get(schema)?.id;
   if (id && io === 'output') return REF(id);
-  const { $schema: _s, ...rest } = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Json;
+  const { $schema: _s, ...rest } = z.toJSONSchema(schema, {
+    target: 'draft-2020-12',
+    io,
+    unrepresentable: 'any',
+  }) as Json;
   return rest;
 }
 
@@ -41,7 +46,12 @@ function withDiscriminator(name: string, schema: Json): Json {
   const oneOf = schema.oneOf as { $ref?: string }[] | undefined;
   if (!['Event', 'EventWithDeliveries'].includes(name) || !oneOf) return schema;
   const suffix = name === 'Event' ? '' : 'WithDeliveries';
-  const mapping = Object.fromEntries(EVENT_TYPES.map((type) => [type, `#/components/schemas/${z.globalRegistry.get(webhookBodies[type])?.id ?? ''}${suffix}`]));
+  const mapping = Object.fromEntries(
+    EVENT_TYPES.map((type) => [
+      type,
+      `#/components/schemas/${z.globalRegistry.get(webhookBodies[type])?.id ?? ''}${suffix}`,
+    ]),
+  );
   return { ...schema, discriminator: { propertyName: 'type', mapping } };
 }
 
@@ -51,17 +61,30 @@ function withDiscriminator(name: string, schema: Json): Json {
  */
 const QUERY_SCHEMAS: Record<string, Json> = {
   limit: { type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'Page size.' },
-  cursor: { type: 'string', minLength: 1, maxLength: 4096, description: 'The `next_cursor` of the previous page; opaque.' },
+  cursor: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 4096,
+    description: 'The `next_cursor` of the previous page; opaque.',
+  },
 };
 
 /** Operations grouped by what they act on: the first path segment after /v1. */
 const TAGS: { name: string; description: string; segments: string[] }[] = [
   { name: 'Calls', description: 'Finished calls, their transcripts and summaries.', segments: ['calls'] },
-  { name: 'Jobs', description: 'Work requests created from calls; approve or decline pending ones.', segments: ['jobs'] },
-  { name: 'Shop', description: 'The shop\'s settings and the calling key.', segments: ['shop', 'me'] },
+  {
+    name: 'Jobs',
+    description: 'Work requests created from calls; approve or decline pending ones.',
+    segments: ['jobs'],
+  },
+  { name: 'Shop', description: "The shop's settings and the calling key.", segments: ['shop', 'me'] },
   { name: 'Webhook endpoints', description: 'Where events are delivered, signed.', segments: ['webhook-endpoints'] },
-  { name: 'Events', description: 'The event log (30 days) and each event\'s deliveries.', segments: ['events'] },
-  { name: 'Portal sessions', description: 'Short-lived links to the webhook portal, for people who should not hold an API key.', segments: ['portal-sessions'] },
+  { name: 'Events', description: "The event log (30 days) and each event's deliveries.", segments: ['events'] },
+  {
+    name: 'Portal sessions',
+    description: 'Short-lived links to the webhook portal, for people who should not hold an API key.',
+    segments: ['portal-sessions'],
+  },
 ];
 
 function tagOf(route: Route): string {
@@ -72,20 +95,36 @@ function tagOf(route: Route): string {
 }
 
 function components(): Json {
-  const all = z.toJSONSchema(z.globalRegistry, { target: 'draft-2020-12', io: 'output', unrepresentable: 'any', uri: (id) => `#/components/schemas/${id}` }) as { schemas: Record<string, Json> };
-  return Object.fromEntries(Object.entries(all.schemas).sort(([a], [b]) => a.localeCompare(b)).map(([name, schema]) => [name, withDiscriminator(name, stripIds(schema))]));
+  const all = z.toJSONSchema(z.globalRegistry, {
+    target: 'draft-2020-12',
+    io: 'output',
+    unrepresentable: 'any',
+    uri: (id) => `#/components/schemas/${id}`,
+  }) as { schemas: Record<string, Json> };
+  return Object.fromEntries(
+    Object.entries(all.schemas)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([name, schema]) => [name, withDiscriminator(name, stripIds(schema))]),
+  );
 }
 
 const ERROR_RESPONSES: Record<string, string> = {
-  '400': 'Invalid request: malformed JSON, a missing, invalid or unknown parameter (`param` names it), or an invalid cursor.',
-  '401': 'No API key, or an unknown or revoked one; or a portal session\'s token that expired or was deleted (the message says which).',
-  '403': 'The key lacks the scope (`insufficient_scope`; also a portal session\'s token outside the portal\'s operations, or a read-only one on a write), or is read-only on a write (`write_key_required`). Also API Gateway\'s own refusal, before any operation runs, once a source address is over its budget of failed authentications: a bare `{"message": "Forbidden"}` (a `GatewayError`) with no `Request-Id`.',
-  '404': 'Unknown id, another shop\'s id, or unknown path; for a replayed create, the endpoint it created has been deleted.',
-  '409': 'Version conflict (with `current_version`), invalid state (for a replayed create: the endpoint\'s secret was rotated since), or an Idempotency-Key still in use.',
-  '413': 'Body over 64 KiB. In AWS a body over API Gateway\'s 10 MB limit gets the gateway\'s own bare answer (a `GatewayError`, no `Request-Id`).',
+  '400':
+    'Invalid request: malformed JSON, a missing, invalid or unknown parameter (`param` names it), or an invalid cursor.',
+  '401':
+    "No API key, or an unknown or revoked one; or a portal session's token that expired or was deleted (the message says which).",
+  '403':
+    'The key lacks the scope (`insufficient_scope`; also a portal session\'s token outside the portal\'s operations, or a read-only one on a write), or is read-only on a write (`write_key_required`). Also API Gateway\'s own refusal, before any operation runs, once a source address is over its budget of failed authentications: a bare `{"message": "Forbidden"}` (a `GatewayError`) with no `Request-Id`.',
+  '404':
+    "Unknown id, another shop's id, or unknown path; for a replayed create, the endpoint it created has been deleted.",
+  '409':
+    "Version conflict (with `current_version`), invalid state (for a replayed create: the endpoint's secret was rotated since), or an Idempotency-Key still in use.",
+  '413':
+    "Body over 64 KiB. In AWS a body over API Gateway's 10 MB limit gets the gateway's own bare answer (a `GatewayError`, no `Request-Id`).",
   '415': 'A body without `Content-Type: application/json`.',
   '422': 'Idempotency-Key reused with another method, path or body, or by another API key.',
-  '429': 'Rate limited (`rate_limited`, per API key); see `Retry-After`. In AWS, past the stage\'s overall throttle, API Gateway answers itself with a bare `{"message": "Too Many Requests"}` (a `GatewayError`, no `Request-Id`, no `Retry-After`).',
+  '429':
+    'Rate limited (`rate_limited`, per API key); see `Retry-After`. In AWS, past the stage\'s overall throttle, API Gateway answers itself with a bare `{"message": "Too Many Requests"}` (a `GatewayError`, no `Request-Id`, no `Retry-After`).',
   '500': 'Internal error; the body never carries internal details.',
 };
 
@@ -93,7 +132,7 @@ const ERROR_RESPONSES: Record<string, string> = {
 const GATEWAY_ANSWERS = ['403', '413', '429'];
 const GATEWAY_ERROR: Json = {
   type: 'object',
-  description: 'API Gateway\'s own answer, not the service\'s: no `error` object and no `Request-Id`.',
+  description: "API Gateway's own answer, not the service's: no `error` object and no `Request-Id`.",
   properties: { message: { type: 'string', examples: ['Forbidden', 'Too Many Requests', 'Request Entity Too Large'] } },
   required: ['message'],
   additionalProperties: false,
@@ -102,16 +141,20 @@ const GATEWAY_ERROR: Json = {
 function errorCodesFor(route: Route): string[] {
   const codes = ['400', '401', '403', '429', '500'];
   // A replayed create answers 404 once the endpoint (or portal session) it created is deleted.
-  if (route.path.includes('{id}') || ['createWebhookEndpoint', 'createPortalSession'].includes(route.operationId)) codes.push('404');
+  if (route.path.includes('{id}') || ['createWebhookEndpoint', 'createPortalSession'].includes(route.operationId))
+    codes.push('404');
   if (route.write) codes.push('413', '415');
   if (route.idempotent) codes.push('409', '422');
-  if (['approveJob', 'declineJob', 'rotateWebhookEndpointSecret', 'testWebhookEndpoint'].includes(route.operationId)) codes.push('409');
+  if (['approveJob', 'declineJob', 'rotateWebhookEndpointSecret', 'testWebhookEndpoint'].includes(route.operationId))
+    codes.push('409');
   return [...new Set(codes)].sort();
 }
 
 function describeAccess(route: Route): string {
   const scopes = `Scope ${route.scopes.map((scope) => `\`${scope}\``).join(' or ')}`;
-  const session = route.portalSession ? `; a portal session's token may call it${route.write ? ' (not a read-only one)' : ''}` : '';
+  const session = route.portalSession
+    ? `; a portal session's token may call it${route.write ? ' (not a read-only one)' : ''}`
+    : '';
   return `${scopes}${route.write ? '; needs a write key' : ''}${route.idempotent ? '; accepts Idempotency-Key' : ''}${session}`;
 }
 
@@ -120,16 +163,33 @@ function operation(route: Route, spec: OperationSpec<z.core.$ZodType, z.core.$Zo
   if (!success) throw new Error(`${route.operationId} has no entry in lib/openapi/responses.ts`);
   const parameters: Json[] = [];
   for (const name of route.path.match(/\{(\w+)\}/g) ?? []) {
-    parameters.push({ name: name.slice(1, -1), in: 'path', required: true, schema: { type: 'string' }, description: 'External id with its type prefix' });
+    parameters.push({
+      name: name.slice(1, -1),
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+      description: 'External id with its type prefix',
+    });
   }
   if (spec.query) {
     const q = jsonSchema(spec.query, 'input') as { properties?: Record<string, Json>; required?: string[] };
     for (const [name, schema] of Object.entries(q.properties ?? {})) {
-      parameters.push({ name, in: 'query', required: q.required?.includes(name) ?? false, schema: QUERY_SCHEMAS[name] ?? schema });
+      parameters.push({
+        name,
+        in: 'query',
+        required: q.required?.includes(name) ?? false,
+        schema: QUERY_SCHEMAS[name] ?? schema,
+      });
     }
   }
   if (route.idempotent) {
-    parameters.push({ name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'Replays the first successful response for 24 hours.' });
+    parameters.push({
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      schema: { type: 'string', minLength: 1, maxLength: 255 },
+      description: 'Replays the first successful response for 24 hours.',
+    });
   }
   const status = String(success.status ?? 200);
   const responses: Json = {
@@ -146,12 +206,17 @@ function operation(route: Route, spec: OperationSpec<z.core.$ZodType, z.core.$Zo
     summary: `${route.method} ${route.path}`,
     description: `${describeAccess(route)}.`,
     // Alternatives: any one scope allows it; a portal session's token too, on the portal's routes.
-    security: [...route.scopes.map((scope) => ({ apiKey: [scope] })), ...(route.portalSession ? [{ portalSession: [] }] : [])],
+    security: [
+      ...route.scopes.map((scope) => ({ apiKey: [scope] })),
+      ...(route.portalSession ? [{ portalSession: [] }] : []),
+    ],
     'x-scopes': route.scopes,
     'x-write-key': route.write,
     'x-portal-session': route.portalSession,
     parameters,
-    ...(spec.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(spec.body, 'input') } } } } : {}),
+    ...(spec.body
+      ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(spec.body, 'input') } } } }
+      : {}),
     responses,
   };
 }
@@ -168,12 +233,25 @@ function webhooks(): Json {
             ? `Sent to endpoints subscribed to \`${type}\` (or \`*\`). Verify the raw body with the Standard Webhooks scheme.`
             : 'Sent only to the endpoint named by POST /v1/webhook-endpoints/{id}/test.',
           parameters: [
-            { name: 'webhook-id', in: 'header', ...header('The event id: the same on every retry and redelivery; deduplicate on it.') },
+            {
+              name: 'webhook-id',
+              in: 'header',
+              ...header('The event id: the same on every retry and redelivery; deduplicate on it.'),
+            },
             { name: 'webhook-timestamp', in: 'header', ...header('Unix seconds of this attempt.') },
-            { name: 'webhook-signature', in: 'header', ...header('Space-separated `v1,<base64>` HMAC-SHA256 signatures, one per valid secret.') },
+            {
+              name: 'webhook-signature',
+              in: 'header',
+              ...header('Space-separated `v1,<base64>` HMAC-SHA256 signatures, one per valid secret.'),
+            },
           ],
-          requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(webhookBodies[type] as z.core.$ZodType, 'output') } } },
-          responses: { '2XX': { description: 'Acknowledged. Anything else, a timeout (10 s) or a redirect is retried.' } },
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: jsonSchema(webhookBodies[type] as z.core.$ZodType, 'output') } },
+          },
+          responses: {
+            '2XX': { description: 'Acknowledged. Anything else, a timeout (10 s) or a redirect is retried.' },
+          },
         },
       },
     ]),
@@ -194,11 +272,16 @@ export function buildOpenApiDocument(specs: Record<string, OperationSpec<z.core.
     info: {
       title: 'Shop Calls API',
       version: '1.0.0',
-      description: 'Calls, transcripts, summaries and work-queue jobs of a trade shop; shop settings; signed webhooks. The contract (errors, lists, idempotency, webhooks, limits) is docs/api.md in the repository.',
+      description:
+        'Calls, transcripts, summaries and work-queue jobs of a trade shop; shop settings; signed webhooks. The contract (errors, lists, idempotency, webhooks, limits) is docs/api.md in the repository.',
     },
     servers: [
       { url: '/', description: 'the host that serves this document' },
-      { url: 'http://127.0.0.1:{port}', description: 'local stack (npm start)', variables: { port: { default: '3000', description: 'PORT of npm start' } } },
+      {
+        url: 'http://127.0.0.1:{port}',
+        description: 'local stack (npm start)',
+        variables: { port: { default: '3000', description: 'PORT of npm start' } },
+      },
     ],
     tags: TAGS.map(({ name, description }) => ({ name, description })),
     security: [{ apiKey: [] }],
@@ -215,17 +298,24 @@ export function buildOpenApiDocument(specs: Record<string, OperationSpec<z.core.
         portalSession: {
           type: 'http',
           scheme: 'bearer',
-          description: "`Authorization: Bearer pst_…`: a portal session's token (POST /v1/portal-sessions), valid until its `expires_at` unless deleted. It allows the operations that list it and nothing else; a read-only session only their GETs. Every answer to it carries `Portal-Session-Id`, `Portal-Session-Expires-At`, `Portal-Session-Read-Only` and `Portal-Session-Shop-Name` (percent-encoded UTF-8).",
+          description:
+            "`Authorization: Bearer pst_…`: a portal session's token (POST /v1/portal-sessions), valid until its `expires_at` unless deleted. It allows the operations that list it and nothing else; a read-only session only their GETs. Every answer to it carries `Portal-Session-Id`, `Portal-Session-Expires-At`, `Portal-Session-Read-Only` and `Portal-Session-Shop-Name` (percent-encoded UTF-8).",
         },
       },
-      headers: { 'Request-Id': { description: 'Id of this request; error bodies repeat it.', schema: { type: 'string' } } },
+      headers: {
+        'Request-Id': { description: 'Id of this request; error bodies repeat it.', schema: { type: 'string' } },
+      },
       responses: Object.fromEntries(
         Object.entries(ERROR_RESPONSES).map(([code, description]) => [
           `Error${code}`,
           {
             description,
             headers: { 'Request-Id': { $ref: '#/components/headers/Request-Id' } },
-            content: { 'application/json': { schema: GATEWAY_ANSWERS.includes(code) ? { anyOf: [REF('Error'), REF('GatewayError')] } : REF('Error') } },
+            content: {
+              'application/json': {
+                schema: GATEWAY_ANSWERS.includes(code) ? { anyOf: [REF('Error'), REF('GatewayError')] } : REF('Error'),
+              },
+            },
           },
         ]),
       ),

@@ -6,12 +6,26 @@ import * as z from 'zod';
  * they live with the builder.
  */
 export const listOf = <T extends z.ZodType>(item: T, name: string) =>
-  z.strictObject({ object: z.literal('list'), data: z.array(item), has_more: z.boolean(), next_cursor: z.string().nullable() }).meta({ id: `${name}List` });
+  z
+    .strictObject({
+      object: z.literal('list'),
+      data: z.array(item),
+      has_more: z.boolean(),
+      next_cursor: z.string().nullable(),
+    })
+    .meta({ id: `${name}List` });
 
 export const errorSchema = z
   .strictObject({
     error: z.strictObject({
-      type: z.enum(['invalid_request_error', 'authentication_error', 'permission_error', 'idempotency_error', 'rate_limit_error', 'api_error']),
+      type: z.enum([
+        'invalid_request_error',
+        'authentication_error',
+        'permission_error',
+        'idempotency_error',
+        'rate_limit_error',
+        'api_error',
+      ]),
       code: z.string(),
       message: z.string(),
       param: z.string().nullable(),

@@ -8,7 +8,9 @@ export async function generateOpenApi(): Promise<Record<string, unknown>> {
   const specs: Record<string, OperationSpec<z.core.$ZodType, z.core.$ZodType>> = {};
   for (const route of routes) {
     if (!route.handler) continue;
-    const mod = (await import(`../../${route.handler.replace(/\.ts$/, '')}`)) as { spec: OperationSpec<z.core.$ZodType, z.core.$ZodType> };
+    const mod = (await import(`../../${route.handler.replace(/\.ts$/, '')}`)) as {
+      spec: OperationSpec<z.core.$ZodType, z.core.$ZodType>;
+    };
     specs[route.operationId] = mod.spec;
   }
   return buildOpenApiDocument(specs);

@@ -1,5 +1,22 @@
 import type { z } from 'zod';
-import { callSchema, callSummarySchema, deletedPortalSessionSchema, deletedWebhookEndpointSchema, deliverySchema, eventSchema, recoverySchema, webhookEndpointStatsSchema, eventWithDeliveriesSchema, jobSchema, keyProfileSchema, portalSessionWithTokenSchema, shopSchema, transcriptSchema, webhookEndpointSchema, webhookEndpointWithSecretSchema } from '../../shared/domain/resources';
+import {
+  callSchema,
+  callSummarySchema,
+  deletedPortalSessionSchema,
+  deletedWebhookEndpointSchema,
+  deliverySchema,
+  eventSchema,
+  recoverySchema,
+  webhookEndpointStatsSchema,
+  eventWithDeliveriesSchema,
+  jobSchema,
+  keyProfileSchema,
+  portalSessionWithTokenSchema,
+  shopSchema,
+  transcriptSchema,
+  webhookEndpointSchema,
+  webhookEndpointWithSecretSchema,
+} from '../../shared/domain/resources';
 import { listOf } from './envelopes';
 
 export interface OperationResponse {

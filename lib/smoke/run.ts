@@ -59,7 +59,13 @@ export class SmokeFailure extends Error {}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function api(target: SmokeTarget, key: string, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+async function api(
+  target: SmokeTarget,
+  key: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<Record<string, unknown>> {
   const res = await fetch(`${target.apiUrl}${path}`, {
     method,
     headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
@@ -67,18 +73,24 @@ async function api(target: SmokeTarget, key: string, method: string, path: strin
   });
   const text = await res.text();
   if (!res.ok) throw new SmokeFailure(`${method} ${path} answered ${res.status}: ${text.slice(0, 300)}`);
-  if (!res.headers.get('request-id')?.startsWith('req_')) throw new SmokeFailure(`${method} ${path} has no Request-Id header`);
+  if (!res.headers.get('request-id')?.startsWith('req_'))
+    throw new SmokeFailure(`${method} ${path} has no Request-Id header`);
   return JSON.parse(text) as Record<string, unknown>;
 }
 
 /** A loopback receiver that keeps every request's raw body and headers. */
-async function startLoopbackReceiver(port: number): Promise<{ url: string; requests: { raw: string; headers: Record<string, string> }[]; server: Server }> {
+async function startLoopbackReceiver(
+  port: number,
+): Promise<{ url: string; requests: { raw: string; headers: Record<string, string> }[]; server: Server }> {
   const requests: { raw: string; headers: Record<string, string> }[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      requests.push({ raw: Buffer.concat(chunks).toString('utf8'), headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)])) });
+      requests.push({
+        raw: Buffer.concat(chunks).toString('utf8'),
+        headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)])),
+      });
       res.writeHead(204).end();
     });
   });
@@ -109,17 +121,34 @@ async function until<T>(deadline: number, what: () => string, check: () => Promi
 export async function runSmoke(target: SmokeTarget, options: SmokeOptions = {}): Promise<SmokeResult> {
   const log = options.log ?? (() => undefined);
   const deadline = Date.now() + (options.timeoutMs ?? 60_000);
-  const shop = await createShop(target.deps, { name: `Smoke test ${new Date().toISOString()}`, owner_email: 'smoke-test@example.com', timezone: 'America/New_York' });
-  const { record, key } = await issueKey(target.deps.apiKeys, { shopId: shop.id, scopes: [...SCOPES], write: true, mode: 'test' });
+  const shop = await createShop(target.deps, {
+    name: `Smoke test ${new Date().toISOString()}`,
+    owner_email: 'smoke-test@example.com',
+    timezone: 'America/New_York',
+  });
+  const { record, key } = await issueKey(target.deps.apiKeys, {
+    shopId: shop.id,
+    scopes: [...SCOPES],
+    write: true,
+    mode: 'test',
+  });
   log(`✓ shop ${shop.id}, key ${record.id}`);
-  const receiver = options.receiverUrl && options.listenPort === undefined ? null : await startLoopbackReceiver(options.listenPort ?? 0);
+  const receiver =
+    options.receiverUrl && options.listenPort === undefined
+      ? null
+      : await startLoopbackReceiver(options.listenPort ?? 0);
   try {
     const me = await api(target, key, 'GET', '/v1/me');
-    if ((me.shop as { id?: string } | undefined)?.id !== shop.id) throw new SmokeFailure(`/v1/me names another shop: ${JSON.stringify(me.shop)}`);
+    if ((me.shop as { id?: string } | undefined)?.id !== shop.id)
+      throw new SmokeFailure(`/v1/me names another shop: ${JSON.stringify(me.shop)}`);
     log('✓ GET /v1/me');
 
     const url = options.receiverUrl ?? (receiver as { url: string }).url;
-    const endpoint = await api(target, key, 'POST', '/v1/webhook-endpoints', { url, events: ['call.completed'], description: 'smoke test' });
+    const endpoint = await api(target, key, 'POST', '/v1/webhook-endpoints', {
+      url,
+      events: ['call.completed'],
+      description: 'smoke test',
+    });
     const secret = String(endpoint.secret);
     log(`✓ endpoint ${String(endpoint.id)} → ${url}`);
 
@@ -129,9 +158,14 @@ export async function runSmoke(target: SmokeTarget, options: SmokeOptions = {}):
     log(`✓ call ${call.external_id} sent to the ingest queue ${target.ingest.queueUrl} (message ${messageId})`);
     const callId = await until(
       deadline,
-      () => `the call sent as message ${messageId} did not appear in GET /v1/calls in time: is the ingest queue consumed? (its dead-letter queue holds refused calls)`,
+      () =>
+        `the call sent as message ${messageId} did not appear in GET /v1/calls in time: is the ingest queue consumed? (its dead-letter queue holds refused calls)`,
       async () => {
-        const calls = (await api(target, key, 'GET', '/v1/calls')).data as { id: string; from_number: string; started_at: string }[];
+        const calls = (await api(target, key, 'GET', '/v1/calls')).data as {
+          id: string;
+          from_number: string;
+          started_at: string;
+        }[];
         return calls.find((c) => c.from_number === call.from_number && c.started_at === call.started_at)?.id;
       },
     );
@@ -144,7 +178,10 @@ export async function runSmoke(target: SmokeTarget, options: SmokeOptions = {}):
       () => `no succeeded delivery of call.completed for ${callId} in time${eventId ? ` (event ${eventId})` : ''}`,
       async () => {
         if (!eventId) {
-          const events = (await api(target, key, 'GET', '/v1/events?type=call.completed')).data as { id: string; data: { id: string } }[];
+          const events = (await api(target, key, 'GET', '/v1/events?type=call.completed')).data as {
+            id: string;
+            data: { id: string };
+          }[];
           eventId = events.find((e) => e.data.id === callId)?.id ?? '';
         }
         if (!eventId) return undefined;
@@ -158,8 +195,13 @@ export async function runSmoke(target: SmokeTarget, options: SmokeOptions = {}):
     if (receiver) {
       const request = receiver.requests.find((r) => r.headers['webhook-id'] === eventId);
       if (!request) throw new SmokeFailure(`the receiver got no request with webhook-id ${eventId}`);
-      const verified = new Webhook(secret).verify(request.raw, request.headers) as { id: string; type: string; data: { id: string } };
-      if (verified.type !== 'call.completed' || verified.data.id !== callId) throw new SmokeFailure(`the receiver got ${verified.type} for ${verified.data.id}`);
+      const verified = new Webhook(secret).verify(request.raw, request.headers) as {
+        id: string;
+        type: string;
+        data: { id: string };
+      };
+      if (verified.type !== 'call.completed' || verified.data.id !== callId)
+        throw new SmokeFailure(`the receiver got ${verified.type} for ${verified.data.id}`);
       verifiedSignature = true;
       log('✓ signature verified with the endpoint secret');
     }

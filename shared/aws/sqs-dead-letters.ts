@@ -1,4 +1,9 @@
-import { DeleteMessageBatchCommand, ReceiveMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import { deadLetteredMessage, type DeadLetteredDelivery, type DeliveryDeadLetters } from '../delivery/dead-deliveries';
 
 /** A queue message the ingest function can never record (not JSON, not a valid call, an unknown shop), and why. */
@@ -57,12 +62,27 @@ export class SqsDeliveryDeadLetters implements DeliveryDeadLetters {
   ) {}
 
   async receive(): Promise<DeadLetteredDelivery[]> {
-    const out = await this.sqs.send(new ReceiveMessageCommand({ QueueUrl: this.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, VisibilityTimeout: 60 }));
-    return (out.Messages ?? []).map((m) => ({ receipt: m.ReceiptHandle as string, message: deadLetteredMessage(m.Body ?? '') }));
+    const out = await this.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: this.queueUrl,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 0,
+        VisibilityTimeout: 60,
+      }),
+    );
+    return (out.Messages ?? []).map((m) => ({
+      receipt: m.ReceiptHandle as string,
+      message: deadLetteredMessage(m.Body ?? ''),
+    }));
   }
 
   async remove(receipts: string[]): Promise<void> {
     // A receipt not removed (a failed entry) shows the message again after its visibility timeout: the next sweep sees it, harmlessly.
-    await this.sqs.send(new DeleteMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: receipts.map((ReceiptHandle, i) => ({ Id: String(i), ReceiptHandle })) }));
+    await this.sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: this.queueUrl,
+        Entries: receipts.map((ReceiptHandle, i) => ({ Id: String(i), ReceiptHandle })),
+      }),
+    );
   }
 }

@@ -17,7 +17,13 @@ export interface NextAttempt {
  * sweeper as the safety net after a grace; while the circuit is open, the sweeper alone
  * (no per-delivery schedule) once the delay is past what the queue can hold.
  */
-export function planNext(scheduler: Pick<RetryScheduler, 'needsSchedule'>, timeScale: number, outcome: Outcome, now: Date, circuitOpen: boolean): NextAttempt {
+export function planNext(
+  scheduler: Pick<RetryScheduler, 'needsSchedule'>,
+  timeScale: number,
+  outcome: Outcome,
+  now: Date,
+  circuitOpen: boolean,
+): NextAttempt {
   if (outcome.kind !== 'retry') return { at: null, sweepAt: null, schedule: false };
   const at = new Date(now.getTime() + outcome.delayMs);
   const bySweeper = circuitOpen && scheduler.needsSchedule(outcome.delayMs);
@@ -26,7 +32,11 @@ export function planNext(scheduler: Pick<RetryScheduler, 'needsSchedule'>, timeS
 
 const STATUS_OF = { succeeded: 'succeeded', retry: 'retrying', failed: 'failed', gone: 'failed' } as const;
 
-export function attemptUpdate(outcome: Outcome, entry: AttemptRecord, next: Pick<NextAttempt, 'at' | 'sweepAt'>): AttemptUpdate {
+export function attemptUpdate(
+  outcome: Outcome,
+  entry: AttemptRecord,
+  next: Pick<NextAttempt, 'at' | 'sweepAt'>,
+): AttemptUpdate {
   return {
     status: STATUS_OF[outcome.kind],
     attempts: entry.attempt,
@@ -40,11 +50,23 @@ export function attemptUpdate(outcome: Outcome, entry: AttemptRecord, next: Pick
 }
 
 /** The delivery's next attempt, due now while its endpoint's circuit is open: recorded as not sent, and when the one after runs. */
-export function notSentAttempt(delivery: DeliveryRecord, scheduler: Pick<RetryScheduler, 'needsSchedule'>, timeScale: number, now: Date): { update: AttemptUpdate; next: NextAttempt } {
+export function notSentAttempt(
+  delivery: DeliveryRecord,
+  scheduler: Pick<RetryScheduler, 'needsSchedule'>,
+  timeScale: number,
+  now: Date,
+): { update: AttemptUpdate; next: NextAttempt } {
   const n = delivery.attempts + 1;
   const outcome = decide(n, { status: null, error: CIRCUIT_OPEN, retryAfterMs: null }, timeScale);
   const next = planNext(scheduler, timeScale, outcome, now, true);
-  const entry: AttemptRecord = { attempt: n, at: now.toISOString(), status: null, duration_ms: 0, error: CIRCUIT_OPEN, response_snippet: null };
+  const entry: AttemptRecord = {
+    attempt: n,
+    at: now.toISOString(),
+    status: null,
+    duration_ms: 0,
+    error: CIRCUIT_OPEN,
+    response_snippet: null,
+  };
   return { update: attemptUpdate(outcome, entry, next), next };
 }
 

@@ -112,13 +112,15 @@ export interface Admission {
 /** A lease's holder: 72 random bits tell holders apart, in a third of a UUID's bytes on the endpoint's state item (up to four leases, written by every admission and release). */
 export const leaseToken = (): string => randomBytes(9).toString('base64url');
 
-export const isLive = (lease: Lease | undefined, now: number): lease is Lease => lease !== undefined && lease.until > now;
+export const isLive = (lease: Lease | undefined, now: number): lease is Lease =>
+  lease !== undefined && lease.until > now;
 
 export function liveLease(gate: EndpointGate, deliveryId: string, now: number): boolean {
   return isLive(gate.leases[deliveryId], now);
 }
 
-const probeDue = (health: EndpointHealth, now: number): boolean => health.next_probe_at === null || Date.parse(health.next_probe_at) <= now;
+const probeDue = (health: EndpointHealth, now: number): boolean =>
+  health.next_probe_at === null || Date.parse(health.next_probe_at) <= now;
 
 /**
  * The requests in flight look stuck (a hanging receiver): the oldest was admitted over
@@ -142,18 +144,50 @@ function stuck(gate: EndpointGate, live: [string, Lease][], now: number, leaseMs
  * endpoint's rate limit, if it has one: what it has no room for waits (`rateLimited`);
  * `booked` are deliveries that waited for it already (./rate-window.ts, `limitRate`).
  */
-export function admit(gate: EndpointGate, deliveryIds: string[], now: number, leaseMs: number, token: () => string, booked: ReadonlySet<string> = new Set()): Admission {
+export function admit(
+  gate: EndpointGate,
+  deliveryIds: string[],
+  now: number,
+  leaseMs: number,
+  token: () => string,
+  booked: ReadonlySet<string> = new Set(),
+): Admission {
   const out = admitSlots(gate, deliveryIds, now, leaseMs, token);
   // Over the limit of a healthy endpoint, the batch keeps the rest for the slots its runs free (./delivery-runway.ts).
-  if (!gate.rate_limit) return out.health.circuit === 'closed' && out.health.consecutive_failures === 0 && out.send.length > 0 ? { ...out, carry: out.defer } : out;
-  const rate = limitRate(gate.rate_limit, { starts: gate.rate_starts ?? {}, tail: gate.rate_tail ?? null }, now, out.send.map((s) => s.deliveryId), out.defer, booked);
+  if (!gate.rate_limit)
+    return out.health.circuit === 'closed' && out.health.consecutive_failures === 0 && out.send.length > 0
+      ? { ...out, carry: out.defer }
+      : out;
+  const rate = limitRate(
+    gate.rate_limit,
+    { starts: gate.rate_starts ?? {}, tail: gate.rate_tail ?? null },
+    now,
+    out.send.map((s) => s.deliveryId),
+    out.defer,
+    booked,
+  );
   // A probe the rate holds back leaves the circuit as it was.
   const health = rate.send.length < out.send.length ? gate.health : out.health;
   const send = out.send.filter((s) => rate.send.includes(s.deliveryId));
-  return { ...out, send, defer: rate.defer, deferUntil: rate.defer.length ? out.deferUntil : null, rateLimited: rate.waiting, rateStarts: rate.starts, rateTail: rate.tail, health };
+  return {
+    ...out,
+    send,
+    defer: rate.defer,
+    deferUntil: rate.defer.length ? out.deferUntil : null,
+    rateLimited: rate.waiting,
+    rateStarts: rate.starts,
+    rateTail: rate.tail,
+    health,
+  };
 }
 
-function admitSlots(gate: EndpointGate, deliveryIds: string[], now: number, leaseMs: number, token: () => string): Admission {
+function admitSlots(
+  gate: EndpointGate,
+  deliveryIds: string[],
+  now: number,
+  leaseMs: number,
+  token: () => string,
+): Admission {
   const live = Object.entries(gate.leases).filter(([, lease]) => isLive(lease, now));
   const expired = Object.keys(gate.leases).filter((id) => !isLive(gate.leases[id], now));
   const unique = [...new Set(deliveryIds)];
@@ -163,14 +197,28 @@ function admitSlots(gate: EndpointGate, deliveryIds: string[], now: number, leas
   const due = unique.filter((id) => !inFlight.includes(id) && !elsewhere.includes(id));
   const lease = (probe: boolean): Lease => ({ until: now + leaseMs, token: token(), probe });
   const expiredCarried = Object.keys(carried).filter((k) => !((carried[k] ?? 0) > now));
-  const out: Admission = { send: [], circuitOpen: [], defer: [], deferUntil: null, inFlight, elsewhere, carry: [], carryUntil: now + leaseMs, expiredCarried, expired, health: gate.health };
+  const out: Admission = {
+    send: [],
+    circuitOpen: [],
+    defer: [],
+    deferUntil: null,
+    inFlight,
+    elsewhere,
+    carry: [],
+    carryUntil: now + leaseMs,
+    expiredCarried,
+    expired,
+    health: gate.health,
+  };
 
   if (gate.health.circuit === 'closed') {
-    const limit = gate.health.consecutive_failures > 0 && gate.health.unanswered ? IN_FLIGHT_WHILE_FAILING : MAX_IN_FLIGHT;
+    const limit =
+      gate.health.consecutive_failures > 0 && gate.health.unanswered ? IN_FLIGHT_WHILE_FAILING : MAX_IN_FLIGHT;
     const free = Math.max(0, limit - live.length);
     out.send = due.slice(0, free).map((deliveryId) => ({ deliveryId, lease: lease(false) }));
     out.defer = due.slice(free);
-    if (out.defer.length > 0 && free === 0 && stuck(gate, live, now, leaseMs)) out.deferUntil = Math.min(...live.map(([, l]) => l.until));
+    if (out.defer.length > 0 && free === 0 && stuck(gate, live, now, leaseMs))
+      out.deferUntil = Math.min(...live.map(([, l]) => l.until));
     return out;
   }
   const probing = live.some(([, l]) => l.probe);
@@ -190,7 +238,8 @@ function admitSlots(gate: EndpointGate, deliveryIds: string[], now: number, leas
  * endpoint's leases (`admit` would record it `circuit_open`), so a new delivery's first
  * attempt can be recorded as such where the row is created, with no queue message.
  */
-export const holdsBack = (health: EndpointHealth, now: number): boolean => health.circuit === 'open' && !probeDue(health, now);
+export const holdsBack = (health: EndpointHealth, now: number): boolean =>
+  health.circuit === 'open' && !probeDue(health, now);
 
 export interface AttemptSignal {
   succeeded: boolean;
@@ -207,11 +256,21 @@ export interface AttemptSignal {
  * counts; the threshold opens the circuit (first probe after 15 s scaled); a failed probe
  * reopens it with twice the interval, up to 5 min scaled.
  */
-export function afterAttempt(health: EndpointHealth, signal: AttemptSignal, now: number, timeScale: number): EndpointHealth {
+export function afterAttempt(
+  health: EndpointHealth,
+  signal: AttemptSignal,
+  now: number,
+  timeScale: number,
+): EndpointHealth {
   const at = new Date(now).toISOString();
   if (signal.succeeded) return { ...HEALTHY, last_success_at: at, last_failure_at: health.last_failure_at };
   const failures = health.consecutive_failures + 1;
-  const failed = { ...health, consecutive_failures: failures, last_failure_at: at, unanswered: signal.unanswered === true };
+  const failed = {
+    ...health,
+    consecutive_failures: failures,
+    last_failure_at: at,
+    unanswered: signal.unanswered === true,
+  };
   const first = FIRST_PROBE_INTERVAL_MS * timeScale;
   const max = MAX_PROBE_INTERVAL_MS * timeScale;
   let interval: number;
@@ -219,7 +278,12 @@ export function afterAttempt(health: EndpointHealth, signal: AttemptSignal, now:
   else if (health.circuit === 'closed' && failures >= CIRCUIT_THRESHOLD) interval = first;
   else return failed;
   interval = Math.min(max, Math.max(interval, signal.retryAfterMs ?? 0));
-  return { ...failed, circuit: 'open', probe_interval_ms: interval, next_probe_at: new Date(now + interval).toISOString() };
+  return {
+    ...failed,
+    circuit: 'open',
+    probe_interval_ms: interval,
+    next_probe_at: new Date(now + interval).toISOString(),
+  };
 }
 
 /**
@@ -228,13 +292,24 @@ export function afterAttempt(health: EndpointHealth, signal: AttemptSignal, now:
  * written: a failure that would open the circuit then waits for it (counts, but does not
  * open), so "consecutive" follows the order the receiver answered, not the order of writes.
  */
-export function olderAttemptUnresolved(leases: Record<string, Lease>, deliveryId: string, startedAt: number, leaseMs: number, now: number): boolean {
+export function olderAttemptUnresolved(
+  leases: Record<string, Lease>,
+  deliveryId: string,
+  startedAt: number,
+  leaseMs: number,
+  now: number,
+): boolean {
   return Object.entries(leases).some(([id, l]) => id !== deliveryId && isLive(l, now) && l.until - leaseMs < startedAt);
 }
 
 /** The health after a failure that may not open the circuit yet: counted, the circuit as it was. */
 export function heldClosed(after: EndpointHealth, before: EndpointHealth): EndpointHealth {
-  return { ...after, circuit: before.circuit, next_probe_at: before.next_probe_at, probe_interval_ms: before.probe_interval_ms };
+  return {
+    ...after,
+    circuit: before.circuit,
+    next_probe_at: before.next_probe_at,
+    probe_interval_ms: before.probe_interval_ms,
+  };
 }
 
 /** What the API shows of the circuit. */

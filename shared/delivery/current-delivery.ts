@@ -52,7 +52,14 @@ export function planFor(seen: EventDeliveries, endpointId: string, skipReceived:
   const open = rows.filter((d) => isOpenStatus(d.status));
   const current = seen.current.get(endpointId) ?? null;
   const [only] = open;
-  if (open.length === 1 && only && only.status === 'pending' && only.attempts === 0 && (current === null || current === only.id)) return { kind: 'waiting', delivery: only };
+  if (
+    open.length === 1 &&
+    only &&
+    only.status === 'pending' &&
+    only.attempts === 0 &&
+    (current === null || current === only.id)
+  )
+    return { kind: 'waiting', delivery: only };
   return { kind: 'replace', expected: current, cancel: open };
 }
 
@@ -79,17 +86,44 @@ const MAX_TRIES = 10;
  * The event queued to the endpoint once more (or found queued, or, with `skipReceived`, found
  * received), whatever other requests do at the same time. `seen` is a read already made.
  */
-export async function queueAgain(deps: QueueAgainDeps, event: EventRecord, endpointId: string, opts: QueueOptions<false>, seen?: EventDeliveries): Promise<QueuedDelivery>;
-export async function queueAgain(deps: QueueAgainDeps, event: EventRecord, endpointId: string, opts: QueueOptions<boolean>, seen?: EventDeliveries): Promise<Queued>;
-export async function queueAgain(deps: QueueAgainDeps, event: EventRecord, endpointId: string, opts: QueueOptions<boolean>, seen?: EventDeliveries): Promise<Queued> {
+export async function queueAgain(
+  deps: QueueAgainDeps,
+  event: EventRecord,
+  endpointId: string,
+  opts: QueueOptions<false>,
+  seen?: EventDeliveries,
+): Promise<QueuedDelivery>;
+export async function queueAgain(
+  deps: QueueAgainDeps,
+  event: EventRecord,
+  endpointId: string,
+  opts: QueueOptions<boolean>,
+  seen?: EventDeliveries,
+): Promise<Queued>;
+export async function queueAgain(
+  deps: QueueAgainDeps,
+  event: EventRecord,
+  endpointId: string,
+  opts: QueueOptions<boolean>,
+  seen?: EventDeliveries,
+): Promise<Queued> {
   let read = seen ?? (await deps.currentDeliveries.ofEvent(event.shop_id, event.id, [endpointId]));
   for (let tries = 1; ; tries++) {
     const plan = planFor(read, endpointId, opts.skipReceived);
     if (plan.kind === 'received') return plan;
     if (plan.kind === 'waiting') return { kind: 'queued', delivery: plan.delivery, created: false };
     const now = deps.now();
-    const row = newDelivery(event, endpointId, newId('dlv', now.getTime()), 'redeliver', now, opts.sweepGraceMs, opts.orderKey);
-    if (await deps.currentDeliveries.replace(row, plan.expected, plan.cancel)) return { kind: 'queued', delivery: row, created: true };
+    const row = newDelivery(
+      event,
+      endpointId,
+      newId('dlv', now.getTime()),
+      'redeliver',
+      now,
+      opts.sweepGraceMs,
+      opts.orderKey,
+    );
+    if (await deps.currentDeliveries.replace(row, plan.expected, plan.cancel))
+      return { kind: 'queued', delivery: row, created: true };
     if (tries >= MAX_TRIES) throw new Error(`could not queue event ${event.id} to ${endpointId}: lost ${tries} races`);
     // Jittered, so requests that collided do not collide again in step.
     await new Promise((r) => setTimeout(r, Math.random() * 10 * tries));

@@ -18,7 +18,9 @@ export interface DrainDeps {
   /** Absent: no dead-letter queue to drain (a pipeline set up without one). */
   deadLetters?: DeliveryDeadLetters;
   /** Takes a fast-path row into the due index at `sweepAt`; false when it is there already or ended. */
-  due: { enter(ref: { shop_id: string; event_id: string; id: string; endpoint_id: string }, sweepAt: Date): Promise<unknown> };
+  due: {
+    enter(ref: { shop_id: string; event_id: string; id: string; endpoint_id: string }, sweepAt: Date): Promise<unknown>;
+  };
   now: () => Date;
 }
 
@@ -45,7 +47,15 @@ export async function drainDeadLetters(deps: DrainDeps): Promise<number> {
     await Promise.all(
       letters.map(async ({ receipt, message }) => {
         if (!message) return;
-        await deps.due.enter({ shop_id: message.shop_id, event_id: message.event_id, id: message.delivery_id, endpoint_id: message.endpoint_id }, deps.now());
+        await deps.due.enter(
+          {
+            shop_id: message.shop_id,
+            event_id: message.event_id,
+            id: message.delivery_id,
+            endpoint_id: message.endpoint_id,
+          },
+          deps.now(),
+        );
         done.push(receipt);
       }),
     );

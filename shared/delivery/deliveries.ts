@@ -3,7 +3,14 @@ import type { EventRecord } from '../domain/events';
 import type { Resource } from '../domain/resources';
 import type { EndpointRecord } from '../domain/webhook-endpoints';
 import { SWEEP_GRACE_MS, sweepGraceMs } from './policy';
-import { carryingEvent, type AttemptRecord, type DeliveryMessage, type DeliveryQueue, type DeliveryRecord, type DeliveryStore } from './delivery-records';
+import {
+  carryingEvent,
+  type AttemptRecord,
+  type DeliveryMessage,
+  type DeliveryQueue,
+  type DeliveryRecord,
+  type DeliveryStore,
+} from './delivery-records';
 import type { EventType } from '../domain/event-types';
 import { notSentAttempt, withAttempt, type NextAttempt } from './attempt-plan';
 import type { RetryScheduler } from './delivery-ports';
@@ -13,7 +20,14 @@ import { admitInOrder, chainMember, orderKeyFor, type OrderStore } from './resou
 
 export type { DeliveryStatus } from './delivery-status';
 
-export type { AttemptRecord, DeliveryMessage, DeliveryQueue, DeliveryRecord, DeliveryRef, DeliveryStore } from './delivery-records';
+export type {
+  AttemptRecord,
+  DeliveryMessage,
+  DeliveryQueue,
+  DeliveryRecord,
+  DeliveryRef,
+  DeliveryStore,
+} from './delivery-records';
 export { carriedEvent, carryingEvent, MESSAGE_EVENT_MAX_BYTES, withoutEvent } from './delivery-records';
 
 export function toDeliveryResource(d: DeliveryRecord, eventType: EventType): Resource<'delivery'> {
@@ -36,7 +50,14 @@ export function toDeliveryResource(d: DeliveryRecord, eventType: EventType): Res
 
 /** One attempt as the API shows it; the row names the receiver's status `status`. */
 export function toAttemptLogEntry(a: AttemptRecord): Resource<'delivery'>['attempt_log'][number] {
-  return { attempt: a.attempt, at: a.at, response_status: a.status, duration_ms: a.duration_ms, error: a.error, response_snippet: a.response_snippet };
+  return {
+    attempt: a.attempt,
+    at: a.at,
+    response_status: a.status,
+    duration_ms: a.duration_ms,
+    error: a.error,
+    response_snippet: a.response_snippet,
+  };
 }
 
 export const messageOf = (d: DeliveryRecord, attempt = d.attempts + 1): DeliveryMessage => ({
@@ -56,7 +77,8 @@ export function isSubscribed(endpoint: EndpointRecord, event: EventRecord): bool
  * An endpoint receives only events created after it was: a replayed stream (a restart, a
  * retried batch) never hands an old event to a new endpoint.
  */
-export const existedAt = (endpoint: EndpointRecord, event: EventRecord): boolean => endpoint.created_at <= event.timestamp;
+export const existedAt = (endpoint: EndpointRecord, event: EventRecord): boolean =>
+  endpoint.created_at <= event.timestamp;
 
 /**
  * Whether an event goes to an endpoint: the one rule of the fan-out, recover and a redeliver
@@ -72,7 +94,8 @@ export function receives(endpoint: EndpointRecord, event: EventRecord): boolean 
  * The id of the fan-out's delivery of an event to an endpoint: derived from both, so a retried
  * stream batch finds its rows, and the event's deliveries are found by key, with no index.
  */
-export const fanOutDeliveryId = (eventId: string, endpointId: string): string => derivedId('dlv', idTime(eventId), `${eventId}/${endpointId}`);
+export const fanOutDeliveryId = (eventId: string, endpointId: string): string =>
+  derivedId('dlv', idTime(eventId), `${eventId}/${endpointId}`);
 
 /**
  * A delivery row as created for one endpoint, before any attempt; its queue message is sent at
@@ -80,7 +103,15 @@ export const fanOutDeliveryId = (eventId: string, endpointId: string): string =>
  * its wake-up); a redeliver's or recover's is in the due index from the start, since the
  * stream, not the API, enqueues it.
  */
-export function newDelivery(event: EventRecord, endpointId: string, id: string, origin: DeliveryRecord['origin'], now: Date, sweepGraceMs = SWEEP_GRACE_MS, orderKey?: string): DeliveryRecord {
+export function newDelivery(
+  event: EventRecord,
+  endpointId: string,
+  id: string,
+  origin: DeliveryRecord['origin'],
+  now: Date,
+  sweepGraceMs = SWEEP_GRACE_MS,
+  orderKey?: string,
+): DeliveryRecord {
   return {
     ...(orderKey ? { order_key: orderKey } : {}),
     id,
@@ -150,7 +181,8 @@ export async function fanOut(deps: FanOutDeps, event: EventRecord): Promise<numb
   if (endpoints.length === 0) return 0;
   const now = deps.now();
   const grace = sweepGraceMs(deps.timeScale);
-  const rowOf = (e: EndpointRecord) => newDelivery(event, e.id, fanOutDeliveryId(event.id, e.id), 'fanout', now, grace, orderKeyFor(e, event));
+  const rowOf = (e: EndpointRecord) =>
+    newDelivery(event, e.id, fanOutDeliveryId(event.id, e.id), 'fanout', now, grace, orderKeyFor(e, event));
   // An ordered delivery is not recorded as not sent: behind an earlier one of its resource, it must use no attempt.
   const held = (e: EndpointRecord) => holdsBack(e.health, now.getTime()) && !orderKeyFor(e, event);
   const first = endpoints.filter(answering);
@@ -160,7 +192,10 @@ export async function fanOut(deps: FanOutDeps, event: EventRecord): Promise<numb
   const [, failing] = await Promise.all([
     orIndexed(deps, rows, () => deps.queue.send(rows.map((d) => carryingEvent(messageOf(d), event)))),
     enqueue(deps, endpoints.filter((e) => !answering(e) && !held(e)).map(rowOf), event),
-    holdBack(deps, endpoints.filter(held).map((e) => heldRow(deps, rowOf(e), now))),
+    holdBack(
+      deps,
+      endpoints.filter(held).map((e) => heldRow(deps, rowOf(e), now)),
+    ),
   ]);
   return rows.length + failing;
 }
@@ -197,14 +232,20 @@ async function orIndexed<T>(deps: FanOutDeps, rows: DeliveryRecord[], work: () =
  * it is held, see ./resource-order.ts). One whose chain kept moving under it (`moved`) is left
  * to the sweeper: a fast-path row goes into the due index for that.
  */
-export async function inOrder(deps: Pick<FanOutDeps, 'order' | 'queue' | 'timeScale' | 'now'> & { deliveries: Pick<DeliveryStore, 'index'> }, rows: DeliveryRecord[]): Promise<DeliveryRecord[]> {
-  const admitted = await Promise.all(rows.map(async (row) => {
-    const member = chainMember(row);
-    if (!member) return true;
-    const admission = await admitInOrder(deps, member);
-    if (admission === 'moved' && row.sweep_at === null) await deps.deliveries.index(row, new Date(deps.now().getTime() + sweepGraceMs(deps.timeScale)));
-    return admission === 'send';
-  }));
+export async function inOrder(
+  deps: Pick<FanOutDeps, 'order' | 'queue' | 'timeScale' | 'now'> & { deliveries: Pick<DeliveryStore, 'index'> },
+  rows: DeliveryRecord[],
+): Promise<DeliveryRecord[]> {
+  const admitted = await Promise.all(
+    rows.map(async (row) => {
+      const member = chainMember(row);
+      if (!member) return true;
+      const admission = await admitInOrder(deps, member);
+      if (admission === 'moved' && row.sweep_at === null)
+        await deps.deliveries.index(row, new Date(deps.now().getTime() + sweepGraceMs(deps.timeScale)));
+      return admission === 'send';
+    }),
+  );
   return rows.filter((_, i) => admitted[i]);
 }
 

@@ -1,13 +1,32 @@
 import { logger } from '../logger';
 import { START_GRACE_MS } from './rate-window';
-import { admit, afterAttempt, CIRCUIT_THRESHOLD, heldClosed, leaseToken, MAX_IN_FLIGHT, olderAttemptUnresolved, type Admission, type EndpointHealth } from './circuit';
+import {
+  admit,
+  afterAttempt,
+  CIRCUIT_THRESHOLD,
+  heldClosed,
+  leaseToken,
+  MAX_IN_FLIGHT,
+  olderAttemptUnresolved,
+  type Admission,
+  type EndpointHealth,
+} from './circuit';
 import { decide, isSlowDown, sweepGraceMs } from './policy';
 import { attemptUpdate, notSentAttempt, planNext } from './attempt-plan';
 import type { SendResult } from './sender';
 import { signedHeaders } from './signer';
 import { messageOf, type AttemptRecord, type DeliveryMessage, type DeliveryRecord } from './deliveries';
 import type { AttemptDeps, AttemptInputs } from './delivery-ports';
-import { awaitAdmissions, newBatchContext, newRunway, settlePulled, type BatchContext, type Due, type Run, type Runway } from './delivery-runway';
+import {
+  awaitAdmissions,
+  newBatchContext,
+  newRunway,
+  settlePulled,
+  type BatchContext,
+  type Due,
+  type Run,
+  type Runway,
+} from './delivery-runway';
 import { disableIfDue } from './endpoint-failure';
 import { releaseNextInOrder } from './resource-order';
 import { isOpenStatus } from './delivery-status';
@@ -39,7 +58,10 @@ const leaseMs = (timeoutMs: number) => timeoutMs + 5_000;
  * on another endpoint's receiver. The row is the truth: every change is conditional on its
  * attempt count, so a duplicate message sends nothing.
  */
-export async function deliverBatch(deps: AttemptDeps, messages: DeliveryMessage[]): Promise<PromiseSettledResult<AttemptVerdict>[]> {
+export async function deliverBatch(
+  deps: AttemptDeps,
+  messages: DeliveryMessage[],
+): Promise<PromiseSettledResult<AttemptVerdict>[]> {
   const inputs = await deps.deliveries.readForAttempts(messages);
   const ctx = newBatchContext(deps.now().getTime());
   const groups = new Map<string, { endpoint: EndpointRecord | null; due: Due[] }>();
@@ -60,9 +82,18 @@ export async function deliverBatch(deps: AttemptDeps, messages: DeliveryMessage[
   awaitAdmissions(ctx, groups.size);
   for (const { endpoint, due } of groups.values()) {
     const settled = forEndpoint(deps, endpoint, due, ctx, false);
-    due.forEach((d) => byDelivery.set(d.delivery.id, settled.then((verdicts) => verdicts.get(d.delivery.id) as Promise<AttemptVerdict>)));
+    due.forEach((d) =>
+      byDelivery.set(
+        d.delivery.id,
+        settled.then((verdicts) => verdicts.get(d.delivery.id) as Promise<AttemptVerdict>),
+      ),
+    );
   }
-  const results = await Promise.allSettled(early.map((e) => (typeof e === 'string' ? Promise.resolve(e) : (byDelivery.get(e.delivery.id) as Promise<AttemptVerdict>))));
+  const results = await Promise.allSettled(
+    early.map((e) =>
+      typeof e === 'string' ? Promise.resolve(e) : (byDelivery.get(e.delivery.id) as Promise<AttemptVerdict>),
+    ),
+  );
   await settlePulled(ctx);
   return results;
 }
@@ -75,11 +106,19 @@ function readDue(inputs: AttemptInputs, message: DeliveryMessage): Due | 'missin
   const event = inputs.event(message);
   if (!delivery || !event) return 'missing';
   // A held row waits for an earlier delivery of its resource (./resource-order.ts): a message for it sends nothing.
-  return isOpen(delivery) && delivery.attempts < message.attempt && !delivery.held_by ? { message, delivery, event } : 'duplicate';
+  return isOpen(delivery) && delivery.attempts < message.attempt && !delivery.held_by
+    ? { message, delivery, event }
+    : 'duplicate';
 }
 
 /** `pulled`: the deliveries were read from the table, not given by messages; they have wake-ups of their own, so none goes back on the queue. */
-async function forEndpoint(deps: AttemptDeps, read: EndpointRecord | null, due: Due[], ctx: BatchContext, pulled: boolean): Promise<Map<string, Promise<AttemptVerdict>>> {
+async function forEndpoint(
+  deps: AttemptDeps,
+  read: EndpointRecord | null,
+  due: Due[],
+  ctx: BatchContext,
+  pulled: boolean,
+): Promise<Map<string, Promise<AttemptVerdict>>> {
   const first = due[0] as Due;
   const now = deps.now();
   let admitted: Awaited<ReturnType<typeof admitOn>>;
@@ -94,7 +133,11 @@ async function forEndpoint(deps: AttemptDeps, read: EndpointRecord | null, due: 
   const verdicts = new Map<string, Promise<AttemptVerdict>>();
   for (const d of due) {
     const id = d.delivery.id;
-    if (!admitted) verdicts.set(id, later(() => cancel(deps, d.delivery)));
+    if (!admitted)
+      verdicts.set(
+        id,
+        later(() => cancel(deps, d.delivery)),
+      );
     else if (!admitted.admission) verdicts.set(id, pulled ? LEFT_DUE : later(() => defer(deps, d, now)));
   }
   if (!admitted?.admission) return verdicts;
@@ -105,17 +148,37 @@ async function forEndpoint(deps: AttemptDeps, read: EndpointRecord | null, due: 
   // under a rate limit: every start it counts goes through an admission). The admission wrote
   // them as carried: a batch with another wake-up of one lets it wait meanwhile (`elsewhere`).
   const handsOn = admission.carry.length > 0;
-  const runway = newRunway<AttemptVerdict>(ctx, admission.carry.map(find), pulled, (d) => (pulled ? LEFT_DUE : defer(deps, d, deps.now())), admission.send.length, admission.carryUntil);
+  const runway = newRunway<AttemptVerdict>(
+    ctx,
+    admission.carry.map(find),
+    pulled,
+    (d) => (pulled ? LEFT_DUE : defer(deps, d, deps.now())),
+    admission.send.length,
+    admission.carryUntil,
+  );
   // …or, when none of ours is in flight, on the queue; the endpoint is marked, so the next success pulls due ones from the table.
   // Behind requests that look stuck too: their messages wait until the first lease ends, but a success
   // (the receiver was only slow) takes the mark and pulls them at once; a hanging receiver never does.
   const waitOnQueue = !handsOn && !pulled && admission.defer.length > 0;
   const mark = waitOnQueue && healthy && current.backlog_at === undefined;
   const marked = mark ? deps.endpoints.markBacklog(current, now.toISOString()).catch(() => undefined) : undefined;
-  for (const { deliveryId, lease } of admission.send) verdicts.set(deliveryId, attempt(deps, current, admission.health, find(deliveryId), { key: deliveryId, lease, ended: false }, runway));
-  for (const id of admission.circuitOpen) verdicts.set(id, later(() => recordNotSent(deps, find(id), now)));
-  for (const id of admission.defer) verdicts.set(id, handsOn ? runway.verdict(id) : pulled ? LEFT_DUE : later(() => defer(deps, find(id), now, admission.deferUntil)));
-  for (const { deliveryId, at } of admission.rateLimited ?? []) verdicts.set(deliveryId, pulled ? LEFT_DUE : later(() => waitForRate(deps, find(deliveryId), at)));
+  for (const { deliveryId, lease } of admission.send)
+    verdicts.set(
+      deliveryId,
+      attempt(deps, current, admission.health, find(deliveryId), { key: deliveryId, lease, ended: false }, runway),
+    );
+  for (const id of admission.circuitOpen)
+    verdicts.set(
+      id,
+      later(() => recordNotSent(deps, find(id), now)),
+    );
+  for (const id of admission.defer)
+    verdicts.set(
+      id,
+      handsOn ? runway.verdict(id) : pulled ? LEFT_DUE : later(() => defer(deps, find(id), now, admission.deferUntil)),
+    );
+  for (const { deliveryId, at } of admission.rateLimited ?? [])
+    verdicts.set(deliveryId, pulled ? LEFT_DUE : later(() => waitForRate(deps, find(deliveryId), at)));
   for (const id of admission.inFlight) verdicts.set(id, Promise.resolve('in_flight'));
   for (const id of admission.elsewhere) verdicts.set(id, pulled ? LEFT_DUE : later(() => defer(deps, find(id), now)));
   await marked;
@@ -135,13 +198,20 @@ const PULL_PAGE = 8;
  */
 async function pullDue(deps: AttemptDeps, endpoint: EndpointRecord, ctx: BatchContext): Promise<void> {
   try {
-    const listed = await deps.deliveries.listDueForEndpoint(endpoint.shop_id, endpoint.id, deps.now(), PULL_PAGE + MAX_IN_FLIGHT);
+    const listed = await deps.deliveries.listDueForEndpoint(
+      endpoint.shop_id,
+      endpoint.id,
+      deps.now(),
+      PULL_PAGE + MAX_IN_FLIGHT,
+    );
     const found = listed.filter((m) => !ctx.taken.has(m.delivery_id)).slice(0, PULL_PAGE);
     if (found.length === 0) return;
     found.forEach((m) => ctx.taken.add(m.delivery_id));
     const inputs = await deps.deliveries.readForAttempts(found);
     // An ordered row never attempted goes out only once its chain admits it (./resource-order.ts), with its own message.
-    const due = found.map((message) => readDue(inputs, message)).filter((d): d is Due => typeof d !== 'string' && !(d.delivery.order_key && d.delivery.attempts === 0));
+    const due = found
+      .map((message) => readDue(inputs, message))
+      .filter((d): d is Due => typeof d !== 'string' && !(d.delivery.order_key && d.delivery.attempts === 0));
     const current = inputs.endpoint(found[0] as DeliveryMessage);
     if (due.length === 0 || !current) return;
     await Promise.allSettled((await forEndpoint(deps, current, due, ctx, true)).values());
@@ -159,11 +229,17 @@ async function pullDue(deps: AttemptDeps, endpoint: EndpointRecord, ctx: BatchCo
  */
 async function requeueDue(deps: AttemptDeps, endpoint: EndpointRecord, ctx: BatchContext): Promise<void> {
   try {
-    const listed = await deps.deliveries.listDueForEndpoint(endpoint.shop_id, endpoint.id, deps.now(), PULL_PAGE + MAX_IN_FLIGHT);
+    const listed = await deps.deliveries.listDueForEndpoint(
+      endpoint.shop_id,
+      endpoint.id,
+      deps.now(),
+      PULL_PAGE + MAX_IN_FLIGHT,
+    );
     const due = listed.filter((m) => !ctx.taken.has(m.delivery_id));
     if (due.length === 0) return;
     await deps.queue.send(due);
-    if (listed.length === PULL_PAGE + MAX_IN_FLIGHT) await deps.endpoints.markBacklog(endpoint, deps.now().toISOString());
+    if (listed.length === PULL_PAGE + MAX_IN_FLIGHT)
+      await deps.endpoints.markBacklog(endpoint, deps.now().toISOString());
   } catch {
     // Nothing lost: see above.
   }
@@ -173,14 +249,26 @@ async function requeueDue(deps: AttemptDeps, endpoint: EndpointRecord, ctx: Batc
  * Admits on the endpoint as read; a lost race re-reads it, up to three times. Null when the
  * endpoint is gone or disabled (its deliveries are cancelled); no admission: defer them all.
  */
-async function admitOn(deps: AttemptDeps, read: EndpointRecord, due: Due[], now: number): Promise<{ endpoint: EndpointRecord; admission: Admission | null } | null> {
+async function admitOn(
+  deps: AttemptDeps,
+  read: EndpointRecord,
+  due: Due[],
+  now: number,
+): Promise<{ endpoint: EndpointRecord; admission: Admission | null } | null> {
   let endpoint: EndpointRecord | null = read;
   for (let tries = 0; tries < 3; tries++) {
     if (!endpoint?.enabled) return null;
     // A retry counts the rate's window from when it re-read the endpoint, not from the first try.
     const at = tries === 0 ? now : deps.now().getTime();
     const booked = new Set(due.filter((d) => d.message.rate_at !== undefined).map((d) => d.delivery.id));
-    const admission = admit(endpoint, due.map((d) => d.delivery.id), at, leaseMs(deps.settings.timeoutMs), leaseToken, booked);
+    const admission = admit(
+      endpoint,
+      due.map((d) => d.delivery.id),
+      at,
+      leaseMs(deps.settings.timeoutMs),
+      leaseToken,
+      booked,
+    );
     const mustWrite = admission.send.length > 0 || admission.health !== endpoint.health || !!admission.rateTail;
     if (!mustWrite || (await deps.endpoints.admit(endpoint, admission))) return { endpoint, admission };
     endpoint = await deps.endpoints.get(read.shop_id, read.id);
@@ -192,7 +280,14 @@ async function admitOn(deps: AttemptDeps, read: EndpointRecord, due: Due[], now:
  * One admitted delivery; whatever fails on the way, the batch's waiting deliveries go back on
  * the queue, and a run that was the last to end still releases what the others carried.
  */
-async function attempt(deps: AttemptDeps, endpoint: EndpointRecord, health: EndpointHealth, due: Due, run: Run, runway: Runway<AttemptVerdict>): Promise<AttemptVerdict> {
+async function attempt(
+  deps: AttemptDeps,
+  endpoint: EndpointRecord,
+  health: EndpointHealth,
+  due: Due,
+  run: Run,
+  runway: Runway<AttemptVerdict>,
+): Promise<AttemptVerdict> {
   try {
     return await attemptOnce(deps, endpoint, health, due, run, runway);
   } catch (err) {
@@ -205,7 +300,14 @@ async function attempt(deps: AttemptDeps, endpoint: EndpointRecord, health: Endp
 /** Time a run's lease must have left to take one more delivery: its request, and the write after it. */
 const RECORD_MARGIN_MS = 2_000;
 
-async function attemptOnce(deps: AttemptDeps, endpoint: EndpointRecord, health: EndpointHealth, due: Due, run: Run, runway: Runway<AttemptVerdict>): Promise<AttemptVerdict> {
+async function attemptOnce(
+  deps: AttemptDeps,
+  endpoint: EndpointRecord,
+  health: EndpointHealth,
+  due: Due,
+  run: Run,
+  runway: Runway<AttemptVerdict>,
+): Promise<AttemptVerdict> {
   const { delivery, event } = due;
   const { lease } = run;
   const now = deps.now();
@@ -216,12 +318,22 @@ async function attemptOnce(deps: AttemptDeps, endpoint: EndpointRecord, health: 
     result = await send(deps, endpoint, event, now, startBy);
   } catch (err) {
     // Not the receiver's doing (secrets could not be read): free the slot, let the message come back.
-    await deps.endpoints.release(endpoint, run.key, lease.token, { succeeded: false, counted: false, opens: false, health });
+    await deps.endpoints.release(endpoint, run.key, lease.token, {
+      succeeded: false,
+      counted: false,
+      opens: false,
+      health,
+    });
     throw err;
   }
   if (result === 'late') {
     // Not sent, nothing counted: the slot freed, the message back on the queue at once to be admitted afresh.
-    await deps.endpoints.release(endpoint, run.key, lease.token, { succeeded: false, counted: false, opens: false, health });
+    await deps.endpoints.release(endpoint, run.key, lease.token, {
+      succeeded: false,
+      counted: false,
+      opens: false,
+      health,
+    });
     if (runway.endRun(run)) await deps.ledger.releaseCarried(endpoint, await runway.take());
     return waitForRate(deps, due, deps.now().getTime());
   }
@@ -229,23 +341,46 @@ async function attemptOnce(deps: AttemptDeps, endpoint: EndpointRecord, health: 
   const outcome = decide(n, result, deps.timeScale);
   const succeeded = outcome.kind === 'succeeded';
   const retryAfterMs = isSlowDown(result.status) ? result.retryAfterMs : null;
-  let after = afterAttempt(health, { succeeded, probe: lease.probe, retryAfterMs, unanswered: result.status === null }, deps.now().getTime(), deps.timeScale);
-  if (after.circuit === 'open' && health.circuit === 'closed' && !(await mayOpen(deps, endpoint, run.key, now))) after = heldClosed(after, health);
+  let after = afterAttempt(
+    health,
+    { succeeded, probe: lease.probe, retryAfterMs, unanswered: result.status === null },
+    deps.now().getTime(),
+    deps.timeScale,
+  );
+  if (after.circuit === 'open' && health.circuit === 'closed' && !(await mayOpen(deps, endpoint, run.key, now)))
+    after = heldClosed(after, health);
   const next = planNext(deps.scheduler, deps.timeScale, outcome, now, after.circuit !== 'closed');
   const error = result.error ?? (succeeded ? null : `HTTP ${result.status}`);
-  const entry: AttemptRecord = { attempt: n, at: now.toISOString(), status: result.status, duration_ms: result.durationMs, error, response_snippet: result.snippet };
+  const entry: AttemptRecord = {
+    attempt: n,
+    at: now.toISOString(),
+    status: result.status,
+    duration_ms: result.durationMs,
+    error,
+    response_snippet: result.snippet,
+  };
   const update = attemptUpdate(outcome, entry, next);
 
   // A success on a healthy endpoint changes nothing on it: the slot stays ours, for the next
   // delivery waiting in this batch while the runway lasts and the lease covers one more request.
-  const steady = succeeded && !lease.probe && health.circuit === 'closed' && health.consecutive_failures === 0 && !endpoint.failing_since;
-  const following = steady && lease.until - deps.now().getTime() >= deps.settings.timeoutMs + RECORD_MARGIN_MS ? runway.next() : undefined;
+  const steady =
+    succeeded &&
+    !lease.probe &&
+    health.circuit === 'closed' &&
+    health.consecutive_failures === 0 &&
+    !endpoint.failing_since;
+  const following =
+    steady && lease.until - deps.now().getTime() >= deps.settings.timeoutMs + RECORD_MARGIN_MS
+      ? runway.next()
+      : undefined;
   const last = !following && runway.endRun(run);
   if (steady && !last) {
     // The row alone; the slot goes on to `following`, or waits for the last run's write to release it.
     if (!following) runway.carried.slots.push({ key: run.key, token: lease.token });
     const recording = deps.ledger.recordInRun(delivery, update);
-    runway.recording(recording.then((recorded) => recorded && runway.carried.attempts.push({ entry, status: update.status })));
+    runway.recording(
+      recording.then((recorded) => recorded && runway.carried.attempts.push({ entry, status: update.status })),
+    );
     let recorded: boolean;
     try {
       recorded = await recording;
@@ -259,16 +394,31 @@ async function attemptOnce(deps: AttemptDeps, endpoint: EndpointRecord, health: 
   }
 
   const opens = after.circuit === 'open' && (health.circuit !== 'open' || lease.probe);
-  const failingSince = succeeded ? (endpoint.failing_since ? null : undefined) : (endpoint.failing_since ?? now.toISOString());
+  const failingSince = succeeded
+    ? endpoint.failing_since
+      ? null
+      : undefined
+    : (endpoint.failing_since ?? now.toISOString());
   const change = { succeeded, counted: true, opens, health: after, failingSince };
   const carried = last ? await runway.take() : undefined;
-  const { recorded, released } = await deps.ledger.finish({ delivery, update, endpoint, token: lease.token, leaseKey: run.key, change, carried });
+  const { recorded, released } = await deps.ledger.finish({
+    delivery,
+    update,
+    endpoint,
+    token: lease.token,
+    leaseKey: run.key,
+    change,
+    carried,
+  });
   runway.flush();
   // Deliveries wait for a slot (this success took the mark, or they were pulled): pull them while the
   // runway lasts; past it, hand them back to the queue due now, rather than leave them to their deferral.
   // (Not under a rate limit: its waiting deliveries come back on their own, each admitted in turn.)
   const waiting = succeeded && (released.backlog || runway.pulled) && !endpoint.rate_limit;
-  if (waiting) runway.ctx.pulled.push(Date.now() < runway.ctx.deadline ? pullDue(deps, endpoint, runway.ctx) : requeueDue(deps, endpoint, runway.ctx));
+  if (waiting)
+    runway.ctx.pulled.push(
+      Date.now() < runway.ctx.deadline ? pullDue(deps, endpoint, runway.ctx) : requeueDue(deps, endpoint, runway.ctx),
+    );
   const before = released.circuitBefore;
   if (!recorded) return 'duplicate';
   if (!next.at) await releaseNextInOrder(deps, delivery);
@@ -298,10 +448,21 @@ async function attemptOnce(deps: AttemptDeps, endpoint: EndpointRecord, health: 
  * only if the stored count still makes it the threshold (a success since may have reset
  * it) and no attempt that started before it is unanswered (its success may not be written yet).
  */
-async function mayOpen(deps: AttemptDeps, endpoint: EndpointRecord, deliveryId: string, startedAt: Date): Promise<boolean> {
+async function mayOpen(
+  deps: AttemptDeps,
+  endpoint: EndpointRecord,
+  deliveryId: string,
+  startedAt: Date,
+): Promise<boolean> {
   const current = await deps.endpoints.get(endpoint.shop_id, endpoint.id).catch(() => null);
   if (!current || current.health.consecutive_failures + 1 < CIRCUIT_THRESHOLD) return false;
-  return !olderAttemptUnresolved(current.leases, deliveryId, startedAt.getTime(), leaseMs(deps.settings.timeoutMs), deps.now().getTime());
+  return !olderAttemptUnresolved(
+    current.leases,
+    deliveryId,
+    startedAt.getTime(),
+    leaseMs(deps.settings.timeoutMs),
+    deps.now().getTime(),
+  );
 }
 
 /** Due while the circuit is open: the attempt is recorded as not sent and the delivery goes on along its schedule. */
@@ -373,10 +534,23 @@ async function releaseWaiting(deps: AttemptDeps, endpoint: EndpointRecord, excep
   await deps.queue.send(open.filter((d) => d.status === 'retrying' && d.id !== exceptId).map((d) => messageOf(d)));
 }
 
-async function send(deps: AttemptDeps, endpoint: EndpointRecord, event: EventRecord, now: Date, startBy: number): Promise<SendResult | 'late'> {
+async function send(
+  deps: AttemptDeps,
+  endpoint: EndpointRecord,
+  event: EventRecord,
+  now: Date,
+  startBy: number,
+): Promise<SendResult | 'late'> {
   // The guard runs again before every delivery: DNS may have changed since the endpoint was saved.
   const target = await deps.checkTarget(endpoint.url);
-  if (!target.ok) return { status: null, error: `refused target: url ${target.reason}`, retryAfterMs: null, durationMs: 0, snippet: null };
+  if (!target.ok)
+    return {
+      status: null,
+      error: `refused target: url ${target.reason}`,
+      retryAfterMs: null,
+      durationMs: 0,
+      snippet: null,
+    };
   const body = JSON.stringify(toEventResource(event));
   const headers = signedHeaders(event.id, body, await signingSecrets(deps, endpoint, now), now);
   if (deps.now().getTime() > startBy) return 'late';

@@ -1,7 +1,14 @@
 import type { Sender } from './sender';
 import type { Admission, EndpointHealth } from './circuit';
 import type { GuardResult } from './url-guard';
-import type { AttemptRecord, DeliveryMessage, DeliveryQueue, DeliveryRecord, DeliveryStore, DeliveryRef } from './delivery-records';
+import type {
+  AttemptRecord,
+  DeliveryMessage,
+  DeliveryQueue,
+  DeliveryRecord,
+  DeliveryStore,
+  DeliveryRef,
+} from './delivery-records';
 import type { DeliveryStatus } from './delivery-status';
 import type { EventRecord } from '../domain/events';
 import type { SecretCipher } from '../domain/secrets';
@@ -134,7 +141,13 @@ export interface EndpointGateStore {
   /** Marks that deliveries of the endpoint wait for a slot (on the queue): the next success pulls due ones from the table. */
   markBacklog(endpoint: EndpointRecord, at: string): Promise<void>;
   /** Disables (if still enabled) and writes the event in one transaction; false if it was already disabled. */
-  disable(endpoint: EndpointRecord, reason: 'failing' | 'gone', lastErrors: string[], event: EventRecord, at: string): Promise<boolean>;
+  disable(
+    endpoint: EndpointRecord,
+    reason: 'failing' | 'gone',
+    lastErrors: string[],
+    event: EventRecord,
+    at: string,
+  ): Promise<boolean>;
 }
 
 export interface RetryScheduler {

@@ -78,7 +78,8 @@ export interface DeliveryMessage {
 /** An event rides in its delivery messages up to this size (JSON): ten of them stay far inside one SQS batch's 256 KB. */
 export const MESSAGE_EVENT_MAX_BYTES = 16 * 1024;
 
-const isMessageEvent = (message: DeliveryMessage, event: EventRecord): boolean => event.id === message.event_id && event.shop_id === message.shop_id;
+const isMessageEvent = (message: DeliveryMessage, event: EventRecord): boolean =>
+  event.id === message.event_id && event.shop_id === message.shop_id;
 
 /** The message with its event in it, when small enough. */
 export function carryingEvent(message: DeliveryMessage, event: EventRecord): DeliveryMessage {
@@ -87,7 +88,8 @@ export function carryingEvent(message: DeliveryMessage, event: EventRecord): Del
 }
 
 /** The event a message carries, if it is that message's own; otherwise it is read from the table. */
-export const carriedEvent = (message: DeliveryMessage): EventRecord | undefined => (message.event && isMessageEvent(message, message.event) ? message.event : undefined);
+export const carriedEvent = (message: DeliveryMessage): EventRecord | undefined =>
+  message.event && isMessageEvent(message, message.event) ? message.event : undefined;
 
 /** Ids only (a schedule's input is at most 8 KB). */
 export function withoutEvent({ event: _event, ...ids }: DeliveryMessage): DeliveryMessage {

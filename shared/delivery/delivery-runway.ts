@@ -32,7 +32,13 @@ export interface BatchContext {
 }
 
 export function newBatchContext(now: number): BatchContext {
-  return { taken: new Set(), deadline: now + RUNWAY_MS, pulled: [], admissions: Promise.resolve(), admitted: () => undefined };
+  return {
+    taken: new Set(),
+    deadline: now + RUNWAY_MS,
+    pulled: [],
+    admissions: Promise.resolve(),
+    admitted: () => undefined,
+  };
 }
 
 /** The batch's endpoints are known: the bookkeeping waits until each of the `count` is admitted on. */
@@ -86,9 +92,18 @@ export interface Runway<V> {
   take(): Promise<Carried>;
 }
 
-export function newRunway<V>(ctx: BatchContext, waiting: Due[], pulled: boolean, giveBack: (due: Due) => Promise<V>, runs: number, heldUntil = 0): Runway<V> {
+export function newRunway<V>(
+  ctx: BatchContext,
+  waiting: Due[],
+  pulled: boolean,
+  giveBack: (due: Due) => Promise<V>,
+  runs: number,
+  heldUntil = 0,
+): Runway<V> {
   const starts = new Map<string, (run: Promise<V>) => void>();
-  const outcomes = new Map(waiting.map((d) => [d.delivery.id, new Promise<V>((resolve) => starts.set(d.delivery.id, (run) => resolve(run)))]));
+  const outcomes = new Map(
+    waiting.map((d) => [d.delivery.id, new Promise<V>((resolve) => starts.set(d.delivery.id, (run) => resolve(run)))]),
+  );
   const settle = (id: string, run: Promise<V>) => starts.get(id)?.(run);
   const carried: Carried = { attempts: [], slots: [], held: waiting.map((d) => d.delivery.id), heldUntil };
   const writes: Promise<unknown>[] = [];
@@ -110,7 +125,12 @@ export function newRunway<V>(ctx: BatchContext, waiting: Due[], pulled: boolean,
     recording: (write) => void writes.push(write.catch(() => undefined)),
     take: async () => {
       await Promise.all(writes.splice(0));
-      return { attempts: carried.attempts.splice(0), slots: carried.slots.splice(0), held: carried.held.splice(0), heldUntil };
+      return {
+        attempts: carried.attempts.splice(0),
+        slots: carried.slots.splice(0),
+        held: carried.held.splice(0),
+        heldUntil,
+      };
     },
   };
 }

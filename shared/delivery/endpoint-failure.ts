@@ -11,8 +11,19 @@ import { cancelQueued, toEndpointResource, type EndpointRecord } from '../domain
  * with no success since `failing_since` disable it on this failure. Disabling writes the
  * `webhook_endpoint.disabled` event in the same transaction and cancels what is queued.
  */
-export async function disableIfDue(deps: Pick<AttemptDeps, 'endpoints' | 'deliveries' | 'timeScale'>, endpoint: EndpointRecord, outcome: Outcome, history: AttemptRecord[], now: Date): Promise<void> {
-  const reason = outcome.kind === 'gone' ? 'gone' : shouldDisable(endpoint.failing_since, now.getTime(), deps.timeScale) ? 'failing' : null;
+export async function disableIfDue(
+  deps: Pick<AttemptDeps, 'endpoints' | 'deliveries' | 'timeScale'>,
+  endpoint: EndpointRecord,
+  outcome: Outcome,
+  history: AttemptRecord[],
+  now: Date,
+): Promise<void> {
+  const reason =
+    outcome.kind === 'gone'
+      ? 'gone'
+      : shouldDisable(endpoint.failing_since, now.getTime(), deps.timeScale)
+        ? 'failing'
+        : null;
   if (!reason) return;
   const lastErrors = history.slice(-5).map((h) => `${h.at} attempt ${h.attempt}: ${h.error ?? `HTTP ${h.status}`}`);
   const disabled = { ...endpoint, enabled: false, disabled_reason: reason, updated_at: now.toISOString() } as const;
@@ -21,6 +32,11 @@ export async function disableIfDue(deps: Pick<AttemptDeps, 'endpoints' | 'delive
   const event = eventWithId(eventId, endpoint.shop_id, 'webhook_endpoint.disabled', toEndpointResource(disabled), now);
   if (await deps.endpoints.disable(endpoint, reason, lastErrors, event, now.toISOString())) {
     const cancelled = await cancelQueued(deps, endpoint, now);
-    logger.warn('Webhook endpoint disabled', { endpoint_id: endpoint.id, shop_id: endpoint.shop_id, reason, cancelled_deliveries: cancelled });
+    logger.warn('Webhook endpoint disabled', {
+      endpoint_id: endpoint.id,
+      shop_id: endpoint.shop_id,
+      reason,
+      cancelled_deliveries: cancelled,
+    });
   }
 }

@@ -70,7 +70,9 @@ export interface StatsSum {
  * What recorded attempts add to their endpoint's stats: one sum per 10-minute bucket they
  * fall in (usually one), so a run of attempts counts in one write per bucket.
  */
-export function statsSums(attempts: readonly { entry: AttemptRecord; status: DeliveryStatus }[]): { start: string; sum: StatsSum }[] {
+export function statsSums(
+  attempts: readonly { entry: AttemptRecord; status: DeliveryStatus }[],
+): { start: string; sum: StatsSum }[] {
   const sums = new Map<string, StatsSum>();
   for (const { entry, status } of attempts) {
     const inc = statsIncrement(entry, status);
@@ -87,7 +89,8 @@ export function statsSums(attempts: readonly { entry: AttemptRecord; status: Del
   return [...sums].map(([start, sum]) => ({ start, sum }));
 }
 
-export const bucketStart = (at: Date): string => new Date(Math.floor(at.getTime() / STATS_BUCKET_MS) * STATS_BUCKET_MS).toISOString();
+export const bucketStart = (at: Date): string =>
+  new Date(Math.floor(at.getTime() / STATS_BUCKET_MS) * STATS_BUCKET_MS).toISOString();
 
 /** The first bucket of the window ending now: the last 24 h, to a bucket. */
 export const windowStart = (now: Date): string => bucketStart(new Date(now.getTime() - STATS_WINDOW_HOURS * 3_600_000));
@@ -112,7 +115,11 @@ function percentile(histogram: number[], total: number, p: number): number | nul
   return null;
 }
 
-export function summarise(endpointId: string, buckets: StatsBucket[], open: { pending: number; retrying: number }): Resource<'webhookEndpointStats'> {
+export function summarise(
+  endpointId: string,
+  buckets: StatsBucket[],
+  open: { pending: number; retrying: number },
+): Resource<'webhookEndpointStats'> {
   const sum = (f: (b: StatsBucket) => number) => buckets.reduce((n, b) => n + f(b), 0);
   const attempts = sum((b) => b.attempts);
   const succeeded = sum((b) => b.succeeded);

@@ -22,10 +22,7 @@ export interface AttemptResult {
 }
 
 export type Outcome =
-  | { kind: 'succeeded' }
-  | { kind: 'retry'; delayMs: number }
-  | { kind: 'failed' }
-  | { kind: 'gone' };
+  { kind: 'succeeded' } | { kind: 'retry'; delayMs: number } | { kind: 'failed' } | { kind: 'gone' };
 
 /** The statuses by which a receiver asks senders to slow down (Standard Webhooks). */
 export const SLOW_DOWN_STATUSES: readonly number[] = [429, 502, 503, 504];

@@ -65,9 +65,13 @@ export function withStarts(starts: RateStarts, now: number, n: number): RateStar
 export function rateWaits(limit: number, starts: RateStarts, now: number, count: number): number[] {
   const frees = counted(starts, now).flatMap(([b, c]) => Array<number>(c).fill(freedAt(b)));
   // Over the limit (it was lowered): the oldest starts free nothing usable until enough have left.
-  const places = [...Array<number>(Math.max(0, limit - frees.length)).fill(now), ...frees.slice(Math.max(0, frees.length - limit))];
+  const places = [
+    ...Array<number>(Math.max(0, limit - frees.length)).fill(now),
+    ...frees.slice(Math.max(0, frees.length - limit)),
+  ];
   const times: number[] = [];
-  for (let i = 0; i < count; i++) times.push(i < limit ? (places[i] as number) : (times[i - limit] as number) + RATE_PERIOD_MS);
+  for (let i = 0; i < count; i++)
+    times.push(i < limit ? (places[i] as number) : (times[i - limit] as number) + RATE_PERIOD_MS);
   return times.map((t) => Math.min(t, now + MAX_RATE_WAIT_MS));
 }
 
@@ -100,10 +104,20 @@ export interface RateDecision {
  * each finds its room, instead of all waking at every opening and all but N going round the
  * queue again; the price is a write of the line's end when a batch joins it.
  */
-export function limitRate(limit: number, state: RateState, now: number, send: string[], defer: string[], booked: ReadonlySet<string>): RateDecision {
+export function limitRate(
+  limit: number,
+  state: RateState,
+  now: number,
+  send: string[],
+  defer: string[],
+  booked: ReadonlySet<string>,
+): RateDecision {
   const line = state.tail !== null && state.tail > now;
   const allowance = rateAllowance(limit, state.starts, now);
-  const go = [...send.filter((id) => booked.has(id)), ...send.filter((id) => !booked.has(id) && !line)].slice(0, allowance);
+  const go = [...send.filter((id) => booked.has(id)), ...send.filter((id) => !booked.has(id) && !line)].slice(
+    0,
+    allowance,
+  );
   const held = send.filter((id) => !go.includes(id));
   const starts = go.length > 0 ? withStarts(state.starts, now, go.length) : null;
   const binds = held.length > 0 || (defer.length > 0 && allowance <= go.length);

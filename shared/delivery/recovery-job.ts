@@ -101,7 +101,11 @@ function wouldReceive(endpoint: EndpointRecord, event: EventRecord): boolean {
  * The next page of the window: every event on it that the endpoint would be sent now and has
  * not received is queued to it (or found waiting), and the recovery as it is after the page.
  */
-export async function recoverPage(deps: RecoveryPageDeps, endpoint: EndpointRecord, recovery: RecoveryRecord): Promise<RecoveryRecord> {
+export async function recoverPage(
+  deps: RecoveryPageDeps,
+  endpoint: EndpointRecord,
+  recovery: RecoveryRecord,
+): Promise<RecoveryRecord> {
   const started = deps.now().getTime();
   let progress = recovery;
   let read = 0;
@@ -122,16 +126,39 @@ export async function recoverPage(deps: RecoveryPageDeps, endpoint: EndpointReco
 }
 
 /** The next STEP events of the window, queued; the recovery's position, count and status after them. */
-async function recoverStep(deps: RecoveryPageDeps, endpoint: EndpointRecord, recovery: RecoveryRecord): Promise<{ recovery: RecoveryRecord; read: number }> {
-  const page = await deps.events.listBetween(recovery.shop_id, new Date(recovery.since), new Date(recovery.until), { limit: STEP, after: recovery.after ?? undefined });
-  const wanted = page.items.filter((e) => e.timestamp >= recovery.since && e.timestamp <= recovery.until && wouldReceive(endpoint, e));
+async function recoverStep(
+  deps: RecoveryPageDeps,
+  endpoint: EndpointRecord,
+  recovery: RecoveryRecord,
+): Promise<{ recovery: RecoveryRecord; read: number }> {
+  const page = await deps.events.listBetween(recovery.shop_id, new Date(recovery.since), new Date(recovery.until), {
+    limit: STEP,
+    after: recovery.after ?? undefined,
+  });
+  const wanted = page.items.filter(
+    (e) => e.timestamp >= recovery.since && e.timestamp <= recovery.until && wouldReceive(endpoint, e),
+  );
   const opts = { skipReceived: true, sweepGraceMs: sweepGraceMs(deps.timeScale) };
   // One resource's rows are written in the order of its events, so the stream hands them to their chain in that order.
   const outcomes: Queued[] = new Array(wanted.length);
-  const seen = await deps.currentDeliveries.ofEvents(recovery.shop_id, wanted.map((e) => e.id), endpoint.id);
-  const settled = await oneResourceAtATime(wanted.map((e, i) => ({ e, i })), ({ e }) => (orderKeyFor(endpoint, e) ? resourceOf(e) : null), async ({ e, i }) => {
-    outcomes[i] = await queueAgain(deps, e, endpoint.id, { ...opts, orderKey: orderKeyFor(endpoint, e) }, seen.get(e.id));
-  });
+  const seen = await deps.currentDeliveries.ofEvents(
+    recovery.shop_id,
+    wanted.map((e) => e.id),
+    endpoint.id,
+  );
+  const settled = await oneResourceAtATime(
+    wanted.map((e, i) => ({ e, i })),
+    ({ e }) => (orderKeyFor(endpoint, e) ? resourceOf(e) : null),
+    async ({ e, i }) => {
+      outcomes[i] = await queueAgain(
+        deps,
+        e,
+        endpoint.id,
+        { ...opts, orderKey: orderKeyFor(endpoint, e) },
+        seen.get(e.id),
+      );
+    },
+  );
   const failed = settled.find((r) => r.status === 'rejected');
   if (failed) throw failed.reason;
   const done = !page.next;
@@ -163,7 +190,15 @@ function queuedBy(recovery: RecoveryRecord, outcome: Queued): boolean {
 /** Ended without finishing: its endpoint was disabled or deleted (what it queued is cancelled with the endpoint's other deliveries). */
 export function cancelled(recovery: RecoveryRecord, now: Date): RecoveryRecord {
   const at = now.toISOString();
-  return { ...recovery, status: 'cancelled', after: null, pages: recovery.pages + 1, updated_at: at, completed_at: at, sweep_at: null };
+  return {
+    ...recovery,
+    status: 'cancelled',
+    after: null,
+    pages: recovery.pages + 1,
+    updated_at: at,
+    completed_at: at,
+    sweep_at: null,
+  };
 }
 
 export function toRecoveryResource(r: RecoveryRecord): Resource<'recovery'> {

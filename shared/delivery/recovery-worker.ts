@@ -1,4 +1,11 @@
-import { cancelled, recoverPage, stallMs, type RecoveryPageDeps, type RecoveryRecord, type RecoveryStore } from './recovery-job';
+import {
+  cancelled,
+  recoverPage,
+  stallMs,
+  type RecoveryPageDeps,
+  type RecoveryRecord,
+  type RecoveryStore,
+} from './recovery-job';
 import type { EndpointRecord } from '../domain/webhook-endpoints';
 
 export interface RecoveryWorkerDeps extends RecoveryPageDeps {
@@ -16,11 +23,15 @@ export type PageVerdict = 'advanced' | 'stale' | 'cancelled' | 'lost';
  * throws leaves the record as it was, so the stream's retry of the same record works it
  * again; should those retries run out, the sweeper's nudge wakes it.
  */
-export async function continueRecovery(deps: RecoveryWorkerDeps, woken: Pick<RecoveryRecord, 'shop_id' | 'id' | 'pages'>): Promise<PageVerdict> {
+export async function continueRecovery(
+  deps: RecoveryWorkerDeps,
+  woken: Pick<RecoveryRecord, 'shop_id' | 'id' | 'pages'>,
+): Promise<PageVerdict> {
   const recovery = await deps.recoveries.get(woken.shop_id, woken.id);
   if (!recovery || recovery.status !== 'running' || recovery.pages !== woken.pages) return 'stale';
   const endpoint = await deps.endpoints.get(recovery.shop_id, recovery.endpoint_id);
-  if (!endpoint?.enabled) return (await deps.recoveries.advance(recovery, cancelled(recovery, deps.now()))) ? 'cancelled' : 'lost';
+  if (!endpoint?.enabled)
+    return (await deps.recoveries.advance(recovery, cancelled(recovery, deps.now()))) ? 'cancelled' : 'lost';
   const next = await recoverPage(deps, endpoint, recovery);
   // Lost: another run of the same page (a nudge beside a slow retry) wrote it first; what both queued is one delivery per event.
   return (await deps.recoveries.advance(recovery, next)) ? 'advanced' : 'lost';
@@ -29,9 +40,13 @@ export async function continueRecovery(deps: RecoveryWorkerDeps, woken: Pick<Rec
 const NUDGE_LIMIT = 25;
 
 /** The sweeper's part: wakes running recoveries that have written no page for a while. Returns how many it woke. */
-export async function nudgeStalledRecoveries(deps: Pick<RecoveryWorkerDeps, 'recoveries' | 'timeScale' | 'now'>): Promise<number> {
+export async function nudgeStalledRecoveries(
+  deps: Pick<RecoveryWorkerDeps, 'recoveries' | 'timeScale' | 'now'>,
+): Promise<number> {
   const now = deps.now();
   const sweepAt = new Date(now.getTime() + stallMs(deps.timeScale)).toISOString();
-  const woken = await Promise.all((await deps.recoveries.stalled(now, NUDGE_LIMIT)).map((r) => deps.recoveries.nudge(r, sweepAt)));
+  const woken = await Promise.all(
+    (await deps.recoveries.stalled(now, NUDGE_LIMIT)).map((r) => deps.recoveries.nudge(r, sweepAt)),
+  );
   return woken.filter(Boolean).length;
 }

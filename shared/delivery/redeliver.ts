@@ -24,7 +24,12 @@ export interface RedeliverDeps {
  * if no attempt has reached it yet, answered as this request's own (see ./current-delivery.ts):
  * concurrent redelivers (a client's retry, a double click) share one delivery.
  */
-export async function redeliver(deps: RedeliverDeps, shopId: string, eventId: string, endpointIds: string[] = []): Promise<Resource<'eventWithDeliveries'>> {
+export async function redeliver(
+  deps: RedeliverDeps,
+  shopId: string,
+  eventId: string,
+  endpointIds: string[] = [],
+): Promise<Resource<'eventWithDeliveries'>> {
   const event = await findExisting('evt', 'event', eventId, (id) => deps.events.get(shopId, id));
   const all = await deps.endpoints.list(shopId);
   let targets: EndpointRecord[];
@@ -35,13 +40,26 @@ export async function redeliver(deps: RedeliverDeps, shopId: string, eventId: st
   } else {
     targets = [...new Set(endpointIds)].map((id, i) => {
       const endpoint = all.find((e) => e.id === id);
-      if (!endpoint) throw new AppError('parameter_invalid', `No such webhook endpoint: '${id}'`, { param: `endpoint_ids.${i}` });
-      if (!endpoint.enabled) throw new AppError('parameter_invalid', `Webhook endpoint '${id}' is disabled; enable it first.`, { param: `endpoint_ids.${i}` });
+      if (!endpoint)
+        throw new AppError('parameter_invalid', `No such webhook endpoint: '${id}'`, { param: `endpoint_ids.${i}` });
+      if (!endpoint.enabled)
+        throw new AppError('parameter_invalid', `Webhook endpoint '${id}' is disabled; enable it first.`, {
+          param: `endpoint_ids.${i}`,
+        });
       return endpoint;
     });
   }
-  const seen = targets.length > 0 ? await deps.currentDeliveries.ofEvent(shopId, event.id, targets.map((e) => e.id)) : undefined;
+  const seen =
+    targets.length > 0
+      ? await deps.currentDeliveries.ofEvent(
+          shopId,
+          event.id,
+          targets.map((e) => e.id),
+        )
+      : undefined;
   const opts = { skipReceived: false as const, sweepGraceMs: sweepGraceMs(deps.timeScale) };
-  const queued = await Promise.all(targets.map((e) => queueAgain(deps, event, e.id, { ...opts, orderKey: orderKeyFor(e, event) }, seen)));
+  const queued = await Promise.all(
+    targets.map((e) => queueAgain(deps, event, e.id, { ...opts, orderKey: orderKeyFor(e, event) }, seen)),
+  );
   return { ...toEventResource(event), deliveries: queued.map((q) => toDeliveryResource(q.delivery, event.type)) };
 }

@@ -37,7 +37,8 @@ export function parseElement(element: string): { event_id: string; id: string } 
 }
 
 /** A row of an ordered delivery, with the chain it belongs to. */
-export const chainMember = (d: DeliveryRecord): ChainMember | null => (d.order_key ? { ...d, order_key: d.order_key } : null);
+export const chainMember = (d: DeliveryRecord): ChainMember | null =>
+  d.order_key ? { ...d, order_key: d.order_key } : null;
 
 /**
  * The latest open element of an earlier event: what holds this delivery back (null: nothing).
@@ -52,7 +53,10 @@ export function aheadOf(open: readonly string[], d: Pick<DeliveryRecord, 'event_
 }
 
 /** The resource a delivery to this endpoint is ordered by: the event's `data.id` when the endpoint orders; else none. */
-export function orderKeyFor(endpoint: Pick<EndpointRecord, 'ordering'>, event: Pick<EventRecord, 'data'>): string | undefined {
+export function orderKeyFor(
+  endpoint: Pick<EndpointRecord, 'ordering'>,
+  event: Pick<EventRecord, 'data'>,
+): string | undefined {
   const id = event.data.id;
   return endpoint.ordering === 'per_resource' && typeof id === 'string' && id.length > 0 ? id : undefined;
 }
@@ -118,7 +122,12 @@ export async function releaseNextInOrder(deps: OrderDeps, ended: DeliveryRecord)
     await advance(deps, member, await deps.order.leave(member, elementOf(member)));
   } catch (err) {
     // The end is recorded already; the next stays held, in the due index, until the sweeper walks the chain.
-    logger.warn('Next delivery of a resource not released now; the sweeper releases it', { shop_id: ended.shop_id, endpoint_id: ended.endpoint_id, delivery_id: ended.id, error: err as Error });
+    logger.warn('Next delivery of a resource not released now; the sweeper releases it', {
+      shop_id: ended.shop_id,
+      endpoint_id: ended.endpoint_id,
+      delivery_id: ended.id,
+      error: err as Error,
+    });
   }
 }
 
@@ -147,7 +156,9 @@ async function advance(deps: OrderDeps, chain: ChainRef, open: string[]): Promis
     if (found === 'released') {
       const { event_id, id } = parseElement(head);
       // A held row was never attempted: this is its first attempt.
-      await deps.queue?.send([{ shop_id: chain.shop_id, event_id, delivery_id: id, endpoint_id: chain.endpoint_id, attempt: 1 }]);
+      await deps.queue?.send([
+        { shop_id: chain.shop_id, event_id, delivery_id: id, endpoint_id: chain.endpoint_id, attempt: 1 },
+      ]);
       return head;
     }
     open = await deps.order.leave(chain, head);
@@ -161,7 +172,11 @@ async function advance(deps: OrderDeps, chain: ChainRef, open: string[]): Promis
  * they were written), so an earlier event joins its chains before a later one looks at them.
  * When one fails, the later ones of its resource fail too (they are retried with it, in order).
  */
-export function oneResourceAtATime<T>(items: readonly T[], keyOf: (item: T) => string | null, work: (item: T) => Promise<void>): Promise<PromiseSettledResult<void>[]> {
+export function oneResourceAtATime<T>(
+  items: readonly T[],
+  keyOf: (item: T) => string | null,
+  work: (item: T) => Promise<void>,
+): Promise<PromiseSettledResult<void>[]> {
   const tails = new Map<string, Promise<void>>();
   return Promise.allSettled(
     items.map((item) => {
@@ -175,4 +190,5 @@ export function oneResourceAtATime<T>(items: readonly T[], keyOf: (item: T) => s
 }
 
 /** The resource a stored event is about, for `oneResourceAtATime`: its shop and `data.id`. */
-export const resourceOf = (event: Pick<EventRecord, 'shop_id' | 'data'>): string | null => (typeof event.data.id === 'string' ? `${event.shop_id}/${event.data.id}` : null);
+export const resourceOf = (event: Pick<EventRecord, 'shop_id' | 'data'>): string | null =>
+  typeof event.data.id === 'string' ? `${event.shop_id}/${event.data.id}` : null;

@@ -30,7 +30,9 @@ export function guardedLookup(policy: GuardPolicy): LookupFunction {
       if (err) return callback(err, '', 0);
       const bad = addresses.find((a) => addressProblem(a.address, policy));
       if (bad || addresses.length === 0) {
-        const error = Object.assign(new Error(`refused target: ${hostname} resolves to ${bad?.address ?? 'nothing'}`), { code: 'EREFUSEDTARGET' });
+        const error = Object.assign(new Error(`refused target: ${hostname} resolves to ${bad?.address ?? 'nothing'}`), {
+          code: 'EREFUSEDTARGET',
+        });
         return callback(error, '', 0);
       }
       if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
@@ -120,7 +122,9 @@ export function httpSender(policy: GuardPolicy, timeoutMs: number): Sender {
           res.on('error', () => undefined);
         });
         req.on('timeout', () => req.destroy(timeoutError()));
-        req.on('error', (err: NodeJS.ErrnoException) => settle({ status: null, error: describeFailure(err, timeoutMs), retryAfterMs: null, snippet: null }));
+        req.on('error', (err: NodeJS.ErrnoException) =>
+          settle({ status: null, error: describeFailure(err, timeoutMs), retryAfterMs: null, snippet: null }),
+        );
         req.end(body);
       });
     },

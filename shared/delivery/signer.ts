@@ -24,7 +24,9 @@ function keyOf(secret: string) {
 export function signedHeaders(eventId: string, body: string, secrets: string[], at: Date): Record<string, string> {
   if (secrets.length === 0) throw new Error('no signing secret');
   const timestamp = Math.floor(at.getTime() / 1000);
-  const signatures = secrets.map((secret) => `v1,${createHmac('sha256', keyOf(secret)).update(`${eventId}.${timestamp}.${body}`).digest('base64')}`);
+  const signatures = secrets.map(
+    (secret) => `v1,${createHmac('sha256', keyOf(secret)).update(`${eventId}.${timestamp}.${body}`).digest('base64')}`,
+  );
   return {
     'content-type': 'application/json',
     'user-agent': USER_AGENT,

@@ -70,7 +70,10 @@ export const resweepMs = (timeScale: number) => Math.max(RESWEEP_GRACES * sweepG
  * once (the consumer records attempt N only over N-1). `horizonMs` looks ahead: at the
  * start of the local stack, whose queue and timers died with it, every due row is lost.
  */
-export async function sweep(deps: SweepDeps, opts: { horizonMs?: number; budgetMs?: number } = {}): Promise<SweepReport> {
+export async function sweep(
+  deps: SweepDeps,
+  opts: { horizonMs?: number; budgetMs?: number } = {},
+): Promise<SweepReport> {
   const started = Date.now();
   const report: SweepReport = { found: 0, enqueued: 0, inFlight: 0 };
   // One cutoff for the whole run: what it moves on lands past it, so a long run never sweeps a row twice.
@@ -105,7 +108,13 @@ export async function sweep(deps: SweepDeps, opts: { horizonMs?: number; budgetM
         if (order === 'held' && (await deps.due.postpone(e, resweepAt))) stillHeld++;
         if (order !== 'send') return;
         if (await deps.due.postpone(e, resweepAt)) {
-          const message = { shop_id: e.shop_id, event_id: e.event_id, delivery_id: e.id, endpoint_id: e.endpoint_id, attempt: e.attempts + 1 };
+          const message = {
+            shop_id: e.shop_id,
+            event_id: e.event_id,
+            delivery_id: e.id,
+            endpoint_id: e.endpoint_id,
+            attempt: e.attempts + 1,
+          };
           messages.push(message);
           ready.push(message);
           if (ready.length === SEND_BATCH) flush();
@@ -116,7 +125,8 @@ export async function sweep(deps: SweepDeps, opts: { horizonMs?: number; budgetM
     await Promise.all(sending);
     report.enqueued += messages.length;
     // Rows in flight stay where they are; stop when a page holds nothing else to move.
-    if (messages.length + stillHeld === 0 || entries.length < PAGE || Date.now() - started > (opts.budgetMs ?? 40_000)) return report;
+    if (messages.length + stillHeld === 0 || entries.length < PAGE || Date.now() - started > (opts.budgetMs ?? 40_000))
+      return report;
   }
 }
 
@@ -124,8 +134,16 @@ export async function sweep(deps: SweepDeps, opts: { horizonMs?: number; budgetM
  * The rows the order decides for: held ones (`next_attempt_at` null in the index), and those of
  * an ordered endpoint never attempted (their fan-out may have stopped before their chain).
  */
-async function orderedRows(deps: SweepDeps, entries: DueEntry[], endpoints: Map<string, EndpointRecord>): Promise<Map<string, DeliveryRecord>> {
-  const ordered = entries.filter((e) => e.next_attempt_at === null || (e.attempts === 0 && endpoints.get(`${e.shop_id}/${e.endpoint_id}`)?.ordering === 'per_resource'));
+async function orderedRows(
+  deps: SweepDeps,
+  entries: DueEntry[],
+  endpoints: Map<string, EndpointRecord>,
+): Promise<Map<string, DeliveryRecord>> {
+  const ordered = entries.filter(
+    (e) =>
+      e.next_attempt_at === null ||
+      (e.attempts === 0 && endpoints.get(`${e.shop_id}/${e.endpoint_id}`)?.ordering === 'per_resource'),
+  );
   return ordered.length > 0 ? deps.due.rows(ordered) : new Map();
 }
 

@@ -36,7 +36,8 @@ for (const [net, prefix] of [
   ['203.0.113.0', 24], // documentation
   ['224.0.0.0', 4], // multicast
   ['240.0.0.0', 4], // reserved, broadcast
-] as const) forbidden.addSubnet(net, prefix, 'ipv4');
+] as const)
+  forbidden.addSubnet(net, prefix, 'ipv4');
 forbidden.addAddress('168.63.129.16', 'ipv4'); // Azure platform endpoint
 for (const [net, prefix] of [
   ['::', 128], // unspecified
@@ -54,13 +55,20 @@ for (const [net, prefix] of [
   ['fe80::', 10], // link-local
   ['fec0::', 10], // site-local (deprecated)
   ['ff00::', 8], // multicast
-] as const) forbidden.addSubnet(net, prefix, 'ipv6');
+] as const)
+  forbidden.addSubnet(net, prefix, 'ipv6');
 
 const loopback = new BlockList();
 loopback.addSubnet('127.0.0.0', 8, 'ipv4'); // also matches ::ffff:127.x.x.x
 loopback.addAddress('::1', 'ipv6');
 
-const FORBIDDEN_NAMES = ['metadata.google.internal', 'metadata.goog', 'metadata', 'instance-data', 'instance-data.ec2.internal'];
+const FORBIDDEN_NAMES = [
+  'metadata.google.internal',
+  'metadata.goog',
+  'metadata',
+  'instance-data',
+  'instance-data.ec2.internal',
+];
 
 /** Why an address may not be a webhook target, or null when it may. */
 export function addressProblem(address: string, policy: GuardPolicy): string | null {
@@ -72,7 +80,11 @@ export function addressProblem(address: string, policy: GuardPolicy): string | n
   return null;
 }
 
-const hostOf = (url: URL): string => url.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '').toLowerCase();
+const hostOf = (url: URL): string =>
+  url.hostname
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.+$/, '')
+    .toLowerCase();
 
 /** Everything that can be checked without DNS. */
 export function checkUrlShape(raw: string, policy: GuardPolicy): GuardResult {

@@ -45,8 +45,7 @@ interface SessionFacts {
 }
 
 export type AuthOutcome =
-  | { ok: true; principal: Principal }
-  | { ok: false; code: 'missing_api_key' | 'invalid_api_key'; message: string };
+  { ok: true; principal: Principal } | { ok: false; code: 'missing_api_key' | 'invalid_api_key'; message: string };
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const TOKEN_LENGTH = 40; // ~238 bits
@@ -72,7 +71,10 @@ export const hashKey = (key: string): string => createHash('sha256').update(key,
 
 export function parseScopes(value: string): Scope[] {
   if (value === 'all') return [...SCOPES];
-  const scopes = value.split(',').map((s) => s.trim()).filter(Boolean);
+  const scopes = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
   if (unknown.length > 0 || scopes.length === 0) {
     throw new Error(`Unknown scope(s) ${unknown.join(', ') || '(none given)'}; known: ${SCOPES.join(', ')}, or all`);
@@ -138,7 +140,8 @@ function withoutBearer(authorization: string): string {
 }
 
 /** The credential of an `Authorization: Bearer <credential>` header value, or undefined when it is not in that form. */
-export const bearerCredential = (authorization: string | undefined): string | undefined => /^Bearer[ ]+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+export const bearerCredential = (authorization: string | undefined): string | undefined =>
+  /^Bearer[ ]+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
 
 /** Reads an `Authorization` header value: a well-formed key, or the contract's 401 code, with no lookup. */
 export function presentedKey(authorization: string | undefined): PresentedKey | AuthFailure {

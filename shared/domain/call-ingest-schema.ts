@@ -1,14 +1,24 @@
 import * as z from 'zod/mini';
 
 /** The payload of call ingest (internal, not the public API), and the values it shares with the call resources. */
-export const CALL_OUTCOMES = ['job_created', 'message_taken', 'emergency_escalated', 'information_provided', 'spam', 'no_action'] as const;
+export const CALL_OUTCOMES = [
+  'job_created',
+  'message_taken',
+  'emergency_escalated',
+  'information_provided',
+  'spam',
+  'no_action',
+] as const;
 export type CallOutcome = (typeof CALL_OUTCOMES)[number];
 export const URGENCIES = ['emergency', 'urgent', 'routine'] as const;
 /** Ingest records finished calls; `in_progress` exists in the contract for calls still running. */
 export const INGESTED_CALL_STATUSES = ['completed', 'missed', 'failed'] as const;
 
 const e164 = z.string().check(z.regex(/^\+[1-9]\d{6,14}$/, 'must be an E.164 number such as +15551234567'));
-const isoTime = z.pipe(z.iso.datetime({ offset: true }), z.transform((v: string) => new Date(v).toISOString()));
+const isoTime = z.pipe(
+  z.iso.datetime({ offset: true }),
+  z.transform((v: string) => new Date(v).toISOString()),
+);
 const text = (max: number) => z.string().check(z.trim(), z.minLength(1), z.maxLength(max));
 
 export const jobInputSchema = z.strictObject({
@@ -17,7 +27,9 @@ export const jobInputSchema = z.strictObject({
   description: text(4000),
   urgency: z.enum(URGENCIES),
   requested_window: z.nullable(
-    z.strictObject({ start: isoTime, end: isoTime }).check(z.refine((w) => w.start < w.end, { message: 'start must be before end', path: ['end'] })),
+    z
+      .strictObject({ start: isoTime, end: isoTime })
+      .check(z.refine((w) => w.start < w.end, { message: 'start must be before end', path: ['end'] })),
   ),
 });
 export type JobInput = z.output<typeof jobInputSchema>;
@@ -35,7 +47,15 @@ export const callIngestSchema = z
     started_at: isoTime,
     ended_at: isoTime,
     transcript: z._default(
-      z.array(z.strictObject({ speaker: z.enum(['agent', 'caller']), text: text(5000), offset_ms: z.number().check(z.int(), z.minimum(0)) })).check(z.maxLength(2000)),
+      z
+        .array(
+          z.strictObject({
+            speaker: z.enum(['agent', 'caller']),
+            text: text(5000),
+            offset_ms: z.number().check(z.int(), z.minimum(0)),
+          }),
+        )
+        .check(z.maxLength(2000)),
       [],
     ),
     summary: z._default(
@@ -50,7 +70,10 @@ export const callIngestSchema = z
             address: z.nullable(text(500)),
             urgency: z.nullable(z.enum(URGENCIES)),
           }),
-          usage: z.strictObject({ credits: z.number().check(z.int(), z.minimum(0), z.maximum(10000)), billable_seconds: z.number().check(z.int(), z.minimum(0)) }),
+          usage: z.strictObject({
+            credits: z.number().check(z.int(), z.minimum(0), z.maximum(10000)),
+            billable_seconds: z.number().check(z.int(), z.minimum(0)),
+          }),
         }),
       ),
       null,
@@ -59,9 +82,11 @@ export const callIngestSchema = z
   })
   .check(
     z.superRefine((call, ctx) => {
-      if (call.ended_at < call.started_at) ctx.addIssue({ code: 'custom', path: ['ended_at'], message: 'must not be before started_at' });
+      if (call.ended_at < call.started_at)
+        ctx.addIssue({ code: 'custom', path: ['ended_at'], message: 'must not be before started_at' });
       // A transcript item must stay under DynamoDB's 400 KB item limit.
-      if (JSON.stringify(call.transcript).length > 350_000) ctx.addIssue({ code: 'custom', path: ['transcript'], message: 'is larger than 350 KB' });
+      if (JSON.stringify(call.transcript).length > 350_000)
+        ctx.addIssue({ code: 'custom', path: ['transcript'], message: 'is larger than 350 KB' });
     }),
   );
 export type CallIngest = z.output<typeof callIngestSchema>;

@@ -48,7 +48,9 @@ export interface CallBatch {
 
 export interface CallStore {
   /** Writes the batch atomically; `duplicate` with the existing id when external_id was seen. */
-  record(batch: CallBatch): Promise<{ status: 'created' } | { status: 'duplicate'; callId: string } | { status: 'shop_missing' }>;
+  record(
+    batch: CallBatch,
+  ): Promise<{ status: 'created' } | { status: 'duplicate'; callId: string } | { status: 'shop_missing' }>;
   get(shopId: string, callId: string): Promise<CallRecord | null>;
   getTranscript(shopId: string, callId: string): Promise<TranscriptRecord | null>;
   getSummary(shopId: string, callId: string): Promise<SummaryRecord | null>;
@@ -87,7 +89,8 @@ export interface IngestResult {
 
 /** Records a finished call with its transcript, summary, jobs, credit debit and events, atomically. */
 /** The payload's field, not a path id: the sender fixes `shop_id` (or redrives once the shop exists). */
-const unknownShop = (shopId: string) => new AppError('resource_missing', `No such shop: '${shopId}'`, { param: 'shop_id' });
+const unknownShop = (shopId: string) =>
+  new AppError('resource_missing', `No such shop: '${shopId}'`, { param: 'shop_id' });
 
 export async function ingestCall(deps: CallDeps, input: CallIngest): Promise<IngestResult> {
   const shop = await deps.shops.get(input.shop_id);
@@ -117,7 +120,10 @@ export async function ingestCall(deps: CallDeps, input: CallIngest): Promise<Ing
   const batch: CallBatch = {
     shopId: shop.id,
     call,
-    transcript: input.transcript.length > 0 ? { call_id: callId, turns: input.transcript.map((t, index) => ({ index, ...t })) } : null,
+    transcript:
+      input.transcript.length > 0
+        ? { call_id: callId, turns: input.transcript.map((t, index) => ({ index, ...t })) }
+        : null,
     summary: input.summary ? { call_id: callId, ...input.summary } : null,
     jobs,
     events,
@@ -135,22 +141,39 @@ export async function getCall(deps: Pick<CallDeps, 'calls'>, shopId: string, id:
   return toCallResource(await findExisting('call', 'call', id, (callId) => deps.calls.get(shopId, callId)));
 }
 
-export async function getTranscript(deps: Pick<CallDeps, 'calls'>, shopId: string, id: string): Promise<Resource<'transcript'>> {
+export async function getTranscript(
+  deps: Pick<CallDeps, 'calls'>,
+  shopId: string,
+  id: string,
+): Promise<Resource<'transcript'>> {
   const transcript = await deps.calls.getTranscript(shopId, callIdOrThrow(id));
   if (!transcript) throw await missingPart(deps, shopId, id, 'transcript');
   return { object: 'transcript' as const, call_id: transcript.call_id, turns: transcript.turns };
 }
 
-export async function getSummary(deps: Pick<CallDeps, 'calls'>, shopId: string, id: string): Promise<Resource<'callSummary'>> {
+export async function getSummary(
+  deps: Pick<CallDeps, 'calls'>,
+  shopId: string,
+  id: string,
+): Promise<Resource<'callSummary'>> {
   const s = await deps.calls.getSummary(shopId, callIdOrThrow(id));
   if (!s) throw await missingPart(deps, shopId, id, 'summary');
-  return { object: 'call_summary' as const, call_id: s.call_id, summary: s.summary, outcome: s.outcome, details: s.details, usage: s.usage };
+  return {
+    object: 'call_summary' as const,
+    call_id: s.call_id,
+    summary: s.summary,
+    outcome: s.outcome,
+    details: s.details,
+    usage: s.usage,
+  };
 }
 
 /** A missing resource that says whether the call is unknown or just has no transcript/summary (yet). */
 async function missingPart(deps: Pick<CallDeps, 'calls'>, shopId: string, id: string, part: string): Promise<AppError> {
   const call = await deps.calls.get(shopId, id);
-  return call ? new AppError('resource_missing', `Call '${id}' has no ${part}.`, { param: 'id' }) : notFound('call', id);
+  return call
+    ? new AppError('resource_missing', `Call '${id}' has no ${part}.`, { param: 'id' })
+    : notFound('call', id);
 }
 
 export async function listCalls(deps: Pick<CallDeps, 'calls'>, shopId: string, page: PageRequest) {

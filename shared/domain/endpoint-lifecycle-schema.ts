@@ -3,4 +3,7 @@ import { DELIVERY_STATUSES } from '../delivery/delivery-status';
 import { pageQuery } from './pagination-schema';
 
 /** Request schemas of the operations in ./endpoint-lifecycle.ts (recover's are in ./recovery-schema.ts). */
-export const listWebhookEndpointDeliveriesQuery = z.strictObject({ ...pageQuery, status: z.optional(z.enum(DELIVERY_STATUSES)) });
+export const listWebhookEndpointDeliveriesQuery = z.strictObject({
+  ...pageQuery,
+  status: z.optional(z.enum(DELIVERY_STATUSES)),
+});

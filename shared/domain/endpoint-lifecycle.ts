@@ -5,11 +5,22 @@ import { summarise, type StatsBucket } from '../delivery/endpoint-stats';
 import type { EventType } from './event-types';
 import type { Page, PageRequest } from './pagination';
 import type { Resource } from './resources';
-import { cancelQueued, loadEndpoint, toEndpointResource, type EndpointStore, type QueuedDeliveries } from './webhook-endpoints';
+import {
+  cancelQueued,
+  loadEndpoint,
+  toEndpointResource,
+  type EndpointStore,
+  type QueuedDeliveries,
+} from './webhook-endpoints';
 
 /** What an endpoint's own pages read: its deliveries (through their endpoint) and its stats counters. */
 export interface EndpointDeliveryReader extends QueuedDeliveries {
-  listForEndpoint(shopId: string, endpointId: string, page: PageRequest, status?: DeliveryStatus): Promise<Page<DeliveryRecord & { event_type: EventType }>>;
+  listForEndpoint(
+    shopId: string,
+    endpointId: string,
+    page: PageRequest,
+    status?: DeliveryStatus,
+  ): Promise<Page<DeliveryRecord & { event_type: EventType }>>;
   /** Pending and retrying rows of the endpoint; `now` bounds how far back fast-path rows are looked for. */
   countOpenForEndpoint(shopId: string, endpointId: string, now: Date): Promise<{ pending: number; retrying: number }>;
 }
@@ -25,7 +36,11 @@ export interface LifecycleDeps {
   now: () => Date;
 }
 
-export async function getEndpoint(deps: Pick<LifecycleDeps, 'endpoints'>, shopId: string, id: string): Promise<Resource<'webhookEndpoint'>> {
+export async function getEndpoint(
+  deps: Pick<LifecycleDeps, 'endpoints'>,
+  shopId: string,
+  id: string,
+): Promise<Resource<'webhookEndpoint'>> {
   return toEndpointResource(await loadEndpoint(deps, shopId, id));
 }
 
@@ -34,7 +49,11 @@ export async function getEndpoint(deps: Pick<LifecycleDeps, 'endpoints'>, shopId
  * then cancels its open deliveries. A crash in between leaves nothing to send: the consumer
  * cancels a delivery whose endpoint is gone when it comes due.
  */
-export async function deleteEndpoint(deps: Pick<LifecycleDeps, 'endpoints' | 'deliveries' | 'now'>, shopId: string, id: string): Promise<Resource<'deletedWebhookEndpoint'>> {
+export async function deleteEndpoint(
+  deps: Pick<LifecycleDeps, 'endpoints' | 'deliveries' | 'now'>,
+  shopId: string,
+  id: string,
+): Promise<Resource<'deletedWebhookEndpoint'>> {
   const endpoint = await loadEndpoint(deps, shopId, id);
   const at = deps.now();
   // Deleted meanwhile by a concurrent request: that one answers 200, this one 404.
@@ -43,14 +62,27 @@ export async function deleteEndpoint(deps: Pick<LifecycleDeps, 'endpoints' | 'de
   return { id: endpoint.id, object: 'webhook_endpoint', deleted: true };
 }
 
-export async function listEndpointDeliveries(deps: Pick<LifecycleDeps, 'endpoints' | 'deliveries'>, shopId: string, id: string, page: PageRequest, status?: DeliveryStatus) {
+export async function listEndpointDeliveries(
+  deps: Pick<LifecycleDeps, 'endpoints' | 'deliveries'>,
+  shopId: string,
+  id: string,
+  page: PageRequest,
+  status?: DeliveryStatus,
+) {
   const endpoint = await loadEndpoint(deps, shopId, id);
   const found = await deps.deliveries.listForEndpoint(shopId, endpoint.id, page, status);
   return { items: found.items.map((d) => toDeliveryResource(d, d.event_type)), next: found.next };
 }
 
-export async function getEndpointStats(deps: LifecycleDeps, shopId: string, id: string): Promise<Resource<'webhookEndpointStats'>> {
+export async function getEndpointStats(
+  deps: LifecycleDeps,
+  shopId: string,
+  id: string,
+): Promise<Resource<'webhookEndpointStats'>> {
   const endpoint = await loadEndpoint(deps, shopId, id);
-  const [buckets, open] = await Promise.all([deps.stats.window(shopId, endpoint.id, deps.now()), deps.deliveries.countOpenForEndpoint(shopId, endpoint.id, deps.now())]);
+  const [buckets, open] = await Promise.all([
+    deps.stats.window(shopId, endpoint.id, deps.now()),
+    deps.deliveries.countOpenForEndpoint(shopId, endpoint.id, deps.now()),
+  ]);
   return summarise(endpoint.id, buckets, open);
 }

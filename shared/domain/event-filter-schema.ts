@@ -48,14 +48,23 @@ function tooDeep(value: unknown, path: string, level: number, max: number): stri
 function literal(value: unknown, path: string): string | null {
   if (Array.isArray(value)) return first(value.map((v, i) => () => literal(v, `${path}.${i}`)));
   if (!isObject(value)) return null;
-  return first(Object.entries(value).map(([key, v]) => () => (isOperator(key) ? operatorInValue(key, `${path}.${key}`) : literal(v, `${path}.${key}`))));
+  return first(
+    Object.entries(value).map(
+      ([key, v]) =>
+        () =>
+          isOperator(key) ? operatorInValue(key, `${path}.${key}`) : literal(v, `${path}.${key}`),
+    ),
+  );
 }
 
 const operatorInValue = (key: string, path: string) =>
-  includes(FILTER_OPERATORS, key) ? `${path} is inside a value to compare, where no operator is allowed: put operators directly on a field` : `${path} is not a supported operator (${SUPPORTED})`;
+  includes(FILTER_OPERATORS, key)
+    ? `${path} is inside a value to compare, where no operator is allowed: put operators directly on a field`
+    : `${path} is not a supported operator (${SUPPORTED})`;
 
 function operator(op: string, arg: unknown, path: string): string | null {
-  if (includes(LOGICAL_OPERATORS, op)) return `${path} combines conditions, so it cannot apply to a field: use it as a key of the filter or of a condition in a list`;
+  if (includes(LOGICAL_OPERATORS, op))
+    return `${path} combines conditions, so it cannot apply to a field: use it as a key of the filter or of a condition in a list`;
   if (!includes(FIELD_OPERATORS, op)) return `${path} is not a supported operator (${SUPPORTED})`;
   switch (op) {
     case '$gt':
@@ -69,8 +78,15 @@ function operator(op: string, arg: unknown, path: string): string | null {
     case '$exists':
       return typeof arg === 'boolean' ? null : `${path} must be true or false`;
     case '$not':
-      if (!isObject(arg) || Object.keys(arg).length === 0 || !Object.keys(arg).every(isOperator)) return `${path} must be an object of operators, e.g. {"$in": ["a", "b"]}`;
-      return first(Object.entries(arg).map(([inner, v]) => () => operator(inner, v, `${path}.${inner}`)));
+      if (!isObject(arg) || Object.keys(arg).length === 0 || !Object.keys(arg).every(isOperator))
+        return `${path} must be an object of operators, e.g. {"$in": ["a", "b"]}`;
+      return first(
+        Object.entries(arg).map(
+          ([inner, v]) =>
+            () =>
+              operator(inner, v, `${path}.${inner}`),
+        ),
+      );
     default:
       return literal(arg, path); // $eq, $ne
   }
@@ -80,8 +96,15 @@ function operator(op: string, arg: unknown, path: string): string | null {
 function fieldValue(value: unknown, path: string): string | null {
   if (isObject(value) && Object.keys(value).some(isOperator)) {
     const field = Object.keys(value).find((k) => !isOperator(k));
-    if (field !== undefined) return `${path} mixes operators and fields (${path}.${field}): use either an object of operators or a value to equal`;
-    return first(Object.entries(value).map(([op, arg]) => () => operator(op, arg, `${path}.${op}`)));
+    if (field !== undefined)
+      return `${path} mixes operators and fields (${path}.${field}): use either an object of operators or a value to equal`;
+    return first(
+      Object.entries(value).map(
+        ([op, arg]) =>
+          () =>
+            operator(op, arg, `${path}.${op}`),
+      ),
+    );
   }
   return literal(value, path);
 }
@@ -91,8 +114,11 @@ function fieldPathProblem(key: string, path: string): string | null {
   const segments = key.split('.');
   const [head] = segments;
   const valid =
-    (key === 'type' || head === 'data') && segments.every((s) => s.length > 0 && !isOperator(s) && !FORBIDDEN_SEGMENTS.has(s));
-  return valid ? null : `${path} is not a path into the event: use "type", "data" or a dotted path into data such as "data.outcome"`;
+    (key === 'type' || head === 'data') &&
+    segments.every((s) => s.length > 0 && !isOperator(s) && !FORBIDDEN_SEGMENTS.has(s));
+  return valid
+    ? null
+    : `${path} is not a path into the event: use "type", "data" or a dotted path into data such as "data.outcome"`;
 }
 
 /** One condition (the filter, or an element of `$and`/`$or`/`$nor`). */
@@ -101,7 +127,8 @@ function condition(value: Record<string, unknown>, path: string): string | null 
     Object.entries(value).map(([key, v]) => () => {
       const at = `${path}.${key}`;
       if (includes(LOGICAL_OPERATORS, key)) {
-        if (!Array.isArray(v) || v.length === 0 || !v.every(isObject)) return `${at} must be a non-empty array of conditions (objects)`;
+        if (!Array.isArray(v) || v.length === 0 || !v.every(isObject))
+          return `${at} must be a non-empty array of conditions (objects)`;
         return first(v.map((c, i) => () => condition(c as Record<string, unknown>, `${at}.${i}`)));
       }
       if (includes(FIELD_OPERATORS, key)) return `${at} applies to a field: write {"data.<field>": {"${key}": …}}`;

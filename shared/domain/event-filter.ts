@@ -11,7 +11,8 @@ import type { EventRecord } from './events';
  */
 // sift ships CommonJS for Node, whose names Node's ES module loader cannot see (tsx, the local
 // stack: there all of it is the default export), and an ES module that esbuild and jest use.
-const sift: typeof siftModule = 'createQueryTester' in siftModule ? siftModule : (siftModule as unknown as { default: typeof siftModule }).default;
+const sift: typeof siftModule =
+  'createQueryTester' in siftModule ? siftModule : (siftModule as unknown as { default: typeof siftModule }).default;
 const { $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $exists, $not, $and, $or, $nor } = sift;
 const OPERATIONS = { $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $exists, $not, $and, $or, $nor };
 
@@ -36,12 +37,18 @@ function testerOf(filter: EventFilter): Tester {
  * filter that cannot be evaluated matches nothing: an event is better not sent than sent
  * to an endpoint that asked not to get it, and a fan-out that threw would retry forever.
  */
-export function matchesFilter(filter: EventFilter | null | undefined, event: Pick<EventRecord, 'type' | 'data' | 'shop_id'>): boolean {
+export function matchesFilter(
+  filter: EventFilter | null | undefined,
+  event: Pick<EventRecord, 'type' | 'data' | 'shop_id'>,
+): boolean {
   if (!filter) return true;
   try {
     return testerOf(filter)({ type: event.type, data: event.data });
   } catch (err) {
-    logger.error('Webhook endpoint filter could not be evaluated; the event is not sent to it', { shop_id: event.shop_id, error: err as Error });
+    logger.error('Webhook endpoint filter could not be evaluated; the event is not sent to it', {
+      shop_id: event.shop_id,
+      error: err as Error,
+    });
     return false;
   }
 }

@@ -14,7 +14,11 @@ export async function listEvents(deps: EventLogDeps, shopId: string, page: PageR
 }
 
 /** One event with its deliveries, oldest delivery first. */
-export async function getEvent(deps: EventLogDeps, shopId: string, id: string): Promise<Resource<'eventWithDeliveries'>> {
+export async function getEvent(
+  deps: EventLogDeps,
+  shopId: string,
+  id: string,
+): Promise<Resource<'eventWithDeliveries'>> {
   const event = await findExisting('evt', 'event', id, (eventId) => deps.events.get(shopId, eventId));
   const deliveries = await deps.deliveries.listForEvent(shopId, id);
   return { ...toEventResource(event), deliveries: deliveries.map((d) => toDeliveryResource(d, event.type)) };

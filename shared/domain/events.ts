@@ -20,12 +20,25 @@ export interface EventRecord {
   endpoint_id: string | null;
 }
 
-export function newEvent(shopId: string, type: EventType, data: object, now: Date, endpointId: string | null = null): EventRecord {
+export function newEvent(
+  shopId: string,
+  type: EventType,
+  data: object,
+  now: Date,
+  endpointId: string | null = null,
+): EventRecord {
   return eventWithId(newId('evt', now.getTime()), shopId, type, data, now, endpointId);
 }
 
 /** An event whose id the caller derives (a change that must always give the same id). */
-export function eventWithId(id: string, shopId: string, type: EventType, data: object, now: Date, endpointId: string | null = null): EventRecord {
+export function eventWithId(
+  id: string,
+  shopId: string,
+  type: EventType,
+  data: object,
+  now: Date,
+  endpointId: string | null = null,
+): EventRecord {
   return {
     id,
     object: 'event',
@@ -40,5 +53,11 @@ export function eventWithId(id: string, shopId: string, type: EventType, data: o
 /** The event as the API and webhook bodies show it. */
 export function toEventResource(event: EventRecord): Resource<'event'> {
   // `data` was made by the resource mapper of its type when the event was written (newEvent's callers).
-  return { id: event.id, object: 'event' as const, type: event.type, timestamp: event.timestamp, data: event.data } as Resource<'event'>;
+  return {
+    id: event.id,
+    object: 'event' as const,
+    type: event.type,
+    timestamp: event.timestamp,
+    data: event.data,
+  } as Resource<'event'>;
 }

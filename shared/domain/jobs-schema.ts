@@ -6,4 +6,7 @@ import { JOB_STATUSES } from './job-values';
 export const listJobsQuery = z.strictObject({ ...pageQuery, status: z.optional(z.enum(JOB_STATUSES)) });
 const version = z.number().check(z.int(), z.minimum(1));
 export const approveJobBody = z.strictObject({ version });
-export const declineJobBody = z.strictObject({ version, reason: z.optional(z.string().check(z.trim(), z.minLength(1), z.maxLength(500))) });
+export const declineJobBody = z.strictObject({
+  version,
+  reason: z.optional(z.string().check(z.trim(), z.minLength(1), z.maxLength(500))),
+});

@@ -115,18 +115,38 @@ async function decide(
   for (let attempt = 1; ; attempt++) {
     if (!job) throw notFound('job', id);
     // This request's own decision, made by an attempt whose answer was lost: it stands.
-    if (isOwnWrite(options, job.decided_by, job.decided_at, deps.now()) && job.status === change.status && job.version === version + 1) return toJobResource(job);
+    if (
+      isOwnWrite(options, job.decided_by, job.decided_at, deps.now()) &&
+      job.status === change.status &&
+      job.version === version + 1
+    )
+      return toJobResource(job);
     const refused = refusal(job, version);
     if (refused) throw refused;
     const now = deps.now().toISOString();
-    const next: JobRecord = { ...job, ...change, version: job.version + 1, updated_at: now, decided_at: now, ...(options.writeToken ? { decided_by: options.writeToken } : {}) };
-    const event = newEvent(shopId, change.status === 'approved' ? 'job.approved' : 'job.declined', toJobResource(next), new Date(now));
+    const next: JobRecord = {
+      ...job,
+      ...change,
+      version: job.version + 1,
+      updated_at: now,
+      decided_at: now,
+      ...(options.writeToken ? { decided_by: options.writeToken } : {}),
+    };
+    const event = newEvent(
+      shopId,
+      change.status === 'approved' ? 'job.approved' : 'job.declined',
+      toJobResource(next),
+      new Date(now),
+    );
     const outcome = await deps.jobs.decide(next, version, event);
     if (outcome.ok) return toJobResource(next);
     // Refused: the job changed (someone else won) or a concurrent transaction collided.
     // Re-check against what is stored now; only a collision on an unchanged job retries.
     job = outcome.current;
-    if (attempt >= MAX_ATTEMPTS) throw new AppError('version_conflict', 'The job is being changed concurrently; retry.', { extra: { current_version: job?.version ?? null } });
+    if (attempt >= MAX_ATTEMPTS)
+      throw new AppError('version_conflict', 'The job is being changed concurrently; retry.', {
+        extra: { current_version: job?.version ?? null },
+      });
     await new Promise((r) => setTimeout(r, 5 * attempt + Math.random() * 10));
   }
 }
@@ -134,5 +154,11 @@ async function decide(
 export const approveJob = (deps: JobDeps, shopId: string, id: string, version: number, options: WriteOptions = {}) =>
   decide(deps, shopId, id, version, { status: 'approved', decline_reason: null }, options);
 
-export const declineJob = (deps: JobDeps, shopId: string, id: string, version: number, reason?: string, options: WriteOptions = {}) =>
-  decide(deps, shopId, id, version, { status: 'declined', decline_reason: reason ?? null }, options);
+export const declineJob = (
+  deps: JobDeps,
+  shopId: string,
+  id: string,
+  version: number,
+  reason?: string,
+  options: WriteOptions = {},
+) => decide(deps, shopId, id, version, { status: 'declined', decline_reason: reason ?? null }, options);

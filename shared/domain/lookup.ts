@@ -8,7 +8,12 @@ export function requireId(prefix: IdPrefix, what: string, id: string): string {
 }
 
 /** Loads a resource by its id; a malformed id and an unknown one are the same missing resource. */
-export async function findExisting<T>(prefix: IdPrefix, what: string, id: string, load: (id: string) => Promise<T | null>): Promise<T> {
+export async function findExisting<T>(
+  prefix: IdPrefix,
+  what: string,
+  id: string,
+  load: (id: string) => Promise<T | null>,
+): Promise<T> {
   const found = await load(requireId(prefix, what, id));
   if (!found) throw notFound(what, id);
   return found;

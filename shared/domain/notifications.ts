@@ -54,13 +54,16 @@ export interface NotifyDeps {
  */
 export async function notifyEndpointDisabled(deps: NotifyDeps, event: EventRecord): Promise<void> {
   const endpointId = String(event.data.id);
-  const [shop, endpoint] = await Promise.all([deps.shops.get(event.shop_id), deps.endpoints.get(event.shop_id, endpointId)]);
+  const [shop, endpoint] = await Promise.all([
+    deps.shops.get(event.shop_id),
+    deps.endpoints.get(event.shop_id, endpointId),
+  ]);
   if (!shop) return;
   const reason =
-    event.data.disabled_reason === 'gone'
-      ? 'it answered 410 Gone'
-      : 'every delivery to it has failed for 3 days';
-  const errors = endpoint?.last_errors?.length ? endpoint.last_errors.map((e) => `  - ${e}`).join('\n') : '  (none recorded)';
+    event.data.disabled_reason === 'gone' ? 'it answered 410 Gone' : 'every delivery to it has failed for 3 days';
+  const errors = endpoint?.last_errors?.length
+    ? endpoint.last_errors.map((e) => `  - ${e}`).join('\n')
+    : '  (none recorded)';
   const mail: Mail = {
     to: shop.owner_email,
     subject: `Webhook endpoint disabled: ${String(event.data.url)}`,
@@ -96,7 +99,10 @@ export async function notifyEndpointDisabled(deps: NotifyDeps, event: EventRecor
 }
 
 /** The owner-email function's step: the queued event, read afresh, then notifyEndpointDisabled. A gone event is nothing to do. */
-export async function notifyFromQueue(deps: NotifyDeps & { events: { get(shopId: string, eventId: string): Promise<EventRecord | null> } }, message: NotifyMessage): Promise<void> {
+export async function notifyFromQueue(
+  deps: NotifyDeps & { events: { get(shopId: string, eventId: string): Promise<EventRecord | null> } },
+  message: NotifyMessage,
+): Promise<void> {
   const event = await deps.events.get(message.shop_id, message.event_id);
   if (!event || event.type !== 'webhook_endpoint.disabled') return;
   await notifyEndpointDisabled(deps, event);

@@ -58,7 +58,12 @@ interface Issuer {
 }
 
 /** Makes a session and answers it with its token and link: the one time the token exists outside the caller. */
-export async function createPortalSession(deps: PortalSessionDeps, issuer: Issuer, input: PortalSessionInput, baseUrl: string): Promise<Resource<'portalSessionWithToken'>> {
+export async function createPortalSession(
+  deps: PortalSessionDeps,
+  issuer: Issuer,
+  input: PortalSessionInput,
+  baseUrl: string,
+): Promise<Resource<'portalSessionWithToken'>> {
   const shop = await deps.shops.get(issuer.shopId);
   if (!shop) throw notFound('shop', issuer.shopId);
   const now = deps.now();
@@ -88,8 +93,13 @@ const toPortalSessionResource = (r: PortalSessionRecord): Resource<'portalSessio
 });
 
 /** DELETE: the token stops working at once; a second DELETE (or another shop's id) is 404. */
-export async function deletePortalSession(deps: Pick<PortalSessionDeps, 'portalSessions' | 'now'>, shopId: string, id: string): Promise<Resource<'deletedPortalSession'>> {
-  if (!isId('ps', id) || !(await deps.portalSessions.revoke(shopId, id, deps.now().toISOString()))) throw notFound('portal session', id);
+export async function deletePortalSession(
+  deps: Pick<PortalSessionDeps, 'portalSessions' | 'now'>,
+  shopId: string,
+  id: string,
+): Promise<Resource<'deletedPortalSession'>> {
+  if (!isId('ps', id) || !(await deps.portalSessions.revoke(shopId, id, deps.now().toISOString())))
+    throw notFound('portal session', id);
   return { id, object: 'portal_session', deleted: true };
 }
 
@@ -97,15 +107,25 @@ export async function deletePortalSession(deps: Pick<PortalSessionDeps, 'portalS
  * A replayed create (same Idempotency-Key) hands its token out again only while that session
  * is still there and unexpired: a client must not take a dead session's token for a live one.
  */
-export async function checkReplayedSession(deps: Pick<PortalSessionDeps, 'portalSessions' | 'now'>, shopId: string, body: unknown): Promise<void> {
+export async function checkReplayedSession(
+  deps: Pick<PortalSessionDeps, 'portalSessions' | 'now'>,
+  shopId: string,
+  body: unknown,
+): Promise<void> {
   const id = (body as { id?: unknown } | null)?.id;
   if (typeof id !== 'string') throw new Error('a stored portal session answer without an id');
   const session = await deps.portalSessions.get(shopId, id);
   if (!session) {
-    throw new AppError('resource_missing', `The portal session this Idempotency-Key created ('${id}') has been deleted. To make another, use a new Idempotency-Key.`);
+    throw new AppError(
+      'resource_missing',
+      `The portal session this Idempotency-Key created ('${id}') has been deleted. To make another, use a new Idempotency-Key.`,
+    );
   }
   if (Date.parse(session.valid_until) <= deps.now().getTime()) {
-    throw new AppError('resource_missing', `The portal session this Idempotency-Key created ('${id}') has expired. To make another, use a new Idempotency-Key.`);
+    throw new AppError(
+      'resource_missing',
+      `The portal session this Idempotency-Key created ('${id}') has expired. To make another, use a new Idempotency-Key.`,
+    );
   }
 }
 
@@ -116,11 +136,18 @@ const refused = (message: string): AuthOutcome => ({ ok: false, code: 'invalid_a
  * 401 that says why. A full session has both webhook scopes and writes; a read-only one only
  * `webhooks:read`, so a write is the scope's 403. The route table keeps it to the portal's routes.
  */
-export async function lookUpSession(store: Pick<PortalSessionStore, 'getByHash'>, tokenHash: string, nowMs: number): Promise<AuthOutcome> {
+export async function lookUpSession(
+  store: Pick<PortalSessionStore, 'getByHash'>,
+  tokenHash: string,
+  nowMs: number,
+): Promise<AuthOutcome> {
   const record = await store.getByHash(tokenHash);
-  if (!record) return refused('This portal link is not valid: it may have expired or been revoked. Ask for a new link.');
-  if (record.revoked_at !== null) return refused(`This portal link was revoked at ${record.revoked_at}. Ask for a new link.`);
-  if (Date.parse(record.valid_until) <= nowMs) return refused(`This portal link expired at ${record.valid_until}. Ask for a new link.`);
+  if (!record)
+    return refused('This portal link is not valid: it may have expired or been revoked. Ask for a new link.');
+  if (record.revoked_at !== null)
+    return refused(`This portal link was revoked at ${record.revoked_at}. Ask for a new link.`);
+  if (Date.parse(record.valid_until) <= nowMs)
+    return refused(`This portal link expired at ${record.valid_until}. Ask for a new link.`);
   const principal: Principal = {
     shopId: record.shop_id,
     keyId: record.id,

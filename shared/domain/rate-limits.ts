@@ -14,7 +14,10 @@ export interface RateLimits {
   authFailures: RateLimit;
 }
 
-export const limitOf = (perSecond: number, burstFactor: number): RateLimit => ({ perSecond, burst: Math.max(1, Math.floor(perSecond * burstFactor)) });
+export const limitOf = (perSecond: number, burstFactor: number): RateLimit => ({
+  perSecond,
+  burst: Math.max(1, Math.floor(perSecond * burstFactor)),
+});
 
 export const DEFAULT_RATE_LIMITS: RateLimits = {
   test: limitOf(25, 2),

@@ -39,7 +39,9 @@ export const transcriptSchema = z
   .strictObject({
     object: z.literal('transcript'),
     call_id: id('call'),
-    turns: z.array(z.strictObject({ index: z.int(), speaker: z.enum(['agent', 'caller']), text: z.string(), offset_ms: z.int() })),
+    turns: z.array(
+      z.strictObject({ index: z.int(), speaker: z.enum(['agent', 'caller']), text: z.string(), offset_ms: z.int() }),
+    ),
   })
   .meta({ id: 'Transcript' });
 
@@ -67,7 +69,11 @@ export const jobSchema = z
     version: z.int().min(1),
     status: z.enum(JOB_STATUSES),
     call_id: id('call').nullable(),
-    customer: z.strictObject({ name: z.string().nullable(), phone: z.string().nullable(), address: z.string().nullable() }),
+    customer: z.strictObject({
+      name: z.string().nullable(),
+      phone: z.string().nullable(),
+      address: z.string().nullable(),
+    }),
     service: z.string(),
     description: z.string(),
     urgency: z.enum(URGENCIES),
@@ -89,7 +95,12 @@ export const shopSchema = z
     trade: z.string(),
     timezone: z.string(),
     booking_mode: z.enum(BOOKING_MODES),
-    hours: z.strictObject(Object.fromEntries(WEEKDAYS.map((d) => [d, z.array(interval)])) as Record<(typeof WEEKDAYS)[number], z.ZodArray<typeof interval>>),
+    hours: z.strictObject(
+      Object.fromEntries(WEEKDAYS.map((d) => [d, z.array(interval)])) as Record<
+        (typeof WEEKDAYS)[number],
+        z.ZodArray<typeof interval>
+      >,
+    ),
     emergency_triggers: z.array(z.string()),
     paused: z.boolean(),
     pause_reason: z.string().nullable(),
@@ -102,17 +113,31 @@ export const shopSchema = z
 export const keyProfileSchema = z
   .strictObject({
     object: z.literal('key_profile'),
-    shop: z.strictObject({ id: id('shop'), name: z.string(), trade: z.string(), timezone: z.string(), phone_number: z.string() }),
+    shop: z.strictObject({
+      id: id('shop'),
+      name: z.string(),
+      trade: z.string(),
+      timezone: z.string(),
+      phone_number: z.string(),
+    }),
     plan: z.strictObject({ name: z.string(), included_credits: z.int() }),
     credits: z.strictObject({ balance: z.int(), used_this_period: z.int() }),
     line: z.strictObject({ status: z.enum(['active', 'paused', 'suspended']), phone_number: z.string() }),
-    key: z.strictObject({ id: id('key'), mode: z.enum(['test', 'live']), scopes: z.array(z.enum(SCOPES)), write: z.boolean(), created_at: time }),
+    key: z.strictObject({
+      id: id('key'),
+      mode: z.enum(['test', 'live']),
+      scopes: z.array(z.enum(SCOPES)),
+      write: z.boolean(),
+      created_at: time,
+    }),
   })
   .meta({ id: 'KeyProfile' });
 
 export const endpointHealthSchema = z
   .strictObject({
-    circuit: z.enum(['closed', 'open', 'half_open']).describe('open: only probes go out; half_open: a probe is in flight.'),
+    circuit: z
+      .enum(['closed', 'open', 'half_open'])
+      .describe('open: only probes go out; half_open: a probe is in flight.'),
     consecutive_failures: z.int(),
     last_success_at: nullableTime,
     last_failure_at: nullableTime,
@@ -133,7 +158,9 @@ const endpointShape = {
   filter: z.record(z.string(), z.unknown()).nullable().describe(FILTER_DESCRIPTION),
   ordering: z
     .enum(ENDPOINT_ORDERINGS)
-    .describe('per_resource: events about one resource (the same `data.id`) reach the endpoint in the order they were created; a later one is held while an earlier one is pending or retrying.'),
+    .describe(
+      'per_resource: events about one resource (the same `data.id`) reach the endpoint in the order they were created; a later one is held while an earlier one is pending or retrying.',
+    ),
   rate_limit: z.int().min(1).max(1000).nullable().describe(RATE_LIMIT_DESCRIPTION),
   enabled: z.boolean(),
   disabled_reason: z.enum(['manual', 'failing', 'gone']).nullable(),
@@ -144,17 +171,28 @@ const endpointShape = {
 };
 export const webhookEndpointSchema = z.strictObject(endpointShape).meta({ id: 'WebhookEndpoint' });
 export const webhookEndpointWithSecretSchema = z
-  .strictObject({ ...endpointShape, secret: z.string().regex(/^whsec_/).describe('Shown only in this response: store it now.') })
+  .strictObject({
+    ...endpointShape,
+    secret: z
+      .string()
+      .regex(/^whsec_/)
+      .describe('Shown only in this response: store it now.'),
+  })
   .meta({ id: 'WebhookEndpointWithSecret' });
 
 export const attemptLogEntrySchema = z
   .strictObject({
     attempt: z.int().min(1),
     at: time,
-    response_status: z.int().nullable().describe('The receiver\'s HTTP status; null when it never answered or the attempt was not sent (`error: "circuit_open"`).'),
+    response_status: z
+      .int()
+      .nullable()
+      .describe(
+        'The receiver\'s HTTP status; null when it never answered or the attempt was not sent (`error: "circuit_open"`).',
+      ),
     duration_ms: z.int(),
     error: z.string().nullable(),
-    response_snippet: z.string().nullable().describe('At most the first 1 KiB of the receiver\'s body, as text.'),
+    response_snippet: z.string().nullable().describe("At most the first 1 KiB of the receiver's body, as text."),
   })
   .meta({ id: 'DeliveryAttempt' });
 
@@ -173,7 +211,9 @@ export const deliverySchema = z
     last_error: z.string().nullable(),
     held_by: id('dlv')
       .nullable()
-      .describe('Set while the delivery waits, unsent and using no attempt, behind an earlier open delivery of the same resource to an endpoint with `ordering: "per_resource"`: the delivery it waits for.'),
+      .describe(
+        'Set while the delivery waits, unsent and using no attempt, behind an earlier open delivery of the same resource to an endpoint with `ordering: "per_resource"`: the delivery it waits for.',
+      ),
     attempt_log: z.array(attemptLogEntrySchema).describe('One entry per attempt, oldest first (at most 8).'),
   })
   .meta({ id: 'Delivery' });
@@ -193,8 +233,15 @@ export const portalSessionSchema = z.strictObject(portalSessionShape).meta({ id:
 export const portalSessionWithTokenSchema = z
   .strictObject({
     ...portalSessionShape,
-    token: z.string().regex(/^pst_[0-9A-Za-z]{40}$/).describe('A Bearer credential for the webhook portal\'s operations; shown only in this response.'),
-    url: z.string().describe('The portal with the token in its fragment (`<base>/portal#token=pst_…`): hand this link to the person who manages the receivers.'),
+    token: z
+      .string()
+      .regex(/^pst_[0-9A-Za-z]{40}$/)
+      .describe("A Bearer credential for the webhook portal's operations; shown only in this response."),
+    url: z
+      .string()
+      .describe(
+        'The portal with the token in its fragment (`<base>/portal#token=pst_…`): hand this link to the person who manages the receivers.',
+      ),
   })
   .meta({ id: 'PortalSessionWithToken' });
 export const deletedPortalSessionSchema = z
@@ -213,7 +260,9 @@ export const webhookEndpointStatsSchema = z
     success_rate: nullableRate.describe('succeeded / attempts; null when there were none.'),
     latency_ms: z
       .strictObject({ p50: z.int().nullable(), p95: z.int().nullable() })
-      .describe('Of the attempts sent, from a histogram (each value is its bucket\'s upper bound, at most 25 % above the true one); null when none.'),
+      .describe(
+        "Of the attempts sent, from a histogram (each value is its bucket's upper bound, at most 25 % above the true one); null when none.",
+      ),
     deliveries: z
       .strictObject({ pending: z.int(), retrying: z.int(), failed: z.int() })
       .describe('Delivery rows by status: open ones now, and those that failed (their last attempt) in the window.'),
@@ -227,11 +276,19 @@ export const recoverySchema = z
     endpoint_id: id('we'),
     since: time,
     until: time,
-    status: z.enum(RECOVERY_STATUSES).describe('running: the rest of the window is being worked through in the background; completed: all of it is; cancelled: the endpoint was disabled or deleted first.'),
+    status: z
+      .enum(RECOVERY_STATUSES)
+      .describe(
+        'running: the rest of the window is being worked through in the background; completed: all of it is; cancelled: the endpoint was disabled or deleted first.',
+      ),
     deliveries_queued: z
       .int()
-      .describe('Events of the window checked so far that are on their way to the endpoint: queued by this recovery, or found already waiting for their first attempt (another request\'s, or the fan-out\'s).'),
-    checked_through: time.describe('Every event of the window up to this time has been checked; `until` once completed.'),
+      .describe(
+        "Events of the window checked so far that are on their way to the endpoint: queued by this recovery, or found already waiting for their first attempt (another request's, or the fan-out's).",
+      ),
+    checked_through: time.describe(
+      'Every event of the window up to this time has been checked; `until` once completed.',
+    ),
     created_at: time,
     completed_at: nullableTime.describe('When it ended (completed or cancelled); null while running.'),
   })
@@ -248,7 +305,11 @@ const jobCreated = typedEvent('job.created', jobSchema, 'JobCreatedEvent');
 const jobApproved = typedEvent('job.approved', jobSchema, 'JobApprovedEvent');
 const jobDeclined = typedEvent('job.declined', jobSchema, 'JobDeclinedEvent');
 const endpointDisabled = typedEvent('webhook_endpoint.disabled', webhookEndpointSchema, 'WebhookEndpointDisabledEvent');
-const endpointTest = typedEvent('webhook_endpoint.test', z.strictObject({ endpoint_id: id('we') }), 'WebhookEndpointTestEvent');
+const endpointTest = typedEvent(
+  'webhook_endpoint.test',
+  z.strictObject({ endpoint_id: id('we') }),
+  'WebhookEndpointTestEvent',
+);
 
 /** The webhook body of each event type. */
 export const webhookBodies: Record<(typeof EVENT_TYPES)[number], z.ZodType> = {
@@ -261,7 +322,9 @@ export const webhookBodies: Record<(typeof EVENT_TYPES)[number], z.ZodType> = {
 };
 
 /** An event as the API lists it: one of the typed bodies, told apart by `type`. */
-export const eventSchema = z.discriminatedUnion('type', [callCompleted, jobCreated, jobApproved, jobDeclined, endpointDisabled, endpointTest]).meta({ id: 'Event' });
+export const eventSchema = z
+  .discriminatedUnion('type', [callCompleted, jobCreated, jobApproved, jobDeclined, endpointDisabled, endpointTest])
+  .meta({ id: 'Event' });
 
 const deliveries = { deliveries: z.array(deliverySchema) };
 /** GET /v1/events/{id}: the event and its deliveries, typed by `type` the same way. */

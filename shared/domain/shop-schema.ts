@@ -27,7 +27,11 @@ export const timeZoneSchema = z.pipe(
   z.transform((value: string, ctx) => {
     const canonical = canonicalTimeZone(value);
     if (!canonical) {
-      ctx.issues.push({ code: 'custom', message: `'${value}' is not an IANA time zone such as America/Chicago`, input: value });
+      ctx.issues.push({
+        code: 'custom',
+        message: `'${value}' is not an IANA time zone such as America/Chicago`,
+        input: value,
+      });
       return z.NEVER;
     }
     return canonical;
@@ -45,7 +49,11 @@ const dayHours = z.array(interval).check(
   z.superRefine((intervals, ctx) => {
     intervals.forEach((iv, i) => {
       if (iv.open >= iv.close) {
-        ctx.addIssue({ code: 'custom', path: [i, 'close'], message: `close (${iv.close}) must be after open (${iv.open})` });
+        ctx.addIssue({
+          code: 'custom',
+          path: [i, 'close'],
+          message: `close (${iv.close}) must be after open (${iv.open})`,
+        });
       }
       const prev = intervals[i - 1];
       if (prev && iv.open < prev.close) {
@@ -56,7 +64,10 @@ const dayHours = z.array(interval).check(
 );
 
 export const hoursPatchSchema = z.strictObject(
-  Object.fromEntries(WEEKDAYS.map((d) => [d, z.optional(dayHours)])) as Record<Weekday, z.ZodMiniOptional<typeof dayHours>>,
+  Object.fromEntries(WEEKDAYS.map((d) => [d, z.optional(dayHours)])) as Record<
+    Weekday,
+    z.ZodMiniOptional<typeof dayHours>
+  >,
 );
 export type Hours = Record<Weekday, { open: string; close: string }[]>;
 
@@ -80,7 +91,11 @@ export const updateShopBody = z
   .check(
     z.superRefine((patch, ctx) => {
       if (patch.paused === false && typeof patch.pause_reason === 'string') {
-        ctx.addIssue({ code: 'custom', path: ['pause_reason'], message: 'a pause_reason cannot be set while unpausing' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['pause_reason'],
+          message: 'a pause_reason cannot be set while unpausing',
+        });
       }
     }),
   );

@@ -31,7 +31,12 @@ export interface Shop {
 
 /** A validated patch, split the way the store applies it: whole fields, and hours day by day. */
 export interface ShopChanges {
-  fields: Partial<Pick<Shop, 'name' | 'greeting' | 'trade' | 'timezone' | 'booking_mode' | 'emergency_triggers' | 'paused' | 'pause_reason'>>;
+  fields: Partial<
+    Pick<
+      Shop,
+      'name' | 'greeting' | 'trade' | 'timezone' | 'booking_mode' | 'emergency_triggers' | 'paused' | 'pause_reason'
+    >
+  >;
   hours: Partial<Hours>;
 }
 

@@ -6,7 +6,9 @@ const ALLOWED = [...SUBSCRIBABLE_EVENT_TYPES, '*'] as const;
 
 /** A non-empty list of subscribable types or "*"; duplicates dropped, "*" absorbs the rest. */
 const eventsSchema = z.pipe(
-  z.array(z.enum(ALLOWED, { error: `must be one of ${ALLOWED.join(', ')}` })).check(z.minLength(1, 'must list at least one event type'), z.maxLength(ALLOWED.length * 2)),
+  z
+    .array(z.enum(ALLOWED, { error: `must be one of ${ALLOWED.join(', ')}` }))
+    .check(z.minLength(1, 'must list at least one event type'), z.maxLength(ALLOWED.length * 2)),
   z.transform((events: (typeof ALLOWED)[number][]): string[] => (events.includes('*') ? ['*'] : [...new Set(events)])),
 );
 
@@ -18,8 +20,15 @@ export type EndpointOrdering = (typeof ENDPOINT_ORDERINGS)[number];
 const ordering = z.enum(ENDPOINT_ORDERINGS, { error: `must be one of ${ENDPOINT_ORDERINGS.join(', ')}` });
 const RATE_LIMIT_MESSAGE = 'must be an integer from 1 to 1000, or null';
 /** Requests per second to the endpoint (shared/delivery/rate-window.ts); null: the in-flight bound alone. */
-const rateLimit = z.nullable(z.number({ error: RATE_LIMIT_MESSAGE }).check(z.int(RATE_LIMIT_MESSAGE), z.minimum(1, RATE_LIMIT_MESSAGE), z.maximum(1000, RATE_LIMIT_MESSAGE)));
-z.globalRegistry.add(rateLimit, { description: 'Requests per second to this endpoint, at most 1000: at most this many start in any one-second window. null (default): no limit but the in-flight one.' });
+const rateLimit = z.nullable(
+  z
+    .number({ error: RATE_LIMIT_MESSAGE })
+    .check(z.int(RATE_LIMIT_MESSAGE), z.minimum(1, RATE_LIMIT_MESSAGE), z.maximum(1000, RATE_LIMIT_MESSAGE)),
+);
+z.globalRegistry.add(rateLimit, {
+  description:
+    'Requests per second to this endpoint, at most 1000: at most this many start in any one-second window. null (default): no limit but the in-flight one.',
+});
 
 export const createWebhookEndpointBody = z.strictObject({
   url: z.string(),
@@ -31,5 +40,15 @@ export const createWebhookEndpointBody = z.strictObject({
 });
 export type CreateEndpointInput = z.output<typeof createWebhookEndpointBody>;
 
-export const updateWebhookEndpointBody = z.partial(z.strictObject({ url: z.string(), events: eventsSchema, description, filter: z.nullable(eventFilterSchema), ordering, rate_limit: rateLimit, enabled: z.boolean() }));
+export const updateWebhookEndpointBody = z.partial(
+  z.strictObject({
+    url: z.string(),
+    events: eventsSchema,
+    description,
+    filter: z.nullable(eventFilterSchema),
+    ordering,
+    rate_limit: rateLimit,
+    enabled: z.boolean(),
+  }),
+);
 export type UpdateEndpointInput = z.output<typeof updateWebhookEndpointBody>;

@@ -74,7 +74,21 @@ export interface EndpointStatsState {
   latency: Record<number, number>;
 }
 
-export type EndpointChanges = Partial<Pick<EndpointRecord, 'url' | 'description' | 'events' | 'filter' | 'ordering' | 'rate_limit' | 'enabled' | 'disabled_reason' | 'failing_since' | 'health'>>;
+export type EndpointChanges = Partial<
+  Pick<
+    EndpointRecord,
+    | 'url'
+    | 'description'
+    | 'events'
+    | 'filter'
+    | 'ordering'
+    | 'rate_limit'
+    | 'enabled'
+    | 'disabled_reason'
+    | 'failing_since'
+    | 'health'
+  >
+>;
 
 export interface EndpointStore {
   create(endpoint: EndpointRecord, maxPerShop: number): Promise<'created' | 'limit_reached' | 'shop_missing'>;
@@ -82,7 +96,12 @@ export interface EndpointStore {
   get(shopId: string, id: string): Promise<EndpointRecord | null>;
   update(shopId: string, id: string, changes: EndpointChanges, updatedAt: string): Promise<EndpointRecord | null>;
   /** Replaces the secrets only if nobody rotated since `expectedVersion`; null on a lost race. */
-  replaceSecrets(endpoint: EndpointRecord, secrets: StoredSecret[], expectedVersion: number, updatedAt: string): Promise<EndpointRecord | null>;
+  replaceSecrets(
+    endpoint: EndpointRecord,
+    secrets: StoredSecret[],
+    expectedVersion: number,
+    updatedAt: string,
+  ): Promise<EndpointRecord | null>;
   /** Deletes the endpoint and frees its place under the cap; false when it was not there. */
   delete(shopId: string, id: string): Promise<boolean>;
 }
@@ -132,7 +151,11 @@ async function guardedUrl(deps: Pick<EndpointDeps, 'checkUrl' | 'policy'>, url: 
   return verdict.url.toString();
 }
 
-export async function loadEndpoint(deps: { endpoints: Pick<EndpointStore, 'get'> }, shopId: string, id: string): Promise<EndpointRecord> {
+export async function loadEndpoint(
+  deps: { endpoints: Pick<EndpointStore, 'get'> },
+  shopId: string,
+  id: string,
+): Promise<EndpointRecord> {
   return findExisting('we', 'webhook endpoint', id, (endpointId) => deps.endpoints.get(shopId, endpointId));
 }
 
@@ -145,11 +168,16 @@ export async function createEndpoint(
   const url = await guardedUrl(deps, input.url);
   // A retry of a create whose answer was lost (a 5xx after the endpoint was made): the same
   // endpoint and its secret, not a second endpoint; as a replay would, never a rotated secret.
-  const made = options.writeToken ? (await deps.endpoints.list(shopId)).find((e) => isOwnWrite(options, e.created_by, e.created_at, deps.now())) : undefined;
+  const made = options.writeToken
+    ? (await deps.endpoints.list(shopId)).find((e) => isOwnWrite(options, e.created_by, e.created_at, deps.now()))
+    : undefined;
   if (made) {
     const [first] = made.secrets;
     if (made.secrets_version !== 1 || !first) throw secretNotShownAgain(made.id);
-    return { ...toEndpointResource(made), secret: await deps.cipher.decrypt(first.ciphertext, secretContext(shopId, made.id), shopId) };
+    return {
+      ...toEndpointResource(made),
+      secret: await deps.cipher.decrypt(first.ciphertext, secretContext(shopId, made.id), shopId),
+    };
   }
   const now = deps.now();
   const id = newId('we', now.getTime());
@@ -168,7 +196,13 @@ export async function createEndpoint(
     failing_since: null,
     created_at: now.toISOString(),
     updated_at: now.toISOString(),
-    secrets: [{ ciphertext: await deps.cipher.encrypt(secret, secretContext(shopId, id), shopId), created_at: now.toISOString(), expires_at: null }],
+    secrets: [
+      {
+        ciphertext: await deps.cipher.encrypt(secret, secretContext(shopId, id), shopId),
+        created_at: now.toISOString(),
+        expires_at: null,
+      },
+    ],
     secrets_version: 1,
     health: HEALTHY,
     leases: {},
@@ -188,7 +222,12 @@ export async function listEndpoints(deps: Pick<EndpointDeps, 'endpoints'>, shopI
   return { items: endpoints.map(toEndpointResource) };
 }
 
-export async function updateEndpoint(deps: Pick<EndpointDeps, 'endpoints' | 'deliveries' | 'checkUrl' | 'policy' | 'now'>, shopId: string, id: string, input: UpdateEndpointInput) {
+export async function updateEndpoint(
+  deps: Pick<EndpointDeps, 'endpoints' | 'deliveries' | 'checkUrl' | 'policy' | 'now'>,
+  shopId: string,
+  id: string,
+  input: UpdateEndpointInput,
+) {
   const endpoint = await loadEndpoint(deps, shopId, id);
   const changes: EndpointChanges = {};
   if (input.url !== undefined) changes.url = await guardedUrl(deps, input.url);
@@ -200,7 +239,8 @@ export async function updateEndpoint(deps: Pick<EndpointDeps, 'endpoints' | 'del
   if (input.enabled === true) Object.assign(changes, { enabled: true, disabled_reason: null, failing_since: null });
   // Re-enabling a disabled endpoint starts afresh: a closed circuit and no failure count.
   if (input.enabled === true && !endpoint.enabled) changes.health = HEALTHY;
-  if (input.enabled === false) Object.assign(changes, { enabled: false, disabled_reason: endpoint.enabled ? 'manual' : endpoint.disabled_reason });
+  if (input.enabled === false)
+    Object.assign(changes, { enabled: false, disabled_reason: endpoint.enabled ? 'manual' : endpoint.disabled_reason });
   if (Object.keys(changes).length === 0) return toEndpointResource(endpoint);
   const now = deps.now();
   const updated = await deps.endpoints.update(shopId, endpoint.id, changes, now.toISOString());
@@ -213,7 +253,11 @@ export async function updateEndpoint(deps: Pick<EndpointDeps, 'endpoints' | 'del
 
 export interface QueuedDeliveries {
   /** Cancels the endpoint's pending and retrying deliveries created up to `before`, as many as `budgetMs` allows (the consumer cancels the rest as each falls due); returns how many. */
-  cancelOpenForEndpoint(shopId: string, endpointId: string, options: { before: Date; budgetMs?: number }): Promise<number>;
+  cancelOpenForEndpoint(
+    shopId: string,
+    endpointId: string,
+    options: { before: Date; budgetMs?: number },
+  ): Promise<number>;
 }
 
 /**
@@ -222,35 +266,54 @@ export interface QueuedDeliveries {
  * failure or a crash, the consumer cancels as each delivery falls due; so a failure here is
  * logged, never the answer to a change that was made. Null when it failed.
  */
-export async function cancelQueued(deps: { deliveries: QueuedDeliveries }, endpoint: Pick<EndpointRecord, 'shop_id' | 'id'>, at: Date): Promise<number | null> {
+export async function cancelQueued(
+  deps: { deliveries: QueuedDeliveries },
+  endpoint: Pick<EndpointRecord, 'shop_id' | 'id'>,
+  at: Date,
+): Promise<number | null> {
   try {
     return await deps.deliveries.cancelOpenForEndpoint(endpoint.shop_id, endpoint.id, { before: at });
   } catch (err) {
-    logger.warn('Open deliveries of a disabled or deleted endpoint not cancelled now; the consumer cancels each as it falls due', { shop_id: endpoint.shop_id, endpoint_id: endpoint.id, error: err as Error });
+    logger.warn(
+      'Open deliveries of a disabled or deleted endpoint not cancelled now; the consumer cancels each as it falls due',
+      { shop_id: endpoint.shop_id, endpoint_id: endpoint.id, error: err as Error },
+    );
     return null;
   }
 }
 
 /** A create's secret after a rotation: no longer in force, so never shown again (docs/api.md, Idempotency). */
 export const secretNotShownAgain = (id: string) =>
-  new AppError('invalid_state', `The secret of webhook endpoint '${id}' was rotated after this Idempotency-Key created it, so it is not shown again. Rotate the secret to get a new one.`);
+  new AppError(
+    'invalid_state',
+    `The secret of webhook endpoint '${id}' was rotated after this Idempotency-Key created it, so it is not shown again. Rotate the secret to get a new one.`,
+  );
 
 /**
  * New secret first; the current one stays valid for the grace period so receivers can
  * switch verifiers without losing a delivery; anything older is dropped.
  */
-export async function rotateSecret(deps: Pick<EndpointDeps, 'endpoints' | 'cipher' | 'rotationGraceMs' | 'now'>, shopId: string, id: string): Promise<Resource<'webhookEndpointWithSecret'>> {
+export async function rotateSecret(
+  deps: Pick<EndpointDeps, 'endpoints' | 'cipher' | 'rotationGraceMs' | 'now'>,
+  shopId: string,
+  id: string,
+): Promise<Resource<'webhookEndpointWithSecret'>> {
   let attempted: { ciphertext: string; secret: string } | undefined;
   for (let attempt = 0; attempt < 5; attempt++) {
     const endpoint = await loadEndpoint(deps, shopId, id);
     // Our rotation landed though its answer was lost (the SDK's retry then met its own write): it
     // stands. Rotating again would drop the secret receivers verify with, without its grace.
-    if (attempted && endpoint.secrets[0]?.ciphertext === attempted.ciphertext) return { ...toEndpointResource(endpoint), secret: attempted.secret };
+    if (attempted && endpoint.secrets[0]?.ciphertext === attempted.ciphertext)
+      return { ...toEndpointResource(endpoint), secret: attempted.secret };
     const now = deps.now();
     const secret = newSigningSecret();
     const current = endpoint.secrets.find((s) => s.expires_at === null);
     const secrets: StoredSecret[] = [
-      { ciphertext: await deps.cipher.encrypt(secret, secretContext(shopId, endpoint.id), shopId), created_at: now.toISOString(), expires_at: null },
+      {
+        ciphertext: await deps.cipher.encrypt(secret, secretContext(shopId, endpoint.id), shopId),
+        created_at: now.toISOString(),
+        expires_at: null,
+      },
       ...(current ? [{ ...current, expires_at: new Date(now.getTime() + deps.rotationGraceMs).toISOString() }] : []),
     ];
     attempted = { ciphertext: (secrets[0] as StoredSecret).ciphertext, secret };
@@ -261,16 +324,27 @@ export async function rotateSecret(deps: Pick<EndpointDeps, 'endpoints' | 'ciphe
 }
 
 /** Every secret a delivery must be signed with now: the current one, and the previous one during its grace. */
-export async function signingSecrets(deps: Pick<EndpointDeps, 'cipher'>, endpoint: EndpointRecord, now: Date): Promise<string[]> {
+export async function signingSecrets(
+  deps: Pick<EndpointDeps, 'cipher'>,
+  endpoint: EndpointRecord,
+  now: Date,
+): Promise<string[]> {
   const valid = endpoint.secrets.filter((s) => s.expires_at === null || Date.parse(s.expires_at) > now.getTime());
-  return Promise.all(valid.map((s) => deps.cipher.decrypt(s.ciphertext, secretContext(endpoint.shop_id, endpoint.id), endpoint.shop_id)));
+  return Promise.all(
+    valid.map((s) => deps.cipher.decrypt(s.ciphertext, secretContext(endpoint.shop_id, endpoint.id), endpoint.shop_id)),
+  );
 }
 
 /** Queues a `webhook_endpoint.test` event for this one endpoint, whatever its filter. */
-export async function sendTestEvent(deps: Pick<EndpointDeps, 'endpoints' | 'events' | 'now'>, shopId: string, id: string): Promise<Resource<'event'>> {
+export async function sendTestEvent(
+  deps: Pick<EndpointDeps, 'endpoints' | 'events' | 'now'>,
+  shopId: string,
+  id: string,
+): Promise<Resource<'event'>> {
   const endpoint = await loadEndpoint(deps, shopId, id);
   // Deliveries to a disabled endpoint are cancelled, so a test would never arrive: say so now.
-  if (!endpoint.enabled) throw new AppError('invalid_state', `Webhook endpoint '${id}' is disabled; enable it before testing.`);
+  if (!endpoint.enabled)
+    throw new AppError('invalid_state', `Webhook endpoint '${id}' is disabled; enable it before testing.`);
   const event = newEvent(shopId, 'webhook_endpoint.test', { endpoint_id: endpoint.id }, deps.now(), endpoint.id);
   await deps.events.put(event);
   return toEventResource(event);

@@ -14,4 +14,7 @@ export const WRITE_TOKEN_WINDOW_MS = 24 * 60 * 60 * 1000;
 
 /** Whether a change made at `at` under `madeBy` is this request's own, still within the key's window. */
 export const isOwnWrite = (options: WriteOptions, madeBy: string | undefined, at: string | null, now: Date): boolean =>
-  options.writeToken !== undefined && madeBy === options.writeToken && at !== null && now.getTime() - Date.parse(at) < WRITE_TOKEN_WINDOW_MS;
+  options.writeToken !== undefined &&
+  madeBy === options.writeToken &&
+  at !== null &&
+  now.getTime() - Date.parse(at) < WRITE_TOKEN_WINDOW_MS;

@@ -20,13 +20,21 @@ export function toAuthorizerContext(outcome: AuthOutcome): AuthorizerContext {
     write: p.write,
     key_created_at: p.keyCreatedAt,
     ...(p.session
-      ? { session_id: p.session.id, session_expires_at: p.session.expiresAt, session_read_only: p.session.readOnly, session_shop_name: p.session.shopName }
+      ? {
+          session_id: p.session.id,
+          session_expires_at: p.session.expiresAt,
+          session_read_only: p.session.readOnly,
+          session_shop_name: p.session.shopName,
+        }
       : {}),
   };
 }
 
 /** Added to a valid key's context when it is over its limit: the route answers 429. */
-export const rateLimitedContext = (retryAfterSeconds: number): AuthorizerContext => ({ rate_limited: true, retry_after: String(retryAfterSeconds) });
+export const rateLimitedContext = (retryAfterSeconds: number): AuthorizerContext => ({
+  rate_limited: true,
+  retry_after: String(retryAfterSeconds),
+});
 
 /** Whole seconds to wait when the authorizer found the key over its limit; null otherwise. */
 export function retryAfterOf(ctx: AuthorizerContext | undefined): number | null {

@@ -20,9 +20,13 @@ export function encodeCursor(scope: CursorScope, position: Record<string, unknow
 }
 
 export function decodeCursor(cursor: string, scope: CursorScope, secret: Buffer): Record<string, unknown> {
-  const invalid = new AppError('invalid_cursor', 'cursor is not a value returned by this list; start again without it.', {
-    param: 'cursor',
-  });
+  const invalid = new AppError(
+    'invalid_cursor',
+    'cursor is not a value returned by this list; start again without it.',
+    {
+      param: 'cursor',
+    },
+  );
   const [payload, signature, extra] = cursor.split('.');
   if (!payload || !signature || extra !== undefined) throw invalid;
   // Compared as text: base64url decoding ignores the spare bits of the last character, so a
@@ -36,6 +40,7 @@ export function decodeCursor(cursor: string, scope: CursorScope, secret: Buffer)
   } catch {
     throw invalid;
   }
-  if (decoded.s !== scope.shopId || decoded.l !== scope.list || typeof decoded.p !== 'object' || decoded.p === null) throw invalid;
+  if (decoded.s !== scope.shopId || decoded.l !== scope.list || typeof decoded.p !== 'object' || decoded.p === null)
+    throw invalid;
   return decoded.p as Record<string, unknown>;
 }

@@ -22,7 +22,8 @@ export function envelope<E extends { requestContext?: { requestId?: string } }>(
       result = await inner(event, context);
     } catch (err) {
       const appError = asAppError(err);
-      if (appError.code === 'internal_error') logger.error('Unhandled error', { request_id: requestId, error: err as Error });
+      if (appError.code === 'internal_error')
+        logger.error('Unhandled error', { request_id: requestId, error: err as Error });
       result = errorResult(appError, requestId);
     }
     return withCommonHeaders(result, requestId);

@@ -39,7 +39,10 @@ const STATUS: Record<ErrorCode, [number, ErrorType]> = {
 
 export function asAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
-  return new AppError('internal_error', 'An internal error occurred. Retry later, quoting the request_id if it persists.');
+  return new AppError(
+    'internal_error',
+    'An internal error occurred. Retry later, quoting the request_id if it persists.',
+  );
 }
 
 export function errorStatus(err: AppError): number {

@@ -33,7 +33,14 @@ export interface Reply {
 function writeTokenOf(event: ApiEvent, idempotent: boolean): string | undefined {
   const key = idempotent ? event.headers['idempotency-key'] : undefined;
   if (key === undefined) return undefined;
-  const parts = [event.principal?.shopId ?? null, event.principal?.keyId ?? null, key, event.requestContext?.http?.method ?? null, event.rawPath ?? null, event.jsonBody ?? null];
+  const parts = [
+    event.principal?.shopId ?? null,
+    event.principal?.keyId ?? null,
+    key,
+    event.requestContext?.http?.method ?? null,
+    event.rawPath ?? null,
+    event.jsonBody ?? null,
+  ];
   return `idem_${createHash('sha256').update(JSON.stringify(parts)).digest('base64url')}`;
 }
 
@@ -95,7 +102,9 @@ export function apiHandler<BS extends z.core.$ZodType = NoFields, QS extends z.c
 ): Handler<ApiEvent> {
   const route = routeById(operationId);
   if (route.idempotent !== (options.idempotency !== undefined)) {
-    throw new Error(`${operationId}: the route table says idempotent=${route.idempotent}; pass the idempotency middleware exactly when it is true`);
+    throw new Error(
+      `${operationId}: the route table says idempotent=${route.idempotent}; pass the idempotency middleware exactly when it is true`,
+    );
   }
   if ((schemas.body !== undefined || schemas.query !== undefined) !== (schemas.validate !== undefined)) {
     throw new Error(`${operationId}: make its spec with requestSchemas(), which validates the schemas it names`);

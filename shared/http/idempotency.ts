@@ -32,7 +32,11 @@ export type ReplayCheck = (storedBody: unknown, principal: Principal) => Promise
 function recordOf(event: ApiEvent, key: string): IdempotencyRecordRef {
   const principal = event.principal;
   if (!principal) throw new Error('an Idempotency-Key was handled before the request was authorized');
-  return recordRef([principal.shopId, key], [event.requestContext?.http?.method ?? null, event.rawPath ?? null, event.jsonBody ?? null], { owner: principal.keyId, shopId: principal.shopId });
+  return recordRef(
+    [principal.shopId, key],
+    [event.requestContext?.http?.method ?? null, event.rawPath ?? null, event.jsonBody ?? null],
+    { owner: principal.keyId, shopId: principal.shopId },
+  );
 }
 
 /**
@@ -43,7 +47,10 @@ function recordOf(event: ApiEvent, key: string): IdempotencyRecordRef {
  * a 422. A request that fails releases the record so the client may retry; a 409, 422 or a
  * refused replay never touches the first request's record.
  */
-export function idempotent(store: () => SingleTableIdempotencyStore, replayable?: ReplayCheck): MiddlewareObj<ApiEvent, HttpResult, Error, Context, Internal> {
+export function idempotent(
+  store: () => SingleTableIdempotencyStore,
+  replayable?: ReplayCheck,
+): MiddlewareObj<ApiEvent, HttpResult, Error, Context, Internal> {
   const owned = (internal: Internal) => internal[OWNED_RECORD] as IdempotencyRecordRef | undefined;
 
   return {
@@ -57,21 +64,34 @@ export function idempotent(store: () => SingleTableIdempotencyStore, replayable?
       }
       const ref = recordOf(request.event, key);
       // The lock lives as long as this invocation may (a crashed one must not hold the key for 24 h).
-      const remainingMs = typeof request.context?.getRemainingTimeInMillis === 'function' ? request.context.getRemainingTimeInMillis() : 0;
+      const remainingMs =
+        typeof request.context?.getRemainingTimeInMillis === 'function'
+          ? request.context.getRemainingTimeInMillis()
+          : 0;
       const outcome = await store().lock(ref, remainingMs > 0 ? remainingMs : undefined);
       switch (outcome.kind) {
         case 'acquired':
           request.internal[OWNED_RECORD] = ref;
           return undefined;
         case 'in_progress':
-          throw new AppError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed; retry after it completes.');
+          throw new AppError(
+            'idempotency_key_in_use',
+            'A request with this Idempotency-Key is still being processed; retry after it completes.',
+          );
         case 'payload_mismatch':
-          throw new AppError('idempotency_key_reused', 'This Idempotency-Key was already used with a different method, path or body.');
+          throw new AppError(
+            'idempotency_key_reused',
+            'This Idempotency-Key was already used with a different method, path or body.',
+          );
         case 'other_owner':
-          throw new AppError('idempotency_key_reused', 'This Idempotency-Key was already used by another API key of this shop.');
+          throw new AppError(
+            'idempotency_key_reused',
+            'This Idempotency-Key was already used by another API key of this shop.',
+          );
         case 'completed': {
           const stored = outcome.response as HttpResult;
-          if (replayable) await replayable(JSON.parse(stored.body ?? 'null') as unknown, request.event.principal as Principal);
+          if (replayable)
+            await replayable(JSON.parse(stored.body ?? 'null') as unknown, request.event.principal as Principal);
           return { ...stored, headers: { ...stored.headers, 'idempotent-replayed': 'true' } };
         }
       }

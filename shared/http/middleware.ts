@@ -22,7 +22,9 @@ export const authorize = (route: Route): Middleware => ({
     const context = event.requestContext.authorizer?.lambda;
     const retryAfter = retryAfterOf(context);
     if (retryAfter !== null) {
-      throw new AppError('rate_limited', `Too many requests with this API key; retry after ${retryAfter} s.`, { headers: { 'retry-after': String(retryAfter) } });
+      throw new AppError('rate_limited', `Too many requests with this API key; retry after ${retryAfter} s.`, {
+        headers: { 'retry-after': String(retryAfter) },
+      });
     }
     if (authorizerFailed(context)) throw asAppError(new Error('the authorizer could not decide'));
     const outcome = fromAuthorizerContext(context);
@@ -30,7 +32,10 @@ export const authorize = (route: Route): Middleware => ({
     const refusal = scopeRefusal(route, outcome.principal);
     if (refusal) throw new AppError('insufficient_scope', refusal);
     if (route.write && !outcome.principal.write) {
-      throw new AppError('write_key_required', `${route.method} ${route.path} needs a write key; this key is read-only.`);
+      throw new AppError(
+        'write_key_required',
+        `${route.method} ${route.path} needs a write key; this key is read-only.`,
+      );
     }
     event.principal = outcome.principal;
   },
@@ -64,7 +69,10 @@ export const requestBody = (): Middleware => ({
     }
     const contentType = event.headers['content-type'] ?? '';
     if (!/^application\/json\s*(;.*)?$/i.test(contentType)) {
-      throw new AppError('unsupported_media_type', 'Send request bodies as JSON with "Content-Type: application/json".');
+      throw new AppError(
+        'unsupported_media_type',
+        'Send request bodies as JSON with "Content-Type: application/json".',
+      );
     }
     const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
     let parsed: unknown;
@@ -89,7 +97,8 @@ export const noInput = (): Middleware => ({
   before: ({ event }) => {
     for (const given of [event.jsonBody ?? {}, event.queryStringParameters ?? {}]) {
       const [param] = Object.keys(given);
-      if (param !== undefined) throw new AppError('parameter_unknown', `Received unknown parameter: ${param}`, { param });
+      if (param !== undefined)
+        throw new AppError('parameter_unknown', `Received unknown parameter: ${param}`, { param });
     }
     event.input = { body: {}, query: {} };
   },

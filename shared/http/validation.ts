@@ -47,14 +47,19 @@ const noFields = z.strictObject({});
  * operation that takes no input has `spec = {}` and is checked by `noInput()` instead, so its
  * bundle neither loads zod nor builds a schema at init.
  */
-export function requestSchemas<S extends { body?: z.core.$ZodType; query?: z.core.$ZodType }>(schemas: S): S & { validate: MiddlewareObj<ApiEvent, HttpResult> } {
+export function requestSchemas<S extends { body?: z.core.$ZodType; query?: z.core.$ZodType }>(
+  schemas: S,
+): S & { validate: MiddlewareObj<ApiEvent, HttpResult> } {
   const body = schemas.body ?? noFields;
   const query = schemas.query ?? noFields;
   return {
     ...schemas,
     validate: {
       before: ({ event }) => {
-        event.input = { body: parseOrThrow(body, event.jsonBody ?? {}), query: parseOrThrow(query, event.queryStringParameters ?? {}) };
+        event.input = {
+          body: parseOrThrow(body, event.jsonBody ?? {}),
+          query: parseOrThrow(query, event.queryStringParameters ?? {}),
+        };
       },
     },
   };

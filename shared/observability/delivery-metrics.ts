@@ -56,7 +56,12 @@ export function withDeliveryMetrics(deps: AttemptDeps, sink: MetricSink): Attemp
         const finished = await deps.ledger.finish(end);
         const { change } = end;
         if (change.opens) sink.count(CIRCUIT_OPENED);
-        else if (change.succeeded && finished.released.circuitBefore !== null && finished.released.circuitBefore !== 'closed') sink.count(CIRCUIT_CLOSED);
+        else if (
+          change.succeeded &&
+          finished.released.circuitBefore !== null &&
+          finished.released.circuitBefore !== 'closed'
+        )
+          sink.count(CIRCUIT_CLOSED);
         return finished;
       },
     },
@@ -65,5 +70,6 @@ export function withDeliveryMetrics(deps: AttemptDeps, sink: MetricSink): Attemp
 
 /** One count per settled attempt by its verdict; a rejected one (the table or queue failed) is DeliveryError. */
 export function countVerdicts(results: PromiseSettledResult<AttemptVerdict>[], sink: MetricSink): void {
-  for (const result of results) sink.count(result.status === 'fulfilled' ? VERDICT_METRICS[result.value] : 'DeliveryError');
+  for (const result of results)
+    sink.count(result.status === 'fulfilled' ? VERDICT_METRICS[result.value] : 'DeliveryError');
 }

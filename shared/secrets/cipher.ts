@@ -7,5 +7,7 @@ import { LocalKeyFile } from './local-key-file';
 
 /** KMS in the cloud (the process's one KMS client, made only here), a key file locally. */
 export function secretCipher(config: SecretsConfig, kms: () => KMSClient): SecretCipher {
-  return new EnvelopeCipher('kmsKeyId' in config ? new KmsDataKeys(kms(), config.kmsKeyId) : new LocalKeyFile(config.keyFile));
+  return new EnvelopeCipher(
+    'kmsKeyId' in config ? new KmsDataKeys(kms(), config.kmsKeyId) : new LocalKeyFile(config.keyFile),
+  );
 }

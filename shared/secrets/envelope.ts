@@ -36,7 +36,13 @@ export class EnvelopeCipher implements SecretCipher {
     const cipher = createCipheriv('aes-256-gcm', key, iv);
     cipher.setAAD(Buffer.from(context, 'utf8'));
     const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-    return [VERSION, ref, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), body.toString('base64url')].join('.');
+    return [
+      VERSION,
+      ref,
+      iv.toString('base64url'),
+      cipher.getAuthTag().toString('base64url'),
+      body.toString('base64url'),
+    ].join('.');
   }
 
   async decrypt(ciphertext: string, context: string, shopId: string): Promise<string> {
@@ -51,7 +57,8 @@ export class EnvelopeCipher implements SecretCipher {
 
   private async decryptNow(ciphertext: string, context: string, shopId: string): Promise<string> {
     const [version, ref, iv, tag, body] = ciphertext.split('.');
-    if ((version !== VERSION && version !== LEGACY) || !ref || !iv || !tag || body === undefined) throw new Error('unrecognised ciphertext');
+    if ((version !== VERSION && version !== LEGACY) || !ref || !iv || !tag || body === undefined)
+      throw new Error('unrecognised ciphertext');
     const key = await this.keys.resolve(ref, version === VERSION ? shopId : null);
     const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
     decipher.setAAD(Buffer.from(context, 'utf8'));

@@ -46,7 +46,9 @@ export class KmsDataKeys implements DataKeyProvider {
   }
 
   private async generate(shopId: string) {
-    const out = await this.kms.send(new GenerateDataKeyCommand({ KeyId: this.keyId, KeySpec: 'AES_256', EncryptionContext: contextOf(shopId) }));
+    const out = await this.kms.send(
+      new GenerateDataKeyCommand({ KeyId: this.keyId, KeySpec: 'AES_256', EncryptionContext: contextOf(shopId) }),
+    );
     if (!out.Plaintext || !out.CiphertextBlob) throw new Error('KMS returned no data key');
     const ref = Buffer.from(out.CiphertextBlob).toString('base64url');
     const key = Buffer.from(out.Plaintext);
@@ -59,10 +61,18 @@ export class KmsDataKeys implements DataKeyProvider {
     const id = `${shopId ?? ''}|${ref}`;
     let key = this.resolved.get(id);
     if (!key) {
-      key = this.kms.send(new DecryptCommand({ CiphertextBlob: Buffer.from(ref, 'base64url'), KeyId: this.keyId, EncryptionContext: contextOf(shopId) })).then((out) => {
-        if (!out.Plaintext) throw new Error('KMS returned no plaintext');
-        return Buffer.from(out.Plaintext);
-      });
+      key = this.kms
+        .send(
+          new DecryptCommand({
+            CiphertextBlob: Buffer.from(ref, 'base64url'),
+            KeyId: this.keyId,
+            EncryptionContext: contextOf(shopId),
+          }),
+        )
+        .then((out) => {
+          if (!out.Plaintext) throw new Error('KMS returned no plaintext');
+          return Buffer.from(out.Plaintext);
+        });
       key.catch(() => this.resolved.delete(id));
     }
     return remember(this.resolved, id, key, MAX_RESOLVED);

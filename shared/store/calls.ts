@@ -24,7 +24,9 @@ export class DynamoCallStore implements CallStore {
     const items = [
       put({ ...keys.callExternal(shopId, call.external_id), entity: 'call_external', call_id: call.id }),
       put({ ...keys.call(shopId, call.id), entity: 'call', ...call }),
-      ...(batch.transcript ? [put({ ...keys.transcript(shopId, call.id), entity: 'transcript', ...batch.transcript })] : []),
+      ...(batch.transcript
+        ? [put({ ...keys.transcript(shopId, call.id), entity: 'transcript', ...batch.transcript })]
+        : []),
       ...(batch.summary ? [put({ ...keys.summary(shopId, call.id), entity: 'call_summary', ...batch.summary })] : []),
       ...batch.jobs.map((job) => put(jobItem(job))),
       ...batch.events.map((event) => put(eventItem(event))),
@@ -32,7 +34,8 @@ export class DynamoCallStore implements CallStore {
         Update: {
           TableName,
           Key: keys.shop(shopId),
-          UpdateExpression: 'SET credits.balance = credits.balance - :c, credits.used_this_period = credits.used_this_period + :c',
+          UpdateExpression:
+            'SET credits.balance = credits.balance - :c, credits.used_this_period = credits.used_this_period + :c',
           ConditionExpression: 'attribute_exists(pk)',
           ExpressionAttributeValues: { ':c': batch.credits },
         },
@@ -45,7 +48,11 @@ export class DynamoCallStore implements CallStore {
       const reasons = cancellationReasons(err);
       if (!reasons) throw err;
       if (reasons[0]?.Code === 'ConditionalCheckFailed') {
-        const marker = await this.db.doc.get({ TableName, Key: keys.callExternal(shopId, call.external_id), ConsistentRead: true });
+        const marker = await this.db.doc.get({
+          TableName,
+          Key: keys.callExternal(shopId, call.external_id),
+          ConsistentRead: true,
+        });
         return { status: 'duplicate' as const, callId: String(marker.Item?.call_id) };
       }
       if (reasons[items.length - 1]?.Code === 'ConditionalCheckFailed') return { status: 'shop_missing' as const };

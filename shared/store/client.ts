@@ -10,7 +10,11 @@ export interface Dynamo {
 }
 
 /** One request as it settled: its operation (`GetItem`), what the store asked (document values), and the answer or the error. */
-export type TableObserver = (operation: string, input: object, outcome: { output: unknown } | { error: unknown }) => void;
+export type TableObserver = (
+  operation: string,
+  input: object,
+  outcome: { output: unknown } | { error: unknown },
+) => void;
 
 let observers = 0;
 
@@ -51,7 +55,17 @@ export function cancellationReasons(err: unknown): CancellationReason[] | undefi
 
 /** Drops the item's key attributes, leaving the record the domain knows. */
 export function stripKeys<T>(item: Record<string, unknown>): T {
-  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, gsi2pk: _g3, gsi2sk: _g4, entity: _entity, expires_at: _exp, ...record } = item;
+  const {
+    pk: _pk,
+    sk: _sk,
+    gsi1pk: _g1,
+    gsi1sk: _g2,
+    gsi2pk: _g3,
+    gsi2sk: _g4,
+    entity: _entity,
+    expires_at: _exp,
+    ...record
+  } = item;
   return record as T;
 }
 
@@ -62,21 +76,39 @@ export async function getRecord<T>(db: Dynamo, key: Record<string, string>): Pro
 }
 
 /** Every item of a partition whose sort key starts with `prefix`, strongly consistent, in key order. */
-export async function queryPrefix(db: Dynamo, pk: string, prefix: string, opts: { newestFirst?: boolean; attributes?: string[] } = {}): Promise<Record<string, unknown>[]> {
+export async function queryPrefix(
+  db: Dynamo,
+  pk: string,
+  prefix: string,
+  opts: { newestFirst?: boolean; attributes?: string[] } = {},
+): Promise<Record<string, unknown>[]> {
   return queryAll(db, {
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix },
-    ...(opts.attributes ? { ProjectionExpression: opts.attributes.map((_, i) => `#a${i}`).join(', '), ExpressionAttributeNames: Object.fromEntries(opts.attributes.map((a, i) => [`#a${i}`, a])) } : {}),
+    ...(opts.attributes
+      ? {
+          ProjectionExpression: opts.attributes.map((_, i) => `#a${i}`).join(', '),
+          ExpressionAttributeNames: Object.fromEntries(opts.attributes.map((a, i) => [`#a${i}`, a])),
+        }
+      : {}),
     ScanIndexForward: !opts.newestFirst,
   });
 }
 
 /** Every item a Query of the table finds (strongly consistent), page after page. */
-export async function queryAll(db: Dynamo, input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey' | 'ConsistentRead'>): Promise<Record<string, unknown>[]> {
+export async function queryAll(
+  db: Dynamo,
+  input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey' | 'ConsistentRead'>,
+): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   let start: Record<string, unknown> | undefined;
   do {
-    const out = await db.doc.query({ ...input, TableName: db.tableName, ConsistentRead: true, ExclusiveStartKey: start });
+    const out = await db.doc.query({
+      ...input,
+      TableName: db.tableName,
+      ConsistentRead: true,
+      ExclusiveStartKey: start,
+    });
     items.push(...(out.Items ?? []));
     start = out.LastEvaluatedKey;
   } while (start);
@@ -90,7 +122,10 @@ export async function backOff(tries: number, failure: string): Promise<void> {
 }
 
 /** Items by key (strongly consistent), in requests of at most 100 keys, retrying what DynamoDB leaves unprocessed. */
-export async function batchGet(db: Dynamo, wanted: Record<string, string>[]): Promise<Map<string, Record<string, unknown>>> {
+export async function batchGet(
+  db: Dynamo,
+  wanted: Record<string, string>[],
+): Promise<Map<string, Record<string, unknown>>> {
   const found = new Map<string, Record<string, unknown>>();
   for (let i = 0; i < wanted.length; i += 100) {
     let pending: Record<string, unknown>[] = wanted.slice(i, i + 100);

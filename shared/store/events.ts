@@ -29,13 +29,21 @@ export function eventItem(event: EventRecord): Record<string, unknown> {
 
 /** The event of a table item (or of an unmarshalled stream image); `notified_at` is bookkeeping, not part of it. */
 export function eventFromItem(item: Record<string, unknown>): EventRecord {
-  const { data_json, notified_at: _notified, ...rest } = stripKeys<Omit<EventRecord, 'data'> & { data_json: string; notified_at?: string }>(item);
+  const {
+    data_json,
+    notified_at: _notified,
+    ...rest
+  } = stripKeys<Omit<EventRecord, 'data'> & { data_json: string; notified_at?: string }>(item);
   return { ...rest, data: JSON.parse(data_json) as Record<string, unknown> };
 }
 
 /** An event written alone (a test event); a function of its own so a writer needs none of the reads below. */
 export async function putEvent(db: Dynamo, event: EventRecord): Promise<void> {
-  await db.doc.put({ TableName: db.tableName, Item: eventItem(event), ConditionExpression: 'attribute_not_exists(pk)' });
+  await db.doc.put({
+    TableName: db.tableName,
+    Item: eventItem(event),
+    ConditionExpression: 'attribute_not_exists(pk)',
+  });
 }
 
 export class DynamoEventStore implements EventWriter, EventReader, NotificationClaims {
@@ -46,7 +54,11 @@ export class DynamoEventStore implements EventWriter, EventReader, NotificationC
   }
 
   async get(shopId: string, eventId: string): Promise<EventRecord | null> {
-    const out = await this.db.doc.get({ TableName: this.db.tableName, Key: keys.event(shopId, eventId), ConsistentRead: true });
+    const out = await this.db.doc.get({
+      TableName: this.db.tableName,
+      Key: keys.event(shopId, eventId),
+      ConsistentRead: true,
+    });
     return out.Item ? eventFromItem(out.Item) : null; // data_json needs parsing: not getRecord
   }
 
@@ -62,14 +74,23 @@ export class DynamoEventStore implements EventWriter, EventReader, NotificationC
 
   /** Only our own claim: a later one stays. */
   async releaseNotification(shopId: string, eventId: string, at: string): Promise<void> {
-    await updateIf(this.db, { Key: keys.event(shopId, eventId), UpdateExpression: 'REMOVE notified_at', ConditionExpression: 'notified_at = :at', ExpressionAttributeValues: { ':at': at } });
+    await updateIf(this.db, {
+      Key: keys.event(shopId, eventId),
+      UpdateExpression: 'REMOVE notified_at',
+      ConditionExpression: 'notified_at = :at',
+      ExpressionAttributeValues: { ':at': at },
+    });
   }
 
   /** Events made between two times (ids are time-sortable), oldest first, a page at a time. */
   async listBetween(shopId: string, since: Date, until: Date, page: PageRequest): Promise<Page<EventRecord>> {
     const query = {
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: { ':pk': shopPk(shopId), ':from': `${skPrefix.event}${idBound('evt', since.getTime(), 'first')}`, ':to': `${skPrefix.event}${idBound('evt', until.getTime(), 'last')}` },
+      ExpressionAttributeValues: {
+        ':pk': shopPk(shopId),
+        ':from': `${skPrefix.event}${idBound('evt', since.getTime(), 'first')}`,
+        ':to': `${skPrefix.event}${idBound('evt', until.getTime(), 'last')}`,
+      },
       ConsistentRead: true,
     };
     const result = await queryPage(this.db, query, page);
@@ -79,7 +100,11 @@ export class DynamoEventStore implements EventWriter, EventReader, NotificationC
   /** Newest first; with a type, through GSI1 rather than a filter. */
   async list(shopId: string, page: PageRequest, type?: string): Promise<Page<EventRecord>> {
     const query = type
-      ? { IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :pk', ExpressionAttributeValues: { ':pk': gsi1Partition.eventsByType(shopId, type) } }
+      ? {
+          IndexName: 'gsi1',
+          KeyConditionExpression: 'gsi1pk = :pk',
+          ExpressionAttributeValues: { ':pk': gsi1Partition.eventsByType(shopId, type) },
+        }
       : {
           KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
           ExpressionAttributeValues: { ':pk': shopPk(shopId), ':prefix': skPrefix.event },

@@ -19,7 +19,15 @@ import * as keys from './item-keys';
 
 const PREFIX = 'IDEMPOTENCY';
 const STATUS = { inProgress: 'INPROGRESS', completed: 'COMPLETED', expired: 'EXPIRED' } as const;
-const ATTR = { status: 'status', expiry: TABLE.ttlAttribute, lockExpiry: 'in_progress_expiration', validation: 'validation', data: 'data', lockToken: 'lock_token', owner: 'owner' } as const;
+const ATTR = {
+  status: 'status',
+  expiry: TABLE.ttlAttribute,
+  lockExpiry: 'in_progress_expiration',
+  validation: 'validation',
+  data: 'data',
+  lockToken: 'lock_token',
+  owner: 'owner',
+} as const;
 /** Attempts to take the lock when the record found has expired but TTL has not deleted it yet (as Powertools did: 1 + 2 retries). */
 const ATTEMPTS = 3;
 
@@ -60,14 +68,21 @@ function deepSort(value: unknown): unknown {
     }, {});
 }
 
-const md5 = (parts: unknown[]): string => createHash('md5').update(JSON.stringify(deepSort(parts))).digest('base64');
+const md5 = (parts: unknown[]): string =>
+  createHash('md5')
+    .update(JSON.stringify(deepSort(parts)))
+    .digest('base64');
 
 /**
  * The record of a request: `keyParts` name it (absent values count as null), `payloadParts` must
  * match for a replay, and only `owner` may replay it. The owner is kept beside the hash, not in
  * it, so the hashes stay Powertools' own.
  */
-export const recordRef = (keyParts: unknown[], payloadParts: unknown[], by: { owner: string; shopId: string }): IdempotencyRecordRef => ({
+export const recordRef = (
+  keyParts: unknown[],
+  payloadParts: unknown[],
+  by: { owner: string; shopId: string },
+): IdempotencyRecordRef => ({
   key: `${PREFIX}#${md5(keyParts)}`,
   payloadHash: md5(payloadParts),
   owner: by.owner,
@@ -119,22 +134,31 @@ export class SingleTableIdempotencyStore {
         await this.releaseOwn(ref, token).catch(() => undefined);
         throw err;
       }
-      if (!existing || (existing.status === STATUS.inProgress && existing.lock_token === token)) return { kind: 'acquired' };
+      if (!existing || (existing.status === STATUS.inProgress && existing.lock_token === token))
+        return { kind: 'acquired' };
       // A record without an owner predates owners (at most a day before a deploy): it answers as it did.
       if (existing.owner !== undefined && existing.owner !== ref.owner) return { kind: 'other_owner' };
       if (existing.validation !== ref.payloadHash) return { kind: 'payload_mismatch' };
       const expired = existing.expires_at !== undefined && this.now() / 1000 > existing.expires_at;
       if (expired || existing.status === STATUS.expired) continue;
       if (existing.status === STATUS.inProgress) return { kind: 'in_progress' };
-      if (existing.status !== STATUS.completed) throw new Error(`idempotency record has an unknown status: ${String(existing.status)}`);
+      if (existing.status !== STATUS.completed)
+        throw new Error(`idempotency record has an unknown status: ${String(existing.status)}`);
       if (!isSealed(existing.data)) throw new Error('stored idempotent response is not sealed');
-      return { kind: 'completed', response: JSON.parse(await this.cipher().decrypt(existing.data.sealed, ref.key, ref.shopId)) };
+      return {
+        kind: 'completed',
+        response: JSON.parse(await this.cipher().decrypt(existing.data.sealed, ref.key, ref.shopId)),
+      };
     }
     throw new Error('idempotency record expired while the lock was being taken');
   }
 
   /** The put that takes the lock; the record that refused it, when one did. */
-  private async tryPut(ref: IdempotencyRecordRef, lockMs: number | undefined, token: string): Promise<StoredRecord | null> {
+  private async tryPut(
+    ref: IdempotencyRecordRef,
+    lockMs: number | undefined,
+    token: string,
+  ): Promise<StoredRecord | null> {
     const now = this.now();
     const item = {
       ...this.itemKey(ref),
@@ -150,8 +174,14 @@ export class SingleTableIdempotencyStore {
         TableName: this.db.tableName,
         Item: item,
         // New, expired, or locked by an invocation that has since ended.
-        ConditionExpression: 'attribute_not_exists(#id) OR #expiry < :now OR (#status = :inprogress AND attribute_exists(#lock) AND #lock < :now_ms)',
-        ExpressionAttributeNames: { '#id': TABLE.partitionKey, '#expiry': ATTR.expiry, '#lock': ATTR.lockExpiry, '#status': ATTR.status },
+        ConditionExpression:
+          'attribute_not_exists(#id) OR #expiry < :now OR (#status = :inprogress AND attribute_exists(#lock) AND #lock < :now_ms)',
+        ExpressionAttributeNames: {
+          '#id': TABLE.partitionKey,
+          '#expiry': ATTR.expiry,
+          '#lock': ATTR.lockExpiry,
+          '#status': ATTR.status,
+        },
         ExpressionAttributeValues: { ':now': now / 1000, ':now_ms': now, ':inprogress': STATUS.inProgress },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       });
@@ -173,8 +203,18 @@ export class SingleTableIdempotencyStore {
       TableName: this.db.tableName,
       Key: this.itemKey(ref),
       UpdateExpression: 'SET #expiry = :expiry, #status = :status, #data = :data, #validation = :validation',
-      ExpressionAttributeNames: { '#expiry': ATTR.expiry, '#status': ATTR.status, '#data': ATTR.data, '#validation': ATTR.validation },
-      ExpressionAttributeValues: { ':expiry': this.expiry(), ':status': STATUS.completed, ':data': { sealed } satisfies SealedResponse, ':validation': ref.payloadHash },
+      ExpressionAttributeNames: {
+        '#expiry': ATTR.expiry,
+        '#status': ATTR.status,
+        '#data': ATTR.data,
+        '#validation': ATTR.validation,
+      },
+      ExpressionAttributeValues: {
+        ':expiry': this.expiry(),
+        ':status': STATUS.completed,
+        ':data': { sealed } satisfies SealedResponse,
+        ':validation': ref.payloadHash,
+      },
     });
   }
 

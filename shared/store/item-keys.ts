@@ -25,7 +25,10 @@ export const portalSessionById = (shopId: string, sessionId: string) => ({ pk: s
 export const call = (shopId: string, callId: string) => ({ pk: shopPk(shopId), sk: `CALL#${callId}` });
 
 /** Marks a voice-platform call id as recorded, so a retried ingest writes nothing twice. */
-export const callExternal = (shopId: string, externalId: string) => ({ pk: shopPk(shopId), sk: `CALLEXT#${externalId}` });
+export const callExternal = (shopId: string, externalId: string) => ({
+  pk: shopPk(shopId),
+  sk: `CALLEXT#${externalId}`,
+});
 
 export const transcript = (shopId: string, callId: string) => ({ pk: shopPk(shopId), sk: `TRANSCRIPT#${callId}` });
 
@@ -34,57 +37,87 @@ export const summary = (shopId: string, callId: string) => ({ pk: shopPk(shopId)
 export const job = (shopId: string, jobId: string) => ({ pk: shopPk(shopId), sk: `JOB#${jobId}` });
 
 /** GSI1 entry listing a shop's jobs of one status, newest first. */
-export const jobByStatus = (shopId: string, status: string, jobId: string) => ({ gsi1pk: gsi1Partition.jobsByStatus(shopId, status), gsi1sk: jobId });
+export const jobByStatus = (shopId: string, status: string, jobId: string) => ({
+  gsi1pk: gsi1Partition.jobsByStatus(shopId, status),
+  gsi1sk: jobId,
+});
 
 export const webhookEndpoint = (shopId: string, endpointId: string) => ({ pk: shopPk(shopId), sk: `WE#${endpointId}` });
 
 /** The endpoint's hot state (leases, health, rate window, current stats): apart from its configuration, right after it (`WE#<id>#STATE`), so one Query of `WE#` reads both. */
-export const endpointState = (shopId: string, endpointId: string) => ({ pk: shopPk(shopId), sk: `${skPrefix.webhookEndpoint}${endpointId}${STATE_SUFFIX}` });
+export const endpointState = (shopId: string, endpointId: string) => ({
+  pk: shopPk(shopId),
+  sk: `${skPrefix.webhookEndpoint}${endpointId}${STATE_SUFFIX}`,
+});
 
 export const event = (shopId: string, eventId: string) => ({ pk: shopPk(shopId), sk: `EVT#${eventId}` });
 
 /** GSI1 entry listing a shop's events of one type, newest first. */
-export const eventByType = (shopId: string, type: string, eventId: string) => ({ gsi1pk: gsi1Partition.eventsByType(shopId, type), gsi1sk: eventId });
+export const eventByType = (shopId: string, type: string, eventId: string) => ({
+  gsi1pk: gsi1Partition.eventsByType(shopId, type),
+  gsi1sk: eventId,
+});
 
 /**
  * A delivery row sits under its endpoint, so the endpoint's list of deliveries is a Query of
  * the table (ids are time-ordered: newest first is descending). Found by event through the
  * fan-out's derived id and the markers below (shared/delivery/dynamo/event-deliveries.ts).
  */
-export const delivery = (shopId: string, endpointId: string, deliveryId: string) => ({ pk: shopPk(shopId), sk: `${skPrefix.endpointDeliveries(endpointId)}${deliveryId}` });
+export const delivery = (shopId: string, endpointId: string, deliveryId: string) => ({
+  pk: shopPk(shopId),
+  sk: `${skPrefix.endpointDeliveries(endpointId)}${deliveryId}`,
+});
 
 /**
  * Which delivery of the event to the endpoint a redeliver or recover made current, and every
  * delivery they made for the pair; the event's markers share a prefix, so one Query lists them.
  */
-export const currentDelivery = (shopId: string, eventId: string, endpointId: string) => ({ pk: shopPk(shopId), sk: `${skPrefix.eventMarkers(eventId)}${endpointId}` });
+export const currentDelivery = (shopId: string, eventId: string, endpointId: string) => ({
+  pk: shopPk(shopId),
+  sk: `${skPrefix.eventMarkers(eventId)}${endpointId}`,
+});
 
 /** Left by a deleted endpoint while its deliveries are kept, so its event's lists still find them. */
-export const deletedEndpoint = (shopId: string, endpointId: string) => ({ pk: shopPk(shopId), sk: `${skPrefix.deletedEndpoint}${endpointId}` });
+export const deletedEndpoint = (shopId: string, endpointId: string) => ({
+  pk: shopPk(shopId),
+  sk: `${skPrefix.deletedEndpoint}${endpointId}`,
+});
 
 /** GSI1 entry of a delivery while it is pending or retrying: what to cancel when its endpoint is disabled. */
 export const openDeliveryByEndpoint = (shopId: string, endpointId: string, deliveryId: string) => ({
   gsi1pk: gsi1Partition.openDeliveries(shopId, endpointId),
   gsi1sk: deliveryId,
-  });
+});
 
 /** The open deliveries of one resource to an ordered endpoint, in the order of their events (shared/delivery/resource-order.ts). */
-export const orderChain = (shopId: string, endpointId: string, orderKey: string) => ({ pk: shopPk(shopId), sk: `ORD#${endpointId}#${orderKey}` });
+export const orderChain = (shopId: string, endpointId: string, orderKey: string) => ({
+  pk: shopPk(shopId),
+  sk: `ORD#${endpointId}#${orderKey}`,
+});
 
 /** A recovery of an endpoint's missed events (shared/delivery/recovery-job.ts). */
 export const recovery = (shopId: string, recoveryId: string) => ({ pk: shopPk(shopId), sk: `RCV#${recoveryId}` });
 
 /** GSI1 entry of a recovery while it runs, sorted by when the sweeper must wake it if no page was written by then. */
-export const runningRecovery = (recoveryId: string, sweepAt: string) => ({ gsi1pk: gsi1Partition.runningRecoveries(), gsi1sk: `${sweepAt}#${recoveryId}` });
+export const runningRecovery = (recoveryId: string, sweepAt: string) => ({
+  gsi1pk: gsi1Partition.runningRecoveries(),
+  gsi1sk: `${sweepAt}#${recoveryId}`,
+});
 
 /** An endpoint's attempt counters over one stats bucket (see shared/delivery/endpoint-stats.ts). */
-export const endpointStats = (shopId: string, endpointId: string, bucketStart: string) => ({ pk: shopPk(shopId), sk: `${skPrefix.endpointStats(endpointId)}${bucketStart}` });
+export const endpointStats = (shopId: string, endpointId: string, bucketStart: string) => ({
+  pk: shopPk(shopId),
+  sk: `${skPrefix.endpointStats(endpointId)}${bucketStart}`,
+});
 
 /**
  * GSI2 entry of a delivery while it is pending or retrying: the due index the sweeper
  * reads, one of `DUE_BUCKETS` partitions (by delivery id), sorted by sweep time.
  */
-export const dueDelivery = (deliveryId: string, sweepAt: string) => ({ gsi2pk: dueBucketPk(dueBucket(deliveryId)), gsi2sk: `${sweepAt}#${deliveryId}` });
+export const dueDelivery = (deliveryId: string, sweepAt: string) => ({
+  gsi2pk: dueBucketPk(dueBucket(deliveryId)),
+  gsi2sk: `${sweepAt}#${deliveryId}`,
+});
 
 /** A rate-limit bucket (an API key's, a source address's): one number, see domain/rate-limits.ts. */
 export const rateBucket = (bucket: string) => ({ pk: `${RATE_PK_PREFIX}${bucket}`, sk: 'RATE' });

@@ -10,7 +10,12 @@ import { queryPage } from './pagination';
 
 /** The job item; its GSI1 key carries the status, so every status change moves it in the index. */
 export function jobItem(job: JobRecord): Record<string, unknown> {
-  return { ...keys.job(job.shop_id, job.id), ...keys.jobByStatus(job.shop_id, job.status, job.id), entity: 'job', ...job };
+  return {
+    ...keys.job(job.shop_id, job.id),
+    ...keys.jobByStatus(job.shop_id, job.status, job.id),
+    entity: 'job',
+    ...job,
+  };
 }
 
 export class DynamoJobStore implements JobStore {
@@ -50,7 +55,13 @@ export class DynamoJobStore implements JobStore {
               ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
             },
           },
-          { Put: { TableName: this.db.tableName, Item: eventItem(event), ConditionExpression: 'attribute_not_exists(pk)' } },
+          {
+            Put: {
+              TableName: this.db.tableName,
+              Item: eventItem(event),
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
         ],
       });
       return { ok: true };
@@ -59,7 +70,10 @@ export class DynamoJobStore implements JobStore {
       if (!reasons) throw err;
       // Marshalled: the document client leaves an error's item as the service sent it.
       const found = reasons[0]?.Code === 'ConditionalCheckFailed' ? reasons[0].Item : undefined;
-      return { ok: false, current: found ? stripKeys<JobRecord>(unmarshall(found)) : await this.get(next.shop_id, next.id) };
+      return {
+        ok: false,
+        current: found ? stripKeys<JobRecord>(unmarshall(found)) : await this.get(next.shop_id, next.id),
+      };
     }
   }
 }

@@ -26,8 +26,6 @@ export const gsi1Partition = {
 /** Rate-limit buckets; the only items the authorizer may write (an IAM condition on this prefix). */
 export const RATE_PK_PREFIX = 'RATE#';
 
-
-
 /** Partitions of the due index: enough that no single key takes every open delivery's writes. */
 export const DUE_BUCKETS = 8;
 export const dueBucketPk = (bucket: number): string => `DUE#${bucket}`;

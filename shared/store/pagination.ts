@@ -3,12 +3,18 @@ import type { Page, PageRequest } from '../domain/pagination';
 import type { Dynamo } from './client';
 import { TABLE } from './table';
 
-const KEY_ATTRIBUTES = [TABLE.partitionKey, TABLE.sortKey, ...TABLE.globalIndexes.flatMap((g) => [g.partitionKey, g.sortKey])];
+const KEY_ATTRIBUTES = [
+  TABLE.partitionKey,
+  TABLE.sortKey,
+  ...TABLE.globalIndexes.flatMap((g) => [g.partitionKey, g.sortKey]),
+];
 
 /** The item's position, usable as ExclusiveStartKey on the table or an index. */
 function positionOf(item: Record<string, unknown>, indexName?: string): Record<string, unknown> {
   const index = TABLE.globalIndexes.find((g) => g.name === indexName);
-  const wanted = index ? [TABLE.partitionKey, TABLE.sortKey, index.partitionKey, index.sortKey] : [TABLE.partitionKey, TABLE.sortKey];
+  const wanted = index
+    ? [TABLE.partitionKey, TABLE.sortKey, index.partitionKey, index.sortKey]
+    : [TABLE.partitionKey, TABLE.sortKey];
   return Object.fromEntries(wanted.filter((k) => KEY_ATTRIBUTES.includes(k)).map((k) => [k, item[k]]));
 }
 
@@ -24,7 +30,12 @@ export async function queryPage(
   const items: Record<string, unknown>[] = [];
   let start = page.after;
   do {
-    const out = await db.doc.query({ ...input, TableName: db.tableName, Limit: page.limit + 1 - items.length, ExclusiveStartKey: start });
+    const out = await db.doc.query({
+      ...input,
+      TableName: db.tableName,
+      Limit: page.limit + 1 - items.length,
+      ExclusiveStartKey: start,
+    });
     items.push(...(out.Items ?? []));
     start = out.LastEvaluatedKey;
   } while (start && items.length <= page.limit);
@@ -49,7 +60,12 @@ export async function queryFilteredPage(
   let start = page.after;
   let evaluated = 0;
   do {
-    const out = await db.doc.query({ ...input, TableName: db.tableName, Limit: maxEvaluated - evaluated, ExclusiveStartKey: start });
+    const out = await db.doc.query({
+      ...input,
+      TableName: db.tableName,
+      Limit: maxEvaluated - evaluated,
+      ExclusiveStartKey: start,
+    });
     evaluated += out.ScannedCount ?? 0;
     items.push(...(out.Items ?? []));
     start = out.LastEvaluatedKey;

@@ -18,9 +18,11 @@ export class DynamoPortalSessionStore implements PortalSessionStore {
     const ttl = { [TABLE.ttlAttribute]: Math.ceil(Date.parse(record.valid_until) / 1000) + KEEP_AFTER_EXPIRY_SECONDS };
     const item = (key: Record<string, string>) => ({ ...key, entity: 'portal_session', ...record, ...ttl });
     await this.db.doc.transactWrite({
-      TransactItems: [keys.portalSession(record.token_hash), keys.portalSessionById(record.shop_id, record.id)].map((key) => ({
-        Put: { TableName: this.db.tableName, Item: item(key), ConditionExpression: 'attribute_not_exists(pk)' },
-      })),
+      TransactItems: [keys.portalSession(record.token_hash), keys.portalSessionById(record.shop_id, record.id)].map(
+        (key) => ({
+          Put: { TableName: this.db.tableName, Item: item(key), ConditionExpression: 'attribute_not_exists(pk)' },
+        }),
+      ),
     });
   }
 
@@ -39,7 +41,13 @@ export class DynamoPortalSessionStore implements PortalSessionStore {
     try {
       await this.db.doc.transactWrite({
         TransactItems: [
-          { Delete: { TableName: this.db.tableName, Key: keys.portalSessionById(shopId, id), ConditionExpression: 'attribute_exists(pk)' } },
+          {
+            Delete: {
+              TableName: this.db.tableName,
+              Key: keys.portalSessionById(shopId, id),
+              ConditionExpression: 'attribute_exists(pk)',
+            },
+          },
           {
             Update: {
               TableName: this.db.tableName,

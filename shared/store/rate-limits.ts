@@ -27,9 +27,19 @@ export class DynamoRateLimiter implements RateLimiter {
     const known = this.seen.get(bucket) ?? 0;
     if (known > g.ceiling) return { allowed: false, retryAfterSeconds: g.retryAfterSeconds(known) };
     const expires = Math.ceil(nowMs / 1000) + IDLE_SECONDS;
-    const fresh = () => this.update(bucket, 'SET tat = :fresh, #ttl = :exp', 'attribute_not_exists(tat) OR tat < :now', { ':fresh': g.fresh, ':now': nowMs, ':exp': expires });
+    const fresh = () =>
+      this.update(bucket, 'SET tat = :fresh, #ttl = :exp', 'attribute_not_exists(tat) OR tat < :now', {
+        ':fresh': g.fresh,
+        ':now': nowMs,
+        ':exp': expires,
+      });
     const moveOn = () =>
-      this.update(bucket, 'SET tat = tat + :interval, #ttl = :exp', 'tat BETWEEN :now AND :ceiling', { ':interval': g.intervalMs, ':now': nowMs, ':ceiling': g.ceiling, ':exp': expires });
+      this.update(bucket, 'SET tat = tat + :interval, #ttl = :exp', 'tat BETWEEN :now AND :ceiling', {
+        ':interval': g.intervalMs,
+        ':now': nowMs,
+        ':ceiling': g.ceiling,
+        ':exp': expires,
+      });
     // Two branches, each one conditional write; a failed condition returns the bucket's tat, which picks the other or refuses.
     const branches = known >= nowMs ? [moveOn, fresh] : [fresh, moveOn];
     let tat = 0;
@@ -40,7 +50,10 @@ export class DynamoRateLimiter implements RateLimiter {
       if (tat > g.ceiling) break;
     }
     // Over the ceiling, or (clocks of two instances apart) just under now: refuse, it is at most a second.
-    return this.remember(bucket, tat, { allowed: false, retryAfterSeconds: g.retryAfterSeconds(Math.max(tat, g.ceiling)) });
+    return this.remember(bucket, tat, {
+      allowed: false,
+      retryAfterSeconds: g.retryAfterSeconds(Math.max(tat, g.ceiling)),
+    });
   }
 
   private remember(bucket: string, tat: number, decision: RateDecision): RateDecision {
@@ -50,7 +63,12 @@ export class DynamoRateLimiter implements RateLimiter {
   }
 
   /** Writes, or reports the bucket's current tat when the condition does not hold. */
-  private async update(bucket: string, expression: string, condition: string, values: Record<string, number>): Promise<{ written: boolean; tat: number }> {
+  private async update(
+    bucket: string,
+    expression: string,
+    condition: string,
+    values: Record<string, number>,
+  ): Promise<{ written: boolean; tat: number }> {
     try {
       const out = await this.db.doc.update({
         TableName: this.db.tableName,

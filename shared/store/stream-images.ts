@@ -7,7 +7,10 @@ import { stripKeys } from './client';
 import { eventFromItem } from './events';
 
 /** What a stream record's new image holds, as the domain knows it. */
-export type StreamedRecord = { entity: 'event'; event: EventRecord } | { entity: 'delivery'; delivery: DeliveryRecord } | { entity: 'recovery'; recovery: RecoveryRecord };
+export type StreamedRecord =
+  | { entity: 'event'; event: EventRecord }
+  | { entity: 'delivery'; delivery: DeliveryRecord }
+  | { entity: 'recovery'; recovery: RecoveryRecord };
 
 /**
  * Decodes a table stream image (marshalled attribute values, as Lambda and DynamoDB Streams

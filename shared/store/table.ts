@@ -30,14 +30,19 @@ export const TABLE = {
       name: 'gsi2',
       partitionKey: 'gsi2pk',
       sortKey: 'gsi2sk',
-      projection: { type: 'INCLUDE', attributes: ['shop_id', 'event_id', 'id', 'endpoint_id', 'attempts', 'status', 'next_attempt_at'] },
+      projection: {
+        type: 'INCLUDE',
+        attributes: ['shop_id', 'event_id', 'id', 'endpoint_id', 'attempts', 'status', 'next_attempt_at'],
+      },
     },
   ] satisfies GlobalIndex[],
   streamView: 'NEW_AND_OLD_IMAGES',
 } as const;
 
 function projectionOf(p: IndexProjection): Projection {
-  return p.type === 'ALL' ? { ProjectionType: 'ALL' } : { ProjectionType: 'INCLUDE', NonKeyAttributes: [...p.attributes] };
+  return p.type === 'ALL'
+    ? { ProjectionType: 'ALL' }
+    : { ProjectionType: 'INCLUDE', NonKeyAttributes: [...p.attributes] };
 }
 
 export function createTableInput(tableName: string): CreateTableCommandInput {

@@ -13,7 +13,8 @@ import { TABLE } from './table';
  * DynamoDB keeps them (one over 2^53 cannot be read back at all, which would make the
  * endpoint unreadable), and nothing ever reads into it: it is written and read whole.
  */
-const filterAttribute = (filter: EventFilter | null | undefined): string | null => (filter ? JSON.stringify(filter) : null);
+const filterAttribute = (filter: EventFilter | null | undefined): string | null =>
+  filter ? JSON.stringify(filter) : null;
 
 /**
  * The API's reads and writes of endpoints (create, list, update, rotate, delete), with the
@@ -32,12 +33,19 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
               TableName: this.db.tableName,
               Key: keys.shop(endpoint.shop_id),
               UpdateExpression: 'SET webhook_endpoint_count = if_not_exists(webhook_endpoint_count, :zero) + :one',
-              ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(webhook_endpoint_count) OR webhook_endpoint_count < :max)',
+              ConditionExpression:
+                'attribute_exists(pk) AND (attribute_not_exists(webhook_endpoint_count) OR webhook_endpoint_count < :max)',
               ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':max': maxPerShop },
               ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
             },
           },
-          { Put: { TableName: this.db.tableName, Item: configItem(endpoint, filterAttribute(endpoint.filter)), ConditionExpression: 'attribute_not_exists(pk)' } },
+          {
+            Put: {
+              TableName: this.db.tableName,
+              Item: configItem(endpoint, filterAttribute(endpoint.filter)),
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
           { Put: { TableName: this.db.tableName, Item: stateItem(endpoint, new Date(endpoint.created_at)) } },
         ],
       });
@@ -54,8 +62,14 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
   /** Configurations and states: one Query of the shop's partition, each state item right after its configuration (keys.endpointState). */
   async list(shopId: string): Promise<EndpointRecord[]> {
     const items = await queryPrefix(this.db, shopPk(shopId), skPrefix.webhookEndpoint, { newestFirst: true });
-    const stateOf = new Map(items.filter((i) => isEndpointStateKey(String(i.sk))).map((s) => [String(s.sk).slice(0, -STATE_SUFFIX.length), s]));
-    return items.filter((i) => !isEndpointStateKey(String(i.sk))).map((c) => endpointFromItems(c, stateOf.get(String(c.sk))));
+    const stateOf = new Map(
+      items
+        .filter((i) => isEndpointStateKey(String(i.sk)))
+        .map((s) => [String(s.sk).slice(0, -STATE_SUFFIX.length), s]),
+    );
+    return items
+      .filter((i) => !isEndpointStateKey(String(i.sk)))
+      .map((c) => endpointFromItems(c, stateOf.get(String(c.sk))));
   }
 
   /** Several endpoints by shop and id, in one round trip; keyed `<shop>/<endpoint>`. */
@@ -64,11 +78,25 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
   }
 
   /** Writes the configuration's `sets` under `condition`; the endpoint as it then is, or null when the condition failed. */
-  private async conditionalUpdate(shopId: string, id: string, sets: Record<string, unknown>, condition: string, values: Record<string, unknown> = {}) {
+  private async conditionalUpdate(
+    shopId: string,
+    id: string,
+    sets: Record<string, unknown>,
+    condition: string,
+    values: Record<string, unknown> = {},
+  ) {
     try {
-      const out = await this.db.doc.update({ TableName: this.db.tableName, ...setsInput(keys.webhookEndpoint(shopId, id), sets, condition, values), ReturnValues: 'ALL_NEW' });
+      const out = await this.db.doc.update({
+        TableName: this.db.tableName,
+        ...setsInput(keys.webhookEndpoint(shopId, id), sets, condition, values),
+        ReturnValues: 'ALL_NEW',
+      });
       if (!out.Attributes) return null;
-      const state = await this.db.doc.get({ TableName: this.db.tableName, Key: keys.endpointState(shopId, id), ConsistentRead: true });
+      const state = await this.db.doc.get({
+        TableName: this.db.tableName,
+        Key: keys.endpointState(shopId, id),
+        ConsistentRead: true,
+      });
       return endpointFromItems(out.Attributes, state.Item);
     } catch (err) {
       if (isConditionFailed(err)) return null;
@@ -78,15 +106,33 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
 
   async update(shopId: string, id: string, changes: EndpointChanges, updatedAt: string) {
     const { filter, health, failing_since: failingSince, ...rest } = changes;
-    const sets = { ...rest, ...(filter !== undefined ? { filter: filterAttribute(filter) } : {}), updated_at: updatedAt };
-    const stateSets = Object.fromEntries(Object.entries({ health, failing_since: failingSince, enabled: changes.enabled }).filter(([, v]) => v !== undefined));
+    const sets = {
+      ...rest,
+      ...(filter !== undefined ? { filter: filterAttribute(filter) } : {}),
+      updated_at: updatedAt,
+    };
+    const stateSets = Object.fromEntries(
+      Object.entries({ health, failing_since: failingSince, enabled: changes.enabled }).filter(
+        ([, v]) => v !== undefined,
+      ),
+    );
     if (Object.keys(stateSets).length === 0) return this.conditionalUpdate(shopId, id, sets, 'attribute_exists(pk)');
     for (let tries = 0; tries < 2; tries++) {
       try {
         await this.db.doc.transactWrite({
           TransactItems: [
-            { Update: { TableName: this.db.tableName, ...setsInput(keys.webhookEndpoint(shopId, id), sets, 'attribute_exists(pk)') } },
-            { Update: { TableName: this.db.tableName, ...setsInput(keys.endpointState(shopId, id), stateSets, 'attribute_exists(pk)') } },
+            {
+              Update: {
+                TableName: this.db.tableName,
+                ...setsInput(keys.webhookEndpoint(shopId, id), sets, 'attribute_exists(pk)'),
+              },
+            },
+            {
+              Update: {
+                TableName: this.db.tableName,
+                ...setsInput(keys.endpointState(shopId, id), stateSets, 'attribute_exists(pk)'),
+              },
+            },
           ],
         });
         return this.get(shopId, id);
@@ -121,14 +167,24 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
    * the endpoint, and that is how an event's list still finds them (./event-deliveries.ts).
    */
   async delete(shopId: string, id: string): Promise<boolean> {
-    const remove = { TableName: this.db.tableName, Key: keys.webhookEndpoint(shopId, id), ConditionExpression: 'attribute_exists(pk)' };
+    const remove = {
+      TableName: this.db.tableName,
+      Key: keys.webhookEndpoint(shopId, id),
+      ConditionExpression: 'attribute_exists(pk)',
+    };
     const removeState = { TableName: this.db.tableName, Key: keys.endpointState(shopId, id) };
     const now = Date.now();
     const trace = {
       Put: {
         TableName: this.db.tableName,
         // Every row to it was created before this: none outlives the event retention from now.
-        Item: { ...keys.deletedEndpoint(shopId, id), entity: 'deleted_webhook_endpoint', endpoint_id: id, deleted_at: new Date(now).toISOString(), [TABLE.ttlAttribute]: Math.floor(now / 1000) + EVENT_RETENTION_SECONDS },
+        Item: {
+          ...keys.deletedEndpoint(shopId, id),
+          entity: 'deleted_webhook_endpoint',
+          endpoint_id: id,
+          deleted_at: new Date(now).toISOString(),
+          [TABLE.ttlAttribute]: Math.floor(now / 1000) + EVENT_RETENTION_SECONDS,
+        },
       },
     };
     try {
@@ -167,10 +223,17 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
 }
 
 /** An update that sets each of `sets` (attribute names as placeholders) under `condition`. */
-function setsInput(key: Record<string, string>, sets: Record<string, unknown>, condition: string, values: Record<string, unknown> = {}) {
+function setsInput(
+  key: Record<string, string>,
+  sets: Record<string, unknown>,
+  condition: string,
+  values: Record<string, unknown> = {},
+) {
   return {
     Key: key,
-    UpdateExpression: `SET ${Object.keys(sets).map((k) => `#${k} = :${k}`).join(', ')}`,
+    UpdateExpression: `SET ${Object.keys(sets)
+      .map((k) => `#${k} = :${k}`)
+      .join(', ')}`,
     ConditionExpression: condition,
     ExpressionAttributeNames: Object.fromEntries(Object.keys(sets).map((k) => [`#${k}`, k])),
     ExpressionAttributeValues: { ...Object.fromEntries(Object.entries(sets).map(([k, v]) => [`:${k}`, v])), ...values },

@@ -47,12 +47,18 @@ export function apiKeyDeps(config: Config): { apiKeys: ApiKeyStore } {
 
 /** Per-key and per-address request budgets, in the table so every authorizer instance shares them. */
 export function rateLimitDeps(config: Config): { rateLimiter: RateLimiter; rateLimits: RateLimits } {
-  return memo(config, rateLimitDeps, () => ({ rateLimiter: new DynamoRateLimiter(dynamoOf(config)), rateLimits: config.rateLimits }));
+  return memo(config, rateLimitDeps, () => ({
+    rateLimiter: new DynamoRateLimiter(dynamoOf(config)),
+    rateLimits: config.rateLimits,
+  }));
 }
 
 /** Portal sessions: issued and revoked by their operations, recognised by the authorizer. */
 export function portalSessionDeps(config: Config): { portalSessions: PortalSessionStore; now: () => Date } {
-  return memo(config, portalSessionDeps, () => ({ portalSessions: new DynamoPortalSessionStore(dynamoOf(config)), now }));
+  return memo(config, portalSessionDeps, () => ({
+    portalSessions: new DynamoPortalSessionStore(dynamoOf(config)),
+    now,
+  }));
 }
 
 export function shopDeps(config: Config): Required<ShopDeps> {
@@ -60,7 +66,11 @@ export function shopDeps(config: Config): Required<ShopDeps> {
 }
 
 export function callDeps(config: Config): CallDeps {
-  return memo(config, callDeps, () => ({ calls: new DynamoCallStore(dynamoOf(config)), shops: new DynamoShopStore(dynamoOf(config)), now }));
+  return memo(config, callDeps, () => ({
+    calls: new DynamoCallStore(dynamoOf(config)),
+    shops: new DynamoShopStore(dynamoOf(config)),
+    now,
+  }));
 }
 
 export function jobDeps(config: Config): JobDeps {
@@ -131,7 +141,9 @@ export function cipherDeps(config: Config): { cipher: SecretCipher } {
 
 /** Stored responses are sealed with the secrets cipher: one of them carries a signing secret. */
 export function idempotencyDeps(config: Config): IdempotencyDeps {
-  return memo(config, idempotencyDeps, () => ({ idempotency: new SingleTableIdempotencyStore(dynamoOf(config), () => cipherOf(config)) }));
+  return memo(config, idempotencyDeps, () => ({
+    idempotency: new SingleTableIdempotencyStore(dynamoOf(config), () => cipherOf(config)),
+  }));
 }
 
 export function cursorDeps(config: Config): CursorDeps {
@@ -166,10 +178,28 @@ export type ApiDeps = { db: Dynamo } & ReturnType<typeof apiKeyDeps> &
   CursorDeps;
 
 export function apiDeps(config: Config): ApiDeps {
-  return memo(config, apiDeps, () =>
-    Object.assign(
-      { db: dynamoOf(config) },
-      ...[apiKeyDeps, rateLimitDeps, portalSessionDeps, shopDeps, callDeps, jobDeps, endpointDeps, urlGuardDeps, eventWriterDeps, eventLogDeps, endpointLifecycleDeps, cipherDeps, idempotencyDeps, cursorDeps].map((part) => part(config)),
-    ) as ApiDeps,
+  return memo(
+    config,
+    apiDeps,
+    () =>
+      Object.assign(
+        { db: dynamoOf(config) },
+        ...[
+          apiKeyDeps,
+          rateLimitDeps,
+          portalSessionDeps,
+          shopDeps,
+          callDeps,
+          jobDeps,
+          endpointDeps,
+          urlGuardDeps,
+          eventWriterDeps,
+          eventLogDeps,
+          endpointLifecycleDeps,
+          cipherDeps,
+          idempotencyDeps,
+          cursorDeps,
+        ].map((part) => part(config)),
+      ) as ApiDeps,
   );
 }

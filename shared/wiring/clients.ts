@@ -45,9 +45,14 @@ function base(config: Config) {
 /** The table's document client, shared by every store a process builds from this config. */
 export function dynamoOf(config: Config): Dynamo {
   return memo(config, dynamoOf, () => {
-    const client = new DynamoDBClient({ ...base(config), ...(config.table.endpoint ? { endpoint: config.table.endpoint } : {}) });
+    const client = new DynamoDBClient({
+      ...base(config),
+      ...(config.table.endpoint ? { endpoint: config.table.endpoint } : {}),
+    });
     // As the stores write them: undefined fields are left out; class instances are never items.
-    const doc = DynamoDBDocument.from(client, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false } });
+    const doc = DynamoDBDocument.from(client, {
+      marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+    });
     return { doc, client, tableName: config.table.tableName };
   });
 }

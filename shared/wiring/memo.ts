@@ -31,6 +31,7 @@ export function lambdaDeps<A, B>(a: Part<A>, b: Part<B>): () => A & B;
 export function lambdaDeps<A, B, C>(a: Part<A>, b: Part<B>, c: Part<C>): () => A & B & C;
 export function lambdaDeps<A, B, C, D>(a: Part<A>, b: Part<B>, c: Part<C>, d: Part<D>): () => A & B & C & D;
 export function lambdaDeps(...parts: Part<object>[]): () => object {
-  const merged = () => memo(lambdaConfig(), merged, () => Object.assign({}, ...parts.map((part) => part(lambdaConfig()))) as object);
+  const merged = () =>
+    memo(lambdaConfig(), merged, () => Object.assign({}, ...parts.map((part) => part(lambdaConfig()))) as object);
   return merged;
 }

@@ -49,7 +49,10 @@ function queueOf(config: Config, adapters: PipelineAdapters): SqsDeliveryQueue {
 }
 
 /** The fan-out: stream records to delivery rows and queue messages, owner emails onto their own queue, and recoveries' next pages. */
-export function fanoutDeps(config: Config, adapters: PipelineAdapters = {}): FanOutDeps & RecoveryWorkerDeps & { notificationQueue: NotificationQueue } {
+export function fanoutDeps(
+  config: Config,
+  adapters: PipelineAdapters = {},
+): FanOutDeps & RecoveryWorkerDeps & { notificationQueue: NotificationQueue } {
   return memo(config, fanoutDeps, () => ({
     endpoints: new DynamoEndpointStore(dynamoOf(config)),
     deliveries: new DynamoFanoutDeliveryStore(dynamoOf(config)),
@@ -104,10 +107,15 @@ export function deliverDeps(config: Config, adapters: PipelineAdapters = {}): At
 }
 
 /** The sweeper: the delivery dead-letter queue into the due index, the due index back onto the queue, and a nudge to stalled recoveries; it never schedules or sends. */
-export function sweepDeps(config: Config, adapters: PipelineAdapters = {}): SweepDeps & Pick<RecoveryWorkerDeps, 'recoveries'> {
+export function sweepDeps(
+  config: Config,
+  adapters: PipelineAdapters = {},
+): SweepDeps & Pick<RecoveryWorkerDeps, 'recoveries'> {
   return memo(config, sweepDeps, () => ({
     due: new DynamoDueIndex(dynamoOf(config)),
-    deadLetters: adapters.deadLetters ?? (config.deliveryDlqUrl ? new SqsDeliveryDeadLetters(sqsOf(config), config.deliveryDlqUrl) : undefined),
+    deadLetters:
+      adapters.deadLetters ??
+      (config.deliveryDlqUrl ? new SqsDeliveryDeadLetters(sqsOf(config), config.deliveryDlqUrl) : undefined),
     order: new DynamoOrderStore(dynamoOf(config)),
     recoveries: new DynamoRecoveryStore(dynamoOf(config)),
     endpoints: { getMany: (refs) => readEndpoints(dynamoOf(config), refs) },
@@ -119,7 +127,12 @@ export function sweepDeps(config: Config, adapters: PipelineAdapters = {}): Swee
 
 /** The ingest function's queue side: where a call it can never record is set aside (with callDeps, which records the rest). */
 export function ingestDeadLetterDeps(config: Config): { ingestDeadLetters: IngestDeadLetters } {
-  return memo(config, ingestDeadLetterDeps, () => ({ ingestDeadLetters: new SqsIngestDeadLetters(sqsOf(config), config.ingestDlqUrl) }));
+  return memo(config, ingestDeadLetterDeps, () => ({
+    ingestDeadLetters: new SqsIngestDeadLetters(sqsOf(config), config.ingestDlqUrl),
+  }));
 }
 
-export type PipelineDeps = ReturnType<typeof fanoutDeps> & ReturnType<typeof notifyDeps> & ReturnType<typeof deliverDeps> & ReturnType<typeof sweepDeps>;
+export type PipelineDeps = ReturnType<typeof fanoutDeps> &
+  ReturnType<typeof notifyDeps> &
+  ReturnType<typeof deliverDeps> &
+  ReturnType<typeof sweepDeps>;

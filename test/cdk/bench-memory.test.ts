@@ -6,8 +6,15 @@ import { ShopCallsStack } from '../../lib/stack';
 // Synthesized once, outside any test's timeout (as in stack.test.ts): it takes seconds.
 const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
 const stack = new ShopCallsStack(app, 'Bench', { env: { account: '123456789012', region: 'us-east-1' } });
-type FunctionProps = { MemorySize?: number; TracingConfig?: { Mode?: string }; LoggingConfig?: { SystemLogLevel?: string } };
-const functions = Object.entries(Template.fromStack(stack).findResources('AWS::Lambda::Function')) as [string, { Properties: FunctionProps }][];
+type FunctionProps = {
+  MemorySize?: number;
+  TracingConfig?: { Mode?: string };
+  LoggingConfig?: { SystemLogLevel?: string };
+};
+const functions = Object.entries(Template.fromStack(stack).findResources('AWS::Lambda::Function')) as [
+  string,
+  { Properties: FunctionProps },
+][];
 const only = (name: string): FunctionProps => {
   const found = functions.filter(([id]) => id.startsWith(`Delivery${name}`));
   expect(found).toHaveLength(1);
@@ -23,16 +30,23 @@ describe('benchmark cost figures', () => {
     expect(only(name).TracingConfig?.Mode).toBe(mode);
   });
 
-  it.each(Object.entries(FUNCTION_SYSTEM_LOG_LEVEL))("count %s's own Lambda lines at its system log level (%s)", (name, level) => {
-    expect(only(name).LoggingConfig?.SystemLogLevel).toBe(level);
-  });
+  it.each(Object.entries(FUNCTION_SYSTEM_LOG_LEVEL))(
+    "count %s's own Lambda lines at its system log level (%s)",
+    (name, level) => {
+      expect(only(name).LoggingConfig?.SystemLogLevel).toBe(level);
+    },
+  );
 });
 
 describe('-c platformLogs=true', () => {
   it("brings Lambda's START/END/REPORT lines back on the delivery path (system log level INFO)", () => {
     const withLines = new App({ context: { 'aws:cdk:bundling-stacks': [], platformLogs: 'true' } });
-    const template = Template.fromStack(new ShopCallsStack(withLines, 'Lines', { env: { account: '123456789012', region: 'us-east-1' } }));
-    const levels = Object.entries(template.findResources('AWS::Lambda::Function') as Record<string, { Properties: FunctionProps }>)
+    const template = Template.fromStack(
+      new ShopCallsStack(withLines, 'Lines', { env: { account: '123456789012', region: 'us-east-1' } }),
+    );
+    const levels = Object.entries(
+      template.findResources('AWS::Lambda::Function') as Record<string, { Properties: FunctionProps }>,
+    )
       .filter(([id]) => /^Delivery(Deliver|Fanout)/.test(id))
       .map(([, f]) => f.Properties.LoggingConfig?.SystemLogLevel);
     expect(levels).toEqual(['INFO', 'INFO']);

@@ -5,7 +5,7 @@ import { buildBundle, buildBundleWithInputs, bundleSizes } from '../../lib/build
 import { allFunctionEntries, repoRoot } from '../../lib/constructs/entries';
 
 describe('Lambda bundles', () => {
-  it('every function bundles with the stack\'s esbuild options, within the 400 KB budget, and loads in a fresh Node process', async () => {
+  it("every function bundles with the stack's esbuild options, within the 400 KB budget, and loads in a fresh Node process", async () => {
     const sizes = await bundleSizes();
     expect(sizes.map((s) => s.name).sort()).toEqual(Object.keys(allFunctionEntries()).sort());
     for (const s of sizes) {
@@ -14,7 +14,9 @@ describe('Lambda bundles', () => {
       expect(Number.isFinite(s.initMs)).toBe(true);
     }
     // The cold-start budget (docs/performance.md): every bundle at most 400 KB minified.
-    expect(sizes.filter((s) => s.bytes > 400 * 1024).map((s) => `${s.name}: ${(s.bytes / 1024).toFixed(1)} KB`)).toEqual([]);
+    expect(
+      sizes.filter((s) => s.bytes > 400 * 1024).map((s) => `${s.name}: ${(s.bytes / 1024).toFixed(1)} KB`),
+    ).toEqual([]);
   }, 180_000);
 
   it('the consumer bundles the AWS SDK clients with their recursion-detection middleware (the X-Ray trace header is sent)', async () => {
@@ -38,11 +40,15 @@ describe('Lambda bundles', () => {
     const dir = mkdtempSync(join(tmpdir(), 'bundle-'));
     try {
       const holdsSift = async (name: string) => {
-        const { inputs } = await buildBundleWithInputs(join(repoRoot(), allFunctionEntries()[name] as string), join(dir, `${name}.cjs`));
+        const { inputs } = await buildBundleWithInputs(
+          join(repoRoot(), allFunctionEntries()[name] as string),
+          join(dir, `${name}.cjs`),
+        );
         return inputs.some((file) => file.startsWith('node_modules/sift/'));
       };
       expect(await holdsSift('Deliver')).toBe(false);
-      for (const name of ['Fanout', 'RedeliverEvent', 'RecoverWebhookEndpoint']) expect(await holdsSift(name)).toBe(true);
+      for (const name of ['Fanout', 'RedeliverEvent', 'RecoverWebhookEndpoint'])
+        expect(await holdsSift(name)).toBe(true);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -13,7 +13,8 @@ import { ShopCallsStack } from '../../lib/stack';
  */
 const CFN_LINT = process.env.CFN_LINT ?? 'cfn-lint';
 const available = spawnSync(CFN_LINT, ['--version'], { encoding: 'utf8' }).status === 0;
-if (!available) console.warn(`cfn-lint not found (${CFN_LINT}): the template lint is skipped. Install it with pip install cfn-lint.`);
+if (!available)
+  console.warn(`cfn-lint not found (${CFN_LINT}): the template lint is skipped. Install it with pip install cfn-lint.`);
 
 type Finding = { Level: string; Rule: { Id: string }; Message: string; Filename: string };
 
@@ -25,7 +26,13 @@ type Finding = { Level: string; Rule: { Id: string }; Message: string; Filename:
     new ShopCallsStack(app, 'Defaults');
     const configured = new App({
       outdir,
-      context: { 'aws:cdk:bundling-stacks': [], alarmEmail: 'oncall@shop.example', senderEmail: 'alerts@shop.example', sweeperReservedConcurrency: '1', fullTracing: 'true' },
+      context: {
+        'aws:cdk:bundling-stacks': [],
+        alarmEmail: 'oncall@shop.example',
+        senderEmail: 'alerts@shop.example',
+        sweeperReservedConcurrency: '1',
+        fullTracing: 'true',
+      },
     });
     new ShopCallsStack(configured, 'Configured', { env: { account: '123456789012', region: 'eu-west-1' } });
     app.synth();
@@ -34,9 +41,14 @@ type Finding = { Level: string; Rule: { Id: string }; Message: string; Filename:
   afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
   it('reports no error and no warning', () => {
-    const templates = readdirSync(outdir).filter((f) => f.endsWith('.template.json')).map((f) => join(outdir, f));
+    const templates = readdirSync(outdir)
+      .filter((f) => f.endsWith('.template.json'))
+      .map((f) => join(outdir, f));
     expect(templates).toHaveLength(2);
-    const run = spawnSync(CFN_LINT, ['--format', 'json', '--ignore-checks', 'W3005', '--', ...templates], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    const run = spawnSync(CFN_LINT, ['--format', 'json', '--ignore-checks', 'W3005', '--', ...templates], {
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    });
     expect(run.error).toBeUndefined();
     const findings = JSON.parse(run.stdout || '[]') as Finding[];
     expect(findings.map((f) => `${f.Level} ${f.Rule.Id} ${f.Filename}: ${f.Message}`)).toEqual([]);

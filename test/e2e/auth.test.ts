@@ -14,11 +14,23 @@ describe('authentication and routing through the local HTTP adapter', () => {
     expect(reply.status).toBe(200);
     expect(reply.json).toEqual({
       object: 'key_profile',
-      shop: { id: stack.demo.shop.id, name: 'Demo Plumbing Co', trade: 'plumbing', timezone: 'America/New_York', phone_number: stack.demo.shop.phone_number },
+      shop: {
+        id: stack.demo.shop.id,
+        name: 'Demo Plumbing Co',
+        trade: 'plumbing',
+        timezone: 'America/New_York',
+        phone_number: stack.demo.shop.phone_number,
+      },
       plan: { name: 'starter', included_credits: 500 },
       credits: { balance: 500, used_this_period: 0 },
       line: { status: 'active', phone_number: stack.demo.shop.phone_number },
-      key: { id: stack.demo.writeKey.id, mode: 'test', scopes: expect.arrayContaining(['settings:read']), write: true, created_at: expect.any(String) },
+      key: {
+        id: stack.demo.writeKey.id,
+        mode: 'test',
+        scopes: expect.arrayContaining(['settings:read']),
+        write: true,
+        created_at: expect.any(String),
+      },
     });
     expect(reply.headers.get('request-id')).toMatch(/^req_/);
   });
@@ -44,7 +56,12 @@ describe('authentication and routing through the local HTTP adapter', () => {
 
   it('a revoked key → 401 invalid_api_key', async () => {
     const deps = stack.deps;
-    const { record, key } = await issueKey(deps.apiKeys, { shopId: stack.demo.shop.id, scopes: ['settings:read'], write: false, mode: 'test' });
+    const { record, key } = await issueKey(deps.apiKeys, {
+      shopId: stack.demo.shop.id,
+      scopes: ['settings:read'],
+      write: false,
+      mode: 'test',
+    });
     expect((await call(stack.url, 'GET', '/v1/me', { key })).status).toBe(200);
     await deps.apiKeys.revoke(record.id, new Date().toISOString());
     const reply = await call(stack.url, 'GET', '/v1/me', { key });
@@ -52,9 +69,19 @@ describe('authentication and routing through the local HTTP adapter', () => {
   });
 
   it('a key without the scope → 403 insufficient_scope; a read-only key on PATCH → 403 write_key_required', async () => {
-    const { key } = await issueKey(stack.deps.apiKeys, { shopId: stack.demo.shop.id, scopes: ['calls:read'], write: true, mode: 'test' });
-    expect(expectError(await call(stack.url, 'GET', '/v1/shop', { key }), 403, 'insufficient_scope').message).toContain('settings:read');
-    const readOnly = await call(stack.url, 'PATCH', '/v1/shop', { key: stack.demo.readKey.key, body: { greeting: 'hi' } });
+    const { key } = await issueKey(stack.deps.apiKeys, {
+      shopId: stack.demo.shop.id,
+      scopes: ['calls:read'],
+      write: true,
+      mode: 'test',
+    });
+    expect(expectError(await call(stack.url, 'GET', '/v1/shop', { key }), 403, 'insufficient_scope').message).toContain(
+      'settings:read',
+    );
+    const readOnly = await call(stack.url, 'PATCH', '/v1/shop', {
+      key: stack.demo.readKey.key,
+      body: { greeting: 'hi' },
+    });
     expectError(readOnly, 403, 'write_key_required');
   });
 

@@ -9,7 +9,11 @@ import { startTestStack } from '../helpers/stack';
 
 /** The consumer in its own process (bin/consumer.ts), so it can be killed for real; `env` is the stack's, as Lambda's environment. */
 async function startConsumer(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn('node_modules/.bin/tsx', ['bin/consumer.ts'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+  const child = spawn('node_modules/.bin/tsx', ['bin/consumer.ts'], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+    detached: true,
+  });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   await waitFor(() => out.includes('consumer ready'), 30000, 'consumer start');
@@ -42,12 +46,18 @@ describe('a consumer killed mid-batch', () => {
       () => [secret],
       (_n, res) => (slow ? setTimeout(() => res.writeHead(204).end(), 3000) : res.writeHead(204).end()),
     );
-    const created = await call(stack.url, 'POST', '/v1/webhook-endpoints', { key: stack.demo.writeKey.key, body: { url: receiver.url, events: ['call.completed'] } });
+    const created = await call(stack.url, 'POST', '/v1/webhook-endpoints', {
+      key: stack.demo.writeKey.key,
+      body: { url: receiver.url, events: ['call.completed'] },
+    });
     secret = created.json.secret as string;
 
     const eventIds: string[] = [];
     for (let i = 0; i < 10; i++) {
-      const r = await ingestCall(stack.deps, simulatedCall(stack.demo.shop, { withJob: false, emergency: false, endedAt: new Date() }));
+      const r = await ingestCall(
+        stack.deps,
+        simulatedCall(stack.demo.shop, { withJob: false, emergency: false, endedAt: new Date() }),
+      );
       eventIds.push(...r.event_ids);
     }
 
@@ -63,7 +73,11 @@ describe('a consumer killed mid-batch', () => {
 
     slow = false;
     children.push(await startConsumer(stack.env));
-    await waitFor(() => new Set(receiver.received.map((r) => r.event.id)).size === 10, 30000, 'every event after restart');
+    await waitFor(
+      () => new Set(receiver.received.map((r) => r.event.id)).size === 10,
+      30000,
+      'every event after restart',
+    );
     expect(new Set(receiver.received.map((r) => r.headers['webhook-id']))).toEqual(new Set(eventIds));
     expect(receiver.rejected).toHaveLength(0);
     await receiver.close();

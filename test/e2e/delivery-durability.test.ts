@@ -36,19 +36,33 @@ describe('delivery across a crash or a stop of the local stack (child process, T
     { name: 'healthy', policy: answers.ok() },
   ];
 
-  it.each(CRASH_KINDS.map((k) => [describeKind[k], k] as [string, CrashKind]))('%s: no accepted (event, endpoint) pair is lost', async (_label, kind) => {
-    const result = await runCrashScenario(stack, { kind, events: 30, endpoints: endpoints(), settleTimeoutMs: 60_000, quietMs: 1000, timeScale: 0.01 });
-    expect(result.acceptedEvents).toBeGreaterThan(0);
-    expect(result.rejected).toBe(0);
-    if (kind === 'sigint-retries-pending') expect(result.exitCode).toBe(0);
-    const summary = `killed ${result.killedAt}; accepted ${result.acceptedPairs} pairs, delivered ${result.deliveredPairs} (${result.deliveredBeforeKill} before the kill), duplicates ${result.duplicates}`;
-    expect({ summary, lost: result.lost }).toEqual({ summary, lost: [] });
-  }, 150_000);
+  it.each(CRASH_KINDS.map((k) => [describeKind[k], k] as [string, CrashKind]))(
+    '%s: no accepted (event, endpoint) pair is lost',
+    async (_label, kind) => {
+      const result = await runCrashScenario(stack, {
+        kind,
+        events: 30,
+        endpoints: endpoints(),
+        settleTimeoutMs: 60_000,
+        quietMs: 1000,
+        timeScale: 0.01,
+      });
+      expect(result.acceptedEvents).toBeGreaterThan(0);
+      expect(result.rejected).toBe(0);
+      if (kind === 'sigint-retries-pending') expect(result.exitCode).toBe(0);
+      const summary = `killed ${result.killedAt}; accepted ${result.acceptedPairs} pairs, delivered ${result.deliveredPairs} (${result.deliveredBeforeKill} before the kill), duplicates ${result.duplicates}`;
+      expect({ summary, lost: result.lost }).toEqual({ summary, lost: [] });
+    },
+    150_000,
+  );
 
   it('a new endpoint receives only events created after it, across stops, restarts and stream replays', async () => {
     const tenant = await stack.newTenant('No replay');
     const first = await startFaultReceiver('first', answers.ok());
-    const created1 = await stack.api('POST', '/v1/webhook-endpoints', { key: tenant.key, body: { url: first.url, events: ['call.completed'] } });
+    const created1 = await stack.api('POST', '/v1/webhook-endpoints', {
+      key: tenant.key,
+      body: { url: first.url, events: ['call.completed'] },
+    });
     expect(created1.status).toBe(201);
     first.setSecret(created1.json.secret as string);
     const old: string[] = [];
@@ -58,11 +72,18 @@ describe('delivery across a crash or a stop of the local stack (child process, T
     expect(await stack.sigint()).toBe(0);
     await stack.restart();
     const second = await startFaultReceiver('second', answers.ok());
-    const created2 = await stack.api('POST', '/v1/webhook-endpoints', { key: tenant.key, body: { url: second.url, events: ['call.completed'] } });
+    const created2 = await stack.api('POST', '/v1/webhook-endpoints', {
+      key: tenant.key,
+      body: { url: second.url, events: ['call.completed'] },
+    });
     expect(created2.status).toBe(201);
     second.setSecret(created2.json.secret as string);
     const [fresh] = (await stack.ingest(tenant.shop)).event_ids;
-    await until(() => first.firstOk.has(fresh as string) && second.firstOk.has(fresh as string), 20_000, 'the new event at both endpoints');
+    await until(
+      () => first.firstOk.has(fresh as string) && second.firstOk.has(fresh as string),
+      20_000,
+      'the new event at both endpoints',
+    );
 
     // Stopped and started again with endpoint 2 in place: a stream read from its start would now fan the old events out to it.
     expect(await stack.sigint()).toBe(0);

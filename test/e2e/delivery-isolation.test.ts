@@ -1,5 +1,11 @@
 import { simulatedCall } from '../../lib/cli/simulate';
-import { answers, closeFaultReceivers, startFaultReceiver, type AnswerPolicy, type FaultReceiver } from '../../bench/lib/fault-receiver';
+import {
+  answers,
+  closeFaultReceivers,
+  startFaultReceiver,
+  type AnswerPolicy,
+  type FaultReceiver,
+} from '../../bench/lib/fault-receiver';
 import { percentile } from '../../bench/lib/stats';
 import { issueKey } from '../../shared/domain/api-keys';
 import { ingestCall } from '../../shared/domain/calls';
@@ -44,13 +50,21 @@ describe('a hanging receiver does not delay deliveries to other endpoints (in-pr
 
   const tenant = async (name: string): Promise<Tenant> => {
     const shop = await createShop(stack.deps, { name, owner_email: 'owner@isolation.test' });
-    const { key } = await issueKey(stack.deps.apiKeys, { shopId: shop.id, scopes: [...SCOPES], write: true, mode: 'test' });
+    const { key } = await issueKey(stack.deps.apiKeys, {
+      shopId: shop.id,
+      scopes: [...SCOPES],
+      write: true,
+      mode: 'test',
+    });
     return { shop, key };
   };
 
   const endpoint = async (t: Tenant, name: string, policy: AnswerPolicy): Promise<FaultReceiver & { id: string }> => {
     const receiver = await startFaultReceiver(name, policy);
-    const created = await call(stack.url, 'POST', '/v1/webhook-endpoints', { key: t.key, body: { url: receiver.url, events: ['call.completed'] } });
+    const created = await call(stack.url, 'POST', '/v1/webhook-endpoints', {
+      key: t.key,
+      body: { url: receiver.url, events: ['call.completed'] },
+    });
     expect(created.status).toBe(201);
     receiver.setSecret(created.json.secret as string);
     return Object.assign(receiver, { id: created.json.id as string });
@@ -66,7 +80,10 @@ describe('a hanging receiver does not delay deliveries to other endpoints (in-pr
     const started = performance.now();
     for (let i = 0; i < count; i++) {
       const t0 = performance.now();
-      const { event_ids } = await ingestCall(stack.deps, simulatedCall(t.shop, { withJob: false, emergency: false, endedAt: new Date() }));
+      const { event_ids } = await ingestCall(
+        stack.deps,
+        simulatedCall(t.shop, { withJob: false, emergency: false, endedAt: new Date() }),
+      );
       written.set(event_ids[0] as string, t0);
       await sleep(Math.max(0, started + (i + 1) * INTERVAL_MS - performance.now()));
     }
@@ -123,9 +140,14 @@ describe('a hanging receiver does not delay deliveries to other endpoints (in-pr
     const bound = boundOf(baselineP90);
     const problems: string[] = [];
     const got = sorted.filter(Number.isFinite).length;
-    if (got < EVENTS) problems.push(`${who} got ${got}/${EVENTS} events within ${(graceOf(baselineP90) / 1000).toFixed(1)} s of the last ingest`);
+    if (got < EVENTS)
+      problems.push(
+        `${who} got ${got}/${EVENTS} events within ${(graceOf(baselineP90) / 1000).toFixed(1)} s of the last ingest`,
+      );
     if (!(p90 <= bound)) {
-      problems.push(`${who} p90 ${p90.toFixed(0)} ms > 2 × baseline p90 (${baselineP90.toFixed(0)} ms) + 1 s = ${bound.toFixed(0)} ms; latencies ${sorted.map((v) => v.toFixed(0)).join(' ')}`);
+      problems.push(
+        `${who} p90 ${p90.toFixed(0)} ms > 2 × baseline p90 (${baselineP90.toFixed(0)} ms) + 1 s = ${bound.toFixed(0)} ms; latencies ${sorted.map((v) => v.toFixed(0)).join(' ')}`,
+      );
     }
     return problems;
   };
@@ -167,9 +189,11 @@ describe('a hanging receiver does not delay deliveries to other endpoints (in-pr
       await waitUntil(healthy, written, lastAt + graceOf(baselineP90));
       await sleep(Math.max(0, lastAt + graceOf(baselineP90) - performance.now())); // the hanging receiver is counted over the whole span
       const problems = judge('the healthy receiver', latencies(healthy, written), baselineP90);
-      if (hanging.requests > 10) problems.push(`hanging receiver got ${hanging.requests} requests (at most 10 expected)`);
+      if (hanging.requests > 10)
+        problems.push(`hanging receiver got ${hanging.requests} requests (at most 10 expected)`);
       await removeEndpoint(t, hanging.id);
-      if (healthy.rejected + hanging.rejected > 0) problems.push(`${healthy.rejected + hanging.rejected} deliveries failed verification`);
+      if (healthy.rejected + hanging.rejected > 0)
+        problems.push(`${healthy.rejected + hanging.rejected} deliveries failed verification`);
       return problems;
     });
   }, 120_000);
@@ -190,9 +214,11 @@ describe('a hanging receiver does not delay deliveries to other endpoints (in-pr
       await waitUntil(healthy, written, lastAt + graceOf(baselineP90));
       await sleep(Math.max(0, lastAt + graceOf(baselineP90) - performance.now()));
       const problems = judge("shop B's receiver", latencies(healthy, written), baselineP90);
-      if (hanging.requests > 10) problems.push(`shop A's hanging receiver got ${hanging.requests} requests (at most 10 expected)`);
+      if (hanging.requests > 10)
+        problems.push(`shop A's hanging receiver got ${hanging.requests} requests (at most 10 expected)`);
       await removeEndpoint(a, hanging.id);
-      if (healthy.rejected + hanging.rejected > 0) problems.push(`${healthy.rejected + hanging.rejected} deliveries failed verification`);
+      if (healthy.rejected + hanging.rejected > 0)
+        problems.push(`${healthy.rejected + hanging.rejected} deliveries failed verification`);
       return problems;
     });
   }, 120_000);

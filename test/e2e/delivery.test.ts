@@ -17,19 +17,31 @@ type Stack = Awaited<ReturnType<typeof startTestStack>>;
 /** A shop with its own write key, so tests on one stack do not see each other's endpoints. */
 async function newTenant(stack: Stack) {
   const shop = await createShop(stack.deps, { name: 'Receiver Shop', owner_email: 'owner@receiver.test' });
-  const { key } = await issueKey(stack.deps.apiKeys, { shopId: shop.id, scopes: [...SCOPES], write: true, mode: 'test' });
+  const { key } = await issueKey(stack.deps.apiKeys, {
+    shopId: shop.id,
+    scopes: [...SCOPES],
+    write: true,
+    mode: 'test',
+  });
   const endpoint = async (url: string, events: string[]) => {
     const r = await call(stack.url, 'POST', '/v1/webhook-endpoints', { key, body: { url, events } });
     expect(r.status).toBe(201);
     return { id: r.json.id as string, secret: r.json.secret as string };
   };
-  const simulate = (withJob = false) => ingestCall(stack.deps, simulatedCall(shop, { withJob, emergency: false, endedAt: new Date() }));
+  const simulate = (withJob = false) =>
+    ingestCall(stack.deps, simulatedCall(shop, { withJob, emergency: false, endedAt: new Date() }));
   return { shop, key, endpoint, simulate };
 }
 
-const deliveryRows = (stack: Stack, shop: Shop, eventId: string) => new DynamoDeliveryStore(stack.deps.db).listForEvent(shop.id, eventId);
+const deliveryRows = (stack: Stack, shop: Shop, eventId: string) =>
+  new DynamoDeliveryStore(stack.deps.db).listForEvent(shop.id, eventId);
 
-async function waitForRow(stack: Stack, shop: Shop, eventId: string, done: (d: DeliveryRecord) => boolean): Promise<DeliveryRecord> {
+async function waitForRow(
+  stack: Stack,
+  shop: Shop,
+  eventId: string,
+  done: (d: DeliveryRecord) => boolean,
+): Promise<DeliveryRecord> {
   for (let i = 0; i < 250; i++) {
     const [row] = await deliveryRows(stack, shop, eventId);
     if (row && done(row)) return row;
@@ -82,7 +94,10 @@ describe('event pipeline, fast clock (TIME_SCALE 0.00002: 3 days ≈ 5.2 s, all 
   it('an endpoint failing for the scaled 3 days is disabled, the owner emailed, other endpoints told', async () => {
     const t = await newTenant(stack);
     const secrets: string[] = [];
-    const failing = await startReceiver(() => secrets, (_n, res) => res.writeHead(503).end());
+    const failing = await startReceiver(
+      () => secrets,
+      (_n, res) => res.writeHead(503).end(),
+    );
     const watcher = await startReceiver(() => secrets);
     const failingEndpoint = await t.endpoint(failing.url, ['call.completed']);
     secrets.push(failingEndpoint.secret, (await t.endpoint(watcher.url, ['webhook_endpoint.disabled'])).secret);
@@ -91,11 +106,24 @@ describe('event pipeline, fast clock (TIME_SCALE 0.00002: 3 days ≈ 5.2 s, all 
     await waitFor(() => failing.received.length >= 1, 5000, 'first failure');
     await new Promise((r) => setTimeout(r, 5600)); // past 3 scaled days of failure
     await t.simulate();
-    const notice = await waitFor(() => watcher.received.find((r) => r.event.type === 'webhook_endpoint.disabled'), 5000, 'disabled event');
+    const notice = await waitFor(
+      () => watcher.received.find((r) => r.event.type === 'webhook_endpoint.disabled'),
+      5000,
+      'disabled event',
+    );
     expect(notice.event.data).toMatchObject({ id: failingEndpoint.id, enabled: false, disabled_reason: 'failing' });
     const endpoint = await call(stack.url, 'GET', '/v1/webhook-endpoints', { key: t.key });
-    expect((endpoint.json.data as { id: string; enabled: boolean }[]).find((e) => e.id === failingEndpoint.id)?.enabled).toBe(false);
-    const mail = await waitFor(() => readdirSync(outbox).map((f) => readFileSync(join(outbox, f), 'utf8')).find((m) => m.includes(failing.url)), 5000, 'email');
+    expect(
+      (endpoint.json.data as { id: string; enabled: boolean }[]).find((e) => e.id === failingEndpoint.id)?.enabled,
+    ).toBe(false);
+    const mail = await waitFor(
+      () =>
+        readdirSync(outbox)
+          .map((f) => readFileSync(join(outbox, f), 'utf8'))
+          .find((m) => m.includes(failing.url)),
+      5000,
+      'email',
+    );
     expect(mail).toContain('To: owner@receiver.test');
     expect(mail).toMatch(/Last errors:\r?\n {2}- .*HTTP 503/);
     await Promise.all([failing.close(), watcher.close()]);
@@ -105,9 +133,18 @@ describe('event pipeline, fast clock (TIME_SCALE 0.00002: 3 days ≈ 5.2 s, all 
     const t = await newTenant(stack);
     const secrets: string[] = [];
     const target = await startReceiver(() => secrets);
-    const redirecting = await startReceiver(() => secrets, (_n, res) => res.writeHead(302, { location: target.url }).end());
-    const gone = await startReceiver(() => secrets, (_n, res) => res.writeHead(410).end());
-    const hanging = await startReceiver(() => secrets, () => undefined);
+    const redirecting = await startReceiver(
+      () => secrets,
+      (_n, res) => res.writeHead(302, { location: target.url }).end(),
+    );
+    const gone = await startReceiver(
+      () => secrets,
+      (_n, res) => res.writeHead(410).end(),
+    );
+    const hanging = await startReceiver(
+      () => secrets,
+      () => undefined,
+    );
     const ids: Record<string, string> = {};
     for (const [name, r] of Object.entries({ redirecting, gone, hanging })) {
       const e = await t.endpoint(r.url, ['call.completed']);
@@ -115,7 +152,11 @@ describe('event pipeline, fast clock (TIME_SCALE 0.00002: 3 days ≈ 5.2 s, all 
       ids[name] = e.id;
     }
     const { event_ids } = await t.simulate();
-    await waitFor(() => redirecting.received.length >= 2 && gone.received.length >= 1 && hanging.received.length >= 2, 5000, 'attempts');
+    await waitFor(
+      () => redirecting.received.length >= 2 && gone.received.length >= 1 && hanging.received.length >= 2,
+      5000,
+      'attempts',
+    );
     expect(target.received).toHaveLength(0);
     let rows = await deliveryRows(stack, t.shop, event_ids[0] as string);
     for (let i = 0; i < 250 && !(rows.length === 3 && rows.every((d) => d.history.length > 0)); i++) {
@@ -128,7 +169,10 @@ describe('event pipeline, fast clock (TIME_SCALE 0.00002: 3 days ≈ 5.2 s, all 
     const hung = byEndpoint(ids.hanging as string)?.history[0];
     expect(hung?.error).toMatch(/timeout after 300 ms/);
     expect(hung?.duration_ms).toBeGreaterThanOrEqual(290);
-    const endpoints = (await call(stack.url, 'GET', '/v1/webhook-endpoints', { key: t.key })).json.data as { id: string; disabled_reason: string | null }[];
+    const endpoints = (await call(stack.url, 'GET', '/v1/webhook-endpoints', { key: t.key })).json.data as {
+      id: string;
+      disabled_reason: string | null;
+    }[];
     expect(endpoints.find((e) => e.id === ids.gone)?.disabled_reason).toBe('gone');
     await Promise.all([target.close(), redirecting.close(), gone.close(), hanging.close()]);
   });
@@ -145,28 +189,49 @@ describe('event pipeline, fast clock (TIME_SCALE 0.00002: 3 days ≈ 5.2 s, all 
     const eventId = event_ids[0] as string;
     await waitFor(() => a.received.length === 1 && b.received.length === 1, 5000, 'first deliveries');
 
-    const one = await call(stack.url, 'POST', `/v1/events/${eventId}/redeliver`, { key: t.key, body: { endpoint_ids: [ea.id] } });
+    const one = await call(stack.url, 'POST', `/v1/events/${eventId}/redeliver`, {
+      key: t.key,
+      body: { endpoint_ids: [ea.id] },
+    });
     expect(one.status).toBe(202);
-    expect(one.json).toMatchObject({ id: eventId, object: 'event', deliveries: [{ object: 'delivery', endpoint_id: ea.id, status: 'pending', attempts: 0 }] });
+    expect(one.json).toMatchObject({
+      id: eventId,
+      object: 'event',
+      deliveries: [{ object: 'delivery', endpoint_id: ea.id, status: 'pending', attempts: 0 }],
+    });
     await waitFor(() => a.received.length === 2, 5000, 'named redelivery');
     // An endpoint created after the event is not among "all subscribed": it never had the event.
     const c = await startReceiver(() => secrets);
     const ec = await t.endpoint(c.url, ['*']);
     secrets.push(ec.secret);
     const everyone = await call(stack.url, 'POST', `/v1/events/${eventId}/redeliver`, { key: t.key, body: {} });
-    expect((everyone.json.deliveries as { endpoint_id: string }[]).map((d) => d.endpoint_id).sort()).toEqual([ea.id, eb.id].sort());
+    expect((everyone.json.deliveries as { endpoint_id: string }[]).map((d) => d.endpoint_id).sort()).toEqual(
+      [ea.id, eb.id].sort(),
+    );
     await waitFor(() => a.received.length === 3 && b.received.length === 2, 5000, 'redelivery to all');
     // …but naming it sends it there.
-    const named = await call(stack.url, 'POST', `/v1/events/${eventId}/redeliver`, { key: t.key, body: { endpoint_ids: [ec.id] } });
+    const named = await call(stack.url, 'POST', `/v1/events/${eventId}/redeliver`, {
+      key: t.key,
+      body: { endpoint_ids: [ec.id] },
+    });
     expect((named.json.deliveries as { endpoint_id: string }[]).map((d) => d.endpoint_id)).toEqual([ec.id]);
     await waitFor(() => c.received.length === 1, 5000, 'named redelivery to the newer endpoint');
-    expect(new Set([...a.received, ...b.received, ...c.received].map((r) => r.headers['webhook-id']))).toEqual(new Set([eventId]));
+    expect(new Set([...a.received, ...b.received, ...c.received].map((r) => r.headers['webhook-id']))).toEqual(
+      new Set([eventId]),
+    );
 
     const other = await newTenant(stack);
     const foreign = await other.endpoint('http://127.0.0.1:9/unused', ['*']);
-    const refused = await call(stack.url, 'POST', `/v1/events/${eventId}/redeliver`, { key: t.key, body: { endpoint_ids: [ea.id, foreign.id] } });
+    const refused = await call(stack.url, 'POST', `/v1/events/${eventId}/redeliver`, {
+      key: t.key,
+      body: { endpoint_ids: [ea.id, foreign.id] },
+    });
     expect(expectError(refused, 400, 'parameter_invalid').param).toBe('endpoint_ids.1');
-    expectError(await call(stack.url, 'POST', `/v1/events/${eventId}/redeliver`, { key: other.key, body: {} }), 404, 'resource_missing');
+    expectError(
+      await call(stack.url, 'POST', `/v1/events/${eventId}/redeliver`, { key: other.key, body: {} }),
+      404,
+      'resource_missing',
+    );
 
     const succeeded = async () => {
       const detail = await call(stack.url, 'GET', `/v1/events/${eventId}`, { key: t.key });
@@ -185,12 +250,31 @@ describe('event pipeline, fast clock (TIME_SCALE 0.00002: 3 days ≈ 5.2 s, all 
     const data = all.json.data as { id: string; type: string }[];
     expect(data).toHaveLength(4);
     expect(data.map((e) => e.id)).toEqual([...data.map((e) => e.id)].sort().reverse());
-    const next = await call(stack.url, 'GET', `/v1/events?limit=4&cursor=${encodeURIComponent(all.json.next_cursor as string)}`, { key: t.key });
+    const next = await call(
+      stack.url,
+      'GET',
+      `/v1/events?limit=4&cursor=${encodeURIComponent(all.json.next_cursor as string)}`,
+      { key: t.key },
+    );
     expect([(next.json.data as unknown[]).length, next.json.has_more]).toEqual([2, false]);
     const jobs = await call(stack.url, 'GET', '/v1/events?type=job.created', { key: t.key });
-    expect((jobs.json.data as { type: string }[]).map((e) => e.type)).toEqual(['job.created', 'job.created', 'job.created']);
-    expect(expectError(await call(stack.url, 'GET', '/v1/events?type=job.exploded', { key: t.key }), 400, 'parameter_invalid').param).toBe('type');
-    expectError(await call(stack.url, 'GET', '/v1/events/evt_01jd0000000000000000000000', { key: t.key }), 404, 'resource_missing');
+    expect((jobs.json.data as { type: string }[]).map((e) => e.type)).toEqual([
+      'job.created',
+      'job.created',
+      'job.created',
+    ]);
+    expect(
+      expectError(
+        await call(stack.url, 'GET', '/v1/events?type=job.exploded', { key: t.key }),
+        400,
+        'parameter_invalid',
+      ).param,
+    ).toBe('type');
+    expectError(
+      await call(stack.url, 'GET', '/v1/events/evt_01jd0000000000000000000000', { key: t.key }),
+      404,
+      'resource_missing',
+    );
   });
 
   it('keeps events 30 days (TTL on the event item)', async () => {
@@ -198,7 +282,10 @@ describe('event pipeline, fast clock (TIME_SCALE 0.00002: 3 days ≈ 5.2 s, all 
     const { event_ids } = await t.simulate();
     const deps = stack.deps;
     const keys = await import('../../shared/store/item-keys');
-    const item = await deps.db.doc.get({ TableName: deps.db.tableName, Key: keys.event(t.shop.id, event_ids[0] as string) });
+    const item = await deps.db.doc.get({
+      TableName: deps.db.tableName,
+      Key: keys.event(t.shop.id, event_ids[0] as string),
+    });
     const expires = (item.Item?.expires_at as number) * 1000;
     expect(Math.round((expires - Date.parse(item.Item?.timestamp as string)) / 86_400_000)).toBe(30);
   });
@@ -218,7 +305,10 @@ describe('event pipeline, all retries (TIME_SCALE 0.00005: all retries ≈ 8 s, 
   it('an always-failing receiver gets exactly 8 attempts, then the delivery is failed', async () => {
     const t = await newTenant(stack);
     let secret = '';
-    const receiver = await startReceiver(() => [secret], (_n, res) => res.writeHead(500).end('down for maintenance'));
+    const receiver = await startReceiver(
+      () => [secret],
+      (_n, res) => res.writeHead(500).end('down for maintenance'),
+    );
     secret = (await t.endpoint(receiver.url, ['call.completed'])).secret;
     const { event_ids } = await t.simulate();
     const row = await waitFor(() => receiver.received.length >= 8 && receiver.received, 40000, '8 attempts');
@@ -231,7 +321,6 @@ describe('event pipeline, all retries (TIME_SCALE 0.00005: all retries ≈ 8 s, 
     expect(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size).toBe(1);
     await receiver.close();
   }, 60_000);
-
 });
 
 describe('event pipeline, retry offsets (TIME_SCALE 0.001: 1m = 60 ms)', () => {
@@ -263,7 +352,10 @@ describe('event pipeline, retry offsets (TIME_SCALE 0.001: 1m = 60 ms)', () => {
   it('a receiver failing 3 times then answering 200 sees 4 attempts at the scaled offsets', async () => {
     const t = await newTenant(stack);
     let secret = '';
-    const receiver = await startReceiver(() => [secret], (n, res) => res.writeHead(n <= 3 ? 500 : 200).end());
+    const receiver = await startReceiver(
+      () => [secret],
+      (n, res) => res.writeHead(n <= 3 ? 500 : 200).end(),
+    );
     secret = (await t.endpoint(receiver.url, ['call.completed'])).secret;
     const { event_ids } = await t.simulate();
     await waitFor(() => receiver.received.length >= 4, 20000, '4 attempts');
@@ -281,7 +373,9 @@ describe('event pipeline, retry offsets (TIME_SCALE 0.001: 1m = 60 ms)', () => {
     expect(delivery?.history.map((h) => h.status)).toEqual([500, 500, 500, 200]);
     // Each attempt started no sooner than its offset after the one before, on the consumer's clock.
     const started = (delivery?.history ?? []).map((h) => Date.parse(h.at));
-    [60, 300, 1800].forEach((offset, i) => expect((started[i + 1] as number) - (started[i] as number)).toBeGreaterThanOrEqual(offset));
+    [60, 300, 1800].forEach((offset, i) =>
+      expect((started[i + 1] as number) - (started[i] as number)).toBeGreaterThanOrEqual(offset),
+    );
     await new Promise((r) => setTimeout(r, 300));
     expect(receiver.received).toHaveLength(4);
     await receiver.close();

@@ -26,14 +26,18 @@ describe('the typed client example', () => {
     expect(data).toBeDefined();
     expect(stdout).toContain(`shop: ${stack.demo.shop.id} Demo Plumbing Co`);
     expect(stdout).toContain(`calls: ${data?.calls}`);
-    expect(stdout).toContain(`jobs: approved ${data?.jobs.approved}, declined ${data?.jobs.declined}, pending ${data?.jobs.pending}`);
+    expect(stdout).toContain(
+      `jobs: approved ${data?.jobs.approved}, declined ${data?.jobs.declined}, pending ${data?.jobs.pending}`,
+    );
     expect(stdout).toContain(`events: ${data?.events}`);
     expect(stdout).toMatch(/latest event: (call\.completed|job\.created) /);
     expect(stdout).toMatch(/verified webhook: evt_\w+ webhook_endpoint\.test for we_\w+/);
   }, 90_000);
 
   it('exits 2 with its usage when BASE_URL or API_KEY is missing', async () => {
-    const failed = await run('node_modules/.bin/tsx', ['examples/client.ts'], { env: { ...process.env, BASE_URL: '', API_KEY: '' } }).catch((err: { code: number; stderr: string }) => err);
+    const failed = await run('node_modules/.bin/tsx', ['examples/client.ts'], {
+      env: { ...process.env, BASE_URL: '', API_KEY: '' },
+    }).catch((err: { code: number; stderr: string }) => err);
     expect(failed).toMatchObject({ code: 2, stderr: expect.stringContaining('Usage: BASE_URL=') });
   }, 30_000);
 

@@ -29,27 +29,53 @@ describe('what finds a fast-path row whose message is lost (local stack, DynamoD
     stacks.push(stack);
     let secret = '';
     const receiver = await startReceiver(() => [secret]);
-    const created = await call(stack.url, 'POST', '/v1/webhook-endpoints', { key: stack.demo.writeKey.key, body: { url: receiver.url, events: ['call.completed'] } });
+    const created = await call(stack.url, 'POST', '/v1/webhook-endpoints', {
+      key: stack.demo.writeKey.key,
+      body: { url: receiver.url, events: ['call.completed'] },
+    });
     secret = created.json.secret as string;
-    const [eventId] = (await ingestCall(stack.deps, simulatedCall(stack.demo.shop, { withJob: false, emergency: false, endedAt: new Date() }))).event_ids;
+    const [eventId] = (
+      await ingestCall(
+        stack.deps,
+        simulatedCall(stack.demo.shop, { withJob: false, emergency: false, endedAt: new Date() }),
+      )
+    ).event_ids;
     const deliveries = new DynamoDeliveryStore(stack.deps.db);
     let row: DeliveryRecord | undefined;
-    await until(async () => (row = (await deliveries.listForEvent(stack.demo.shop.id, eventId as string))[0]) !== undefined, 'the fan-out row');
+    await until(
+      async () => (row = (await deliveries.listForEvent(stack.demo.shop.id, eventId as string))[0]) !== undefined,
+      'the fan-out row',
+    );
     const { shop_id, endpoint_id, id } = row as DeliveryRecord;
-    const item = (await stack.deps.db.doc.get({ TableName: stack.deps.db.tableName, Key: keys.delivery(shop_id, endpoint_id, id), ConsistentRead: true })).Item ?? {};
+    const item =
+      (
+        await stack.deps.db.doc.get({
+          TableName: stack.deps.db.tableName,
+          Key: keys.delivery(shop_id, endpoint_id, id),
+          ConsistentRead: true,
+        })
+      ).Item ?? {};
     // On its fast path: no entry in the endpoint's open deliveries (gsi1) or the due index (gsi2).
     expect(Object.keys(item).filter((k) => /^gsi[12]/.test(k))).toEqual([]);
     expect(row).toMatchObject({ status: 'pending', sweep_at: null });
     return { stack, receiver, row: row as DeliveryRecord, deliveries };
   }
 
-  it('the sweeper takes a dead-lettered message\'s row into the due index and the delivery goes out', async () => {
+  it("the sweeper takes a dead-lettered message's row into the due index and the delivery goes out", async () => {
     const { stack, receiver, row, deliveries } = await fannedOut();
     // As SQS does after the consumer failed on it five times: the message leaves the queue for its dead-letter queue.
-    const taken = await stack.sqs.send(new ReceiveMessageCommand({ QueueUrl: stack.queue.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
-    expect((taken.Messages ?? []).map((m) => (JSON.parse(m.Body ?? '{}') as { delivery_id?: string }).delivery_id)).toEqual([row.id]);
-    await stack.sqs.send(new DeleteMessageCommand({ QueueUrl: stack.queue.url, ReceiptHandle: taken.Messages?.[0]?.ReceiptHandle }));
-    await stack.sqs.send(new SendMessageCommand({ QueueUrl: stack.queue.dlqUrl, MessageBody: taken.Messages?.[0]?.Body }));
+    const taken = await stack.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: stack.queue.url, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+    );
+    expect(
+      (taken.Messages ?? []).map((m) => (JSON.parse(m.Body ?? '{}') as { delivery_id?: string }).delivery_id),
+    ).toEqual([row.id]);
+    await stack.sqs.send(
+      new DeleteMessageCommand({ QueueUrl: stack.queue.url, ReceiptHandle: taken.Messages?.[0]?.ReceiptHandle }),
+    );
+    await stack.sqs.send(
+      new SendMessageCommand({ QueueUrl: stack.queue.dlqUrl, MessageBody: taken.Messages?.[0]?.Body }),
+    );
 
     const handlers = localHandlers(stack.deps);
     const report = (await handlers.sweep({})) as { deadLettered: number; enqueued: number };
@@ -57,12 +83,23 @@ describe('what finds a fast-path row whose message is lost (local stack, DynamoD
     expect((await deliveries.get(row))?.sweep_at).not.toBeNull();
     // Due at once: this sweep sends it, or the next (the index is eventually consistent).
     if (report.enqueued === 0) await handlers.sweep({});
-    const left = await stack.sqs.send(new ReceiveMessageCommand({ QueueUrl: stack.queue.dlqUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
+    const left = await stack.sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: stack.queue.dlqUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
+    );
     expect(left.Messages ?? []).toEqual([]);
 
-    const poller = startQueuePoller({ sqs: stack.sqs, queueUrl: stack.queue.url, queueArn: stack.queue.arn, handler: handlers.deliver });
+    const poller = startQueuePoller({
+      sqs: stack.sqs,
+      queueUrl: stack.queue.url,
+      queueArn: stack.queue.arn,
+      handler: handlers.deliver,
+    });
     try {
-      await waitFor(() => receiver.received.find((r) => r.event.id === row.event_id), 20_000, 'the dead-lettered delivery at its receiver');
+      await waitFor(
+        () => receiver.received.find((r) => r.event.id === row.event_id),
+        20_000,
+        'the dead-lettered delivery at its receiver',
+      );
       await until(async () => (await deliveries.get(row))?.status === 'succeeded', 'the row recorded');
     } finally {
       await poller.stop();
@@ -73,9 +110,19 @@ describe('what finds a fast-path row whose message is lost (local stack, DynamoD
     const { stack, receiver, row, deliveries } = await fannedOut();
     // The queue (and the message on it) is in memory: gone with the stack.
     await stack.stop();
-    const again = await startLocalStack({ port: 0, dynamodbEndpoint: stack.dynamodbEndpoint, tableName: stack.tableName, secretsKeyFile: process.env.SECRETS_KEY_FILE, rateLimits: GENEROUS_RATE_LIMITS });
+    const again = await startLocalStack({
+      port: 0,
+      dynamodbEndpoint: stack.dynamodbEndpoint,
+      tableName: stack.tableName,
+      secretsKeyFile: process.env.SECRETS_KEY_FILE,
+      rateLimits: GENEROUS_RATE_LIMITS,
+    });
     stacks.push(again);
-    await waitFor(() => receiver.received.find((r) => r.event.id === row.event_id), 20_000, 'the delivery after the restart');
+    await waitFor(
+      () => receiver.received.find((r) => r.event.id === row.event_id),
+      20_000,
+      'the delivery after the restart',
+    );
     await until(async () => (await deliveries.get(row))?.status === 'succeeded', 'the row recorded');
     expect(receiver.received.filter((r) => r.event.id === row.event_id)).toHaveLength(1);
   }, 60_000);

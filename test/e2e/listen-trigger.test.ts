@@ -27,10 +27,19 @@ describe('a first verified webhook in two commands', () => {
     await stack.stop();
   });
 
-  const env = () => ({ ...process.env, DYNAMODB_ENDPOINT: stack.dynamodbEndpoint, TABLE_NAME: stack.tableName, POWERTOOLS_LOG_LEVEL: 'WARN' });
+  const env = () => ({
+    ...process.env,
+    DYNAMODB_ENDPOINT: stack.dynamodbEndpoint,
+    TABLE_NAME: stack.tableName,
+    POWERTOOLS_LOG_LEVEL: 'WARN',
+  });
 
   function listen(args: string[]): { child: ChildProcess; output: () => string } {
-    const child = spawn('node_modules/.bin/tsx', ['bin/listen.ts', ...args], { env: env(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn('node_modules/.bin/tsx', ['bin/listen.ts', ...args], {
+      env: env(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     children.push(child);
     let output = '';
     child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
@@ -46,7 +55,8 @@ describe('a first verified webhook in two commands', () => {
     }
   }
 
-  const cli = (...args: string[]) => spawnSync('node_modules/.bin/tsx', ['bin/cli.ts', ...args], { env: env(), encoding: 'utf8' });
+  const cli = (...args: string[]) =>
+    spawnSync('node_modules/.bin/tsx', ['bin/cli.ts', ...args], { env: env(), encoding: 'utf8' });
 
   it('listen registers an endpoint for the demo shop; trigger call.completed arrives verified; a forged delivery is rejected', async () => {
     const first = listen(['--port', '0']);
@@ -57,18 +67,37 @@ describe('a first verified webhook in two commands', () => {
     expect(endpoints).toEqual([expect.objectContaining({ url: url?.[1], events: ['*'], enabled: true })]);
 
     const triggered = cli('trigger', 'call.completed');
-    expect(triggered.stderr).toMatch(/^Local stack: table \S+ on DynamoDB Local at http:\/\/127\.0\.0\.1:\d+ \(npm start\)\. For a deployed stack: --stack NAME\.\n$/);
+    expect(triggered.stderr).toMatch(
+      /^Local stack: table \S+ on DynamoDB Local at http:\/\/127\.0\.0\.1:\d+ \(npm start\)\. For a deployed stack: --stack NAME\.\n$/,
+    );
     expect(triggered.status).toBe(0);
     const eventId = /Triggered call.completed (evt_\w+) for shop/.exec(triggered.stdout)?.[1];
     expect(eventId).toBeDefined();
-    await until(() => first.output().includes(`✓ verified call.completed ${eventId}`), 'the verified event', first.output);
+    await until(
+      () => first.output().includes(`✓ verified call.completed ${eventId}`),
+      'the verified event',
+      first.output,
+    );
     expect(first.output()).toMatch(/call_\w+ from .+ \+1\d+, \d+ s, outcome message_taken/);
 
     // Signed with another secret: refused with 400 and shown as rejected.
     const forged = new Webhook(`whsec_${Buffer.from('not-the-endpoint-secret-0123456789').toString('base64')}`);
-    const body = JSON.stringify({ id: 'evt_forged', type: 'call.completed', timestamp: new Date().toISOString(), data: {} });
+    const body = JSON.stringify({
+      id: 'evt_forged',
+      type: 'call.completed',
+      timestamp: new Date().toISOString(),
+      data: {},
+    });
     const at = new Date();
-    const reply = await fetch(url?.[1] as string, { method: 'POST', body, headers: { 'webhook-id': 'msg_forged', 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': forged.sign('msg_forged', at, body) } });
+    const reply = await fetch(url?.[1] as string, {
+      method: 'POST',
+      body,
+      headers: {
+        'webhook-id': 'msg_forged',
+        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+        'webhook-signature': forged.sign('msg_forged', at, body),
+      },
+    });
     expect(reply.status).toBe(400);
     await until(() => first.output().includes('✗ rejected msg_forged'), 'the rejection', first.output);
     expect(first.output()).not.toContain('evt_forged');
@@ -99,20 +128,30 @@ describe('a first verified webhook in two commands', () => {
     await once(two.child, 'exit');
   }, 90_000);
 
-  it.each([[['--help']], [['-h']]])('listen %j prints its usage and exits 0; a bad option exits 2', async (args) => {
-    const help = spawnSync('node_modules/.bin/tsx', ['bin/listen.ts', ...args], { env: env(), encoding: 'utf8' });
-    expect(help.status).toBe(0);
-    expect(help.stdout).toContain('Usage: npm run listen');
-    const bad = spawnSync('node_modules/.bin/tsx', ['bin/listen.ts', '--prot', '1'], { env: env(), encoding: 'utf8' });
-    expect(bad.status).toBe(2);
-    expect(bad.stderr).toContain("Unknown option '--prot'");
-  }, 30_000);
+  it.each([[['--help']], [['-h']]])(
+    'listen %j prints its usage and exits 0; a bad option exits 2',
+    async (args) => {
+      const help = spawnSync('node_modules/.bin/tsx', ['bin/listen.ts', ...args], { env: env(), encoding: 'utf8' });
+      expect(help.status).toBe(0);
+      expect(help.stdout).toContain('Usage: npm run listen');
+      const bad = spawnSync('node_modules/.bin/tsx', ['bin/listen.ts', '--prot', '1'], {
+        env: env(),
+        encoding: 'utf8',
+      });
+      expect(bad.status).toBe(2);
+      expect(bad.stderr).toContain("Unknown option '--prot'");
+    },
+    30_000,
+  );
 
   it('npm run receiver -- --help prints its usage (no stack trace) and exits 0; a bad option exits 2', () => {
     const help = spawnSync('node_modules/.bin/tsx', ['bin/receiver.ts', '--help'], { env: env(), encoding: 'utf8' });
     expect(help.status).toBe(0);
     expect(help.stdout).toContain('Usage: WEBHOOK_SECRET=whsec_... npm run receiver');
-    const bad = spawnSync('node_modules/.bin/tsx', ['bin/receiver.ts', '--sekret', 'x'], { env: env(), encoding: 'utf8' });
+    const bad = spawnSync('node_modules/.bin/tsx', ['bin/receiver.ts', '--sekret', 'x'], {
+      env: env(),
+      encoding: 'utf8',
+    });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain("Unknown option '--sekret'");
     expect(bad.stderr).not.toMatch(/\n\s+at /);
@@ -120,27 +159,70 @@ describe('a first verified webhook in two commands', () => {
 
   it('npm run receiver takes its secret from WEBHOOK_SECRET, never from the command line', async () => {
     const secret = `whsec_${Buffer.from('receiver-test-secret-0123456789ab').toString('base64')}`;
-    const argv = spawnSync('node_modules/.bin/tsx', ['bin/receiver.ts', '--secret', secret], { env: { ...env(), WEBHOOK_SECRET: '' }, encoding: 'utf8' });
+    const argv = spawnSync('node_modules/.bin/tsx', ['bin/receiver.ts', '--secret', secret], {
+      env: { ...env(), WEBHOOK_SECRET: '' },
+      encoding: 'utf8',
+    });
     expect(argv.status).toBe(2);
-    expect(argv.stderr).toContain('--secret is not accepted: a secret on the command line is visible to every user in `ps`. Set WEBHOOK_SECRET instead.');
-    const unset = spawnSync('node_modules/.bin/tsx', ['bin/receiver.ts'], { env: { ...env(), WEBHOOK_SECRET: '' }, encoding: 'utf8' });
-    expect([unset.status, unset.stderr.split('\n')[0]]).toEqual([2, expect.stringContaining("Error: WEBHOOK_SECRET is not set: export the endpoint's signing secret (whsec_…) first")]);
+    expect(argv.stderr).toContain(
+      '--secret is not accepted: a secret on the command line is visible to every user in `ps`. Set WEBHOOK_SECRET instead.',
+    );
+    const unset = spawnSync('node_modules/.bin/tsx', ['bin/receiver.ts'], {
+      env: { ...env(), WEBHOOK_SECRET: '' },
+      encoding: 'utf8',
+    });
+    expect([unset.status, unset.stderr.split('\n')[0]]).toEqual([
+      2,
+      expect.stringContaining("Error: WEBHOOK_SECRET is not set: export the endpoint's signing secret (whsec_…) first"),
+    ]);
 
-    const child = spawn('node_modules/.bin/tsx', ['bin/receiver.ts', '--port', '0'], { env: { ...env(), WEBHOOK_SECRET: secret }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn('node_modules/.bin/tsx', ['bin/receiver.ts', '--port', '0'], {
+      env: { ...env(), WEBHOOK_SECRET: secret },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     children.push(child);
     let output = '';
     child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-    await until(() => /Receiver listening on http:\/\/127\.0\.0\.1:[1-9]\d*\//.test(output), 'the receiver', () => output);
+    await until(
+      () => /Receiver listening on http:\/\/127\.0\.0\.1:[1-9]\d*\//.test(output),
+      'the receiver',
+      () => output,
+    );
     const url = /(http:\/\/127\.0\.0\.1:\d+\/)/.exec(output)?.[1] as string;
     const post = (signer: Webhook, id: string) => {
-      const body = JSON.stringify({ id, type: 'call.completed', timestamp: new Date().toISOString(), data: { id: 'call_1' } });
+      const body = JSON.stringify({
+        id,
+        type: 'call.completed',
+        timestamp: new Date().toISOString(),
+        data: { id: 'call_1' },
+      });
       const at = new Date();
-      return fetch(url, { method: 'POST', body, headers: { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': signer.sign(id, at, body) } });
+      return fetch(url, {
+        method: 'POST',
+        body,
+        headers: {
+          'webhook-id': id,
+          'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+          'webhook-signature': signer.sign(id, at, body),
+        },
+      });
     };
     expect((await post(new Webhook(secret), 'evt_signed')).status).toBe(204);
-    expect((await post(new Webhook(`whsec_${Buffer.from('another-secret-0123456789abcdef').toString('base64')}`), 'evt_forged')).status).toBe(400);
-    await until(() => output.includes('✓ call.completed evt_signed') && output.includes('✗ rejected'), 'both lines', () => output);
+    expect(
+      (
+        await post(
+          new Webhook(`whsec_${Buffer.from('another-secret-0123456789abcdef').toString('base64')}`),
+          'evt_forged',
+        )
+      ).status,
+    ).toBe(400);
+    await until(
+      () => output.includes('✓ call.completed evt_signed') && output.includes('✗ rejected'),
+      'both lines',
+      () => output,
+    );
     child.kill('SIGINT');
     await once(child, 'exit');
   }, 60_000);

@@ -49,7 +49,10 @@ describe('log lines in the local stack carry their own invocation', () => {
         attemptArrived.open();
       },
     );
-    const created = await call(stack.url, 'POST', '/v1/webhook-endpoints', { key, body: { url: receiver.url, events: ['*'] } });
+    const created = await call(stack.url, 'POST', '/v1/webhook-endpoints', {
+      key,
+      body: { url: receiver.url, events: ['*'] },
+    });
     expect(created.status).toBe(201);
     secret = created.json.secret as string;
     const endpointId = created.json.id as string;
@@ -70,14 +73,27 @@ describe('log lines in the local stack carry their own invocation', () => {
     await apiEntered.opened;
 
     held?.writeHead(500).end();
-    const consumerLine = await waitFor(() => lines.find((l) => l.message === 'Webhook delivery attempt failed'), 10_000, "the consumer's line");
+    const consumerLine = await waitFor(
+      () => lines.find((l) => l.message === 'Webhook delivery attempt failed'),
+      10_000,
+      "the consumer's line",
+    );
     apiMayFail.open();
     const reply = await apiReply;
     expect(reply.status).toBe(500);
     const apiLine = await waitFor(() => lines.find((l) => l.message === 'Unhandled error'), 10_000, "the API's line");
 
-    expect(consumerLine).toMatchObject({ level: 'WARN', function_name: 'deliver', endpoint_id: endpointId, response_status: 500 });
-    expect(apiLine).toMatchObject({ level: 'ERROR', function_name: 'getShop', request_id: reply.headers.get('request-id') });
+    expect(consumerLine).toMatchObject({
+      level: 'WARN',
+      function_name: 'deliver',
+      endpoint_id: endpointId,
+      response_status: 500,
+    });
+    expect(apiLine).toMatchObject({
+      level: 'ERROR',
+      function_name: 'getShop',
+      request_id: reply.headers.get('request-id'),
+    });
     expect(consumerLine.function_request_id).toEqual(expect.any(String));
     expect(consumerLine.function_request_id).not.toBe(apiLine.function_request_id);
   });

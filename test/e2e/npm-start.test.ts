@@ -70,7 +70,9 @@ describe('npm start (the real entry point, as a child process)', () => {
     return { child, output: () => output };
   }
 
-  async function start(env: Record<string, string> = {}): Promise<{ child: ChildProcess; output: () => string; apiPort: number; dbPort: number }> {
+  async function start(
+    env: Record<string, string> = {},
+  ): Promise<{ child: ChildProcess; output: () => string; apiPort: number; dbPort: number }> {
     const [apiPort, dbPort] = [await freePort(), await freePort()];
     const { child, output } = spawnLocal({ PORT: String(apiPort), DYNAMODB_PORT: String(dbPort), ...env });
     await waitFor(() => (output().includes('API listening on') ? true : undefined), 60000).catch(() => {
@@ -83,7 +85,9 @@ describe('npm start (the real entry point, as a child process)', () => {
     const { child, output, apiPort, dbPort } = await start();
     expect(output()).toContain(`API listening on http://127.0.0.1:${apiPort}`);
     // The voice platform's way in, where `npm run smoke -- --local` and a developer find it.
-    expect(output()).toMatch(/Ingest queue: http:\/\/127\.0\.0\.1:\d+\/\d+\/ingest \(the voice platform's way in; refused calls: http:\/\/127\.0\.0\.1:\d+\/\d+\/ingest-dlq\)/);
+    expect(output()).toMatch(
+      /Ingest queue: http:\/\/127\.0\.0\.1:\d+\/\d+\/ingest \(the voice platform's way in; refused calls: http:\/\/127\.0\.0\.1:\d+\/\d+\/ingest-dlq\)/,
+    );
     const key = /Write key:\s+(sk_test_\S+)/.exec(output())?.[1];
     const me = await call(`http://127.0.0.1:${apiPort}`, 'GET', '/v1/me', { key });
     expect(me.status).toBe(200);
@@ -98,7 +102,9 @@ describe('npm start (the real entry point, as a child process)', () => {
       expect((list.json.data as unknown[]).length).toBeGreaterThan(0);
     }
     const jobs = await call(`http://127.0.0.1:${apiPort}`, 'GET', '/v1/jobs?limit=100', { key });
-    expect(new Set((jobs.json.data as { status: string }[]).map((j) => j.status))).toEqual(new Set(['pending', 'approved', 'declined']));
+    expect(new Set((jobs.json.data as { status: string }[]).map((j) => j.status))).toEqual(
+      new Set(['pending', 'approved', 'declined']),
+    );
     const calls = await call(`http://127.0.0.1:${apiPort}`, 'GET', '/v1/calls?limit=1', { key });
     const callId = (calls.json.data as { id: string }[])[0]?.id as string;
     const transcript = await call(`http://127.0.0.1:${apiPort}`, 'GET', `/v1/calls/${callId}/transcript`, { key });
@@ -108,7 +114,10 @@ describe('npm start (the real entry point, as a child process)', () => {
     // Request lines no HTTP client sends, without a key: each is answered, and the process lives on.
     for (const target of ['//[', 'http://a:99999/v1/me', 'http://a:99999/']) {
       const answer = await rawRequest(apiPort, `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
-      expect([target, answer.split('\r\n')[0]]).toEqual([target, target === '//[' ? 'HTTP/1.1 404 Not Found' : 'HTTP/1.1 400 Bad Request']);
+      expect([target, answer.split('\r\n')[0]]).toEqual([
+        target,
+        target === '//[' ? 'HTTP/1.1 404 Not Found' : 'HTTP/1.1 400 Bad Request',
+      ]);
     }
     await new Promise((r) => setTimeout(r, 200));
     expect(child.exitCode).toBeNull();
@@ -132,8 +141,12 @@ describe('npm start (the real entry point, as a child process)', () => {
       await waitFor(() => (dynamoJavaPids(first.dbPort).length === 0 ? true : undefined), 10000);
 
       const second = await start(env);
-      expect(second.output()).toContain(`Demo shop:     ${shopId} (Demo Plumbing Co; the table already had data, nothing seeded)`);
-      expect(second.output()).toContain(`Get a key:     npm run cli -- key create --shop ${shopId} --scopes all --write`);
+      expect(second.output()).toContain(
+        `Demo shop:     ${shopId} (Demo Plumbing Co; the table already had data, nothing seeded)`,
+      );
+      expect(second.output()).toContain(
+        `Get a key:     npm run cli -- key create --shop ${shopId} --scopes all --write`,
+      );
       expect(second.output()).not.toContain('Write key:');
       expect(second.output()).not.toContain('Demo data:');
       second.child.kill('SIGINT');
@@ -157,8 +170,14 @@ describe('npm start (the real entry point, as a child process)', () => {
     const base = `http://127.0.0.1:${apiPort}`;
     const key = /Write key:\s+(sk_test_\S+)/.exec(output())?.[1];
     let secret = '';
-    const hanging = await startReceiver(() => [secret], () => undefined); // verifies, then never answers
-    const endpoint = await call(base, 'POST', '/v1/webhook-endpoints', { key, body: { url: hanging.url, events: ['call.completed'] } });
+    const hanging = await startReceiver(
+      () => [secret],
+      () => undefined,
+    ); // verifies, then never answers
+    const endpoint = await call(base, 'POST', '/v1/webhook-endpoints', {
+      key,
+      body: { url: hanging.url, events: ['call.completed'] },
+    });
     expect(endpoint.status).toBe(201);
     secret = endpoint.json.secret as string;
     const test = await call(base, 'POST', `/v1/webhook-endpoints/${endpoint.json.id as string}/test`, { key });
@@ -186,12 +205,16 @@ describe('npm start (the real entry point, as a child process)', () => {
     ['TIME_SCALE', '2'],
     ['WEBHOOK_ALLOW_INSECURE_LOCAL', 'yes'],
     ['POWERTOOLS_LOG_LEVEL', 'LOUD'],
-  ])('refuses %s=%s before starting anything: exit code 2 and a message naming it', async (name, value) => {
-    const { child, output } = spawnLocal({ [name]: value, PORT: '0', DYNAMODB_PORT: '0' });
-    const [code] = (await once(child, 'exit')) as [number | null];
-    expect(code).toBe(2);
-    expect(output()).toContain(name);
-    expect(output()).toContain(`'${value}'`);
-    expect(output()).not.toContain('API listening');
-  }, 30000);
+  ])(
+    'refuses %s=%s before starting anything: exit code 2 and a message naming it',
+    async (name, value) => {
+      const { child, output } = spawnLocal({ [name]: value, PORT: '0', DYNAMODB_PORT: '0' });
+      const [code] = (await once(child, 'exit')) as [number | null];
+      expect(code).toBe(2);
+      expect(output()).toContain(name);
+      expect(output()).toContain(`'${value}'`);
+      expect(output()).not.toContain('API listening');
+    },
+    30000,
+  );
 });

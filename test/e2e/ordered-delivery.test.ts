@@ -11,18 +11,33 @@ import { startTestStack } from '../helpers/stack';
 import { closeChildStacks, startChildStack, type ChildStack } from '../helpers/child-stack';
 
 type Stack = Awaited<ReturnType<typeof startTestStack>>;
-type Delivery = { id: string; endpoint_id: string; status: string; attempts: number; held_by: string | null; next_attempt_at: string | null };
+type Delivery = {
+  id: string;
+  endpoint_id: string;
+  status: string;
+  attempts: number;
+  held_by: string | null;
+  next_attempt_at: string | null;
+};
 
 /** TIME_SCALE 0.05: a failed first attempt is retried 3 s later, long enough to look at the held delivery meanwhile. */
 const TIME_SCALE = 0.05;
 
 async function newTenant(stack: Stack) {
   const shop = await createShop(stack.deps, { name: 'Order Shop', owner_email: 'owner@order.test' });
-  const { key } = await issueKey(stack.deps.apiKeys, { shopId: shop.id, scopes: [...SCOPES], write: true, mode: 'test' });
+  const { key } = await issueKey(stack.deps.apiKeys, {
+    shopId: shop.id,
+    scopes: [...SCOPES],
+    write: true,
+    mode: 'test',
+  });
   const api = (method: string, path: string, body?: unknown) => call(stack.url, method, path, { key, body });
   /** A call that made a job (`job.created`); returns the job's id. */
   const newJob = async () => {
-    const { event_ids } = await ingestCall(stack.deps, simulatedCall(shop, { withJob: true, emergency: false, endedAt: new Date() }));
+    const { event_ids } = await ingestCall(
+      stack.deps,
+      simulatedCall(shop, { withJob: true, emergency: false, endedAt: new Date() }),
+    );
     const events = await Promise.all(event_ids.map(async (id) => (await api('GET', `/v1/events/${id}`)).json));
     return (events.find((e) => e.type === 'job.created')?.data as { id: string }).id;
   };
@@ -33,7 +48,8 @@ async function newTenant(stack: Stack) {
   return { shop, api, newJob, approve };
 }
 
-const of = (received: Received[], type: string, jobId: string) => received.findIndex((r) => r.event.type === type && r.event.data.id === jobId);
+const of = (received: Received[], type: string, jobId: string) =>
+  received.findIndex((r) => r.event.type === type && r.event.data.id === jobId);
 
 describe('ordered delivery per resource (ordering: per_resource)', () => {
   let stack: Stack;
@@ -48,19 +64,35 @@ describe('ordered delivery per resource (ordering: per_resource)', () => {
     const receiver = await startReceiver(() => []);
     const plain = await t.api('POST', '/v1/webhook-endpoints', { url: receiver.url, events: ['job.created'] });
     expect(plain.json.ordering).toBe('none');
-    const bad = expectError(await t.api('POST', '/v1/webhook-endpoints', { url: receiver.url, events: ['job.created'], ordering: 'fifo' }), 400, 'parameter_invalid');
+    const bad = expectError(
+      await t.api('POST', '/v1/webhook-endpoints', { url: receiver.url, events: ['job.created'], ordering: 'fifo' }),
+      400,
+      'parameter_invalid',
+    );
     expect(bad).toMatchObject({ param: 'ordering', message: expect.stringContaining('none, per_resource') });
-    expect(expectError(await t.api('PATCH', `/v1/webhook-endpoints/${plain.json.id as string}`, { ordering: null }), 400, 'parameter_invalid').param).toBe('ordering');
+    expect(
+      expectError(
+        await t.api('PATCH', `/v1/webhook-endpoints/${plain.json.id as string}`, { ordering: null }),
+        400,
+        'parameter_invalid',
+      ).param,
+    ).toBe('ordering');
     // Refused requests change nothing.
     expect(((await t.api('GET', '/v1/webhook-endpoints')).json.data as unknown[]).length).toBe(1);
-    const patched = await t.api('PATCH', `/v1/webhook-endpoints/${plain.json.id as string}`, { ordering: 'per_resource' });
+    const patched = await t.api('PATCH', `/v1/webhook-endpoints/${plain.json.id as string}`, {
+      ordering: 'per_resource',
+    });
     expect(patched.json.ordering).toBe('per_resource');
     expect((await t.api('GET', `/v1/webhook-endpoints/${plain.json.id as string}`)).json.ordering).toBe('per_resource');
-    expect(((await t.api('GET', '/v1/webhook-endpoints')).json.data as { ordering: string }[]).map((e) => e.ordering)).toEqual(['per_resource']);
-    expect((await t.api('POST', `/v1/webhook-endpoints/${plain.json.id as string}/rotate-secret`)).json.ordering).toBe('per_resource');
+    expect(
+      ((await t.api('GET', '/v1/webhook-endpoints')).json.data as { ordering: string }[]).map((e) => e.ordering),
+    ).toEqual(['per_resource']);
+    expect((await t.api('POST', `/v1/webhook-endpoints/${plain.json.id as string}/rotate-secret`)).json.ordering).toBe(
+      'per_resource',
+    );
   });
 
-  it('a failed first attempt of job.created holds that job\'s job.approved until it succeeds; another job\'s events do not wait', async () => {
+  it("a failed first attempt of job.created holds that job's job.approved until it succeeds; another job's events do not wait", async () => {
     const t = await newTenant(stack);
     const secrets: string[] = [];
     let failedOnce = false;
@@ -74,7 +106,11 @@ describe('ordered delivery per resource (ordering: per_resource)', () => {
         res.writeHead(fail ? 500 : 204).end();
       },
     );
-    const made = await t.api('POST', '/v1/webhook-endpoints', { url: receiver.url, events: ['job.created', 'job.approved'], ordering: 'per_resource' });
+    const made = await t.api('POST', '/v1/webhook-endpoints', {
+      url: receiver.url,
+      events: ['job.created', 'job.approved'],
+      ordering: 'per_resource',
+    });
     expect(made.status).toBe(201);
     expect(made.json.ordering).toBe('per_resource');
     secrets.push(made.json.secret as string);
@@ -85,18 +121,30 @@ describe('ordered delivery per resource (ordering: per_resource)', () => {
     await t.approve(slowJob);
     const fastJob = await t.newJob();
     await t.approve(fastJob);
-    await waitFor(() => of(receiver.received, 'job.approved', fastJob) >= 0, 10_000, 'the other job\'s events');
+    await waitFor(() => of(receiver.received, 'job.approved', fastJob) >= 0, 10_000, "the other job's events");
     // The other job went through while the first job's job.created waits for its retry, and its job.approved with it.
-    expect(receiver.received.filter((r) => r.event.data.id === slowJob).map((r) => r.event.type)).toEqual(['job.created']);
+    expect(receiver.received.filter((r) => r.event.data.id === slowJob).map((r) => r.event.type)).toEqual([
+      'job.created',
+    ]);
 
-    const events = (await t.api('GET', '/v1/events?limit=20')).json.data as { id: string; type: string; data: { id: string } }[];
+    const events = (await t.api('GET', '/v1/events?limit=20')).json.data as {
+      id: string;
+      type: string;
+      data: { id: string };
+    }[];
     const approvedId = events.find((e) => e.type === 'job.approved' && e.data.id === slowJob)?.id as string;
     const createdId = events.find((e) => e.type === 'job.created' && e.data.id === slowJob)?.id as string;
     const [heldDelivery] = (await t.api('GET', `/v1/events/${approvedId}`)).json.deliveries as Delivery[];
     const [firstDelivery] = (await t.api('GET', `/v1/events/${createdId}`)).json.deliveries as Delivery[];
     expect(firstDelivery).toMatchObject({ status: 'retrying', attempts: 1, held_by: null });
-    expect(heldDelivery).toMatchObject({ status: 'pending', attempts: 0, held_by: firstDelivery?.id, next_attempt_at: null });
-    const listed = (await t.api('GET', `/v1/webhook-endpoints/${made.json.id as string}/deliveries?status=pending`)).json.data as Delivery[];
+    expect(heldDelivery).toMatchObject({
+      status: 'pending',
+      attempts: 0,
+      held_by: firstDelivery?.id,
+      next_attempt_at: null,
+    });
+    const listed = (await t.api('GET', `/v1/webhook-endpoints/${made.json.id as string}/deliveries?status=pending`))
+      .json.data as Delivery[];
     expect(listed.find((d) => d.id === heldDelivery?.id)?.held_by).toBe(firstDelivery?.id);
 
     // The retry (3 s later) succeeds, then job.approved goes out, after it.
@@ -118,13 +166,19 @@ describe('ordered delivery per resource (ordering: per_resource)', () => {
       () => secrets,
       (n, res) => res.writeHead((receiver.received[n - 1] as Received).event.type === 'job.created' ? 500 : 204).end(),
     );
-    const made = await t.api('POST', '/v1/webhook-endpoints', { url: receiver.url, events: ['job.created', 'job.approved'] });
+    const made = await t.api('POST', '/v1/webhook-endpoints', {
+      url: receiver.url,
+      events: ['job.created', 'job.approved'],
+    });
     secrets.push(made.json.secret as string);
     const job = await t.newJob();
     await waitFor(() => of(receiver.received, 'job.created', job) >= 0, 10_000, 'job.created');
     await t.approve(job);
     await waitFor(() => of(receiver.received, 'job.approved', job) >= 0, 10_000, 'job.approved, not held');
-    expect(receiver.received.filter((r) => r.event.data.id === job).map((r) => r.event.type)).toEqual(['job.created', 'job.approved']);
+    expect(receiver.received.filter((r) => r.event.data.id === job).map((r) => r.event.type)).toEqual([
+      'job.created',
+      'job.approved',
+    ]);
   }, 30_000);
 });
 
@@ -138,7 +192,7 @@ describe('ordered delivery across a crash (child process, TIME_SCALE 0.01)', () 
     await closeChildStacks();
   }, 60_000);
 
-  it('a SIGKILL with held deliveries loses none and breaks no job\'s order', async () => {
+  it("a SIGKILL with held deliveries loses none and breaks no job's order", async () => {
     // The ordered receiver answers 500 to the first request of each event (never three in a row): job.approved waits behind a retrying job.created.
     const result = await runCrashScenario(stack, {
       kind: 'sigkill-retries-pending',

@@ -1,6 +1,6 @@
 import { startTestStack } from '../helpers/stack';
 
-describe('the portal\'s methods (local adapter, as API Gateway routes them)', () => {
+describe("the portal's methods (local adapter, as API Gateway routes them)", () => {
   let stack: Awaited<ReturnType<typeof startTestStack>>;
   beforeAll(async () => {
     stack = await startTestStack();
@@ -10,7 +10,11 @@ describe('the portal\'s methods (local adapter, as API Gateway routes them)', ()
   it('HEAD /portal and HEAD /portal/app.js answer as GET does, without a body', async () => {
     for (const path of ['/portal', '/portal/app.js']) {
       const [get, head] = [await fetch(`${stack.url}${path}`), await fetch(`${stack.url}${path}`, { method: 'HEAD' })];
-      expect([head.status, head.headers.get('content-type'), head.headers.get('content-security-policy')]).toEqual([200, get.headers.get('content-type'), get.headers.get('content-security-policy')]);
+      expect([head.status, head.headers.get('content-type'), head.headers.get('content-security-policy')]).toEqual([
+        200,
+        get.headers.get('content-type'),
+        get.headers.get('content-security-policy'),
+      ]);
       expect(head.headers.get('request-id')).toMatch(/^req_/);
       expect(await head.text()).toBe('');
       expect((await get.text()).length).toBeGreaterThan(0);

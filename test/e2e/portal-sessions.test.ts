@@ -20,32 +20,58 @@ describe('portal sessions and the webhooks:read scope', () => {
   async function tenant(scopes: readonly Scope[] = SCOPES, write = true) {
     const shop = await createShop(stack.deps, { name: 'Müller Heating & Air', owner_email: 'owner@portal.test' });
     const { key } = await issueKey(stack.deps.apiKeys, { shopId: shop.id, scopes: [...scopes], write, mode: 'test' });
-    return { shop, key, as: (k: string) => (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => call(stack.url, method, path, { key: k, body, headers }) };
+    return {
+      shop,
+      key,
+      as:
+        (k: string) =>
+        (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+          call(stack.url, method, path, { key: k, body, headers }),
+    };
   }
   const session = async (key: string, body: unknown = {}) => {
     const r = await call(stack.url, 'POST', '/v1/portal-sessions', { key, body });
     expect(r.status).toBe(201);
-    return r.json as { id: string; token: string; url: string; read_only: boolean; expires_at: string; created_at: string };
+    return r.json as {
+      id: string;
+      token: string;
+      url: string;
+      read_only: boolean;
+      expires_at: string;
+      created_at: string;
+    };
   };
 
-  it('POST answers 201 with the token once, a link to this API\'s portal, the expiry asked for; the token manages webhooks and tells the page about the session', async () => {
+  it("POST answers 201 with the token once, a link to this API's portal, the expiry asked for; the token manages webhooks and tells the page about the session", async () => {
     const t = await tenant();
     const before = Date.now();
     const s = await session(t.key, { expires_in: 900 });
     expect(s).toEqual({
-      object: 'portal_session', id: expect.stringMatching(/^ps_[0-9a-z]{26}$/), token: expect.stringMatching(/^pst_[0-9A-Za-z]{40}$/),
-      url: `${stack.url}/portal#token=${s.token}`, read_only: false, expires_at: expect.any(String), created_at: expect.any(String),
+      object: 'portal_session',
+      id: expect.stringMatching(/^ps_[0-9a-z]{26}$/),
+      token: expect.stringMatching(/^pst_[0-9A-Za-z]{40}$/),
+      url: `${stack.url}/portal#token=${s.token}`,
+      read_only: false,
+      expires_at: expect.any(String),
+      created_at: expect.any(String),
     });
     expect(Date.parse(s.expires_at) - Date.parse(s.created_at)).toBe(900_000);
     expect(Date.parse(s.created_at)).toBeGreaterThanOrEqual(before - 1000);
 
     const api = t.as(s.token);
-    const created = await api('POST', '/v1/webhook-endpoints', { url: 'https://hooks.partner.example/portal', events: ['call.completed'] });
+    const created = await api('POST', '/v1/webhook-endpoints', {
+      url: 'https://hooks.partner.example/portal',
+      events: ['call.completed'],
+    });
     expect(created.status).toBe(201);
     expect(created.json.secret).toMatch(/^whsec_/);
     const listed = await api('GET', '/v1/webhook-endpoints');
     expect(listed.status).toBe(200);
-    expect([listed.headers.get('portal-session-id'), listed.headers.get('portal-session-expires-at'), listed.headers.get('portal-session-read-only')]).toEqual([s.id, s.expires_at, 'false']);
+    expect([
+      listed.headers.get('portal-session-id'),
+      listed.headers.get('portal-session-expires-at'),
+      listed.headers.get('portal-session-read-only'),
+    ]).toEqual([s.id, s.expires_at, 'false']);
     expect(decodeURIComponent(listed.headers.get('portal-session-shop-name') ?? '')).toBe('Müller Heating & Air');
     const id = created.json.id as string;
     expect((await api('POST', `/v1/webhook-endpoints/${id}/test`)).status).toBe(202);
@@ -60,27 +86,52 @@ describe('portal sessions and the webhooks:read scope', () => {
   it('the token is 403 insufficient_scope on everything outside the portal: jobs, calls, the shop, and making more sessions', async () => {
     const t = await tenant();
     const api = t.as((await session(t.key)).token);
-    for (const [method, path] of [['POST', '/v1/jobs/job_01jd0000000000000000000000/approve'], ['GET', '/v1/calls'], ['GET', '/v1/shop'], ['GET', '/v1/me'], ['PATCH', '/v1/shop'], ['POST', '/v1/portal-sessions'], ['DELETE', '/v1/portal-sessions/ps_01jd0000000000000000000000']] as const) {
-      const error = expectError(await api(method, path, method === 'GET' || method === 'DELETE' ? undefined : { version: 1 }), 403, 'insufficient_scope');
-      expect([method, path, error.message]).toEqual([method, path, expect.stringMatching(/portal session .* cannot call/)]);
+    for (const [method, path] of [
+      ['POST', '/v1/jobs/job_01jd0000000000000000000000/approve'],
+      ['GET', '/v1/calls'],
+      ['GET', '/v1/shop'],
+      ['GET', '/v1/me'],
+      ['PATCH', '/v1/shop'],
+      ['POST', '/v1/portal-sessions'],
+      ['DELETE', '/v1/portal-sessions/ps_01jd0000000000000000000000'],
+    ] as const) {
+      const error = expectError(
+        await api(method, path, method === 'GET' || method === 'DELETE' ? undefined : { version: 1 }),
+        403,
+        'insufficient_scope',
+      );
+      expect([method, path, error.message]).toEqual([
+        method,
+        path,
+        expect.stringMatching(/portal session .* cannot call/),
+      ]);
     }
   });
 
   it('a read-only session reads, and every write is 403 insufficient_scope naming webhooks:write', async () => {
     const t = await tenant();
-    const endpoint = await t.as(t.key)('POST', '/v1/webhook-endpoints', { url: 'https://hooks.partner.example/ro', events: ['*'] });
+    const endpoint = await t.as(t.key)('POST', '/v1/webhook-endpoints', {
+      url: 'https://hooks.partner.example/ro',
+      events: ['*'],
+    });
     const s = await session(t.key, { read_only: true });
     expect(s.read_only).toBe(true);
     const api = t.as(s.token);
     const listed = await api('GET', '/v1/webhook-endpoints');
     expect([listed.status, listed.headers.get('portal-session-read-only')]).toEqual([200, 'true']);
     expect((await api('GET', `/v1/webhook-endpoints/${endpoint.json.id as string}/deliveries`)).status).toBe(200);
-    for (const [method, path, body] of [['POST', '/v1/webhook-endpoints', { url: 'https://x.example/a', events: ['*'] }], ['DELETE', `/v1/webhook-endpoints/${endpoint.json.id as string}`, undefined], ['POST', `/v1/webhook-endpoints/${endpoint.json.id as string}/rotate-secret`, undefined]] as const) {
-      expect(expectError(await api(method, path, body), 403, 'insufficient_scope').message).toMatch(/read-only.*'webhooks:write'/);
+    for (const [method, path, body] of [
+      ['POST', '/v1/webhook-endpoints', { url: 'https://x.example/a', events: ['*'] }],
+      ['DELETE', `/v1/webhook-endpoints/${endpoint.json.id as string}`, undefined],
+      ['POST', `/v1/webhook-endpoints/${endpoint.json.id as string}/rotate-secret`, undefined],
+    ] as const) {
+      expect(expectError(await api(method, path, body), 403, 'insufficient_scope').message).toMatch(
+        /read-only.*'webhooks:write'/,
+      );
     }
   });
 
-  it('DELETE ends the session at once (401 saying it was revoked); a second DELETE and another shop\'s DELETE are 404', async () => {
+  it("DELETE ends the session at once (401 saying it was revoked); a second DELETE and another shop's DELETE are 404", async () => {
     const t = await tenant();
     const other = await tenant();
     const s = await session(t.key);
@@ -100,11 +151,21 @@ describe('portal sessions and the webhooks:read scope', () => {
     const token = `pst_${'E'.repeat(40)}`;
     const now = Date.now();
     const record: PortalSessionRecord = {
-      id: newId('ps', now - 120_000), shop_id: t.shop.id, token_hash: hashKey(token), mode: 'test', read_only: false, shop_name: t.shop.name,
-      issued_by: null, created_at: new Date(now - 120_000).toISOString(), valid_until: new Date(now - 60_000).toISOString(), revoked_at: null,
+      id: newId('ps', now - 120_000),
+      shop_id: t.shop.id,
+      token_hash: hashKey(token),
+      mode: 'test',
+      read_only: false,
+      shop_name: t.shop.name,
+      issued_by: null,
+      created_at: new Date(now - 120_000).toISOString(),
+      valid_until: new Date(now - 60_000).toISOString(),
+      revoked_at: null,
     };
     await stack.deps.portalSessions.create(record);
-    expect(expectError(await t.as(token)('GET', '/v1/webhook-endpoints'), 401, 'invalid_api_key').message).toMatch(`expired at ${record.valid_until}`);
+    expect(expectError(await t.as(token)('GET', '/v1/webhook-endpoints'), 401, 'invalid_api_key').message).toMatch(
+      `expired at ${record.valid_until}`,
+    );
   });
 
   it('the body is validated (400 naming the field); a read-only key is 403 write_key_required; a webhooks:read key 403 naming webhooks:write', async () => {
@@ -118,10 +179,22 @@ describe('portal sessions and the webhooks:read scope', () => {
     ] as const) {
       expect(expectError(await t.as(t.key)('POST', '/v1/portal-sessions', body), 400, code).param).toBe(param);
     }
-    const readOnlyKey = await issueKey(stack.deps.apiKeys, { shopId: t.shop.id, scopes: [...SCOPES], write: false, mode: 'test' });
+    const readOnlyKey = await issueKey(stack.deps.apiKeys, {
+      shopId: t.shop.id,
+      scopes: [...SCOPES],
+      write: false,
+      mode: 'test',
+    });
     expectError(await t.as(readOnlyKey.key)('POST', '/v1/portal-sessions'), 403, 'write_key_required');
-    const reader = await issueKey(stack.deps.apiKeys, { shopId: t.shop.id, scopes: ['webhooks:read'], write: true, mode: 'test' });
-    expect(expectError(await t.as(reader.key)('POST', '/v1/portal-sessions'), 403, 'insufficient_scope').message).toContain("'webhooks:write'");
+    const reader = await issueKey(stack.deps.apiKeys, {
+      shopId: t.shop.id,
+      scopes: ['webhooks:read'],
+      write: true,
+      mode: 'test',
+    });
+    expect(
+      expectError(await t.as(reader.key)('POST', '/v1/portal-sessions'), 403, 'insufficient_scope').message,
+    ).toContain("'webhooks:write'");
   });
 
   it('Idempotency-Key replays the created session byte for byte while it lives, and 404 once it is deleted', async () => {
@@ -129,18 +202,44 @@ describe('portal sessions and the webhooks:read scope', () => {
     const headers = { 'idempotency-key': 'portal-link-for-support-ticket-1' };
     const first = await t.as(t.key)('POST', '/v1/portal-sessions', { read_only: true }, headers);
     const again = await t.as(t.key)('POST', '/v1/portal-sessions', { read_only: true }, headers);
-    expect([first.status, again.status, again.text, again.headers.get('idempotent-replayed')]).toEqual([201, 201, first.text, 'true']);
-    expectError(await t.as(t.key)('POST', '/v1/portal-sessions', { read_only: false }, headers), 422, 'idempotency_key_reused');
+    expect([first.status, again.status, again.text, again.headers.get('idempotent-replayed')]).toEqual([
+      201,
+      201,
+      first.text,
+      'true',
+    ]);
+    expectError(
+      await t.as(t.key)('POST', '/v1/portal-sessions', { read_only: false }, headers),
+      422,
+      'idempotency_key_reused',
+    );
     await t.as(t.key)('DELETE', `/v1/portal-sessions/${first.json.id as string}`);
-    expectError(await t.as(t.key)('POST', '/v1/portal-sessions', { read_only: true }, headers), 404, 'resource_missing');
+    expectError(
+      await t.as(t.key)('POST', '/v1/portal-sessions', { read_only: true }, headers),
+      404,
+      'resource_missing',
+    );
   });
 
   it('a webhooks:read key reads endpoints, deliveries, stats and events, and every webhook write is 403 naming webhooks:write', async () => {
     const t = await tenant();
-    const endpoint = (await t.as(t.key)('POST', '/v1/webhook-endpoints', { url: 'https://hooks.partner.example/read', events: ['*'] })).json.id as string;
-    const { key } = await issueKey(stack.deps.apiKeys, { shopId: t.shop.id, scopes: ['webhooks:read'], write: true, mode: 'test' });
+    const endpoint = (
+      await t.as(t.key)('POST', '/v1/webhook-endpoints', { url: 'https://hooks.partner.example/read', events: ['*'] })
+    ).json.id as string;
+    const { key } = await issueKey(stack.deps.apiKeys, {
+      shopId: t.shop.id,
+      scopes: ['webhooks:read'],
+      write: true,
+      mode: 'test',
+    });
     const api = t.as(key);
-    for (const path of ['/v1/webhook-endpoints', `/v1/webhook-endpoints/${endpoint}`, `/v1/webhook-endpoints/${endpoint}/deliveries`, `/v1/webhook-endpoints/${endpoint}/stats`, '/v1/events']) {
+    for (const path of [
+      '/v1/webhook-endpoints',
+      `/v1/webhook-endpoints/${endpoint}`,
+      `/v1/webhook-endpoints/${endpoint}/deliveries`,
+      `/v1/webhook-endpoints/${endpoint}/stats`,
+      '/v1/events',
+    ]) {
       expect([path, (await api('GET', path)).status]).toEqual([path, 200]);
     }
     for (const [method, path, body] of [
@@ -150,7 +249,11 @@ describe('portal sessions and the webhooks:read scope', () => {
       ['POST', `/v1/webhook-endpoints/${endpoint}/test`, undefined],
       ['POST', `/v1/webhook-endpoints/${endpoint}/recover`, { since: new Date(Date.now() - 60_000).toISOString() }],
     ] as const) {
-      expect([method, path, expectError(await api(method, path, body), 403, 'insufficient_scope').message]).toEqual([method, path, expect.stringContaining("'webhooks:write'")]);
+      expect([method, path, expectError(await api(method, path, body), 403, 'insufficient_scope').message]).toEqual([
+        method,
+        path,
+        expect.stringContaining("'webhooks:write'"),
+      ]);
     }
     expect(expectError(await api('GET', '/v1/calls'), 403, 'insufficient_scope').message).toContain("'calls:read'");
   });

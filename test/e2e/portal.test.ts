@@ -18,7 +18,10 @@ type Stack = Awaited<ReturnType<typeof startTestStack>>;
 
 // The browser globals the functions run in the page below use (the project's tsconfig has no DOM lib).
 declare const window: { __pwned?: number; __violations: string[]; location: { href: string } };
-declare const document: { querySelector(selector: string): { textContent: string | null } | null; querySelectorAll(selector: string): ArrayLike<{ offsetParent: unknown }> };
+declare const document: {
+  querySelector(selector: string): { textContent: string | null } | null;
+  querySelectorAll(selector: string): ArrayLike<{ offsetParent: unknown }>;
+};
 declare const navigator: { clipboard: { readText(): Promise<string> } };
 type HTMLInputElement = { value: string };
 
@@ -49,13 +52,20 @@ describe('webhook portal in headless Chromium', () => {
   }
   const literally = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   /** Buttons styled as the view's primary action that a person can see: never more than one. */
-  const visiblePrimaries = () => b.page.evaluate(() => Array.from(document.querySelectorAll('button.primary')).filter((el) => el.offsetParent !== null).length);
+  const visiblePrimaries = () =>
+    b.page.evaluate(
+      () => Array.from(document.querySelectorAll('button.primary')).filter((el) => el.offsetParent !== null).length,
+    );
 
   it('signs in with a portal link (no key pasted), adds an endpoint and shows its secret once, sends a test and watches it arrive; then everything else the page does, in plain words', async () => {
     const { page, click, text, lineIs, snap } = b;
     let secret = '';
     let failing = false; // while true the receiver answers 503: an event it misses
-    const receiver = await startReceiver(() => [secret], (_n, res) => (failing ? res.writeHead(503).end('down') : res.writeHead(200, { 'content-type': 'text/html' }).end(HOSTILE)));
+    const receiver = await startReceiver(
+      () => [secret],
+      (_n, res) =>
+        failing ? res.writeHead(503).end('down') : res.writeHead(200, { 'content-type': 'text/html' }).end(HOSTILE),
+    );
     const link = await portalLink({ expires_in: 1800 });
 
     // The link: the token leaves the address bar at once and is never sent anywhere but in Authorization.
@@ -93,7 +103,10 @@ describe('webhook portal in headless Chromium', () => {
     await page.waitForSelector('h2::-p-text(Endpoint added)');
     secret = await page.$eval('input.secret', (el) => (el as HTMLInputElement).value);
     expect(secret).toMatch(/^whsec_/);
-    const endpointId = await page.$eval('[data-endpoint-id]', (el) => (el as unknown as { dataset: { endpointId: string } }).dataset.endpointId);
+    const endpointId = await page.$eval(
+      '[data-endpoint-id]',
+      (el) => (el as unknown as { dataset: { endpointId: string } }).dataset.endpointId,
+    );
     await click('button::-p-text(Copy secret)');
     await lineIs('status', /^Signing secret copied\.$/);
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
@@ -107,7 +120,14 @@ describe('webhook portal in headless Chromium', () => {
     expect(await text(`${card} .health`)).toBe('Ready. Nothing has been sent to it yet.');
     expect(await text(card)).toContain('Sends: a call ended, a job was created.');
     expect(await text(card)).not.toMatch(/[Cc]ircuit|[Pp]robe|Recover/);
-    expect((await call(stack.url, 'GET', `/v1/webhook-endpoints/${endpointId}`, { key: key() })).json).toMatchObject({ url: receiver.url, events: ['call.completed', 'job.created'], description: 'Partner CRM', filter: { 'data.emergency': { $ne: true } }, ordering: 'per_resource', rate_limit: 5 });
+    expect((await call(stack.url, 'GET', `/v1/webhook-endpoints/${endpointId}`, { key: key() })).json).toMatchObject({
+      url: receiver.url,
+      events: ['call.completed', 'job.created'],
+      description: 'Partner CRM',
+      filter: { 'data.emergency': { $ne: true } },
+      ordering: 'per_resource',
+      rate_limit: 5,
+    });
     expect(await text(card)).toContain('Filter: {"data.emergency":{"$ne":true}}');
     expect(await text(card)).toContain("Order: one call's or job's messages in the order they happened");
     expect(await text(card)).toContain('Pace: at most 5 messages a second');
@@ -156,8 +176,15 @@ describe('webhook portal in headless Chromium', () => {
 
     // Resend missed messages: a call event the receiver missed (it answered 503), resent once it is back.
     failing = true;
-    await ingestCall(stack.deps, simulatedCall(stack.demo.shop, { withJob: false, emergency: false, endedAt: new Date() }));
-    await waitFor(() => receiver.received.filter((r) => r.event.type === 'call.completed').length === 1, 10000, 'the call event');
+    await ingestCall(
+      stack.deps,
+      simulatedCall(stack.demo.shop, { withJob: false, emergency: false, endedAt: new Date() }),
+    );
+    await waitFor(
+      () => receiver.received.filter((r) => r.event.type === 'call.completed').length === 1,
+      10000,
+      'the call event',
+    );
     failing = false;
     await click('button::-p-text(Back to endpoints)');
     await page.waitForSelector(card);
@@ -172,7 +199,11 @@ describe('webhook portal in headless Chromium', () => {
     await page.$eval('input[type=datetime-local]', (el, v) => ((el as HTMLInputElement).value = v), hourAgo);
     await click('form button::-p-text(Resend)');
     await lineIs('status', /^1 message to send again/);
-    await waitFor(() => receiver.received.filter((r) => r.event.type === 'call.completed').length === 2, 10000, 'the resent call event');
+    await waitFor(
+      () => receiver.received.filter((r) => r.event.type === 'call.completed').length === 2,
+      10000,
+      'the resent call event',
+    );
     await snap('5-resend');
 
     // Change or remove: what it receives, turn off (health in words), a new secret (once, copied), delete.
@@ -183,7 +214,12 @@ describe('webhook portal in headless Chromium', () => {
     await click(`${card} button::-p-text(Save)`);
     await lineIs('status', /now gets: a call ended, a job was created, a job was approved\.$/);
     await click(`${card} button::-p-text(Turn off)`);
-    await page.waitForFunction((sel) => document.querySelector(sel)?.textContent === 'Turned off. Nothing is sent to it until it is turned back on.', {}, `${card} .health`);
+    await page.waitForFunction(
+      (sel) =>
+        document.querySelector(sel)?.textContent === 'Turned off. Nothing is sent to it until it is turned back on.',
+      {},
+      `${card} .health`,
+    );
     await click(`${card} summary::-p-text(Change or remove)`);
     await click(`${card} button::-p-text(New signing secret)`);
     await page.waitForSelector(`${card} input.secret`);
@@ -208,13 +244,18 @@ describe('webhook portal in headless Chromium', () => {
 
     // Everything the page fetched was its own files or the /v1 API, and the token was in no URL.
     // (Chromium asks for /favicon.ico on its own; the page links none.)
-    expect(b.requested.filter((p) => !p.startsWith('/portal') && !p.startsWith('/v1/') && p !== '/favicon.ico')).toEqual([]);
+    expect(
+      b.requested.filter((p) => !p.startsWith('/portal') && !p.startsWith('/v1/') && p !== '/favicon.ico'),
+    ).toEqual([]);
     expect(b.requested.filter((p) => p.includes(link.token) || p.includes('token='))).toEqual([]);
   }, 180000);
 
   it('a read-only link shows the endpoints but offers nothing that changes them', async () => {
     const { page, text, lineIs, snap } = b;
-    const created = await call(stack.url, 'POST', '/v1/webhook-endpoints', { key: key(), body: { url: 'https://hooks.partner.example/viewer', events: ['*'] } });
+    const created = await call(stack.url, 'POST', '/v1/webhook-endpoints', {
+      key: key(),
+      body: { url: 'https://hooks.partner.example/viewer', events: ['*'] },
+    });
     const link = await portalLink({ read_only: true });
     await open(link.url);
     await lineIs('who', /· View only$/);
@@ -244,8 +285,16 @@ describe('webhook portal in headless Chromium', () => {
     const token = `pst_${'X'.repeat(40)}`;
     const now = Date.now();
     await stack.deps.portalSessions.create({
-      id: newId('ps', now - 7_200_000), shop_id: stack.demo.shop.id, token_hash: hashKey(token), mode: 'test', read_only: false, shop_name: stack.demo.shop.name,
-      issued_by: null, created_at: new Date(now - 7_200_000).toISOString(), valid_until: new Date(now - 3_600_000).toISOString(), revoked_at: null,
+      id: newId('ps', now - 7_200_000),
+      shop_id: stack.demo.shop.id,
+      token_hash: hashKey(token),
+      mode: 'test',
+      read_only: false,
+      shop_name: stack.demo.shop.name,
+      issued_by: null,
+      created_at: new Date(now - 7_200_000).toISOString(),
+      valid_until: new Date(now - 3_600_000).toISOString(),
+      revoked_at: null,
     });
     await open(`${stack.url}/portal#token=${token}`);
     await lineIs('error', /^This portal link expired at .+\. Ask for a new link\.$/);

@@ -19,7 +19,12 @@ describe('per-key rate limits (API-CONTRACT.md, Rate limits) through the local H
 
   it('200 concurrent requests from one test key: some 429 rate_limited with Retry-After ≥ 1; another key meanwhile gets 200; after the wait the key works again', async () => {
     const noisy = stack.demo.writeKey.key;
-    const { key: other } = await issueKey(stack.deps.apiKeys, { shopId: stack.demo.shop.id, scopes: ['settings:read'], write: false, mode: 'test' });
+    const { key: other } = await issueKey(stack.deps.apiKeys, {
+      shopId: stack.demo.shop.id,
+      scopes: ['settings:read'],
+      write: false,
+      mode: 'test',
+    });
     const started = performance.now();
     const flood = Array.from({ length: 200 }, () => call(stack.url, 'GET', '/v1/me', { key: noisy }));
     const meanwhile = call(stack.url, 'GET', '/v1/me', { key: other });
@@ -49,7 +54,9 @@ describe('per-key rate limits (API-CONTRACT.md, Rate limits) through the local H
   });
 
   it('a flood of unknown keys from one address is refused before any route runs once over its budget; valid keys are unaffected', async () => {
-    const bad = Array.from({ length: 60 }, (_, i) => fetch(`${stack.url}/v1/me`, { headers: { authorization: `Bearer sk_test_${String(i).padStart(40, 'Z')}` } }));
+    const bad = Array.from({ length: 60 }, (_, i) =>
+      fetch(`${stack.url}/v1/me`, { headers: { authorization: `Bearer sk_test_${String(i).padStart(40, 'Z')}` } }),
+    );
     const statuses = await Promise.all(bad.map(async (p) => (await p).status));
     // Within the budget (10/s, burst 20) the contract's 401; past it, API Gateway's bare 403 with no route behind it.
     expect(statuses.filter((s) => s === 401).length).toBeGreaterThanOrEqual(20);

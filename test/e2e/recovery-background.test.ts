@@ -9,7 +9,14 @@ import { closeReceivers, startReceiver, waitFor } from '../helpers/receiver';
 import { startTestStack } from '../helpers/stack';
 
 type Stack = Awaited<ReturnType<typeof startTestStack>>;
-type Recovery = { id: string; status: string; deliveries_queued: number; checked_through: string; until: string; completed_at: string | null };
+type Recovery = {
+  id: string;
+  status: string;
+  deliveries_queued: number;
+  checked_through: string;
+  until: string;
+  completed_at: string | null;
+};
 type StreamImage = Record<string, { S?: string; N?: string }> | undefined;
 
 const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -30,7 +37,11 @@ describe('recover of a large window: answered at once, finished in the backgroun
         fanout: async (event) => {
           for (const r of event.Records) {
             const image = r.dynamodb?.NewImage as StreamImage;
-            if (image?.entity?.S === 'recovery' && image.pages?.N === '2' && crashBetweenPages.delete(image.endpoint_id?.S ?? '')) {
+            if (
+              image?.entity?.S === 'recovery' &&
+              image.pages?.N === '2' &&
+              crashBetweenPages.delete(image.endpoint_id?.S ?? '')
+            ) {
               crashes++;
               throw new Error('the fan-out died between two pages of a recovery');
             }
@@ -51,7 +62,12 @@ describe('recover of a large window: answered at once, finished in the backgroun
   /** A shop whose endpoint missed `count` events while disabled, enabled again. */
   async function missed(count: number) {
     const shop = await createShop(stack.deps, { name: 'Backlog Shop', owner_email: 'owner@backlog.test' });
-    const { key } = await issueKey(stack.deps.apiKeys, { shopId: shop.id, scopes: [...SCOPES], write: true, mode: 'test' });
+    const { key } = await issueKey(stack.deps.apiKeys, {
+      shopId: shop.id,
+      scopes: [...SCOPES],
+      write: true,
+      mode: 'test',
+    });
     const api = (method: string, path: string, body?: unknown) => call(stack.url, method, path, { key, body });
     let secret = '';
     const receiver = await startReceiver(() => [secret]);
@@ -60,8 +76,11 @@ describe('recover of a large window: answered at once, finished in the backgroun
     const endpointId = created.json.id as string;
     expect((await api('PATCH', `/v1/webhook-endpoints/${endpointId}`, { enabled: false })).status).toBe(200);
     const since = new Date().toISOString();
-    const events = Array.from({ length: count }, () => newEvent(shop.id, 'call.completed', { id: newId('call'), object: 'call' }, new Date()));
-    for (let i = 0; i < events.length; i += 25) await Promise.all(events.slice(i, i + 25).map((e) => stack.deps.events.put(e)));
+    const events = Array.from({ length: count }, () =>
+      newEvent(shop.id, 'call.completed', { id: newId('call'), object: 'call' }, new Date()),
+    );
+    for (let i = 0; i < events.length; i += 25)
+      await Promise.all(events.slice(i, i + 25).map((e) => stack.deps.events.put(e)));
     // Enabled again only once the fan-out has handled them all (the stream lags under load): an event it reached after that would be delivered, not missed.
     const deadline = Date.now() + 60_000;
     while (!events.every((e) => fannedOut.has(e.id))) {
@@ -85,12 +104,18 @@ describe('recover of a large window: answered at once, finished in the backgroun
    */
   async function queuedOnce(shopId: string, endpointId: string, eventIds: string[]): Promise<void> {
     const store = new DynamoDeliveryStore(stack.deps.db);
-    const rows = await Promise.all(eventIds.map(async (id) => (await store.listForEvent(shopId, id)).filter((d) => d.endpoint_id === endpointId)));
+    const rows = await Promise.all(
+      eventIds.map(async (id) => (await store.listForEvent(shopId, id)).filter((d) => d.endpoint_id === endpointId)),
+    );
     expect(rows.map((r) => r.map((d) => [d.status, d.attempts]))).toEqual(eventIds.map(() => [['succeeded', 1]]));
   }
 
   /** Polls the recovery as a caller would, until it ends; every answer along the way. */
-  async function poll(api: Awaited<ReturnType<typeof missed>>['api'], endpointId: string, id: string): Promise<Recovery[]> {
+  async function poll(
+    api: Awaited<ReturnType<typeof missed>>['api'],
+    endpointId: string,
+    id: string,
+  ): Promise<Recovery[]> {
     const seen: Recovery[] = [];
     // Generous: under the whole suite's load on two cores, DynamoDB Local serves every stack at once (a page has taken 16 s).
     const deadline = Date.now() + 90_000;
@@ -120,10 +145,19 @@ describe('recover of a large window: answered at once, finished in the backgroun
     const seen = await poll(t.api, t.endpointId, answer.id);
     const counts = seen.map((r) => r.deliveries_queued);
     expect(counts).toEqual([...counts].sort((a, b) => a - b));
-    expect(seen.at(-1)).toMatchObject({ status: 'completed', deliveries_queued: 320, checked_through: answer.until, completed_at: expect.any(String) });
+    expect(seen.at(-1)).toMatchObject({
+      status: 'completed',
+      deliveries_queued: 320,
+      checked_through: answer.until,
+      completed_at: expect.any(String),
+    });
     await waitFor(t.arrived, 90_000, 'every recovered event');
     await settle(500);
-    await queuedOnce(t.shopId, t.endpointId, t.events.map((e) => e.id));
+    await queuedOnce(
+      t.shopId,
+      t.endpointId,
+      t.events.map((e) => e.id),
+    );
     expect(t.receiver.rejected).toHaveLength(0);
   }, 240_000);
 
@@ -138,6 +172,10 @@ describe('recover of a large window: answered at once, finished in the backgroun
     expect(seen.at(-1)).toMatchObject({ status: 'completed', deliveries_queued: 250 });
     await waitFor(t.arrived, 90_000, 'every recovered event');
     await settle(500);
-    await queuedOnce(t.shopId, t.endpointId, t.events.map((e) => e.id));
+    await queuedOnce(
+      t.shopId,
+      t.endpointId,
+      t.events.map((e) => e.id),
+    );
   }, 240_000);
 });

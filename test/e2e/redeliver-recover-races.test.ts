@@ -11,15 +11,23 @@ type Stack = Awaited<ReturnType<typeof startTestStack>>;
 
 async function newTenant(stack: Stack) {
   const shop = await createShop(stack.deps, { name: 'Race Shop', owner_email: 'owner@race.test' });
-  const { key } = await issueKey(stack.deps.apiKeys, { shopId: shop.id, scopes: [...SCOPES], write: true, mode: 'test' });
-  const api = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => call(stack.url, method, path, { key, body, headers });
+  const { key } = await issueKey(stack.deps.apiKeys, {
+    shopId: shop.id,
+    scopes: [...SCOPES],
+    write: true,
+    mode: 'test',
+  });
+  const api = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    call(stack.url, method, path, { key, body, headers });
   let secret = '';
   const receiver = await startReceiver(() => [secret]);
   const created = await api('POST', '/v1/webhook-endpoints', { url: receiver.url, events: ['call.completed'] });
   expect(created.status).toBe(201);
   secret = created.json.secret as string;
   const endpointId = created.json.id as string;
-  const simulate = async () => (await ingestCall(stack.deps, simulatedCall(shop, { withJob: false, emergency: false, endedAt: new Date() }))).event_ids[0] as string;
+  const simulate = async () =>
+    (await ingestCall(stack.deps, simulatedCall(shop, { withJob: false, emergency: false, endedAt: new Date() })))
+      .event_ids[0] as string;
   const arrivals = (eventId: string) => receiver.received.filter((r) => r.event.id === eventId).length;
   return { shop, api, receiver, endpointId, simulate, arrivals };
 }
@@ -43,9 +51,14 @@ describe('concurrent redelivers and recovers (issue 33): nothing accepted is los
     for (let trial = 1; trial <= 4; trial++) {
       const eventId = await t.simulate();
       await waitFor(() => t.arrivals(eventId) === 1, 5000, `trial ${trial}: the first delivery`);
-      const replies = await Promise.all(Array.from({ length: 4 }, () => t.api('POST', `/v1/events/${eventId}/redeliver`, { endpoint_ids: [t.endpointId] })));
+      const replies = await Promise.all(
+        Array.from({ length: 4 }, () =>
+          t.api('POST', `/v1/events/${eventId}/redeliver`, { endpoint_ids: [t.endpointId] }),
+        ),
+      );
       expect(replies.map((r) => r.status)).toEqual([202, 202, 202, 202]);
-      for (const r of replies) expect(r.json.deliveries).toMatchObject([{ endpoint_id: t.endpointId, status: 'pending', attempts: 0 }]);
+      for (const r of replies)
+        expect(r.json.deliveries).toMatchObject([{ endpoint_id: t.endpointId, status: 'pending', attempts: 0 }]);
       await waitFor(() => t.arrivals(eventId) >= 2, 5000, `trial ${trial}: the redelivered event`);
     }
   });
@@ -59,7 +72,16 @@ describe('concurrent redelivers and recovers (issue 33): nothing accepted is los
     expect((await t.api('PATCH', `/v1/webhook-endpoints/${t.endpointId}`, { enabled: true })).status).toBe(200);
     const until = new Date().toISOString();
 
-    const replies = await Promise.all(Array.from({ length: 5 }, (_, i) => t.api('POST', `/v1/webhook-endpoints/${t.endpointId}/recover`, { since, until }, { 'idempotency-key': `race-${i}` })));
+    const replies = await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        t.api(
+          'POST',
+          `/v1/webhook-endpoints/${t.endpointId}/recover`,
+          { since, until },
+          { 'idempotency-key': `race-${i}` },
+        ),
+      ),
+    );
     expect(replies.map((r) => r.status)).toEqual([202, 202, 202, 202, 202]);
     await waitFor(() => missed.every((id) => t.arrivals(id) >= 1), 10_000, 'every missed event');
     await settle(1000);

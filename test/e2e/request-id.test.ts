@@ -16,7 +16,11 @@ describe('Request-Id on answers made before an operation runs', () => {
   afterAll(() => stack.stop());
 
   it('a body over the gateway limit: 413 with a Request-Id, repeated in the body', async () => {
-    const reply = await raw(`${stack.url}/v1/shop`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: 'x'.repeat(11 * 1024 * 1024) });
+    const reply = await raw(`${stack.url}/v1/shop`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: 'x'.repeat(11 * 1024 * 1024),
+    });
     expect(reply.status).toBe(413);
     expect(reply.requestId).toMatch(/^req_[0-9a-z]{20,}$/i);
     expect(reply.json.error).toMatchObject({ code: 'body_too_large', request_id: reply.requestId });

@@ -15,10 +15,25 @@ describe('GET and PATCH /v1/shop through the local HTTP adapter', () => {
   it('patches fields and returns the whole shop', async () => {
     const reply = await call(stack.url, 'PATCH', '/v1/shop', {
       key,
-      body: { greeting: 'Thanks for calling!', timezone: 'America/Chicago', booking_mode: 'auto_book', paused: true, pause_reason: 'Holiday', emergency_triggers: ['gas leak'] },
+      body: {
+        greeting: 'Thanks for calling!',
+        timezone: 'America/Chicago',
+        booking_mode: 'auto_book',
+        paused: true,
+        pause_reason: 'Holiday',
+        emergency_triggers: ['gas leak'],
+      },
     });
     expect(reply.status).toBe(200);
-    expect(reply.json).toMatchObject({ object: 'shop', greeting: 'Thanks for calling!', timezone: 'America/Chicago', booking_mode: 'auto_book', paused: true, pause_reason: 'Holiday', emergency_triggers: ['gas leak'] });
+    expect(reply.json).toMatchObject({
+      object: 'shop',
+      greeting: 'Thanks for calling!',
+      timezone: 'America/Chicago',
+      booking_mode: 'auto_book',
+      paused: true,
+      pause_reason: 'Holiday',
+      emergency_triggers: ['gas leak'],
+    });
     expect(await getShop()).toEqual(reply.json);
     const me = await call(stack.url, 'GET', '/v1/me', { key });
     expect((me.json.line as Record<string, unknown>).status).toBe('paused');
@@ -26,10 +41,20 @@ describe('GET and PATCH /v1/shop through the local HTTP adapter', () => {
 
   const big = JSON.stringify({ greeting: 'x'.repeat(100 * 1024) });
   const cases: [string, { rawBody?: string; body?: unknown; headers?: Record<string, string> }, number, string][] = [
-    ['truncated JSON', { rawBody: '{"greeting":', headers: { 'content-type': 'application/json' } }, 400, 'invalid_json'],
+    [
+      'truncated JSON',
+      { rawBody: '{"greeting":', headers: { 'content-type': 'application/json' } },
+      400,
+      'invalid_json',
+    ],
     ['a JSON array', { rawBody: '[]', headers: { 'content-type': 'application/json' } }, 400, 'invalid_json'],
     ['a JSON string', { rawBody: '"hi"', headers: { 'content-type': 'application/json' } }, 400, 'invalid_json'],
-    ['text/plain', { rawBody: '{"greeting":"hi"}', headers: { 'content-type': 'text/plain' } }, 415, 'unsupported_media_type'],
+    [
+      'text/plain',
+      { rawBody: '{"greeting":"hi"}', headers: { 'content-type': 'text/plain' } },
+      415,
+      'unsupported_media_type',
+    ],
     ['no content type', { rawBody: '{"greeting":"hi"}' }, 415, 'unsupported_media_type'],
     ['a 100 KiB body', { rawBody: big, headers: { 'content-type': 'application/json' } }, 413, 'body_too_large'],
     ['an unknown field', { body: { greeting: 'hi', colour: 'red' } }, 400, 'parameter_unknown'],
@@ -39,16 +64,40 @@ describe('GET and PATCH /v1/shop through the local HTTP adapter', () => {
     ['a 1001-character greeting', { body: { greeting: 'g'.repeat(1001) } }, 400, 'parameter_invalid'],
     ['a bad time zone', { body: { timezone: 'Atlantis/Capital' } }, 400, 'parameter_invalid'],
     ['close before open', { body: { hours: { mon: [{ open: '17:00', close: '09:00' }] } } }, 400, 'parameter_invalid'],
-    ['overlapping intervals', { body: { hours: { tue: [{ open: '08:00', close: '12:00' }, { open: '11:30', close: '15:00' }] } } }, 400, 'parameter_invalid'],
+    [
+      'overlapping intervals',
+      {
+        body: {
+          hours: {
+            tue: [
+              { open: '08:00', close: '12:00' },
+              { open: '11:30', close: '15:00' },
+            ],
+          },
+        },
+      },
+      400,
+      'parameter_invalid',
+    ],
     ['an unknown weekday', { body: { hours: { funday: [] } } }, 400, 'parameter_unknown'],
     ['a malformed time', { body: { hours: { wed: [{ open: '8am', close: '5pm' }] } } }, 400, 'parameter_invalid'],
     ['hours as a list', { body: { hours: [] } }, 400, 'parameter_invalid'],
     ['an unknown booking mode', { body: { booking_mode: 'yolo' } }, 400, 'parameter_invalid'],
-    ['51 emergency triggers', { body: { emergency_triggers: Array.from({ length: 51 }, (_, i) => `t${i}`) } }, 400, 'parameter_invalid'],
+    [
+      '51 emergency triggers',
+      { body: { emergency_triggers: Array.from({ length: 51 }, (_, i) => `t${i}`) } },
+      400,
+      'parameter_invalid',
+    ],
     ['an empty trigger', { body: { emergency_triggers: [''] } }, 400, 'parameter_invalid'],
     ['paused as a string', { body: { paused: 'true' } }, 400, 'parameter_invalid'],
     ['a reason while unpausing', { body: { paused: false, pause_reason: 'x' } }, 400, 'parameter_invalid'],
-    ['an invalid Idempotency-Key', { body: { greeting: 'hi' }, headers: { 'idempotency-key': 'x'.repeat(300) } }, 400, 'parameter_invalid'],
+    [
+      'an invalid Idempotency-Key',
+      { body: { greeting: 'hi' }, headers: { 'idempotency-key': 'x'.repeat(300) } },
+      400,
+      'parameter_invalid',
+    ],
   ];
 
   it.each(cases)('%s → %d %s and the shop is unchanged', async (_label, opts, status, code) => {
@@ -59,7 +108,12 @@ describe('GET and PATCH /v1/shop through the local HTTP adapter', () => {
   });
 
   it('10 concurrent PATCHes with one Idempotency-Key execute once', async () => {
-    const send = () => call(stack.url, 'PATCH', '/v1/shop', { key, body: { greeting: 'Only once' }, headers: { 'idempotency-key': 'e2e-concurrent' } });
+    const send = () =>
+      call(stack.url, 'PATCH', '/v1/shop', {
+        key,
+        body: { greeting: 'Only once' },
+        headers: { 'idempotency-key': 'e2e-concurrent' },
+      });
     const replies = await Promise.all(Array.from({ length: 10 }, send));
     const executed = replies.filter((r) => r.status === 200 && r.headers.get('idempotent-replayed') === null);
     expect(executed).toHaveLength(1);
@@ -68,8 +122,16 @@ describe('GET and PATCH /v1/shop through the local HTTP adapter', () => {
       else expect([r.status, r.headers.get('idempotent-replayed'), r.text]).toEqual([200, 'true', executed[0]?.text]);
     }
     const later = await send();
-    expect([later.status, later.headers.get('idempotent-replayed'), later.text]).toEqual([200, 'true', executed[0]?.text]);
-    const otherBody = await call(stack.url, 'PATCH', '/v1/shop', { key, body: { greeting: 'Different' }, headers: { 'idempotency-key': 'e2e-concurrent' } });
+    expect([later.status, later.headers.get('idempotent-replayed'), later.text]).toEqual([
+      200,
+      'true',
+      executed[0]?.text,
+    ]);
+    const otherBody = await call(stack.url, 'PATCH', '/v1/shop', {
+      key,
+      body: { greeting: 'Different' },
+      headers: { 'idempotency-key': 'e2e-concurrent' },
+    });
     expectError(otherBody, 422, 'idempotency_key_reused');
     expect((await getShop()).greeting).toBe('Only once');
   });

@@ -7,7 +7,10 @@ import { startTestStack } from '../helpers/stack';
 /** `npm run smoke -- --local …` (tsx bin/smoke.ts, as npm runs it) against this process's local stack. */
 function smoke(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(join('node_modules', '.bin', 'tsx'), ['bin/smoke.ts', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(join('node_modules', '.bin', 'tsx'), ['bin/smoke.ts', ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr.on('data', (c: Buffer) => (out += c.toString()));
@@ -48,17 +51,31 @@ describe('the post-deploy smoke script against the local stack', () => {
     expect(out.indexOf('recorded from the queue')).toBeGreaterThan(out.indexOf('sent to the ingest queue'));
     expect(out).toMatch(/✓ call call_[0-9a-z]{26} recorded from the queue/);
     expect(out).toMatch(/✓ signature verified with the endpoint secret/);
-    expect(out).toMatch(/PASS: shop shop_[0-9a-z]{26}, call call_[0-9a-z]{26} through the ingest queue, event evt_[0-9a-z]{26}, signature verified/);
+    expect(out).toMatch(
+      /PASS: shop shop_[0-9a-z]{26}, call call_[0-9a-z]{26} through the ingest queue, event evt_[0-9a-z]{26}, signature verified/,
+    );
     expect(code).toBe(0);
   }, 90_000);
 
   it('sets a call the local ingest queue cannot record aside in its dead-letter queue, with the reason', async () => {
     const sqs = localSqsClient(new URL(stack.ingestQueue.url).origin);
     try {
-      const { MessageId } = await sqs.send(new SendMessageCommand({ QueueUrl: stack.ingestQueue.url, MessageBody: JSON.stringify({ shop_id: stack.demo.shop.id }) }));
+      const { MessageId } = await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: stack.ingestQueue.url,
+          MessageBody: JSON.stringify({ shop_id: stack.demo.shop.id }),
+        }),
+      );
       let dead: { Body?: string; MessageAttributes?: Record<string, { StringValue?: string }> } | undefined;
       for (let i = 0; i < 20 && !dead; i++) {
-        const got = await sqs.send(new ReceiveMessageCommand({ QueueUrl: stack.ingestQueue.dlqUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 1, MessageAttributeNames: ['All'] }));
+        const got = await sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: stack.ingestQueue.dlqUrl,
+            MaxNumberOfMessages: 1,
+            WaitTimeSeconds: 1,
+            MessageAttributeNames: ['All'],
+          }),
+        );
         dead = got.Messages?.[0];
       }
       expect(ingested).toContain(MessageId);

@@ -32,12 +32,26 @@ describe('npm start records where it runs; listen, trigger, receiver and smoke f
   /** What a newcomer's shell has: none of the stack's settings, only the file's location. */
   function shellEnv(): NodeJS.ProcessEnv {
     const env: NodeJS.ProcessEnv = { ...process.env, LOCAL_STACK_FILE: stackFile, POWERTOOLS_LOG_LEVEL: 'WARN' };
-    for (const name of ['DYNAMODB_ENDPOINT', 'TABLE_NAME', 'SECRETS_KEY_FILE', 'PORT', 'DYNAMODB_PORT', 'SQS_PORT', 'INGEST_QUEUE_URL', 'WEBHOOK_SECRET']) delete env[name];
+    for (const name of [
+      'DYNAMODB_ENDPOINT',
+      'TABLE_NAME',
+      'SECRETS_KEY_FILE',
+      'PORT',
+      'DYNAMODB_PORT',
+      'SQS_PORT',
+      'INGEST_QUEUE_URL',
+      'WEBHOOK_SECRET',
+    ])
+      delete env[name];
     return env;
   }
 
   function run(command: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; output: () => string } {
-    const child = spawn(command[0] as string, command.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(command[0] as string, command.slice(1), {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     children.push(child);
     let output = '';
     child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
@@ -53,11 +67,25 @@ describe('npm start records where it runs; listen, trigger, receiver and smoke f
     }
   }
 
-  const tool = (script: string, args: string[], env: NodeJS.ProcessEnv = shellEnv()) => spawnSync('node_modules/.bin/tsx', [script, ...args], { env, encoding: 'utf8' });
+  const tool = (script: string, args: string[], env: NodeJS.ProcessEnv = shellEnv()) =>
+    spawnSync('node_modules/.bin/tsx', [script, ...args], { env, encoding: 'utf8' });
 
   it('on non-default ports: the banner pastes, listen + trigger deliver verified with no flags, Ctrl-C removes the file', async () => {
-    const [apiPort, dbPort, sqsPort, listenPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
-    const env = { ...shellEnv(), PORT: String(apiPort), DYNAMODB_PORT: String(dbPort), SQS_PORT: String(sqsPort), LISTEN_PORT: String(listenPort), SECRETS_KEY_FILE: join(dir, 'secrets.key'), OUTBOX_DIR: join(dir, 'outbox') };
+    const [apiPort, dbPort, sqsPort, listenPort] = [
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+    ];
+    const env = {
+      ...shellEnv(),
+      PORT: String(apiPort),
+      DYNAMODB_PORT: String(dbPort),
+      SQS_PORT: String(sqsPort),
+      LISTEN_PORT: String(listenPort),
+      SECRETS_KEY_FILE: join(dir, 'secrets.key'),
+      OUTBOX_DIR: join(dir, 'outbox'),
+    };
     const stack = run([process.execPath, '--import', 'tsx', 'bin/local.ts'], env);
     await until(() => stack.output().includes('API listening on'), 'npm start', stack.output);
 
@@ -86,13 +114,19 @@ describe('npm start records where it runs; listen, trigger, receiver and smoke f
 
     const listener = run(['node_modules/.bin/tsx', 'bin/listen.ts'], shellEnv());
     await until(() => listener.output().includes('Trigger one:'), 'npm run listen', listener.output);
-    expect(listener.output()).toContain(`Listening on http://127.0.0.1:${listenPort}/webhooks for shop ${recorded.demo_shop_id}`);
+    expect(listener.output()).toContain(
+      `Listening on http://127.0.0.1:${listenPort}/webhooks for shop ${recorded.demo_shop_id}`,
+    );
 
     const triggered = tool('bin/cli.ts', ['trigger', 'call.completed']);
     expect(triggered.stderr).toContain(`on DynamoDB Local at http://127.0.0.1:${dbPort}`);
     expect(triggered.status).toBe(0);
     const eventId = /Triggered call.completed (evt_\w+)/.exec(triggered.stdout)?.[1];
-    await until(() => listener.output().includes(`✓ verified call.completed ${eventId}`), 'the verified delivery', listener.output);
+    await until(
+      () => listener.output().includes(`✓ verified call.completed ${eventId}`),
+      'the verified delivery',
+      listener.output,
+    );
 
     // The receiver takes its secret from the environment only, and says how to get one from this stack.
     const bare = tool('bin/receiver.ts', []);
@@ -103,7 +137,10 @@ describe('npm start records where it runs; listen, trigger, receiver and smoke f
     // The local smoke test finds the API and the table the same way.
     const smoke = tool('bin/smoke.ts', ['--local', '--timeout-seconds', '45']);
     expect(smoke.stdout).toContain(`Smoke test of http://127.0.0.1:${apiPort} (table shop-calls)`);
-    expect([smoke.status, smoke.stdout]).toEqual([0, expect.stringMatching(/PASS: shop shop_\w+, call call_\w+ through the ingest queue, event evt_\w+/)]);
+    expect([smoke.status, smoke.stdout]).toEqual([
+      0,
+      expect.stringMatching(/PASS: shop shop_\w+, call call_\w+ through the ingest queue, event evt_\w+/),
+    ]);
     // The ingest queue of this stack, on its port, as the stack file recorded it.
     expect(smoke.stdout).toContain(`sent to the ingest queue http://127.0.0.1:${sqsPort}/`);
 

@@ -11,7 +11,8 @@ import { HOSTILE_URLS } from '../helpers/hostile-urls';
 describe('webhook endpoints over HTTP (cloud policy: https and public targets only)', () => {
   let stack: Awaited<ReturnType<typeof startTestStack>>;
   let key: string;
-  const create = (body: unknown, headers: Record<string, string> = {}, k = key) => call(stack.url, 'POST', '/v1/webhook-endpoints', { key: k, body, headers });
+  const create = (body: unknown, headers: Record<string, string> = {}, k = key) =>
+    call(stack.url, 'POST', '/v1/webhook-endpoints', { key: k, body, headers });
 
   beforeAll(async () => {
     stack = await startTestStack({ allowInsecureWebhookTargets: false });
@@ -22,15 +23,28 @@ describe('webhook endpoints over HTTP (cloud policy: https and public targets on
   it('shows the secret at create and rotate only: not in list, patch, test, the table or the logs', async () => {
     const logged: string[] = [];
     const write = process.stdout.write.bind(process.stdout);
-    const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (logged.push(String(chunk)), true));
+    const spy = jest
+      .spyOn(process.stdout, 'write')
+      .mockImplementation((chunk: string | Uint8Array) => (logged.push(String(chunk)), true));
     logger.setLogLevel('DEBUG');
     try {
-      const created = await create({ url: 'https://hooks.partner.example/in', events: ['call.completed', 'job.created'], description: 'CRM' }, { 'idempotency-key': 'create-1' });
+      const created = await create(
+        { url: 'https://hooks.partner.example/in', events: ['call.completed', 'job.created'], description: 'CRM' },
+        { 'idempotency-key': 'create-1' },
+      );
       expect(created.status).toBe(201);
       const secret = created.json.secret as string;
       expect(secret).toMatch(/^whsec_/);
       expect(Buffer.from(secret.slice(6), 'base64')).toHaveLength(32);
-      expect(created.json).toMatchObject({ object: 'webhook_endpoint', url: 'https://hooks.partner.example/in', events: ['call.completed', 'job.created'], enabled: true, disabled_reason: null, failing_since: null, description: 'CRM' });
+      expect(created.json).toMatchObject({
+        object: 'webhook_endpoint',
+        url: 'https://hooks.partner.example/in',
+        events: ['call.completed', 'job.created'],
+        enabled: true,
+        disabled_reason: null,
+        failing_since: null,
+        description: 'CRM',
+      });
       const id = created.json.id as string;
 
       const rotated = await call(stack.url, 'POST', `/v1/webhook-endpoints/${id}/rotate-secret`, { key });
@@ -66,7 +80,12 @@ describe('webhook endpoints over HTTP (cloud policy: https and public targets on
 
   it('create with the same Idempotency-Key twice → one endpoint, identical responses', async () => {
     const shop = await createShop(stack.deps, { name: 'Idem Hooks', owner_email: 'o@hooks.test' });
-    const { key: k } = await issueKey(stack.deps.apiKeys, { shopId: shop.id, scopes: [...SCOPES], write: true, mode: 'test' });
+    const { key: k } = await issueKey(stack.deps.apiKeys, {
+      shopId: shop.id,
+      scopes: [...SCOPES],
+      write: true,
+      mode: 'test',
+    });
     const body = { url: 'https://hooks.partner.example/idem', events: ['*'] };
     const first = await create(body, { 'idempotency-key': 'same' }, k);
     const second = await create(body, { 'idempotency-key': 'same' }, k);
@@ -77,20 +96,26 @@ describe('webhook endpoints over HTTP (cloud policy: https and public targets on
 
   it('a replayed create never hands out a secret that is dead or to another key: 404 after DELETE, 409 after a rotation, 422 for another key', async () => {
     const shop = await createShop(stack.deps, { name: 'Replay Hooks', owner_email: 'o@replay.test' });
-    const issue = async () => (await issueKey(stack.deps.apiKeys, { shopId: shop.id, scopes: [...SCOPES], write: true, mode: 'test' })).key;
+    const issue = async () =>
+      (await issueKey(stack.deps.apiKeys, { shopId: shop.id, scopes: [...SCOPES], write: true, mode: 'test' })).key;
     const [k, colleague] = [await issue(), await issue()];
     const body = (n: string) => ({ url: `https://hooks.partner.example/replay-${n}`, events: ['*'] });
     const idem = (n: string) => ({ 'idempotency-key': `replay-${n}` });
     const noSecret = (reply: { text: string }) => expect(reply.text).not.toContain('whsec_');
 
     const deleted = await create(body('deleted'), idem('deleted'), k);
-    expect((await call(stack.url, 'DELETE', `/v1/webhook-endpoints/${deleted.json.id as string}`, { key: k })).status).toBe(200);
+    expect(
+      (await call(stack.url, 'DELETE', `/v1/webhook-endpoints/${deleted.json.id as string}`, { key: k })).status,
+    ).toBe(200);
     const afterDelete = await create(body('deleted'), idem('deleted'), k);
     expect(expectError(afterDelete, 404, 'resource_missing').message).toContain(deleted.json.id as string);
     noSecret(afterDelete);
 
     const rotated = await create(body('rotated'), idem('rotated'), k);
-    expect((await call(stack.url, 'POST', `/v1/webhook-endpoints/${rotated.json.id as string}/rotate-secret`, { key: k })).status).toBe(200);
+    expect(
+      (await call(stack.url, 'POST', `/v1/webhook-endpoints/${rotated.json.id as string}/rotate-secret`, { key: k }))
+        .status,
+    ).toBe(200);
     const afterRotation = await create(body('rotated'), idem('rotated'), k);
     expectError(afterRotation, 409, 'invalid_state');
     noSecret(afterRotation);
@@ -100,9 +125,17 @@ describe('webhook endpoints over HTTP (cloud policy: https and public targets on
     expectError(fromColleague, 422, 'idempotency_key_reused');
     noSecret(fromColleague);
     const fromMaker = await create(body('live'), idem('live'), k);
-    expect([fromMaker.status, fromMaker.headers.get('idempotent-replayed'), fromMaker.text]).toEqual([201, 'true', live.text]);
+    expect([fromMaker.status, fromMaker.headers.get('idempotent-replayed'), fromMaker.text]).toEqual([
+      201,
+      'true',
+      live.text,
+    ]);
     // Nothing was created twice: the two that remain are the rotated one and the live one.
-    expect(((await call(stack.url, 'GET', '/v1/webhook-endpoints', { key: k })).json.data as { id: string }[]).map((e) => e.id).sort()).toEqual([rotated.json.id, live.json.id].sort());
+    expect(
+      ((await call(stack.url, 'GET', '/v1/webhook-endpoints', { key: k })).json.data as { id: string }[])
+        .map((e) => e.id)
+        .sort(),
+    ).toEqual([rotated.json.id, live.json.id].sort());
   });
 
   it('two rotations in a row leave exactly the newest and the one before it valid', async () => {
@@ -119,10 +152,18 @@ describe('webhook endpoints over HTTP (cloud policy: https and public targets on
 
   it('a 17th endpoint → 400', async () => {
     const shop = await createShop(stack.deps, { name: 'Many Hooks', owner_email: 'o@many.test' });
-    const { key: k } = await issueKey(stack.deps.apiKeys, { shopId: shop.id, scopes: ['webhooks:write'], write: true, mode: 'test' });
-    const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => create({ url: `https://hooks.partner.example/${i}`, events: ['*'] }, {}, k)));
+    const { key: k } = await issueKey(stack.deps.apiKeys, {
+      shopId: shop.id,
+      scopes: ['webhooks:write'],
+      write: true,
+      mode: 'test',
+    });
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => create({ url: `https://hooks.partner.example/${i}`, events: ['*'] }, {}, k)),
+    );
     expect(replies.filter((r) => r.status === 201)).toHaveLength(16);
-    for (const r of replies.filter((r) => r.status !== 201)) expect(expectError(r, 400, 'parameter_invalid').message).toMatch(/16/);
+    for (const r of replies.filter((r) => r.status !== 201))
+      expect(expectError(r, 400, 'parameter_invalid').message).toMatch(/16/);
     expect((await call(stack.url, 'GET', '/v1/webhook-endpoints', { key: k })).json.data).toHaveLength(16);
   });
 
@@ -145,7 +186,13 @@ describe('webhook endpoints over HTTP (cloud policy: https and public targets on
     const id = created.json.id as string;
     for (const url of HOSTILE_URLS) {
       expect(expectError(await create({ url, events: ['*'] }), 400, 'parameter_invalid').param).toBe('url');
-      expect(expectError(await call(stack.url, 'PATCH', `/v1/webhook-endpoints/${id}`, { key, body: { url } }), 400, 'parameter_invalid').param).toBe('url');
+      expect(
+        expectError(
+          await call(stack.url, 'PATCH', `/v1/webhook-endpoints/${id}`, { key, body: { url } }),
+          400,
+          'parameter_invalid',
+        ).param,
+      ).toBe('url');
     }
     expect((await call(stack.url, 'GET', '/v1/webhook-endpoints', { key })).text).not.toContain('127.0.0.1');
   });
@@ -154,10 +201,27 @@ describe('webhook endpoints over HTTP (cloud policy: https and public targets on
     const id = (await create({ url: 'https://hooks.partner.example/p', events: ['job.created'] })).json.id as string;
     const disabled = await call(stack.url, 'PATCH', `/v1/webhook-endpoints/${id}`, { key, body: { enabled: false } });
     expect(disabled.json).toMatchObject({ enabled: false, disabled_reason: 'manual' });
-    await stack.deps.endpoints.update(stack.demo.shop.id, id, { disabled_reason: 'failing', failing_since: '2026-11-01T00:00:00.000Z' }, new Date().toISOString());
-    const enabled = await call(stack.url, 'PATCH', `/v1/webhook-endpoints/${id}`, { key, body: { enabled: true, events: ['job.approved', 'job.approved'] } });
-    expect(enabled.json).toMatchObject({ enabled: true, disabled_reason: null, failing_since: null, events: ['job.approved'] });
-    expectError(await call(stack.url, 'PATCH', `/v1/webhook-endpoints/${id}`, { key, body: { enabled: 'yes' } }), 400, 'parameter_invalid');
+    await stack.deps.endpoints.update(
+      stack.demo.shop.id,
+      id,
+      { disabled_reason: 'failing', failing_since: '2026-11-01T00:00:00.000Z' },
+      new Date().toISOString(),
+    );
+    const enabled = await call(stack.url, 'PATCH', `/v1/webhook-endpoints/${id}`, {
+      key,
+      body: { enabled: true, events: ['job.approved', 'job.approved'] },
+    });
+    expect(enabled.json).toMatchObject({
+      enabled: true,
+      disabled_reason: null,
+      failing_since: null,
+      events: ['job.approved'],
+    });
+    expectError(
+      await call(stack.url, 'PATCH', `/v1/webhook-endpoints/${id}`, { key, body: { enabled: 'yes' } }),
+      400,
+      'parameter_invalid',
+    );
   });
 
   it('test queues a webhook_endpoint.test event for that endpoint → 202', async () => {
@@ -171,11 +235,24 @@ describe('webhook endpoints over HTTP (cloud policy: https and public targets on
 
   it('foreign or unknown endpoint ids → 404', async () => {
     const shop = await createShop(stack.deps, { name: 'Foreign Hooks', owner_email: 'o@foreign.test' });
-    const { key: k } = await issueKey(stack.deps.apiKeys, { shopId: shop.id, scopes: ['webhooks:write'], write: true, mode: 'test' });
+    const { key: k } = await issueKey(stack.deps.apiKeys, {
+      shopId: shop.id,
+      scopes: ['webhooks:write'],
+      write: true,
+      mode: 'test',
+    });
     const foreign = (await create({ url: 'https://hooks.partner.example/f', events: ['*'] }, {}, k)).json.id as string;
     for (const id of [foreign, 'we_01jd0000000000000000000000', 'we_nope', 'job_01jd0000000000000000000000']) {
-      expectError(await call(stack.url, 'PATCH', `/v1/webhook-endpoints/${id}`, { key, body: { enabled: false } }), 404, 'resource_missing');
-      expectError(await call(stack.url, 'POST', `/v1/webhook-endpoints/${id}/rotate-secret`, { key }), 404, 'resource_missing');
+      expectError(
+        await call(stack.url, 'PATCH', `/v1/webhook-endpoints/${id}`, { key, body: { enabled: false } }),
+        404,
+        'resource_missing',
+      );
+      expectError(
+        await call(stack.url, 'POST', `/v1/webhook-endpoints/${id}/rotate-secret`, { key }),
+        404,
+        'resource_missing',
+      );
       expectError(await call(stack.url, 'POST', `/v1/webhook-endpoints/${id}/test`, { key }), 404, 'resource_missing');
     }
   });
@@ -191,10 +268,21 @@ describe('webhook endpoints with the local-stack setting on', () => {
   it('accepts http:// and loopback receivers, and still refuses private and metadata targets', async () => {
     const key = stack.demo.writeKey.key;
     for (const url of ['http://127.0.0.1:4000/hook', 'http://localhost:4000/hook', 'https://[::1]:4000/hook']) {
-      expect((await call(stack.url, 'POST', '/v1/webhook-endpoints', { key, body: { url, events: ['*'] } })).status).toBe(201);
+      expect(
+        (await call(stack.url, 'POST', '/v1/webhook-endpoints', { key, body: { url, events: ['*'] } })).status,
+      ).toBe(201);
     }
-    for (const url of ['http://10.0.0.1/hook', 'http://169.254.169.254/latest', 'https://192.168.0.10/hook', 'https://user:pw@localhost/hook']) {
-      expectError(await call(stack.url, 'POST', '/v1/webhook-endpoints', { key, body: { url, events: ['*'] } }), 400, 'parameter_invalid');
+    for (const url of [
+      'http://10.0.0.1/hook',
+      'http://169.254.169.254/latest',
+      'https://192.168.0.10/hook',
+      'https://user:pw@localhost/hook',
+    ]) {
+      expectError(
+        await call(stack.url, 'POST', '/v1/webhook-endpoints', { key, body: { url, events: ['*'] } }),
+        400,
+        'parameter_invalid',
+      );
     }
   });
 });

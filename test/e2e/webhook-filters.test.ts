@@ -16,16 +16,30 @@ const BOOKED_OR_EMERGENCY = { 'data.outcome': { $in: ['job_created', 'emergency_
 /** A shop of its own with a write key, so tests on one stack never see each other's endpoints. */
 async function newTenant(stack: Stack) {
   const shop = await createShop(stack.deps, { name: 'Filter Shop', owner_email: 'owner@filter.test' });
-  const { key } = await issueKey(stack.deps.apiKeys, { shopId: shop.id, scopes: [...SCOPES], write: true, mode: 'test' });
+  const { key } = await issueKey(stack.deps.apiKeys, {
+    shopId: shop.id,
+    scopes: [...SCOPES],
+    write: true,
+    mode: 'test',
+  });
   const api = (method: string, path: string, body?: unknown) => call(stack.url, method, path, { key, body });
   /** A finished call whose `call.completed` has outcome job_created (job), emergency_escalated (emergency) or message_taken (message). */
   const simulate = async (kind: 'job' | 'emergency' | 'message') =>
-    (await ingestCall(stack.deps, simulatedCall(shop, { withJob: kind === 'job', emergency: kind === 'emergency', endedAt: new Date() }))).event_ids[0] as string;
-  const list = async () => ((await api('GET', '/v1/webhook-endpoints')).json.data as Endpoint[]);
+    (
+      await ingestCall(
+        stack.deps,
+        simulatedCall(shop, { withJob: kind === 'job', emergency: kind === 'emergency', endedAt: new Date() }),
+      )
+    ).event_ids[0] as string;
+  const list = async () => (await api('GET', '/v1/webhook-endpoints')).json.data as Endpoint[];
   return { shop, api, simulate, list };
 }
 
-const callIds = (received: Received[]) => received.filter((r) => r.event.type === 'call.completed').map((r) => r.event.id).sort();
+const callIds = (received: Received[]) =>
+  received
+    .filter((r) => r.event.type === 'call.completed')
+    .map((r) => r.event.id)
+    .sort();
 
 describe('payload filters on webhook endpoints', () => {
   let stack: Stack;
@@ -40,7 +54,11 @@ describe('payload filters on webhook endpoints', () => {
     const secrets: string[] = [];
     const filteredReceiver = await startReceiver(() => secrets);
     const allReceiver = await startReceiver(() => secrets);
-    const made = await t.api('POST', '/v1/webhook-endpoints', { url: filteredReceiver.url, events: ['call.completed'], filter: BOOKED_OR_EMERGENCY });
+    const made = await t.api('POST', '/v1/webhook-endpoints', {
+      url: filteredReceiver.url,
+      events: ['call.completed'],
+      filter: BOOKED_OR_EMERGENCY,
+    });
     expect(made.status).toBe(201);
     expect(made.json.filter).toEqual(BOOKED_OR_EMERGENCY);
     const plain = await t.api('POST', '/v1/webhook-endpoints', { url: allReceiver.url, events: ['call.completed'] });
@@ -52,9 +70,16 @@ describe('payload filters on webhook endpoints', () => {
     const job = await t.simulate('job');
     const message = await t.simulate('message');
     const emergency = await t.simulate('emergency');
-    await waitFor(() => allReceiver.received.length >= 3 && filteredReceiver.received.length >= 2, 10_000, 'fan-out deliveries');
+    await waitFor(
+      () => allReceiver.received.length >= 3 && filteredReceiver.received.length >= 2,
+      10_000,
+      'fan-out deliveries',
+    );
     expect(callIds(allReceiver.received)).toEqual([job, message, emergency].sort());
-    expect(filteredReceiver.received.map((r) => r.event.data.outcome).sort()).toEqual(['emergency_escalated', 'job_created']);
+    expect(filteredReceiver.received.map((r) => r.event.data.outcome).sort()).toEqual([
+      'emergency_escalated',
+      'job_created',
+    ]);
     // Not merely undelivered: the fan-out made no delivery of it to the filtered endpoint.
     const rows = await new DynamoDeliveryStore(stack.deps.db).listForEvent(t.shop.id, message);
     expect(rows.map((r) => r.endpoint_id)).toEqual([all]);
@@ -63,14 +88,22 @@ describe('payload filters on webhook endpoints', () => {
     const toAll = await t.api('POST', `/v1/events/${message}/redeliver`, {});
     expect(toAll.status).toBe(202);
     expect((toAll.json.deliveries as { endpoint_id: string }[]).map((d) => d.endpoint_id)).toEqual([all]);
-    await waitFor(() => callIds(allReceiver.received).filter((id) => id === message).length === 2, 10_000, 'redelivery to all');
+    await waitFor(
+      () => callIds(allReceiver.received).filter((id) => id === message).length === 2,
+      10_000,
+      'redelivery to all',
+    );
 
     // Recover: of what the filtered endpoint missed while disabled, only what matches is queued.
     const since = new Date().toISOString();
     expect((await t.api('PATCH', `/v1/webhook-endpoints/${filtered}`, { enabled: false })).json.enabled).toBe(false);
     const missedJob = await t.simulate('job');
     const missedMessage = await t.simulate('message');
-    await waitFor(() => callIds(allReceiver.received).includes(missedMessage) && callIds(allReceiver.received).includes(missedJob), 10_000, 'events while disabled');
+    await waitFor(
+      () => callIds(allReceiver.received).includes(missedMessage) && callIds(allReceiver.received).includes(missedJob),
+      10_000,
+      'events while disabled',
+    );
     expect((await t.api('PATCH', `/v1/webhook-endpoints/${filtered}`, { enabled: true })).json.enabled).toBe(true);
     const recovery = await t.api('POST', `/v1/webhook-endpoints/${filtered}/recover`, { since });
     expect(recovery.status).toBe(202);
@@ -81,7 +114,13 @@ describe('payload filters on webhook endpoints', () => {
     const named = await t.api('POST', `/v1/events/${message}/redeliver`, { endpoint_ids: [filtered] });
     expect((named.json.deliveries as { endpoint_id: string }[]).map((d) => d.endpoint_id)).toEqual([filtered]);
     expect((await t.api('POST', `/v1/webhook-endpoints/${filtered}/test`)).status).toBe(202);
-    await waitFor(() => callIds(filteredReceiver.received).includes(message) && filteredReceiver.received.some((r) => r.event.type === 'webhook_endpoint.test'), 10_000, 'named redelivery and test');
+    await waitFor(
+      () =>
+        callIds(filteredReceiver.received).includes(message) &&
+        filteredReceiver.received.some((r) => r.event.type === 'webhook_endpoint.test'),
+      10_000,
+      'named redelivery and test',
+    );
     // Settled: the filtered endpoint got the matching events, the one named, and nothing else.
     await new Promise((r) => setTimeout(r, 300));
     expect(callIds(filteredReceiver.received)).toEqual([job, emergency, missedJob, message].sort());
@@ -94,8 +133,15 @@ describe('payload filters on webhook endpoints', () => {
     const receiver = await startReceiver(() => secrets);
     // Gets every event: once it has one, that event's fan-out is done.
     const witness = await startReceiver(() => secrets);
-    secrets.push((await t.api('POST', '/v1/webhook-endpoints', { url: witness.url, events: ['call.completed'] })).json.secret as string);
-    const made = await t.api('POST', '/v1/webhook-endpoints', { url: receiver.url, events: ['call.completed'], filter: null });
+    secrets.push(
+      (await t.api('POST', '/v1/webhook-endpoints', { url: witness.url, events: ['call.completed'] })).json
+        .secret as string,
+    );
+    const made = await t.api('POST', '/v1/webhook-endpoints', {
+      url: receiver.url,
+      events: ['call.completed'],
+      filter: null,
+    });
     expect(made.status).toBe(201);
     expect(made.json.filter).toBeNull();
     secrets.push(made.json.secret as string);
@@ -110,7 +156,9 @@ describe('payload filters on webhook endpoints', () => {
     expect(rotated.json.filter).toEqual({ 'data.outcome': 'spam' });
     secrets.push(rotated.json.secret as string);
     // A PATCH without it keeps it.
-    expect((await t.api('PATCH', `/v1/webhook-endpoints/${id}`, { description: 'CRM' })).json.filter).toEqual({ 'data.outcome': 'spam' });
+    expect((await t.api('PATCH', `/v1/webhook-endpoints/${id}`, { description: 'CRM' })).json.filter).toEqual({
+      'data.outcome': 'spam',
+    });
 
     const skipped = await t.simulate('message');
     await waitFor(() => callIds(witness.received).includes(skipped), 10_000, 'fan-out of the filtered-out event');
@@ -126,7 +174,11 @@ describe('payload filters on webhook endpoints', () => {
 
   it('an invalid filter is 400 parameter_invalid naming the key, and changes nothing', async () => {
     const t = await newTenant(stack);
-    const made = await t.api('POST', '/v1/webhook-endpoints', { url: 'http://127.0.0.1:9/hook', events: ['call.completed'], filter: { 'data.outcome': 'job_created' } });
+    const made = await t.api('POST', '/v1/webhook-endpoints', {
+      url: 'http://127.0.0.1:9/hook',
+      events: ['call.completed'],
+      filter: { 'data.outcome': 'job_created' },
+    });
     expect(made.status).toBe(201);
     const id = made.json.id as string;
     const before = await t.list();
@@ -135,7 +187,10 @@ describe('payload filters on webhook endpoints', () => {
       [{ 'data.outcome': { $regex: 'job' } }, 'filter.data.outcome.$regex is not a supported operator'],
       [{ $where: 'this.data.outcome == "job_created"' }, 'filter.$where is not a supported operator'],
       [{ $expr: { $eq: ['$data.outcome', 'spam'] } }, 'filter.$expr is not a supported operator'],
-      [{ 'data.x': { $function: { body: 'return true', args: [], lang: 'js' } } }, 'filter.data.x.$function is not a supported operator'],
+      [
+        { 'data.x': { $function: { body: 'return true', args: [], lang: 'js' } } },
+        'filter.data.x.$function is not a supported operator',
+      ],
       [{ 'data.outcome': { $foo: 1 } }, 'filter.data.outcome.$foo is not a supported operator'],
       [{ 'data.outcome': { $in: 'job_created' } }, 'filter.data.outcome.$in must be an array'],
       [{ 'data.outcome': { $exists: 'yes' } }, 'filter.data.outcome.$exists must be true or false'],
@@ -150,8 +205,15 @@ describe('payload filters on webhook endpoints', () => {
       const error = expectError(patched, 400, 'parameter_invalid');
       expect(error.param).toBe('filter');
       expect(error.message).toContain(message);
-      const created = await t.api('POST', '/v1/webhook-endpoints', { url: 'http://127.0.0.1:9/other', events: ['*'], filter });
-      expect(expectError(created, 400, 'parameter_invalid')).toMatchObject({ param: 'filter', message: expect.stringContaining(message) });
+      const created = await t.api('POST', '/v1/webhook-endpoints', {
+        url: 'http://127.0.0.1:9/other',
+        events: ['*'],
+        filter,
+      });
+      expect(expectError(created, 400, 'parameter_invalid')).toMatchObject({
+        param: 'filter',
+        message: expect.stringContaining(message),
+      });
     }
     // Nothing created, nothing changed (not even the description sent beside the bad filter).
     expect(await t.list()).toEqual(before);

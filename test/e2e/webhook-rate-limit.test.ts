@@ -12,14 +12,22 @@ type Stack = Awaited<ReturnType<typeof startTestStack>>;
 /** A shop of its own with a write key, so tests on one stack never see each other's endpoints. */
 async function newTenant(stack: Stack) {
   const shop = await createShop(stack.deps, { name: 'Rate Shop', owner_email: 'owner@rate.test' });
-  const { key } = await issueKey(stack.deps.apiKeys, { shopId: shop.id, scopes: [...SCOPES], write: true, mode: 'test' });
+  const { key } = await issueKey(stack.deps.apiKeys, {
+    shopId: shop.id,
+    scopes: [...SCOPES],
+    write: true,
+    mode: 'test',
+  });
   const api = (method: string, path: string, body?: unknown) => call(stack.url, method, path, { key, body });
-  const simulate = async () => (await ingestCall(stack.deps, simulatedCall(shop, { withJob: false, emergency: false, endedAt: new Date() }))).event_ids[0] as string;
+  const simulate = async () =>
+    (await ingestCall(stack.deps, simulatedCall(shop, { withJob: false, emergency: false, endedAt: new Date() })))
+      .event_ids[0] as string;
   return { shop, api, simulate };
 }
 
 /** The most requests that arrived in any one-second window (closed), sliding over every arrival. */
-const mostInOneSecond = (times: number[]) => Math.max(0, ...times.map((s) => times.filter((t) => t >= s && t <= s + 1000).length));
+const mostInOneSecond = (times: number[]) =>
+  Math.max(0, ...times.map((s) => times.filter((t) => t >= s && t <= s + 1000).length));
 
 describe('per-endpoint rate limit', () => {
   let stack: Stack;
@@ -33,13 +41,21 @@ describe('per-endpoint rate limit', () => {
     const t = await newTenant(stack);
     const secrets: string[] = [];
     const receiver = await startReceiver(() => secrets);
-    const made = await t.api('POST', '/v1/webhook-endpoints', { url: receiver.url, events: ['call.completed'], rate_limit: 2 });
+    const made = await t.api('POST', '/v1/webhook-endpoints', {
+      url: receiver.url,
+      events: ['call.completed'],
+      rate_limit: 2,
+    });
     expect(made.status).toBe(201);
     expect(made.json.rate_limit).toBe(2);
     secrets.push(made.json.secret as string);
 
     const sent = await Promise.all(Array.from({ length: 20 }, () => t.simulate()));
-    await waitFor(() => new Set(receiver.received.map((r) => r.event.id)).size >= 20, 40_000, '20 rate-limited deliveries');
+    await waitFor(
+      () => new Set(receiver.received.map((r) => r.event.id)).size >= 20,
+      40_000,
+      '20 rate-limited deliveries',
+    );
     await new Promise((r) => setTimeout(r, 500)); // nothing more comes (no duplicate sends)
     expect(receiver.received.map((r) => r.event.id).sort()).toEqual([...sent].sort());
     const times = receiver.received.map((r) => r.at).sort((a, b) => a - b);
@@ -49,7 +65,8 @@ describe('per-endpoint rate limit', () => {
     expect((times.at(-1) as number) - (times[0] as number)).toBeLessThan(20_000);
 
     // Waiting used no attempt and counted no failure.
-    const deliveries = (await t.api('GET', `/v1/webhook-endpoints/${made.json.id as string}/deliveries?limit=100`)).json.data as { status: string; attempts: number }[];
+    const deliveries = (await t.api('GET', `/v1/webhook-endpoints/${made.json.id as string}/deliveries?limit=100`)).json
+      .data as { status: string; attempts: number }[];
     expect(deliveries).toHaveLength(20);
     expect(deliveries.every((d) => d.status === 'succeeded' && d.attempts === 1)).toBe(true);
     const endpoint = await t.api('GET', `/v1/webhook-endpoints/${made.json.id as string}`);
@@ -59,22 +76,37 @@ describe('per-endpoint rate limit', () => {
 
   it('PATCH sets and clears it, every endpoint object shows it; invalid values are 400 parameter_invalid and change nothing', async () => {
     const t = await newTenant(stack);
-    const made = await t.api('POST', '/v1/webhook-endpoints', { url: 'http://127.0.0.1:9/hook', events: ['call.completed'] });
+    const made = await t.api('POST', '/v1/webhook-endpoints', {
+      url: 'http://127.0.0.1:9/hook',
+      events: ['call.completed'],
+    });
     expect(made.json.rate_limit).toBeNull();
     const id = made.json.id as string;
     const set = await t.api('PATCH', `/v1/webhook-endpoints/${id}`, { rate_limit: 1000 });
     expect([set.status, set.json.rate_limit]).toEqual([200, 1000]);
     expect((await t.api('GET', `/v1/webhook-endpoints/${id}`)).json.rate_limit).toBe(1000);
-    expect(((await t.api('GET', '/v1/webhook-endpoints')).json.data as { rate_limit: unknown }[]).map((e) => e.rate_limit)).toEqual([1000]);
+    expect(
+      ((await t.api('GET', '/v1/webhook-endpoints')).json.data as { rate_limit: unknown }[]).map((e) => e.rate_limit),
+    ).toEqual([1000]);
     expect((await t.api('POST', `/v1/webhook-endpoints/${id}/rotate-secret`)).json.rate_limit).toBe(1000);
     // A PATCH without it keeps it.
     expect((await t.api('PATCH', `/v1/webhook-endpoints/${id}`, { description: 'CRM' })).json.rate_limit).toBe(1000);
 
     const before = (await t.api('GET', '/v1/webhook-endpoints')).json;
     for (const value of [0, 1001, 1.5, '2', false]) {
-      const patched = await t.api('PATCH', `/v1/webhook-endpoints/${id}`, { description: 'changed', rate_limit: value });
-      expect(expectError(patched, 400, 'parameter_invalid')).toMatchObject({ param: 'rate_limit', message: expect.stringContaining('integer from 1 to 1000') });
-      const created = await t.api('POST', '/v1/webhook-endpoints', { url: 'http://127.0.0.1:9/other', events: ['*'], rate_limit: value });
+      const patched = await t.api('PATCH', `/v1/webhook-endpoints/${id}`, {
+        description: 'changed',
+        rate_limit: value,
+      });
+      expect(expectError(patched, 400, 'parameter_invalid')).toMatchObject({
+        param: 'rate_limit',
+        message: expect.stringContaining('integer from 1 to 1000'),
+      });
+      const created = await t.api('POST', '/v1/webhook-endpoints', {
+        url: 'http://127.0.0.1:9/other',
+        events: ['*'],
+        rate_limit: value,
+      });
       expect(expectError(created, 400, 'parameter_invalid').param).toBe('rate_limit');
     }
     expect((await t.api('GET', '/v1/webhook-endpoints')).json).toEqual(before);

@@ -19,7 +19,10 @@ declare const window: { __violations: string[] };
 declare const document: {
   documentElement: { scrollWidth: number; clientWidth: number };
   getElementById(id: string): { textContent: string | null } | null;
-  addEventListener(type: 'securitypolicyviolation', listener: (e: { violatedDirective: string; blockedURI: string }) => void): void;
+  addEventListener(
+    type: 'securitypolicyviolation',
+    listener: (e: { violatedDirective: string; blockedURI: string }) => void,
+  ): void;
 };
 
 export interface PortalBrowser {
@@ -43,21 +46,26 @@ export async function openPortalBrowser(origin: string): Promise<PortalBrowser> 
     // Chromium's sandbox cannot start as root in a container; the page is our own, on loopback.
     args: [...(process.getuid?.() === 0 ? ['--no-sandbox'] : []), '--disable-dev-shm-usage', '--no-first-run'],
   });
-  await browser.defaultBrowserContext().overridePermissions(origin, ['clipboard-read', 'clipboard-write', 'clipboard-sanitized-write']);
+  await browser
+    .defaultBrowserContext()
+    .overridePermissions(origin, ['clipboard-read', 'clipboard-write', 'clipboard-sanitized-write']);
   const page = await browser.newPage();
   const requested: string[] = [];
   // Network requests only (Chromium's own data: icons, e.g. the date picker's, are not fetches),
   // as they go on the wire: path and query (Chromium names a navigation with its fragment, which it never sends).
   page.on('request', (r) => {
     const url = new URL(r.url());
-    if (url.protocol === 'http:' || url.protocol === 'https:') requested.push(`${url.origin === origin ? '' : url.origin}${url.pathname}${url.search}`);
+    if (url.protocol === 'http:' || url.protocol === 'https:')
+      requested.push(`${url.origin === origin ? '' : url.origin}${url.pathname}${url.search}`);
   });
   page.on('pageerror', (e) => console.log('page error:', e));
   page.on('dialog', (d) => void d.accept());
   // Runs outside the page's CSP (a DevTools hook): records any policy violation, e.g. a blocked inline handler.
   await page.evaluateOnNewDocument(() => {
     window.__violations = [];
-    document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(`${e.violatedDirective} ${e.blockedURI}`));
+    document.addEventListener('securitypolicyviolation', (e) =>
+      window.__violations.push(`${e.violatedDirective} ${e.blockedURI}`),
+    );
   });
   const text = (selector: string) => page.$eval(selector, (el) => el.textContent ?? '');
   return {
@@ -70,7 +78,9 @@ export async function openPortalBrowser(origin: string): Promise<PortalBrowser> 
     async snap(name) {
       for (const v of VIEWPORTS) {
         await page.setViewport({ width: v.width, height: v.height });
-        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        const overflow = await page.evaluate(
+          () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+        );
         expect([name, v.name, overflow]).toEqual([name, v.name, 0]);
         const path = join(SHOTS, `${name}-${v.name}.png`);
         await page.screenshot({ path, fullPage: true });
@@ -78,9 +88,18 @@ export async function openPortalBrowser(origin: string): Promise<PortalBrowser> 
       }
     },
     async lineIs(id, pattern) {
-      await page.waitForFunction((i, src) => new RegExp(src).test(document.getElementById(i)?.textContent ?? ''), { timeout: 10000 }, id, pattern.source).catch(async () => {
-        throw new Error(`#${id} never matched ${pattern}: status "${await text('#status')}", error "${await text('#error')}", who "${await text('#who')}"`);
-      });
+      await page
+        .waitForFunction(
+          (i, src) => new RegExp(src).test(document.getElementById(i)?.textContent ?? ''),
+          { timeout: 10000 },
+          id,
+          pattern.source,
+        )
+        .catch(async () => {
+          throw new Error(
+            `#${id} never matched ${pattern}: status "${await text('#status')}", error "${await text('#error')}", who "${await text('#who')}"`,
+          );
+        });
     },
     async close() {
       const proc = browser.process();

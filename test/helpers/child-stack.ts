@@ -132,11 +132,13 @@ async function javaGone(port: number, graceMs = 15_000): Promise<void> {
       // gone meanwhile
     }
   }
-  if (!(await until(() => dynamoJavaPids(port).length === 0, 5000))) throw new Error(`DynamoDB Local on port ${port} would not die`);
+  if (!(await until(() => dynamoJavaPids(port).length === 0, 5000)))
+    throw new Error(`DynamoDB Local on port ${port} would not die`);
 }
 
 export async function startChildStack(options: ChildStackOptions = {}): Promise<ChildStack> {
-  if (!existsSync(resolve('node_modules/tsx')) || !existsSync(resolve('bin/local.ts'))) throw new Error('run from the repository root (node_modules/tsx and bin/local.ts)');
+  if (!existsSync(resolve('node_modules/tsx')) || !existsSync(resolve('bin/local.ts')))
+    throw new Error('run from the repository root (node_modules/tsx and bin/local.ts)');
   installExitHook();
   const dir = mkdtempSync(join(tmpdir(), 'child-stack-'));
   const dataDir = join(dir, 'data');
@@ -185,7 +187,11 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
       ...options.env,
     };
     // As `npm start` runs it, in a process group of its own (the app, the DynamoDB Local watchdog and JVM).
-    const c = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const c = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts'], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     child = c;
     starts++;
     if (c.pid) groups.add(c.pid);
@@ -279,9 +285,18 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
     tableDeps: () => {
       const endpoint = `http://127.0.0.1:${dynamodbPort}`;
       if (tableDepsOf?.endpoint !== endpoint) {
-        tableDepsOf = { endpoint, deps: apiDeps(
-            configFromEnv({ ...process.env, DYNAMODB_ENDPOINT: endpoint, TABLE_NAME: tableName, SECRETS_KEY_FILE: join(dir, 'secrets.key'), AWS_REGION: process.env.AWS_REGION ?? 'us-east-1' }),
-          ) };
+        tableDepsOf = {
+          endpoint,
+          deps: apiDeps(
+            configFromEnv({
+              ...process.env,
+              DYNAMODB_ENDPOINT: endpoint,
+              TABLE_NAME: tableName,
+              SECRETS_KEY_FILE: join(dir, 'secrets.key'),
+              AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
+            }),
+          ),
+        };
       }
       return tableDepsOf.deps;
     },
@@ -291,13 +306,18 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
       const { key } = await issueKey(deps.apiKeys, { shopId: shop.id, scopes: [...SCOPES], write: true, mode: 'test' });
       return { shop, key };
     },
-    ingest: (shop) => ingestCall(stack.tableDeps(), simulatedCall(shop, { withJob: false, emergency: false, endedAt: new Date() })),
+    ingest: (shop) =>
+      ingestCall(stack.tableDeps(), simulatedCall(shop, { withJob: false, emergency: false, endedAt: new Date() })),
     api: async (method, path, opts = {}) => {
       const headers: Record<string, string> = {};
       if (opts.key) headers.authorization = `Bearer ${opts.key}`;
       if (opts.body !== undefined) headers['content-type'] = 'application/json';
       for (let attempt = 0; ; attempt++) {
-        const res = await fetch(`${url}${path}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+        const res = await fetch(`${url}${path}`, {
+          method,
+          headers,
+          body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+        });
         const text = await res.text();
         if (res.status === 429 && attempt < 10) {
           await sleep(Math.min(5, Number(res.headers.get('retry-after')) || 1) * 1000);

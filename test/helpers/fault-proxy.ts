@@ -38,22 +38,31 @@ export function seeded(seed: number): () => number {
 
 export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
   const target = new URL(upstream);
-  const proxy: FaultProxy = { endpoint: '', decide: () => 'none', maxFaultsPerRequest: Number.POSITIVE_INFINITY, counts: { none: 0, 'drop-after-commit': 0, 'reset-before': 0, delay: 0 }, stop: async () => undefined };
+  const proxy: FaultProxy = {
+    endpoint: '',
+    decide: () => 'none',
+    maxFaultsPerRequest: Number.POSITIVE_INFINITY,
+    counts: { none: 0, 'drop-after-commit': 0, 'reset-before': 0, delay: 0 },
+    stop: async () => undefined,
+  };
 
   const forward = (req: IncomingMessage, body: Buffer, res: ServerResponse, drop: boolean) => {
-    const out = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-      const chunks: Buffer[] = [];
-      answer.on('data', (c: Buffer) => chunks.push(c));
-      answer.on('end', () => {
-        // The store has done what was asked; the caller is cut off before it learns so.
-        if (drop) {
-          res.socket?.destroy();
-          return;
-        }
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        res.end(Buffer.concat(chunks));
-      });
-    });
+    const out = request(
+      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+      (answer) => {
+        const chunks: Buffer[] = [];
+        answer.on('data', (c: Buffer) => chunks.push(c));
+        answer.on('end', () => {
+          // The store has done what was asked; the caller is cut off before it learns so.
+          if (drop) {
+            res.socket?.destroy();
+            return;
+          }
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          res.end(Buffer.concat(chunks));
+        });
+      },
+    );
     out.on('error', () => res.socket?.destroy());
     out.end(body);
   };
@@ -64,7 +73,10 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const operation = String(req.headers['x-amz-target'] ?? '').split('.').pop() ?? '';
+      const operation =
+        String(req.headers['x-amz-target'] ?? '')
+          .split('.')
+          .pop() ?? '';
       const body = Buffer.concat(chunks);
       const id = createHash('sha256').update(body).digest('base64');
       const faulted = faultsOf.get(id) ?? 0;

@@ -16,5 +16,11 @@ function valueSize(value: unknown): number {
   }
   if (Array.isArray(value)) return 3 + value.reduce((n: number, v) => n + 1 + valueSize(v), 0);
   if (value instanceof Set) return [...(value as Set<unknown>)].reduce((n: number, v) => n + valueSize(v), 0);
-  return 3 + Object.entries(value as Record<string, unknown>).reduce((n, [k, v]) => n + 1 + Buffer.byteLength(k) + valueSize(v), 0);
+  return (
+    3 +
+    Object.entries(value as Record<string, unknown>).reduce(
+      (n, [k, v]) => n + 1 + Buffer.byteLength(k) + valueSize(v),
+      0,
+    )
+  );
 }

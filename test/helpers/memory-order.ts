@@ -1,5 +1,13 @@
 import type { DeliveryRecord } from '../../shared/delivery/delivery-records';
-import { elementOf, parseElement, type ChainMember, type ChainRef, type HoldResult, type OrderStore, type ReleaseResult } from '../../shared/delivery/resource-order';
+import {
+  elementOf,
+  parseElement,
+  type ChainMember,
+  type ChainRef,
+  type HoldResult,
+  type OrderStore,
+  type ReleaseResult,
+} from '../../shared/delivery/resource-order';
 
 const chainId = (c: ChainRef) => `${c.shop_id}/${c.endpoint_id}/${c.order_key}`;
 
@@ -33,9 +41,15 @@ export function memoryOrder(rows: Map<string, DeliveryRecord> = new Map()) {
     async hold(m, ahead, sweepAt): Promise<HoldResult> {
       calls.push(`hold ${m.id}`);
       const row = rows.get(m.id);
-      if (!row || row.attempts !== 0 || row.status !== 'pending' || row.held_by !== undefined) return row?.held_by !== undefined ? 'held' : 'moved';
+      if (!row || row.attempts !== 0 || row.status !== 'pending' || row.held_by !== undefined)
+        return row?.held_by !== undefined ? 'held' : 'moved';
       if (!chains.get(chainId(m))?.has(ahead)) return 'ahead_gone';
-      rows.set(m.id, { ...row, held_by: parseElement(ahead).id, next_attempt_at: null, sweep_at: sweepAt.toISOString() });
+      rows.set(m.id, {
+        ...row,
+        held_by: parseElement(ahead).id,
+        next_attempt_at: null,
+        sweep_at: sweepAt.toISOString(),
+      });
       return 'held';
     },
     async release(_c, element, now, sweepAt): Promise<ReleaseResult> {

@@ -21,7 +21,8 @@ export function validateResponse(method: string, path: string, status: number, b
   const resolution = resolve(method, path.split('?')[0] as string);
   let ref: string;
   if (resolution.kind === 'route') {
-    const op = ((doc.paths as Json)[resolution.route.path] as Json | undefined)?.[method.toLowerCase()] as { responses: Record<string, { $ref?: string }> } | undefined;
+    const op = ((doc.paths as Json)[resolution.route.path] as Json | undefined)?.[method.toLowerCase()] as
+      { responses: Record<string, { $ref?: string }> } | undefined;
     const documented = op?.responses[String(status)];
     if (!documented) throw new Error(`${method} ${path} answered ${status}, which the OpenAPI document does not list`);
     ref = documented.$ref
@@ -34,6 +35,8 @@ export function validateResponse(method: string, path: string, status: number, b
   const validate = ajv.getSchema(`${DOC_ID}${ref}`);
   if (!validate) throw new Error(`no schema at ${ref}`);
   if (!validate(body)) {
-    throw new Error(`${method} ${path} → ${status} does not match the OpenAPI document: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 500)}`);
+    throw new Error(
+      `${method} ${path} → ${status} does not match the OpenAPI document: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 500)}`,
+    );
   }
 }

@@ -16,9 +16,18 @@ import type { ApiDeps } from '../../shared/wiring/api';
  * a recording queue and scheduler, and a receiver whose answer to each event `answer` decides
  * (204 unless it says otherwise).
  */
-export async function orderedEndpoint(deps: ApiDeps, store: DynamoDeliveryStore, order: DynamoOrderStore, answer: (eventId: string) => Promise<number | void> | number | void = () => undefined) {
+export async function orderedEndpoint(
+  deps: ApiDeps,
+  store: DynamoDeliveryStore,
+  order: DynamoOrderStore,
+  answer: (eventId: string) => Promise<number | void> | number | void = () => undefined,
+) {
   const shop = await createShop(deps, { name: 'Order Shop', owner_email: 'o@order.test' });
-  const endpoint = await createEndpoint({ ...deps, checkUrl: async (url) => ({ ok: true, url: new URL(url) }) }, shop.id, { url: 'https://hooks.example.com/o', events: ['*'], ordering: 'per_resource' });
+  const endpoint = await createEndpoint(
+    { ...deps, checkUrl: async (url) => ({ ok: true, url: new URL(url) }) },
+    shop.id,
+    { url: 'https://hooks.example.com/o', events: ['*'], ordering: 'per_resource' },
+  );
   const queued: DeliveryMessage[] = [];
   const scheduled: DeliveryMessage[] = [];
   const posts: string[] = [];
@@ -44,7 +53,15 @@ export async function orderedEndpoint(deps: ApiDeps, store: DynamoDeliveryStore,
     timeScale: 1,
     now: () => new Date(),
   };
-  const fanOutDeps: FanOutDeps = { endpoints, deliveries: store, order, queue, scheduler: attemptDeps.scheduler, timeScale: 1, now: () => new Date() };
+  const fanOutDeps: FanOutDeps = {
+    endpoints,
+    deliveries: store,
+    order,
+    queue,
+    scheduler: attemptDeps.scheduler,
+    timeScale: 1,
+    now: () => new Date(),
+  };
   const events = new DynamoEventStore(deps.db);
   const emit = async (type: 'job.created' | 'job.approved', jobId: string) => {
     const event = newEvent(shop.id, type, { id: jobId }, new Date(Date.now() + 5));
@@ -53,7 +70,15 @@ export async function orderedEndpoint(deps: ApiDeps, store: DynamoDeliveryStore,
   };
   /** The event's row as its fan-out writes it before the chain is looked at. */
   const rowWritten = async (event: EventRecord, jobId: string) => {
-    const row = newDelivery(event, endpoint.id, fanOutDeliveryId(event.id, endpoint.id), 'fanout', new Date(), 60_000, jobId);
+    const row = newDelivery(
+      event,
+      endpoint.id,
+      fanOutDeliveryId(event.id, endpoint.id),
+      'fanout',
+      new Date(),
+      60_000,
+      jobId,
+    );
     await store.createMissing([row]);
     return row;
   };

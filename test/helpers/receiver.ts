@@ -22,7 +22,10 @@ export async function closeReceivers(): Promise<void> {
   await Promise.all([...open].map((r) => r.close()));
 }
 
-export async function startReceiver(secrets: () => string[], respond: (n: number, res: ServerResponse) => void = (_n, res) => res.writeHead(204).end()) {
+export async function startReceiver(
+  secrets: () => string[],
+  respond: (n: number, res: ServerResponse) => void = (_n, res) => res.writeHead(204).end(),
+) {
   const received: Received[] = [];
   const rejected: string[] = [];
   const server = createServer((req, res) => {
@@ -44,7 +47,13 @@ export async function startReceiver(secrets: () => string[], respond: (n: number
         res.writeHead(401).end();
         return;
       }
-      received.push({ at: Date.now(), headers: req.headers, raw, verifiedWith, event: JSON.parse(raw) as Received['event'] });
+      received.push({
+        at: Date.now(),
+        headers: req.headers,
+        raw,
+        verifiedWith,
+        event: JSON.parse(raw) as Received['event'],
+      });
       respond(received.length, res);
     });
   });
@@ -66,7 +75,11 @@ export async function startReceiver(secrets: () => string[], respond: (n: number
   return handle;
 }
 
-export async function waitFor<T>(probe: () => T | undefined | false, timeoutMs = 10000, label = 'condition'): Promise<T> {
+export async function waitFor<T>(
+  probe: () => T | undefined | false,
+  timeoutMs = 10000,
+  label = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = probe();

@@ -12,7 +12,19 @@ export const GENEROUS_RATE_LIMITS = { test: 100_000, live: 100_000, authFailures
 
 /** The local stack in this process, on the run's DynamoDB Local with a fresh table: the demo shop and keys, no demo calls unless asked. */
 export async function startTestStack(
-  options: Pick<LocalStackOptions, 'allowInsecureWebhookTargets' | 'timeScale' | 'deliveryTimeoutMs' | 'outboxDir' | 'consumer' | 'queueVisibilitySeconds' | 'rateLimits' | 'demoData' | 'wrapHandlers' | 'consumerConcurrency'> = {},
+  options: Pick<
+    LocalStackOptions,
+    | 'allowInsecureWebhookTargets'
+    | 'timeScale'
+    | 'deliveryTimeoutMs'
+    | 'outboxDir'
+    | 'consumer'
+    | 'queueVisibilitySeconds'
+    | 'rateLimits'
+    | 'demoData'
+    | 'wrapHandlers'
+    | 'consumerConcurrency'
+  > = {},
 ): Promise<LocalStack & { demo: DemoSeed }> {
   const stack = await startLocalStack({
     port: 0,

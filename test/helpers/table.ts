@@ -5,7 +5,8 @@ import { apiDeps, type ApiDeps } from '../../shared/wiring/api';
 
 export function testEndpoint(): string {
   const endpoint = process.env.TEST_DYNAMODB_ENDPOINT;
-  if (!endpoint) throw new Error('TEST_DYNAMODB_ENDPOINT is not set: run the tests through jest (test/global-setup.ts)');
+  if (!endpoint)
+    throw new Error('TEST_DYNAMODB_ENDPOINT is not set: run the tests through jest (test/global-setup.ts)');
   return endpoint;
 }
 

@@ -34,7 +34,11 @@ describe('attempt ledger (DynamoDB Local)', () => {
   /** An endpoint with `count` pending deliveries, the first `leased` of them admitted (leases taken). */
   async function setUp(count: number, leased = 1) {
     const shop = await createShop(deps, { name: 'Ledger Shop', owner_email: 'o@ledger.test' });
-    const created = await createEndpoint({ ...deps, checkUrl: async (url) => ({ ok: true, url: new URL(url) }) }, shop.id, { url: 'https://hooks.example.com/x', events: ['call.completed'] });
+    const created = await createEndpoint(
+      { ...deps, checkUrl: async (url) => ({ ok: true, url: new URL(url) }) },
+      shop.id,
+      { url: 'https://hooks.example.com/x', events: ['call.completed'] },
+    );
     const rows: DeliveryRecord[] = [];
     for (let i = 0; i < count; i++) {
       const now = new Date();
@@ -44,16 +48,42 @@ describe('attempt ledger (DynamoDB Local)', () => {
     }
     await deliveries.createMissing(rows);
     const endpoint = (await endpoints.get(shop.id, created.id)) as EndpointRecord;
-    const admission = admit(endpoint, rows.slice(0, leased).map((r) => r.id), Date.now(), 60_000, randomUUID);
+    const admission = admit(
+      endpoint,
+      rows.slice(0, leased).map((r) => r.id),
+      Date.now(),
+      60_000,
+      randomUUID,
+    );
     expect(await endpoints.admit(endpoint, admission)).toBe(true);
     const leases = new Map(admission.send.map((s) => [s.deliveryId, s.lease]));
-    return { rows, endpoint: (await endpoints.get(shop.id, created.id)) as EndpointRecord, lease: (r: DeliveryRecord) => leases.get(r.id) as Lease };
+    return {
+      rows,
+      endpoint: (await endpoints.get(shop.id, created.id)) as EndpointRecord,
+      lease: (r: DeliveryRecord) => leases.get(r.id) as Lease,
+    };
   }
 
   const update = (succeeded: boolean, attempt = 1): AttemptUpdate => {
     const at = new Date().toISOString();
-    const entry = { attempt, at, status: succeeded ? 204 : 500, duration_ms: 12, error: succeeded ? null : 'HTTP 500', response_snippet: null };
-    return { status: succeeded ? 'succeeded' : 'retrying', attempts: attempt, last_attempt_at: at, next_attempt_at: succeeded ? null : at, sweep_at: succeeded ? null : at, last_response_status: entry.status, last_error: entry.error, entry };
+    const entry = {
+      attempt,
+      at,
+      status: succeeded ? 204 : 500,
+      duration_ms: 12,
+      error: succeeded ? null : 'HTTP 500',
+      response_snippet: null,
+    };
+    return {
+      status: succeeded ? 'succeeded' : 'retrying',
+      attempts: attempt,
+      last_attempt_at: at,
+      next_attempt_at: succeeded ? null : at,
+      sweep_at: succeeded ? null : at,
+      last_response_status: entry.status,
+      last_error: entry.error,
+      entry,
+    };
   };
   const change = (endpoint: EndpointRecord, succeeded: boolean, extra: Partial<ReleaseChange> = {}): ReleaseChange => ({
     succeeded,
@@ -64,7 +94,10 @@ describe('attempt ledger (DynamoDB Local)', () => {
   });
   const statsOf = async (endpoint: EndpointRecord) => {
     const buckets = await new DynamoEndpointStatsStore(deps.db).window(endpoint.shop_id, endpoint.id, new Date());
-    return buckets.reduce((sum, b) => ({ attempts: sum.attempts + b.attempts, succeeded: sum.succeeded + b.succeeded }), { attempts: 0, succeeded: 0 });
+    return buckets.reduce(
+      (sum, b) => ({ attempts: sum.attempts + b.attempts, succeeded: sum.succeeded + b.succeeded }),
+      { attempts: 0, succeeded: 0 },
+    );
   };
 
   /** The table requests `run` sends, by command name. */
@@ -83,7 +116,16 @@ describe('attempt ledger (DynamoDB Local)', () => {
     const { rows, endpoint, lease } = await setUp(1);
     const first = rows[0] as DeliveryRecord;
     let finished;
-    const sent = await requests(async () => (finished = await ledger.finish({ delivery: first, update: update(true), endpoint, token: lease(first).token, change: change(endpoint, true) })));
+    const sent = await requests(
+      async () =>
+        (finished = await ledger.finish({
+          delivery: first,
+          update: update(true),
+          endpoint,
+          token: lease(first).token,
+          change: change(endpoint, true),
+        })),
+    );
     expect(sent).toEqual(['UpdateItem', 'UpdateItem']); // the row, then the endpoint's state item: lease, health and the stats in one write
     expect(finished).toEqual({ recorded: true, released: { circuitBefore: 'closed', backlog: false } });
     expect(await deliveries.get(first)).toMatchObject({ status: 'succeeded', attempts: 1 });
@@ -102,7 +144,11 @@ describe('attempt ledger (DynamoDB Local)', () => {
       expect(await ledger.recordInRun(b, inRun[0] as AttemptUpdate)).toBe(true);
       expect(await ledger.recordInRun(c, inRun[1] as AttemptUpdate)).toBe(true);
     });
-    const carried: Carried = { attempts: inRun.map((u) => ({ entry: u.entry, status: u.status })), slots: [{ key: b.id, token: lease(b).token }], held: [] };
+    const carried: Carried = {
+      attempts: inRun.map((u) => ({ entry: u.entry, status: u.status })),
+      slots: [{ key: b.id, token: lease(b).token }],
+      held: [],
+    };
     return { a, b, c, endpoint, lease, carried, sent };
   }
 
@@ -111,10 +157,22 @@ describe('attempt ledger (DynamoDB Local)', () => {
     expect(inRun).toEqual(['UpdateItem', 'UpdateItem']);
     expect(await deliveries.get(c)).toMatchObject({ status: 'succeeded', attempts: 1 });
     expect(await statsOf(endpoint)).toEqual({ attempts: 0, succeeded: 0 });
-    expect(Object.keys((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases ?? {}).sort()).toEqual([a.id, b.id].sort());
+    expect(Object.keys((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases ?? {}).sort()).toEqual(
+      [a.id, b.id].sort(),
+    );
 
     let finished;
-    const sent = await requests(async () => (finished = await ledger.finish({ delivery: a, update: update(true), endpoint, token: lease(a).token, change: change(endpoint, true), carried })));
+    const sent = await requests(
+      async () =>
+        (finished = await ledger.finish({
+          delivery: a,
+          update: update(true),
+          endpoint,
+          token: lease(a).token,
+          change: change(endpoint, true),
+          carried,
+        })),
+    );
     expect(sent).toEqual(['TransactWriteItems']);
     expect(finished).toEqual({ recorded: true, released: { circuitBefore: 'closed', backlog: false } });
     expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases).toEqual({});
@@ -126,8 +184,29 @@ describe('attempt ledger (DynamoDB Local)', () => {
     const current = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;
     const stolen = { until: Date.now() + 60_000, token: 'someone-else', probe: false };
     // Taken again as `admit` does when a lease has expired: dropped and written anew.
-    expect(await endpoints.admit(current, { send: [{ deliveryId: b.id, lease: stolen }], circuitOpen: [], defer: [], deferUntil: null, inFlight: [], elsewhere: [], carry: [], carryUntil: 0, expiredCarried: [], expired: [b.id], health: current.health })).toBe(true);
-    const finished = await ledger.finish({ delivery: a, update: update(true), endpoint, token: lease(a).token, change: change(endpoint, true), carried });
+    expect(
+      await endpoints.admit(current, {
+        send: [{ deliveryId: b.id, lease: stolen }],
+        circuitOpen: [],
+        defer: [],
+        deferUntil: null,
+        inFlight: [],
+        elsewhere: [],
+        carry: [],
+        carryUntil: 0,
+        expiredCarried: [],
+        expired: [b.id],
+        health: current.health,
+      }),
+    ).toBe(true);
+    const finished = await ledger.finish({
+      delivery: a,
+      update: update(true),
+      endpoint,
+      token: lease(a).token,
+      change: change(endpoint, true),
+      carried,
+    });
     expect(finished.recorded).toBe(true);
     const after = await endpoints.get(endpoint.shop_id, endpoint.id);
     expect(after?.leases).toEqual({ [b.id]: stolen });
@@ -145,7 +224,15 @@ describe('attempt ledger (DynamoDB Local)', () => {
   it('counts a failure on the endpoint in its release', async () => {
     const { rows, endpoint, lease } = await setUp(1);
     const first = rows[0] as DeliveryRecord;
-    const sent = await requests(() => ledger.finish({ delivery: first, update: update(false), endpoint, token: lease(first).token, change: change(endpoint, false, { failingSince: new Date().toISOString() }) }));
+    const sent = await requests(() =>
+      ledger.finish({
+        delivery: first,
+        update: update(false),
+        endpoint,
+        token: lease(first).token,
+        change: change(endpoint, false, { failingSince: new Date().toISOString() }),
+      }),
+    );
     expect(sent).toEqual(['UpdateItem', 'UpdateItem']); // the row, then the state item (its release counts the attempt)
     const after = await endpoints.get(endpoint.shop_id, endpoint.id);
     expect(after?.health).toMatchObject({ circuit: 'closed', consecutive_failures: 1 });
@@ -158,7 +245,13 @@ describe('attempt ledger (DynamoDB Local)', () => {
     const { rows, endpoint, lease } = await setUp(1);
     const first = rows[0] as DeliveryRecord;
     await endpoints.markBacklog(endpoint, new Date().toISOString());
-    const finished = await ledger.finish({ delivery: first, update: update(true), endpoint, token: lease(first).token, change: change(endpoint, true) });
+    const finished = await ledger.finish({
+      delivery: first,
+      update: update(true),
+      endpoint,
+      token: lease(first).token,
+      change: change(endpoint, true),
+    });
     expect(finished).toEqual({ recorded: true, released: { circuitBefore: 'closed', backlog: true } });
     expect(await endpoints.get(endpoint.shop_id, endpoint.id)).not.toHaveProperty('backlog_at');
     expect(await statsOf(endpoint)).toEqual({ attempts: 1, succeeded: 1 });
@@ -168,7 +261,17 @@ describe('attempt ledger (DynamoDB Local)', () => {
     const { a, endpoint, lease, carried } = await runsOf();
     await endpoints.markBacklog(endpoint, new Date().toISOString());
     let finished;
-    const sent = await requests(async () => (finished = await ledger.finish({ delivery: a, update: update(true), endpoint, token: lease(a).token, change: change(endpoint, true), carried })));
+    const sent = await requests(
+      async () =>
+        (finished = await ledger.finish({
+          delivery: a,
+          update: update(true),
+          endpoint,
+          token: lease(a).token,
+          change: change(endpoint, true),
+          carried,
+        })),
+    );
     expect(sent).toEqual(['TransactWriteItems', 'TransactWriteItems']); // cancelled, then the one that expects the mark
     expect(finished).toMatchObject({ recorded: true, released: { circuitBefore: 'closed', backlog: true } });
     expect(await endpoints.get(endpoint.shop_id, endpoint.id)).not.toHaveProperty('backlog_at');
@@ -183,7 +286,17 @@ describe('attempt ledger (DynamoDB Local)', () => {
     const read = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;
     expect(read.backlog_at).toBeDefined();
     let finished;
-    const sent = await requests(async () => (finished = await ledger.finish({ delivery: a, update: update(true), endpoint: read, token: lease(a).token, change: change(read, true), carried })));
+    const sent = await requests(
+      async () =>
+        (finished = await ledger.finish({
+          delivery: a,
+          update: update(true),
+          endpoint: read,
+          token: lease(a).token,
+          change: change(read, true),
+          carried,
+        })),
+    );
     expect(sent).toEqual(['TransactWriteItems']);
     expect(finished).toMatchObject({ recorded: true, released: { backlog: true } });
     expect(await endpoints.get(endpoint.shop_id, endpoint.id)).not.toHaveProperty('backlog_at');
@@ -216,18 +329,48 @@ describe('attempt ledger (DynamoDB Local)', () => {
     const { rows, endpoint, lease } = await setUp(1);
     const first = rows[0] as DeliveryRecord;
     const opened = { ...endpoint.health, circuit: 'half_open' as const, consecutive_failures: 5 };
-    await endpoints.admit({ ...endpoint }, { send: [], circuitOpen: [], defer: [], deferUntil: null, inFlight: [], elsewhere: [], carry: [], carryUntil: 0, expiredCarried: [], expired: [], health: opened });
+    await endpoints.admit(
+      { ...endpoint },
+      {
+        send: [],
+        circuitOpen: [],
+        defer: [],
+        deferUntil: null,
+        inFlight: [],
+        elsewhere: [],
+        carry: [],
+        carryUntil: 0,
+        expiredCarried: [],
+        expired: [],
+        health: opened,
+      },
+    );
     const current = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;
-    const finished = await ledger.finish({ delivery: first, update: update(true), endpoint: current, token: lease(first).token, change: change(current, true) });
+    const finished = await ledger.finish({
+      delivery: first,
+      update: update(true),
+      endpoint: current,
+      token: lease(first).token,
+      change: change(current, true),
+    });
     expect(finished.released.circuitBefore).toBe('half_open');
-    expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.health).toMatchObject({ circuit: 'closed', consecutive_failures: 0 });
+    expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.health).toMatchObject({
+      circuit: 'closed',
+      consecutive_failures: 0,
+    });
   });
 
   it('an attempt another consumer recorded first is not recorded or counted again, and our lease still goes', async () => {
     const { rows, endpoint, lease } = await setUp(1);
     const first = rows[0] as DeliveryRecord;
     expect(await deliveries.recordAttempt(first, update(true))).toBe(true);
-    const finished = await ledger.finish({ delivery: first, update: update(true), endpoint, token: lease(first).token, change: change(endpoint, true) });
+    const finished = await ledger.finish({
+      delivery: first,
+      update: update(true),
+      endpoint,
+      token: lease(first).token,
+      change: change(endpoint, true),
+    });
     expect(finished.recorded).toBe(false);
     expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases).toEqual({});
     expect(await statsOf(endpoint)).toEqual({ attempts: 1, succeeded: 1 });
@@ -240,8 +383,20 @@ describe('attempt ledger (DynamoDB Local)', () => {
     // The receiver answered 500 to the first and then 204 to the second; the success is written first.
     const failure = change(endpoint, false, { failingSince: new Date().toISOString() });
     await new Promise((r) => setTimeout(r, 5));
-    await ledger.finish({ delivery: succeeded, update: update(true), endpoint, token: lease(succeeded).token, change: change(endpoint, true) });
-    const finished = await ledger.finish({ delivery: failed, update: update(false), endpoint, token: lease(failed).token, change: failure });
+    await ledger.finish({
+      delivery: succeeded,
+      update: update(true),
+      endpoint,
+      token: lease(succeeded).token,
+      change: change(endpoint, true),
+    });
+    const finished = await ledger.finish({
+      delivery: failed,
+      update: update(false),
+      endpoint,
+      token: lease(failed).token,
+      change: failure,
+    });
     expect(finished.recorded).toBe(true);
     const after = await endpoints.get(endpoint.shop_id, endpoint.id);
     expect(after?.health).toMatchObject({ circuit: 'closed', consecutive_failures: 0 });
@@ -255,8 +410,28 @@ describe('attempt ledger (DynamoDB Local)', () => {
     const first = rows[0] as DeliveryRecord;
     const stolen = { until: Date.now() + 60_000, token: 'someone-else', probe: false };
     const current = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;
-    expect(await endpoints.admit(current, { send: [{ deliveryId: first.id, lease: stolen }], circuitOpen: [], defer: [], deferUntil: null, inFlight: [], elsewhere: [], carry: [], carryUntil: 0, expiredCarried: [], expired: [first.id], health: current.health })).toBe(true);
-    const finished = await ledger.finish({ delivery: first, update: update(true), endpoint, token: lease(first).token, change: change(endpoint, true) });
+    expect(
+      await endpoints.admit(current, {
+        send: [{ deliveryId: first.id, lease: stolen }],
+        circuitOpen: [],
+        defer: [],
+        deferUntil: null,
+        inFlight: [],
+        elsewhere: [],
+        carry: [],
+        carryUntil: 0,
+        expiredCarried: [],
+        expired: [first.id],
+        health: current.health,
+      }),
+    ).toBe(true);
+    const finished = await ledger.finish({
+      delivery: first,
+      update: update(true),
+      endpoint,
+      token: lease(first).token,
+      change: change(endpoint, true),
+    });
     expect(finished.recorded).toBe(true);
     expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases[first.id]?.token).toBe('someone-else');
     expect(await deliveries.get(first)).toMatchObject({ status: 'succeeded', attempts: 1 });

@@ -50,7 +50,9 @@ describe('calls and jobs in the store (DynamoDB Local)', () => {
     const ghost: Shop = { ...shop, id: newId('shop') };
     const input = simulate(ghost);
     const spy = jest.spyOn(deps.calls, 'record');
-    await expect(ingestCall({ ...deps, shops: { ...deps.shops, get: async () => ghost } }, input)).rejects.toMatchObject({ code: 'resource_missing' });
+    await expect(
+      ingestCall({ ...deps, shops: { ...deps.shops, get: async () => ghost } }, input),
+    ).rejects.toMatchObject({ code: 'resource_missing' });
     const batch = spy.mock.calls[0]?.[0] as CallBatch;
     spy.mockRestore();
     expect([batch.jobs.length, batch.events.length]).toEqual([1, 2]);
@@ -58,7 +60,10 @@ describe('calls and jobs in the store (DynamoDB Local)', () => {
     expect(await deps.calls.getTranscript(ghost.id, batch.call.id)).toBeNull();
     expect(await deps.jobs.get(ghost.id, batch.jobs[0]!.id)).toBeNull();
     expect(await eventsOf(deps, ghost.id)).toEqual([]);
-    const marker = await deps.db.doc.get({ TableName: deps.db.tableName, Key: keys.callExternal(ghost.id, input.external_id) });
+    const marker = await deps.db.doc.get({
+      TableName: deps.db.tableName,
+      Key: keys.callExternal(ghost.id, input.external_id),
+    });
     expect(marker.Item).toBeUndefined();
   });
 
@@ -75,11 +80,19 @@ describe('calls and jobs in the store (DynamoDB Local)', () => {
   it('a refused approval writes no event; approve and decline write exactly one each', async () => {
     const own = await createShop(deps, { name: 'Decide Shop', owner_email: 'o@decide.test' });
     const [a, b] = [await ingestCall(deps, simulate(own)), await ingestCall(deps, simulate(own))];
-    await expect(approveJob(deps, own.id, a.job_ids[0]!, 7)).rejects.toMatchObject({ code: 'version_conflict', options: { extra: { current_version: 1 } } });
+    await expect(approveJob(deps, own.id, a.job_ids[0]!, 7)).rejects.toMatchObject({
+      code: 'version_conflict',
+      options: { extra: { current_version: 1 } },
+    });
     expect(await approveJob(deps, own.id, a.job_ids[0]!, 1)).toMatchObject({ status: 'approved', version: 2 });
-    expect(await declineJob(deps, own.id, b.job_ids[0]!, 1, 'Outside our area')).toMatchObject({ status: 'declined', decline_reason: 'Outside our area' });
+    expect(await declineJob(deps, own.id, b.job_ids[0]!, 1, 'Outside our area')).toMatchObject({
+      status: 'declined',
+      decline_reason: 'Outside our area',
+    });
     await expect(declineJob(deps, own.id, a.job_ids[0]!, 2)).rejects.toMatchObject({ code: 'invalid_state' });
-    const types = (await eventsOf(deps, own.id)).map((e) => e.type).filter((t) => t.startsWith('job.') && t !== 'job.created');
+    const types = (await eventsOf(deps, own.id))
+      .map((e) => e.type)
+      .filter((t) => t.startsWith('job.') && t !== 'job.created');
     expect(types.sort()).toEqual(['job.approved', 'job.declined']);
   });
 
@@ -87,7 +100,10 @@ describe('calls and jobs in the store (DynamoDB Local)', () => {
     const own = await createShop(deps, { name: 'Auto Shop', owner_email: 'o@auto.test' });
     await deps.shops.update(own.id, { fields: { booking_mode: 'auto_book' }, hours: {} }, new Date().toISOString());
     const r = await ingestCall(deps, simulate({ ...own, booking_mode: 'auto_book' }));
-    expect(await deps.jobs.get(own.id, r.job_ids[0]!)).toMatchObject({ status: 'approved', decided_at: expect.any(String) });
+    expect(await deps.jobs.get(own.id, r.job_ids[0]!)).toMatchObject({
+      status: 'approved',
+      decided_at: expect.any(String),
+    });
   });
 });
 
@@ -99,16 +115,31 @@ describe('ingest handler, invoked directly by the voice platform', () => {
     shop = await createShop(deps, { name: 'Handler Shop', owner_email: 'o@handler.test' });
   });
   // A direct invocation answers bad input itself: it never sets a message aside.
-  const directDeps = () => ({ ...deps, ingestDeadLetters: { setAside: () => Promise.reject(new Error('a direct invocation sets nothing aside')) } });
+  const directDeps = () => ({
+    ...deps,
+    ingestDeadLetters: { setAside: () => Promise.reject(new Error('a direct invocation sets nothing aside')) },
+  });
 
   it('records a valid call and refuses bad payloads with the field named', async () => {
     const handler = makeIngestHandler(directDeps);
     const valid = simulatedCall(shop, { withJob: true, emergency: true, endedAt: new Date() });
     const ok = await handler(valid);
-    expect(ok).toMatchObject({ ok: true, result: { call_id: expect.stringMatching(/^call_/), job_ids: [expect.stringMatching(/^job_/)], duplicate: false } });
-    expect(await handler({ ...valid, from_number: '555-1234' })).toMatchObject({ ok: false, error: { code: 'parameter_invalid', param: 'from_number' } });
-    expect(await handler({ ...valid, ended_at: '2000-01-01T00:00:00Z' })).toMatchObject({ ok: false, error: { param: 'ended_at' } });
-    expect(await handler({ ...valid, shop_id: 'shop_01jd0000000000000000000000', external_id: 'x-1' })).toMatchObject({ ok: false, error: { code: 'resource_missing' } });
+    expect(ok).toMatchObject({
+      ok: true,
+      result: { call_id: expect.stringMatching(/^call_/), job_ids: [expect.stringMatching(/^job_/)], duplicate: false },
+    });
+    expect(await handler({ ...valid, from_number: '555-1234' })).toMatchObject({
+      ok: false,
+      error: { code: 'parameter_invalid', param: 'from_number' },
+    });
+    expect(await handler({ ...valid, ended_at: '2000-01-01T00:00:00Z' })).toMatchObject({
+      ok: false,
+      error: { param: 'ended_at' },
+    });
+    expect(await handler({ ...valid, shop_id: 'shop_01jd0000000000000000000000', external_id: 'x-1' })).toMatchObject({
+      ok: false,
+      error: { code: 'resource_missing' },
+    });
     expect(await handler('not an object')).toMatchObject({ ok: false, error: { code: 'parameter_invalid' } });
   });
 
@@ -121,7 +152,9 @@ describe('ingest handler, invoked directly by the voice platform', () => {
     expect(await handler(delivery('m-1-again'))).toEqual({ batchItemFailures: [] });
     const events = await eventsOf(deps, own.id);
     expect(events.map((e) => e.type).sort()).toEqual(['call.completed', 'job.created']);
-    expect((await deps.shops.get(own.id))?.credits.used_this_period).toBe((JSON.parse(body) as { summary: { usage: { credits: number } } }).summary.usage.credits);
+    expect((await deps.shops.get(own.id))?.credits.used_this_period).toBe(
+      (JSON.parse(body) as { summary: { usage: { credits: number } } }).summary.usage.credits,
+    );
   });
 
   it('logs a refusal with its code and reason (not as `message`, which the log line reserves)', async () => {
@@ -130,7 +163,10 @@ describe('ingest handler, invoked directly by the voice platform', () => {
       const refused = await makeIngestHandler(directDeps)('not an object');
       expect(refused.ok).toBe(false);
       expect(warn).toHaveBeenCalledTimes(1);
-      expect(warn.mock.calls[0]).toEqual(['Ingest refused', { code: 'parameter_invalid', reason: refused.ok ? undefined : refused.error.message }]);
+      expect(warn.mock.calls[0]).toEqual([
+        'Ingest refused',
+        { code: 'parameter_invalid', reason: refused.ok ? undefined : refused.error.message },
+      ]);
     } finally {
       warn.mockRestore();
     }

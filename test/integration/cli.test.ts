@@ -21,15 +21,44 @@ describe('operator CLI (DynamoDB Local)', () => {
   }
 
   it('creates a shop, issues a key that authenticates, and revokes it', async () => {
-    const shop = await cli('shop', 'create', '--name', 'CLI Heating', '--owner-email', 'o@cli.test', '--timezone', 'America/Denver', '--trade', 'hvac', '--json');
+    const shop = await cli(
+      'shop',
+      'create',
+      '--name',
+      'CLI Heating',
+      '--owner-email',
+      'o@cli.test',
+      '--timezone',
+      'America/Denver',
+      '--trade',
+      'hvac',
+      '--json',
+    );
     expect(shop.code).toBe(0);
     const shopJson = JSON.parse(shop.out);
     expect(shopJson).toMatchObject({ object: 'shop', name: 'CLI Heating', timezone: 'America/Denver', trade: 'hvac' });
 
-    const created = await cli('key', 'create', '--shop', shopJson.id, '--scopes', 'calls:read,jobs:read', '--mode', 'live', '--json');
+    const created = await cli(
+      'key',
+      'create',
+      '--shop',
+      shopJson.id,
+      '--scopes',
+      'calls:read,jobs:read',
+      '--mode',
+      'live',
+      '--json',
+    );
     expect(created.code).toBe(0);
     const key = JSON.parse(created.out);
-    expect(key).toEqual({ id: expect.stringMatching(/^key_/), key: expect.stringMatching(/^sk_live_/), shop_id: shopJson.id, scopes: ['calls:read', 'jobs:read'], write: false, mode: 'live' });
+    expect(key).toEqual({
+      id: expect.stringMatching(/^key_/),
+      key: expect.stringMatching(/^sk_live_/),
+      shop_id: shopJson.id,
+      scopes: ['calls:read', 'jobs:read'],
+      write: false,
+      mode: 'live',
+    });
     expect(await authenticate(deps.apiKeys, `Bearer ${key.key}`)).toMatchObject({ ok: true });
 
     expect((await cli('key', 'revoke', '--key-id', key.id)).code).toBe(0);
@@ -58,19 +87,37 @@ describe('operator CLI (DynamoDB Local)', () => {
     expect(result.err).toMatch(message);
   });
 
-  it('portal open prints a portal link whose token works (read-only, for the time asked), against the target\'s API URL', async () => {
-    const shop = JSON.parse((await cli('shop', 'create', '--name', 'Portal Plumbing', '--owner-email', 'p@p.co', '--json')).out);
+  it("portal open prints a portal link whose token works (read-only, for the time asked), against the target's API URL", async () => {
+    const shop = JSON.parse(
+      (await cli('shop', 'create', '--name', 'Portal Plumbing', '--owner-email', 'p@p.co', '--json')).out,
+    );
     const out: string[] = [];
-    const code = await runCli(['portal', 'open', '--shop', shop.id, '--read-only', '--expires-in', '600', '--json'], () => deps, { out: (l) => out.push(l), err: (l) => out.push(l), apiUrl: 'http://127.0.0.1:3300' });
+    const code = await runCli(
+      ['portal', 'open', '--shop', shop.id, '--read-only', '--expires-in', '600', '--json'],
+      () => deps,
+      { out: (l) => out.push(l), err: (l) => out.push(l), apiUrl: 'http://127.0.0.1:3300' },
+    );
     expect(code).toBe(0);
     const session = JSON.parse(out.join('\n'));
-    expect(session).toMatchObject({ object: 'portal_session', read_only: true, url: `http://127.0.0.1:3300/portal#token=${session.token}` });
+    expect(session).toMatchObject({
+      object: 'portal_session',
+      read_only: true,
+      url: `http://127.0.0.1:3300/portal#token=${session.token}`,
+    });
     expect(Date.parse(session.expires_at) - Date.parse(session.created_at)).toBe(600_000);
-    expect(await lookUpSession(deps.portalSessions, hashKey(session.token), Date.now())).toMatchObject({ ok: true, principal: { shopId: shop.id, scopes: ['webhooks:read'], session: { shopName: 'Portal Plumbing' } } });
+    expect(await lookUpSession(deps.portalSessions, hashKey(session.token), Date.now())).toMatchObject({
+      ok: true,
+      principal: { shopId: shop.id, scopes: ['webhooks:read'], session: { shopName: 'Portal Plumbing' } },
+    });
 
     const text: string[] = [];
-    await runCli(['portal', 'open', '--shop', shop.id, '--api-url', 'https://api.example.test/base'], () => deps, { out: (l) => text.push(l), err: (l) => text.push(l) });
-    expect(text.join('\n')).toMatch(/^Portal link for Portal Plumbing .*\nhttps:\/\/api\.example\.test\/base\/portal#token=pst_[0-9A-Za-z]{40}\n/);
+    await runCli(['portal', 'open', '--shop', shop.id, '--api-url', 'https://api.example.test/base'], () => deps, {
+      out: (l) => text.push(l),
+      err: (l) => text.push(l),
+    });
+    expect(text.join('\n')).toMatch(
+      /^Portal link for Portal Plumbing .*\nhttps:\/\/api\.example\.test\/base\/portal#token=pst_[0-9A-Za-z]{40}\n/,
+    );
 
     for (const [argv, message] of [
       [['--expires-in', '30'], /60 to 86400/],
@@ -84,7 +131,10 @@ describe('operator CLI (DynamoDB Local)', () => {
   });
 
   it('simulates calls with jobs through the domain code', async () => {
-    const shop = JSON.parse((await cli('shop', 'create', '--name', 'Sim', '--owner-email', 's@sim.co', '--trade', 'electrical', '--json')).out);
+    const shop = JSON.parse(
+      (await cli('shop', 'create', '--name', 'Sim', '--owner-email', 's@sim.co', '--trade', 'electrical', '--json'))
+        .out,
+    );
     const result = await cli('call', 'simulate', '--shop', shop.id, '--count', '3', '--with-job', '--json');
     expect(result.code).toBe(0);
     const calls = JSON.parse(result.out) as { call_id: string; job_ids: string[] }[];
@@ -99,11 +149,19 @@ describe('operator CLI (DynamoDB Local)', () => {
   });
 
   it('lists endpoints (all, or only the failing ones) and re-enables one', async () => {
-    const shop = JSON.parse((await cli('shop', 'create', '--name', 'Hooks', '--owner-email', 'h@hooks.co', '--json')).out);
-    const make = (path: string) => createEndpoint(deps, shop.id, { url: `https://hooks.partner.example/${path}`, events: ['*'] });
+    const shop = JSON.parse(
+      (await cli('shop', 'create', '--name', 'Hooks', '--owner-email', 'h@hooks.co', '--json')).out,
+    );
+    const make = (path: string) =>
+      createEndpoint(deps, shop.id, { url: `https://hooks.partner.example/${path}`, events: ['*'] });
     const healthy = await make('healthy');
     const broken = await make('broken');
-    await deps.endpoints.update(shop.id, broken.id, { enabled: false, disabled_reason: 'failing', failing_since: '2026-11-01T00:00:00.000Z' }, new Date().toISOString());
+    await deps.endpoints.update(
+      shop.id,
+      broken.id,
+      { enabled: false, disabled_reason: 'failing', failing_since: '2026-11-01T00:00:00.000Z' },
+      new Date().toISOString(),
+    );
 
     const all = JSON.parse((await cli('endpoint', 'list', '--shop', shop.id, '--json')).out) as { id: string }[];
     expect(all.map((e) => e.id).sort()).toEqual([healthy.id, broken.id].sort());
@@ -115,23 +173,46 @@ describe('operator CLI (DynamoDB Local)', () => {
 
     const enabled = await cli('endpoint', 'enable', '--shop', shop.id, '--id', broken.id, '--json');
     expect(enabled.code).toBe(0);
-    expect(JSON.parse(enabled.out)).toMatchObject({ id: broken.id, enabled: true, disabled_reason: null, failing_since: null });
+    expect(JSON.parse(enabled.out)).toMatchObject({
+      id: broken.id,
+      enabled: true,
+      disabled_reason: null,
+      failing_since: null,
+    });
     expect((await cli('endpoint', 'list', '--shop', shop.id, '--failing')).out).toBe('No failing endpoints.');
-    expect((await cli('endpoint', 'enable', '--shop', shop.id, '--id', 'we_01jd0000000000000000000000')).err).toMatch(/No such webhook endpoint/);
+    expect((await cli('endpoint', 'enable', '--shop', shop.id, '--id', 'we_01jd0000000000000000000000')).err).toMatch(
+      /No such webhook endpoint/,
+    );
     expect((await cli('endpoint', 'list', '--shop', 'shop_01jd0000000000000000000000')).err).toMatch(/No such shop/);
   });
 
-  it('shows an event with each delivery\'s attempt log', async () => {
-    const shop = JSON.parse((await cli('shop', 'create', '--name', 'Events', '--owner-email', 'e@events.co', '--json')).out);
-    const calls = JSON.parse((await cli('call', 'simulate', '--shop', shop.id, '--json')).out) as { event_ids: string[] }[];
+  it("shows an event with each delivery's attempt log", async () => {
+    const shop = JSON.parse(
+      (await cli('shop', 'create', '--name', 'Events', '--owner-email', 'e@events.co', '--json')).out,
+    );
+    const calls = JSON.parse((await cli('call', 'simulate', '--shop', shop.id, '--json')).out) as {
+      event_ids: string[];
+    }[];
     const eventId = calls[0]?.event_ids[0] as string;
     const event = await deps.events.get(shop.id, eventId);
     // Made after the event, by the table alone (no stream here): the row stands for the fan-out's.
-    const endpoint = await createEndpoint(deps, shop.id, { url: 'https://hooks.partner.example/events', events: ['*'] });
+    const endpoint = await createEndpoint(deps, shop.id, {
+      url: 'https://hooks.partner.example/events',
+      events: ['*'],
+    });
     const row = newDelivery(event!, endpoint.id, fanOutDeliveryId(eventId, endpoint.id), 'fanout', new Date());
     row.status = 'retrying';
     row.attempts = 1;
-    row.history = [{ attempt: 1, at: '2026-11-21T18:04:05.123Z', status: 500, duration_ms: 42, error: 'HTTP 500', response_snippet: 'database\nlocked' }];
+    row.history = [
+      {
+        attempt: 1,
+        at: '2026-11-21T18:04:05.123Z',
+        status: 500,
+        duration_ms: 42,
+        error: 'HTTP 500',
+        response_snippet: 'database\nlocked',
+      },
+    ];
     await new DynamoDeliveryStore(deps.db).createAll([row]);
 
     const shown = await cli('event', 'show', eventId, '--shop', shop.id);
@@ -140,16 +221,26 @@ describe('operator CLI (DynamoDB Local)', () => {
     expect(shown.out).toContain(`${row.id} → ${endpoint.id}  retrying, 1 attempts`);
     expect(shown.out).toContain('#1 2026-11-21T18:04:05.123Z  HTTP 500  42 ms  HTTP 500  "database locked"');
     const json = JSON.parse((await cli('event', 'show', eventId, '--shop', shop.id, '--json')).out);
-    expect(json.deliveries[0].attempt_log[0]).toMatchObject({ response_status: 500, response_snippet: 'database\nlocked' });
-    expect((await cli('event', 'show', 'evt_01jd0000000000000000000000', '--shop', shop.id)).err).toMatch(/No such event/);
+    expect(json.deliveries[0].attempt_log[0]).toMatchObject({
+      response_status: 500,
+      response_snippet: 'database\nlocked',
+    });
+    expect((await cli('event', 'show', 'evt_01jd0000000000000000000000', '--shop', shop.id)).err).toMatch(
+      /No such event/,
+    );
     expect((await cli('event', 'show', '--shop', shop.id)).err).toMatch(/exactly one event id/);
   });
 
   it('issues a read-only webhooks key with --scopes webhooks:read', async () => {
     const shop = JSON.parse((await cli('shop', 'create', '--name', 'Dash', '--owner-email', 'd@d.co', '--json')).out);
-    const created = JSON.parse((await cli('key', 'create', '--shop', shop.id, '--scopes', 'webhooks:read', '--json')).out);
+    const created = JSON.parse(
+      (await cli('key', 'create', '--shop', shop.id, '--scopes', 'webhooks:read', '--json')).out,
+    );
     expect(created).toMatchObject({ scopes: ['webhooks:read'], write: false });
-    expect(await authenticate(deps.apiKeys, `Bearer ${created.key}`)).toMatchObject({ ok: true, principal: { scopes: ['webhooks:read'] } });
+    expect(await authenticate(deps.apiKeys, `Bearer ${created.key}`)).toMatchObject({
+      ok: true,
+      principal: { scopes: ['webhooks:read'] },
+    });
   });
 
   it('rejects unknown scopes', async () => {
@@ -159,17 +250,23 @@ describe('operator CLI (DynamoDB Local)', () => {
     expect(result.err).toMatch(/calls:delete/);
   });
 
-  it.each(COMMANDS.map((c) => [c.name]))('`%s --help` prints its usage and exits 0 without touching the table', async (name) => {
-    const touched = jest.fn();
-    for (const flag of ['--help', '-h']) {
-      const out: string[] = [];
-      const code = await runCli([...name.split(' '), '--bogus', flag], () => (touched(), deps), { out: (l) => out.push(l), err: (l) => out.push(l) });
-      expect(code).toBe(0);
-      expect(out.join('\n')).toContain(`Usage: npm run cli -- ${name} `);
-    }
-    expect((await cli('help', ...name.split(' '))).out).toContain(`Usage: npm run cli -- ${name} `);
-    expect(touched).not.toHaveBeenCalled();
-  });
+  it.each(COMMANDS.map((c) => [c.name]))(
+    '`%s --help` prints its usage and exits 0 without touching the table',
+    async (name) => {
+      const touched = jest.fn();
+      for (const flag of ['--help', '-h']) {
+        const out: string[] = [];
+        const code = await runCli([...name.split(' '), '--bogus', flag], () => (touched(), deps), {
+          out: (l) => out.push(l),
+          err: (l) => out.push(l),
+        });
+        expect(code).toBe(0);
+        expect(out.join('\n')).toContain(`Usage: npm run cli -- ${name} `);
+      }
+      expect((await cli('help', ...name.split(' '))).out).toContain(`Usage: npm run cli -- ${name} `);
+      expect(touched).not.toHaveBeenCalled();
+    },
+  );
 
   it('lists every command in the general help, and a group on `shop --help`', async () => {
     const help = await cli('--help');
@@ -184,7 +281,7 @@ describe('operator CLI (DynamoDB Local)', () => {
     expect(group.out).not.toContain('key create');
   });
 
-  it('lists shops oldest first and a shop\'s keys without the keys themselves', async () => {
+  it("lists shops oldest first and a shop's keys without the keys themselves", async () => {
     const a = JSON.parse((await cli('shop', 'create', '--name', 'List A', '--owner-email', 'a@list.co', '--json')).out);
     const b = JSON.parse((await cli('shop', 'create', '--name', 'List B', '--owner-email', 'b@list.co', '--json')).out);
     const shops = await cli('shop', 'list', '--json');
@@ -216,7 +313,9 @@ describe('operator CLI (DynamoDB Local)', () => {
     ['job.declined', ['call.completed', 'job.created', 'job.declined']],
     ['webhook_endpoint.disabled', ['webhook_endpoint.disabled']],
   ])('trigger %s writes that event through the domain code', async (type, types) => {
-    const shop = JSON.parse((await cli('shop', 'create', '--name', 'Trigger', '--owner-email', 't@t.co', '--json')).out);
+    const shop = JSON.parse(
+      (await cli('shop', 'create', '--name', 'Trigger', '--owner-email', 't@t.co', '--json')).out,
+    );
     const result = await cli('trigger', type, '--shop', shop.id, '--json');
     expect(result.err).toBe('');
     expect(result.code).toBe(0);

@@ -1,6 +1,15 @@
 import { CIRCUIT_OPEN } from '../../shared/delivery/attempt-plan';
 import { deliverBatch } from '../../shared/delivery/delivery-attempt';
-import { carryingEvent, fanOut, messageOf, newDelivery, type DeliveryMessage, type DeliveryRecord, type FanOutDeps, fanOutDeliveryId } from '../../shared/delivery/deliveries';
+import {
+  carryingEvent,
+  fanOut,
+  messageOf,
+  newDelivery,
+  type DeliveryMessage,
+  type DeliveryRecord,
+  type FanOutDeps,
+  fanOutDeliveryId,
+} from '../../shared/delivery/deliveries';
 import type { AttemptDeps, AttemptEnd, AttemptLedger } from '../../shared/delivery/delivery-ports';
 import { newEvent, type EventRecord } from '../../shared/domain/events';
 import { createShop } from '../../shared/domain/shop';
@@ -35,7 +44,10 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     ledger = new DynamoAttemptLedger(deps.db);
   });
 
-  function harness(answer: () => Promise<Partial<SendResult>> | Partial<SendResult> = () => ({ status: 204 }), clock = () => new Date()) {
+  function harness(
+    answer: () => Promise<Partial<SendResult>> | Partial<SendResult> = () => ({ status: 204 }),
+    clock = () => new Date(),
+  ) {
     const posts: string[] = [];
     const queued: DeliveryMessage[] = [];
     const scheduled: { message: DeliveryMessage; at: Date }[] = [];
@@ -46,7 +58,10 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
       order: new DynamoOrderStore(deps.db),
       queue: { send: async (m) => void queued.push(...m) },
       // As in AWS: past 15 minutes a wake-up costs a schedule of its own.
-      scheduler: { schedule: async (message, at) => void scheduled.push({ message, at }), needsSchedule: (delayMs) => delayMs > 15 * 60_000 },
+      scheduler: {
+        schedule: async (message, at) => void scheduled.push({ message, at }),
+        needsSchedule: (delayMs) => delayMs > 15 * 60_000,
+      },
       sender: {
         post: async (_url, headers) => {
           posts.push(headers['webhook-id'] as string);
@@ -65,7 +80,11 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
   /** `indexed`: rows off their fast path (put off, dead-lettered), in the due index a minute after creation. */
   async function endpointWith(count: number, opts: { indexed?: boolean } = {}) {
     const shop = await createShop(deps, { name: 'Attempt Shop', owner_email: 'o@attempt.test' });
-    const endpoint = await createEndpoint({ ...deps, checkUrl: async (url) => ({ ok: true, url: new URL(url) }) }, shop.id, { url: 'https://hooks.example.com/x', events: ['call.completed'] });
+    const endpoint = await createEndpoint(
+      { ...deps, checkUrl: async (url) => ({ ok: true, url: new URL(url) }) },
+      shop.id,
+      { url: 'https://hooks.example.com/x', events: ['call.completed'] },
+    );
     const rows: DeliveryRecord[] = [];
     for (let i = 0; i < count; i++) {
       const now = new Date();
@@ -78,23 +97,33 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     return { shop, endpoint, rows };
   }
   const row = (d: DeliveryRecord) => store.get(d);
-  const verdicts = (results: PromiseSettledResult<string>[]) => results.map((r) => (r.status === 'fulfilled' ? r.value : `error: ${String(r.reason)}`));
+  const verdicts = (results: PromiseSettledResult<string>[]) =>
+    results.map((r) => (r.status === 'fulfilled' ? r.value : `error: ${String(r.reason)}`));
 
   it('reads every row, event and endpoint of a batch in one request', async () => {
     const { rows } = await endpointWith(3);
     const sent: string[] = [];
     const unwatch = observeTable(deps.db, (operation) => sent.push(`${operation}Command`));
     try {
-      const inputs = await store.readForAttempts([...rows.map((r) => messageOf(r)), { ...messageOf(rows[0] as DeliveryRecord), delivery_id: 'dlv_01jd0000000000000000000000' }]);
+      const inputs = await store.readForAttempts([
+        ...rows.map((r) => messageOf(r)),
+        { ...messageOf(rows[0] as DeliveryRecord), delivery_id: 'dlv_01jd0000000000000000000000' },
+      ]);
       expect(sent).toEqual(['BatchGetItemCommand']);
-      expect(inputs.delivery(messageOf(rows[1] as DeliveryRecord))).toMatchObject({ id: rows[1]?.id, status: 'pending' });
-      expect(inputs.endpoint(messageOf(rows[2] as DeliveryRecord))).toMatchObject({ id: rows[2]?.endpoint_id, health: { circuit: 'closed' } });
+      expect(inputs.delivery(messageOf(rows[1] as DeliveryRecord))).toMatchObject({
+        id: rows[1]?.id,
+        status: 'pending',
+      });
+      expect(inputs.endpoint(messageOf(rows[2] as DeliveryRecord))).toMatchObject({
+        id: rows[2]?.endpoint_id,
+        health: { circuit: 'closed' },
+      });
     } finally {
       unwatch();
     }
   });
 
-  it('reads only row and endpoint for a message that carries its event (the fan-out\'s), and sends the event it carries', async () => {
+  it("reads only row and endpoint for a message that carries its event (the fan-out's), and sends the event it carries", async () => {
     const { rows } = await endpointWith(2);
     const [carrier, plain] = rows as [DeliveryRecord, DeliveryRecord];
     const stored = (await new DynamoEventStore(deps.db).get(carrier.shop_id, carrier.event_id)) as EventRecord;
@@ -102,13 +131,20 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     const carried = { ...stored, data: { ...stored.data, carried: true } };
     const h = harness();
     const bodies: Record<string, unknown>[] = [];
-    h.attemptDeps.sender = { post: async (_url, _headers, body) => (bodies.push(JSON.parse(body) as Record<string, unknown>), { status: 204, error: null, retryAfterMs: null, durationMs: 1, snippet: null }) };
+    h.attemptDeps.sender = {
+      post: async (_url, _headers, body) => (
+        bodies.push(JSON.parse(body) as Record<string, unknown>),
+        { status: 204, error: null, retryAfterMs: null, durationMs: 1, snippet: null }
+      ),
+    };
     const read: string[] = [];
     const unwatch = observeTable(deps.db, (operation, input) => {
       if (operation === 'BatchGetItem') read.push(...(JSON.stringify(input).match(/(WD|EVT|WE)#[^"]*/g) ?? []));
     });
     try {
-      expect(verdicts(await deliverBatch(h.attemptDeps, [carryingEvent(messageOf(carrier), carried), messageOf(plain)]))).toEqual(['delivered', 'delivered']);
+      expect(
+        verdicts(await deliverBatch(h.attemptDeps, [carryingEvent(messageOf(carrier), carried), messageOf(plain)])),
+      ).toEqual(['delivered', 'delivered']);
     } finally {
       unwatch();
     }
@@ -129,12 +165,23 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
       inFlight--;
       return { status: 204 };
     });
-    expect(verdicts(await deliverBatch(h.attemptDeps, rows.map((r) => messageOf(r))))).toEqual(Array(10).fill('delivered'));
+    expect(
+      verdicts(
+        await deliverBatch(
+          h.attemptDeps,
+          rows.map((r) => messageOf(r)),
+        ),
+      ),
+    ).toEqual(Array(10).fill('delivered'));
     expect([h.posts.length, most]).toEqual([10, MAX_IN_FLIGHT]);
     expect(h.scheduled).toEqual([]); // no trip through the queue
     const after = await endpoints.get(shop.id, endpoint.id);
     expect(after?.leases).toEqual({});
-    expect(after?.health).toMatchObject({ circuit: 'closed', consecutive_failures: 0, last_success_at: expect.any(String) });
+    expect(after?.health).toMatchObject({
+      circuit: 'closed',
+      consecutive_failures: 0,
+      last_success_at: expect.any(String),
+    });
   });
 
   it('deliveries that went back on the queue for want of a slot are pulled from the table by the batch whose success frees one', async () => {
@@ -148,7 +195,10 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
       inFlight--;
       return { status: 204 };
     });
-    const holders = deliverBatch(h.attemptDeps, rows.slice(0, MAX_IN_FLIGHT).map((r) => messageOf(r)));
+    const holders = deliverBatch(
+      h.attemptDeps,
+      rows.slice(0, MAX_IN_FLIGHT).map((r) => messageOf(r)),
+    );
     while (h.posts.length < MAX_IN_FLIGHT) await new Promise((r) => setTimeout(r, 5));
     // The endpoint is full: this batch sends nothing, puts its messages back and marks the endpoint.
     const late = rows.slice(MAX_IN_FLIGHT).map((r) => messageOf(r));
@@ -162,7 +212,14 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     for (const r of rows) expect(await row(r)).toMatchObject({ status: 'succeeded', attempts: 1 });
     expect(await endpoints.get(shop.id, endpoint.id)).not.toHaveProperty('backlog_at');
     // The messages that went back come round again and send nothing.
-    expect(verdicts(await deliverBatch(h.attemptDeps, h.scheduled.map((s) => s.message)))).toEqual(Array(late.length).fill('duplicate'));
+    expect(
+      verdicts(
+        await deliverBatch(
+          h.attemptDeps,
+          h.scheduled.map((s) => s.message),
+        ),
+      ),
+    ).toEqual(Array(late.length).fill('duplicate'));
     expect(h.posts).toHaveLength(rows.length);
   });
 
@@ -173,7 +230,10 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
       await new Promise((r) => setTimeout(r, h.posts.length <= MAX_IN_FLIGHT ? RUNWAY_MS + 300 : 5));
       return { status: 204 };
     });
-    const holders = deliverBatch(h.attemptDeps, rows.slice(0, MAX_IN_FLIGHT).map((r) => messageOf(r)));
+    const holders = deliverBatch(
+      h.attemptDeps,
+      rows.slice(0, MAX_IN_FLIGHT).map((r) => messageOf(r)),
+    );
     while (h.posts.length < MAX_IN_FLIGHT) await new Promise((r) => setTimeout(r, 5));
     const late = rows.slice(MAX_IN_FLIGHT).map((r) => messageOf(r));
     expect(verdicts(await deliverBatch(h.attemptDeps, late))).toEqual(Array(late.length).fill('deferred'));
@@ -193,13 +253,24 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     const sent: string[] = [];
     const unwatch = observeTable(deps.db, (operation) => sent.push(`${operation}Command`));
     try {
-      expect(verdicts(await deliverBatch(h.attemptDeps, rows.map((r) => messageOf(r))))).toEqual(Array(10).fill('delivered'));
+      expect(
+        verdicts(
+          await deliverBatch(
+            h.attemptDeps,
+            rows.map((r) => messageOf(r)),
+          ),
+        ),
+      ).toEqual(Array(10).fill('delivered'));
     } finally {
       unwatch();
     }
     const count = (name: string) => sent.filter((c) => c === name).length;
     // The admission and 9 successes recorded on their rows alone; the last run's end writes its row, every slot's release and the stats.
-    expect({ reads: count('BatchGetItemCommand'), updates: count('UpdateItemCommand'), transactions: count('TransactWriteItemsCommand') }).toEqual({ reads: 1, updates: 10, transactions: 1 });
+    expect({
+      reads: count('BatchGetItemCommand'),
+      updates: count('UpdateItemCommand'),
+      transactions: count('TransactWriteItemsCommand'),
+    }).toEqual({ reads: 1, updates: 10, transactions: 1 });
     expect(sent).toHaveLength(12);
     for (const r of rows) expect(await row(r)).toMatchObject({ status: 'succeeded', attempts: 1 });
     const after = await endpoints.get(shop.id, endpoint.id);
@@ -212,9 +283,23 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
   it('after an unanswered attempt, one at a time: the rest go back on the queue with no attempt used', async () => {
     const { rows } = await endpointWith(4);
     const h = harness(() => ({ status: null, error: 'timeout after 1000 ms' }));
-    expect(verdicts(await deliverBatch(h.attemptDeps, rows.slice(0, 1).map((r) => messageOf(r))))).toEqual(['retry_scheduled']);
+    expect(
+      verdicts(
+        await deliverBatch(
+          h.attemptDeps,
+          rows.slice(0, 1).map((r) => messageOf(r)),
+        ),
+      ),
+    ).toEqual(['retry_scheduled']);
     h.scheduled.length = 0;
-    expect(verdicts(await deliverBatch(h.attemptDeps, rows.slice(1).map((r) => messageOf(r))))).toEqual(['retry_scheduled', 'deferred', 'deferred']);
+    expect(
+      verdicts(
+        await deliverBatch(
+          h.attemptDeps,
+          rows.slice(1).map((r) => messageOf(r)),
+        ),
+      ),
+    ).toEqual(['retry_scheduled', 'deferred', 'deferred']);
     expect(h.posts).toHaveLength(2);
     const deferred = h.scheduled.filter((s) => s.message.deferrals === 1).map((s) => s.message.delivery_id);
     // Each deferral writes its row's index entry first, so the queue sends finish in any order.
@@ -229,8 +314,24 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     const leaseMs = h.attemptDeps.settings.timeoutMs + 5_000;
     const until = Date.now() + leaseMs - 2_000;
     const current = await endpoints.get(shop.id, endpoint.id);
-    const held = rows.slice(0, MAX_IN_FLIGHT).map((r) => ({ deliveryId: r.id, lease: { until, token: `t_${r.id}`, probe: false } }));
-    expect(await endpoints.admit(current!, { send: held, circuitOpen: [], defer: [], deferUntil: null, inFlight: [], elsewhere: [], carry: [], carryUntil: 0, expiredCarried: [], expired: [], health: current!.health })).toBe(true);
+    const held = rows
+      .slice(0, MAX_IN_FLIGHT)
+      .map((r) => ({ deliveryId: r.id, lease: { until, token: `t_${r.id}`, probe: false } }));
+    expect(
+      await endpoints.admit(current!, {
+        send: held,
+        circuitOpen: [],
+        defer: [],
+        deferUntil: null,
+        inFlight: [],
+        elsewhere: [],
+        carry: [],
+        carryUntil: 0,
+        expiredCarried: [],
+        expired: [],
+        health: current!.health,
+      }),
+    ).toBe(true);
     const late = rows.slice(MAX_IN_FLIGHT).map((r) => messageOf(r));
     expect(verdicts(await deliverBatch(h.attemptDeps, late))).toEqual(['deferred', 'deferred']);
     expect(h.posts).toEqual([]);
@@ -238,7 +339,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     expect(await endpoints.get(shop.id, endpoint.id)).toHaveProperty('backlog_at');
   });
 
-  it('when the table fails mid-attempt, that message fails alone and the batch\'s waiting ones go back on the queue', async () => {
+  it("when the table fails mid-attempt, that message fails alone and the batch's waiting ones go back on the queue", async () => {
     const { rows } = await endpointWith(6);
     const h = harness();
     const failing: AttemptLedger = {
@@ -252,7 +353,12 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
       },
       releaseCarried: (endpoint, carried) => ledger.releaseCarried(endpoint, carried),
     };
-    const results = verdicts(await deliverBatch({ ...h.attemptDeps, ledger: failing }, rows.map((r) => messageOf(r))));
+    const results = verdicts(
+      await deliverBatch(
+        { ...h.attemptDeps, ledger: failing },
+        rows.map((r) => messageOf(r)),
+      ),
+    );
     expect(results[0]).toBe('error: Error: table unavailable');
     expect(results.slice(1).every((v) => v === 'delivered' || v === 'deferred')).toBe(true);
     expect(results.filter((v) => v === 'deferred').length).toBeGreaterThan(0);
@@ -270,27 +376,67 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     expect(['duplicate', 'in_flight']).toContain(other);
   });
 
-  it('a delivery one batch\'s runs carry, woken again in another batch meanwhile, is sent once: the other sends it back to the queue', async () => {
+  it("a delivery one batch's runs carry, woken again in another batch meanwhile, is sent once: the other sends it back to the queue", async () => {
     const { rows, endpoint, shop } = await endpointWith(MAX_IN_FLIGHT + 2);
     const h = harness(() => new Promise((r) => setTimeout(() => r({ status: 204 }), 60)));
     const carried = rows[rows.length - 1] as DeliveryRecord;
     // Another consumer holds two slots when batch A is admitted: A gets the other two and carries the rest for them.
     const read = (await endpoints.get(shop.id, endpoint.id)) as NonNullable<Awaited<ReturnType<typeof endpoints.get>>>;
-    const others = ['dlv_01jd0000000000000000000001', 'dlv_01jd0000000000000000000002'].map((id) => ({ deliveryId: id, lease: { until: Date.now() + 60_000, token: `t-${id}`, probe: false } }));
-    expect(await endpoints.admit(read, { send: others, circuitOpen: [], defer: [], deferUntil: null, inFlight: [], elsewhere: [], carry: [], carryUntil: 0, expiredCarried: [], expired: [], health: read.health })).toBe(true);
-    const a = deliverBatch(h.attemptDeps, rows.map((r) => messageOf(r)));
+    const others = ['dlv_01jd0000000000000000000001', 'dlv_01jd0000000000000000000002'].map((id) => ({
+      deliveryId: id,
+      lease: { until: Date.now() + 60_000, token: `t-${id}`, probe: false },
+    }));
+    expect(
+      await endpoints.admit(read, {
+        send: others,
+        circuitOpen: [],
+        defer: [],
+        deferUntil: null,
+        inFlight: [],
+        elsewhere: [],
+        carry: [],
+        carryUntil: 0,
+        expiredCarried: [],
+        expired: [],
+        health: read.health,
+      }),
+    ).toBe(true);
+    const a = deliverBatch(
+      h.attemptDeps,
+      rows.map((r) => messageOf(r)),
+    );
     while (h.posts.length === 0) await new Promise((r) => setTimeout(r, 5));
-    const state = await deps.db.doc.get({ TableName: deps.db.tableName, Key: keys.endpointState(shop.id, endpoint.id), ConsistentRead: true });
-    expect(Object.keys(state.Item ?? {}).filter((k) => k.startsWith('c_')).sort()).toEqual(rows.slice(2).map((r) => carriedKey(r.id)).sort());
+    const state = await deps.db.doc.get({
+      TableName: deps.db.tableName,
+      Key: keys.endpointState(shop.id, endpoint.id),
+      ConsistentRead: true,
+    });
+    expect(
+      Object.keys(state.Item ?? {})
+        .filter((k) => k.startsWith('c_'))
+        .sort(),
+    ).toEqual(
+      rows
+        .slice(2)
+        .map((r) => carriedKey(r.id))
+        .sort(),
+    );
     // The other consumer's requests end: two slots are free while A's runs still carry the last row.
-    await endpoints.dropLeases(read, others.map((o) => ({ key: o.deliveryId, token: o.lease.token })));
+    await endpoints.dropLeases(
+      read,
+      others.map((o) => ({ key: o.deliveryId, token: o.lease.token })),
+    );
     // Another wake-up of that row (a duplicate message, a sweep, a pull) in batch B.
     expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(carried)]))).toEqual(['deferred']);
     expect(verdicts(await a)).toEqual(Array(rows.length).fill('delivered'));
     expect(h.posts.filter((id) => id === carried.event_id)).toHaveLength(1);
     expect(h.scheduled.map((s) => s.message.delivery_id)).toEqual([carried.id]);
     // The last run's write ended what the batch carried.
-    const after = await deps.db.doc.get({ TableName: deps.db.tableName, Key: keys.endpointState(shop.id, endpoint.id), ConsistentRead: true });
+    const after = await deps.db.doc.get({
+      TableName: deps.db.tableName,
+      Key: keys.endpointState(shop.id, endpoint.id),
+      ConsistentRead: true,
+    });
     expect(Object.keys(after.Item ?? {}).filter((k) => k.startsWith('c_'))).toEqual([]);
     expect(after.Item?.leases).toEqual({});
   });
@@ -299,61 +445,120 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     const { rows, endpoint, shop } = await endpointWith(3);
     const [x, y, z] = rows as [DeliveryRecord, DeliveryRecord, DeliveryRecord];
     const read = (await endpoints.get(shop.id, endpoint.id)) as NonNullable<Awaited<ReturnType<typeof endpoints.get>>>;
-    const slot = (id: string) => ({ deliveryId: id, lease: { until: Date.now() + 60_000, token: `t-${id}`, probe: false } });
-    const none = { circuitOpen: [], defer: [], deferUntil: null, inFlight: [], elsewhere: [], expired: [], expiredCarried: [], health: read.health };
+    const slot = (id: string) => ({
+      deliveryId: id,
+      lease: { until: Date.now() + 60_000, token: `t-${id}`, probe: false },
+    });
+    const none = {
+      circuitOpen: [],
+      defer: [],
+      deferUntil: null,
+      inFlight: [],
+      elsewhere: [],
+      expired: [],
+      expiredCarried: [],
+      health: read.health,
+    };
     // A: sends y, carries x.
-    expect(await endpoints.admit(read, { ...none, send: [slot(y.id)], carry: [x.id], carryUntil: Date.now() + 60_000 })).toBe(true);
+    expect(
+      await endpoints.admit(read, { ...none, send: [slot(y.id)], carry: [x.id], carryUntil: Date.now() + 60_000 }),
+    ).toBe(true);
     // B read the endpoint before A wrote: it would send x, on the count of leases (a healthy endpoint's way).
     expect(await endpoints.admit(read, { ...none, send: [slot(x.id)], carry: [], carryUntil: 0 })).toBe(false);
     // C read before too: it would send z and carry y, which A holds a lease for.
-    expect(await endpoints.admit(read, { ...none, send: [slot(z.id)], carry: [y.id], carryUntil: Date.now() + 60_000 })).toBe(false);
+    expect(
+      await endpoints.admit(read, { ...none, send: [slot(z.id)], carry: [y.id], carryUntil: Date.now() + 60_000 }),
+    ).toBe(false);
     // D read before too: it would send z and carry x, which A carries.
-    expect(await endpoints.admit(read, { ...none, send: [slot(z.id)], carry: [x.id], carryUntil: Date.now() + 60_000 })).toBe(false);
+    expect(
+      await endpoints.admit(read, { ...none, send: [slot(z.id)], carry: [x.id], carryUntil: Date.now() + 60_000 }),
+    ).toBe(false);
     const now = (await endpoints.get(shop.id, endpoint.id)) as NonNullable<Awaited<ReturnType<typeof endpoints.get>>>;
     expect(Object.keys(now.leases)).toEqual([y.id]);
     expect(Object.keys(now.carried ?? {})).toEqual([carriedKey(x.id)]);
   });
 
-  it('what a consumer that died carried expires: the next admission carries it anew in the same write, and only the carrier\'s own entry is ever removed', async () => {
+  it("what a consumer that died carried expires: the next admission carries it anew in the same write, and only the carrier's own entry is ever removed", async () => {
     const { rows, endpoint, shop } = await endpointWith(2);
     const [x, y] = rows as [DeliveryRecord, DeliveryRecord];
     const key = keys.endpointState(shop.id, endpoint.id);
     // Left by a consumer that died mid-batch, past its time.
-    await deps.db.doc.update({ TableName: deps.db.tableName, Key: key, UpdateExpression: 'SET #c = :past', ExpressionAttributeNames: { '#c': carriedKey(x.id) }, ExpressionAttributeValues: { ':past': Date.now() - 1000 } });
+    await deps.db.doc.update({
+      TableName: deps.db.tableName,
+      Key: key,
+      UpdateExpression: 'SET #c = :past',
+      ExpressionAttributeNames: { '#c': carriedKey(x.id) },
+      ExpressionAttributeValues: { ':past': Date.now() - 1000 },
+    });
     const read = (await endpoints.get(shop.id, endpoint.id)) as NonNullable<Awaited<ReturnType<typeof endpoints.get>>>;
     const admission = admit(read, [y.id, x.id], Date.now(), 60_000, () => 'tok', new Set());
     // A batch over the limit: y goes out, x waits in its runway (carried).
     const until = Date.now() + 60_000;
     expect(admission.expiredCarried).toEqual([carriedKey(x.id)]);
-    expect(await endpoints.admit(read, { ...admission, send: admission.send.filter((s) => s.deliveryId === y.id), carry: [x.id], carryUntil: until })).toBe(true);
+    expect(
+      await endpoints.admit(read, {
+        ...admission,
+        send: admission.send.filter((s) => s.deliveryId === y.id),
+        carry: [x.id],
+        carryUntil: until,
+      }),
+    ).toBe(true);
     const after = (await deps.db.doc.get({ TableName: deps.db.tableName, Key: key, ConsistentRead: true })).Item ?? {};
     expect(after[carriedKey(x.id)]).toBe(until);
     // A late release of the dead consumer's (its time, not this one) leaves the new entry; the carrier's own removes it.
     await endpoints.dropLeases(read, [], [x.id], Date.now() - 1000);
-    expect((await deps.db.doc.get({ TableName: deps.db.tableName, Key: key, ConsistentRead: true })).Item?.[carriedKey(x.id)]).toBe(until);
+    expect(
+      (await deps.db.doc.get({ TableName: deps.db.tableName, Key: key, ConsistentRead: true })).Item?.[
+        carriedKey(x.id)
+      ],
+    ).toBe(until);
     await endpoints.dropLeases(read, [], [x.id], until);
-    expect((await deps.db.doc.get({ TableName: deps.db.tableName, Key: key, ConsistentRead: true })).Item?.[carriedKey(x.id)]).toBeUndefined();
+    expect(
+      (await deps.db.doc.get({ TableName: deps.db.tableName, Key: key, ConsistentRead: true })).Item?.[
+        carriedKey(x.id)
+      ],
+    ).toBeUndefined();
   });
 
   it('opens the circuit, records due deliveries as circuit_open without a schedule, probes, and releases the waiting ones on success', async () => {
     let clock = Date.now();
     let status = 503;
     const { rows, shop, endpoint } = await endpointWith(CIRCUIT_THRESHOLD + 2);
-    const h = harness(() => ({ status }), () => new Date(clock));
+    const h = harness(
+      () => ({ status }),
+      () => new Date(clock),
+    );
     // One at a time after the first failure: five batches of one make five failures.
-    for (const r of rows.slice(0, CIRCUIT_THRESHOLD)) expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(r)]))).toEqual(['retry_scheduled']);
-    expect((await endpoints.get(shop.id, endpoint.id))?.health).toMatchObject({ circuit: 'open', consecutive_failures: CIRCUIT_THRESHOLD });
+    for (const r of rows.slice(0, CIRCUIT_THRESHOLD))
+      expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(r)]))).toEqual(['retry_scheduled']);
+    expect((await endpoints.get(shop.id, endpoint.id))?.health).toMatchObject({
+      circuit: 'open',
+      consecutive_failures: CIRCUIT_THRESHOLD,
+    });
 
     // A delivery on its 4th attempt (due 30 min after the 3rd): with the circuit open it gets no schedule.
     const held = rows[CIRCUIT_THRESHOLD] as DeliveryRecord;
-    const late = await store.get(held).then((d) => ({ ...(d as DeliveryRecord), status: 'retrying' as const, attempts: 3 }));
-    await deps.db.doc.update({ TableName: deps.db.tableName, Key: keys.delivery(held.shop_id, held.endpoint_id, held.id), UpdateExpression: 'SET attempts = :three, #s = :retrying', ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':three': 3, ':retrying': 'retrying' } });
+    const late = await store
+      .get(held)
+      .then((d) => ({ ...(d as DeliveryRecord), status: 'retrying' as const, attempts: 3 }));
+    await deps.db.doc.update({
+      TableName: deps.db.tableName,
+      Key: keys.delivery(held.shop_id, held.endpoint_id, held.id),
+      UpdateExpression: 'SET attempts = :three, #s = :retrying',
+      ExpressionAttributeNames: { '#s': 'status' },
+      ExpressionAttributeValues: { ':three': 3, ':retrying': 'retrying' },
+    });
     const postsBefore = h.posts.length;
     const scheduledBefore = h.scheduled.length;
     expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(late)]))).toEqual(['circuit_open']);
     expect(h.posts).toHaveLength(postsBefore);
     const recorded = await row(held);
-    expect(recorded).toMatchObject({ status: 'retrying', attempts: 4, last_response_status: null, last_error: CIRCUIT_OPEN });
+    expect(recorded).toMatchObject({
+      status: 'retrying',
+      attempts: 4,
+      last_response_status: null,
+      last_error: CIRCUIT_OPEN,
+    });
     expect(recorded?.history.at(-1)).toMatchObject({ attempt: 4, status: null, error: CIRCUIT_OPEN });
     expect(h.scheduled).toHaveLength(scheduledBefore); // no per-delivery schedule while open…
     expect(recorded?.sweep_at).toBe(recorded?.next_attempt_at); // …the sweeper wakes it at its time
@@ -362,31 +567,65 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     clock += 16_000;
     status = 204;
     h.queued.length = 0;
-    expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(rows[CIRCUIT_THRESHOLD + 1] as DeliveryRecord)]))).toEqual(['delivered']);
-    expect((await endpoints.get(shop.id, endpoint.id))?.health).toMatchObject({ circuit: 'closed', consecutive_failures: 0, next_probe_at: null });
+    expect(
+      verdicts(await deliverBatch(h.attemptDeps, [messageOf(rows[CIRCUIT_THRESHOLD + 1] as DeliveryRecord)])),
+    ).toEqual(['delivered']);
+    expect((await endpoints.get(shop.id, endpoint.id))?.health).toMatchObject({
+      circuit: 'closed',
+      consecutive_failures: 0,
+      next_probe_at: null,
+    });
     // Every delivery still retrying is put back on the queue now, not at its next offset.
-    expect(h.queued.map((m) => m.delivery_id).sort()).toEqual([...rows.slice(0, CIRCUIT_THRESHOLD).map((r) => r.id), held.id].sort());
+    expect(h.queued.map((m) => m.delivery_id).sort()).toEqual(
+      [...rows.slice(0, CIRCUIT_THRESHOLD).map((r) => r.id), held.id].sort(),
+    );
     expect(h.queued.find((m) => m.delivery_id === held.id)?.attempt).toBe(5);
   });
 
-  it('fan-out gives an open endpoint\'s new delivery its first attempt as circuit_open and a wake-up; that second attempt goes out as the probe', async () => {
+  it("fan-out gives an open endpoint's new delivery its first attempt as circuit_open and a wake-up; that second attempt goes out as the probe", async () => {
     let status = 503;
     const { rows, shop } = await endpointWith(CIRCUIT_THRESHOLD);
     // After the endpoint's creation: it receives only events created after it.
     let clock = Date.now() + 1;
-    const h = harness(() => ({ status }), () => new Date(clock));
+    const h = harness(
+      () => ({ status }),
+      () => new Date(clock),
+    );
     for (const r of rows) await deliverBatch(h.attemptDeps, [messageOf(r)]);
     const event = newEvent(shop.id, 'call.completed', { id: 'call_after_open' }, new Date(clock));
     await new DynamoEventStore(deps.db).put(event);
-    const fanOutDeps: FanOutDeps = { endpoints, deliveries: store, order: new DynamoOrderStore(deps.db), queue: h.attemptDeps.queue, scheduler: h.attemptDeps.scheduler, timeScale: 1, now: () => new Date(clock) };
+    const fanOutDeps: FanOutDeps = {
+      endpoints,
+      deliveries: store,
+      order: new DynamoOrderStore(deps.db),
+      queue: h.attemptDeps.queue,
+      scheduler: h.attemptDeps.scheduler,
+      timeScale: 1,
+      now: () => new Date(clock),
+    };
     h.queued.length = 0;
     h.scheduled.length = 0;
     const postsBefore = h.posts.length;
 
     expect(await fanOut(fanOutDeps, event)).toBe(0);
     const [held] = await store.listForEvent(shop.id, event.id);
-    expect(held).toMatchObject({ status: 'retrying', attempts: 1, last_response_status: null, last_error: CIRCUIT_OPEN, next_attempt_at: new Date(clock + 60_000).toISOString() });
-    expect(held?.history).toEqual([{ attempt: 1, at: new Date(clock).toISOString(), status: null, duration_ms: 0, error: CIRCUIT_OPEN, response_snippet: null }]);
+    expect(held).toMatchObject({
+      status: 'retrying',
+      attempts: 1,
+      last_response_status: null,
+      last_error: CIRCUIT_OPEN,
+      next_attempt_at: new Date(clock + 60_000).toISOString(),
+    });
+    expect(held?.history).toEqual([
+      {
+        attempt: 1,
+        at: new Date(clock).toISOString(),
+        status: null,
+        duration_ms: 0,
+        error: CIRCUIT_OPEN,
+        response_snippet: null,
+      },
+    ]);
     expect(h.queued).toEqual([]);
     expect(h.scheduled).toEqual([{ message: messageOf(held as DeliveryRecord), at: new Date(clock + 60_000) }]);
     // In the due index at its wake-up plus the grace, should that message be lost.
@@ -397,7 +636,9 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     // A minute later the probe is due: the woken attempt 2 is it, and its success closes the circuit.
     clock += 60_000;
     status = 204;
-    expect(verdicts(await deliverBatch(h.attemptDeps, [h.scheduled[0]?.message as DeliveryMessage]))).toEqual(['delivered']);
+    expect(verdicts(await deliverBatch(h.attemptDeps, [h.scheduled[0]?.message as DeliveryMessage]))).toEqual([
+      'delivered',
+    ]);
     expect(h.posts.length).toBe(postsBefore + 1);
     expect(await row(held as DeliveryRecord)).toMatchObject({ status: 'succeeded', attempts: 2 });
   });
@@ -407,10 +648,29 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     const [lost, busy] = rows as [DeliveryRecord, DeliveryRecord];
     const queued: DeliveryMessage[] = [];
     const later = () => new Date(Date.now() + 2 * 60_000); // past every row's sweep time (1 min grace)
-    const sweepDeps = { due: new DynamoDueIndex(deps.db), order: new DynamoOrderStore(deps.db), endpoints, queue: { send: async (m: DeliveryMessage[]) => void queued.push(...m) }, timeScale: 1, now: later };
+    const sweepDeps = {
+      due: new DynamoDueIndex(deps.db),
+      order: new DynamoOrderStore(deps.db),
+      endpoints,
+      queue: { send: async (m: DeliveryMessage[]) => void queued.push(...m) },
+      timeScale: 1,
+      now: later,
+    };
     // The second row is being attempted right now: its endpoint holds a live lease on it.
     const current = await endpoints.get(shop.id, endpoint.id);
-    await endpoints.admit(current!, { send: [{ deliveryId: busy.id, lease: { until: later().getTime() + 60_000, token: 't', probe: false } }], circuitOpen: [], defer: [], deferUntil: null, inFlight: [], elsewhere: [], carry: [], carryUntil: 0, expiredCarried: [], expired: [], health: current!.health });
+    await endpoints.admit(current!, {
+      send: [{ deliveryId: busy.id, lease: { until: later().getTime() + 60_000, token: 't', probe: false } }],
+      circuitOpen: [],
+      defer: [],
+      deferUntil: null,
+      inFlight: [],
+      elsewhere: [],
+      carry: [],
+      carryUntil: 0,
+      expiredCarried: [],
+      expired: [],
+      health: current!.health,
+    });
 
     const [first, second] = await Promise.all([sweep(sweepDeps), sweep(sweepDeps)]);
     const mine = queued.filter((m) => m.delivery_id === lost.id || m.delivery_id === busy.id);
@@ -429,8 +689,18 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
   });
 
   /** The row as stored, index attributes included. */
-  const stored = async (d: DeliveryRecord) => (await deps.db.doc.get({ TableName: deps.db.tableName, Key: keys.delivery(d.shop_id, d.endpoint_id, d.id), ConsistentRead: true })).Item ?? {};
-  const indexKeys = (item: Record<string, unknown>) => Object.keys(item).filter((k) => /^gsi[12]/.test(k)).sort();
+  const stored = async (d: DeliveryRecord) =>
+    (
+      await deps.db.doc.get({
+        TableName: deps.db.tableName,
+        Key: keys.delivery(d.shop_id, d.endpoint_id, d.id),
+        ConsistentRead: true,
+      })
+    ).Item ?? {};
+  const indexKeys = (item: Record<string, unknown>) =>
+    Object.keys(item)
+      .filter((k) => /^gsi[12]/.test(k))
+      .sort();
 
   it('a fan-out row is in neither gsi1 nor gsi2, and its success leaves it in none; a retried one enters both', async () => {
     const { rows } = await endpointWith(2);
@@ -446,25 +716,45 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(failing)]))).toEqual(['retry_scheduled']);
     const retrying = await stored(failing);
     expect(indexKeys(retrying)).toEqual(['gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk']);
-    expect(retrying).toMatchObject({ status: 'retrying', gsi1sk: failing.id, gsi2sk: `${String(retrying.sweep_at)}#${failing.id}` });
-    expect((await store.listOpenForEndpoint(failing.shop_id, failing.endpoint_id)).map((d) => d.id)).toEqual([failing.id]);
+    expect(retrying).toMatchObject({
+      status: 'retrying',
+      gsi1sk: failing.id,
+      gsi2sk: `${String(retrying.sweep_at)}#${failing.id}`,
+    });
+    expect((await store.listOpenForEndpoint(failing.shop_id, failing.endpoint_id)).map((d) => d.id)).toEqual([
+      failing.id,
+    ]);
   });
 
-  it('a fast-path row put off for want of a slot enters both indexes (one write), where the endpoint\'s due deliveries are read', async () => {
+  it("a fast-path row put off for want of a slot enters both indexes (one write), where the endpoint's due deliveries are read", async () => {
     const { rows } = await endpointWith(4);
     const h = harness(() => ({ status: null, error: 'timeout after 1000 ms' }));
-    expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(rows[0] as DeliveryRecord)]))).toEqual(['retry_scheduled']);
+    expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(rows[0] as DeliveryRecord)]))).toEqual([
+      'retry_scheduled',
+    ]);
     const writes: string[] = [];
-    const undo = observeTable(deps.db, (operation, input) => void writes.push(`${operation} ${String((input as { Key?: { sk?: string } }).Key?.sk)}`));
+    const undo = observeTable(
+      deps.db,
+      (operation, input) => void writes.push(`${operation} ${String((input as { Key?: { sk?: string } }).Key?.sk)}`),
+    );
     try {
       // After an unanswered attempt, one at a time: the other two are put off, no attempt used.
-      expect(verdicts(await deliverBatch(h.attemptDeps, rows.slice(1).map((r) => messageOf(r))))).toEqual(['retry_scheduled', 'deferred', 'deferred']);
+      expect(
+        verdicts(
+          await deliverBatch(
+            h.attemptDeps,
+            rows.slice(1).map((r) => messageOf(r)),
+          ),
+        ),
+      ).toEqual(['retry_scheduled', 'deferred', 'deferred']);
     } finally {
       undo();
     }
     const deferred = rows.slice(2);
     for (const d of deferred) {
-      expect(writes.filter((w) => w === `UpdateItem ${keys.delivery(d.shop_id, d.endpoint_id, d.id).sk}`)).toHaveLength(1);
+      expect(writes.filter((w) => w === `UpdateItem ${keys.delivery(d.shop_id, d.endpoint_id, d.id).sk}`)).toHaveLength(
+        1,
+      );
       const item = await stored(d);
       expect(indexKeys(item)).toEqual(['gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk']);
       expect(item).toMatchObject({ status: 'pending', attempts: 0, sweep_at: expect.any(String) });
@@ -477,7 +767,12 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
   it('disabling an endpoint leaves its fast-path rows (in no index) to the consumer, which cancels each when it meets it', async () => {
     const { rows, shop, endpoint } = await endpointWith(1);
     const row0 = rows[0] as DeliveryRecord;
-    await updateEndpoint({ ...deps, checkUrl: async (url) => ({ ok: true, url: new URL(url) }) }, shop.id, endpoint.id, { enabled: false });
+    await updateEndpoint(
+      { ...deps, checkUrl: async (url) => ({ ok: true, url: new URL(url) }) },
+      shop.id,
+      endpoint.id,
+      { enabled: false },
+    );
     // Not in the endpoint's open deliveries: the disable's cancel did not see it, the stats count it all the same.
     expect(await row(row0)).toMatchObject({ status: 'pending' });
     expect(await store.countOpenForEndpoint(shop.id, endpoint.id, new Date())).toEqual({ pending: 1, retrying: 0 });

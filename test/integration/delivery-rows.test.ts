@@ -26,18 +26,39 @@ describe('delivery rows (DynamoDB Local)', () => {
   async function tenant(endpoints = 1) {
     const shop = await createShop(deps, { name: 'Rows Shop', owner_email: 'o@rows.test' });
     const made = new Date(Date.now() - 120_000);
-    const endpointDeps = { ...deps, now: () => made, checkUrl: async (url: string) => ({ ok: true as const, url: new URL(url) }) };
+    const endpointDeps = {
+      ...deps,
+      now: () => made,
+      checkUrl: async (url: string) => ({ ok: true as const, url: new URL(url) }),
+    };
     const ids: string[] = [];
-    for (let i = 0; i < endpoints; i++) ids.push((await createEndpoint(endpointDeps, shop.id, { url: `https://hooks.example.com/${i}`, events: ['call.completed'] })).id);
+    for (let i = 0; i < endpoints; i++)
+      ids.push(
+        (
+          await createEndpoint(endpointDeps, shop.id, {
+            url: `https://hooks.example.com/${i}`,
+            events: ['call.completed'],
+          })
+        ).id,
+      );
     return { shopId: shop.id, endpointIds: ids };
   }
 
   /** An event of `agoMs` ago and its fan-out rows (derived ids), in the given status. */
-  async function fannedOut(shopId: string, endpointIds: string[], agoMs: number, status: DeliveryRecord['status'] = 'pending'): Promise<{ event: EventRecord; rows: DeliveryRecord[] }> {
+  async function fannedOut(
+    shopId: string,
+    endpointIds: string[],
+    agoMs: number,
+    status: DeliveryRecord['status'] = 'pending',
+  ): Promise<{ event: EventRecord; rows: DeliveryRecord[] }> {
     const at = new Date(Date.now() - agoMs);
     const event = newEvent(shopId, 'call.completed', { id: newId('call', at.getTime()), object: 'call' }, at);
     await deps.events.put(event);
-    const rows = endpointIds.map((id) => ({ ...newDelivery(event, id, fanOutDeliveryId(event.id, id), 'fanout', at), status, ...(status === 'pending' ? {} : { attempts: 1, sweep_at: null }) }));
+    const rows = endpointIds.map((id) => ({
+      ...newDelivery(event, id, fanOutDeliveryId(event.id, id), 'fanout', at),
+      status,
+      ...(status === 'pending' ? {} : { attempts: 1, sweep_at: null }),
+    }));
     await store.createAll(rows);
     return { event, rows };
   }
@@ -54,11 +75,14 @@ describe('delivery rows (DynamoDB Local)', () => {
     return pages;
   }
 
-  it('lists an endpoint\'s deliveries newest first across pages, with and without a status filter, and only its own', async () => {
+  it("lists an endpoint's deliveries newest first across pages, with and without a status filter, and only its own", async () => {
     const { shopId, endpointIds } = await tenant(2);
     const [mine, other] = endpointIds as [string, string];
     const made: DeliveryRecord[] = [];
-    for (let i = 0; i < 7; i++) made.push(...(await fannedOut(shopId, [mine, other], 60_000 - i * 1000, i % 3 === 0 ? 'succeeded' : 'pending')).rows);
+    for (let i = 0; i < 7; i++)
+      made.push(
+        ...(await fannedOut(shopId, [mine, other], 60_000 - i * 1000, i % 3 === 0 ? 'succeeded' : 'pending')).rows,
+      );
     // Newest first is id order, descending (a fan-out id carries its event's time, then a hash).
     const descending = (ids: string[]) => [...ids].sort().reverse();
     const newestFirst = descending(made.filter((d) => d.endpoint_id === mine).map((d) => d.id));
@@ -67,14 +91,16 @@ describe('delivery rows (DynamoDB Local)', () => {
     expect(pages.map((p) => p.length)).toEqual([3, 3, 1]);
     expect(pages.flat()).toEqual(newestFirst);
 
-    const succeeded = descending(made.filter((d) => d.endpoint_id === mine && d.status === 'succeeded').map((d) => d.id));
+    const succeeded = descending(
+      made.filter((d) => d.endpoint_id === mine && d.status === 'succeeded').map((d) => d.id),
+    );
     expect(succeeded).toHaveLength(3);
     const filtered = await allPages(shopId, mine, 2, 'succeeded');
     expect(filtered.flat()).toEqual(succeeded);
     expect(filtered.length).toBeGreaterThanOrEqual(2);
   });
 
-  it('GET event lists the fan-out\'s rows, every redelivery, and the rows of an endpoint deleted since', async () => {
+  it("GET event lists the fan-out's rows, every redelivery, and the rows of an endpoint deleted since", async () => {
     const { shopId, endpointIds } = await tenant(2);
     const [kept, deleted] = endpointIds as [string, string];
     const { event, rows } = await fannedOut(shopId, [kept, deleted], 30_000, 'succeeded');
@@ -82,7 +108,13 @@ describe('delivery rows (DynamoDB Local)', () => {
     const first = await redeliver(redeliverDeps, shopId, event.id, [kept]);
     // Its first attempt failed: the next redeliver replaces it rather than share it.
     const firstRow = first.deliveries[0] as { id: string };
-    await deps.db.doc.update({ TableName: deps.db.tableName, Key: keys.delivery(shopId, kept, firstRow.id), UpdateExpression: 'SET attempts = :one, #s = :retrying', ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':one': 1, ':retrying': 'retrying' } });
+    await deps.db.doc.update({
+      TableName: deps.db.tableName,
+      Key: keys.delivery(shopId, kept, firstRow.id),
+      UpdateExpression: 'SET attempts = :one, #s = :retrying',
+      ExpressionAttributeNames: { '#s': 'status' },
+      ExpressionAttributeValues: { ':one': 1, ':retrying': 'retrying' },
+    });
     const second = await redeliver(redeliverDeps, shopId, event.id, [kept]);
     const again = [first.deliveries[0]?.id, second.deliveries[0]?.id] as string[];
     // The second supersedes the first (cancelled), so both are distinct rows of the pair.
@@ -113,7 +145,7 @@ describe('delivery rows (DynamoDB Local)', () => {
     expect(Object.keys(deliveryItem(rows[0] as DeliveryRecord)).filter((k) => k.startsWith('gsi3'))).toEqual([]);
   });
 
-  it('several events\' deliveries to one endpoint read in two requests, each as reading the event alone finds it', async () => {
+  it("several events' deliveries to one endpoint read in two requests, each as reading the event alone finds it", async () => {
     const { shopId, endpointIds } = await tenant(2);
     const [mine, other] = endpointIds as [string, string];
     const sent = await fannedOut(shopId, [mine, other], 50_000, 'succeeded');
@@ -123,7 +155,12 @@ describe('delivery rows (DynamoDB Local)', () => {
     // Redelivered to both: each pair gets a marker naming a second row (its event's markers and the one between share the range read).
     await redeliver({ ...deps, timeScale: 1 }, shopId, failed.event.id);
     await redeliver({ ...deps, timeScale: 1 }, shopId, between.event.id);
-    const none = newEvent(shopId, 'call.completed', { id: newId('call'), object: 'call' }, new Date(Date.now() - 10_000));
+    const none = newEvent(
+      shopId,
+      'call.completed',
+      { id: newId('call'), object: 'call' },
+      new Date(Date.now() - 10_000),
+    );
     const ids = [waiting.event.id, sent.event.id, none.id, failed.event.id];
 
     const requests: string[] = [];
@@ -149,7 +186,13 @@ describe('delivery rows (DynamoDB Local)', () => {
     expect((await store.createMissing(rows.slice(0, 3))).map((d) => d.id)).toEqual([fast.id, indexed.id, attempted.id]);
     // A local start (or the dead-letter drain, or a failed send) put one in the due index: the sweeper wakes it.
     expect(await new DynamoDueIndex(deps.db).enter(indexed, new Date())).toBe(true);
-    await deps.db.doc.update({ TableName: deps.db.tableName, Key: keys.delivery(shopId, attempted.endpoint_id, attempted.id), UpdateExpression: 'SET attempts = :one, #status = :s', ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: { ':one': 1, ':s': 'succeeded' } });
+    await deps.db.doc.update({
+      TableName: deps.db.tableName,
+      Key: keys.delivery(shopId, attempted.endpoint_id, attempted.id),
+      UpdateExpression: 'SET attempts = :one, #status = :s',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':one': 1, ':s': 'succeeded' },
+    });
     // The stream's retry of the same record: the fourth row is new, the first is still only in its message.
     expect((await store.createMissing(rows)).map((d) => d.id).sort()).toEqual([fast.id, rows[3]?.id].sort());
   });
@@ -160,11 +203,23 @@ describe('delivery rows (DynamoDB Local)', () => {
     const at = new Date(Date.now() - 600_000);
     const legacyItem = (event: EventRecord, status: DeliveryRecord['status']) => {
       // The earlier layout kept every open row in the due index.
-      const row = { ...newDelivery(event, endpointId, fanOutDeliveryId(event.id, endpointId), 'fanout', at), status, ...(status === 'pending' ? { sweep_at: at.toISOString() } : { attempts: 1, sweep_at: null }) };
+      const row = {
+        ...newDelivery(event, endpointId, fanOutDeliveryId(event.id, endpointId), 'fanout', at),
+        status,
+        ...(status === 'pending' ? { sweep_at: at.toISOString() } : { attempts: 1, sweep_at: null }),
+      };
       const { pk, sk, gsi2pk, gsi2sk, ...rest } = deliveryItem(row);
       void sk;
       // As the earlier layout wrote it: under its event, with the index of every delivery, and (open) in the due index.
-      return { ...rest, id: row.id, pk, sk: `DLV#${event.id}#${row.id}`, gsi3pk: `${String(pk)}#WE#${endpointId}#DLV`, gsi3sk: row.id, ...(status === 'pending' ? { gsi2pk, gsi2sk } : {}) };
+      return {
+        ...rest,
+        id: row.id,
+        pk,
+        sk: `DLV#${event.id}#${row.id}`,
+        gsi3pk: `${String(pk)}#WE#${endpointId}#DLV`,
+        gsi3sk: row.id,
+        ...(status === 'pending' ? { gsi2pk, gsi2sk } : {}),
+      };
     };
     const ended = newEvent(shopId, 'call.completed', { id: newId('call'), object: 'call' }, at);
     const open = newEvent(shopId, 'call.completed', { id: newId('call'), object: 'call' }, at);
@@ -172,15 +227,24 @@ describe('delivery rows (DynamoDB Local)', () => {
     const openItem = legacyItem(open, 'pending');
     for (const Item of [endedItem, openItem]) await deps.db.doc.put({ TableName: deps.db.tableName, Item });
 
-    expect((await store.listForEvent(shopId, ended.id)).map((d) => [d.id, d.status])).toEqual([[endedItem.id, 'succeeded']]);
+    expect((await store.listForEvent(shopId, ended.id)).map((d) => [d.id, d.status])).toEqual([
+      [endedItem.id, 'succeeded'],
+    ]);
     // A recover counts its success: nothing is queued again for that event.
-    expect((await deps.currentDeliveries.ofEvent(shopId, ended.id, [endpointId])).rows.map((d) => d.id)).toEqual([endedItem.id]);
-    expect((await deps.currentDeliveries.ofEvents(shopId, [ended.id], endpointId)).get(ended.id)?.rows.map((d) => d.id)).toEqual([endedItem.id]);
+    expect((await deps.currentDeliveries.ofEvent(shopId, ended.id, [endpointId])).rows.map((d) => d.id)).toEqual([
+      endedItem.id,
+    ]);
+    expect(
+      (await deps.currentDeliveries.ofEvents(shopId, [ended.id], endpointId)).get(ended.id)?.rows.map((d) => d.id),
+    ).toEqual([endedItem.id]);
 
     const due = new DynamoDueIndex(deps.db);
     const found = await due.overdue(new Date(), 200);
     expect(found.map((e) => e.id)).toContain(openItem.id);
-    expect(await store.get({ shop_id: shopId, endpoint_id: endpointId, id: String(openItem.id) })).toMatchObject({ status: 'pending', attempts: 0 });
+    expect(await store.get({ shop_id: shopId, endpoint_id: endpointId, id: String(openItem.id) })).toMatchObject({
+      status: 'pending',
+      attempts: 0,
+    });
     const old = await deps.db.doc.get({ TableName: deps.db.tableName, Key: { pk: openItem.pk, sk: openItem.sk } });
     expect(old.Item).toBeUndefined();
     expect((await store.listForEvent(shopId, open.id)).map((d) => d.id)).toEqual([openItem.id]);

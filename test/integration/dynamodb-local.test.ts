@@ -13,14 +13,18 @@ describe('DynamoDB Local launcher', () => {
       const first = await startDynamoDbLocal({ dataDir });
       expect(await ensureTable(first.endpoint, 'persisted')).toBe(true);
       const c1 = localClient(first.endpoint);
-      await c1.send(new PutItemCommand({ TableName: 'persisted', Item: { pk: { S: 'a' }, sk: { S: 'b' }, v: { S: 'kept' } } }));
+      await c1.send(
+        new PutItemCommand({ TableName: 'persisted', Item: { pk: { S: 'a' }, sk: { S: 'b' }, v: { S: 'kept' } } }),
+      );
       c1.destroy();
       await first.stop();
 
       const second = await startDynamoDbLocal({ dataDir });
       expect(await ensureTable(second.endpoint, 'persisted')).toBe(false);
       const c2 = localClient(second.endpoint);
-      const got = await c2.send(new GetItemCommand({ TableName: 'persisted', Key: { pk: { S: 'a' }, sk: { S: 'b' } } }));
+      const got = await c2.send(
+        new GetItemCommand({ TableName: 'persisted', Key: { pk: { S: 'a' }, sk: { S: 'b' } } }),
+      );
       c2.destroy();
       await second.stop();
       expect(got.Item?.v?.S).toBe('kept');
@@ -43,7 +47,9 @@ describe('DynamoDB Local launcher', () => {
     try {
       expect(listeningAddresses(db.port)).toEqual(['127.0.0.1']);
       // And a connection to this machine's other address is refused (when it has one).
-      const external = Object.values(networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal);
+      const external = Object.values(networkInterfaces())
+        .flat()
+        .find((a) => a && a.family === 'IPv4' && !a.internal);
       if (external) await expect(connects(external.address, db.port)).resolves.toBe(false);
       await expect(connects('127.0.0.1', db.port)).resolves.toBe(true);
     } finally {
@@ -63,7 +69,13 @@ function listeningAddresses(port: number): string[] {
       if (state !== '0A' || !local?.endsWith(`:${hexPort}`)) continue; // 0A: LISTEN
       const hex = local.split(':')[0] as string;
       // The last 4 bytes, little-endian per 32-bit word: the IPv4 address (or the mapped one).
-      const v4 = hex.slice(-8).match(/../g)?.reverse().map((b) => parseInt(b, 16)).join('.') ?? '';
+      const v4 =
+        hex
+          .slice(-8)
+          .match(/../g)
+          ?.reverse()
+          .map((b) => parseInt(b, 16))
+          .join('.') ?? '';
       const mapped = hex.length === 32 && hex.slice(0, 24) === '0000000000000000FFFF0000';
       found.push(hex.length === 8 || mapped ? v4 : hex === '0'.repeat(32) ? '::' : hex);
     }

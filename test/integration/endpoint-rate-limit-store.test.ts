@@ -8,7 +8,7 @@ import { rateAllowance } from '../../shared/delivery/rate-window';
 import type { ApiDeps } from '../../shared/wiring/api';
 import { useFreshTable } from '../helpers/table';
 
-describe('an endpoint\'s rate limit in the table (DynamoDB Local)', () => {
+describe("an endpoint's rate limit in the table (DynamoDB Local)", () => {
   let deps: ApiDeps;
   let endpoints: DynamoEndpointStore;
   beforeAll(async () => {
@@ -18,7 +18,11 @@ describe('an endpoint\'s rate limit in the table (DynamoDB Local)', () => {
 
   async function newEndpoint(rate_limit?: number | null): Promise<EndpointRecord> {
     const shop = await createShop(deps, { name: 'Rate Store Shop', owner_email: 'o@rate-store.test' });
-    const created = await createEndpoint({ ...deps, checkUrl: async (url) => ({ ok: true, url: new URL(url) }) }, shop.id, { url: 'https://hooks.example.com/x', events: ['call.completed'], rate_limit });
+    const created = await createEndpoint(
+      { ...deps, checkUrl: async (url) => ({ ok: true, url: new URL(url) }) },
+      shop.id,
+      { url: 'https://hooks.example.com/x', events: ['call.completed'], rate_limit },
+    );
     return (await endpoints.get(shop.id, created.id)) as EndpointRecord;
   }
   const ids = (n: number) => Array.from({ length: n }, () => `dlv_${randomUUID()}`);
@@ -29,7 +33,11 @@ describe('an endpoint\'s rate limit in the table (DynamoDB Local)', () => {
     expect((await endpoints.update(e.shop_id, e.id, { rate_limit: 1000 }, e.updated_at))?.rate_limit).toBe(1000);
     expect((await endpoints.update(e.shop_id, e.id, { description: 'CRM' }, e.updated_at))?.rate_limit).toBe(1000);
     expect((await endpoints.update(e.shop_id, e.id, { rate_limit: null }, e.updated_at))?.rate_limit).toBeNull();
-    await deps.db.doc.update({ TableName: deps.db.tableName, Key: keys.webhookEndpoint(e.shop_id, e.id), UpdateExpression: 'REMOVE rate_limit' });
+    await deps.db.doc.update({
+      TableName: deps.db.tableName,
+      Key: keys.webhookEndpoint(e.shop_id, e.id),
+      UpdateExpression: 'REMOVE rate_limit',
+    });
     expect(toEndpointResource((await endpoints.get(e.shop_id, e.id)) as EndpointRecord).rate_limit).toBeNull();
   });
 
@@ -57,7 +65,11 @@ describe('an endpoint\'s rate limit in the table (DynamoDB Local)', () => {
   it('under a rate limit, batches that read the endpoint at once never start more than the rate between them (no admission on the count alone)', async () => {
     const read = await newEndpoint(3);
     const now = Date.now();
-    const results = await Promise.all(Array.from({ length: 4 }, () => admit(read, ids(1), now, 60_000, randomUUID)).map((a) => endpoints.admit(read, a)));
+    const results = await Promise.all(
+      Array.from({ length: 4 }, () => admit(read, ids(1), now, 60_000, randomUUID)).map((a) =>
+        endpoints.admit(read, a),
+      ),
+    );
     expect(results.filter(Boolean)).toHaveLength(1);
     const after = (await endpoints.get(read.shop_id, read.id)) as EndpointRecord;
     expect(Object.values(after.rate_starts ?? {}).reduce((n, c) => n + c, 0)).toBe(1);

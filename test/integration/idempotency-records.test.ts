@@ -26,16 +26,37 @@ describe('idempotency records on the table (DynamoDB Local)', () => {
   });
 
   const body = (greeting: string) => ({ greeting });
-  const ref = (key: string, greeting: string) => recordRef([me.shopId, key], ['PATCH', '/v1/shop', body(greeting)], { owner: me.keyId, shopId: me.shopId });
+  const ref = (key: string, greeting: string) =>
+    recordRef([me.shopId, key], ['PATCH', '/v1/shop', body(greeting)], { owner: me.keyId, shopId: me.shopId });
   const patch = (key: string, greeting: string) =>
-    handler(apiEvent({ method: 'PATCH', path: '/v1/shop', body: JSON.stringify(body(greeting)), headers: { 'idempotency-key': key }, principal: me }), context());
-  const put = (item: Record<string, AttributeValue>) => deps.db.client.send(new PutItemCommand({ TableName: deps.db.tableName, Item: item }));
+    handler(
+      apiEvent({
+        method: 'PATCH',
+        path: '/v1/shop',
+        body: JSON.stringify(body(greeting)),
+        headers: { 'idempotency-key': key },
+        principal: me,
+      }),
+      context(),
+    );
+  const put = (item: Record<string, AttributeValue>) =>
+    deps.db.client.send(new PutItemCommand({ TableName: deps.db.tableName, Item: item }));
   const read = async (key: string) => {
-    const out = await deps.db.client.send(new GetItemCommand({ TableName: deps.db.tableName, Key: { pk: { S: key }, sk: { S: 'IDEMPOTENCY' } }, ConsistentRead: true }));
+    const out = await deps.db.client.send(
+      new GetItemCommand({
+        TableName: deps.db.tableName,
+        Key: { pk: { S: key }, sk: { S: 'IDEMPOTENCY' } },
+        ConsistentRead: true,
+      }),
+    );
     return out.Item ? unmarshall(out.Item) : undefined;
   };
   /** A record as Powertools wrote it. */
-  const legacy = (key: string, greeting: string, fields: Record<string, AttributeValue>): Record<string, AttributeValue> => ({
+  const legacy = (
+    key: string,
+    greeting: string,
+    fields: Record<string, AttributeValue>,
+  ): Record<string, AttributeValue> => ({
     pk: { S: ref(key, greeting).key },
     sk: { S: 'IDEMPOTENCY' },
     validation: { S: ref(key, greeting).payloadHash },
@@ -47,12 +68,19 @@ describe('idempotency records on the table (DynamoDB Local)', () => {
     const first = await patch('layout-1', 'Layout');
     expect(first.statusCode).toBe(200);
     const item = await read(ref('layout-1', 'Layout').key);
-    expect(item).toMatchObject({ status: 'COMPLETED', validation: ref('layout-1', 'Layout').payloadHash, data: { sealed: expect.any(String) }, owner: me.keyId });
+    expect(item).toMatchObject({
+      status: 'COMPLETED',
+      validation: ref('layout-1', 'Layout').payloadHash,
+      data: { sealed: expect.any(String) },
+      owner: me.keyId,
+    });
     expect(Math.abs((item?.expires_at as number) - (nowS() + 86400))).toBeLessThan(5);
     expect(Number.isInteger(item?.expires_at)).toBe(true);
     // In clear nowhere: the sealed response opens only with the record's key as context.
     expect(JSON.stringify(item)).not.toContain('Layout');
-    const opened = JSON.parse(await deps.cipher.decrypt((item?.data as { sealed: string }).sealed, ref('layout-1', 'Layout').key, me.shopId)) as { body: string };
+    const opened = JSON.parse(
+      await deps.cipher.decrypt((item?.data as { sealed: string }).sealed, ref('layout-1', 'Layout').key, me.shopId),
+    ) as { body: string };
     expect(opened.body).toBe(first.body);
   });
 
@@ -66,8 +94,13 @@ describe('idempotency records on the table (DynamoDB Local)', () => {
     expect(replay.body).toBe('{"id":"from-before"}');
   });
 
-  it('answers 409 while an earlier deploy\'s request holds the lock, 422 for another body', async () => {
-    await put(legacy('legacy-lock', 'Locked', { status: { S: 'INPROGRESS' }, in_progress_expiration: { N: String(Date.now() + 60_000) } }));
+  it("answers 409 while an earlier deploy's request holds the lock, 422 for another body", async () => {
+    await put(
+      legacy('legacy-lock', 'Locked', {
+        status: { S: 'INPROGRESS' },
+        in_progress_expiration: { N: String(Date.now() + 60_000) },
+      }),
+    );
     const inUse = await patch('legacy-lock', 'Locked');
     expect(inUse.statusCode).toBe(409);
     expect((parseBody(inUse).error as Record<string, unknown>).code).toBe('idempotency_key_in_use');
@@ -78,9 +111,23 @@ describe('idempotency records on the table (DynamoDB Local)', () => {
   });
 
   it('takes over a lock whose invocation has ended, and a record past its expiry', async () => {
-    await put(legacy('stale-lock', 'Stale', { status: { S: 'INPROGRESS' }, in_progress_expiration: { N: String(Date.now() - 1000) } }));
-    await put(legacy('expired', 'Expired', { status: { S: 'COMPLETED' }, expires_at: { N: String(Math.round(nowS() - 10)) }, data: { M: { sealed: { S: 'not-a-real-seal' } } } }));
-    for (const [key, greeting] of [['stale-lock', 'Stale'], ['expired', 'Expired']] as const) {
+    await put(
+      legacy('stale-lock', 'Stale', {
+        status: { S: 'INPROGRESS' },
+        in_progress_expiration: { N: String(Date.now() - 1000) },
+      }),
+    );
+    await put(
+      legacy('expired', 'Expired', {
+        status: { S: 'COMPLETED' },
+        expires_at: { N: String(Math.round(nowS() - 10)) },
+        data: { M: { sealed: { S: 'not-a-real-seal' } } },
+      }),
+    );
+    for (const [key, greeting] of [
+      ['stale-lock', 'Stale'],
+      ['expired', 'Expired'],
+    ] as const) {
       const result = await patch(key, greeting);
       expect(result.statusCode).toBe(200);
       expect(result.headers['idempotent-replayed']).toBeUndefined();
@@ -89,15 +136,32 @@ describe('idempotency records on the table (DynamoDB Local)', () => {
     }
   });
 
-  it('holds the lock for the invocation\'s remaining time while the request runs', async () => {
+  it("holds the lock for the invocation's remaining time while the request runs", async () => {
     let seen: Record<string, unknown> | undefined;
     const slow = makeHandler(() => ({
-      shops: { ...deps.shops, get: (id: string) => deps.shops.get(id), create: (s: never) => deps.shops.create(s), update: async (...args: Parameters<typeof deps.shops.update>) => ((seen = await read(ref('lock-1', 'Lock').key)), deps.shops.update(...args)) },
+      shops: {
+        ...deps.shops,
+        get: (id: string) => deps.shops.get(id),
+        create: (s: never) => deps.shops.create(s),
+        update: async (...args: Parameters<typeof deps.shops.update>) => (
+          (seen = await read(ref('lock-1', 'Lock').key)),
+          deps.shops.update(...args)
+        ),
+      },
       now: () => new Date(),
       idempotency: deps.idempotency,
     }));
     const started = Date.now();
-    const result = await slow(apiEvent({ method: 'PATCH', path: '/v1/shop', body: JSON.stringify(body('Lock')), headers: { 'idempotency-key': 'lock-1' }, principal: me }), context());
+    const result = await slow(
+      apiEvent({
+        method: 'PATCH',
+        path: '/v1/shop',
+        body: JSON.stringify(body('Lock')),
+        headers: { 'idempotency-key': 'lock-1' },
+        principal: me,
+      }),
+      context(),
+    );
     expect(result.statusCode).toBe(200);
     expect(seen).toMatchObject({ status: 'INPROGRESS', validation: ref('lock-1', 'Lock').payloadHash });
     expect(seen?.data).toBeUndefined();

@@ -60,7 +60,9 @@ describe('Idempotency-Key on PATCH /v1/shop (DynamoDB Local)', () => {
 
   it('10 concurrent requests with one key: one write, the others replay or get 409', async () => {
     shops.delayMs = 150;
-    const results = await Promise.all(Array.from({ length: 10 }, () => patch('concurrent-1', { greeting: 'Concurrent hello' })));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => patch('concurrent-1', { greeting: 'Concurrent hello' })),
+    );
     expect(shops.writes).toBe(1);
     const firsts = results.filter((r) => r.statusCode === 200 && !r.headers['idempotent-replayed']);
     const replays = results.filter((r) => r.statusCode === 200 && r.headers['idempotent-replayed'] === 'true');
@@ -91,7 +93,11 @@ describe('Idempotency-Key on PATCH /v1/shop (DynamoDB Local)', () => {
     expect(first.statusCode).toBe(200);
     for (const reuse of [
       patch('reuse-1', { greeting: 'Second' }),
-      patch('reuse-1', { greeting: 'First' }, { method: 'POST', path: '/v1/jobs/job_01jd0000000000000000000000/approve' }),
+      patch(
+        'reuse-1',
+        { greeting: 'First' },
+        { method: 'POST', path: '/v1/jobs/job_01jd0000000000000000000000/approve' },
+      ),
     ]) {
       const r = await reuse;
       expect(r.statusCode).toBe(422);
@@ -103,7 +109,7 @@ describe('Idempotency-Key on PATCH /v1/shop (DynamoDB Local)', () => {
     expect(shops.writes).toBe(1);
   });
 
-  it('a 409 or 422 of a second request never erases the first request\'s record', async () => {
+  it("a 409 or 422 of a second request never erases the first request's record", async () => {
     shops.delayMs = 300;
     const first = patch('guard-1', { greeting: 'Guarded' });
     await new Promise((r) => setTimeout(r, 50));
@@ -149,11 +155,18 @@ describe('Idempotency-Key on PATCH /v1/shop (DynamoDB Local)', () => {
     const afterwards = await patch('mine-1', { greeting: 'Mine' }, { who: colleague });
     for (const r of [whileRunning, afterwards]) {
       expect(r.statusCode).toBe(422);
-      expect(parseBody(r).error).toMatchObject({ code: 'idempotency_key_reused', message: expect.stringContaining('another API key') });
+      expect(parseBody(r).error).toMatchObject({
+        code: 'idempotency_key_reused',
+        message: expect.stringContaining('another API key'),
+      });
       expect(r.body).not.toContain('Mine');
     }
     const replay = await patch('mine-1', { greeting: 'Mine' });
-    expect([replay.statusCode, replay.headers['idempotent-replayed'], replay.body]).toEqual([200, 'true', (await first).body]);
+    expect([replay.statusCode, replay.headers['idempotent-replayed'], replay.body]).toEqual([
+      200,
+      'true',
+      (await first).body,
+    ]);
     expect(shops.writes).toBe(1);
   });
 

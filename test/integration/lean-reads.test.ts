@@ -11,7 +11,7 @@ import { apiDeps, recoveryDeps } from '../../shared/wiring/api';
 import { testEndpoint, uniqueTableName } from '../helpers/table';
 
 /** The production wiring of recover (the endpoint read alone) and the local start's lease break, on DynamoDB Local. */
-describe('recover\'s own wiring and the local start\'s clean-up (DynamoDB Local)', () => {
+describe("recover's own wiring and the local start's clean-up (DynamoDB Local)", () => {
   const tableName = uniqueTableName();
   const config = configFromEnv({ ...process.env, DYNAMODB_ENDPOINT: testEndpoint(), TABLE_NAME: tableName });
   beforeAll(() => ensureTable(testEndpoint(), tableName));
@@ -20,21 +20,33 @@ describe('recover\'s own wiring and the local start\'s clean-up (DynamoDB Local)
     const deps = apiDeps(config);
     const shop = await createShop(deps, { name: 'Lean Shop', owner_email: 'o@lean.test' });
     const made = new Date(Date.now() - 120_000);
-    const endpoint = await createEndpoint({ ...deps, now: () => made, checkUrl: async (url: string) => ({ ok: true as const, url: new URL(url) }) }, shop.id, { url: 'https://hooks.example.com/lean', events: ['call.completed'] });
-    await deps.events.put(newEvent(shop.id, 'call.completed', { id: 'call_1', object: 'call' }, new Date(Date.now() - 60_000)));
+    const endpoint = await createEndpoint(
+      { ...deps, now: () => made, checkUrl: async (url: string) => ({ ok: true as const, url: new URL(url) }) },
+      shop.id,
+      { url: 'https://hooks.example.com/lean', events: ['call.completed'] },
+    );
+    await deps.events.put(
+      newEvent(shop.id, 'call.completed', { id: 'call_1', object: 'call' }, new Date(Date.now() - 60_000)),
+    );
     return { deps, shopId: shop.id, endpointId: endpoint.id };
   }
 
-  it('recoverWebhookEndpoint\'s wiring finds the endpoint, queues the missed event and shows the recovery; an unknown endpoint is a 404', async () => {
+  it("recoverWebhookEndpoint's wiring finds the endpoint, queues the missed event and shows the recovery; an unknown endpoint is a 404", async () => {
     const { shopId, endpointId } = await endpointWithMissedEvent();
     const deps = recoveryDeps(config);
-    const answer = await recoverEndpoint(deps, shopId, endpointId, { since: new Date(Date.now() - 3_600_000).toISOString() });
+    const answer = await recoverEndpoint(deps, shopId, endpointId, {
+      since: new Date(Date.now() - 3_600_000).toISOString(),
+    });
     expect(answer).toMatchObject({ status: 'completed', deliveries_queued: 1 });
     expect(await getRecovery(deps, shopId, endpointId, answer.id)).toEqual(answer);
-    await expect(recoverEndpoint(deps, shopId, 'we_01jd0000000000000000000000', { since: new Date(Date.now() - 3_600_000).toISOString() })).rejects.toMatchObject({ code: 'resource_missing' });
+    await expect(
+      recoverEndpoint(deps, shopId, 'we_01jd0000000000000000000000', {
+        since: new Date(Date.now() - 3_600_000).toISOString(),
+      }),
+    ).rejects.toMatchObject({ code: 'resource_missing' });
   });
 
-  it('a local start ends the last run\'s leases and what its batches carried, and leaves a quiet endpoint alone', async () => {
+  it("a local start ends the last run's leases and what its batches carried, and leaves a quiet endpoint alone", async () => {
     const { deps, shopId, endpointId } = await endpointWithMissedEvent();
     const quiet = await endpointWithMissedEvent();
     const key = keys.endpointState(shopId, endpointId);
@@ -42,15 +54,35 @@ describe('recover\'s own wiring and the local start\'s clean-up (DynamoDB Local)
       TableName: deps.db.tableName,
       Key: key,
       UpdateExpression: 'SET leases.#d = :lease, #c = :until',
-      ExpressionAttributeNames: { '#d': 'dlv_01jd0000000000000000000001', '#c': carriedKey('dlv_01jd0000000000000000000002') },
-      ExpressionAttributeValues: { ':lease': { until: Date.now() + 60_000, token: 't', probe: false }, ':until': Date.now() + 60_000 },
+      ExpressionAttributeNames: {
+        '#d': 'dlv_01jd0000000000000000000001',
+        '#c': carriedKey('dlv_01jd0000000000000000000002'),
+      },
+      ExpressionAttributeValues: {
+        ':lease': { until: Date.now() + 60_000, token: 't', probe: false },
+        ':until': Date.now() + 60_000,
+      },
     });
-    const quietBefore = (await deps.db.doc.get({ TableName: deps.db.tableName, Key: keys.endpointState(quiet.shopId, quiet.endpointId), ConsistentRead: true })).Item;
+    const quietBefore = (
+      await deps.db.doc.get({
+        TableName: deps.db.tableName,
+        Key: keys.endpointState(quiet.shopId, quiet.endpointId),
+        ConsistentRead: true,
+      })
+    ).Item;
     expect(await breakLeasesOfLastRun(deps.db)).toBe(1);
     const after = (await deps.db.doc.get({ TableName: deps.db.tableName, Key: key, ConsistentRead: true })).Item ?? {};
     expect(after.leases).toEqual({});
     expect(Object.keys(after).filter((k) => k.startsWith('c_'))).toEqual([]);
-    expect((await deps.db.doc.get({ TableName: deps.db.tableName, Key: keys.endpointState(quiet.shopId, quiet.endpointId), ConsistentRead: true })).Item).toEqual(quietBefore);
+    expect(
+      (
+        await deps.db.doc.get({
+          TableName: deps.db.tableName,
+          Key: keys.endpointState(quiet.shopId, quiet.endpointId),
+          ConsistentRead: true,
+        })
+      ).Item,
+    ).toEqual(quietBefore);
     expect(await breakLeasesOfLastRun(deps.db)).toBe(0);
   });
 });

@@ -16,20 +16,34 @@ describe('owner email about a disabled endpoint, claimed once per event (DynamoD
 
   async function disabledEvent(): Promise<EventRecord> {
     const shop = await createShop(deps, { name: 'Notify Shop', owner_email: 'owner@notify.test' });
-    const data = { id: 'we_01jd0000000000000000000000', url: 'https://hooks.example.com/x', disabled_reason: 'failing' };
+    const data = {
+      id: 'we_01jd0000000000000000000000',
+      url: 'https://hooks.example.com/x',
+      disabled_reason: 'failing',
+    };
     const event = newEvent(shop.id, 'webhook_endpoint.disabled', data, new Date());
     await events.put(event);
     return event;
   }
 
   function notifyDeps(send: (mail: Mail) => Promise<void>): NotifyDeps {
-    return { shops: deps.shops, endpoints: { get: async () => null }, mailer: { send }, notifications: events, now: () => new Date() };
+    return {
+      shops: deps.shops,
+      endpoints: { get: async () => null },
+      mailer: { send },
+      notifications: events,
+      now: () => new Date(),
+    };
   }
 
   const notifiedAt = async (event: EventRecord) =>
-    (await deps.db.doc.get({ TableName: deps.db.tableName, Key: keys.event(event.shop_id, event.id), ConsistentRead: true })).Item?.notified_at as
-      | string
-      | undefined;
+    (
+      await deps.db.doc.get({
+        TableName: deps.db.tableName,
+        Key: keys.event(event.shop_id, event.id),
+        ConsistentRead: true,
+      })
+    ).Item?.notified_at as string | undefined;
 
   it('sends one email when the same event is handled twice, one after the other or at once', async () => {
     const sequential = await disabledEvent();
@@ -38,7 +52,10 @@ describe('owner email about a disabled endpoint, claimed once per event (DynamoD
     await notifyEndpointDisabled(run, sequential);
     await notifyEndpointDisabled(run, sequential);
     expect(sent).toHaveLength(1);
-    expect(sent[0]).toMatchObject({ to: 'owner@notify.test', subject: 'Webhook endpoint disabled: https://hooks.example.com/x' });
+    expect(sent[0]).toMatchObject({
+      to: 'owner@notify.test',
+      subject: 'Webhook endpoint disabled: https://hooks.example.com/x',
+    });
     expect(await notifiedAt(sequential)).toEqual(expect.any(String));
 
     const concurrent = await disabledEvent();
@@ -50,7 +67,12 @@ describe('owner email about a disabled endpoint, claimed once per event (DynamoD
   it('gives the claim back when the mailer fails, so the retried record sends the email', async () => {
     const event = await disabledEvent();
     const failure = new Error('SES throttled');
-    await expect(notifyEndpointDisabled(notifyDeps(() => Promise.reject(failure)), event)).rejects.toBe(failure);
+    await expect(
+      notifyEndpointDisabled(
+        notifyDeps(() => Promise.reject(failure)),
+        event,
+      ),
+    ).rejects.toBe(failure);
     expect(await notifiedAt(event)).toBeUndefined();
 
     const sent: Mail[] = [];

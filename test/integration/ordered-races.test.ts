@@ -14,7 +14,7 @@ import { useFreshTable } from '../helpers/table';
  * endpoint's due deliveries from the table, and a hold written while the row's attempt is in
  * flight. Either broke a job's order, or left its delivery unsent for good, in the crash bench.
  */
-describe('ordered delivery and the consumer\'s races (DynamoDB Local)', () => {
+describe("ordered delivery and the consumer's races (DynamoDB Local)", () => {
   let deps: ApiDeps;
   let store: DynamoDeliveryStore;
   let order: DynamoOrderStore;
@@ -27,9 +27,10 @@ describe('ordered delivery and the consumer\'s races (DynamoDB Local)', () => {
   /** An ordered endpoint with a recording queue; `onPost` answers each request (204 unless it says otherwise). */
   /** An ordered endpoint (test/helpers/ordered-endpoint.ts); `onPost` answers each request (204 unless it says otherwise). */
   const setup = (onPost?: (eventId: string) => Promise<number | void>) => orderedEndpoint(deps, store, order, onPost);
-  const rowOf = async (event: EventRecord, endpointId: string) => (await store.listForEvent(event.shop_id, event.id)).find((d) => d.endpoint_id === endpointId) as DeliveryRecord;
+  const rowOf = async (event: EventRecord, endpointId: string) =>
+    (await store.listForEvent(event.shop_id, event.id)).find((d) => d.endpoint_id === endpointId) as DeliveryRecord;
 
-  it('a success that pulls the endpoint\'s due deliveries from the table takes no ordered one its chain has not admitted', async () => {
+  it("a success that pulls the endpoint's due deliveries from the table takes no ordered one its chain has not admitted", async () => {
     const s = await setup();
     const created = await s.emit('job.created', 'job_pull');
     const approved = await s.emit('job.approved', 'job_pull');
@@ -39,12 +40,17 @@ describe('ordered delivery and the consumer\'s races (DynamoDB Local)', () => {
     const approvedRow = await s.rowWritten(approved, 'job_pull');
     await fanOut(s.fanOutDeps, other);
     // Deliveries wait for a slot: the endpoint is marked, so the next success pulls due rows from the table.
-    await s.endpoints.markBacklog((await s.endpoints.get(s.shop.id, s.endpoint.id)) as EndpointRecord, new Date().toISOString());
+    await s.endpoints.markBacklog(
+      (await s.endpoints.get(s.shop.id, s.endpoint.id)) as EndpointRecord,
+      new Date().toISOString(),
+    );
     const otherMessage = s.queued.find((m) => m.event_id === other.id) as DeliveryMessage;
     await deliverBatch(s.attemptDeps, [otherMessage]);
 
     // Nor is it listed for a success past its runway to hand back to the queue.
-    expect((await store.listDueForEndpoint(s.shop.id, s.endpoint.id, new Date(), 20)).map((m) => m.delivery_id)).not.toContain(approvedRow.id);
+    expect(
+      (await store.listDueForEndpoint(s.shop.id, s.endpoint.id, new Date(), 20)).map((m) => m.delivery_id),
+    ).not.toContain(approvedRow.id);
     // The job's approval did not go out ahead of its creation, which is still open, nor did anything take its first attempt.
     expect(s.posts).not.toContain(approved.id);
     expect(await rowOf(approved, s.endpoint.id)).toMatchObject({ status: 'pending', attempts: 0 });
@@ -58,7 +64,7 @@ describe('ordered delivery and the consumer\'s races (DynamoDB Local)', () => {
     expect(s.posts.filter((id) => id !== other.id)).toEqual([created.id, approved.id]);
   });
 
-  it('a hold written while the row\'s first attempt is in flight does not outlive that attempt: its retry goes out', async () => {
+  it("a hold written while the row's first attempt is in flight does not outlive that attempt: its retry goes out", async () => {
     let crossing: { row: DeliveryRecord; ahead: string } | undefined;
     const s = await setup(async (eventId) => {
       if (!crossing || eventId !== crossing.row.event_id) return;

@@ -53,10 +53,18 @@ describe('local SQS event source', () => {
       seen.push(...event.Records.map((r) => r.body));
       running--;
       // m7 fails: it stays on the queue.
-      return { batchItemFailures: event.Records.filter((r) => r.body === 'm7').map((r) => ({ itemIdentifier: r.messageId })) };
+      return {
+        batchItemFailures: event.Records.filter((r) => r.body === 'm7').map((r) => ({ itemIdentifier: r.messageId })),
+      };
     };
     await send(bodies);
-    const poller = startQueuePoller({ sqs: queues.events, queueUrl: queues.queueUrl, queueArn: queues.queueArn, handler, concurrency: 2 });
+    const poller = startQueuePoller({
+      sqs: queues.events,
+      queueUrl: queues.queueUrl,
+      queueArn: queues.queueArn,
+      handler,
+      concurrency: 2,
+    });
     try {
       // Every message once (m7 may already be back a second time on a slow machine: its
       // visibility timeout is 1 s, so count distinct bodies, not handler calls).
@@ -68,12 +76,14 @@ describe('local SQS event source', () => {
     expect([...new Set(seen)].sort()).toEqual([...bodies].sort());
     // Settled messages are gone; the failed one comes back once its visibility timeout (1 s) is over.
     await until(() => false, 1_200);
-    const back = await queues.client.send(new ReceiveMessageCommand({ QueueUrl: queues.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+    const back = await queues.client.send(
+      new ReceiveMessageCommand({ QueueUrl: queues.queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+    );
     // (local-aws-sqs may hand the failed message back twice: at-least-once, as SQS allows.)
     expect([...new Set((back.Messages ?? []).map((m) => m.Body))]).toEqual(['m7']);
   });
 
-  it('hands the handler records as Lambda\'s event source does, and counts its requests under the SDK\'s operation names', async () => {
+  it("hands the handler records as Lambda's event source does, and counts its requests under the SDK's operation names", async () => {
     // The other queue (the deliveries' still holds the last test's m7), empty.
     const counter = countCalls(queues.events);
     const records: SQSRecord[] = [];
@@ -97,21 +107,37 @@ describe('local SQS event source', () => {
     }
     expect(records).toHaveLength(1);
     const [r] = records as [SQSRecord];
-    expect(r).toMatchObject({ body: '{"delivery_id":"dlv_1"}', md5OfBody: createHash('md5').update('{"delivery_id":"dlv_1"}').digest('hex'), eventSource: 'aws:sqs', eventSourceARN: queues.notifyQueueArn, awsRegion: 'us-east-1', messageAttributes: {} });
+    expect(r).toMatchObject({
+      body: '{"delivery_id":"dlv_1"}',
+      md5OfBody: createHash('md5').update('{"delivery_id":"dlv_1"}').digest('hex'),
+      eventSource: 'aws:sqs',
+      eventSourceARN: queues.notifyQueueArn,
+      awsRegion: 'us-east-1',
+      messageAttributes: {},
+    });
     expect(r.messageId).toMatch(/\S/);
     expect(r.receiptHandle).toMatch(/\S/);
     expect(r.attributes.ApproximateReceiveCount).toBe('1');
     expect(Math.abs(Number(r.attributes.SentTimestamp) - sentAt)).toBeLessThan(5_000);
-    expect(Number(r.attributes.ApproximateFirstReceiveTimestamp)).toBeGreaterThanOrEqual(Number(r.attributes.SentTimestamp));
+    expect(Number(r.attributes.ApproximateFirstReceiveTimestamp)).toBeGreaterThanOrEqual(
+      Number(r.attributes.SentTimestamp),
+    );
     expect([...counter.calls.keys()].sort()).toEqual(['DeleteMessageBatch', 'GetQueueAttributes', 'ReceiveMessage']);
     await until(() => false, 1_200);
-    const back = await queues.client.send(new ReceiveMessageCommand({ QueueUrl: queues.notifyQueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }));
+    const back = await queues.client.send(
+      new ReceiveMessageCommand({ QueueUrl: queues.notifyQueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 0 }),
+    );
     expect(back.Messages ?? []).toHaveLength(0);
   });
 
-  it('an idle queue is long-polled for 1 s at a time by five receives at once, as Lambda\'s event source does; stop() ends them at once, and a cut-off poll takes nothing sent after its wait', async () => {
+  it("an idle queue is long-polled for 1 s at a time by five receives at once, as Lambda's event source does; stop() ends them at once, and a cut-off poll takes nothing sent after its wait", async () => {
     const { sqs, requests } = recordingApi();
-    const poller = startQueuePoller({ sqs, queueUrl: queues.notifyQueueUrl, queueArn: queues.notifyQueueArn, handler: () => Promise.resolve({ batchItemFailures: [] }) });
+    const poller = startQueuePoller({
+      sqs,
+      queueUrl: queues.notifyQueueUrl,
+      queueArn: queues.notifyQueueArn,
+      handler: () => Promise.resolve({ batchItemFailures: [] }),
+    });
     try {
       await until(() => requests.filter((r) => r.operation === 'ReceiveMessage').length === 5);
       await until(() => false, 100);
@@ -127,9 +153,18 @@ describe('local SQS event source', () => {
     // local-aws-sqs runs the cut-off receive to its end: a message sent after it is received once, by the next reader.
     await until(() => false, 1_300);
     await send(['after-stop'], queues.notifyQueueUrl);
-    const got = await queues.client.send(new ReceiveMessageCommand({ QueueUrl: queues.notifyQueueUrl, MaxNumberOfMessages: 1, WaitTimeSeconds: 1, AttributeNames: ['All'] }));
+    const got = await queues.client.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queues.notifyQueueUrl,
+        MaxNumberOfMessages: 1,
+        WaitTimeSeconds: 1,
+        AttributeNames: ['All'],
+      }),
+    );
     expect(got.Messages?.map((m) => [m.Body, m.Attributes?.ApproximateReceiveCount])).toEqual([['after-stop', '1']]);
-    await queues.client.send(new DeleteMessageCommand({ QueueUrl: queues.notifyQueueUrl, ReceiptHandle: got.Messages?.[0]?.ReceiptHandle }));
+    await queues.client.send(
+      new DeleteMessageCommand({ QueueUrl: queues.notifyQueueUrl, ReceiptHandle: got.Messages?.[0]?.ReceiptHandle }),
+    );
   });
 
   it('a batch in flight is not counted as waiting: the poller long-polls for the next message and asks for it alone', async () => {
@@ -153,7 +188,10 @@ describe('local SQS event source', () => {
     });
     const receives = () => requests.filter((r) => r.operation === 'ReceiveMessage');
     try {
-      const sendOwn = (body: string) => own.client.send(new SendMessageBatchCommand({ QueueUrl: own.notifyQueueUrl, Entries: [{ Id: '0', MessageBody: body }] }));
+      const sendOwn = (body: string) =>
+        own.client.send(
+          new SendMessageBatchCommand({ QueueUrl: own.notifyQueueUrl, Entries: [{ Id: '0', MessageBody: body }] }),
+        );
       await sendOwn('held');
       await until(() => bodies.includes('held'));
       const before = receives().length;
@@ -163,7 +201,9 @@ describe('local SQS event source', () => {
       expect(receives().at(-1)?.input).toMatchObject({ WaitTimeSeconds: 1, MaxNumberOfMessages: 1 });
       await sendOwn('next');
       await until(() => bodies.includes('next'));
-      expect(receives().every((r) => (r.input as { MaxNumberOfMessages: number }).MaxNumberOfMessages === 1)).toBe(true);
+      expect(receives().every((r) => (r.input as { MaxNumberOfMessages: number }).MaxNumberOfMessages === 1)).toBe(
+        true,
+      );
     } finally {
       release();
       await poller.stop();

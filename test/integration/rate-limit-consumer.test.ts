@@ -1,5 +1,11 @@
 import { deliverBatch } from '../../shared/delivery/delivery-attempt';
-import { messageOf, newDelivery, type DeliveryMessage, type DeliveryRecord, fanOutDeliveryId } from '../../shared/delivery/deliveries';
+import {
+  messageOf,
+  newDelivery,
+  type DeliveryMessage,
+  type DeliveryRecord,
+  fanOutDeliveryId,
+} from '../../shared/delivery/deliveries';
 import type { AttemptDeps } from '../../shared/delivery/delivery-ports';
 import { newEvent } from '../../shared/domain/events';
 import { createShop } from '../../shared/domain/shop';
@@ -37,7 +43,12 @@ describe('the consumer under a rate limit (DynamoDB Local)', () => {
       order: new DynamoOrderStore(deps.db),
       queue: { send: async () => undefined },
       scheduler: { schedule: async (message, at) => void scheduled.push({ message, at }), needsSchedule: () => false },
-      sender: { post: async (_url, headers) => (posts.push({ id: headers['webhook-id'] as string, at: Date.now() + clock.skew }), { status: 204, error: null, retryAfterMs: null, durationMs: 1, snippet: null }) },
+      sender: {
+        post: async (_url, headers) => (
+          posts.push({ id: headers['webhook-id'] as string, at: Date.now() + clock.skew }),
+          { status: 204, error: null, retryAfterMs: null, durationMs: 1, snippet: null }
+        ),
+      },
       cipher: deps.cipher,
       checkTarget: async (url) => (beforePost(), { ok: true, url: new URL(url) }),
       settings: { timeoutMs: 1000, deferMs: 250 },
@@ -49,7 +60,11 @@ describe('the consumer under a rate limit (DynamoDB Local)', () => {
 
   async function endpointWith(count: number, rate_limit: number) {
     const shop = await createShop(deps, { name: 'Rate Shop', owner_email: 'o@rate.test' });
-    const endpoint = await createEndpoint({ ...deps, checkUrl: async (url) => ({ ok: true, url: new URL(url) }) }, shop.id, { url: 'https://hooks.example.com/x', events: ['call.completed'], rate_limit });
+    const endpoint = await createEndpoint(
+      { ...deps, checkUrl: async (url) => ({ ok: true, url: new URL(url) }) },
+      shop.id,
+      { url: 'https://hooks.example.com/x', events: ['call.completed'], rate_limit },
+    );
     const rows: DeliveryRecord[] = [];
     for (let i = 0; i < count; i++) {
       const now = new Date();
@@ -62,31 +77,47 @@ describe('the consumer under a rate limit (DynamoDB Local)', () => {
   }
   const read = (e: { shop_id: string; id: string }) => endpoints.get(e.shop_id, e.id) as Promise<EndpointRecord>;
   const counted = (e: EndpointRecord) => Object.values(e.rate_starts ?? {}).reduce((n, c) => n + c, 0);
-  const verdicts = (results: PromiseSettledResult<string>[]) => results.map((r) => (r.status === 'fulfilled' ? r.value : `error: ${String(r.reason)}`));
+  const verdicts = (results: PromiseSettledResult<string>[]) =>
+    results.map((r) => (r.status === 'fulfilled' ? r.value : `error: ${String(r.reason)}`));
 
   it('sends what the rate allows; the rest wait on the queue, with no attempt used and no deferral counted, and go out when the window has room', async () => {
     const { endpoint, rows } = await endpointWith(6, 2);
     const h = harness();
     const messages = rows.map((r) => ({ ...messageOf(r), deferrals: 1 }));
     const started = Date.now();
-    expect(verdicts(await deliverBatch(h.attemptDeps, messages))).toEqual(['delivered', 'delivered', 'deferred', 'deferred', 'deferred', 'deferred']);
+    expect(verdicts(await deliverBatch(h.attemptDeps, messages))).toEqual([
+      'delivered',
+      'delivered',
+      'deferred',
+      'deferred',
+      'deferred',
+      'deferred',
+    ]);
     expect(h.posts).toHaveLength(2);
     // Each wait writes its row's index entry first, so the queue sends finish in any order: read them in the order of their places.
     h.scheduled.sort((a, b) => a.at.getTime() - b.at.getTime());
     // The same messages (their in-flight backoff as it was), each with its place in line: two per window, from a window and the grace on.
-    expect(h.scheduled.map((s) => s.message)).toEqual(messages.slice(2).map((m, i) => ({ ...m, rate_at: h.scheduled[i]?.at.getTime() })));
+    expect(h.scheduled.map((s) => s.message)).toEqual(
+      messages.slice(2).map((m, i) => ({ ...m, rate_at: h.scheduled[i]?.at.getTime() })),
+    );
     const waits = h.scheduled.map((s) => s.at.getTime() - started);
     expect(Math.min(...waits)).toBeGreaterThanOrEqual(WINDOW_MS + START_GRACE_MS);
     expect(waits[2]).toBeGreaterThan((waits[0] as number) + WINDOW_MS);
     // A wait of seconds keeps the row on its fast path: no index write before its message goes back on the queue.
-    for (const r of rows.slice(2)) expect(await store.get(r)).toMatchObject({ status: 'pending', attempts: 0, sweep_at: null });
+    for (const r of rows.slice(2))
+      expect(await store.get(r)).toMatchObject({ status: 'pending', attempts: 0, sweep_at: null });
     const after = await read(endpoint);
     expect([counted(after), after.health.consecutive_failures, Object.keys(after.leases)]).toEqual([2, 0, []]);
 
     // Woken at their time: two more go, two wait again.
     h.clock.skew = (h.scheduled[0]?.at.getTime() ?? 0) - Date.now();
     const woken = h.scheduled.splice(0).map((s) => s.message);
-    expect(verdicts(await deliverBatch(h.attemptDeps, woken))).toEqual(['delivered', 'delivered', 'deferred', 'deferred']);
+    expect(verdicts(await deliverBatch(h.attemptDeps, woken))).toEqual([
+      'delivered',
+      'delivered',
+      'deferred',
+      'deferred',
+    ]);
     expect(h.posts).toHaveLength(4);
     expect((h.posts[2]?.at as number) - (h.posts[0]?.at as number)).toBeGreaterThan(WINDOW_MS);
     // A delivery that did not wait, coming now, joins the end of the line though the window may have room.
@@ -97,7 +128,12 @@ describe('the consumer under a rate limit (DynamoDB Local)', () => {
   it('takes no runway: a success does not pass its slot on, so every request is counted before it starts', async () => {
     const { endpoint, rows } = await endpointWith(10, 100);
     const h = harness();
-    const results = verdicts(await deliverBatch(h.attemptDeps, rows.map((r) => messageOf(r))));
+    const results = verdicts(
+      await deliverBatch(
+        h.attemptDeps,
+        rows.map((r) => messageOf(r)),
+      ),
+    );
     expect(h.posts).toHaveLength(MAX_IN_FLIGHT);
     expect(results.filter((v) => v === 'deferred')).toHaveLength(10 - MAX_IN_FLIGHT);
     expect(counted(await read(endpoint))).toBe(MAX_IN_FLIGHT);
@@ -112,7 +148,9 @@ describe('the consumer under a rate limit (DynamoDB Local)', () => {
     const results = verdicts(await deliverBatch(h.attemptDeps, waited));
     expect(results.filter((v) => v === 'deferred')).toHaveLength(10 - MAX_IN_FLIGHT);
     // An in-flight deferral: its backoff counts, and it no longer goes ahead of the rate's line.
-    expect(h.scheduled.map((s) => [s.message.deferrals, 'rate_at' in s.message])).toEqual(Array.from({ length: 10 - MAX_IN_FLIGHT }, () => [1, false]));
+    expect(h.scheduled.map((s) => [s.message.deferrals, 'rate_at' in s.message])).toEqual(
+      Array.from({ length: 10 - MAX_IN_FLIGHT }, () => [1, false]),
+    );
   });
 
   it('a request that cannot start within the grace of its admission is not sent: its slot is freed and it is queued again at once, no attempt used', async () => {

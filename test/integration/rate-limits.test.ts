@@ -8,10 +8,13 @@ const T0 = 1_800_000_000_000;
 
 describe.each([
   ['in memory', () => Promise.resolve({ limiter: new MemoryRateLimiter() as RateLimiter })],
-  ['in the table (DynamoDB Local)', async () => {
-    const deps = await useFreshTable();
-    return { limiter: new DynamoRateLimiter(deps.db) as RateLimiter };
-  }],
+  [
+    'in the table (DynamoDB Local)',
+    async () => {
+      const deps = await useFreshTable();
+      return { limiter: new DynamoRateLimiter(deps.db) as RateLimiter };
+    },
+  ],
 ])('GCRA rate limiter %s', (_label, make) => {
   let limiter: RateLimiter;
   beforeAll(async () => {

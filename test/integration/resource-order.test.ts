@@ -1,5 +1,12 @@
 import { deliverBatch } from '../../shared/delivery/delivery-attempt';
-import { fanOut, messageOf, newDelivery, type DeliveryMessage, type DeliveryRecord, fanOutDeliveryId } from '../../shared/delivery/deliveries';
+import {
+  fanOut,
+  messageOf,
+  newDelivery,
+  type DeliveryMessage,
+  type DeliveryRecord,
+  fanOutDeliveryId,
+} from '../../shared/delivery/deliveries';
 import type { EventRecord } from '../../shared/domain/events';
 import { elementOf } from '../../shared/delivery/resource-order';
 import { sweep } from '../../shared/delivery/sweep';
@@ -32,12 +39,14 @@ describe('ordered delivery per resource (DynamoDB Local)', () => {
       return fail.has(id) && first ? 500 : 204;
     });
   }
-  const rowOf = async (event: EventRecord, endpointId: string) => (await store.listForEvent(event.shop_id, event.id)).find((d) => d.endpoint_id === endpointId) as DeliveryRecord;
+  const rowOf = async (event: EventRecord, endpointId: string) =>
+    (await store.listForEvent(event.shop_id, event.id)).find((d) => d.endpoint_id === endpointId) as DeliveryRecord;
 
   it('concurrent fan-outs of one job: every event sent once, none while an earlier one is open, and the held ones in event order', async () => {
     const s = await setup();
     const jobEvents: EventRecord[] = [];
-    for (let i = 0; i < 6; i++) jobEvents.push(await s.emit(i === 0 ? 'job.created' : 'job.approved', 'job_concurrent'));
+    for (let i = 0; i < 6; i++)
+      jobEvents.push(await s.emit(i === 0 ? 'job.created' : 'job.approved', 'job_concurrent'));
     // All at once: the stream's order is not kept here, only the chain's atomic joins.
     await Promise.all(jobEvents.map((e) => fanOut(s.fanOutDeps, e)));
     const rows = await Promise.all(jobEvents.map((e) => rowOf(e, s.endpoint.id)));
@@ -53,14 +62,17 @@ describe('ordered delivery per resource (DynamoDB Local)', () => {
     // A held one went out only after every earlier event of the job had.
     for (const r of held) {
       const at = s.posts.indexOf(r.event_id);
-      for (const earlier of jobEvents.filter((e) => e.id < r.event_id)) expect(s.posts.indexOf(earlier.id)).toBeLessThan(at);
+      for (const earlier of jobEvents.filter((e) => e.id < r.event_id))
+        expect(s.posts.indexOf(earlier.id)).toBeLessThan(at);
     }
     const after = await Promise.all(jobEvents.map((e) => rowOf(e, s.endpoint.id)));
     expect(after.every((r) => r.status === 'succeeded' && r.held_by === undefined)).toBe(true);
-    expect(await order.read({ shop_id: s.shop.id, endpoint_id: s.endpoint.id, order_key: 'job_concurrent' })).toEqual([]);
+    expect(await order.read({ shop_id: s.shop.id, endpoint_id: s.endpoint.id, order_key: 'job_concurrent' })).toEqual(
+      [],
+    );
   });
 
-  it('a first attempt that fails holds the job\'s next event until its retry succeeds; another job\'s event does not wait', async () => {
+  it("a first attempt that fails holds the job's next event until its retry succeeds; another job's event does not wait", async () => {
     const fail = new Set<string>();
     const f = await setup(fail);
     const first = await f.emit('job.created', 'job_a');
@@ -84,13 +96,28 @@ describe('ordered delivery per resource (DynamoDB Local)', () => {
     const second = await s.emit('job.approved', 'job_crash');
     await fanOut(s.fanOutDeps, first);
     // The second event's fan-out wrote its row, its chain write failed, and it put the row in the due index before failing.
-    const made = newDelivery(second, s.endpoint.id, fanOutDeliveryId(second.id, s.endpoint.id), 'fanout', new Date(), 60_000, 'job_crash');
+    const made = newDelivery(
+      second,
+      s.endpoint.id,
+      fanOutDeliveryId(second.id, s.endpoint.id),
+      'fanout',
+      new Date(),
+      60_000,
+      'job_crash',
+    );
     const row = { ...made, sweep_at: new Date(Date.now() + 60_000).toISOString() };
     await store.createMissing([row]);
     s.queued.length = 0;
     const swept: DeliveryMessage[] = [];
     const later = () => new Date(Date.now() + 2 * 60_000);
-    const sweepDeps = { due: new DynamoDueIndex(deps.db), order, endpoints: new DynamoEndpointStore(deps.db), queue: { send: async (m: DeliveryMessage[]) => void swept.push(...m) }, timeScale: 1, now: later };
+    const sweepDeps = {
+      due: new DynamoDueIndex(deps.db),
+      order,
+      endpoints: new DynamoEndpointStore(deps.db),
+      queue: { send: async (m: DeliveryMessage[]) => void swept.push(...m) },
+      timeScale: 1,
+      now: later,
+    };
     await sweep(sweepDeps);
     const firstRow = await rowOf(first, s.endpoint.id);
     // The first is on its fast path (its message is on the queue, not the sweeper's to send); the second joins and is held.
@@ -111,7 +138,14 @@ describe('ordered delivery per resource (DynamoDB Local)', () => {
     await fanOut(s.fanOutDeps, second);
     const [firstRow, secondRow] = [await rowOf(first, s.endpoint.id), await rowOf(second, s.endpoint.id)];
     const swept: DeliveryMessage[] = [];
-    const sweepDeps = { due: new DynamoDueIndex(deps.db), order, endpoints: new DynamoEndpointStore(deps.db), queue: { send: async (m: DeliveryMessage[]) => void swept.push(...m) }, timeScale: 1, now: () => new Date(Date.now() + 2 * 60_000) };
+    const sweepDeps = {
+      due: new DynamoDueIndex(deps.db),
+      order,
+      endpoints: new DynamoEndpointStore(deps.db),
+      queue: { send: async (m: DeliveryMessage[]) => void swept.push(...m) },
+      timeScale: 1,
+      now: () => new Date(Date.now() + 2 * 60_000),
+    };
     await sweep(sweepDeps);
     expect(swept.map((m) => m.delivery_id)).not.toContain(secondRow.id);
     // The first ends by a write that did not leave its chain (a crash just after it).
@@ -127,9 +161,16 @@ describe('ordered delivery per resource (DynamoDB Local)', () => {
     const events = [await s.emit('job.created', 'job_off'), await s.emit('job.approved', 'job_off')];
     for (const e of events) await fanOut(s.fanOutDeps, e);
     const [sent, held] = [await rowOf(events[0]!, s.endpoint.id), await rowOf(events[1]!, s.endpoint.id)];
-    await new DynamoEndpointStore(deps.db).update(s.shop.id, s.endpoint.id, { enabled: false, disabled_reason: 'manual' }, new Date().toISOString());
+    await new DynamoEndpointStore(deps.db).update(
+      s.shop.id,
+      s.endpoint.id,
+      { enabled: false, disabled_reason: 'manual' },
+      new Date().toISOString(),
+    );
     // The held row is in the endpoint's open deliveries; the first, sent on its fast path, is in no index.
-    expect(await store.cancelOpenForEndpoint(s.shop.id, s.endpoint.id, { before: new Date(Date.now() + 1000) })).toBe(1);
+    expect(await store.cancelOpenForEndpoint(s.shop.id, s.endpoint.id, { before: new Date(Date.now() + 1000) })).toBe(
+      1,
+    );
     expect(await rowOf(events[1]!, s.endpoint.id)).toMatchObject({ id: held.id, status: 'cancelled' });
     // Its message reaches the consumer, which finds the endpoint disabled and cancels it.
     await deliverBatch(s.attemptDeps, [messageOf(sent)]);
@@ -137,11 +178,27 @@ describe('ordered delivery per resource (DynamoDB Local)', () => {
     expect(await order.read({ shop_id: s.shop.id, endpoint_id: s.endpoint.id, order_key: 'job_off' })).toEqual([]);
   });
 
-  it('the chain item\'s writes: a hold stands only while what it waits for is in the chain; a release happens once', async () => {
+  it("the chain item's writes: a hold stands only while what it waits for is in the chain; a release happens once", async () => {
     const s = await setup();
     const [a, b] = [await s.emit('job.created', 'job_w'), await s.emit('job.approved', 'job_w')];
-    const ra = newDelivery(a, s.endpoint.id, fanOutDeliveryId(a.id, s.endpoint.id), 'fanout', new Date(), 60_000, 'job_w');
-    const rb = newDelivery(b, s.endpoint.id, fanOutDeliveryId(b.id, s.endpoint.id), 'fanout', new Date(), 60_000, 'job_w');
+    const ra = newDelivery(
+      a,
+      s.endpoint.id,
+      fanOutDeliveryId(a.id, s.endpoint.id),
+      'fanout',
+      new Date(),
+      60_000,
+      'job_w',
+    );
+    const rb = newDelivery(
+      b,
+      s.endpoint.id,
+      fanOutDeliveryId(b.id, s.endpoint.id),
+      'fanout',
+      new Date(),
+      60_000,
+      'job_w',
+    );
     await store.createMissing([ra, rb]);
     const member = (d: DeliveryRecord) => ({ ...d, order_key: 'job_w' });
     await order.join(member(ra));
@@ -152,9 +209,16 @@ describe('ordered delivery per resource (DynamoDB Local)', () => {
     expect(await order.hold(member(rb), elementOf(ra), new Date())).toBe('held');
     expect(await order.hold(member(rb), elementOf(ra), new Date())).toBe('held');
     const now = new Date();
-    expect(await Promise.all([order.release(member(rb), elementOf(rb), now, now), order.release(member(rb), elementOf(rb), now, now)])).toEqual(expect.arrayContaining(['released', 'open']));
+    expect(
+      await Promise.all([
+        order.release(member(rb), elementOf(rb), now, now),
+        order.release(member(rb), elementOf(rb), now, now),
+      ]),
+    ).toEqual(expect.arrayContaining(['released', 'open']));
     await store.cancel(ra);
     expect(await order.release(member(ra), elementOf(ra), now, now)).toBe('ended');
-    expect(await order.leave({ shop_id: s.shop.id, endpoint_id: s.endpoint.id, order_key: 'job_none' }, 'evt_x/dlv_y')).toEqual([]);
+    expect(
+      await order.leave({ shop_id: s.shop.id, endpoint_id: s.endpoint.id, order_key: 'job_none' }, 'evt_x/dlv_y'),
+    ).toEqual([]);
   });
 });

@@ -38,7 +38,8 @@ describe('store faults: dropped answers, resets and delays between the API and t
   const jobs: Ref[] = [];
   const endpoints: Ref[] = [];
   /** A container's wiring: its own SDK clients on the same table, through the proxy. */
-  const container = () => apiDeps(configFromEnv({ ...process.env, DYNAMODB_ENDPOINT: proxy.endpoint, TABLE_NAME: tableName }));
+  const container = () =>
+    apiDeps(configFromEnv({ ...process.env, DYNAMODB_ENDPOINT: proxy.endpoint, TABLE_NAME: tableName }));
 
   beforeAll(async () => {
     proxy = await startFaultProxy(testEndpoint());
@@ -49,11 +50,18 @@ describe('store faults: dropped answers, resets and delays between the API and t
     for (let s = 0; s < 2; s++) {
       const shop = await createShop(deps, { name: `Faulty Shop ${s}`, owner_email: `o${s}@faults.test` });
       shops.push(shop);
-      for (let i = 0; i < DELETES / 2; i++) endpoints.push({ shopId: shop.id, id: (await createEndpoint(accept, shop.id, { url: `https://hooks.example.com/${s}/${i}`, events: ['*'] })).id });
+      for (let i = 0; i < DELETES / 2; i++)
+        endpoints.push({
+          shopId: shop.id,
+          id: (await createEndpoint(accept, shop.id, { url: `https://hooks.example.com/${s}/${i}`, events: ['*'] })).id,
+        });
     }
     while (jobs.length < APPROVALS + 5) {
       const shop = shops[jobs.length % 2] as Shop;
-      const ingest = await ingestCall(deps, simulatedCall(shop, { withJob: true, emergency: false, endedAt: new Date() }));
+      const ingest = await ingestCall(
+        deps,
+        simulatedCall(shop, { withJob: true, emergency: false, endedAt: new Date() }),
+      );
       for (const id of ingest.job_ids) jobs.push({ shopId: shop.id, id });
     }
   }, 120_000);
@@ -79,7 +87,14 @@ describe('store faults: dropped answers, resets and delays between the API and t
     proxy.maxFaultsPerRequest = Number.POSITIVE_INFINITY;
   }
   const approveRequest = (job: Ref, key: string) =>
-    apiEvent({ method: 'POST', path: `/v1/jobs/${job.id}/approve`, pathParameters: { id: job.id }, body: JSON.stringify({ version: 1 }), headers: { 'idempotency-key': key }, principal: principal({ shopId: job.shopId }) });
+    apiEvent({
+      method: 'POST',
+      path: `/v1/jobs/${job.id}/approve`,
+      pathParameters: { id: job.id },
+      body: JSON.stringify({ version: 1 }),
+      headers: { 'idempotency-key': key },
+      principal: principal({ shopId: job.shopId }),
+    });
 
   /** A request, and once more (the same Idempotency-Key) if its first answer was a 5xx or a 409 for a key in use. */
   async function withOneRetry(send: () => Promise<Answer>): Promise<Answer> {
@@ -96,7 +111,11 @@ describe('store faults: dropped answers, resets and delays between the API and t
         Array.from({ length: CONTAINERS }, async (_, c) => {
           const approve = makeApprove(container);
           const done: { job: Ref; answer: Answer }[] = [];
-          for (const job of mine.filter((_, i) => i % CONTAINERS === c)) done.push({ job, answer: await withOneRetry(() => approve(approveRequest(job, `approve-${job.id}`), context())) });
+          for (const job of mine.filter((_, i) => i % CONTAINERS === c))
+            done.push({
+              job,
+              answer: await withOneRetry(() => approve(approveRequest(job, `approve-${job.id}`), context())),
+            });
           return done;
         }),
       )
@@ -107,12 +126,15 @@ describe('store faults: dropped answers, resets and delays between the API and t
       const stored = await deps.jobs.get(job.shopId, job.id);
       const approved = stored?.status === 'approved';
       const said = answer.statusCode === 200 && parseBody(answer).status === 'approved';
-      if (approved !== said) misreported.push(`${job.id}: table ${stored?.status}, answer ${answer.statusCode} ${answer.body ?? ''}`);
+      if (approved !== said)
+        misreported.push(`${job.id}: table ${stored?.status}, answer ${answer.statusCode} ${answer.body ?? ''}`);
     }
     expect(misreported).toEqual([]);
     // One job.approved event per approved job, never two.
     for (const shop of shops) {
-      const ids = (await deps.events.list(shop.id, { limit: 100 }, 'job.approved')).items.map((e) => (e.data as { id: string }).id);
+      const ids = (await deps.events.list(shop.id, { limit: 100 }, 'job.approved')).items.map(
+        (e) => (e.data as { id: string }).id,
+      );
       expect(new Set(ids).size).toBe(ids.length);
       expect(ids.length).toBe(mine.filter((j) => j.shopId === shop.id).length);
     }
@@ -166,9 +188,18 @@ describe('store faults: dropped answers, resets and delays between the API and t
 
   it('a created endpoint whose answer was lost (500) is, on the retry with its key, the same endpoint and secret: not a second endpoint', async () => {
     const shop = await createShop(deps, { name: 'Create Retry Shop', owner_email: 'o@create.test' });
-    const create = makeCreate(() => ({ ...container(), checkUrl: async (url: string) => ({ ok: true as const, url: new URL(url) }) }));
+    const create = makeCreate(() => ({
+      ...container(),
+      checkUrl: async (url: string) => ({ ok: true as const, url: new URL(url) }),
+    }));
     const request = () =>
-      apiEvent({ method: 'POST', path: '/v1/webhook-endpoints', body: JSON.stringify({ url: 'https://hooks.example.com/once', events: ['*'] }), headers: { 'idempotency-key': 'create-once' }, principal: principal({ shopId: shop.id }) });
+      apiEvent({
+        method: 'POST',
+        path: '/v1/webhook-endpoints',
+        body: JSON.stringify({ url: 'https://hooks.example.com/once', events: ['*'] }),
+        headers: { 'idempotency-key': 'create-once' },
+        principal: principal({ shopId: shop.id }),
+      });
     // The endpoint is made; the idempotency record's completion never gets through.
     proxy.decide = (operation) => (operation === 'UpdateItem' ? 'reset-before' : 'none');
     const first = await create(request(), context());
@@ -180,7 +211,9 @@ describe('store faults: dropped answers, resets and delays between the API and t
     expect(made.map((e) => e.id)).toEqual([parseBody(again).id]);
     // The secret shown is the endpoint's own: deliveries are signed with it.
     const [ciphertext] = made[0]?.secrets.map((s) => s.ciphertext) ?? [];
-    expect(await deps.cipher.decrypt(ciphertext as string, `webhook_endpoint:${shop.id}:${made[0]?.id}`, shop.id)).toBe(parseBody(again).secret);
+    expect(await deps.cipher.decrypt(ciphertext as string, `webhook_endpoint:${shop.id}:${made[0]?.id}`, shop.id)).toBe(
+      parseBody(again).secret,
+    );
   });
 
   it('a lock whose put landed but whose every answer was lost is taken back: the retry with the key is not refused as "in use"', async () => {
@@ -199,7 +232,14 @@ describe('store faults: dropped answers, resets and delays between the API and t
     const job = jobs[APPROVALS + 4] as Ref;
     const decline = makeDecline(container);
     const request = (reason: string) =>
-      apiEvent({ method: 'POST', path: `/v1/jobs/${job.id}/decline`, pathParameters: { id: job.id }, body: JSON.stringify({ version: 1, reason }), headers: { 'idempotency-key': 'decline-once' }, principal: principal({ shopId: job.shopId }) });
+      apiEvent({
+        method: 'POST',
+        path: `/v1/jobs/${job.id}/decline`,
+        pathParameters: { id: job.id },
+        body: JSON.stringify({ version: 1, reason }),
+        headers: { 'idempotency-key': 'decline-once' },
+        principal: principal({ shopId: job.shopId }),
+      });
     proxy.decide = (operation) => (operation === 'UpdateItem' ? 'reset-before' : 'none');
     expect((await decline(request('Outside our area'), context())).statusCode).toBe(500);
     calm();
@@ -216,7 +256,15 @@ describe('store faults: dropped answers, resets and delays between the API and t
     const rotate = makeRotate(container);
     let updates = 0;
     proxy.decide = (operation) => (operation === 'UpdateItem' && updates++ === 0 ? 'drop-after-commit' : 'none');
-    const answer = await rotate(apiEvent({ method: 'POST', path: `/v1/webhook-endpoints/${endpoint.id}/rotate-secret`, pathParameters: { id: endpoint.id }, principal: principal({ shopId: endpoint.shopId }) }), context());
+    const answer = await rotate(
+      apiEvent({
+        method: 'POST',
+        path: `/v1/webhook-endpoints/${endpoint.id}/rotate-secret`,
+        pathParameters: { id: endpoint.id },
+        principal: principal({ shopId: endpoint.shopId }),
+      }),
+      context(),
+    );
     calm();
     expect(answer.statusCode).toBe(200);
     const after = await deps.endpoints.get(endpoint.shopId, endpoint.id);
@@ -224,7 +272,9 @@ describe('store faults: dropped answers, resets and delays between the API and t
     expect(after?.secrets[1]?.ciphertext).toBe(before?.secrets[0]?.ciphertext);
     expect(after?.secrets_version).toBe((before?.secrets_version ?? 0) + 1);
     const context_ = `webhook_endpoint:${endpoint.shopId}:${endpoint.id}`;
-    expect(await deps.cipher.decrypt(after?.secrets[0]?.ciphertext as string, context_, endpoint.shopId)).toBe(parseBody(answer).secret);
+    expect(await deps.cipher.decrypt(after?.secrets[0]?.ciphertext as string, context_, endpoint.shopId)).toBe(
+      parseBody(answer).secret,
+    );
   });
 
   it(`${DELETES} endpoint deletes: each answer (after at most one retry) says whether the endpoint is gone`, async () => {
@@ -232,13 +282,23 @@ describe('store faults: dropped answers, resets and delays between the API and t
     flaky(7);
     const misreported: string[] = [];
     for (const endpoint of endpoints) {
-      const send = () => remove(apiEvent({ method: 'DELETE', path: `/v1/webhook-endpoints/${endpoint.id}`, pathParameters: { id: endpoint.id }, principal: principal({ shopId: endpoint.shopId }) }), context());
+      const send = () =>
+        remove(
+          apiEvent({
+            method: 'DELETE',
+            path: `/v1/webhook-endpoints/${endpoint.id}`,
+            pathParameters: { id: endpoint.id },
+            principal: principal({ shopId: endpoint.shopId }),
+          }),
+          context(),
+        );
       const answer = await withOneRetry(send);
       const decide = proxy.decide;
       proxy.decide = () => 'none';
       const gone = (await deps.endpoints.get(endpoint.shopId, endpoint.id)) === null;
       proxy.decide = decide;
-      if (gone !== (answer.statusCode === 200)) misreported.push(`${endpoint.id}: gone ${gone}, answer ${answer.statusCode} ${answer.body ?? ''}`);
+      if (gone !== (answer.statusCode === 200))
+        misreported.push(`${endpoint.id}: gone ${gone}, answer ${answer.statusCode} ${answer.body ?? ''}`);
     }
     calm();
     expect(misreported).toEqual([]);

@@ -20,10 +20,20 @@ describe('DynamoDB adapters (DynamoDB Local)', () => {
     expect(await deps.shops.get(shop.id)).toMatchObject({ name: 'Store Shop', timezone: 'Europe/London' });
     const updated = await deps.shops.update(
       shop.id,
-      toChanges({ greeting: 'New', hours: { sat: [{ open: '10:00', close: '12:00' }] }, paused: true, pause_reason: 'Vacation' }),
+      toChanges({
+        greeting: 'New',
+        hours: { sat: [{ open: '10:00', close: '12:00' }] },
+        paused: true,
+        pause_reason: 'Vacation',
+      }),
       '2026-11-21T10:00:00.000Z',
     );
-    expect(updated).toMatchObject({ greeting: 'New', paused: true, pause_reason: 'Vacation', updated_at: '2026-11-21T10:00:00.000Z' });
+    expect(updated).toMatchObject({
+      greeting: 'New',
+      paused: true,
+      pause_reason: 'Vacation',
+      updated_at: '2026-11-21T10:00:00.000Z',
+    });
     expect(updated?.hours.sat).toEqual([{ open: '10:00', close: '12:00' }]);
     expect(updated?.hours.mon).toEqual([{ open: '08:00', close: '17:00' }]);
     const unpaused = await deps.shops.update(shop.id, toChanges({ paused: false }), '2026-11-21T11:00:00.000Z');
@@ -37,7 +47,12 @@ describe('DynamoDB adapters (DynamoDB Local)', () => {
 
   it('stores keys only as hashes and revokes them by id, once', async () => {
     const shop = await createShop(deps, { name: 'Key Shop', owner_email: 'o@key.test' });
-    const { record, key } = await issueKey(deps.apiKeys, { shopId: shop.id, scopes: ['calls:read'], write: false, mode: 'live' });
+    const { record, key } = await issueKey(deps.apiKeys, {
+      shopId: shop.id,
+      scopes: ['calls:read'],
+      write: false,
+      mode: 'live',
+    });
     expect(key).toMatch(/^sk_live_/);
     const scan = await deps.db.doc.scan({ TableName: deps.db.tableName });
     expect(JSON.stringify(scan.Items)).not.toContain(key);
@@ -51,28 +66,53 @@ describe('DynamoDB adapters (DynamoDB Local)', () => {
     expect(await deps.apiKeys.revoke('key_01jd0000000000000000000000', 'now')).toBeNull();
   });
 
-  describe('cancelling an endpoint\'s open deliveries', () => {
+  describe("cancelling an endpoint's open deliveries", () => {
     // Off the fast path (put off, retrying, held): in the endpoint's open deliveries (GSI1).
-    const indexed = (d: DeliveryRecord): DeliveryRecord => ({ ...d, sweep_at: new Date(Date.parse(d.created_at) + 60_000).toISOString() });
+    const indexed = (d: DeliveryRecord): DeliveryRecord => ({
+      ...d,
+      sweep_at: new Date(Date.parse(d.created_at) + 60_000).toISOString(),
+    });
     const openRows = async (n: number) => {
       const shop = await createShop(deps, { name: 'Cancel Shop', owner_email: 'o@cancel.test' });
       const endpointId = newId('we');
       const now = new Date();
-      const rows = Array.from({ length: n }, (_, i) => newDelivery(newEvent(shop.id, 'call.completed', { id: `call_${i}`, object: 'call' }, now), endpointId, newId('dlv'), 'fanout', now)).map(indexed);
+      const rows = Array.from({ length: n }, (_, i) =>
+        newDelivery(
+          newEvent(shop.id, 'call.completed', { id: `call_${i}`, object: 'call' }, now),
+          endpointId,
+          newId('dlv'),
+          'fanout',
+          now,
+        ),
+      ).map(indexed);
       await new DynamoDeliveryStore(deps.db).createAll(rows);
       return { shopId: shop.id, endpointId, rows };
     };
 
-    it('cancels every one created up to the disable, and only that endpoint\'s; later ones are left to the consumer', async () => {
+    it("cancels every one created up to the disable, and only that endpoint's; later ones are left to the consumer", async () => {
       const store = new DynamoDeliveryStore(deps.db);
       const a = await openRows(40);
       const b = await openRows(3);
       const disabledAt = new Date();
       // Written after the disable (by a fan-out that read the endpoint still enabled, or after a re-enable).
       const later = new Date(disabledAt.getTime() + 1);
-      const late = indexed(newDelivery(newEvent(a.shopId, 'call.completed', { id: 'call_late', object: 'call' }, later), a.endpointId, newId('dlv'), 'fanout', later));
+      const late = indexed(
+        newDelivery(
+          newEvent(a.shopId, 'call.completed', { id: 'call_late', object: 'call' }, later),
+          a.endpointId,
+          newId('dlv'),
+          'fanout',
+          later,
+        ),
+      );
       // On its fast path (its message on the queue): in no index, so the consumer cancels it when it meets it.
-      const fast = newDelivery(newEvent(a.shopId, 'call.completed', { id: 'call_fast', object: 'call' }, disabledAt), a.endpointId, newId('dlv', disabledAt.getTime()), 'fanout', new Date(disabledAt.getTime() - 1));
+      const fast = newDelivery(
+        newEvent(a.shopId, 'call.completed', { id: 'call_fast', object: 'call' }, disabledAt),
+        a.endpointId,
+        newId('dlv', disabledAt.getTime()),
+        'fanout',
+        new Date(disabledAt.getTime() - 1),
+      );
       await store.createAll([late, fast]);
       expect(await store.cancelOpenForEndpoint(a.shopId, a.endpointId, { before: disabledAt })).toBe(40);
       // The fast-path row is counted all the same (the endpoint's recent pending rows).
@@ -104,7 +144,10 @@ describe('DynamoDB adapters (DynamoDB Local)', () => {
       expect(most).toBe(16);
       expect(cancelled).toBeGreaterThanOrEqual(16);
       expect(cancelled).toBeLessThan(100);
-      expect(await slow.countOpenForEndpoint(shopId, endpointId, new Date())).toEqual({ pending: 100 - cancelled, retrying: 0 });
+      expect(await slow.countOpenForEndpoint(shopId, endpointId, new Date())).toEqual({
+        pending: 100 - cancelled,
+        retrying: 0,
+      });
       expect(await slow.cancelOpenForEndpoint(shopId, endpointId, { before, budgetMs: 0 })).toBe(0);
     });
 
@@ -117,7 +160,9 @@ describe('DynamoDB adapters (DynamoDB Local)', () => {
         return cancel(d);
       };
       const { shopId, endpointId } = await openRows(60);
-      await expect(failing.cancelOpenForEndpoint(shopId, endpointId, { before: new Date() })).rejects.toThrow('throttled');
+      await expect(failing.cancelOpenForEndpoint(shopId, endpointId, { before: new Date() })).rejects.toThrow(
+        'throttled',
+      );
       // The 16 workers each stop once the failure is seen: far fewer than 60 writes were started.
       expect(calls).toBeLessThan(40);
       expect((await failing.countOpenForEndpoint(shopId, endpointId, new Date())).pending).toBeGreaterThan(20);
@@ -125,12 +170,26 @@ describe('DynamoDB adapters (DynamoDB Local)', () => {
 
     it('a manual disable answers with the disabled endpoint even when cancelling fails; a PATCH that does not disable cancels nothing', async () => {
       const shop = await createShop(deps, { name: 'Disable Shop', owner_email: 'o@disable.test' });
-      const created = await createEndpoint(deps, shop.id, { url: 'https://hooks.partner.example/disable', events: ['*'], description: null } as never);
+      const created = await createEndpoint(deps, shop.id, {
+        url: 'https://hooks.partner.example/disable',
+        events: ['*'],
+        description: null,
+      } as never);
       let calls = 0;
-      const failing = { ...deps, deliveries: { cancelOpenForEndpoint: () => (calls++, Promise.reject(new Error('store down'))) } };
-      expect(await updateEndpoint(failing, shop.id, created.id, { enabled: false })).toMatchObject({ id: created.id, enabled: false, disabled_reason: 'manual' });
+      const failing = {
+        ...deps,
+        deliveries: { cancelOpenForEndpoint: () => (calls++, Promise.reject(new Error('store down'))) },
+      };
+      expect(await updateEndpoint(failing, shop.id, created.id, { enabled: false })).toMatchObject({
+        id: created.id,
+        enabled: false,
+        disabled_reason: 'manual',
+      });
       expect(calls).toBe(1);
-      expect(await updateEndpoint(failing, shop.id, created.id, { description: 'still off' })).toMatchObject({ enabled: false, description: 'still off' });
+      expect(await updateEndpoint(failing, shop.id, created.id, { description: 'still off' })).toMatchObject({
+        enabled: false,
+        description: 'still off',
+      });
       expect(calls).toBe(1);
     });
   });

@@ -1,5 +1,10 @@
 import { DescribeTableCommand, GetItemCommand, PutItemCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
-import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-dynamodb-streams';
+import {
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+} from '@aws-sdk/client-dynamodb-streams';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { localClient } from '../../lib/local/dynamodb-local';
@@ -25,17 +30,31 @@ async function waitFor(check: () => boolean | Promise<boolean>, what: string, ti
 /** Every record of the table's stream, oldest first, as (shard, sequence number, item key). */
 async function streamRecords(tableName: string): Promise<{ shardId: string; seq: string; pk: string; sk: string }[]> {
   const ddb = localClient(testEndpoint());
-  const streams = new DynamoDBStreamsClient({ endpoint: testEndpoint(), region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const streams = new DynamoDBStreamsClient({
+    endpoint: testEndpoint(),
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
   try {
     const arn = (await ddb.send(new DescribeTableCommand({ TableName: tableName }))).Table?.LatestStreamArn;
     const shards = (await streams.send(new DescribeStreamCommand({ StreamArn: arn }))).StreamDescription?.Shards ?? [];
     const out: { shardId: string; seq: string; pk: string; sk: string }[] = [];
     for (const shard of shards) {
       const shardId = shard.ShardId as string;
-      let it = (await streams.send(new GetShardIteratorCommand({ StreamArn: arn, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' }))).ShardIterator;
+      let it = (
+        await streams.send(
+          new GetShardIteratorCommand({ StreamArn: arn, ShardId: shardId, ShardIteratorType: 'TRIM_HORIZON' }),
+        )
+      ).ShardIterator;
       while (it) {
         const page = await streams.send(new GetRecordsCommand({ ShardIterator: it }));
-        for (const r of page.Records ?? []) out.push({ shardId, seq: r.dynamodb?.SequenceNumber ?? '', pk: r.dynamodb?.Keys?.pk?.S ?? '', sk: r.dynamodb?.Keys?.sk?.S ?? '' });
+        for (const r of page.Records ?? [])
+          out.push({
+            shardId,
+            seq: r.dynamodb?.SequenceNumber ?? '',
+            pk: r.dynamodb?.Keys?.pk?.S ?? '',
+            sk: r.dynamodb?.Keys?.sk?.S ?? '',
+          });
         if ((page.Records ?? []).length === 0) break; // an open shard never ends; stop at its tip
         it = page.NextShardIterator;
       }
@@ -47,9 +66,18 @@ async function streamRecords(tableName: string): Promise<{ shardId: string; seq:
   }
 }
 
-async function checkpointOf(deps: Deps, shardId: string): Promise<{ sequence_number?: string; updated_at?: string } | undefined> {
+async function checkpointOf(
+  deps: Deps,
+  shardId: string,
+): Promise<{ sequence_number?: string; updated_at?: string } | undefined> {
   const key = streamCheckpointKey(shardId);
-  const out = await deps.db.client.send(new GetItemCommand({ TableName: deps.db.tableName, Key: { pk: { S: key.pk }, sk: { S: key.sk } }, ConsistentRead: true }));
+  const out = await deps.db.client.send(
+    new GetItemCommand({
+      TableName: deps.db.tableName,
+      Key: { pk: { S: key.pk }, sk: { S: key.sk } },
+      ConsistentRead: true,
+    }),
+  );
   return out.Item ? (unmarshall(out.Item) as { sequence_number?: string; updated_at?: string }) : undefined;
 }
 
@@ -68,10 +96,16 @@ describe('local stream poller resumes from its checkpoint (DynamoDB Local)', () 
   async function poller(): Promise<{ seen: string[]; poller: StreamPoller }> {
     const seen: string[] = [];
     const handler = async (event: DynamoDBStreamEvent) => {
-      for (const r of event.Records) seen.push(String(unmarshall(r.dynamodb?.NewImage as Record<string, AttributeValue>).id));
+      for (const r of event.Records)
+        seen.push(String(unmarshall(r.dynamodb?.NewImage as Record<string, AttributeValue>).id));
       return { batchItemFailures: [] };
     };
-    const started = await startStreamPoller({ endpoint: testEndpoint(), tableName: deps.db.tableName, handler, idleMs: 20 });
+    const started = await startStreamPoller({
+      endpoint: testEndpoint(),
+      tableName: deps.db.tableName,
+      handler,
+      idleMs: 20,
+    });
     running.push(started);
     return { seen, poller: started };
   }
@@ -110,16 +144,26 @@ describe('local stream poller resumes from its checkpoint (DynamoDB Local)', () 
     const [id] = await writeEvents(1);
     await waitFor(() => seen.length === 1, 'the event to be handled');
     // Not an event item: the fan-out filter drops it, yet the position must pass it.
-    await deps.db.client.send(new PutItemCommand({ TableName: deps.db.tableName, Item: { pk: { S: `SHOP#${SHOP}` }, sk: { S: 'PROFILE' }, entity: { S: 'shop' } } }));
+    await deps.db.client.send(
+      new PutItemCommand({
+        TableName: deps.db.tableName,
+        Item: { pk: { S: `SHOP#${SHOP}` }, sk: { S: 'PROFILE' }, entity: { S: 'shop' } },
+      }),
+    );
     const dropped = (await streamRecords(deps.db.tableName)).find((r) => r.sk === 'PROFILE');
     if (!dropped) throw new Error('no stream record for the shop item');
     // At or past it: a checkpoint write racing the item may share its batch and come after it.
-    await waitFor(async () => BigInt((await checkpointOf(deps, dropped.shardId))?.sequence_number ?? '0') >= BigInt(dropped.seq), 'the checkpoint to pass the dropped record');
+    await waitFor(
+      async () => BigInt((await checkpointOf(deps, dropped.shardId))?.sequence_number ?? '0') >= BigInt(dropped.seq),
+      'the checkpoint to pass the dropped record',
+    );
     await sleep(200);
     const records = await streamRecords(deps.db.tableName);
     const checkpoint = await checkpointOf(deps, dropped.shardId);
     // The records after the checkpoint are only the poller's own checkpoint writes.
-    const after = records.filter((r) => r.shardId === dropped.shardId && BigInt(r.seq) > BigInt(checkpoint?.sequence_number ?? '0'));
+    const after = records.filter(
+      (r) => r.shardId === dropped.shardId && BigInt(r.seq) > BigInt(checkpoint?.sequence_number ?? '0'),
+    );
     expect(after.length).toBeGreaterThan(0);
     expect(after.every((r) => r.pk === STREAM_CHECKPOINT_PK)).toBe(true);
     expect(seen).toEqual([id]);
@@ -133,9 +177,15 @@ describe('local stream poller resumes from its checkpoint (DynamoDB Local)', () 
     if (!last) throw new Error('no stream record for the second event');
     const shardId = last.shardId;
     // Settled: the batch holding the second event is checkpointed.
-    await waitFor(async () => BigInt((await checkpointOf(deps, shardId))?.sequence_number ?? '0') >= BigInt(last.seq), 'the last checkpoint write');
+    await waitFor(
+      async () => BigInt((await checkpointOf(deps, shardId))?.sequence_number ?? '0') >= BigInt(last.seq),
+      'the last checkpoint write',
+    );
     await sleep(100);
-    const before = { checkpoint: await checkpointOf(deps, shardId), records: (await streamRecords(deps.db.tableName)).length };
+    const before = {
+      checkpoint: await checkpointOf(deps, shardId),
+      records: (await streamRecords(deps.db.tableName)).length,
+    };
     expect(before.checkpoint?.updated_at).toEqual(expect.any(String));
     for (let i = 0; i < 10; i++) {
       p.wake();
@@ -152,7 +202,8 @@ describe('local stream poller resumes from its checkpoint (DynamoDB Local)', () 
     const seen: string[] = [];
     const handler = async (event: DynamoDBStreamEvent) => {
       batches++;
-      for (const r of event.Records) seen.push(String(unmarshall(r.dynamodb?.NewImage as Record<string, AttributeValue>).id));
+      for (const r of event.Records)
+        seen.push(String(unmarshall(r.dynamodb?.NewImage as Record<string, AttributeValue>).id));
       return { batchItemFailures: [] };
     };
     const p = await startStreamPoller({ endpoint: testEndpoint(), tableName: deps.db.tableName, handler, idleMs: 20 });
@@ -176,7 +227,9 @@ describe('local stream poller resumes from its checkpoint (DynamoDB Local)', () 
     // Stopped: the stored position is the last event's.
     const last = records.find((r) => r.sk === `EVT#${ids.at(-1)}`);
     if (!last) throw new Error('no stream record for the last event');
-    expect(BigInt((await checkpointOf(deps, last.shardId))?.sequence_number ?? '0')).toBeGreaterThanOrEqual(BigInt(last.seq));
+    expect(BigInt((await checkpointOf(deps, last.shardId))?.sequence_number ?? '0')).toBeGreaterThanOrEqual(
+      BigInt(last.seq),
+    );
   });
 
   it('reads a shard from its start, with a warning, when its checkpoint cannot be resumed from', async () => {
@@ -185,11 +238,19 @@ describe('local stream poller resumes from its checkpoint (DynamoDB Local)', () 
     if (!first) throw new Error('no stream record');
     // Well formed, but past anything the shard holds.
     const key = streamCheckpointKey(first.shardId);
-    await deps.db.client.send(new PutItemCommand({ TableName: deps.db.tableName, Item: { pk: { S: key.pk }, sk: { S: key.sk }, sequence_number: { S: '999999999999999999999' } } }));
+    await deps.db.client.send(
+      new PutItemCommand({
+        TableName: deps.db.tableName,
+        Item: { pk: { S: key.pk }, sk: { S: key.sk }, sequence_number: { S: '999999999999999999999' } },
+      }),
+    );
     const warn = jest.spyOn(logger, 'warn');
     const { seen } = await poller();
     await waitFor(() => seen.length >= 2, 'the events to be read from the start');
     expect(seen).toEqual(ids);
-    expect(warn).toHaveBeenCalledWith('Stream checkpoint unusable, reading the shard from its start', expect.objectContaining({ shard_id: first.shardId }));
+    expect(warn).toHaveBeenCalledWith(
+      'Stream checkpoint unusable, reading the shard from its start',
+      expect.objectContaining({ shard_id: first.shardId }),
+    );
   });
 });

@@ -79,9 +79,11 @@ describe('httpSender against hostile receivers', () => {
     }
   });
 
-  it('keeps the connection for the next attempt when the answer\'s length says it arrived whole with the snippet', async () => {
+  it("keeps the connection for the next attempt when the answer's length says it arrived whole with the snippet", async () => {
     const answer = JSON.stringify({ echo: 'b'.repeat(3000) });
-    const r = await receiver((res) => res.writeHead(200, { 'content-type': 'application/json', 'content-length': answer.length }).end(answer));
+    const r = await receiver((res) =>
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': answer.length }).end(answer),
+    );
     try {
       const first = await post(r.url);
       expect(first.snippet).toBe(`{"echo":"${'b'.repeat(SNIPPET_BYTES - 9)}`);
@@ -111,7 +113,11 @@ describe('httpSender against hostile receivers', () => {
     const r = await receiver((res) => res.writeHead(200, { 'x-padding': 'p'.repeat(RESPONSE_HEAD_BYTES) }).end('ok'));
     try {
       const result = await post(r.url);
-      expect(result).toMatchObject({ status: null, error: `response headers over ${RESPONSE_HEAD_BYTES / 1024} KiB`, snippet: null });
+      expect(result).toMatchObject({
+        status: null,
+        error: `response headers over ${RESPONSE_HEAD_BYTES / 1024} KiB`,
+        snippet: null,
+      });
       expect(read.bytes()).toBeLessThanOrEqual(RESPONSE_HEAD_BYTES + 64 * 1024);
     } finally {
       await r.close();

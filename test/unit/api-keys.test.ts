@@ -1,4 +1,11 @@
-import { authenticate, generateSecretKey, hashKey, parseScopes, type ApiKeyRecord, type ApiKeyStore } from '../../shared/domain/api-keys';
+import {
+  authenticate,
+  generateSecretKey,
+  hashKey,
+  parseScopes,
+  type ApiKeyRecord,
+  type ApiKeyStore,
+} from '../../shared/domain/api-keys';
 
 class MemoryKeys implements ApiKeyStore {
   readonly byHash = new Map<string, ApiKeyRecord>();
@@ -37,10 +44,13 @@ describe('API keys', () => {
     expect(hashKey('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
   });
 
-  it.each([undefined, '', 'Basic dXNlcjpwdw==', 'Bearer', 'Bearer    ', 'sk_test_abc'])('%j → missing_api_key', async (header) => {
-    const outcome = await authenticate(new MemoryKeys(), header);
-    expect(outcome).toMatchObject({ ok: false, code: 'missing_api_key' });
-  });
+  it.each([undefined, '', 'Basic dXNlcjpwdw==', 'Bearer', 'Bearer    ', 'sk_test_abc'])(
+    '%j → missing_api_key',
+    async (header) => {
+      const outcome = await authenticate(new MemoryKeys(), header);
+      expect(outcome).toMatchObject({ ok: false, code: 'missing_api_key' });
+    },
+  );
 
   it.each([
     [undefined, /^No API key provided/],
@@ -54,7 +64,8 @@ describe('API keys', () => {
     const outcome = await authenticate(new MemoryKeys(), header);
     expect(outcome).toMatchObject({ ok: false, code: 'missing_api_key', message: expect.stringMatching(message) });
     // The credential is never repeated back.
-    for (const secret of ['abc', 'dXNlcjpwdw', 'sk_test_a']) expect((outcome as { message: string }).message).not.toContain(secret);
+    for (const secret of ['abc', 'dXNlcjpwdw', 'sk_test_a'])
+      expect((outcome as { message: string }).message).not.toContain(secret);
   });
 
   it('refuses malformed, unknown and revoked keys as invalid_api_key', async () => {
@@ -63,11 +74,22 @@ describe('API keys', () => {
     const revoked = generateSecretKey('test');
     await store.put(record(good));
     await store.put(record(revoked, { revoked: true, key_hash: hashKey(revoked) }));
-    for (const header of ['Bearer sk_test_short', 'Bearer pk_test_' + 'a'.repeat(40), `Bearer ${generateSecretKey('test')}`]) {
+    for (const header of [
+      'Bearer sk_test_short',
+      'Bearer pk_test_' + 'a'.repeat(40),
+      `Bearer ${generateSecretKey('test')}`,
+    ]) {
       expect(await authenticate(store, header)).toMatchObject({ ok: false, code: 'invalid_api_key' });
     }
-    expect(await authenticate(store, `Bearer ${revoked}`)).toMatchObject({ ok: false, code: 'invalid_api_key', message: expect.stringMatching(/revoked/) });
-    expect(await authenticate(store, `bearer ${good}`)).toMatchObject({ ok: true, principal: { scopes: ['settings:read'], write: false } });
+    expect(await authenticate(store, `Bearer ${revoked}`)).toMatchObject({
+      ok: false,
+      code: 'invalid_api_key',
+      message: expect.stringMatching(/revoked/),
+    });
+    expect(await authenticate(store, `bearer ${good}`)).toMatchObject({
+      ok: true,
+      principal: { scopes: ['settings:read'], write: false },
+    });
   });
 
   it('parses scope lists', () => {

@@ -1,7 +1,14 @@
 import { makeHandler } from '../../functions/authorizer';
 import { generateSecretKey, hashKey, type ApiKeyRecord, type ApiKeyStore } from '../../shared/domain/api-keys';
 import type { PortalSessionRecord } from '../../shared/domain/portal-sessions';
-import { failureBucket, keyBucket, limitOf, MemoryRateLimiter, type RateLimit, type RateLimits } from '../../shared/domain/rate-limits';
+import {
+  failureBucket,
+  keyBucket,
+  limitOf,
+  MemoryRateLimiter,
+  type RateLimit,
+  type RateLimits,
+} from '../../shared/domain/rate-limits';
 
 const LIMITS: RateLimits = { test: limitOf(25, 2), live: limitOf(100, 2), authFailures: limitOf(10, 2) };
 /** The handler's clock stands still: the buckets refill only when a test says so. */
@@ -81,7 +88,17 @@ function setup() {
 
 async function issued(keys: HeldKeys, mode: 'test' | 'live', revoked = false) {
   const key = generateSecretKey(mode);
-  await keys.put({ id: 'key_01jd0000000000000000000000', shop_id: 'shop_01jd0000000000000000000000', key_hash: hashKey(key), mode, scopes: ['settings:read'], write: false, revoked, created_at: '2026-11-21T00:00:00.000Z', revoked_at: null });
+  await keys.put({
+    id: 'key_01jd0000000000000000000000',
+    shop_id: 'shop_01jd0000000000000000000000',
+    key_hash: hashKey(key),
+    mode,
+    scopes: ['settings:read'],
+    write: false,
+    revoked,
+    created_at: '2026-11-21T00:00:00.000Z',
+    revoked_at: null,
+  });
   return key;
 }
 
@@ -90,9 +107,15 @@ describe('authorizer: the key lookup and the rate-limit take', () => {
     const { keys, limiter, run } = setup();
     const key = await issued(keys, 'live');
     const bucket = { bucket: keyBucket(hashKey(key)), limit: LIMITS.live };
-    expect(await run(key)).toEqual({ isAuthorized: true, context: expect.objectContaining({ authenticated: true, mode: 'live' }) });
+    expect(await run(key)).toEqual({
+      isAuthorized: true,
+      context: expect.objectContaining({ authenticated: true, mode: 'live' }),
+    });
     expect(limiter.takes).toEqual([{ ...bucket, lookupPending: false }]);
-    expect(await run(key)).toEqual({ isAuthorized: true, context: expect.objectContaining({ authenticated: true, mode: 'live' }) });
+    expect(await run(key)).toEqual({
+      isAuthorized: true,
+      context: expect.objectContaining({ authenticated: true, mode: 'live' }),
+    });
     expect(limiter.takes).toEqual([
       { ...bucket, lookupPending: false },
       { ...bucket, lookupPending: true },
@@ -105,7 +128,10 @@ describe('authorizer: the key lookup and the rate-limit take', () => {
     const verdicts = [];
     for (let i = 0; i < LIMITS.test.burst + 1; i++) verdicts.push(await run(key));
     expect(verdicts.slice(0, -1).every((v) => v.isAuthorized && v.context.rate_limited === undefined)).toBe(true);
-    expect(verdicts.at(-1)).toEqual({ isAuthorized: true, context: expect.objectContaining({ authenticated: true, rate_limited: true, retry_after: '1' }) });
+    expect(verdicts.at(-1)).toEqual({
+      isAuthorized: true,
+      context: expect.objectContaining({ authenticated: true, rate_limited: true, retry_after: '1' }),
+    });
   });
 
   it('an unknown, malformed or missing key takes from its source address’s bucket alone, never a key bucket; past that budget the request is refused outright', async () => {
@@ -118,7 +144,9 @@ describe('authorizer: the key lookup and the rate-limit take', () => {
     // Within its budget, another address hears why: the contract's 401 codes.
     expect((await run('', '192.0.2.1')).context).toMatchObject({ error_code: 'missing_api_key' });
     expect((await run('sk_test_short', '192.0.2.1')).context).toMatchObject({ error_code: 'invalid_api_key' });
-    expect(new Set(limiter.takes.map((t) => t.bucket))).toEqual(new Set([failureBucket('198.51.100.7'), failureBucket('192.0.2.1')]));
+    expect(new Set(limiter.takes.map((t) => t.bucket))).toEqual(
+      new Set([failureBucket('198.51.100.7'), failureBucket('192.0.2.1')]),
+    );
     // Another address has a budget of its own.
     expect((await run(generateSecretKey('test'), '203.0.113.9')).isAuthorized).toBe(true);
   });
@@ -129,7 +157,14 @@ describe('authorizer: the key lookup and the rate-limit take', () => {
     await run(key);
     keys.records.set(hashKey(key), { ...(keys.records.get(hashKey(key)) as ApiKeyRecord), revoked: true });
     limiter.takes.length = 0;
-    expect(await run(key)).toEqual({ isAuthorized: true, context: expect.objectContaining({ authenticated: false, error_code: 'invalid_api_key', error_message: expect.stringMatching(/revoked/) }) });
+    expect(await run(key)).toEqual({
+      isAuthorized: true,
+      context: expect.objectContaining({
+        authenticated: false,
+        error_code: 'invalid_api_key',
+        error_message: expect.stringMatching(/revoked/),
+      }),
+    });
     expect(limiter.takes.map((t) => [t.bucket, t.lookupPending])).toEqual([
       [keyBucket(hashKey(key)), true],
       [failureBucket('198.51.100.7'), false],
@@ -148,7 +183,10 @@ describe('authorizer: the key lookup and the rate-limit take', () => {
     expect(await run(key)).toEqual({ isAuthorized: true, context: expect.objectContaining({ authenticated: true }) });
     expect(limiter.takes.map((t) => t.lookupPending)).toEqual([false, true]);
     keys.failing = true;
-    expect(await run(key)).toEqual({ isAuthorized: true, context: { authenticated: false, error_code: 'internal_error' } });
+    expect(await run(key)).toEqual({
+      isAuthorized: true,
+      context: { authenticated: false, error_code: 'internal_error' },
+    });
   });
 });
 
@@ -157,8 +195,17 @@ describe('authorizer: portal session tokens', () => {
   function session(sessions: HeldSessions, over: Partial<PortalSessionRecord> = {}) {
     const token = `pst_${generateSecretKey('test').slice(-40)}`;
     const record: PortalSessionRecord = {
-      id: 'ps_01jd0000000000000000000000', shop_id: 'shop_01jd0000000000000000000000', token_hash: hashKey(token), mode: 'live', read_only: false,
-      shop_name: 'Ace Plumbing', issued_by: 'key_01jd0000000000000000000000', created_at: T(-60_000), valid_until: T(3_600_000), revoked_at: null, ...over,
+      id: 'ps_01jd0000000000000000000000',
+      shop_id: 'shop_01jd0000000000000000000000',
+      token_hash: hashKey(token),
+      mode: 'live',
+      read_only: false,
+      shop_name: 'Ace Plumbing',
+      issued_by: 'key_01jd0000000000000000000000',
+      created_at: T(-60_000),
+      valid_until: T(3_600_000),
+      revoked_at: null,
+      ...over,
     };
     sessions.records.set(record.token_hash, record);
     return token;
@@ -170,7 +217,18 @@ describe('authorizer: portal session tokens', () => {
     const verdict = await run(token);
     expect(verdict).toEqual({
       isAuthorized: true,
-      context: expect.objectContaining({ authenticated: true, shop_id: 'shop_01jd0000000000000000000000', key_id: 'ps_01jd0000000000000000000000', mode: 'live', scopes: 'webhooks:read webhooks:write', write: true, session_id: 'ps_01jd0000000000000000000000', session_read_only: false, session_shop_name: 'Ace Plumbing', session_expires_at: T(3_600_000) }),
+      context: expect.objectContaining({
+        authenticated: true,
+        shop_id: 'shop_01jd0000000000000000000000',
+        key_id: 'ps_01jd0000000000000000000000',
+        mode: 'live',
+        scopes: 'webhooks:read webhooks:write',
+        write: true,
+        session_id: 'ps_01jd0000000000000000000000',
+        session_read_only: false,
+        session_shop_name: 'Ace Plumbing',
+        session_expires_at: T(3_600_000),
+      }),
     });
     await run(token);
     expect(limiter.takes).toEqual([
@@ -182,23 +240,39 @@ describe('authorizer: portal session tokens', () => {
   it('a read-only token carries webhooks:read alone and no write', async () => {
     const { sessions, run } = setup();
     const verdict = await run(session(sessions, { read_only: true, mode: 'test' }));
-    expect(verdict.context).toMatchObject({ authenticated: true, scopes: 'webhooks:read', write: false, session_read_only: true, mode: 'test' });
+    expect(verdict.context).toMatchObject({
+      authenticated: true,
+      scopes: 'webhooks:read',
+      write: false,
+      session_read_only: true,
+      mode: 'test',
+    });
   });
 
   it.each([
     ['expired', { valid_until: T(0) }, /expired at 2026-11-23T12:00:00.000Z/],
     ['revoked', { revoked_at: T(-1000) }, /revoked/],
-  ])('an %s token is 401 invalid_api_key saying so, and takes from the address’s bucket', async (_what, over, message) => {
-    const { sessions, limiter, run } = setup();
-    const verdict = await run(session(sessions, over));
-    expect(verdict).toEqual({ isAuthorized: true, context: { authenticated: false, error_code: 'invalid_api_key', error_message: expect.stringMatching(message) } });
-    expect(limiter.takes.map((t) => t.bucket)).toEqual([failureBucket('198.51.100.7')]);
-  });
+  ])(
+    'an %s token is 401 invalid_api_key saying so, and takes from the address’s bucket',
+    async (_what, over, message) => {
+      const { sessions, limiter, run } = setup();
+      const verdict = await run(session(sessions, over));
+      expect(verdict).toEqual({
+        isAuthorized: true,
+        context: { authenticated: false, error_code: 'invalid_api_key', error_message: expect.stringMatching(message) },
+      });
+      expect(limiter.takes.map((t) => t.bucket)).toEqual([failureBucket('198.51.100.7')]);
+    },
+  );
 
   it('an unknown token of the right shape is 401 with a message about the link, never a key lookup', async () => {
     const { keys, run } = setup();
     const verdict = await run(`pst_${'a'.repeat(40)}`);
-    expect(verdict.context).toEqual({ authenticated: false, error_code: 'invalid_api_key', error_message: expect.stringMatching(/portal link is not valid/) });
+    expect(verdict.context).toEqual({
+      authenticated: false,
+      error_code: 'invalid_api_key',
+      error_message: expect.stringMatching(/portal link is not valid/),
+    });
     expect(keys.records.size).toBe(0);
   });
 });

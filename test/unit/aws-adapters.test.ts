@@ -1,4 +1,9 @@
-import { ConflictException, CreateScheduleCommand, SchedulerClient, ValidationException } from '@aws-sdk/client-scheduler';
+import {
+  ConflictException,
+  CreateScheduleCommand,
+  SchedulerClient,
+  ValidationException,
+} from '@aws-sdk/client-scheduler';
 import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { SendEmailCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -16,11 +21,25 @@ const region = { region: 'eu-west-1', credentials: { accessKeyId: 'a', secretAcc
 const deliveryQueue = () => new SqsDeliveryQueue(new SQSClient(region), queueUrl);
 /** The inputs of every SendMessage (or batch) the adapters sent. */
 const sent = (command: typeof SendMessageCommand | typeof SendMessageBatchCommand) =>
-  sqs.calls().filter((c) => c.args[0] instanceof command).map((c) => c.args[0].input as unknown as Record<string, unknown>);
+  sqs
+    .calls()
+    .filter((c) => c.args[0] instanceof command)
+    .map((c) => c.args[0].input as unknown as Record<string, unknown>);
 
 const NOW = Date.parse('2026-11-21T18:04:05.123Z');
-const message = { shop_id: 'shop_1', event_id: 'evt_1', delivery_id: 'dlv_01jd0000000000000000000000', endpoint_id: 'we_1', attempt: 3 };
-const target = { groupName: 'deliveries', queueArn: 'arn:aws:sqs:eu-west-1:1:deliveries', roleArn: 'arn:aws:iam::1:role/sched', deadLetterArn: 'arn:aws:sqs:eu-west-1:1:sched-dlq' };
+const message = {
+  shop_id: 'shop_1',
+  event_id: 'evt_1',
+  delivery_id: 'dlv_01jd0000000000000000000000',
+  endpoint_id: 'we_1',
+  attempt: 3,
+};
+const target = {
+  groupName: 'deliveries',
+  queueArn: 'arn:aws:sqs:eu-west-1:1:deliveries',
+  roleArn: 'arn:aws:iam::1:role/sched',
+  deadLetterArn: 'arn:aws:sqs:eu-west-1:1:sched-dlq',
+};
 
 function retryScheduler() {
   return new AwsRetryScheduler(deliveryQueue(), new SchedulerClient(region), target, () => NOW);
@@ -30,7 +49,10 @@ beforeEach(() => {
   sqs.reset();
   scheduler.reset();
   sqs.on(SendMessageCommand).resolves({ MessageId: 'm' });
-  sqs.on(SendMessageBatchCommand).callsFake(async (input: { Entries: { Id: string }[] }) => ({ Successful: input.Entries.map((e) => ({ Id: e.Id, MessageId: `m-${e.Id}` })), Failed: [] }));
+  sqs.on(SendMessageBatchCommand).callsFake(async (input: { Entries: { Id: string }[] }) => ({
+    Successful: input.Entries.map((e) => ({ Id: e.Id, MessageId: `m-${e.Id}` })),
+    Failed: [],
+  }));
   scheduler.on(CreateScheduleCommand).resolves({ ScheduleArn: 'arn:aws:scheduler:eu-west-1:1:schedule/deliveries/x' });
 });
 afterAll(() => {
@@ -38,13 +60,15 @@ afterAll(() => {
   scheduler.restore();
 });
 
-describe('wake-ups the queue alone gives (the fan-out\'s, for a delivery an open circuit held back)', () => {
+describe("wake-ups the queue alone gives (the fan-out's, for a delivery an open circuit held back)", () => {
   const delays = () => new SqsQueueDelays(deliveryQueue(), () => NOW);
 
   it('up to 15 minutes out: one delayed message', async () => {
     expect(delays().needsSchedule(15 * 60_000)).toBe(false);
     await delays().schedule(message, new Date(NOW + 60_000));
-    expect(sent(SendMessageCommand)).toEqual([{ QueueUrl: queueUrl, MessageBody: JSON.stringify(message), DelaySeconds: 60 }]);
+    expect(sent(SendMessageCommand)).toEqual([
+      { QueueUrl: queueUrl, MessageBody: JSON.stringify(message), DelaySeconds: 60 },
+    ]);
   });
 
   it('past that it needs a schedule: it refuses and sends nothing (its callers leave such rows to the sweeper)', async () => {
@@ -60,7 +84,9 @@ describe('retry scheduling on AWS', () => {
     [RETRY_SCHEDULE_MS[1] as number, 300],
   ])('a retry %d ms out goes back on the queue with DelaySeconds %d', async (delayMs, seconds) => {
     await retryScheduler().schedule(message, new Date(NOW + delayMs));
-    expect(sent(SendMessageCommand)).toEqual([{ QueueUrl: queueUrl, MessageBody: JSON.stringify(message), DelaySeconds: seconds }]);
+    expect(sent(SendMessageCommand)).toEqual([
+      { QueueUrl: queueUrl, MessageBody: JSON.stringify(message), DelaySeconds: seconds },
+    ]);
     expect(scheduler).not.toHaveReceivedCommand(CreateScheduleCommand);
   });
 
@@ -96,19 +122,33 @@ describe('retry scheduling on AWS', () => {
   });
 
   it('puts ids only in a schedule (its input is at most 8 KB), the event a message carried left to the table', async () => {
-    const event = { id: 'evt_1', object: 'event' as const, type: 'call.completed' as const, timestamp: '2026-11-21T18:00:00.000Z', data: { id: 'call_1' }, shop_id: 'shop_1', endpoint_id: null };
+    const event = {
+      id: 'evt_1',
+      object: 'event' as const,
+      type: 'call.completed' as const,
+      timestamp: '2026-11-21T18:00:00.000Z',
+      data: { id: 'call_1' },
+      shop_id: 'shop_1',
+      endpoint_id: null,
+    };
     await retryScheduler().schedule({ ...message, event }, new Date(NOW + 2 * 3600_000));
-    expect(JSON.parse(scheduler.commandCalls(CreateScheduleCommand)[0]?.args[0].input.Target?.Input as string)).toEqual(message);
+    expect(JSON.parse(scheduler.commandCalls(CreateScheduleCommand)[0]?.args[0].input.Target?.Input as string)).toEqual(
+      message,
+    );
   });
 
   it('treats a duplicate schedule name as done', async () => {
-    scheduler.on(CreateScheduleCommand).rejects(new ConflictException({ message: 'exists', $metadata: {}, Message: 'exists' }));
+    scheduler
+      .on(CreateScheduleCommand)
+      .rejects(new ConflictException({ message: 'exists', $metadata: {}, Message: 'exists' }));
     await expect(retryScheduler().schedule(message, new Date(NOW + 2 * 3600_000))).resolves.toBeUndefined();
-    scheduler.on(CreateScheduleCommand).rejects(new ValidationException({ message: 'no', $metadata: {}, Message: 'no' }));
+    scheduler
+      .on(CreateScheduleCommand)
+      .rejects(new ValidationException({ message: 'no', $metadata: {}, Message: 'no' }));
     await expect(retryScheduler().schedule(message, new Date(NOW + 2 * 3600_000))).rejects.toThrow('no');
   });
 
-  it('costs a schedule of its own only past the queue\'s 15-minute delay', () => {
+  it("costs a schedule of its own only past the queue's 15-minute delay", () => {
     const s = retryScheduler();
     expect(RETRY_SCHEDULE_MS.map((ms) => s.needsSchedule(ms))).toEqual([false, false, true, true, true, true, true]);
     expect([s.needsSchedule(15 * 60_000), s.needsSchedule(15 * 60_000 + 1)]).toEqual([false, true]);
@@ -130,13 +170,23 @@ describe('delivery queue', () => {
       Failed: n++ === 0 ? [{ Id: '3', SenderFault: false, Code: 'InternalError' }] : [],
     }));
     await deliveryQueue().send(messages);
-    const batches = sent(SendMessageBatchCommand).map((b) => (b.Entries as { Id: string; MessageBody: string }[]).map((e) => (JSON.parse(e.MessageBody) as { delivery_id: string }).delivery_id));
-    expect(batches).toEqual([messages.slice(0, 10).map((m) => m.delivery_id), ['dlv_3'], messages.slice(10).map((m) => m.delivery_id)]);
+    const batches = sent(SendMessageBatchCommand).map((b) =>
+      (b.Entries as { Id: string; MessageBody: string }[]).map(
+        (e) => (JSON.parse(e.MessageBody) as { delivery_id: string }).delivery_id,
+      ),
+    );
+    expect(batches).toEqual([
+      messages.slice(0, 10).map((m) => m.delivery_id),
+      ['dlv_3'],
+      messages.slice(10).map((m) => m.delivery_id),
+    ]);
     expect(sent(SendMessageBatchCommand).every((b) => b.QueueUrl === queueUrl)).toBe(true);
   });
 
-  it('gives up on entries SQS refuses three times, with an error (the caller\'s batch is retried whole)', async () => {
-    sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [{ Id: '0', SenderFault: false, Code: 'InternalError' }] });
+  it("gives up on entries SQS refuses three times, with an error (the caller's batch is retried whole)", async () => {
+    sqs
+      .on(SendMessageBatchCommand)
+      .resolves({ Successful: [], Failed: [{ Id: '0', SenderFault: false, Code: 'InternalError' }] });
     await expect(deliveryQueue().send([message])).rejects.toThrow('SQS refused 1 delivery message(s)');
     expect(sqs).toHaveReceivedCommandTimes(SendMessageBatchCommand, 3);
   });
@@ -148,11 +198,17 @@ describe('owner emails through SES', () => {
 
   it('sends one SendEmail from the configured sender to the owner, as plain text', async () => {
     ses.on(SendEmailCommand).resolves({ MessageId: 'e-1' });
-    await new SesMailer(new SESv2Client(region), 'alerts@shop-calls.example').send({ to: 'owner@plumbing.example', subject: 'Endpoint disabled', text: 'Your endpoint was disabled.' });
+    await new SesMailer(new SESv2Client(region), 'alerts@shop-calls.example').send({
+      to: 'owner@plumbing.example',
+      subject: 'Endpoint disabled',
+      text: 'Your endpoint was disabled.',
+    });
     expect(ses).toHaveReceivedCommandWith(SendEmailCommand, {
       FromEmailAddress: 'alerts@shop-calls.example',
       Destination: { ToAddresses: ['owner@plumbing.example'] },
-      Content: { Simple: { Subject: { Data: 'Endpoint disabled' }, Body: { Text: { Data: 'Your endpoint was disabled.' } } } },
+      Content: {
+        Simple: { Subject: { Data: 'Endpoint disabled' }, Body: { Text: { Data: 'Your endpoint was disabled.' } } },
+      },
     });
   });
 });

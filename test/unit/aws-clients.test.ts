@@ -39,12 +39,24 @@ beforeAll(async () => {
       if (failures > 0) {
         failures--;
         res.writeHead(500, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': 'REQ-FROM-AWS-1' });
-        res.end(JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: 'internal' }));
+        res.end(
+          JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: 'internal' }),
+        );
         return;
       }
-      const body = JSON.parse(Buffer.concat(chunks).toString() || '{}') as { MessageBody?: string; Entries?: { Id: string; MessageBody: string }[] };
+      const body = JSON.parse(Buffer.concat(chunks).toString() || '{}') as {
+        MessageBody?: string;
+        Entries?: { Id: string; MessageBody: string }[];
+      };
       let answer: object = {};
-      if (target === 'AmazonSQS.SendMessageBatch') answer = { Successful: (body.Entries ?? []).map((e) => ({ Id: e.Id, MessageId: e.Id, MD5OfMessageBody: md5(e.MessageBody) })) };
+      if (target === 'AmazonSQS.SendMessageBatch')
+        answer = {
+          Successful: (body.Entries ?? []).map((e) => ({
+            Id: e.Id,
+            MessageId: e.Id,
+            MD5OfMessageBody: md5(e.MessageBody),
+          })),
+        };
       res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': 'REQ-OK' });
       res.end(JSON.stringify(answer));
     });
@@ -74,25 +86,40 @@ beforeEach(() => {
 });
 
 /** A cloud config (no DynamoDB Local endpoint): the SDK finds its endpoint, credentials and retry settings itself. */
-const cloudConfig = () => configFromEnv({ TABLE_NAME: 'shop-calls', AWS_REGION: 'eu-west-1', QUEUE_URL: `${endpoint}/123456789012/deliveries` });
+const cloudConfig = () =>
+  configFromEnv({
+    TABLE_NAME: 'shop-calls',
+    AWS_REGION: 'eu-west-1',
+    QUEUE_URL: `${endpoint}/123456789012/deliveries`,
+  });
 
 describe('the AWS clients of the wiring (the SDK)', () => {
   it('send the Lambda trace header, the SDK user agent and a SigV4 signature on every table and queue request', async () => {
     const config = cloudConfig();
     await dynamoOf(config).doc.get({ TableName: 'shop-calls', Key: { pk: 'SHOP#1', sk: 'PROFILE' } });
-    await new SqsDeliveryQueue(sqsOf(config), config.queueUrl).send([{ shop_id: 'shop_1', event_id: 'evt_1', delivery_id: 'dlv_1', endpoint_id: 'we_1', attempt: 1 }]);
+    await new SqsDeliveryQueue(sqsOf(config), config.queueUrl).send([
+      { shop_id: 'shop_1', event_id: 'evt_1', delivery_id: 'dlv_1', endpoint_id: 'we_1', attempt: 1 },
+    ]);
     expect(seen.map((s) => s.target)).toEqual(['DynamoDB_20120810.GetItem', 'AmazonSQS.SendMessageBatch']);
     for (const { headers } of seen) {
       expect(headers['x-amzn-trace-id']).toBe(TRACE);
       expect(headers['user-agent']).toMatch(/aws-sdk-js\/3\./);
-      expect(headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDLAMBDAROLE\/\d{8}\/eu-west-1\/(dynamodb|sqs)\/aws4_request/);
+      expect(headers.authorization).toMatch(
+        /^AWS4-HMAC-SHA256 Credential=AKIDLAMBDAROLE\/\d{8}\/eu-west-1\/(dynamodb|sqs)\/aws4_request/,
+      );
       expect(headers['x-amz-security-token']).toBe('session');
     }
   });
 
   it('send SQS requests to the endpoint the SDK resolves (here AWS_ENDPOINT_URL), not to the host named in the queue URL', async () => {
-    const config = configFromEnv({ TABLE_NAME: 'shop-calls', AWS_REGION: 'eu-west-1', QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/deliveries' });
-    await new SqsDeliveryQueue(sqsOf(config), config.queueUrl).send([{ shop_id: 'shop_1', event_id: 'evt_1', delivery_id: 'dlv_1', endpoint_id: 'we_1', attempt: 1 }]);
+    const config = configFromEnv({
+      TABLE_NAME: 'shop-calls',
+      AWS_REGION: 'eu-west-1',
+      QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/123456789012/deliveries',
+    });
+    await new SqsDeliveryQueue(sqsOf(config), config.queueUrl).send([
+      { shop_id: 'shop_1', event_id: 'evt_1', delivery_id: 'dlv_1', endpoint_id: 'we_1', attempt: 1 },
+    ]);
     expect(seen.map((s) => s.target)).toEqual(['AmazonSQS.SendMessageBatch']);
   });
 
@@ -100,8 +127,15 @@ describe('the AWS clients of the wiring (the SDK)', () => {
     failures = 5;
     const error = await dynamoOf(cloudConfig())
       .doc.get({ TableName: 'shop-calls', Key: { pk: 'SHOP#1', sk: 'PROFILE' } })
-      .then(() => undefined, (err: unknown) => err as { name: string; $metadata: { requestId?: string; attempts?: number; httpStatusCode?: number } });
-    expect(error).toMatchObject({ name: 'InternalServerError', $metadata: { requestId: 'REQ-FROM-AWS-1', attempts: 2, httpStatusCode: 500 } });
+      .then(
+        () => undefined,
+        (err: unknown) =>
+          err as { name: string; $metadata: { requestId?: string; attempts?: number; httpStatusCode?: number } },
+      );
+    expect(error).toMatchObject({
+      name: 'InternalServerError',
+      $metadata: { requestId: 'REQ-FROM-AWS-1', attempts: 2, httpStatusCode: 500 },
+    });
     expect(seen).toHaveLength(2);
   });
 
@@ -110,7 +144,10 @@ describe('the AWS clients of the wiring (the SDK)', () => {
     const started = Date.now();
     const error = await dynamoOf(cloudConfig())
       .doc.get({ TableName: 'shop-calls', Key: { pk: 'SHOP#1', sk: 'PROFILE' } })
-      .then(() => undefined, (err: unknown) => err as { name: string; $metadata?: { attempts?: number } });
+      .then(
+        () => undefined,
+        (err: unknown) => err as { name: string; $metadata?: { attempts?: number } },
+      );
     expect(error).toMatchObject({ name: 'TimeoutError', $metadata: { attempts: 2 } });
     expect(Date.now() - started).toBeGreaterThanOrEqual(6_000);
     expect(Date.now() - started).toBeLessThan(14_000);

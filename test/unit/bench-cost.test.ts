@@ -1,9 +1,23 @@
-import { ALL_IN_LINE, LOCAL_ONLY_SQS, opsPerDelivery, printAllIn, REFERENCES, stageCost, totalCost, tracesFor } from '../../bench/lib/cost';
+import {
+  ALL_IN_LINE,
+  LOCAL_ONLY_SQS,
+  opsPerDelivery,
+  printAllIn,
+  REFERENCES,
+  stageCost,
+  totalCost,
+  tracesFor,
+} from '../../bench/lib/cost';
 import { closingCost } from '../../bench/lib/all-in-line';
 import { PLATFORM_BYTES_PER_INVOCATION, platformBytesPerInvocation } from '../../bench/lib/platform-logs';
 import type { OpTally } from '../../bench/lib/instrument';
 
-const tally = (requests: number, units: number, items = requests): OpTally => ({ requests, items, units, estimated: 0 });
+const tally = (requests: number, units: number, items = requests): OpTally => ({
+  requests,
+  items,
+  units,
+  estimated: 0,
+});
 
 describe('benchmark cost arithmetic (bench/lib/cost.ts)', () => {
   // Ten deliveries in one batch: one BatchGetItem (5 read units), ten updates (1 write unit each),
@@ -11,9 +25,20 @@ describe('benchmark cost arithmetic (bench/lib/cost.ts)', () => {
   const consumer = stageCost(
     {
       name: 'consumer',
-      table: new Map([['BatchGetItem', tally(1, 5, 10)], ['UpdateItem', tally(10, 10)]]),
-      sqs: new Map([['ReceiveMessage', tally(1, 1)], ['DeleteMessageBatch', tally(1, 1)], ['GetQueueAttributes', tally(1, 1)]]),
-      lambda: { tally: { invocations: 1, records: 10, ms: 99.6, billedMs: 100 }, memoryMb: 256, systemLogLevel: 'WARN' },
+      table: new Map([
+        ['BatchGetItem', tally(1, 5, 10)],
+        ['UpdateItem', tally(10, 10)],
+      ]),
+      sqs: new Map([
+        ['ReceiveMessage', tally(1, 1)],
+        ['DeleteMessageBatch', tally(1, 1)],
+        ['GetQueueAttributes', tally(1, 1)],
+      ]),
+      lambda: {
+        tally: { invocations: 1, records: 10, ms: 99.6, billedMs: 100 },
+        memoryMb: 256,
+        systemLogLevel: 'WARN',
+      },
       logs: { bytes: 3_000, lines: 10 },
     },
     10,
@@ -47,7 +72,13 @@ describe('benchmark cost arithmetic (bench/lib/cost.ts)', () => {
 
   it("adds Lambda's own lines per invocation only at the INFO system log level", () => {
     const at = (systemLogLevel: 'INFO' | 'WARN') =>
-      stageCost({ name: 'c', lambda: { tally: { invocations: 4, records: 4, ms: 4, billedMs: 4 }, memoryMb: 256, systemLogLevel } }, 2).logBytes;
+      stageCost(
+        {
+          name: 'c',
+          lambda: { tally: { invocations: 4, records: 4, ms: 4, billedMs: 4 }, memoryMb: 256, systemLogLevel },
+        },
+        2,
+      ).logBytes;
     expect(at('WARN')).toBe(0);
     expect(at('INFO')).toBeCloseTo(2 * PLATFORM_BYTES_PER_INVOCATION);
     expect(platformBytesPerInvocation('INFO')).toBeGreaterThan(3 * 26);
@@ -74,7 +105,14 @@ describe('benchmark cost arithmetic (bench/lib/cost.ts)', () => {
   });
 
   it('adds stages up per delivery', () => {
-    const fanout = stageCost({ name: 'fan-out', table: new Map([['BatchWriteItem', tally(1, 10, 10)]]), sqs: new Map([['SendMessageBatch', tally(1, 1, 10)]]) }, 10);
+    const fanout = stageCost(
+      {
+        name: 'fan-out',
+        table: new Map([['BatchWriteItem', tally(1, 10, 10)]]),
+        sqs: new Map([['SendMessageBatch', tally(1, 1, 10)]]),
+      },
+      10,
+    );
     const total = totalCost('total', [consumer, fanout]);
     expect(total.writeUnits).toBeCloseTo(2);
     expect(total.sqsBilled).toBeCloseTo(0.3);
@@ -82,7 +120,15 @@ describe('benchmark cost arithmetic (bench/lib/cost.ts)', () => {
   });
 
   it('lists requests per delivery by operation, busiest first', () => {
-    expect(opsPerDelivery(new Map([['BatchGetItem', tally(1, 5)], ['UpdateItem', tally(10, 10)]]), 10)).toBe('UpdateItem 1.00, BatchGetItem 0.10');
+    expect(
+      opsPerDelivery(
+        new Map([
+          ['BatchGetItem', tally(1, 5)],
+          ['UpdateItem', tally(10, 10)],
+        ]),
+        10,
+      ),
+    ).toBe('UpdateItem 1.00, BatchGetItem 0.10');
     expect(opsPerDelivery(undefined, 10)).toBe('none');
   });
 
@@ -92,7 +138,12 @@ describe('benchmark cost arithmetic (bench/lib/cost.ts)', () => {
 });
 
 describe('the closing cost line of npm run bench (bench/lib/all-in-line.ts)', () => {
-  const printed = ['All-in, sparse: $4.120 per million deliveries', 'noise', 'All-in, busy fan-out: $0.900 per million deliveries', 'All-in, busy consumer: $1.300 per million deliveries'].join('\n');
+  const printed = [
+    'All-in, sparse: $4.120 per million deliveries',
+    'noise',
+    'All-in, busy fan-out: $0.900 per million deliveries',
+    'All-in, busy consumer: $1.300 per million deliveries',
+  ].join('\n');
 
   it('adds the parts of each regime and judges them against the contract', () => {
     expect(closingCost(printed)).toEqual({
@@ -102,6 +153,8 @@ describe('the closing cost line of npm run bench (bench/lib/all-in-line.ts)', ()
   });
 
   it('says a regime was not measured when one of its parts is missing', () => {
-    expect(closingCost(printed.split('\n').slice(0, 3).join('\n')).line).toBe('cost per million deliveries: sparse $4.12, busy not measured (targets: sparse <= $5.00, busy <= $2.00)');
+    expect(closingCost(printed.split('\n').slice(0, 3).join('\n')).line).toBe(
+      'cost per million deliveries: sparse $4.12, busy not measured (targets: sparse <= $5.00, busy <= $2.00)',
+    );
   });
 });

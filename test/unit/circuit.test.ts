@@ -22,7 +22,11 @@ let n = 0;
 const token = () => `t${++n}`;
 const ids = (count: number) => Array.from({ length: count }, (_, i) => `dlv_${i}`);
 const lease = (until: number, probe = false): Lease => ({ until, token: 'x', probe });
-const gate = (health: Partial<EndpointHealth> = {}, leases: Record<string, Lease> = {}): EndpointGate => ({ health: { ...HEALTHY, ...health }, leases, lease_version: 3 });
+const gate = (health: Partial<EndpointHealth> = {}, leases: Record<string, Lease> = {}): EndpointGate => ({
+  health: { ...HEALTHY, ...health },
+  leases,
+  lease_version: 3,
+});
 const at = (ms: number) => new Date(ms).toISOString();
 
 describe('admission (closed circuit)', () => {
@@ -36,7 +40,13 @@ describe('admission (closed circuit)', () => {
   });
 
   it('counts live leases of other consumers against the limit, and ignores expired ones', () => {
-    const a = admit(gate({}, { a: lease(NOW + 1), b: lease(NOW + 1), c: lease(NOW - 1) }), ids(5), NOW, LEASE_MS, token);
+    const a = admit(
+      gate({}, { a: lease(NOW + 1), b: lease(NOW + 1), c: lease(NOW - 1) }),
+      ids(5),
+      NOW,
+      LEASE_MS,
+      token,
+    );
     expect(a.send).toHaveLength(MAX_IN_FLIGHT - 2);
     expect(a.expired).toEqual(['c']);
   });
@@ -44,14 +54,22 @@ describe('admission (closed circuit)', () => {
   it(`after an unanswered attempt allows ${IN_FLIGHT_WHILE_FAILING} in flight, so a hanging receiver holds one slot`, () => {
     const hanging = gate({ consecutive_failures: 1, unanswered: true });
     expect(admit(hanging, ids(4), NOW, LEASE_MS, token).send).toHaveLength(IN_FLIGHT_WHILE_FAILING);
-    expect(admit(gate({ consecutive_failures: 2, unanswered: true }, { x: lease(NOW + 5) }), ids(4), NOW, LEASE_MS, token).send).toHaveLength(0);
+    expect(
+      admit(gate({ consecutive_failures: 2, unanswered: true }, { x: lease(NOW + 5) }), ids(4), NOW, LEASE_MS, token)
+        .send,
+    ).toHaveLength(0);
     // A receiver that answers an error at once holds no slot long: it keeps the full limit.
-    expect(admit(gate({ consecutive_failures: 1, unanswered: false }), ids(4), NOW, LEASE_MS, token).send).toHaveLength(MAX_IN_FLIGHT);
+    expect(admit(gate({ consecutive_failures: 1, unanswered: false }), ids(4), NOW, LEASE_MS, token).send).toHaveLength(
+      MAX_IN_FLIGHT,
+    );
   });
 
   it('behind slow requests (a hanging receiver), deferred deliveries wait until the first lease ends', () => {
     const slow = gate({}, Object.fromEntries(ids(4).map((id, i) => [`old_${id}`, lease(NOW + LEASE_MS - 2000 + i)])));
-    expect(admit(slow, ['dlv_x'], NOW, LEASE_MS, token)).toMatchObject({ defer: ['dlv_x'], deferUntil: NOW + LEASE_MS - 2000 });
+    expect(admit(slow, ['dlv_x'], NOW, LEASE_MS, token)).toMatchObject({
+      defer: ['dlv_x'],
+      deferUntil: NOW + LEASE_MS - 2000,
+    });
     const quick = gate({}, Object.fromEntries(ids(4).map((id) => [`new_${id}`, lease(NOW + LEASE_MS - 10)])));
     expect(admit(quick, ['dlv_x'], NOW, LEASE_MS, token)).toMatchObject({ defer: ['dlv_x'], deferUntil: null });
     // A success before the oldest lease was taken says nothing of it: still stuck.
@@ -61,8 +79,15 @@ describe('admission (closed circuit)', () => {
 
   it('old leases with a success written since are runs passing their slots on, not stuck requests: deferred with no wait for the leases', () => {
     // Taken 2 s ago (a run that has passed its slot from success to success); a batch's last success was written 0.5 s ago.
-    const running = gate({ last_success_at: at(NOW - 500) }, Object.fromEntries(ids(4).map((id) => [`run_${id}`, lease(NOW + LEASE_MS - 2000)])));
-    expect(admit(running, ['dlv_x'], NOW, LEASE_MS, token)).toMatchObject({ send: [], defer: ['dlv_x'], deferUntil: null });
+    const running = gate(
+      { last_success_at: at(NOW - 500) },
+      Object.fromEntries(ids(4).map((id) => [`run_${id}`, lease(NOW + LEASE_MS - 2000)])),
+    );
+    expect(admit(running, ['dlv_x'], NOW, LEASE_MS, token)).toMatchObject({
+      send: [],
+      defer: ['dlv_x'],
+      deferUntil: null,
+    });
   });
 
   it('never sends a delivery that is already in flight (a duplicate message), nor one named twice', () => {
@@ -71,17 +96,25 @@ describe('admission (closed circuit)', () => {
     expect(a.send.map((s) => s.deliveryId)).toEqual(['dlv_1']);
   });
 
-  it('a healthy endpoint\'s batch carries what it defers for its runs\' slots, until its leases end; not under a rate limit or after a failure', () => {
+  it("a healthy endpoint's batch carries what it defers for its runs' slots, until its leases end; not under a rate limit or after a failure", () => {
     const a = admit(gate(), ids(7), NOW, LEASE_MS, token);
     expect(a.carry).toEqual(ids(7).slice(MAX_IN_FLIGHT));
     expect(a.carryUntil).toBe(NOW + LEASE_MS);
     expect(admit({ ...gate(), rate_limit: 50 }, ids(7), NOW, LEASE_MS, token).carry).toEqual([]);
     expect(admit(gate({ consecutive_failures: 1 }), ids(7), NOW, LEASE_MS, token).carry).toEqual([]);
     // Nothing sent (every slot taken by others): nothing to carry either, it all waits on the queue.
-    expect(admit(gate({}, { a: lease(NOW + 1), b: lease(NOW + 1), c: lease(NOW + 1), d: lease(NOW + 1) }), ids(2), NOW, LEASE_MS, token).carry).toEqual([]);
+    expect(
+      admit(
+        gate({}, { a: lease(NOW + 1), b: lease(NOW + 1), c: lease(NOW + 1), d: lease(NOW + 1) }),
+        ids(2),
+        NOW,
+        LEASE_MS,
+        token,
+      ).carry,
+    ).toEqual([]);
   });
 
-  it('a delivery another batch\'s runs carry is neither sent nor carried again, but sent back like a deferral; a carried entry past its time is dropped', () => {
+  it("a delivery another batch's runs carry is neither sent nor carried again, but sent back like a deferral; a carried entry past its time is dropped", () => {
     const carried = { [carriedKey('dlv_1')]: NOW + 1000, [carriedKey('dlv_9')]: NOW };
     const a = admit({ ...gate(), carried }, ids(6), NOW, LEASE_MS, token);
     expect(a.elsewhere).toEqual(['dlv_1']);
@@ -113,13 +146,25 @@ describe('admission (open circuit)', () => {
   });
 
   it('while a probe is in flight: no second probe', () => {
-    const a = admit(gate({ circuit: 'half_open', next_probe_at: at(NOW - 10) }, { p: lease(NOW + 100, true) }), ids(2), NOW, LEASE_MS, token);
+    const a = admit(
+      gate({ circuit: 'half_open', next_probe_at: at(NOW - 10) }, { p: lease(NOW + 100, true) }),
+      ids(2),
+      NOW,
+      LEASE_MS,
+      token,
+    );
     expect(a.send).toEqual([]);
     expect(a.circuitOpen).toEqual(ids(2));
   });
 
   it('a probe whose consumer died (lease expired) is replaced by a new one', () => {
-    const a = admit(gate({ circuit: 'half_open', next_probe_at: at(NOW - 10) }, { p: lease(NOW - 1, true) }), ids(1), NOW, LEASE_MS, token);
+    const a = admit(
+      gate({ circuit: 'half_open', next_probe_at: at(NOW - 10) }, { p: lease(NOW - 1, true) }),
+      ids(1),
+      NOW,
+      LEASE_MS,
+      token,
+    );
     expect(a.send).toHaveLength(1);
     expect(a.expired).toEqual(['p']);
   });
@@ -131,17 +176,36 @@ describe('health after an attempt', () => {
     let h: EndpointHealth = HEALTHY;
     for (let i = 1; i < CIRCUIT_THRESHOLD; i++) {
       h = afterAttempt(h, { succeeded: false, probe: false, retryAfterMs: null }, NOW, scale);
-      expect(h).toMatchObject({ circuit: 'closed', consecutive_failures: i, last_failure_at: at(NOW), unanswered: false });
+      expect(h).toMatchObject({
+        circuit: 'closed',
+        consecutive_failures: i,
+        last_failure_at: at(NOW),
+        unanswered: false,
+      });
     }
     h = afterAttempt(h, { succeeded: false, probe: false, retryAfterMs: null }, NOW, scale);
-    expect(h).toMatchObject({ circuit: 'open', consecutive_failures: CIRCUIT_THRESHOLD, next_probe_at: at(NOW + FIRST_PROBE_INTERVAL_MS) });
+    expect(h).toMatchObject({
+      circuit: 'open',
+      consecutive_failures: CIRCUIT_THRESHOLD,
+      next_probe_at: at(NOW + FIRST_PROBE_INTERVAL_MS),
+    });
   });
 
   it('a failed probe doubles the interval, up to the cap', () => {
-    let h: EndpointHealth = { ...HEALTHY, circuit: 'half_open', consecutive_failures: 5, probe_interval_ms: FIRST_PROBE_INTERVAL_MS };
+    let h: EndpointHealth = {
+      ...HEALTHY,
+      circuit: 'half_open',
+      consecutive_failures: 5,
+      probe_interval_ms: FIRST_PROBE_INTERVAL_MS,
+    };
     const intervals: number[] = [];
     for (let i = 0; i < 6; i++) {
-      h = afterAttempt({ ...h, circuit: 'half_open' }, { succeeded: false, probe: true, retryAfterMs: null }, NOW, scale);
+      h = afterAttempt(
+        { ...h, circuit: 'half_open' },
+        { succeeded: false, probe: true, retryAfterMs: null },
+        NOW,
+        scale,
+      );
       intervals.push(Date.parse(h.next_probe_at as string) - NOW);
     }
     expect(intervals).toEqual([30_000, 60_000, 120_000, 240_000, MAX_PROBE_INTERVAL_MS, MAX_PROBE_INTERVAL_MS]);
@@ -150,12 +214,23 @@ describe('health after an attempt', () => {
 
   it('Retry-After of a slow-down answer keeps the circuit open at least that long, within the cap', () => {
     const opening = { ...HEALTHY, consecutive_failures: CIRCUIT_THRESHOLD - 1 };
-    expect(afterAttempt(opening, { succeeded: false, probe: false, retryAfterMs: 120_000 }, NOW, scale).next_probe_at).toBe(at(NOW + 120_000));
-    expect(afterAttempt(opening, { succeeded: false, probe: false, retryAfterMs: 3_600_000 }, NOW, scale).next_probe_at).toBe(at(NOW + MAX_PROBE_INTERVAL_MS));
+    expect(
+      afterAttempt(opening, { succeeded: false, probe: false, retryAfterMs: 120_000 }, NOW, scale).next_probe_at,
+    ).toBe(at(NOW + 120_000));
+    expect(
+      afterAttempt(opening, { succeeded: false, probe: false, retryAfterMs: 3_600_000 }, NOW, scale).next_probe_at,
+    ).toBe(at(NOW + MAX_PROBE_INTERVAL_MS));
   });
 
   it('a success closes the circuit and resets the count, keeping when the last failure was', () => {
-    const open = { ...HEALTHY, circuit: 'half_open' as const, consecutive_failures: 9, last_failure_at: at(NOW - 5), next_probe_at: at(NOW), probe_interval_ms: 60_000 };
+    const open = {
+      ...HEALTHY,
+      circuit: 'half_open' as const,
+      consecutive_failures: 9,
+      last_failure_at: at(NOW - 5),
+      next_probe_at: at(NOW),
+      probe_interval_ms: 60_000,
+    };
     expect(afterAttempt(open, { succeeded: true, probe: true, retryAfterMs: null }, NOW, scale)).toEqual({
       circuit: 'closed',
       consecutive_failures: 0,
@@ -167,12 +242,27 @@ describe('health after an attempt', () => {
   });
 
   it('a failure of a request sent before the circuit opened does not move the probe time', () => {
-    const open = { ...HEALTHY, circuit: 'open' as const, consecutive_failures: 6, next_probe_at: at(NOW + 7), probe_interval_ms: 15_000 };
-    expect(afterAttempt(open, { succeeded: false, probe: false, retryAfterMs: null }, NOW, scale)).toMatchObject({ circuit: 'open', consecutive_failures: 7, next_probe_at: at(NOW + 7) });
+    const open = {
+      ...HEALTHY,
+      circuit: 'open' as const,
+      consecutive_failures: 6,
+      next_probe_at: at(NOW + 7),
+      probe_interval_ms: 15_000,
+    };
+    expect(afterAttempt(open, { succeeded: false, probe: false, retryAfterMs: null }, NOW, scale)).toMatchObject({
+      circuit: 'open',
+      consecutive_failures: 7,
+      next_probe_at: at(NOW + 7),
+    });
   });
 
   it('scales every interval with TIME_SCALE', () => {
-    const h = afterAttempt({ ...HEALTHY, consecutive_failures: CIRCUIT_THRESHOLD - 1 }, { succeeded: false, probe: false, retryAfterMs: null }, NOW, 0.001);
+    const h = afterAttempt(
+      { ...HEALTHY, consecutive_failures: CIRCUIT_THRESHOLD - 1 },
+      { succeeded: false, probe: false, retryAfterMs: null },
+      NOW,
+      0.001,
+    );
     expect(h.next_probe_at).toBe(at(NOW + FIRST_PROBE_INTERVAL_MS * 0.001));
   });
 });
@@ -193,9 +283,33 @@ describe('opening the circuit in the order the receiver answered', () => {
 
   it('holds the opening while an attempt that started earlier is unanswered; not for later or ended ones', () => {
     const startedAt = NOW - 100;
-    expect(olderAttemptUnresolved({ mine: taken(startedAt), older: taken(startedAt - 50) }, 'mine', startedAt, LEASE_MS, NOW)).toBe(true);
-    expect(olderAttemptUnresolved({ mine: taken(startedAt), newer: taken(startedAt + 50) }, 'mine', startedAt, LEASE_MS, NOW)).toBe(false);
-    expect(olderAttemptUnresolved({ mine: taken(startedAt), expired: taken(NOW - LEASE_MS - 1) }, 'mine', startedAt, LEASE_MS, NOW)).toBe(false);
+    expect(
+      olderAttemptUnresolved(
+        { mine: taken(startedAt), older: taken(startedAt - 50) },
+        'mine',
+        startedAt,
+        LEASE_MS,
+        NOW,
+      ),
+    ).toBe(true);
+    expect(
+      olderAttemptUnresolved(
+        { mine: taken(startedAt), newer: taken(startedAt + 50) },
+        'mine',
+        startedAt,
+        LEASE_MS,
+        NOW,
+      ),
+    ).toBe(false);
+    expect(
+      olderAttemptUnresolved(
+        { mine: taken(startedAt), expired: taken(NOW - LEASE_MS - 1) },
+        'mine',
+        startedAt,
+        LEASE_MS,
+        NOW,
+      ),
+    ).toBe(false);
     expect(olderAttemptUnresolved({ mine: taken(startedAt) }, 'mine', startedAt, LEASE_MS, NOW)).toBe(false);
   });
 
@@ -203,18 +317,32 @@ describe('opening the circuit in the order the receiver answered', () => {
     const before: EndpointHealth = { ...HEALTHY, consecutive_failures: CIRCUIT_THRESHOLD - 1 };
     const after = afterAttempt(before, { succeeded: false, probe: false, retryAfterMs: null }, NOW, 1);
     expect(after.circuit).toBe('open');
-    expect(heldClosed(after, before)).toMatchObject({ circuit: 'closed', consecutive_failures: CIRCUIT_THRESHOLD, next_probe_at: null, probe_interval_ms: null });
+    expect(heldClosed(after, before)).toMatchObject({
+      circuit: 'closed',
+      consecutive_failures: CIRCUIT_THRESHOLD,
+      next_probe_at: null,
+      probe_interval_ms: null,
+    });
   });
 });
 
 describe('holdsBack: what falls due now is not sent, whatever the leases', () => {
-  const open = (nextProbeAt: string | null, circuit: EndpointHealth['circuit'] = 'open'): EndpointHealth => ({ ...HEALTHY, circuit, consecutive_failures: CIRCUIT_THRESHOLD, next_probe_at: nextProbeAt, probe_interval_ms: 15_000 });
+  const open = (nextProbeAt: string | null, circuit: EndpointHealth['circuit'] = 'open'): EndpointHealth => ({
+    ...HEALTHY,
+    circuit,
+    consecutive_failures: CIRCUIT_THRESHOLD,
+    next_probe_at: nextProbeAt,
+    probe_interval_ms: 15_000,
+  });
   const future = new Date(NOW + 1_000).toISOString();
   const past = new Date(NOW - 1).toISOString();
 
   it('holds back while open with the probe not yet due, and admit agrees for any leases', () => {
     expect(holdsBack(open(future), NOW)).toBe(true);
-    for (const leases of [{}, { d_x: { until: NOW + LEASE_MS, token: 't', probe: false } }] as Record<string, Lease>[]) {
+    for (const leases of [{}, { d_x: { until: NOW + LEASE_MS, token: 't', probe: false } }] as Record<
+      string,
+      Lease
+    >[]) {
       const admission = admit({ health: open(future), leases, lease_version: 1 }, ['d_1'], NOW, LEASE_MS, token);
       expect(admission).toMatchObject({ send: [], circuitOpen: ['d_1'] });
     }

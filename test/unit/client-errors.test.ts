@@ -2,7 +2,7 @@ import { clientErrorOf, rawResponse, REQUEST_HEAD_BYTES, targetUrl } from '../..
 import { errorResult, withCommonHeaders } from '../../shared/http/response';
 import { errorStatus } from '../../shared/http/errors';
 
-describe('the local adapter\'s answers to requests the parser refuses', () => {
+describe("the local adapter's answers to requests the parser refuses", () => {
   it.each([
     ['HPE_HEADER_OVERFLOW', 431, 'headers_too_large'],
     ['ERR_HTTP_REQUEST_TIMEOUT', 408, 'request_timeout'],
@@ -15,12 +15,21 @@ describe('the local adapter\'s answers to requests the parser refuses', () => {
   });
 
   it('says what was wrong, and the size limit it enforces', () => {
-    expect(clientErrorOf(Object.assign(new Error('x'), { code: 'HPE_INVALID_HEADER_TOKEN', reason: 'Invalid header value char' })).message).toContain('Invalid header value char');
-    expect(clientErrorOf(Object.assign(new Error('x'), { code: 'HPE_HEADER_OVERFLOW' })).message).toContain(`${REQUEST_HEAD_BYTES / 1024} KiB`);
+    expect(
+      clientErrorOf(
+        Object.assign(new Error('x'), { code: 'HPE_INVALID_HEADER_TOKEN', reason: 'Invalid header value char' }),
+      ).message,
+    ).toContain('Invalid header value char');
+    expect(clientErrorOf(Object.assign(new Error('x'), { code: 'HPE_HEADER_OVERFLOW' })).message).toContain(
+      `${REQUEST_HEAD_BYTES / 1024} KiB`,
+    );
   });
 
   it('writes a framed HTTP/1.1 response that closes the connection', () => {
-    const result = withCommonHeaders(errorResult(clientErrorOf(Object.assign(new Error('x'), { code: 'HPE_HEADER_OVERFLOW' })), 'req_abc'), 'req_abc');
+    const result = withCommonHeaders(
+      errorResult(clientErrorOf(Object.assign(new Error('x'), { code: 'HPE_HEADER_OVERFLOW' })), 'req_abc'),
+      'req_abc',
+    );
     const raw = rawResponse(result);
     const [head = '', body = ''] = raw.split('\r\n\r\n');
     expect(head.split('\r\n')[0]).toBe('HTTP/1.1 431 Request Header Fields Too Large');

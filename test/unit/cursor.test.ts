@@ -15,8 +15,17 @@ describe('list cursors', () => {
     ['a truncated cursor', (c: string) => c.slice(0, -1), scope],
     ['no signature', (c: string) => c.split('.')[0] as string, scope],
     ['an extra part', (c: string) => `${c}.x`, scope],
-    ['a re-signed payload with another key', () => encodeCursor(scope, position, Buffer.from('another-secret-another-secret-000000')), scope],
-    ['a forged payload', (c: string) => `${Buffer.from(JSON.stringify({ s: 'shop_a', l: 'calls', p: { pk: 'SHOP#shop_b' } })).toString('base64url')}.${c.split('.')[1]}`, scope],
+    [
+      'a re-signed payload with another key',
+      () => encodeCursor(scope, position, Buffer.from('another-secret-another-secret-000000')),
+      scope,
+    ],
+    [
+      'a forged payload',
+      (c: string) =>
+        `${Buffer.from(JSON.stringify({ s: 'shop_a', l: 'calls', p: { pk: 'SHOP#shop_b' } })).toString('base64url')}.${c.split('.')[1]}`,
+      scope,
+    ],
   ])('refuses %s', (_label, mutate, checkScope) => {
     const cursor = mutate(encodeCursor(scope, position, secret));
     expect(() => decodeCursor(cursor, checkScope, secret)).toThrow(expect.objectContaining({ code: 'invalid_cursor' }));

@@ -1,7 +1,11 @@
 import { derivedId, idTime, isId } from '../../shared/ids';
 import { decide, MAX_ATTEMPTS, parseRetryAfter, RETRY_SCHEDULE_MS, shouldDisable } from '../../shared/delivery/policy';
 
-const response = (status: number | null, retryAfterMs: number | null = null) => ({ status, error: status === null ? 'timeout' : null, retryAfterMs });
+const response = (status: number | null, retryAfterMs: number | null = null) => ({
+  status,
+  error: status === null ? 'timeout' : null,
+  retryAfterMs,
+});
 const MIN = 60_000;
 
 describe('delivery policy', () => {

@@ -28,7 +28,12 @@ const endpoint = (failingSince: string | null): EndpointRecord =>
 function recording() {
   const events: EventRecord[] = [];
   const deps = {
-    endpoints: { disable: async (_e: EndpointRecord, _r: string, _l: string[], event: EventRecord) => (events.push(event), events.length === 1) },
+    endpoints: {
+      disable: async (_e: EndpointRecord, _r: string, _l: string[], event: EventRecord) => (
+        events.push(event),
+        events.length === 1
+      ),
+    },
     deliveries: { cancelOpenForEndpoint: async () => 0 },
     timeScale: 1,
   } as unknown as Parameters<typeof disableIfDue>[0];
@@ -45,7 +50,11 @@ describe('disabling a failing endpoint', () => {
     expect(events).toHaveLength(2);
     expect(events[0]?.id).toBe(events[1]?.id);
     expect(isId('evt', events[0]?.id as string)).toBe(true);
-    expect(events[0]).toMatchObject({ type: 'webhook_endpoint.disabled', shop_id: failing.shop_id, timestamp: now.toISOString() });
+    expect(events[0]).toMatchObject({
+      type: 'webhook_endpoint.disabled',
+      shop_id: failing.shop_id,
+      timestamp: now.toISOString(),
+    });
   });
 
   it('names another event for another failure of the same endpoint, and none while it is not due', async () => {

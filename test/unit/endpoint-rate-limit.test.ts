@@ -24,16 +24,36 @@ describe('rate_limit in the endpoint request bodies', () => {
     }
   });
 
-  it.each([0, -1, 1001, 2.5, '2', true, {}, [2]])('%j is parameter_invalid with param "rate_limit", on create and on PATCH', (value) => {
-    const expected = { code: 'parameter_invalid', param: 'rate_limit', message: 'Invalid rate_limit: must be an integer from 1 to 1000, or null' };
-    expect(refused(createWebhookEndpointBody, { ...base, rate_limit: value })).toEqual(expected);
-    expect(refused(updateWebhookEndpointBody, { rate_limit: value })).toEqual(expected);
-  });
+  it.each([0, -1, 1001, 2.5, '2', true, {}, [2]])(
+    '%j is parameter_invalid with param "rate_limit", on create and on PATCH',
+    (value) => {
+      const expected = {
+        code: 'parameter_invalid',
+        param: 'rate_limit',
+        message: 'Invalid rate_limit: must be an integer from 1 to 1000, or null',
+      };
+      expect(refused(createWebhookEndpointBody, { ...base, rate_limit: value })).toEqual(expected);
+      expect(refused(updateWebhookEndpointBody, { rate_limit: value })).toEqual(expected);
+    },
+  );
 
   it('every endpoint object shows it, null when unset (endpoints saved before it existed too)', () => {
     const record: EndpointRecord = {
-      id: 'we_1', shop_id: 'shop_1', url: base.url, description: null, events: ['*'], enabled: true, disabled_reason: null, failing_since: null,
-      created_at: '2026-11-22T10:00:00.000Z', updated_at: '2026-11-22T10:00:00.000Z', secrets: [], secrets_version: 1, health: HEALTHY, leases: {}, lease_version: 0,
+      id: 'we_1',
+      shop_id: 'shop_1',
+      url: base.url,
+      description: null,
+      events: ['*'],
+      enabled: true,
+      disabled_reason: null,
+      failing_since: null,
+      created_at: '2026-11-22T10:00:00.000Z',
+      updated_at: '2026-11-22T10:00:00.000Z',
+      secrets: [],
+      secrets_version: 1,
+      health: HEALTHY,
+      leases: {},
+      lease_version: 0,
     };
     expect(toEndpointResource(record).rate_limit).toBeNull();
     expect(toEndpointResource({ ...record, rate_limit: 5, rate_starts: { '1': 2 } })).toMatchObject({ rate_limit: 5 });

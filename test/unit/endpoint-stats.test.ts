@@ -1,9 +1,32 @@
-import { LATENCY_BOUNDS_MS, bucketStart, latencyBucket, statsIncrement, summarise, windowStart, type StatsBucket } from '../../shared/delivery/endpoint-stats';
+import {
+  LATENCY_BOUNDS_MS,
+  bucketStart,
+  latencyBucket,
+  statsIncrement,
+  summarise,
+  windowStart,
+  type StatsBucket,
+} from '../../shared/delivery/endpoint-stats';
 import type { AttemptRecord } from '../../shared/delivery/deliveries';
 import { snippetOf } from '../../shared/delivery/sender';
 
-const attempt = (over: Partial<AttemptRecord> = {}): AttemptRecord => ({ attempt: 1, at: '2026-11-21T18:04:05.123Z', status: 200, duration_ms: 40, error: null, response_snippet: null, ...over });
-const bucket = (over: Partial<StatsBucket> = {}): StatsBucket => ({ attempts: 0, succeeded: 0, failed: 0, deliveries_failed: 0, latency: {}, ...over });
+const attempt = (over: Partial<AttemptRecord> = {}): AttemptRecord => ({
+  attempt: 1,
+  at: '2026-11-21T18:04:05.123Z',
+  status: 200,
+  duration_ms: 40,
+  error: null,
+  response_snippet: null,
+  ...over,
+});
+const bucket = (over: Partial<StatsBucket> = {}): StatsBucket => ({
+  attempts: 0,
+  succeeded: 0,
+  failed: 0,
+  deliveries_failed: 0,
+  latency: {},
+  ...over,
+});
 
 describe('endpoint stats arithmetic', () => {
   it('latency buckets report a value at most 25 % above the true one, and cover the timeout', () => {
@@ -20,9 +43,24 @@ describe('endpoint stats arithmetic', () => {
 
   it.each([
     ['a success', attempt(), 'succeeded', { attempts: 1, succeeded: 1, failed: 0, deliveries_failed: 0 }],
-    ['a failure to retry', attempt({ status: 500, error: 'HTTP 500' }), 'retrying', { attempts: 1, succeeded: 0, failed: 1, deliveries_failed: 0 }],
-    ['a last failure', attempt({ attempt: 8, status: null, error: 'timeout after 10000 ms' }), 'failed', { attempts: 1, succeeded: 0, failed: 1, deliveries_failed: 1 }],
-    ['a last attempt held back by the circuit', attempt({ attempt: 8, status: null, duration_ms: 0, error: 'circuit_open' }), 'failed', { attempts: 0, succeeded: 0, failed: 0, deliveries_failed: 1, latency: null }],
+    [
+      'a failure to retry',
+      attempt({ status: 500, error: 'HTTP 500' }),
+      'retrying',
+      { attempts: 1, succeeded: 0, failed: 1, deliveries_failed: 0 },
+    ],
+    [
+      'a last failure',
+      attempt({ attempt: 8, status: null, error: 'timeout after 10000 ms' }),
+      'failed',
+      { attempts: 1, succeeded: 0, failed: 1, deliveries_failed: 1 },
+    ],
+    [
+      'a last attempt held back by the circuit',
+      attempt({ attempt: 8, status: null, duration_ms: 0, error: 'circuit_open' }),
+      'failed',
+      { attempts: 0, succeeded: 0, failed: 0, deliveries_failed: 1, latency: null },
+    ],
   ] as const)('counts %s', (_name, entry, status, expected) => {
     expect(statsIncrement(entry, status)).toMatchObject(expected);
   });
@@ -34,10 +72,26 @@ describe('endpoint stats arithmetic', () => {
   it('sums the buckets: 3 successes and 1 failure are a rate of 0.75; percentiles are bucket bounds', () => {
     const fast = latencyBucket(20);
     const slow = latencyBucket(900);
-    const stats = summarise('we_01jd0000000000000000000000', [bucket({ attempts: 3, succeeded: 3, latency: { [fast]: 3 } }), bucket({ attempts: 1, failed: 1, deliveries_failed: 1, latency: { [slow]: 1 } })], { pending: 2, retrying: 1 });
-    expect(stats).toMatchObject({ attempts: 4, succeeded: 3, failed: 1, success_rate: 0.75, deliveries: { pending: 2, retrying: 1, failed: 1 } });
+    const stats = summarise(
+      'we_01jd0000000000000000000000',
+      [
+        bucket({ attempts: 3, succeeded: 3, latency: { [fast]: 3 } }),
+        bucket({ attempts: 1, failed: 1, deliveries_failed: 1, latency: { [slow]: 1 } }),
+      ],
+      { pending: 2, retrying: 1 },
+    );
+    expect(stats).toMatchObject({
+      attempts: 4,
+      succeeded: 3,
+      failed: 1,
+      success_rate: 0.75,
+      deliveries: { pending: 2, retrying: 1, failed: 1 },
+    });
     expect(stats.latency_ms).toEqual({ p50: 20, p95: LATENCY_BOUNDS_MS[slow] });
-    expect(summarise('we_01jd0000000000000000000000', [], { pending: 0, retrying: 0 })).toMatchObject({ success_rate: null, latency_ms: { p50: null, p95: null } });
+    expect(summarise('we_01jd0000000000000000000000', [], { pending: 0, retrying: 0 })).toMatchObject({
+      success_rate: null,
+      latency_ms: { p50: null, p95: null },
+    });
   });
 
   it('buckets are 10 minutes; the window reaches back 24 h to a bucket', () => {

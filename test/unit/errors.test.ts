@@ -24,9 +24,19 @@ describe('error mapping', () => {
   });
 
   it('carries param, extra fields and the request id', () => {
-    const body = errorBody(new AppError('version_conflict', 'stale', { param: 'version', extra: { current_version: 3 } }), 'req_9');
+    const body = errorBody(
+      new AppError('version_conflict', 'stale', { param: 'version', extra: { current_version: 3 } }),
+      'req_9',
+    );
     expect(body).toEqual({
-      error: { type: 'invalid_request_error', code: 'version_conflict', message: 'stale', param: 'version', current_version: 3, request_id: 'req_9' },
+      error: {
+        type: 'invalid_request_error',
+        code: 'version_conflict',
+        message: 'stale',
+        param: 'version',
+        current_version: 3,
+        request_id: 'req_9',
+      },
     });
   });
 

@@ -1,4 +1,9 @@
-import { FILTER_MAX_BYTES, FILTER_OPERATORS, filterProblem, type EventFilter } from '../../shared/domain/event-filter-schema';
+import {
+  FILTER_MAX_BYTES,
+  FILTER_OPERATORS,
+  filterProblem,
+  type EventFilter,
+} from '../../shared/domain/event-filter-schema';
 import { matchesFilter } from '../../shared/domain/event-filter';
 import { newEvent } from '../../shared/domain/events';
 import { createWebhookEndpointBody, updateWebhookEndpointBody } from '../../shared/domain/webhook-endpoints-schema';
@@ -6,15 +11,20 @@ import { parseOrThrow } from '../../shared/http/validation';
 import type { AppError } from '../../shared/errors';
 
 const at = new Date('2026-11-22T09:00:00.000Z');
-const call = newEvent('shop_a', 'call.completed', {
-  id: 'call_1',
-  outcome: 'booked',
-  emergency: true,
-  duration_seconds: 184,
-  tags: ['boiler', 'urgent'],
-  caller: { name: 'Ann', phone: '+441234' },
-  summary: null,
-}, at);
+const call = newEvent(
+  'shop_a',
+  'call.completed',
+  {
+    id: 'call_1',
+    outcome: 'booked',
+    emergency: true,
+    duration_seconds: 184,
+    tags: ['boiler', 'urgent'],
+    caller: { name: 'Ann', phone: '+441234' },
+    summary: null,
+  },
+  at,
+);
 const matches = (filter: EventFilter) => {
   expect(filterProblem(filter)).toBeNull(); // every filter matched here is one the API accepts
   return matchesFilter(filter, call);
@@ -77,7 +87,12 @@ describe('filter matching (sift, restricted to the subset)', () => {
   it('the library knows no operator beyond the subset: one that slipped past validation matches nothing and runs nothing', () => {
     const ran = jest.fn();
     (globalThis as Record<string, unknown>).__filterRan = ran;
-    for (const filter of [{ $where: 'globalThis.__filterRan() || true' }, { 'data.outcome': { $regex: 'book' } }, { 'data.tags': { $size: 2 } }, { 'data.tags': { $elemMatch: { $eq: 'x' } } }]) {
+    for (const filter of [
+      { $where: 'globalThis.__filterRan() || true' },
+      { 'data.outcome': { $regex: 'book' } },
+      { 'data.tags': { $size: 2 } },
+      { 'data.tags': { $elemMatch: { $eq: 'x' } } },
+    ]) {
       expect(matchesFilter(filter as unknown as EventFilter, call)).toBe(false);
     }
     expect(ran).not.toHaveBeenCalled();
@@ -86,24 +101,65 @@ describe('filter matching (sift, restricted to the subset)', () => {
 });
 
 describe('filter validation', () => {
-  it('accepts every supported operator and the contract\'s examples', () => {
-    expect(FILTER_OPERATORS).toEqual(['$eq', '$ne', '$gt', '$gte', '$lt', '$lte', '$in', '$nin', '$exists', '$not', '$and', '$or', '$nor']);
+  it("accepts every supported operator and the contract's examples", () => {
+    expect(FILTER_OPERATORS).toEqual([
+      '$eq',
+      '$ne',
+      '$gt',
+      '$gte',
+      '$lt',
+      '$lte',
+      '$in',
+      '$nin',
+      '$exists',
+      '$not',
+      '$and',
+      '$or',
+      '$nor',
+    ]);
     expect(filterProblem({ 'data.outcome': { $in: ['booked', 'emergency'] } })).toBeNull();
     expect(filterProblem({ 'data.emergency': true })).toBeNull();
     expect(filterProblem({ data: { id: 'x' }, type: 'job.created' })).toBeNull();
-    expect(filterProblem({ $or: [{ 'data.a': { $eq: 1, $ne: 2, $gt: 0, $gte: 0, $lt: 9, $lte: 9 } }, { $nor: [{ 'data.b': { $nin: [1], $exists: true } }] }] })).toBeNull();
+    expect(
+      filterProblem({
+        $or: [
+          { 'data.a': { $eq: 1, $ne: 2, $gt: 0, $gte: 0, $lt: 9, $lte: 9 } },
+          { $nor: [{ 'data.b': { $nin: [1], $exists: true } }] },
+        ],
+      }),
+    ).toBeNull();
   });
 
   it.each<[string, unknown, string]>([
     ['$where', { $where: 'this.data.outcome === "booked"' }, 'filter.$where is not a supported operator'],
-    ['$function', { 'data.x': { $function: { body: 'return 1', args: [], lang: 'js' } } }, 'filter.data.x.$function is not a supported operator'],
+    [
+      '$function',
+      { 'data.x': { $function: { body: 'return 1', args: [], lang: 'js' } } },
+      'filter.data.x.$function is not a supported operator',
+    ],
     ['$expr', { $expr: { $gt: ['$data.a', 1] } }, 'filter.$expr is not a supported operator'],
     ['$regex', { 'data.outcome': { $regex: 'book' } }, 'filter.data.outcome.$regex is not a supported operator'],
-    ['$accumulator', { $and: [{ 'data.x': { $accumulator: {} } }] }, 'filter.$and.0.data.x.$accumulator is not a supported operator'],
+    [
+      '$accumulator',
+      { $and: [{ 'data.x': { $accumulator: {} } }] },
+      'filter.$and.0.data.x.$accumulator is not a supported operator',
+    ],
     ['an unknown operator', { 'data.x': { $foo: 1 } }, 'filter.data.x.$foo is not a supported operator'],
-    ['an unknown operator under $not', { 'data.x': { $not: { $regex: 'a' } } }, 'filter.data.x.$not.$regex is not a supported operator'],
-    ['an operator hidden in a value', { 'data.x': { $in: [{ $where: '1' }] } }, 'filter.data.x.$in.0.$where is not a supported operator'],
-    ['a supported operator inside a value', { 'data.x': { a: { $gt: 1 } } }, 'filter.data.x.a.$gt is inside a value to compare'],
+    [
+      'an unknown operator under $not',
+      { 'data.x': { $not: { $regex: 'a' } } },
+      'filter.data.x.$not.$regex is not a supported operator',
+    ],
+    [
+      'an operator hidden in a value',
+      { 'data.x': { $in: [{ $where: '1' }] } },
+      'filter.data.x.$in.0.$where is not a supported operator',
+    ],
+    [
+      'a supported operator inside a value',
+      { 'data.x': { a: { $gt: 1 } } },
+      'filter.data.x.a.$gt is inside a value to compare',
+    ],
     ['a field operator at the top', { $in: [1] }, 'filter.$in applies to a field'],
     ['$not at the top', { $not: { 'data.x': 1 } }, 'filter.$not applies to a field'],
     ['$or on a field', { 'data.x': { $or: [{ $eq: 1 }] } }, 'filter.data.x.$or combines conditions'],
@@ -122,7 +178,11 @@ describe('filter validation', () => {
     ['a path into type', { 'type.length': 3 }, 'filter.type.length is not a path into the event'],
     ['an empty segment', { 'data..x': 1 }, 'filter.data..x is not a path into the event'],
     ['a prototype segment', { 'data.__proto__.x': 1 }, 'filter.data.__proto__.x is not a path into the event'],
-    ['a nested path in a condition', { $or: [{ 'data.ok': true }, { shop_id: 'x' }] }, 'filter.$or.1.shop_id is not a path into the event'],
+    [
+      'a nested path in a condition',
+      { $or: [{ 'data.ok': true }, { shop_id: 'x' }] },
+      'filter.$or.1.shop_id is not a path into the event',
+    ],
     ['not an object', ['data.x'], 'filter must be an object'],
   ])('refuses %s, naming the key', (_name, filter, message) => {
     expect(filterProblem(filter)).toContain(message);
@@ -138,7 +198,9 @@ describe('filter validation', () => {
     expect(filterProblem(nested(7))).toBeNull(); // 7 levels
     // Levels: the filter, $and's array, its condition (×3: 7), the operators (8), $in's array (9).
     expect(filterProblem({ $and: [{ $and: [{ $and: [{ 'data.x': { $eq: 1 } }] }] }] })).toBeNull();
-    expect(filterProblem({ $and: [{ $and: [{ $and: [{ 'data.x': { $in: [1] } }] }] }] })).toBe('filter is nested more than 8 levels deep (at filter.$and.0.$and.0.$and.0.data.x.$in)');
+    expect(filterProblem({ $and: [{ $and: [{ $and: [{ 'data.x': { $in: [1] } }] }] }] })).toBe(
+      'filter is nested more than 8 levels deep (at filter.$and.0.$and.0.$and.0.data.x.$in)',
+    );
     // Far deeper than any stack would want to walk: refused all the same, at once.
     let deep: unknown = 1;
     for (let i = 0; i < 50_000; i++) deep = [deep];
@@ -163,7 +225,11 @@ describe('filter in the endpoint request bodies', () => {
     try {
       parseOrThrow(schema, body);
     } catch (err) {
-      return { code: (err as AppError).code, param: (err as AppError).options.param, message: (err as AppError).message };
+      return {
+        code: (err as AppError).code,
+        param: (err as AppError).options.param,
+        message: (err as AppError).message,
+      };
     }
     throw new Error('accepted');
   };
@@ -172,7 +238,9 @@ describe('filter in the endpoint request bodies', () => {
     const base = { url: 'https://hooks.example.test/in', events: ['call.completed'] };
     expect(parseOrThrow(createWebhookEndpointBody, base).filter).toBeUndefined();
     expect(parseOrThrow(createWebhookEndpointBody, { ...base, filter: null }).filter).toBeNull();
-    expect(parseOrThrow(createWebhookEndpointBody, { ...base, filter: { 'data.emergency': true } }).filter).toEqual({ 'data.emergency': true });
+    expect(parseOrThrow(createWebhookEndpointBody, { ...base, filter: { 'data.emergency': true } }).filter).toEqual({
+      'data.emergency': true,
+    });
   });
 
   it('is parameter_invalid with param "filter" and a message naming the key, on create and on PATCH', () => {
@@ -182,9 +250,21 @@ describe('filter in the endpoint request bodies', () => {
       param: 'filter',
       message: expect.stringContaining('filter.data.outcome.$regex is not a supported operator'),
     });
-    expect(invalid(updateWebhookEndpointBody, { filter: { $where: 'true' } })).toEqual({ code: 'parameter_invalid', param: 'filter', message: expect.stringContaining('filter.$where is not a supported operator') });
-    expect(invalid(updateWebhookEndpointBody, { filter: 'data.x' })).toEqual({ code: 'parameter_invalid', param: 'filter', message: expect.stringContaining('must be an object') });
+    expect(invalid(updateWebhookEndpointBody, { filter: { $where: 'true' } })).toEqual({
+      code: 'parameter_invalid',
+      param: 'filter',
+      message: expect.stringContaining('filter.$where is not a supported operator'),
+    });
+    expect(invalid(updateWebhookEndpointBody, { filter: 'data.x' })).toEqual({
+      code: 'parameter_invalid',
+      param: 'filter',
+      message: expect.stringContaining('must be an object'),
+    });
     // JSON.parse keeps a `__proto__` key as an own property: it is seen, and refused.
-    expect(invalid(updateWebhookEndpointBody, JSON.parse('{"filter": {"__proto__": {"x": 1}}}'))).toEqual({ code: 'parameter_invalid', param: 'filter', message: expect.stringContaining('filter.__proto__ is not a path into the event') });
+    expect(invalid(updateWebhookEndpointBody, JSON.parse('{"filter": {"__proto__": {"x": 1}}}'))).toEqual({
+      code: 'parameter_invalid',
+      param: 'filter',
+      message: expect.stringContaining('filter.__proto__ is not a path into the event'),
+    });
   });
 });

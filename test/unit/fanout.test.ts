@@ -1,4 +1,15 @@
-import { carriedEvent, carryingEvent, fanOut, listingOncePerBatch, receives, MESSAGE_EVENT_MAX_BYTES, withoutEvent, type DeliveryMessage, type DeliveryRecord, type FanOutDeps } from '../../shared/delivery/deliveries';
+import {
+  carriedEvent,
+  carryingEvent,
+  fanOut,
+  listingOncePerBatch,
+  receives,
+  MESSAGE_EVENT_MAX_BYTES,
+  withoutEvent,
+  type DeliveryMessage,
+  type DeliveryRecord,
+  type FanOutDeps,
+} from '../../shared/delivery/deliveries';
 import { newEvent } from '../../shared/domain/events';
 import type { EndpointRecord } from '../../shared/domain/webhook-endpoints';
 import { HEALTHY, type EndpointHealth } from '../../shared/delivery/circuit';
@@ -29,7 +40,7 @@ function fakeDeps(): FanOutDeps & { lists: string[]; queued: DeliveryMessage[] }
 }
 
 describe('fan-out of a stream batch', () => {
-  it('reads each shop\'s endpoints once per batch and still gives every event its subscribed endpoints', async () => {
+  it("reads each shop's endpoints once per batch and still gives every event its subscribed endpoints", async () => {
     const deps = fakeDeps();
     const batch = listingOncePerBatch(deps);
     const at = new Date('2026-11-22T09:00:00.000Z');
@@ -41,7 +52,12 @@ describe('fan-out of a stream batch', () => {
     ];
     expect(await Promise.all(events.map((e) => fanOut(batch, e)))).toEqual([1, 1, 1, 1]);
     expect(deps.lists.sort()).toEqual(['shop_a', 'shop_b']);
-    expect(deps.queued.map((m) => `${m.event_id}>${m.endpoint_id}`)).toEqual([`${events[0]?.id}>we_1`, `${events[1]?.id}>we_2`, `${events[2]?.id}>we_3`, `${events[3]?.id}>we_1`]);
+    expect(deps.queued.map((m) => `${m.event_id}>${m.endpoint_id}`)).toEqual([
+      `${events[0]?.id}>we_1`,
+      `${events[1]?.id}>we_2`,
+      `${events[2]?.id}>we_3`,
+      `${events[3]?.id}>we_1`,
+    ]);
     // Another batch reads again: endpoints may have changed in between.
     await fanOut(listingOncePerBatch(deps), events[0] as never);
     expect(deps.lists).toHaveLength(3);
@@ -51,13 +67,33 @@ describe('fan-out of a stream batch', () => {
     const deps = fakeDeps();
     const at = new Date('2026-11-22T09:00:00.000Z');
     const small = newEvent('shop_a', 'call.completed', { id: 'call_1', summary: 'Boiler leaking' }, at);
-    const large = newEvent('shop_a', 'call.completed', { id: 'call_2', transcript: 'x'.repeat(MESSAGE_EVENT_MAX_BYTES) }, at);
+    const large = newEvent(
+      'shop_a',
+      'call.completed',
+      { id: 'call_2', transcript: 'x'.repeat(MESSAGE_EVENT_MAX_BYTES) },
+      at,
+    );
     await fanOut(deps, small);
     await fanOut(deps, large);
     const [withEvent, idsOnly] = deps.queued;
-    expect(withEvent).toEqual({ shop_id: 'shop_a', event_id: small.id, delivery_id: expect.any(String), endpoint_id: 'we_1', attempt: 1, event: small });
-    expect(idsOnly).toEqual({ shop_id: 'shop_a', event_id: large.id, delivery_id: expect.any(String), endpoint_id: 'we_1', attempt: 1 });
-    expect(withoutEvent(withEvent as DeliveryMessage)).toEqual(idsOnly && { ...idsOnly, event_id: small.id, delivery_id: withEvent?.delivery_id });
+    expect(withEvent).toEqual({
+      shop_id: 'shop_a',
+      event_id: small.id,
+      delivery_id: expect.any(String),
+      endpoint_id: 'we_1',
+      attempt: 1,
+      event: small,
+    });
+    expect(idsOnly).toEqual({
+      shop_id: 'shop_a',
+      event_id: large.id,
+      delivery_id: expect.any(String),
+      endpoint_id: 'we_1',
+      attempt: 1,
+    });
+    expect(withoutEvent(withEvent as DeliveryMessage)).toEqual(
+      idsOnly && { ...idsOnly, event_id: small.id, delivery_id: withEvent?.delivery_id },
+    );
     // An event that is not the message's is never attached.
     expect(carryingEvent(idsOnly as DeliveryMessage, small)).toBe(idsOnly);
     // …and the consumer takes only a message's own event from it.
@@ -65,9 +101,15 @@ describe('fan-out of a stream batch', () => {
     expect(carriedEvent({ ...(idsOnly as DeliveryMessage), event: small })).toBeUndefined();
   });
 
-  it('writes and enqueues the answering endpoints\' deliveries before the failing ones\'', async () => {
+  it("writes and enqueues the answering endpoints' deliveries before the failing ones'", async () => {
     const failing: EndpointHealth = { ...HEALTHY, consecutive_failures: 2, last_failure_at: created };
-    const open: EndpointHealth = { ...failing, circuit: 'open', consecutive_failures: 5, next_probe_at: created, probe_interval_ms: 15_000 };
+    const open: EndpointHealth = {
+      ...failing,
+      circuit: 'open',
+      consecutive_failures: 5,
+      next_probe_at: created,
+      probe_interval_ms: 15_000,
+    };
     const steps: string[] = [];
     const deps: FanOutDeps = {
       endpoints: {
@@ -79,7 +121,10 @@ describe('fan-out of a stream batch', () => {
         ],
       },
       deliveries: {
-        createMissing: async (rows: DeliveryRecord[]) => (steps.push(`rows ${rows.map((r) => r.endpoint_id).join(',')}`), rows),
+        createMissing: async (rows: DeliveryRecord[]) => (
+          steps.push(`rows ${rows.map((r) => r.endpoint_id).join(',')}`),
+          rows
+        ),
       } as unknown as FanOutDeps['deliveries'],
       order: memoryOrder().store,
       queue: { send: async (messages) => void steps.push(`send ${messages.map((m) => m.endpoint_id).join(',')}`) },
@@ -89,12 +134,24 @@ describe('fan-out of a stream batch', () => {
     };
     const event = newEvent('shop_a', 'call.completed', { id: 'call_1' }, new Date('2026-11-22T09:00:00.000Z'));
     expect(await fanOut(deps, event)).toBe(4);
-    expect(steps).toEqual(['rows we_ok,we_ok2', 'send we_ok,we_ok2', 'rows we_open,we_failing', 'send we_open,we_failing']);
+    expect(steps).toEqual([
+      'rows we_ok,we_ok2',
+      'send we_ok,we_ok2',
+      'rows we_open,we_failing',
+      'send we_open,we_failing',
+    ]);
   });
 
   describe('an endpoint whose circuit is open, its probe not due', () => {
     const now = new Date('2026-11-22T10:00:00.000Z');
-    const open: EndpointHealth = { ...HEALTHY, circuit: 'open', consecutive_failures: 5, last_failure_at: created, next_probe_at: '2026-11-22T10:00:10.000Z', probe_interval_ms: 15_000 };
+    const open: EndpointHealth = {
+      ...HEALTHY,
+      circuit: 'open',
+      consecutive_failures: 5,
+      last_failure_at: created,
+      next_probe_at: '2026-11-22T10:00:10.000Z',
+      probe_interval_ms: 15_000,
+    };
     const event = newEvent('shop_a', 'call.completed', { id: 'call_1' }, new Date('2026-11-22T09:00:00.000Z'));
 
     function heldDeps(opts: { existing?: boolean; needsSchedule?: boolean } = {}) {
@@ -102,13 +159,21 @@ describe('fan-out of a stream batch', () => {
       const queued: DeliveryMessage[] = [];
       const scheduled: { message: DeliveryMessage; at: Date }[] = [];
       const deps: FanOutDeps = {
-        endpoints: { list: async () => [endpoint('we_dead', 'shop_a', ['*'], open), endpoint('we_ok', 'shop_a', ['*'])] },
+        endpoints: {
+          list: async () => [endpoint('we_dead', 'shop_a', ['*'], open), endpoint('we_ok', 'shop_a', ['*'])],
+        },
         deliveries: {
-          createMissing: async (rows: DeliveryRecord[]) => (written.push(...rows), opts.existing ? rows.filter((r) => r.endpoint_id !== 'we_dead') : rows),
+          createMissing: async (rows: DeliveryRecord[]) => (
+            written.push(...rows),
+            opts.existing ? rows.filter((r) => r.endpoint_id !== 'we_dead') : rows
+          ),
         } as unknown as FanOutDeps['deliveries'],
         order: memoryOrder().store,
         queue: { send: async (messages) => void queued.push(...messages) },
-        scheduler: { needsSchedule: () => opts.needsSchedule === true, schedule: async (message, at) => void scheduled.push({ message, at }) },
+        scheduler: {
+          needsSchedule: () => opts.needsSchedule === true,
+          schedule: async (message, at) => void scheduled.push({ message, at }),
+        },
         timeScale: 1,
         now: () => now,
       };
@@ -127,11 +192,25 @@ describe('fan-out of a stream batch', () => {
         next_attempt_at: '2026-11-22T10:01:00.000Z',
         last_response_status: null,
         last_error: 'circuit_open',
-        history: [{ attempt: 1, at: now.toISOString(), status: null, duration_ms: 0, error: 'circuit_open', response_snippet: null }],
+        history: [
+          {
+            attempt: 1,
+            at: now.toISOString(),
+            status: null,
+            duration_ms: 0,
+            error: 'circuit_open',
+            response_snippet: null,
+          },
+        ],
       });
       // The queue wakes it at its second attempt; the sweeper looks after a grace if that message is lost.
       expect(Date.parse(row?.sweep_at as string)).toBeGreaterThan(Date.parse('2026-11-22T10:01:00.000Z'));
-      expect(scheduled).toEqual([{ message: expect.objectContaining({ delivery_id: row?.id, endpoint_id: 'we_dead', attempt: 2 }), at: new Date('2026-11-22T10:01:00.000Z') }]);
+      expect(scheduled).toEqual([
+        {
+          message: expect.objectContaining({ delivery_id: row?.id, endpoint_id: 'we_dead', attempt: 2 }),
+          at: new Date('2026-11-22T10:01:00.000Z'),
+        },
+      ]);
     });
 
     it('a retried batch that finds the row written does not wake it twice', async () => {
@@ -144,7 +223,10 @@ describe('fan-out of a stream batch', () => {
       const { deps, written, scheduled } = heldDeps({ needsSchedule: true });
       await fanOut(deps, event);
       expect(scheduled).toEqual([]);
-      expect(written.find((r) => r.endpoint_id === 'we_dead')).toMatchObject({ next_attempt_at: '2026-11-22T10:01:00.000Z', sweep_at: '2026-11-22T10:01:00.000Z' });
+      expect(written.find((r) => r.endpoint_id === 'we_dead')).toMatchObject({
+        next_attempt_at: '2026-11-22T10:01:00.000Z',
+        sweep_at: '2026-11-22T10:01:00.000Z',
+      });
     });
 
     it('once its probe is due, is sent as usual (it may be the probe)', async () => {
@@ -156,8 +238,8 @@ describe('fan-out of a stream batch', () => {
   });
 });
 
-describe('a batch\'s endpoint reads', () => {
-  it('keep the store\'s other methods, class methods included', async () => {
+describe("a batch's endpoint reads", () => {
+  it("keep the store's other methods, class methods included", async () => {
     class Store {
       constructor(private readonly name: string) {}
       async list() {
@@ -174,28 +256,46 @@ describe('a batch\'s endpoint reads', () => {
   });
 });
 
-describe('which endpoints an event goes to (receives: the fan-out\'s, recover\'s and redeliver\'s one rule)', () => {
+describe("which endpoints an event goes to (receives: the fan-out's, recover's and redeliver's one rule)", () => {
   const at = new Date('2026-11-22T09:00:00.000Z');
-  const filtered = { ...endpoint('we_f', 'shop_a', ['call.completed']), filter: { 'data.outcome': { $in: ['booked', 'emergency'] } } } as EndpointRecord;
+  const filtered = {
+    ...endpoint('we_f', 'shop_a', ['call.completed']),
+    filter: { 'data.outcome': { $in: ['booked', 'emergency'] } },
+  } as EndpointRecord;
   const all = endpoint('we_all', 'shop_a', ['call.completed']);
 
   it('a filtered endpoint gets only the events its filter matches; the others get every event of their types', async () => {
     const queued: DeliveryMessage[] = [];
-    const deps = { ...fakeDeps(), endpoints: { list: async () => [filtered, all] }, queue: { send: async (m: DeliveryMessage[]) => void queued.push(...m) } };
+    const deps = {
+      ...fakeDeps(),
+      endpoints: { list: async () => [filtered, all] },
+      queue: { send: async (m: DeliveryMessage[]) => void queued.push(...m) },
+    };
     const booked = newEvent('shop_a', 'call.completed', { id: 'call_1', outcome: 'booked' }, at);
     const voicemail = newEvent('shop_a', 'call.completed', { id: 'call_2', outcome: 'voicemail' }, at);
     expect(await fanOut(deps, booked)).toBe(2);
     expect(await fanOut(deps, voicemail)).toBe(1);
-    expect(queued.map((m) => `${m.event_id === booked.id ? 'booked' : 'voicemail'}>${m.endpoint_id}`)).toEqual(['booked>we_f', 'booked>we_all', 'voicemail>we_all']);
+    expect(queued.map((m) => `${m.event_id === booked.id ? 'booked' : 'voicemail'}>${m.endpoint_id}`)).toEqual([
+      'booked>we_f',
+      'booked>we_all',
+      'voicemail>we_all',
+    ]);
   });
 
   it('needs the type subscribed and the filter matched; a test event goes to its endpoint whatever the filter', () => {
     expect(receives(filtered, newEvent('shop_a', 'call.completed', { outcome: 'emergency' }, at))).toBe(true);
     expect(receives(filtered, newEvent('shop_a', 'call.completed', { outcome: 'spam' }, at))).toBe(false);
     expect(receives(filtered, newEvent('shop_a', 'job.created', { outcome: 'booked' }, at))).toBe(false);
-    expect(receives(filtered, newEvent('shop_a', 'webhook_endpoint.test', { endpoint_id: 'we_f' }, at, 'we_f'))).toBe(true);
+    expect(receives(filtered, newEvent('shop_a', 'webhook_endpoint.test', { endpoint_id: 'we_f' }, at, 'we_f'))).toBe(
+      true,
+    );
     expect(receives(all, newEvent('shop_a', 'webhook_endpoint.test', { endpoint_id: 'we_f' }, at, 'we_f'))).toBe(false);
     // Created before the endpoint: never sent to it, filter or not.
-    expect(receives(filtered, newEvent('shop_a', 'call.completed', { outcome: 'booked' }, new Date('2026-10-01T00:00:00.000Z')))).toBe(false);
+    expect(
+      receives(
+        filtered,
+        newEvent('shop_a', 'call.completed', { outcome: 'booked' }, new Date('2026-10-01T00:00:00.000Z')),
+      ),
+    ).toBe(false);
   });
 });

@@ -41,7 +41,10 @@ describe('HTTP pipeline (store faked)', () => {
   it('checks the key: 401 without one, 403 without the scope, 403 for read-only keys on writes', async () => {
     const anonymous = await getShop(apiEvent({ method: 'GET', path: '/v1/shop', principal: null }), context());
     expect([anonymous.statusCode, errorCode(anonymous)]).toEqual([401, 'missing_api_key']);
-    const noScope = await getShop(apiEvent({ method: 'GET', path: '/v1/shop', principal: { ...me, scopes: ['calls:read'] } }), context());
+    const noScope = await getShop(
+      apiEvent({ method: 'GET', path: '/v1/shop', principal: { ...me, scopes: ['calls:read'] } }),
+      context(),
+    );
     expect([noScope.statusCode, errorCode(noScope)]).toEqual([403, 'insufficient_scope']);
     expect(parseBody(noScope).error).toMatchObject({ message: expect.stringContaining('settings:read') });
     const readOnly = await patch('{"greeting":"hi"}', {}, { ...me, write: false });
@@ -77,21 +80,49 @@ describe('HTTP pipeline (store faked)', () => {
   });
 
   it('rejects unknown query parameters', async () => {
-    const result = await getShop(apiEvent({ method: 'GET', path: '/v1/shop', query: { expand: 'all' }, principal: me }), context());
+    const result = await getShop(
+      apiEvent({ method: 'GET', path: '/v1/shop', query: { expand: 'all' }, principal: me }),
+      context(),
+    );
     expect([result.statusCode, errorCode(result)]).toEqual([400, 'parameter_unknown']);
   });
 
   it('an operation without input refuses a query parameter or body field exactly as a schema of no fields does', async () => {
-    const query = await getShop(apiEvent({ method: 'GET', path: '/v1/shop', query: { expand: 'all', limit: '3' }, principal: me }), context());
-    const viaZod = apiHandler('getShop', requestSchemas({ query: z.strictObject({}) }), async () => ({ status: 200, body: {} }));
-    const zodQuery = await viaZod(apiEvent({ method: 'GET', path: '/v1/shop', query: { expand: 'all', limit: '3' }, principal: me }), context());
-    const withoutId = (r: { body?: string }) => ({ ...(parseBody(r).error as Record<string, unknown>), request_id: undefined });
+    const query = await getShop(
+      apiEvent({ method: 'GET', path: '/v1/shop', query: { expand: 'all', limit: '3' }, principal: me }),
+      context(),
+    );
+    const viaZod = apiHandler('getShop', requestSchemas({ query: z.strictObject({}) }), async () => ({
+      status: 200,
+      body: {},
+    }));
+    const zodQuery = await viaZod(
+      apiEvent({ method: 'GET', path: '/v1/shop', query: { expand: 'all', limit: '3' }, principal: me }),
+      context(),
+    );
+    const withoutId = (r: { body?: string }) => ({
+      ...(parseBody(r).error as Record<string, unknown>),
+      request_id: undefined,
+    });
     expect([query.statusCode, withoutId(query)]).toEqual([zodQuery.statusCode, withoutId(zodQuery)]);
-    expect(parseBody(query).error).toMatchObject({ code: 'parameter_unknown', param: 'expand', message: 'Received unknown parameter: expand' });
+    expect(parseBody(query).error).toMatchObject({
+      code: 'parameter_unknown',
+      param: 'expand',
+      message: 'Received unknown parameter: expand',
+    });
     const noBody = apiHandler('deleteWebhookEndpoint', {}, async () => ({ status: 200, body: {} }));
-    const body = await noBody(apiEvent({ method: 'DELETE', path: '/v1/webhook-endpoints/we_1', body: '{"force":true}', principal: me }), context());
-    expect([body.statusCode, parseBody(body).error]).toEqual([400, expect.objectContaining({ code: 'parameter_unknown', param: 'force' })]);
-    const empty = await noBody(apiEvent({ method: 'DELETE', path: '/v1/webhook-endpoints/we_1', body: '{}', principal: me }), context());
+    const body = await noBody(
+      apiEvent({ method: 'DELETE', path: '/v1/webhook-endpoints/we_1', body: '{"force":true}', principal: me }),
+      context(),
+    );
+    expect([body.statusCode, parseBody(body).error]).toEqual([
+      400,
+      expect.objectContaining({ code: 'parameter_unknown', param: 'force' }),
+    ]);
+    const empty = await noBody(
+      apiEvent({ method: 'DELETE', path: '/v1/webhook-endpoints/we_1', body: '{}', principal: me }),
+      context(),
+    );
     expect(empty.statusCode).toBe(200);
   });
 
@@ -104,7 +135,9 @@ describe('HTTP pipeline (store faked)', () => {
   it('refuses to build an operation whose idempotency disagrees with the route table', () => {
     const run = async () => ({ status: 200, body: {} });
     expect(() => apiHandler('approveJob', {}, run)).toThrow(/idempotent=true/);
-    expect(() => apiHandler('getShop', {}, run, { idempotency: { before: () => undefined } })).toThrow(/idempotent=false/);
+    expect(() => apiHandler('getShop', {}, run, { idempotency: { before: () => undefined } })).toThrow(
+      /idempotent=false/,
+    );
     expect(() => apiHandler('approveJob', {}, run, { idempotency: { before: () => undefined } })).not.toThrow();
   });
 
@@ -122,7 +155,11 @@ describe('HTTP pipeline (store faked)', () => {
     const notFound = await fallback(apiEvent({ method: 'GET', path: '/v2/shop' }), context());
     expect([notFound.statusCode, errorCode(notFound)]).toEqual([404, 'route_not_found']);
     const wrongMethod = await fallback(apiEvent({ method: 'PUT', path: '/v1/me' }), context());
-    expect([wrongMethod.statusCode, errorCode(wrongMethod), wrongMethod.headers.allow]).toEqual([405, 'method_not_allowed', 'GET']);
+    expect([wrongMethod.statusCode, errorCode(wrongMethod), wrongMethod.headers.allow]).toEqual([
+      405,
+      'method_not_allowed',
+      'GET',
+    ]);
     const unbuilt = await fallback(apiEvent({ method: 'GET', path: '/v1/events' }), context());
     expect(unbuilt.statusCode).toBe(501);
   });

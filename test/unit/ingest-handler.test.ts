@@ -11,7 +11,13 @@ import { logger } from '../../shared/logger';
 import { MemoryShopStore } from '../helpers/memory-shops';
 
 const QUEUE_ARN = 'arn:aws:sqs:eu-west-1:123456789012:ingest';
-const record = (messageId: string, body: string) => ({ messageId, body, receiptHandle: `rh-${messageId}`, eventSource: 'aws:sqs', eventSourceARN: QUEUE_ARN });
+const record = (messageId: string, body: string) => ({
+  messageId,
+  body,
+  receiptHandle: `rh-${messageId}`,
+  eventSource: 'aws:sqs',
+  eventSourceARN: QUEUE_ARN,
+});
 const batch = (...records: ReturnType<typeof record>[]) => ({ Records: records }) as unknown as SQSEvent;
 
 /** A store that records each batch (or throws what `fail` says for a given external_id), a shop, and a dead-letter queue in memory. */
@@ -27,9 +33,18 @@ async function setup(fail: (externalId: string) => Error | null = () => null) {
       return { status: 'recorded' as const };
     },
   } as unknown as CallStore;
-  const deps: IngestDeps = { calls, shops, now: () => new Date('2026-11-22T10:00:00.000Z'), ingestDeadLetters: { setAside: async (m) => void setAside.push(m) } };
+  const deps: IngestDeps = {
+    calls,
+    shops,
+    now: () => new Date('2026-11-22T10:00:00.000Z'),
+    ingestDeadLetters: { setAside: async (m) => void setAside.push(m) },
+  };
   const shop: Shop = await createShop({ shops }, { name: 'Ace Plumbing', owner_email: 'o@ace.test' });
-  const call = (overrides: Record<string, unknown> = {}) => JSON.stringify({ ...simulatedCall(shop, { withJob: true, emergency: false, endedAt: new Date('2026-11-22T09:00:00Z') }), ...overrides });
+  const call = (overrides: Record<string, unknown> = {}) =>
+    JSON.stringify({
+      ...simulatedCall(shop, { withJob: true, emergency: false, endedAt: new Date('2026-11-22T09:00:00Z') }),
+      ...overrides,
+    });
   return { deps, shop, recorded, setAside, call, handler: makeHandler(() => deps) };
 }
 
@@ -57,48 +72,104 @@ describe('ingest from the queue (one call per message, partial batch responses)'
     const { handler, recorded, setAside } = await setup();
     expect(await handler(batch(record('m-bad', '{"shop_id": "shop_1",')))).toEqual({ batchItemFailures: [] });
     expect(recorded).toEqual([]);
-    expect(setAside).toEqual([{ messageId: 'm-bad', body: '{"shop_id": "shop_1",', error: { code: 'invalid_json', message: 'The message body is not valid JSON', param: null } }]);
-    expect(warn).toHaveBeenCalledWith('Ingest refused; message set aside in the dead-letter queue', expect.objectContaining({ message_id: 'm-bad', code: 'invalid_json' }));
+    expect(setAside).toEqual([
+      {
+        messageId: 'm-bad',
+        body: '{"shop_id": "shop_1",',
+        error: { code: 'invalid_json', message: 'The message body is not valid JSON', param: null },
+      },
+    ]);
+    expect(warn).toHaveBeenCalledWith(
+      'Ingest refused; message set aside in the dead-letter queue',
+      expect.objectContaining({ message_id: 'm-bad', code: 'invalid_json' }),
+    );
   });
 
   it('sets a schema error aside with the field at fault, and logs the message id and the validation error (never the body)', async () => {
     const { handler, setAside, call } = await setup();
     const body = call({ from_number: '555-1234' });
     expect(await handler(batch(record('m-schema', body)))).toEqual({ batchItemFailures: [] });
-    expect(setAside).toEqual([{ messageId: 'm-schema', body, error: { code: 'parameter_invalid', message: expect.stringMatching(/^Invalid from_number: /), param: 'from_number' } }]);
+    expect(setAside).toEqual([
+      {
+        messageId: 'm-schema',
+        body,
+        error: {
+          code: 'parameter_invalid',
+          message: expect.stringMatching(/^Invalid from_number: /),
+          param: 'from_number',
+        },
+      },
+    ]);
     const [line, fields] = warn.mock.calls[0] as [string, Record<string, unknown>];
     expect(line).toMatch(/set aside/);
-    expect(fields).toEqual({ message_id: 'm-schema', code: 'parameter_invalid', reason: expect.stringMatching(/^Invalid from_number/), param: 'from_number' });
+    expect(fields).toEqual({
+      message_id: 'm-schema',
+      code: 'parameter_invalid',
+      reason: expect.stringMatching(/^Invalid from_number/),
+      param: 'from_number',
+    });
     expect(JSON.stringify(warn.mock.calls)).not.toContain('555-1234');
   });
 
   it('sets a call for an unknown shop aside (a redrive records it once the shop exists)', async () => {
     const { handler, setAside, call } = await setup();
-    expect(await handler(batch(record('m-shop', call({ shop_id: 'shop_01jd0000000000000000000000' }))))).toEqual({ batchItemFailures: [] });
+    expect(await handler(batch(record('m-shop', call({ shop_id: 'shop_01jd0000000000000000000000' }))))).toEqual({
+      batchItemFailures: [],
+    });
     expect(setAside.map((m) => [m.error.code, m.error.param])).toEqual([['resource_missing', 'shop_id']]);
   });
 
   it('reports a store failure as a batch item failure, so SQS delivers that message again; the others of the batch are done', async () => {
-    const { handler, recorded, setAside, call } = await setup((id) => (id === 'vp-throttled' ? Object.assign(new Error('Throughput exceeds the current capacity'), { name: 'ProvisionedThroughputExceededException' }) : null));
-    const response = await handler(batch(record('m1', call({ external_id: 'vp-ok-1' })), record('m2', call({ external_id: 'vp-throttled' })), record('m3', 'not json'), record('m4', call({ external_id: 'vp-ok-2' }))));
+    const { handler, recorded, setAside, call } = await setup((id) =>
+      id === 'vp-throttled'
+        ? Object.assign(new Error('Throughput exceeds the current capacity'), {
+            name: 'ProvisionedThroughputExceededException',
+          })
+        : null,
+    );
+    const response = await handler(
+      batch(
+        record('m1', call({ external_id: 'vp-ok-1' })),
+        record('m2', call({ external_id: 'vp-throttled' })),
+        record('m3', 'not json'),
+        record('m4', call({ external_id: 'vp-ok-2' })),
+      ),
+    );
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'm2' }] });
     expect(recorded.map((b) => b.call.external_id)).toEqual(['vp-ok-1', 'vp-ok-2']);
     expect(setAside.map((m) => m.messageId)).toEqual(['m3']);
-    expect(error).toHaveBeenCalledWith('Ingest failed; the message comes back after its visibility timeout', expect.objectContaining({ message_id: 'm2' }));
+    expect(error).toHaveBeenCalledWith(
+      'Ingest failed; the message comes back after its visibility timeout',
+      expect.objectContaining({ message_id: 'm2' }),
+    );
   });
 
   it('reports a refused message failed when it cannot be set aside: SQS retries it, and after 5 receives moves it to the same queue', async () => {
     const { deps, setAside } = await setup();
-    const handler = makeHandler(() => ({ ...deps, ingestDeadLetters: { setAside: () => Promise.reject(new Error('SQS unavailable')) } }));
-    expect(await handler(batch(record('m-bad', 'not json')))).toEqual({ batchItemFailures: [{ itemIdentifier: 'm-bad' }] });
+    const handler = makeHandler(() => ({
+      ...deps,
+      ingestDeadLetters: { setAside: () => Promise.reject(new Error('SQS unavailable')) },
+    }));
+    expect(await handler(batch(record('m-bad', 'not json')))).toEqual({
+      batchItemFailures: [{ itemIdentifier: 'm-bad' }],
+    });
     expect(setAside).toEqual([]);
-    expect(error).toHaveBeenCalledWith(expect.stringMatching(/Could not set the refused message aside/), expect.objectContaining({ message_id: 'm-bad' }));
+    expect(error).toHaveBeenCalledWith(
+      expect.stringMatching(/Could not set the refused message aside/),
+      expect.objectContaining({ message_id: 'm-bad' }),
+    );
   });
 
   it('still answers a direct invocation with a result, and takes an event that only looks like a batch as a (refused) call', async () => {
     const { handler, call, setAside } = await setup();
-    expect(await handler(JSON.parse(call()))).toMatchObject({ ok: true, result: { call_id: expect.stringMatching(/^call_/), duplicate: false } });
-    expect(await handler({ Records: [] })).toMatchObject({ ok: false, error: { code: 'parameter_missing', param: 'shop_id' } });
+    expect(await handler(JSON.parse(call()))).toMatchObject({
+      ok: true,
+      result: { call_id: expect.stringMatching(/^call_/), duplicate: false },
+    });
+    expect(await handler({ Records: [] })).toMatchObject({
+      ok: false,
+      error: { code: 'parameter_missing', param: 'shop_id' },
+    });
     expect(setAside).toEqual([]);
   });
 });
@@ -113,7 +184,11 @@ describe('the ingest dead-letter queue on SQS', () => {
     await new SqsIngestDeadLetters(new SQSClient({ region: 'eu-west-1' }), url).setAside({
       messageId: 'm-1',
       body: '{"shop_id":"shop_1"}',
-      error: { code: 'parameter_missing', message: `Missing required parameter: external_id${'!'.repeat(2000)}`, param: 'external_id' },
+      error: {
+        code: 'parameter_missing',
+        message: `Missing required parameter: external_id${'!'.repeat(2000)}`,
+        param: 'external_id',
+      },
     });
     expect(sqs).toHaveReceivedCommandTimes(SendMessageCommand, 1);
     const input = sqs.commandCalls(SendMessageCommand)[0]?.args[0].input;

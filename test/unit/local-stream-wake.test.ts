@@ -8,12 +8,18 @@ describe('local stream wake-ups', () => {
   it('wakes on a new event, plain or marshalled, alone or in a transaction', () => {
     expect(putsFanOutWork('PutItem', { Item: event })).toBe(true);
     expect(putsFanOutWork('PutItem', { Item: marshalled })).toBe(true);
-    expect(putsFanOutWork('TransactWriteItems', { TransactItems: [{ Put: { Item: { entity: 'call' } } }, { Put: { Item: event } }] })).toBe(true);
+    expect(
+      putsFanOutWork('TransactWriteItems', {
+        TransactItems: [{ Put: { Item: { entity: 'call' } } }, { Put: { Item: event } }],
+      }),
+    ).toBe(true);
   });
 
   it('wakes on a redelivered row, not on a row the fan-out itself wrote', () => {
     const row = (origin: string) => ({ entity: 'delivery', origin, status: 'pending' });
-    expect(putsFanOutWork('BatchWriteItem', { RequestItems: { t: [{ PutRequest: { Item: row('redeliver') } }] } })).toBe(true);
+    expect(
+      putsFanOutWork('BatchWriteItem', { RequestItems: { t: [{ PutRequest: { Item: row('redeliver') } }] } }),
+    ).toBe(true);
     expect(putsFanOutWork('PutItem', { Item: row('fanout') })).toBe(false);
   });
 
@@ -24,8 +30,12 @@ describe('local stream wake-ups', () => {
     expect(putsFanOutWork('PutItem', { Item: { entity: 'current_delivery', delivery_id: 'dlv_1' } })).toBe(false);
   });
 
-  it('does not wake on the consumer\'s records, leases and stats, or on updates at all', () => {
-    expect(putsFanOutWork('TransactWriteItems', { TransactItems: [{ Update: {} }, { Update: {} }, { Update: {} }] as never })).toBe(false);
+  it("does not wake on the consumer's records, leases and stats, or on updates at all", () => {
+    expect(
+      putsFanOutWork('TransactWriteItems', {
+        TransactItems: [{ Update: {} }, { Update: {} }, { Update: {} }] as never,
+      }),
+    ).toBe(false);
     expect(putsFanOutWork('UpdateItem', { Item: event })).toBe(false);
     expect(putsFanOutWork('PutItem', { Item: { entity: 'stream_checkpoint' } })).toBe(false);
   });

@@ -8,7 +8,11 @@ import { powertoolsMetrics } from '../../shared/observability/metrics';
  * dimension `service`, units), one per invocation of the consumer.
  */
 
-type Emf = Record<string, unknown> & { _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[] } };
+type Emf = Record<string, unknown> & {
+  _aws: {
+    CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[];
+  };
+};
 
 /** The EMF lines written to stdout while `body` runs. */
 async function emfLines(body: () => Promise<void> | void): Promise<Emf[]> {
@@ -27,8 +31,26 @@ async function emfLines(body: () => Promise<void> | void): Promise<Emf[]> {
 }
 
 /** Just enough of the consumer's ports for messages whose delivery is gone: each attempt ends `missing`. */
-const goneDeliveries = { deliveries: { readForAttempts: () => Promise.resolve({ delivery: () => undefined, event: () => undefined, endpoint: () => undefined }) }, now: () => new Date() } as unknown as AttemptDeps;
-const sqsEvent = (...ids: string[]) => ({ Records: ids.map((id) => ({ messageId: id, body: JSON.stringify({ delivery_id: `dlv_${id}`, shop_id: 'shop_1', event_id: 'evt_1', endpoint_id: 'we_1', attempt: 1 }) })) }) as never;
+const goneDeliveries = {
+  deliveries: {
+    readForAttempts: () =>
+      Promise.resolve({ delivery: () => undefined, event: () => undefined, endpoint: () => undefined }),
+  },
+  now: () => new Date(),
+} as unknown as AttemptDeps;
+const sqsEvent = (...ids: string[]) =>
+  ({
+    Records: ids.map((id) => ({
+      messageId: id,
+      body: JSON.stringify({
+        delivery_id: `dlv_${id}`,
+        shop_id: 'shop_1',
+        event_id: 'evt_1',
+        endpoint_id: 'we_1',
+        attempt: 1,
+      }),
+    })),
+  }) as never;
 
 describe('consumer metrics (Powertools Metrics)', () => {
   it('writes one line per flush: namespace ShopCallsApi, the service dimension, each metric with its unit, repeated values as an array', async () => {
@@ -55,7 +77,12 @@ describe('consumer metrics (Powertools Metrics)', () => {
       },
     ]);
     const { _aws, ...values } = line;
-    expect(values).toEqual({ service: 'shop-calls-api', DeliverySucceeded: [1, 1], DeliveryLatency: [42, 7.5], DeliveryError: 3 });
+    expect(values).toEqual({
+      service: 'shop-calls-api',
+      DeliverySucceeded: [1, 1],
+      DeliveryLatency: [42, 7.5],
+      DeliveryError: 3,
+    });
   });
 
   it('refuses one name with two units', () => {

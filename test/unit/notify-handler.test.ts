@@ -24,7 +24,8 @@ function deps(send: (mail: Mail) => Promise<void>) {
   };
 }
 
-const record = (messageId: string, body: unknown) => ({ messageId, body: typeof body === 'string' ? body : JSON.stringify(body) }) as never;
+const record = (messageId: string, body: unknown) =>
+  ({ messageId, body: typeof body === 'string' ? body : JSON.stringify(body) }) as never;
 
 describe('owner-email function (its own queue, off the stream path)', () => {
   it('sends the email of a queued webhook_endpoint.disabled event once', async () => {
@@ -41,7 +42,11 @@ describe('owner-email function (its own queue, off the stream path)', () => {
   it('reports only the message whose email SES refused, so the queue retries it alone; a gone event or junk is dropped', async () => {
     const handler = makeHandler(() => deps(() => Promise.reject(new Error('Email address is not verified'))));
     const out = await handler({
-      Records: [record('refused', { shop_id: event.shop_id, event_id: event.id }), record('gone', { shop_id: event.shop_id, event_id: 'evt_01jd0000000000000000000009' }), record('junk', 'not json')],
+      Records: [
+        record('refused', { shop_id: event.shop_id, event_id: event.id }),
+        record('gone', { shop_id: event.shop_id, event_id: 'evt_01jd0000000000000000000009' }),
+        record('junk', 'not json'),
+      ],
     });
     expect(out).toEqual({ batchItemFailures: [{ itemIdentifier: 'refused' }] });
   });

@@ -24,7 +24,11 @@ const token = () => `t${++n}`;
 const ids = (count: number, prefix = 'dlv') => Array.from({ length: count }, (_, i) => `${prefix}_${i}`);
 /** When starts counted in the bucket of `t` stop counting. */
 const freed = (t: number) => Math.floor(t / BUCKET_MS) * BUCKET_MS + BUCKET_MS + WINDOW_MS + START_GRACE_MS;
-const gate = (rate_limit: number | null, rate_starts: RateStarts = {}, health: Partial<EndpointHealth> = {}): EndpointGate => ({
+const gate = (
+  rate_limit: number | null,
+  rate_starts: RateStarts = {},
+  health: Partial<EndpointHealth> = {},
+): EndpointGate => ({
   health: { ...HEALTHY, ...health },
   leases: {},
   lease_version: 1,
@@ -45,7 +49,10 @@ describe('the rate window (pure)', () => {
   it('at the 10 ms edges: the last millisecond of a bucket and the first of the next are buckets of their own', () => {
     let starts = withStarts({}, T0 + 9, 1);
     starts = withStarts(starts, T0 + 10, 1);
-    expect(counted(starts, T0 + 10)).toEqual([[T0 / BUCKET_MS, 1], [T0 / BUCKET_MS + 1, 1]]);
+    expect(counted(starts, T0 + 10)).toEqual([
+      [T0 / BUCKET_MS, 1],
+      [T0 / BUCKET_MS + 1, 1],
+    ]);
     // The first bucket leaves first, exactly when its end is a window and the grace old.
     expect(rateAllowance(2, starts, T0 + 10 + WINDOW_MS + START_GRACE_MS - 1)).toBe(0);
     expect(rateAllowance(2, starts, T0 + 10 + WINDOW_MS + START_GRACE_MS)).toBe(1);
@@ -54,7 +61,12 @@ describe('the rate window (pure)', () => {
 
   it('N = 1: one start, then none until it has left the window', () => {
     const first = limitRate(1, state(), T0, ['a', 'b'], [], NONE);
-    expect(first).toMatchObject({ send: ['a'], defer: [], waiting: [{ deliveryId: 'b', at: freed(T0) }], tail: freed(T0) });
+    expect(first).toMatchObject({
+      send: ['a'],
+      defer: [],
+      waiting: [{ deliveryId: 'b', at: freed(T0) }],
+      tail: freed(T0),
+    });
     const after = state(first.starts ?? {}, first.tail);
     expect(limitRate(1, after, T0 + WINDOW_MS, ['b'], [], new Set(['b']))).toMatchObject({ send: [], starts: null });
     expect(limitRate(1, after, freed(T0), ['b'], [], new Set(['b'])).send).toEqual(['b']);
@@ -63,7 +75,8 @@ describe('the rate window (pure)', () => {
   it('N = 1000: a thousand starts in one window, the next one waits; the stored map stays small', () => {
     let starts: RateStarts = {};
     // 1000 starts spread over 900 ms, as 4 at a time would come.
-    for (let i = 0; i < 250; i++) starts = limitRate(1000, state(starts), T0 + i * 3.6, ['a', 'b', 'c', 'd'], [], NONE).starts ?? starts;
+    for (let i = 0; i < 250; i++)
+      starts = limitRate(1000, state(starts), T0 + i * 3.6, ['a', 'b', 'c', 'd'], [], NONE).starts ?? starts;
     expect(rateAllowance(1000, starts, T0 + 950)).toBe(0);
     expect(Object.keys(starts).length).toBeLessThanOrEqual((WINDOW_MS + START_GRACE_MS) / BUCKET_MS + 1);
     const over = limitRate(1000, state(starts), T0 + 950, ['x'], [], NONE);
@@ -76,7 +89,9 @@ describe('the rate window (pure)', () => {
     expect(a.send.map((s) => s.deliveryId)).toEqual(ids(2));
     expect(a.defer).toEqual([]);
     expect(a.rateLimited?.map((w) => w.deliveryId)).toEqual(ids(10).slice(2));
-    expect(a.rateLimited?.map((w) => w.at - freed(T0))).toEqual([0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5].map((k) => k * RATE_PERIOD_MS));
+    expect(a.rateLimited?.map((w) => w.at - freed(T0))).toEqual(
+      [0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5].map((k) => k * RATE_PERIOD_MS),
+    );
     expect(a.rateStarts).toEqual({ [String(T0 / BUCKET_MS)]: 2 });
     expect(a.rateTail).toBe(freed(T0) + 3.5 * RATE_PERIOD_MS);
   });
@@ -116,7 +131,12 @@ describe('the rate window (pure)', () => {
   });
 
   it('a probe the rate has no room for waits, and the circuit stays open', () => {
-    const open = { circuit: 'open' as const, consecutive_failures: 5, next_probe_at: new Date(T0 - 1).toISOString(), probe_interval_ms: 15_000 };
+    const open = {
+      circuit: 'open' as const,
+      consecutive_failures: 5,
+      next_probe_at: new Date(T0 - 1).toISOString(),
+      probe_interval_ms: 15_000,
+    };
     const full = withStarts({}, T0 - 100, 1);
     const a = admit(gate(1, full, open), ids(3), T0, LEASE_MS, token);
     expect(a.send).toEqual([]);
@@ -134,12 +154,16 @@ describe('the rate window (pure)', () => {
     expect(counted(later, freed(T0)).map(([, c]) => c)).toEqual([2, 1]);
     expect(Object.keys(later)).toHaveLength(2);
     // 5 counted against a limit lowered to 2: the third place frees with the fourth start.
-    expect(rateWaits(2, old, T0 + 600, 3)).toEqual([freed(T0 + 500), freed(T0 + 500), freed(T0 + 500) + RATE_PERIOD_MS]);
+    expect(rateWaits(2, old, T0 + 600, 3)).toEqual([
+      freed(T0 + 500),
+      freed(T0 + 500),
+      freed(T0 + 500) + RATE_PERIOD_MS,
+    ]);
     // A long backlog wakes no later than the cap, then looks again.
     expect(Math.max(...rateWaits(1, old, T0, 10_000))).toBe(T0 + MAX_RATE_WAIT_MS);
   });
 
-  it('a race lost: the consumer that re-reads the winner\'s write finds no room', () => {
+  it("a race lost: the consumer that re-reads the winner's write finds no room", () => {
     const read = gate(2);
     const winner = admit(read, ['a', 'b'], T0, LEASE_MS, token);
     const loser = admit(read, ['c', 'd'], T0 + 1, LEASE_MS, token);
@@ -150,36 +174,42 @@ describe('the rate window (pure)', () => {
     expect(again.rateLimited?.map((w) => w.at)).toEqual([freed(T0), freed(T0) + RATE_PERIOD_MS / 2]);
   });
 
-  it.each([1, 2, 5, 50])('the window sliding: deliveries arriving at random, each start up to the grace after its admission, never more than %i in any one-second window', (limit) => {
-    let seed = limit;
-    const random = () => ((seed = (seed * 16807) % 2147483647) / 2147483647);
-    let rate = state();
-    const begun: number[] = [];
-    let wakes = 0;
-    // Due deliveries by the time they may next be admitted, and whether they waited for the rate.
-    let waiting = Array.from({ length: limit * 12 }, () => ({ at: T0 + random() * 3000, booked: false }));
-    while (waiting.length > 0) {
-      waiting.sort((x, y) => x.at - y.at);
-      const now = (waiting[0] as { at: number }).at;
-      // Batches of 1 to 10: deliveries woken together may come one by one.
-      const batch = waiting.filter((w) => w.at <= now + random() * 20).slice(0, 1 + Math.floor(random() * 10));
-      waiting = waiting.slice(batch.length);
-      wakes += batch.length;
-      const names = batch.map((_, i) => String(i));
-      const booked = new Set(names.filter((_, i) => batch[i]?.booked));
-      const decision = limitRate(limit, rate, now, names.slice(0, MAX_IN_FLIGHT), names.slice(MAX_IN_FLIGHT), booked);
-      rate = { starts: decision.starts ?? rate.starts, tail: decision.tail ?? rate.tail };
-      for (let i = 0; i < decision.send.length; i++) begun.push(now + random() * START_GRACE_MS);
-      waiting.push(...decision.waiting.map((w) => ({ at: w.at, booked: true })), ...decision.defer.map((id) => ({ at: now + 50, booked: booked.has(id) })));
-    }
-    begun.sort((x, y) => x - y);
-    expect(begun).toHaveLength(limit * 12);
-    // Every closed window [s, s + 1 s] that starts at a start.
-    const most = Math.max(...begun.map((s) => begun.filter((t) => t >= s && t <= s + WINDOW_MS).length));
-    expect(most).toBeLessThanOrEqual(limit);
-    // …and the pace is not far under the limit: 12 windows' worth in little more than 12 periods.
-    expect((begun.at(-1) as number) - (begun[0] as number)).toBeLessThan(13 * RATE_PERIOD_MS);
-    // …and the waiting ones wake about once each, not at every opening.
-    expect(wakes / begun.length).toBeLessThan(2.5);
-  });
+  it.each([1, 2, 5, 50])(
+    'the window sliding: deliveries arriving at random, each start up to the grace after its admission, never more than %i in any one-second window',
+    (limit) => {
+      let seed = limit;
+      const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+      let rate = state();
+      const begun: number[] = [];
+      let wakes = 0;
+      // Due deliveries by the time they may next be admitted, and whether they waited for the rate.
+      let waiting = Array.from({ length: limit * 12 }, () => ({ at: T0 + random() * 3000, booked: false }));
+      while (waiting.length > 0) {
+        waiting.sort((x, y) => x.at - y.at);
+        const now = (waiting[0] as { at: number }).at;
+        // Batches of 1 to 10: deliveries woken together may come one by one.
+        const batch = waiting.filter((w) => w.at <= now + random() * 20).slice(0, 1 + Math.floor(random() * 10));
+        waiting = waiting.slice(batch.length);
+        wakes += batch.length;
+        const names = batch.map((_, i) => String(i));
+        const booked = new Set(names.filter((_, i) => batch[i]?.booked));
+        const decision = limitRate(limit, rate, now, names.slice(0, MAX_IN_FLIGHT), names.slice(MAX_IN_FLIGHT), booked);
+        rate = { starts: decision.starts ?? rate.starts, tail: decision.tail ?? rate.tail };
+        for (let i = 0; i < decision.send.length; i++) begun.push(now + random() * START_GRACE_MS);
+        waiting.push(
+          ...decision.waiting.map((w) => ({ at: w.at, booked: true })),
+          ...decision.defer.map((id) => ({ at: now + 50, booked: booked.has(id) })),
+        );
+      }
+      begun.sort((x, y) => x - y);
+      expect(begun).toHaveLength(limit * 12);
+      // Every closed window [s, s + 1 s] that starts at a start.
+      const most = Math.max(...begun.map((s) => begun.filter((t) => t >= s && t <= s + WINDOW_MS).length));
+      expect(most).toBeLessThanOrEqual(limit);
+      // …and the pace is not far under the limit: 12 windows' worth in little more than 12 periods.
+      expect((begun.at(-1) as number) - (begun[0] as number)).toBeLessThan(13 * RATE_PERIOD_MS);
+      // …and the waiting ones wake about once each, not at every opening.
+      expect(wakes / begun.length).toBeLessThan(2.5);
+    },
+  );
 });

@@ -41,7 +41,12 @@ function row(eventId: string, id: string, over: Partial<DeliveryRecord> = {}): D
 function harness() {
   const memory = memoryOrder();
   const queued: DeliveryMessage[] = [];
-  const deps: OrderDeps = { order: memory.store, queue: { send: async (m) => void queued.push(...m) }, timeScale: 1, now: () => NOW };
+  const deps: OrderDeps = {
+    order: memory.store,
+    queue: { send: async (m) => void queued.push(...m) },
+    timeScale: 1,
+    now: () => NOW,
+  };
   const put = (...rows: DeliveryRecord[]) => rows.forEach((r) => memory.rows.set(r.id, r));
   const admit = (r: DeliveryRecord) => admitInOrder(deps, chainMember(r)!);
   const end = async (id: string, status: DeliveryRecord['status'] = 'succeeded') => {
@@ -72,7 +77,7 @@ describe('ordering: which delivery holds which', () => {
     expect(orderKeyFor({ ordering: 'per_resource' }, { data: { id: 42 } })).toBeUndefined();
   });
 
-  it('runs one resource\'s items one after the other in the order given, other resources beside them, and fails the later ones of a failed resource', async () => {
+  it("runs one resource's items one after the other in the order given, other resources beside them, and fails the later ones of a failed resource", async () => {
     const log: string[] = [];
     const slow = (ms: number) => new Promise((r) => setTimeout(r, ms));
     const items = [
@@ -83,16 +88,27 @@ describe('ordering: which delivery holds which', () => {
       { key: 'c', name: 'c1', ms: 1, fail: true },
       { key: 'c', name: 'c2', ms: 1 },
     ];
-    const results = await oneResourceAtATime(items, (i) => i.key, async (i) => {
-      log.push(`start ${i.name}`);
-      await slow(i.ms);
-      if (i.fail) throw new Error('table down');
-      log.push(`end ${i.name}`);
-    });
+    const results = await oneResourceAtATime(
+      items,
+      (i) => i.key,
+      async (i) => {
+        log.push(`start ${i.name}`);
+        await slow(i.ms);
+        if (i.fail) throw new Error('table down');
+        log.push(`end ${i.name}`);
+      },
+    );
     expect(log.indexOf('start a2')).toBeGreaterThan(log.indexOf('end a1'));
     // b1 did not wait for a1.
     expect(log.indexOf('end b1')).toBeLessThan(log.indexOf('end a1'));
-    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'rejected']);
+    expect(results.map((r) => r.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+      'rejected',
+      'rejected',
+    ]);
     expect(log).not.toContain('start c2');
   });
 });
@@ -105,7 +121,12 @@ describe('ordering: holding and releasing', () => {
     h.put(first, second);
     expect(await h.admit(first)).toBe('send');
     expect(await h.admit(second)).toBe('held');
-    expect(h.memory.rows.get('dlv_2')).toMatchObject({ held_by: 'dlv_1', next_attempt_at: null, status: 'pending', attempts: 0 });
+    expect(h.memory.rows.get('dlv_2')).toMatchObject({
+      held_by: 'dlv_1',
+      next_attempt_at: null,
+      status: 'pending',
+      attempts: 0,
+    });
     // Held rows stay in the due index a grace ahead: the sweeper's net.
     expect(h.memory.rows.get('dlv_2')?.sweep_at).toBe(new Date(NOW.getTime() + 60_000).toISOString());
     expect(h.queued).toEqual([]);
@@ -113,7 +134,9 @@ describe('ordering: holding and releasing', () => {
     await h.end('dlv_1', 'failed');
     expect(h.memory.rows.get('dlv_2')).toMatchObject({ next_attempt_at: NOW.toISOString() });
     expect(h.memory.rows.get('dlv_2')?.held_by).toBeUndefined();
-    expect(h.queued).toEqual([{ shop_id: 'shop_1', event_id: 'evt_01b', delivery_id: 'dlv_2', endpoint_id: 'we_1', attempt: 1 }]);
+    expect(h.queued).toEqual([
+      { shop_id: 'shop_1', event_id: 'evt_01b', delivery_id: 'dlv_2', endpoint_id: 'we_1', attempt: 1 },
+    ]);
     expect(h.memory.list(chainMember(first)!)).toEqual(['evt_01b/dlv_2']);
   });
 
@@ -129,7 +152,7 @@ describe('ordering: holding and releasing', () => {
     expect(h.queued.map((m) => m.delivery_id)).toEqual(['dlv_2', 'dlv_3']);
   });
 
-  it('lets an earlier event that arrives late go out, and never holds another resource\'s events', async () => {
+  it("lets an earlier event that arrives late go out, and never holds another resource's events", async () => {
     const h = harness();
     const later = row('evt_01b', 'dlv_2');
     const late = row('evt_01a', 'dlv_1');
@@ -200,7 +223,7 @@ describe('ordering: holding and releasing', () => {
     expect(h.queued.map((m) => m.delivery_id)).toEqual(['dlv_2']);
   });
 
-  it('without a queue (the API\'s cancels) a released row is due at once, for the sweeper to send', async () => {
+  it("without a queue (the API's cancels) a released row is due at once, for the sweeper to send", async () => {
     const h = harness();
     const a = row('evt_01a', 'dlv_1');
     const b = row('evt_01b', 'dlv_2');
@@ -209,19 +232,32 @@ describe('ordering: holding and releasing', () => {
     await h.admit(b);
     h.memory.rows.set('dlv_1', { ...a, status: 'cancelled' });
     await releaseNextInOrder({ ...h.deps, queue: undefined }, { ...a, status: 'cancelled' });
-    expect(h.memory.rows.get('dlv_2')).toMatchObject({ sweep_at: NOW.toISOString(), next_attempt_at: NOW.toISOString() });
+    expect(h.memory.rows.get('dlv_2')).toMatchObject({
+      sweep_at: NOW.toISOString(),
+      next_attempt_at: NOW.toISOString(),
+    });
   });
 });
 
 describe('ordering in the fan-out', () => {
-  it('sends the first event of a job, holds the second, and sends another job\'s at once', async () => {
+  it("sends the first event of a job, holds the second, and sends another job's at once", async () => {
     const memory = memoryOrder();
     const queued: DeliveryMessage[] = [];
-    const ordered = { id: 'we_1', shop_id: 'shop_1', enabled: true, events: ['*'], created_at: '2026-11-01T00:00:00.000Z', health: HEALTHY, ordering: 'per_resource' } as unknown as EndpointRecord;
+    const ordered = {
+      id: 'we_1',
+      shop_id: 'shop_1',
+      enabled: true,
+      events: ['*'],
+      created_at: '2026-11-01T00:00:00.000Z',
+      health: HEALTHY,
+      ordering: 'per_resource',
+    } as unknown as EndpointRecord;
     const plain = { ...ordered, id: 'we_2', ordering: 'none' } as EndpointRecord;
     const deps: FanOutDeps = {
       endpoints: { list: async () => [ordered, plain] },
-      deliveries: { createMissing: async (rows: DeliveryRecord[]) => (rows.forEach((r) => memory.rows.set(r.id, r)), rows) } as unknown as FanOutDeps['deliveries'],
+      deliveries: {
+        createMissing: async (rows: DeliveryRecord[]) => (rows.forEach((r) => memory.rows.set(r.id, r)), rows),
+      } as unknown as FanOutDeps['deliveries'],
       order: memory.store,
       queue: { send: async (m) => void queued.push(...m) },
       scheduler: { needsSchedule: () => false, schedule: async () => undefined },
@@ -233,10 +269,18 @@ describe('ordering in the fan-out', () => {
     const other = newEvent('shop_1', 'job.created', { id: 'job_2' }, NOW);
     for (const e of [created, approved, other]) await fanOut(deps, e);
     const sent = queued.map((m) => `${m.event_id}>${m.endpoint_id}`);
-    expect(sent).toEqual([`${created.id}>we_1`, `${created.id}>we_2`, `${approved.id}>we_2`, `${other.id}>we_1`, `${other.id}>we_2`]);
+    expect(sent).toEqual([
+      `${created.id}>we_1`,
+      `${created.id}>we_2`,
+      `${approved.id}>we_2`,
+      `${other.id}>we_1`,
+      `${other.id}>we_2`,
+    ]);
     const heldRow = [...memory.rows.values()].find((r) => r.event_id === approved.id && r.endpoint_id === 'we_1');
     expect(heldRow).toMatchObject({ order_key: 'job_1', held_by: expect.stringMatching(/^dlv_/) });
     // The unordered endpoint's rows join no chain.
-    expect([...memory.rows.values()].filter((r) => r.endpoint_id === 'we_2').every((r) => r.order_key === undefined)).toBe(true);
+    expect(
+      [...memory.rows.values()].filter((r) => r.endpoint_id === 'we_2').every((r) => r.order_key === undefined),
+    ).toBe(true);
   });
 });

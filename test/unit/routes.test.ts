@@ -6,7 +6,7 @@ import { resolve, routes } from '../../shared/routes';
 const ROOT = join(__dirname, '..', '..');
 
 describe('route table', () => {
-  it('has the 19 operations of the spec, the 5 of endpoint lifecycle and visibility, a recovery\'s progress and the 2 of portal sessions, each once', () => {
+  it("has the 19 operations of the spec, the 5 of endpoint lifecycle and visibility, a recovery's progress and the 2 of portal sessions, each once", () => {
     expect(routes).toHaveLength(27);
     expect(new Set(routes.map((r) => `${r.method} ${r.path}`)).size).toBe(27);
     expect(new Set(routes.map((r) => r.operationId)).size).toBe(27);
@@ -23,20 +23,53 @@ describe('route table', () => {
   it('allows every GET of webhook endpoints and events with webhooks:read or webhooks:write, and every webhook write with webhooks:write alone', () => {
     const webhook = routes.filter((r) => /^\/v1\/(webhook-endpoints|events)(\/|$)/.test(r.path));
     expect(webhook).toHaveLength(14);
-    for (const r of webhook) expect([r.operationId, r.scopes]).toEqual([r.operationId, r.method === 'GET' ? ['webhooks:read', 'webhooks:write'] : ['webhooks:write']]);
+    for (const r of webhook)
+      expect([r.operationId, r.scopes]).toEqual([
+        r.operationId,
+        r.method === 'GET' ? ['webhooks:read', 'webhooks:write'] : ['webhooks:write'],
+      ]);
     expect(routes.filter((r) => r.scopes.includes('webhooks:read')).every((r) => r.method === 'GET')).toBe(true);
   });
 
-  it('lets a portal session\'s token call exactly the webhook endpoint operations, the event reads and redeliver', () => {
-    expect(routes.filter((r) => r.portalSession).map((r) => r.operationId).sort()).toEqual([
-      'createWebhookEndpoint', 'deleteWebhookEndpoint', 'getEvent', 'getWebhookEndpoint', 'getWebhookEndpointRecovery', 'getWebhookEndpointStats', 'listEvents',
-      'listWebhookEndpointDeliveries', 'listWebhookEndpoints', 'recoverWebhookEndpoint', 'redeliverEvent', 'rotateWebhookEndpointSecret', 'testWebhookEndpoint', 'updateWebhookEndpoint',
+  it("lets a portal session's token call exactly the webhook endpoint operations, the event reads and redeliver", () => {
+    expect(
+      routes
+        .filter((r) => r.portalSession)
+        .map((r) => r.operationId)
+        .sort(),
+    ).toEqual([
+      'createWebhookEndpoint',
+      'deleteWebhookEndpoint',
+      'getEvent',
+      'getWebhookEndpoint',
+      'getWebhookEndpointRecovery',
+      'getWebhookEndpointStats',
+      'listEvents',
+      'listWebhookEndpointDeliveries',
+      'listWebhookEndpoints',
+      'recoverWebhookEndpoint',
+      'redeliverEvent',
+      'rotateWebhookEndpointSecret',
+      'testWebhookEndpoint',
+      'updateWebhookEndpoint',
     ]);
   });
 
   it('accepts Idempotency-Key on exactly the four operations of the spec, recover and portal session create', () => {
-    expect(routes.filter((r) => r.idempotent).map((r) => r.operationId).sort()).toEqual(
-      ['approveJob', 'createWebhookEndpoint', 'declineJob', 'updateShop', 'recoverWebhookEndpoint', 'createPortalSession'].sort(),
+    expect(
+      routes
+        .filter((r) => r.idempotent)
+        .map((r) => r.operationId)
+        .sort(),
+    ).toEqual(
+      [
+        'approveJob',
+        'createWebhookEndpoint',
+        'declineJob',
+        'updateShop',
+        'recoverWebhookEndpoint',
+        'createPortalSession',
+      ].sort(),
     );
   });
 

@@ -19,8 +19,11 @@ beforeAll(async () => {
     seen.push(req);
     const url = new URL(req.url ?? '', 'http://localhost');
     if (req.headers['x-aws-parameters-secrets-token'] !== TOKEN) return void res.writeHead(401).end('unauthorized');
-    if (url.pathname !== '/secretsmanager/get' || url.searchParams.get('secretId') !== ARN) return void res.writeHead(400).end('bad request');
-    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ ARN, Name: 'CursorKey', SecretString: KEY }));
+    if (url.pathname !== '/secretsmanager/get' || url.searchParams.get('secretId') !== ARN)
+      return void res.writeHead(400).end('bad request');
+    res
+      .writeHead(status, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ ARN, Name: 'CursorKey', SecretString: KEY }));
   });
   await new Promise<void>((resolve) => server.listen(0, 'localhost', resolve));
   port = (server.address() as AddressInfo).port;
@@ -44,7 +47,11 @@ describe('a secret through the Parameters and Secrets extension (shared/aws/secr
   });
 
   it('signs cursors with the key it reads once per container, and reads again after a failure', async () => {
-    const config = configFromEnv({ CURSOR_SECRET_ARN: ARN, PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: String(port), AWS_SESSION_TOKEN: TOKEN });
+    const config = configFromEnv({
+      CURSOR_SECRET_ARN: ARN,
+      PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: String(port),
+      AWS_SESSION_TOKEN: TOKEN,
+    });
     status = 503;
     await expect(cursorDeps(config).cursorKey()).rejects.toThrow('answered 503');
     status = 200;
@@ -58,8 +65,15 @@ describe('a secret through the Parameters and Secrets extension (shared/aws/secr
 describe('the cursor key in the config (shared/config.ts)', () => {
   it('is given locally, and read through the extension where CURSOR_SECRET_ARN is set', () => {
     expect(configFromEnv({ CURSOR_SECRET: KEY }).cursor).toEqual({ secret: KEY });
-    expect(configFromEnv({ CURSOR_SECRET_ARN: ARN, AWS_SESSION_TOKEN: TOKEN }).cursor).toEqual({ secretArn: ARN, extension: { port: 2773, token: TOKEN } });
-    expect(() => configFromEnv({ CURSOR_SECRET_ARN: ARN }).cursor).toThrow(new ConfigError('AWS_SESSION_TOKEN is not set (the Parameters and Secrets extension)'));
-    expect(() => configFromEnv({ PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: 'x' })).toThrow(/PARAMETERS_SECRETS_EXTENSION_HTTP_PORT must be a port number/);
+    expect(configFromEnv({ CURSOR_SECRET_ARN: ARN, AWS_SESSION_TOKEN: TOKEN }).cursor).toEqual({
+      secretArn: ARN,
+      extension: { port: 2773, token: TOKEN },
+    });
+    expect(() => configFromEnv({ CURSOR_SECRET_ARN: ARN }).cursor).toThrow(
+      new ConfigError('AWS_SESSION_TOKEN is not set (the Parameters and Secrets extension)'),
+    );
+    expect(() => configFromEnv({ PARAMETERS_SECRETS_EXTENSION_HTTP_PORT: 'x' })).toThrow(
+      /PARAMETERS_SECRETS_EXTENSION_HTTP_PORT must be a port number/,
+    );
   });
 });

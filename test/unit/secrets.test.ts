@@ -1,7 +1,13 @@
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DecryptCommand, GenerateDataKeyCommand, InvalidCiphertextException, KMSClient, NotFoundException } from '@aws-sdk/client-kms';
+import {
+  DecryptCommand,
+  GenerateDataKeyCommand,
+  InvalidCiphertextException,
+  KMSClient,
+  NotFoundException,
+} from '@aws-sdk/client-kms';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
 import { newSigningSecret } from '../../shared/domain/secrets';
@@ -43,7 +49,11 @@ describe('envelope cipher, decrypting the same value again', () => {
   /** One fixed key; counts how often a stored value's key is looked up (once per real decryption). */
   const counting = () => {
     const key = Buffer.alloc(32, 3);
-    const keys = { resolved: 0, current: async () => ({ ref: 'k1', key }), resolve: async () => (keys.resolved++, key) };
+    const keys = {
+      resolved: 0,
+      current: async () => ({ ref: 'k1', key }),
+      resolve: async () => (keys.resolved++, key),
+    };
     return keys;
   };
 
@@ -62,7 +72,9 @@ describe('envelope cipher, decrypting the same value again', () => {
   it('keeps the 256 values last decrypted, dropping the oldest first', async () => {
     const keys = counting();
     const cipher = new EnvelopeCipher(keys);
-    const values = await Promise.all(Array.from({ length: 257 }, (_, i) => cipher.encrypt(`secret-${i}`, 'c', 'shop_1')));
+    const values = await Promise.all(
+      Array.from({ length: 257 }, (_, i) => cipher.encrypt(`secret-${i}`, 'c', 'shop_1')),
+    );
     for (const v of values) await cipher.decrypt(v, 'c', 'shop_1');
     expect(keys.resolved).toBe(257);
     // The first was dropped when the 257th came in; the last 256 are still there.
@@ -78,28 +90,41 @@ describe('KMS data keys', () => {
   // KMS answered by aws-sdk-client-mock, as KMS behaves: a data key's blob decrypts only under the
   // encryption context it was generated with. Bytes, as the SDK hands them over.
   const plaintextKey = Buffer.alloc(32, 7);
-  const blobFor = (context: Record<string, string> | undefined) => Buffer.from(`encrypted-data-key:${JSON.stringify(context ?? {})}`);
+  const blobFor = (context: Record<string, string> | undefined) =>
+    Buffer.from(`encrypted-data-key:${JSON.stringify(context ?? {})}`);
   const mock = mockClient(KMSClient);
   const kmsDecrypt = async (input: { CiphertextBlob?: Uint8Array; EncryptionContext?: Record<string, string> }) => {
-    if (Buffer.compare(Buffer.from(input.CiphertextBlob ?? []), blobFor(input.EncryptionContext)) !== 0) throw new InvalidCiphertextException({ message: 'context', $metadata: {} });
+    if (Buffer.compare(Buffer.from(input.CiphertextBlob ?? []), blobFor(input.EncryptionContext)) !== 0)
+      throw new InvalidCiphertextException({ message: 'context', $metadata: {} });
     return { Plaintext: new Uint8Array(plaintextKey), KeyId: 'k' };
   };
   beforeEach(() => {
     mock.reset();
-    mock.on(GenerateDataKeyCommand).callsFake(async (input: { EncryptionContext?: Record<string, string> }) => ({ Plaintext: new Uint8Array(plaintextKey), CiphertextBlob: new Uint8Array(blobFor(input.EncryptionContext)), KeyId: 'k' }));
+    mock.on(GenerateDataKeyCommand).callsFake(async (input: { EncryptionContext?: Record<string, string> }) => ({
+      Plaintext: new Uint8Array(plaintextKey),
+      CiphertextBlob: new Uint8Array(blobFor(input.EncryptionContext)),
+      KeyId: 'k',
+    }));
     mock.on(DecryptCommand).callsFake(kmsDecrypt);
   });
   afterAll(() => mock.restore());
   const kms = () => new KMSClient({ region: 'eu-west-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
   const calls = (command: typeof GenerateDataKeyCommand | typeof DecryptCommand) =>
-    mock.calls().filter((c) => c.args[0] instanceof command).map((c) => c.args[0].input as unknown as Record<string, unknown>);
+    mock
+      .calls()
+      .filter((c) => c.args[0] instanceof command)
+      .map((c) => c.args[0].input as unknown as Record<string, unknown>);
 
   it('generates one data key and encrypts many values without calling KMS again', async () => {
     const cipher = new EnvelopeCipher(new KmsDataKeys(kms(), 'alias/webhooks'));
-    const values = await Promise.all(Array.from({ length: 20 }, (_, i) => cipher.encrypt(`secret-${i}`, 'c', 'shop_1')));
+    const values = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => cipher.encrypt(`secret-${i}`, 'c', 'shop_1')),
+    );
     expect(await cipher.decrypt(values[3] as string, 'c', 'shop_1')).toBe('secret-3');
     await cipher.encrypt('later', 'c', 'shop_1');
-    expect(calls(GenerateDataKeyCommand)).toEqual([{ KeyId: 'alias/webhooks', KeySpec: 'AES_256', EncryptionContext: { shop_id: 'shop_1' } }]);
+    expect(calls(GenerateDataKeyCommand)).toEqual([
+      { KeyId: 'alias/webhooks', KeySpec: 'AES_256', EncryptionContext: { shop_id: 'shop_1' } },
+    ]);
     expect(calls(DecryptCommand)).toHaveLength(0);
   });
 
@@ -134,18 +159,24 @@ describe('KMS data keys', () => {
     expect(calls(GenerateDataKeyCommand)).toHaveLength(2);
   });
 
-  it('gives each shop its own data key, bound to it: a value of one shop never opens as another shop\'s, cached key or not', async () => {
+  it("gives each shop its own data key, bound to it: a value of one shop never opens as another shop's, cached key or not", async () => {
     const cipher = new EnvelopeCipher(new KmsDataKeys(kms(), 'k'));
     const mine = await cipher.encrypt('whsec_a', 'c', 'shop_1');
     await cipher.encrypt('whsec_b', 'c', 'shop_2');
-    expect(calls(GenerateDataKeyCommand).map((c) => c.EncryptionContext)).toEqual([{ shop_id: 'shop_1' }, { shop_id: 'shop_2' }]);
+    expect(calls(GenerateDataKeyCommand).map((c) => c.EncryptionContext)).toEqual([
+      { shop_id: 'shop_1' },
+      { shop_id: 'shop_2' },
+    ]);
     // This container holds shop_1's key already; asked for shop_2, it asks KMS, which refuses.
     await expect(cipher.decrypt(mine, 'c', 'shop_2')).rejects.toMatchObject({ name: 'InvalidCiphertextException' });
     expect(await cipher.decrypt(mine, 'c', 'shop_1')).toBe('whsec_a');
   });
 
   it('still opens a value sealed before data keys were per shop (v1: its data key has no encryption context)', async () => {
-    const legacyKeys = { current: async () => ({ ref: blobFor(undefined).toString('base64url'), key: plaintextKey }), resolve: async () => plaintextKey };
+    const legacyKeys = {
+      current: async () => ({ ref: blobFor(undefined).toString('base64url'), key: plaintextKey }),
+      resolve: async () => plaintextKey,
+    };
     const v2 = await new EnvelopeCipher(legacyKeys).encrypt('whsec_old', 'c', 'shop_1');
     const v1 = ['v1', ...v2.split('.').slice(1)].join('.');
     const reader = new EnvelopeCipher(new KmsDataKeys(kms(), 'k'));

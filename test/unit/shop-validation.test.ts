@@ -25,7 +25,18 @@ describe('PATCH /v1/shop body', () => {
     [{ hours: { mon: [{ open: '17:00', close: '08:00' }] } }, 'parameter_invalid', 'hours.mon.0.close'],
     [{ hours: { mon: [{ open: '09:00', close: '09:00' }] } }, 'parameter_invalid', 'hours.mon.0.close'],
     [{ hours: { mon: [{ open: '25:00', close: '26:00' }] } }, 'parameter_invalid', 'hours.mon.0.open'],
-    [{ hours: { mon: [{ open: '08:00', close: '12:00' }, { open: '11:00', close: '13:00' }] } }, 'parameter_invalid', 'hours.mon.1.open'],
+    [
+      {
+        hours: {
+          mon: [
+            { open: '08:00', close: '12:00' },
+            { open: '11:00', close: '13:00' },
+          ],
+        },
+      },
+      'parameter_invalid',
+      'hours.mon.1.open',
+    ],
     [{ hours: { monday: [] } }, 'parameter_unknown', 'hours.monday'],
     [{ hours: { mon: [{ open: '08:00', close: '12:00', note: 'x' }] } }, 'parameter_unknown', 'hours.mon.0.note'],
     [{ hours: { mon: [{ open: '08:00' }] } }, 'parameter_missing', 'hours.mon.0.close'],
@@ -48,7 +59,13 @@ describe('PATCH /v1/shop body', () => {
       trade: 'plumbing',
       timezone: 'america/chicago',
       booking_mode: 'auto_book',
-      hours: { sat: [{ open: '09:00', close: '12:00' }, { open: '13:00', close: '24:00' }], sun: [] },
+      hours: {
+        sat: [
+          { open: '09:00', close: '12:00' },
+          { open: '13:00', close: '24:00' },
+        ],
+        sun: [],
+      },
       emergency_triggers: ['burst pipe'],
       paused: true,
       pause_reason: 'Holiday',

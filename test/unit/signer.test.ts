@@ -11,7 +11,9 @@ describe('webhook signatures (shared/delivery/signer.ts)', () => {
   it('signs exactly as the Standard Webhooks library does, one v1 signature per secret', () => {
     const [a, b] = [secret(), secret()];
     const headers = signedHeaders('evt_1', body, [a, b], at);
-    expect(headers['webhook-signature']).toBe(`${new Webhook(a).sign('evt_1', at, body)} ${new Webhook(b).sign('evt_1', at, body)}`);
+    expect(headers['webhook-signature']).toBe(
+      `${new Webhook(a).sign('evt_1', at, body)} ${new Webhook(b).sign('evt_1', at, body)}`,
+    );
     expect(headers['webhook-timestamp']).toBe(String(Math.floor(at.getTime() / 1000)));
   });
 

@@ -1,7 +1,14 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findStack, localTableEnv, removeStackFile, stackFilePath, writeStackFile, type StackFile } from '../../lib/local/stack-file';
+import {
+  findStack,
+  localTableEnv,
+  removeStackFile,
+  stackFilePath,
+  writeStackFile,
+  type StackFile,
+} from '../../lib/local/stack-file';
 
 const stack = (pid: number): StackFile => ({
   pid,
@@ -47,9 +54,19 @@ describe('the local stack file', () => {
 
   it('gives the tools its table, each setting overridden by the environment; DYNAMODB_ENDPOINT sets the whole file aside', () => {
     const running = { state: 'running' as const, path, stack: stack(1) };
-    expect(localTableEnv({}, running)).toEqual({ DYNAMODB_ENDPOINT: 'http://127.0.0.1:8300', TABLE_NAME: 'shop-calls', AWS_REGION: 'us-east-1', SECRETS_KEY_FILE: '/w/.local/secrets.key' });
+    expect(localTableEnv({}, running)).toEqual({
+      DYNAMODB_ENDPOINT: 'http://127.0.0.1:8300',
+      TABLE_NAME: 'shop-calls',
+      AWS_REGION: 'us-east-1',
+      SECRETS_KEY_FILE: '/w/.local/secrets.key',
+    });
     expect(localTableEnv({ AWS_REGION: 'eu-west-1' }, running).AWS_REGION).toBe('eu-west-1');
-    expect(localTableEnv({ DYNAMODB_ENDPOINT: 'http://127.0.0.1:9000' }, running)).toEqual({ DYNAMODB_ENDPOINT: 'http://127.0.0.1:9000', TABLE_NAME: 'shop-calls', AWS_REGION: 'us-east-1', SECRETS_KEY_FILE: join('.local', 'secrets.key') });
+    expect(localTableEnv({ DYNAMODB_ENDPOINT: 'http://127.0.0.1:9000' }, running)).toEqual({
+      DYNAMODB_ENDPOINT: 'http://127.0.0.1:9000',
+      TABLE_NAME: 'shop-calls',
+      AWS_REGION: 'us-east-1',
+      SECRETS_KEY_FILE: join('.local', 'secrets.key'),
+    });
     expect(localTableEnv({}, { state: 'absent', path }).DYNAMODB_ENDPOINT).toBe('http://127.0.0.1:8000');
   });
 });

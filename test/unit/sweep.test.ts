@@ -26,7 +26,13 @@ function memoryIndex(entries: (DueEntry & { sweepAt: number })[], opts: { lostRa
     },
     enter: async (ref, at) => {
       if (entries.some((e) => e.id === ref.id)) return false;
-      entries.push({ ...ref, attempts: 0, status: 'pending', sweep_key: `${at.toISOString()}#${ref.id}`, sweepAt: at.getTime() });
+      entries.push({
+        ...ref,
+        attempts: 0,
+        status: 'pending',
+        sweep_key: `${at.toISOString()}#${ref.id}`,
+        sweepAt: at.getTime(),
+      });
       return true;
     },
     rows: async () => new Map(),
@@ -47,7 +53,13 @@ const entry = (id: string, sweepAt: number, attempts = 1): DueEntry & { sweepAt:
 
 function deps(index: DueIndex, leases: Record<string, Lease> = {}) {
   const queued: DeliveryMessage[] = [];
-  const endpoint = { id: 'we_1', shop_id: 'shop_1', health: HEALTHY, leases, lease_version: 1 } as unknown as EndpointRecord;
+  const endpoint = {
+    id: 'we_1',
+    shop_id: 'shop_1',
+    health: HEALTHY,
+    leases,
+    lease_version: 1,
+  } as unknown as EndpointRecord;
   const d: SweepDeps = {
     due: index,
     order: memoryOrder().store,
@@ -95,7 +107,10 @@ describe('sweeper decisions', () => {
 
   it('leaves a row alone while an attempt of it is in flight, and sends it once its lease has expired', async () => {
     const { index } = memoryIndex([entry('dlv_a', NOW - 1), entry('dlv_b', NOW - 1)]);
-    const { d, queued } = deps(index, { dlv_a: { until: NOW + 1, token: 't', probe: false }, dlv_b: { until: NOW, token: 'u', probe: false } });
+    const { d, queued } = deps(index, {
+      dlv_a: { until: NOW + 1, token: 't', probe: false },
+      dlv_b: { until: NOW, token: 'u', probe: false },
+    });
     expect(await sweep(d)).toEqual({ found: 2, enqueued: 1, inFlight: 1 });
     expect(queued.map((m) => m.delivery_id)).toEqual(['dlv_b']);
   });
@@ -142,7 +157,8 @@ describe('sweeper decisions', () => {
 });
 
 describe('the delivery dead-letter queue, drained before a sweep', () => {
-  const letter = (id: string) => JSON.stringify({ shop_id: 'shop_1', event_id: `evt_${id}`, delivery_id: id, endpoint_id: 'we_1', attempt: 1 });
+  const letter = (id: string) =>
+    JSON.stringify({ shop_id: 'shop_1', event_id: `evt_${id}`, delivery_id: id, endpoint_id: 'we_1', attempt: 1 });
   function deadLetters(bodies: string[]) {
     const waiting = bodies.map((body, i) => ({ receipt: `r${i}`, message: deadLetteredMessage(body) }));
     const removed: string[] = [];
@@ -156,14 +172,25 @@ describe('the delivery dead-letter queue, drained before a sweep', () => {
   it('puts each named row in the due index, due now, removes its message, and the sweep then sends it; a body naming no delivery stays', async () => {
     const { index } = memoryIndex([]);
     const { d, queued } = deps(index);
-    const { queue, removed } = deadLetters([letter('dlv_lost'), 'not json', '{"delivery_id":"dlv_x"}', ...Array.from({ length: 12 }, (_, i) => letter(`dlv_${i}`))]);
+    const { queue, removed } = deadLetters([
+      letter('dlv_lost'),
+      'not json',
+      '{"delivery_id":"dlv_x"}',
+      ...Array.from({ length: 12 }, (_, i) => letter(`dlv_${i}`)),
+    ]);
     expect(await drainDeadLetters({ ...d, deadLetters: queue })).toBe(13);
     expect(removed).toHaveLength(13);
     expect(removed).not.toContain('r1');
     expect(removed).not.toContain('r2');
     await sweep(d);
     expect(queued).toHaveLength(13);
-    expect(queued).toContainEqual({ shop_id: 'shop_1', event_id: 'evt_dlv_lost', delivery_id: 'dlv_lost', endpoint_id: 'we_1', attempt: 1 });
+    expect(queued).toContainEqual({
+      shop_id: 'shop_1',
+      event_id: 'evt_dlv_lost',
+      delivery_id: 'dlv_lost',
+      endpoint_id: 'we_1',
+      attempt: 1,
+    });
   });
 
   it('removes nothing when the row could not be written (the table failed): the message stays for the next sweep', async () => {

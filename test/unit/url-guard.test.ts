@@ -13,10 +13,12 @@ const resolver =
     return found;
   };
 
-
 describe('webhook URL guard', () => {
   it('refuses port 0 under either policy', () => {
-    expect(checkUrlShape('https://hooks.partner.test:0/x', cloud)).toEqual({ ok: false, reason: 'must not use port 0' });
+    expect(checkUrlShape('https://hooks.partner.test:0/x', cloud)).toEqual({
+      ok: false,
+      reason: 'must not use port 0',
+    });
     expect(checkUrlShape('http://127.0.0.1:0/x', local)).toEqual({ ok: false, reason: 'must not use port 0' });
   });
 
@@ -30,8 +32,16 @@ describe('webhook URL guard', () => {
     ['a name resolving to loopback', 'https://evil.test/x', { 'evil.test': ['93.184.216.34', '127.0.0.1'] }],
     ['a name resolving to the metadata address', 'https://meta.test/x', { 'meta.test': ['169.254.169.254'] }],
     ['a name resolving to a mapped loopback', 'https://v6.test/x', { 'v6.test': ['::ffff:127.0.0.1'] }],
-    ['a name resolving to an SIIT-translated private address', 'https://siit.test/x', { 'siit.test': ['::ffff:0:a00:1'] }],
-    ['a name resolving to a Teredo address', 'https://teredo.test/x', { 'teredo.test': ['2001:0:4136:e378:8000:63bf:f5ff:fffe'] }],
+    [
+      'a name resolving to an SIIT-translated private address',
+      'https://siit.test/x',
+      { 'siit.test': ['::ffff:0:a00:1'] },
+    ],
+    [
+      'a name resolving to a Teredo address',
+      'https://teredo.test/x',
+      { 'teredo.test': ['2001:0:4136:e378:8000:63bf:f5ff:fffe'] },
+    ],
     ['a name resolving to NAT64 of loopback', 'https://nat64.test/x', { 'nat64.test': ['64:ff9b::7f00:1'] }],
   ])('refuses %s', async (_label, url, table) => {
     const verdict = await checkUrl(url, cloud, resolver(table));
@@ -49,11 +59,22 @@ describe('webhook URL guard', () => {
   });
 
   it('the local-stack setting allows http:// and loopback, and nothing else', async () => {
-    for (const url of ['http://127.0.0.1:4000/hook', 'http://localhost:4000/hook', 'https://[::1]:4000/hook', 'http://api.localhost/hook']) {
+    for (const url of [
+      'http://127.0.0.1:4000/hook',
+      'http://localhost:4000/hook',
+      'https://[::1]:4000/hook',
+      'http://api.localhost/hook',
+    ]) {
       expect(checkUrlShape(url, local)).toMatchObject({ ok: true });
       expect(checkUrlShape(url, cloud)).toMatchObject({ ok: false });
     }
-    for (const url of ['http://10.0.0.1/hook', 'http://169.254.169.254/', 'http://[fe80::1]/', 'https://user:pw@localhost/', 'ftp://localhost/']) {
+    for (const url of [
+      'http://10.0.0.1/hook',
+      'http://169.254.169.254/',
+      'http://[fe80::1]/',
+      'https://user:pw@localhost/',
+      'ftp://localhost/',
+    ]) {
       expect(checkUrlShape(url, local)).toMatchObject({ ok: false });
     }
   });

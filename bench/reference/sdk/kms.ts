@@ -6,8 +6,12 @@ const KeyId = () => process.env.SECRETS_KMS_KEY_ID;
 export async function callKms(operations: readonly string[]): Promise<void> {
   const kms = new KMSClient({});
   for (const operation of operations) {
-    if (operation === 'GenerateDataKey') await kms.send(new GenerateDataKeyCommand({ KeyId: KeyId(), KeySpec: 'AES_256' }));
-    else if (operation === 'Decrypt') await kms.send(new DecryptCommand({ KeyId: KeyId(), CiphertextBlob: Buffer.from(process.env.BENCH_KMS_BLOB ?? '', 'base64') }));
+    if (operation === 'GenerateDataKey')
+      await kms.send(new GenerateDataKeyCommand({ KeyId: KeyId(), KeySpec: 'AES_256' }));
+    else if (operation === 'Decrypt')
+      await kms.send(
+        new DecryptCommand({ KeyId: KeyId(), CiphertextBlob: Buffer.from(process.env.BENCH_KMS_BLOB ?? '', 'base64') }),
+      );
     else throw new Error(`the KMS reference makes no ${operation} request`);
   }
 }

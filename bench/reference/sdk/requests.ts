@@ -6,4 +6,10 @@
  */
 export type ReferenceRequests = Partial<Record<'DynamoDB' | 'SQS' | 'KMS' | 'Scheduler' | 'SES', string[]>>;
 
-export const ONE_CALL_EACH = { DynamoDB: ['GetItem'], SQS: ['SendMessage'], KMS: ['Decrypt'], Scheduler: ['CreateSchedule'], SES: ['SendEmail'] } as const;
+export const ONE_CALL_EACH = {
+  DynamoDB: ['GetItem'],
+  SQS: ['SendMessage'],
+  KMS: ['Decrypt'],
+  Scheduler: ['CreateSchedule'],
+  SES: ['SendEmail'],
+} as const;

@@ -27,7 +27,9 @@ export class SqsDeliveryQueue implements DeliveryQueue {
   /** SQS delays are exact to the second, up to 15 minutes. */
   async sendDelayed(message: DeliveryMessage, delaySeconds: number): Promise<void> {
     const DelaySeconds = Math.min(900, Math.max(0, Math.ceil(delaySeconds)));
-    await this.sqs.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: JSON.stringify(message), DelaySeconds }));
+    await this.sqs.send(
+      new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: JSON.stringify(message), DelaySeconds }),
+    );
   }
 }
 
@@ -48,7 +50,10 @@ export class SqsQueueDelays implements Pick<RetryScheduler, 'schedule' | 'needsS
 
   async schedule(message: DeliveryMessage, at: Date): Promise<void> {
     const delayMs = at.getTime() - this.now();
-    if (this.needsSchedule(delayMs)) throw new Error(`a wake-up ${Math.round(delayMs / 1000)} s out is past the queue's delay limit: it needs a schedule`);
+    if (this.needsSchedule(delayMs))
+      throw new Error(
+        `a wake-up ${Math.round(delayMs / 1000)} s out is past the queue's delay limit: it needs a schedule`,
+      );
     await this.queue.sendDelayed(message, delayMs / 1000);
   }
 }

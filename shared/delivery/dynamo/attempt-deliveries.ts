@@ -42,10 +42,16 @@ const IS_OPEN = '#status IN (:pending, :retrying)';
 export function cancelInput(d: DeliveryRef, attempts?: number) {
   return {
     Key: rowKey(d),
-    UpdateExpression: 'SET #status = :cancelled, next_attempt_at = :null, sweep_at = :null REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk',
+    UpdateExpression:
+      'SET #status = :cancelled, next_attempt_at = :null, sweep_at = :null REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk',
     ConditionExpression: attempts === undefined ? IS_OPEN : `${IS_OPEN} AND attempts = :attempts`,
     ExpressionAttributeNames: { '#status': 'status' },
-    ExpressionAttributeValues: { ...OPEN, ':cancelled': 'cancelled', ':null': null, ...(attempts === undefined ? {} : { ':attempts': attempts }) },
+    ExpressionAttributeValues: {
+      ...OPEN,
+      ':cancelled': 'cancelled',
+      ':null': null,
+      ...(attempts === undefined ? {} : { ':attempts': attempts }),
+    },
   };
 }
 
@@ -55,7 +61,10 @@ export function cancelInput(d: DeliveryRef, attempts?: number) {
  * leaves them (removing what a fast-path row never had costs nothing).
  */
 export function recordAttemptInput(d: DeliveryRecord, u: AttemptUpdate) {
-  const due = isOpenStatus(u.status) && u.sweep_at ? { ...keys.dueDelivery(d.id, u.sweep_at), ...keys.openDeliveryByEndpoint(d.shop_id, d.endpoint_id, d.id) } : null;
+  const due =
+    isOpenStatus(u.status) && u.sweep_at
+      ? { ...keys.dueDelivery(d.id, u.sweep_at), ...keys.openDeliveryByEndpoint(d.shop_id, d.endpoint_id, d.id) }
+      : null;
   return {
     Key: rowKey(d),
     // An attempted row is held by nothing: a hold that crossed this attempt (written after the row
@@ -64,7 +73,9 @@ export function recordAttemptInput(d: DeliveryRecord, u: AttemptUpdate) {
     UpdateExpression:
       'SET #status = :status, attempts = :attempts, last_attempt_at = :at, next_attempt_at = :next, ' +
       'last_response_status = :code, last_error = :error, history = list_append(history, :entry), sweep_at = :sweep' +
-      (due ? ', gsi1pk = :openPk, gsi1sk = :openSk, gsi2pk = :duePk, gsi2sk = :dueSk REMOVE held_by' : ' REMOVE held_by, gsi1pk, gsi1sk, gsi2pk, gsi2sk'),
+      (due
+        ? ', gsi1pk = :openPk, gsi1sk = :openSk, gsi2pk = :duePk, gsi2sk = :dueSk REMOVE held_by'
+        : ' REMOVE held_by, gsi1pk, gsi1sk, gsi2pk, gsi2sk'),
     ConditionExpression: `attempts = :previous AND ${IS_OPEN}`,
     ExpressionAttributeNames: { '#status': 'status' },
     ExpressionAttributeValues: {
@@ -142,21 +153,31 @@ export class DynamoAttemptDeliveryStore implements AttemptDeliveryStore {
   }
 
   /** Every GSI1 entry of the endpoint (its open deliveries); `id` and `status` only when asked. */
-  protected async openItems(shopId: string, endpointId: string, statusOnly = false): Promise<Record<string, unknown>[]> {
+  protected async openItems(
+    shopId: string,
+    endpointId: string,
+    statusOnly = false,
+  ): Promise<Record<string, unknown>[]> {
     const items: Record<string, unknown>[] = [];
     for await (const page of this.openPages(shopId, endpointId, statusOnly)) items.push(...page);
     return items;
   }
 
   /** The endpoint's GSI1 entries, a page at a time (the caller may stop early). */
-  protected async *openPages(shopId: string, endpointId: string, statusOnly = false): AsyncGenerator<Record<string, unknown>[]> {
+  protected async *openPages(
+    shopId: string,
+    endpointId: string,
+    statusOnly = false,
+  ): AsyncGenerator<Record<string, unknown>[]> {
     let start: Record<string, unknown> | undefined;
     do {
       const out = await this.db.doc.query({
         TableName: this.db.tableName,
         IndexName: 'gsi1',
         KeyConditionExpression: 'gsi1pk = :pk',
-        ...(statusOnly ? { ProjectionExpression: 'id, #status', ExpressionAttributeNames: { '#status': 'status' } } : {}),
+        ...(statusOnly
+          ? { ProjectionExpression: 'id, #status', ExpressionAttributeNames: { '#status': 'status' } }
+          : {}),
         ExpressionAttributeValues: { ':pk': gsi1Partition.openDeliveries(shopId, endpointId) },
         ExclusiveStartKey: start,
       });
@@ -177,7 +198,11 @@ export class DynamoAttemptDeliveryStore implements AttemptDeliveryStore {
         // Not an ordered row never attempted: only its chain's admission may send it (../domain/resource-order.ts).
         FilterExpression: 'next_attempt_at <= :now AND (attribute_not_exists(order_key) OR attempts > :zero)',
         ProjectionExpression: 'shop_id, event_id, id, endpoint_id, attempts',
-        ExpressionAttributeValues: { ':pk': gsi1Partition.openDeliveries(shopId, endpointId), ':now': now.toISOString(), ':zero': 0 },
+        ExpressionAttributeValues: {
+          ':pk': gsi1Partition.openDeliveries(shopId, endpointId),
+          ':now': now.toISOString(),
+          ':zero': 0,
+        },
         Limit: 4 * limit,
         ExclusiveStartKey: start,
       });
@@ -197,7 +222,11 @@ export class DynamoAttemptDeliveryStore implements AttemptDeliveryStore {
    * endpoint is disabled or gone). Returns how many it cancelled; the first failed write stops it
    * and is thrown once the writes under way have ended.
    */
-  async cancelOpenForEndpoint(shopId: string, endpointId: string, { before, budgetMs = CANCEL_BUDGET_MS }: { before: Date; budgetMs?: number }): Promise<number> {
+  async cancelOpenForEndpoint(
+    shopId: string,
+    endpointId: string,
+    { before, budgetMs = CANCEL_BUDGET_MS }: { before: Date; budgetMs?: number },
+  ): Promise<number> {
     const stopAt = Date.now() + budgetMs;
     const cutoff = before.toISOString();
     let cancelled = 0;
@@ -229,4 +258,5 @@ export class DynamoAttemptDeliveryStore implements AttemptDeliveryStore {
 const CANCEL_CONCURRENCY = 16;
 const CANCEL_BUDGET_MS = 5_000;
 
-const mapOrNull = <T>(item: Record<string, unknown> | undefined, map: (i: Record<string, unknown>) => T): T | null => (item ? map(item) : null);
+const mapOrNull = <T>(item: Record<string, unknown> | undefined, map: (i: Record<string, unknown>) => T): T | null =>
+  item ? map(item) : null;

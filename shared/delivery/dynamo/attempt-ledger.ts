@@ -54,7 +54,11 @@ export class DynamoAttemptLedger implements AttemptLedger {
     let expect = change.succeeded ? (ready.backlog_at === undefined ? USUAL : MARKED) : undefined;
     for (let tries = 0; tries < 2; tries++) {
       const outcome = await this.tryTransaction({ ...end, endpoint: ready }, key, carried, expect, held);
-      if (outcome === 'done') return { recorded: true, released: { circuitBefore: change.succeeded ? 'closed' : ready.health.circuit, backlog: expect === MARKED } };
+      if (outcome === 'done')
+        return {
+          recorded: true,
+          released: { circuitBefore: change.succeeded ? 'closed' : ready.health.circuit, backlog: expect === MARKED },
+        };
       if (outcome === 'duplicate') {
         const released = await this.endpoints.release(ready, key, end.token, change, carried.attempts, carried.held);
         await this.endpoints.dropLeases(ready, carried.slots);
@@ -86,14 +90,26 @@ export class DynamoAttemptLedger implements AttemptLedger {
   }
 
   /** One try: done, or why it was cancelled (the row had moved on; only the backlog mark differed, there or not; anything else). */
-  private async tryTransaction(end: AttemptEnd, key: string, carried: Carried, expect: Expectation | undefined, held: HeldStats | null): Promise<'done' | 'duplicate' | 'marked' | 'unmarked' | 'other'> {
+  private async tryTransaction(
+    end: AttemptEnd,
+    key: string,
+    carried: Carried,
+    expect: Expectation | undefined,
+    held: HeldStats | null,
+  ): Promise<'done' | 'duplicate' | 'marked' | 'unmarked' | 'other'> {
     const { delivery, update, endpoint, token, change } = end;
     const table = { TableName: this.db.tableName };
     try {
       await this.db.doc.transactWrite({
         TransactItems: [
           { Update: { ...table, ...recordAttemptInput(delivery, update) } },
-          { Update: { ...table, ...releaseInput(endpoint, key, token, change, expect, carried.slots, held, carried.held), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' } },
+          {
+            Update: {
+              ...table,
+              ...releaseInput(endpoint, key, token, change, expect, carried.slots, held, carried.held),
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            },
+          },
         ],
       });
       return 'done';
@@ -107,7 +123,11 @@ export class DynamoAttemptLedger implements AttemptLedger {
       // Marshalled: the document client leaves an error's item as the service sent it.
       const current = withState(endpoint, unmarshall(gate.Item));
       const ours = (slot: HeldSlot) => current.leases[slot.key]?.token === slot.token;
-      const usual = current.health.circuit === 'closed' && ours({ key, token }) && carried.slots.every(ours) && current.stats?.bucket === (held?.start ?? current.stats?.bucket);
+      const usual =
+        current.health.circuit === 'closed' &&
+        ours({ key, token }) &&
+        carried.slots.every(ours) &&
+        current.stats?.bucket === (held?.start ?? current.stats?.bucket);
       const mark = current.backlog_at === undefined ? 'unmarked' : 'marked';
       return usual && (mark === 'marked') !== (expect === MARKED) ? mark : 'other';
     }
@@ -117,5 +137,11 @@ export class DynamoAttemptLedger implements AttemptLedger {
 const NOTHING: Carried = { attempts: [], slots: [], held: [] };
 
 type Expectation = { condition: string; values: Record<string, unknown> };
-const USUAL: Expectation = { condition: 'health.circuit = :closed AND attribute_not_exists(backlog_at)', values: { ':closed': 'closed' } };
-const MARKED: Expectation = { condition: 'health.circuit = :closed AND attribute_exists(backlog_at)', values: { ':closed': 'closed' } };
+const USUAL: Expectation = {
+  condition: 'health.circuit = :closed AND attribute_not_exists(backlog_at)',
+  values: { ':closed': 'closed' },
+};
+const MARKED: Expectation = {
+  condition: 'health.circuit = :closed AND attribute_exists(backlog_at)',
+  values: { ':closed': 'closed' },
+};

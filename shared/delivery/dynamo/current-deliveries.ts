@@ -11,7 +11,10 @@ import { DynamoEventDeliveryStore, MARKER, type EventDeliveryItems } from './eve
 /** An open row of the earlier layout is out of reach here (the sweeper moves it); an ended one still tells what the endpoint had. */
 function seenIn({ rows, legacy, markers }: EventDeliveryItems): EventDeliveries {
   const ended = legacy.filter((d) => !isOpenStatus(d.status));
-  return { rows: [...rows, ...ended], current: new Map([...markers].map(([endpointId, m]) => [endpointId, m.delivery_id])) };
+  return {
+    rows: [...rows, ...ended],
+    current: new Map([...markers].map(([endpointId, m]) => [endpointId, m.delivery_id])),
+  };
 }
 
 /**
@@ -31,7 +34,11 @@ export class DynamoCurrentDeliveries implements CurrentDeliveryStore {
     return seenIn(await this.eventDeliveries.read(shopId, eventId, endpointIds));
   }
 
-  async ofEvents(shopId: string, eventIds: readonly string[], endpointId: string): Promise<Map<string, EventDeliveries>> {
+  async ofEvents(
+    shopId: string,
+    eventIds: readonly string[],
+    endpointId: string,
+  ): Promise<Map<string, EventDeliveries>> {
     const read = await this.eventDeliveries.readMany(shopId, eventIds, endpointId);
     return new Map([...read].map(([eventId, items]) => [eventId, seenIn(items)]));
   }
@@ -41,7 +48,8 @@ export class DynamoCurrentDeliveries implements CurrentDeliveryStore {
     const marker = {
       TableName,
       Key: keys.currentDelivery(row.shop_id, row.event_id, row.endpoint_id),
-      UpdateExpression: 'SET entity = :entity, shop_id = :shop, event_id = :event, endpoint_id = :endpoint, delivery_id = :id, updated_at = :at, #ttl = :ttl, delivery_ids = list_append(if_not_exists(delivery_ids, :none), :ids)',
+      UpdateExpression:
+        'SET entity = :entity, shop_id = :shop, event_id = :event, endpoint_id = :endpoint, delivery_id = :id, updated_at = :at, #ttl = :ttl, delivery_ids = list_append(if_not_exists(delivery_ids, :none), :ids)',
       ConditionExpression: expected === null ? 'attribute_not_exists(pk)' : 'delivery_id = :expected',
       ExpressionAttributeNames: { '#ttl': TABLE.ttlAttribute },
       ExpressionAttributeValues: {

@@ -23,15 +23,26 @@ export class DynamoDeliveryStore extends DynamoFanoutDeliveryStore {
    * page is one strongly consistent Query of the table. With a status filter at most 1,000 rows
    * are read per page.
    */
-  async listForEndpoint(shopId: string, endpointId: string, page: PageRequest, status?: DeliveryStatus): Promise<Page<TypedDelivery>> {
+  async listForEndpoint(
+    shopId: string,
+    endpointId: string,
+    page: PageRequest,
+    status?: DeliveryStatus,
+  ): Promise<Page<TypedDelivery>> {
     const query = {
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': shopPk(shopId), ':prefix': skPrefix.endpointDeliveries(endpointId), ...(status ? { ':status': status } : {}) },
+      ExpressionAttributeValues: {
+        ':pk': shopPk(shopId),
+        ':prefix': skPrefix.endpointDeliveries(endpointId),
+        ...(status ? { ':status': status } : {}),
+      },
       ...(status ? { FilterExpression: '#status = :status', ExpressionAttributeNames: { '#status': 'status' } } : {}),
       ScanIndexForward: false,
       ConsistentRead: true,
     };
-    const found = status ? await queryFilteredPage(this.db, query, page, FILTER_BUDGET) : await queryPage(this.db, query, page);
+    const found = status
+      ? await queryFilteredPage(this.db, query, page, FILTER_BUDGET)
+      : await queryPage(this.db, query, page);
     const deliveries = found.items.map((i) => stripKeys<DeliveryRecord>(i));
     return { items: await this.withEventTypes(shopId, deliveries), next: found.next };
   }
@@ -39,8 +50,14 @@ export class DynamoDeliveryStore extends DynamoFanoutDeliveryStore {
   /** Rows written before `event_type` was copied onto them take it from their event (gone events: skipped). */
   private async withEventTypes(shopId: string, rows: DeliveryRecord[]): Promise<TypedDelivery[]> {
     const missing = [...new Set(rows.filter((d) => !d.event_type).map((d) => d.event_id))];
-    const events = missing.length ? await batchGet(this.db, missing.map((id) => keys.event(shopId, id))) : new Map();
-    const typeOf = (d: DeliveryRecord) => d.event_type ?? (events.get(`${shopPk(shopId)}|EVT#${d.event_id}`)?.type as EventType | undefined);
+    const events = missing.length
+      ? await batchGet(
+          this.db,
+          missing.map((id) => keys.event(shopId, id)),
+        )
+      : new Map();
+    const typeOf = (d: DeliveryRecord) =>
+      d.event_type ?? (events.get(`${shopPk(shopId)}|EVT#${d.event_id}`)?.type as EventType | undefined);
     return rows.flatMap((d) => {
       const type = typeOf(d);
       return type ? [{ ...d, event_type: type }] : [];
@@ -52,9 +69,16 @@ export class DynamoDeliveryStore extends DynamoFanoutDeliveryStore {
    * open row off the fast path), plus the pending rows of its recent deliveries that are not
    * there (on the fast path: their message is on the queue, their first attempt not yet made).
    */
-  async countOpenForEndpoint(shopId: string, endpointId: string, now: Date): Promise<{ pending: number; retrying: number }> {
+  async countOpenForEndpoint(
+    shopId: string,
+    endpointId: string,
+    now: Date,
+  ): Promise<{ pending: number; retrying: number }> {
     const counts = { pending: 0, retrying: 0 };
-    const [indexed, recent] = await Promise.all([this.openItems(shopId, endpointId, true), this.recentPendingIds(shopId, endpointId, new Date(now.getTime() - FAST_PATH_WINDOW_MS))]);
+    const [indexed, recent] = await Promise.all([
+      this.openItems(shopId, endpointId, true),
+      this.recentPendingIds(shopId, endpointId, new Date(now.getTime() - FAST_PATH_WINDOW_MS)),
+    ]);
     const seen = new Set<string>();
     for (const item of indexed) {
       const status = item.status as unknown;
@@ -83,7 +107,12 @@ export class DynamoDeliveryStore extends DynamoFanoutDeliveryStore {
         FilterExpression: '#status = :pending AND attribute_not_exists(gsi2pk)',
         ProjectionExpression: 'id',
         ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':pk': shopPk(shopId), ':since': `${prefix}${idBound('dlv', since.getTime(), 'first')}`, ':last': `${prefix}~`, ':pending': 'pending' },
+        ExpressionAttributeValues: {
+          ':pk': shopPk(shopId),
+          ':since': `${prefix}${idBound('dlv', since.getTime(), 'first')}`,
+          ':last': `${prefix}~`,
+          ':pending': 'pending',
+        },
         ScanIndexForward: false,
         Limit: FAST_PATH_BUDGET - read,
         ExclusiveStartKey: start,

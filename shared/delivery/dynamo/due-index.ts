@@ -5,7 +5,8 @@ import { DUE_BUCKETS, dueBucketPk, skPrefix } from '../../store/keys';
 import * as keys from '../../store/item-keys';
 
 /** A row of the layout before rows sat under their endpoint: its key starts with its event's. */
-const isEarlierLayout = (entry: Record<string, unknown>): boolean => String(entry.sk).startsWith(skPrefix.eventMarkers(String(entry.event_id)));
+const isEarlierLayout = (entry: Record<string, unknown>): boolean =>
+  String(entry.sk).startsWith(skPrefix.eventMarkers(String(entry.event_id)));
 
 /**
  * The write that takes a fast-path row off its fast path: into both indexes, for the sweeper at
@@ -14,13 +15,24 @@ const isEarlierLayout = (entry: Record<string, unknown>): boolean => String(entr
  * queue, or lost with the local stack's queue.
  */
 export function indexInput(d: Pick<DeliveryRecord, 'shop_id' | 'id' | 'endpoint_id'>, sweepAt: string) {
-  const entries = { ...keys.openDeliveryByEndpoint(d.shop_id, d.endpoint_id, d.id), ...keys.dueDelivery(d.id, sweepAt) };
+  const entries = {
+    ...keys.openDeliveryByEndpoint(d.shop_id, d.endpoint_id, d.id),
+    ...keys.dueDelivery(d.id, sweepAt),
+  };
   return {
     Key: keys.delivery(d.shop_id, d.endpoint_id, d.id),
     UpdateExpression: 'SET sweep_at = :sweep, gsi1pk = :openPk, gsi1sk = :openSk, gsi2pk = :duePk, gsi2sk = :dueSk',
     ConditionExpression: '#status IN (:pending, :retrying) AND attribute_not_exists(gsi2pk)',
     ExpressionAttributeNames: { '#status': 'status' },
-    ExpressionAttributeValues: { ':pending': 'pending', ':retrying': 'retrying', ':sweep': sweepAt, ':openPk': entries.gsi1pk, ':openSk': entries.gsi1sk, ':duePk': entries.gsi2pk, ':dueSk': entries.gsi2sk },
+    ExpressionAttributeValues: {
+      ':pending': 'pending',
+      ':retrying': 'retrying',
+      ':sweep': sweepAt,
+      ':openPk': entries.gsi1pk,
+      ':openSk': entries.gsi1sk,
+      ':duePk': entries.gsi2pk,
+      ':dueSk': entries.gsi2sk,
+    },
   };
 }
 
@@ -45,14 +57,14 @@ export class DynamoDueIndex implements DueIndex {
     const items = pages.flatMap((page) => page.Items ?? []);
     await Promise.all(items.filter(isEarlierLayout).map((i) => this.moveUnderEndpoint(i)));
     return items.map((i) => ({
-        shop_id: i.shop_id as string,
-        event_id: i.event_id as string,
-        id: i.id as string,
-        endpoint_id: i.endpoint_id as string,
-        attempts: i.attempts as number,
-        status: i.status as DueEntry['status'],
-        sweep_key: i.gsi2sk as string,
-        next_attempt_at: (i.next_attempt_at ?? null) as string | null,
+      shop_id: i.shop_id as string,
+      event_id: i.event_id as string,
+      id: i.id as string,
+      endpoint_id: i.endpoint_id as string,
+      attempts: i.attempts as number,
+      status: i.status as DueEntry['status'],
+      sweep_key: i.gsi2sk as string,
+      next_attempt_at: (i.next_attempt_at ?? null) as string | null,
     }));
   }
 
@@ -70,8 +82,21 @@ export class DynamoDueIndex implements DueIndex {
     try {
       await this.db.doc.transactWrite({
         TransactItems: [
-          { Put: { TableName: this.db.tableName, Item: { ...row, ...keys.delivery(String(row.shop_id), String(row.endpoint_id), String(row.id)) }, ConditionExpression: 'attribute_not_exists(pk)' } },
-          { Delete: { TableName: this.db.tableName, Key: old, ConditionExpression: 'gsi2sk = :seen AND attempts = :attempts', ExpressionAttributeValues: { ':seen': row.gsi2sk, ':attempts': row.attempts } } },
+          {
+            Put: {
+              TableName: this.db.tableName,
+              Item: { ...row, ...keys.delivery(String(row.shop_id), String(row.endpoint_id), String(row.id)) },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          {
+            Delete: {
+              TableName: this.db.tableName,
+              Key: old,
+              ConditionExpression: 'gsi2sk = :seen AND attempts = :attempts',
+              ExpressionAttributeValues: { ':seen': row.gsi2sk, ':attempts': row.attempts },
+            },
+          },
         ],
       });
     } catch (err) {
@@ -84,7 +109,12 @@ export class DynamoDueIndex implements DueIndex {
       Key: keys.delivery(entry.shop_id, entry.endpoint_id, entry.id),
       UpdateExpression: 'SET sweep_at = :sweepAt, gsi2sk = :next',
       ConditionExpression: 'gsi2sk = :seen AND attempts = :attempts',
-      ExpressionAttributeValues: { ':sweepAt': sweepAt.toISOString(), ':next': keys.dueDelivery(entry.id, sweepAt.toISOString()).gsi2sk, ':seen': entry.sweep_key, ':attempts': entry.attempts },
+      ExpressionAttributeValues: {
+        ':sweepAt': sweepAt.toISOString(),
+        ':next': keys.dueDelivery(entry.id, sweepAt.toISOString()).gsi2sk,
+        ':seen': entry.sweep_key,
+        ':attempts': entry.attempts,
+      },
     });
   }
 
@@ -93,7 +123,10 @@ export class DynamoDueIndex implements DueIndex {
   }
 
   async rows(entries: DueEntry[]): Promise<Map<string, DeliveryRecord>> {
-    const found = await batchGet(this.db, entries.map((e) => keys.delivery(e.shop_id, e.endpoint_id, e.id)));
+    const found = await batchGet(
+      this.db,
+      entries.map((e) => keys.delivery(e.shop_id, e.endpoint_id, e.id)),
+    );
     return new Map([...found.values()].map((item) => [String(item.id), stripKeys<DeliveryRecord>(item)]));
   }
 }

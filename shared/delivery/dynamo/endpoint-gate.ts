@@ -5,7 +5,14 @@ import type { EventRecord } from '../../domain/events';
 import type { EndpointRecord } from '../../domain/webhook-endpoints';
 import { carriedKey, MAX_IN_FLIGHT, type Admission, type EndpointHealth } from '../circuit';
 import { eventItem } from '../../store/events';
-import { batchGet, cancellationReasons, isConditionFailed, retryConflicts, updateIf, type Dynamo } from '../../store/client';
+import {
+  batchGet,
+  cancellationReasons,
+  isConditionFailed,
+  retryConflicts,
+  updateIf,
+  type Dynamo,
+} from '../../store/client';
 import { counterAdds, endpointFromItems, stateItem, withState } from './endpoint-state';
 import { DynamoEndpointStatsCounterStore } from './endpoint-stats';
 import * as keys from '../../store/item-keys';
@@ -17,7 +24,12 @@ export interface HeldStats {
 }
 
 /** What an attempt's end writes on the endpoint's health and `failing_since`. */
-function healthChange(change: ReleaseChange): { sets: string[]; names: Record<string, string>; values: Record<string, unknown>; condition: string | null } {
+function healthChange(change: ReleaseChange): {
+  sets: string[];
+  names: Record<string, string>;
+  values: Record<string, unknown>;
+  condition: string | null;
+} {
   const values: Record<string, unknown> = {};
   const sets: string[] = [];
   let condition: string | null = null;
@@ -25,13 +37,25 @@ function healthChange(change: ReleaseChange): { sets: string[]; names: Record<st
     values[':health'] = change.health;
     sets.push('health = :health');
   } else if (change.counted) {
-    Object.assign(values, { ':one': 1, ':failedAt': change.health.last_failure_at, ':unanswered': change.health.unanswered === true });
-    sets.push('health.consecutive_failures = health.consecutive_failures + :one', 'health.last_failure_at = :failedAt', 'health.unanswered = :unanswered');
+    Object.assign(values, {
+      ':one': 1,
+      ':failedAt': change.health.last_failure_at,
+      ':unanswered': change.health.unanswered === true,
+    });
+    sets.push(
+      'health.consecutive_failures = health.consecutive_failures + :one',
+      'health.last_failure_at = :failedAt',
+      'health.unanswered = :unanswered',
+    );
     // Failures are consecutive in the order the receiver answered, not the order they are written:
     // one that a later success overtook on its way to the table does not count.
     condition = 'NOT (health.last_success_at > :failedAt)';
     if (change.opens) {
-      Object.assign(values, { ':open': 'open', ':probeAt': change.health.next_probe_at, ':interval': change.health.probe_interval_ms });
+      Object.assign(values, {
+        ':open': 'open',
+        ':probeAt': change.health.next_probe_at,
+        ':interval': change.health.probe_interval_ms,
+      });
       sets.push('health.circuit = :open', 'health.next_probe_at = :probeAt', 'health.probe_interval_ms = :interval');
     }
   }
@@ -50,7 +74,16 @@ function healthChange(change: ReleaseChange): { sets: string[]; names: Record<st
  * attempt's transaction expects the endpoint as it usually is, and falls back to this write
  * alone, which reads back what it changed).
  */
-export function releaseInput(endpoint: EndpointRecord, leaseKey: string, token: string, change: ReleaseChange, expect?: { condition: string; values: Record<string, unknown> }, slots: HeldSlot[] = [], stats: HeldStats | null = null, held: readonly string[] = []) {
+export function releaseInput(
+  endpoint: EndpointRecord,
+  leaseKey: string,
+  token: string,
+  change: ReleaseChange,
+  expect?: { condition: string; values: Record<string, unknown> },
+  slots: HeldSlot[] = [],
+  stats: HeldStats | null = null,
+  held: readonly string[] = [],
+) {
   const health = healthChange(change);
   const { sets, values } = health;
   const names: Record<string, string> = { '#leases': 'leases', '#d': leaseKey, '#token': 'token' };
@@ -117,7 +150,14 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
     try {
       await this.db.doc.transactWrite({
         TransactItems: [
-          { ConditionCheck: { TableName: this.db.tableName, Key: keys.webhookEndpoint(endpoint.shop_id, endpoint.id), ConditionExpression: 'attribute_exists(pk) AND enabled = :enabled', ExpressionAttributeValues: { ':enabled': endpoint.enabled } } },
+          {
+            ConditionCheck: {
+              TableName: this.db.tableName,
+              Key: keys.webhookEndpoint(endpoint.shop_id, endpoint.id),
+              ConditionExpression: 'attribute_exists(pk) AND enabled = :enabled',
+              ExpressionAttributeValues: { ':enabled': endpoint.enabled },
+            },
+          },
           { Put: { TableName: this.db.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
         ],
       });
@@ -127,7 +167,13 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
     return withState(endpoint, item);
   }
 
-  async disable(read: EndpointRecord, reason: 'failing' | 'gone', lastErrors: string[], event: EventRecord, at: string): Promise<boolean> {
+  async disable(
+    read: EndpointRecord,
+    reason: 'failing' | 'gone',
+    lastErrors: string[],
+    event: EventRecord,
+    at: string,
+  ): Promise<boolean> {
     const endpoint = await this.ensureState(read);
     try {
       await this.db.doc.transactWrite({
@@ -136,14 +182,34 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
             Update: {
               TableName: this.db.tableName,
               Key: keys.webhookEndpoint(endpoint.shop_id, endpoint.id),
-              UpdateExpression: 'SET enabled = :false, disabled_reason = :reason, last_errors = :errors, updated_at = :at',
+              UpdateExpression:
+                'SET enabled = :false, disabled_reason = :reason, last_errors = :errors, updated_at = :at',
               ConditionExpression: 'enabled = :true',
-              ExpressionAttributeValues: { ':false': false, ':true': true, ':reason': reason, ':errors': lastErrors, ':at': at },
+              ExpressionAttributeValues: {
+                ':false': false,
+                ':true': true,
+                ':reason': reason,
+                ':errors': lastErrors,
+                ':at': at,
+              },
             },
           },
           // No admission once disabled: they are conditioned on the state's copy.
-          { Update: { TableName: this.db.tableName, Key: keys.endpointState(endpoint.shop_id, endpoint.id), UpdateExpression: 'SET enabled = :false', ExpressionAttributeValues: { ':false': false } } },
-          { Put: { TableName: this.db.tableName, Item: eventItem(event), ConditionExpression: 'attribute_not_exists(pk)' } },
+          {
+            Update: {
+              TableName: this.db.tableName,
+              Key: keys.endpointState(endpoint.shop_id, endpoint.id),
+              UpdateExpression: 'SET enabled = :false',
+              ExpressionAttributeValues: { ':false': false },
+            },
+          },
+          {
+            Put: {
+              TableName: this.db.tableName,
+              Item: eventItem(event),
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
         ],
       });
       return true;
@@ -165,17 +231,27 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
     // Every state item is made with its leases map and health (stateItem), so both writes below have their paths.
     if (isPlainSend(endpoint, admission)) return this.admitOnCount(endpoint, admission);
     const names: Record<string, string> = { '#leases': 'leases' };
-    const values: Record<string, unknown> = { ':seen': endpoint.lease_version, ':next': endpoint.lease_version + 1, ':true': true };
+    const values: Record<string, unknown> = {
+      ':seen': endpoint.lease_version,
+      ':next': endpoint.lease_version + 1,
+      ':true': true,
+    };
     const sets = ['lease_version = :next'];
     admission.send.forEach(({ deliveryId, lease }, i) => {
       names[`#d${i}`] = deliveryId;
       values[`:l${i}`] = lease;
       sets.push(`#leases.#d${i} = :l${i}`);
     });
-    const removes = admission.expired.filter((id) => !admission.send.some((s) => s.deliveryId === id)).map((id, i) => ((names[`#x${i}`] = id), `#leases.#x${i}`));
+    const removes = admission.expired
+      .filter((id) => !admission.send.some((s) => s.deliveryId === id))
+      .map((id, i) => ((names[`#x${i}`] = id), `#leases.#x${i}`));
     // An expired entry this admission carries anew is overwritten, not removed: one path may not be both.
     const renewed = new Set(admission.carry.map(carriedKey));
-    removes.push(...admission.expiredCarried.filter((key) => !renewed.has(key)).map((key, i) => ((names[`#y${i}`] = key), `#y${i}`)));
+    removes.push(
+      ...admission.expiredCarried
+        .filter((key) => !renewed.has(key))
+        .map((key, i) => ((names[`#y${i}`] = key), `#y${i}`)),
+    );
     sets.push(...carrySets(admission, names, values));
     if (admission.health !== endpoint.health) {
       values[':health'] = admission.health;
@@ -189,7 +265,11 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
       values[':tail'] = admission.rateTail;
       sets.push('rate_tail = :tail');
     }
-    const condition = 'attribute_exists(pk) AND enabled = :true AND ' + (endpoint.lease_version === 0 ? '(attribute_not_exists(lease_version) OR lease_version = :seen)' : 'lease_version = :seen');
+    const condition =
+      'attribute_exists(pk) AND enabled = :true AND ' +
+      (endpoint.lease_version === 0
+        ? '(attribute_not_exists(lease_version) OR lease_version = :seen)'
+        : 'lease_version = :seen');
     const update = `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`;
     return this.tryUpdate(endpoint, update, condition, names, values);
   }
@@ -205,8 +285,19 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
    * when the condition fails: the caller reads the endpoint again and decides afresh.
    */
   private async admitOnCount(endpoint: EndpointRecord, admission: Admission): Promise<boolean> {
-    const names: Record<string, string> = { '#leases': 'leases', '#health': 'health', '#circuit': 'circuit', '#failures': 'consecutive_failures' };
-    const values: Record<string, unknown> = { ':true': true, ':room': MAX_IN_FLIGHT - admission.send.length, ':closed': 'closed', ':zero': 0, ':one': 1 };
+    const names: Record<string, string> = {
+      '#leases': 'leases',
+      '#health': 'health',
+      '#circuit': 'circuit',
+      '#failures': 'consecutive_failures',
+    };
+    const values: Record<string, unknown> = {
+      ':true': true,
+      ':room': MAX_IN_FLIGHT - admission.send.length,
+      ':closed': 'closed',
+      ':zero': 0,
+      ':one': 1,
+    };
     const sets = ['lease_version = if_not_exists(lease_version, :zero) + :one'];
     const absent: string[] = [];
     admission.send.forEach(({ deliveryId, lease }, i) => {
@@ -219,8 +310,20 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
     });
     sets.push(...carrySets(admission, names, values));
     // …and what this batch's runs carry is no other batch's lease, nor carried by another.
-    admission.carry.forEach((id, i) => ((names[`#l${i}`] = id), absent.push(`attribute_not_exists(#leases.#l${i})`, `attribute_not_exists(#k${i})`)));
-    const condition = ['attribute_exists(pk)', 'enabled = :true', '(attribute_not_exists(#leases) OR size(#leases) <= :room)', '#health.#circuit = :closed', '#health.#failures = :zero', ...absent].join(' AND ');
+    admission.carry.forEach(
+      (id, i) => (
+        (names[`#l${i}`] = id),
+        absent.push(`attribute_not_exists(#leases.#l${i})`, `attribute_not_exists(#k${i})`)
+      ),
+    );
+    const condition = [
+      'attribute_exists(pk)',
+      'enabled = :true',
+      '(attribute_not_exists(#leases) OR size(#leases) <= :room)',
+      '#health.#circuit = :closed',
+      '#health.#failures = :zero',
+      ...absent,
+    ].join(' AND ');
     return this.tryUpdate(endpoint, `SET ${sets.join(', ')}`, condition, names, values);
   }
 
@@ -232,7 +335,14 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
    * bucket's item, unless the lease is simply gone (then the write that removed it may have
    * been ours, its answer lost, and the counts with it).
    */
-  async release(endpoint: EndpointRecord, deliveryId: string, token: string, change: ReleaseChange, attempts: readonly RunAttempt[] = [], held: readonly string[] = []): Promise<Released> {
+  async release(
+    endpoint: EndpointRecord,
+    deliveryId: string,
+    token: string,
+    change: ReleaseChange,
+    attempts: readonly RunAttempt[] = [],
+    held: readonly string[] = [],
+  ): Promise<Released> {
     let current = endpoint;
     let adjusted = change;
     let sums = statsSums(attempts);
@@ -241,7 +351,12 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
       current = placed.endpoint;
       sums = placed.held ? [placed.held] : [];
       try {
-        const input = { TableName: this.db.tableName, ...releaseInput(current, deliveryId, token, adjusted, undefined, [], placed.held, held), ReturnValues: 'UPDATED_OLD' as const, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const };
+        const input = {
+          TableName: this.db.tableName,
+          ...releaseInput(current, deliveryId, token, adjusted, undefined, [], placed.held, held),
+          ReturnValues: 'UPDATED_OLD' as const,
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+        };
         const out = await retryConflicts(() => this.db.doc.update(input));
         const before = (out.Attributes?.health as EndpointHealth | undefined)?.circuit ?? current.health.circuit;
         return { circuitBefore: before, backlog: out.Attributes?.backlog_at !== undefined };
@@ -253,17 +368,25 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
       }
       // What differed: a success overtook this failure (it is not counted), the stats bucket moved on, or our lease expired and was taken again.
       const failedAt = change.health.last_failure_at;
-      const overtaken = !change.succeeded && change.counted && failedAt !== null && (current.health.last_success_at ?? '') > failedAt;
+      const overtaken =
+        !change.succeeded && change.counted && failedAt !== null && (current.health.last_success_at ?? '') > failedAt;
       if (overtaken) adjusted = { ...change, counted: false, opens: false, failingSince: undefined };
       const lease = current.leases[deliveryId];
       if (lease?.token === token && tries < 3) continue;
-      if (lease) for (const { start, sum } of sums) await this.stats.addSumQuietly(current.shop_id, current.id, start, sum);
+      if (lease)
+        for (const { start, sum } of sums) await this.stats.addSumQuietly(current.shop_id, current.id, start, sum);
       break;
     }
     // Not ours any more: write the health alone.
     const { sets, names, values, condition } = healthChange(adjusted);
     if (sets.length === 0) return { circuitBefore: null, backlog: false };
-    const ok = await this.tryUpdate(current, `SET ${sets.join(', ')}`, `attribute_exists(pk)${condition ? ` AND ${condition}` : ''}`, names, values);
+    const ok = await this.tryUpdate(
+      current,
+      `SET ${sets.join(', ')}`,
+      `attribute_exists(pk)${condition ? ` AND ${condition}` : ''}`,
+      names,
+      values,
+    );
     return { circuitBefore: ok ? current.health.circuit : null, backlog: false };
   }
 
@@ -277,8 +400,16 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
     for (let tries = 0; tries < 3; tries++) {
       const bucket = current.stats?.bucket ?? null;
       if (!current.stats || (bucket !== null && bucket >= start)) return current;
-      if (await this.stats.roll(current, start)) return { ...current, stats: { bucket: start, attempts: 0, succeeded: 0, failed: 0, deliveries_failed: 0, latency: {} } };
-      const state = await this.db.doc.get({ TableName: this.db.tableName, Key: keys.endpointState(current.shop_id, current.id), ConsistentRead: true });
+      if (await this.stats.roll(current, start))
+        return {
+          ...current,
+          stats: { bucket: start, attempts: 0, succeeded: 0, failed: 0, deliveries_failed: 0, latency: {} },
+        };
+      const state = await this.db.doc.get({
+        TableName: this.db.tableName,
+        Key: keys.endpointState(current.shop_id, current.id),
+        ConsistentRead: true,
+      });
       if (!state.Item) return current;
       current = withState(current, state.Item);
     }
@@ -291,7 +422,10 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
    * a roll lost to another consumer) are added to their bucket's items at once. Returns the
    * endpoint as it now is and what the next write on the state item is to count.
    */
-  async placeStats(endpoint: EndpointRecord, sums: readonly HeldStats[]): Promise<{ endpoint: EndpointRecord; held: HeldStats | null }> {
+  async placeStats(
+    endpoint: EndpointRecord,
+    sums: readonly HeldStats[],
+  ): Promise<{ endpoint: EndpointRecord; held: HeldStats | null }> {
     let current = endpoint;
     if (!endpoint.stats) {
       // No state item was read (an endpoint saved before it had one): the counts go to their buckets' items.
@@ -302,28 +436,54 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
     const newest = sums.reduce((a, b) => (b.start > a.start ? b : a));
     current = await this.statsReady(current, newest.start);
     const held = sums.find((s) => s.start === current.stats?.bucket) ?? null;
-    for (const { start, sum } of sums) if (start !== held?.start) await this.stats.addSumQuietly(current.shop_id, current.id, start, sum);
+    for (const { start, sum } of sums)
+      if (start !== held?.start) await this.stats.addSumQuietly(current.shop_id, current.id, start, sum);
     return { endpoint: current, held };
   }
 
   /** Ends leases of ours with no health to write (the slots runs held), each only if it is still ours. */
-  async dropLeases(endpoint: EndpointRecord, slots: HeldSlot[], held: readonly string[] = [], heldUntil = 0): Promise<void> {
+  async dropLeases(
+    endpoint: EndpointRecord,
+    slots: HeldSlot[],
+    held: readonly string[] = [],
+    heldUntil = 0,
+  ): Promise<void> {
     for (const slot of slots) {
-      await this.tryUpdate(endpoint, 'REMOVE #leases.#d', 'attribute_exists(pk) AND #leases.#d.#token = :token', { '#leases': 'leases', '#d': slot.key, '#token': 'token' }, { ':token': slot.token });
+      await this.tryUpdate(
+        endpoint,
+        'REMOVE #leases.#d',
+        'attribute_exists(pk) AND #leases.#d.#token = :token',
+        { '#leases': 'leases', '#d': slot.key, '#token': 'token' },
+        { ':token': slot.token },
+      );
     }
     if (held.length === 0) return;
     // Each only while it is still ours (the time our admission wrote): one that expired may have been carried anew by another batch.
     const names = {};
     const paths = carriedNames(held, names);
-    await this.tryUpdate(endpoint, `REMOVE ${paths.join(', ')}`, ['attribute_exists(pk)', ...paths.map((p) => `(attribute_not_exists(${p}) OR ${p} = :until)`)].join(' AND '), names, { ':until': heldUntil });
+    await this.tryUpdate(
+      endpoint,
+      `REMOVE ${paths.join(', ')}`,
+      ['attribute_exists(pk)', ...paths.map((p) => `(attribute_not_exists(${p}) OR ${p} = :until)`)].join(' AND '),
+      names,
+      { ':until': heldUntil },
+    );
   }
 
   async markBacklog(endpoint: EndpointRecord, at: string): Promise<void> {
     await this.tryUpdate(endpoint, 'SET backlog_at = :at', 'attribute_exists(pk)', {}, { ':at': at });
   }
 
-  private async tryUpdate(endpoint: EndpointRecord, update: string, condition: string, names: Record<string, string>, values: Record<string, unknown>): Promise<boolean> {
-    const usedNames = Object.fromEntries(Object.entries(names).filter(([k]) => update.includes(k) || condition.includes(k)));
+  private async tryUpdate(
+    endpoint: EndpointRecord,
+    update: string,
+    condition: string,
+    names: Record<string, string>,
+    values: Record<string, unknown>,
+  ): Promise<boolean> {
+    const usedNames = Object.fromEntries(
+      Object.entries(names).filter(([k]) => update.includes(k) || condition.includes(k)),
+    );
     return updateIf(this.db, {
       Key: keys.endpointState(endpoint.shop_id, endpoint.id),
       UpdateExpression: update,
@@ -358,4 +518,5 @@ function carrySets(admission: Admission, names: Record<string, string>, values: 
 }
 
 /** The carried deliveries' attributes as `REMOVE` paths. */
-const carriedNames = (held: readonly string[], names: Record<string, string>): string[] => held.map((id, i) => ((names[`#h${i}`] = carriedKey(id)), `#h${i}`));
+const carriedNames = (held: readonly string[], names: Record<string, string>): string[] =>
+  held.map((id, i) => ((names[`#h${i}`] = carriedKey(id)), `#h${i}`));

@@ -20,16 +20,37 @@ import * as keys from '../../store/item-keys';
 export const STATE_ENTITY = 'endpoint_state';
 
 /** The fields the state item holds; on a configuration item saved before it existed they are ignored (old leases only expire). */
-const STATE_FIELDS = ['health', 'failing_since', 'leases', 'lease_version', 'backlog_at', 'rate_starts', 'rate_tail', 'carried', 'stats'] as const;
+const STATE_FIELDS = [
+  'health',
+  'failing_since',
+  'leases',
+  'lease_version',
+  'backlog_at',
+  'rate_starts',
+  'rate_tail',
+  'carried',
+  'stats',
+] as const;
 
 /** The stats counters, top-level attributes so `ADD` works; the latency histogram as `s_l<bucket>`. */
-export const COUNTER = { attempts: 's_attempts', succeeded: 's_succeeded', failed: 's_failed', deliveries_failed: 's_deliveries_failed' } as const;
+export const COUNTER = {
+  attempts: 's_attempts',
+  succeeded: 's_succeeded',
+  failed: 's_failed',
+  deliveries_failed: 's_deliveries_failed',
+} as const;
 export const latencyCounter = (bucket: number | string) => `s_l${bucket}`;
 
 /** The configuration item as a record (without state): endpoints saved before filters read as unfiltered. */
 function configFromItem(item: Record<string, unknown>): EndpointRecord {
   const { filter, ...record } = stripKeys<Omit<EndpointRecord, 'filter'> & { filter?: string | null }>(item);
-  return { ...record, filter: typeof filter === 'string' ? (JSON.parse(filter) as EventFilter) : null, health: { ...HEALTHY, ...record.health }, leases: {}, lease_version: 0 };
+  return {
+    ...record,
+    filter: typeof filter === 'string' ? (JSON.parse(filter) as EventFilter) : null,
+    health: { ...HEALTHY, ...record.health },
+    leases: {},
+    lease_version: 0,
+  };
 }
 
 /** The deliveries batches' runs carry (`c_…` attributes, shared/delivery/circuit.ts `carriedKey`), when there are any. */
@@ -47,7 +68,14 @@ export function statsOf(item: Record<string, unknown>): EndpointStatsState {
     if (m) latency[Number(m[1])] = n(value);
   }
   const bucket = typeof item.stats_bucket === 'string' ? item.stats_bucket : null;
-  return { bucket, attempts: n(item[COUNTER.attempts]), succeeded: n(item[COUNTER.succeeded]), failed: n(item[COUNTER.failed]), deliveries_failed: n(item[COUNTER.deliveries_failed]), latency };
+  return {
+    bucket,
+    attempts: n(item[COUNTER.attempts]),
+    succeeded: n(item[COUNTER.succeeded]),
+    failed: n(item[COUNTER.failed]),
+    deliveries_failed: n(item[COUNTER.deliveries_failed]),
+    latency,
+  };
 }
 
 /**
@@ -77,11 +105,19 @@ export function withState(config: EndpointRecord, state: Record<string, unknown>
 }
 
 /** The endpoint of its configuration item and state item (absent: saved before it had one). */
-export const endpointFromItems = (config: Record<string, unknown>, state: Record<string, unknown> | undefined): EndpointRecord => withState(configFromItem(config), state);
+export const endpointFromItems = (
+  config: Record<string, unknown>,
+  state: Record<string, unknown> | undefined,
+): EndpointRecord => withState(configFromItem(config), state);
 
 /** The configuration item of a record: everything but the state. */
 export function configItem(endpoint: EndpointRecord, filter: string | null): Record<string, unknown> {
-  const item: Record<string, unknown> = { ...keys.webhookEndpoint(endpoint.shop_id, endpoint.id), entity: 'webhook_endpoint', ...endpoint, filter };
+  const item: Record<string, unknown> = {
+    ...keys.webhookEndpoint(endpoint.shop_id, endpoint.id),
+    entity: 'webhook_endpoint',
+    ...endpoint,
+    filter,
+  };
   for (const field of STATE_FIELDS) delete item[field];
   return item;
 }
@@ -117,8 +153,16 @@ export function counterAdds(sum: StatsSum, prefix = ':s'): { adds: string[]; val
 }
 
 /** Several endpoints (configuration and state) by shop and id, in one round trip; keyed `<shop>/<endpoint>`. The sweeper's and the recoveries' read, apart from the stores so their bundles carry none of the stores' writes. */
-export async function readEndpoints(db: Dynamo, refs: { shop_id: string; endpoint_id: string }[]): Promise<Map<string, EndpointRecord>> {
-  const wanted = new Map(refs.map((r) => [`${r.shop_id}/${r.endpoint_id}`, [keys.webhookEndpoint(r.shop_id, r.endpoint_id), keys.endpointState(r.shop_id, r.endpoint_id)] as const]));
+export async function readEndpoints(
+  db: Dynamo,
+  refs: { shop_id: string; endpoint_id: string }[],
+): Promise<Map<string, EndpointRecord>> {
+  const wanted = new Map(
+    refs.map((r) => [
+      `${r.shop_id}/${r.endpoint_id}`,
+      [keys.webhookEndpoint(r.shop_id, r.endpoint_id), keys.endpointState(r.shop_id, r.endpoint_id)] as const,
+    ]),
+  );
   const found = await batchGet(db, [...wanted.values()].flat());
   const out = new Map<string, EndpointRecord>();
   for (const [ref, [config, state]] of wanted) {

@@ -11,7 +11,12 @@ import { TABLE } from '../../store/table';
 /** The `ADD` of attempts' counts to their endpoint's bucket starting at `start` (also written inside an attempt's transaction). */
 export function statsAddInput(shopId: string, endpointId: string, start: string, sum: StatsSum) {
   const adds = ['attempts :attempts', 'succeeded :succeeded', 'failed :failed', 'deliveries_failed :deliveriesFailed'];
-  const values: Record<string, unknown> = { ':attempts': sum.attempts, ':succeeded': sum.succeeded, ':failed': sum.failed, ':deliveriesFailed': sum.deliveries_failed };
+  const values: Record<string, unknown> = {
+    ':attempts': sum.attempts,
+    ':succeeded': sum.succeeded,
+    ':failed': sum.failed,
+    ':deliveriesFailed': sum.deliveries_failed,
+  };
   for (const [bucket, count] of Object.entries(sum.latency)) {
     adds.push(`l${bucket} :l${bucket}`);
     values[`:l${bucket}`] = count;
@@ -20,7 +25,11 @@ export function statsAddInput(shopId: string, endpointId: string, start: string,
     Key: keys.endpointStats(shopId, endpointId, start),
     UpdateExpression: `ADD ${adds.join(', ')} SET entity = :entity, #ttl = :ttl`,
     ExpressionAttributeNames: { '#ttl': TABLE.ttlAttribute },
-    ExpressionAttributeValues: { ...values, ':entity': 'endpoint_stats', ':ttl': Math.floor(Date.parse(start) / 1000) + STATS_RETENTION_SECONDS },
+    ExpressionAttributeValues: {
+      ...values,
+      ':entity': 'endpoint_stats',
+      ':ttl': Math.floor(Date.parse(start) / 1000) + STATS_RETENTION_SECONDS,
+    },
   };
 }
 
@@ -32,8 +41,18 @@ export function statsAddInput(shopId: string, endpointId: string, start: string,
  * same bucket) is refused rather than written over it.
  */
 function statsSnapshotInput(shopId: string, endpointId: string, start: string, sum: StatsSum) {
-  const sets = ['r_attempts = :attempts', 'r_succeeded = :succeeded', 'r_failed = :failed', 'r_deliveries_failed = :deliveriesFailed'];
-  const values: Record<string, unknown> = { ':attempts': sum.attempts, ':succeeded': sum.succeeded, ':failed': sum.failed, ':deliveriesFailed': sum.deliveries_failed };
+  const sets = [
+    'r_attempts = :attempts',
+    'r_succeeded = :succeeded',
+    'r_failed = :failed',
+    'r_deliveries_failed = :deliveriesFailed',
+  ];
+  const values: Record<string, unknown> = {
+    ':attempts': sum.attempts,
+    ':succeeded': sum.succeeded,
+    ':failed': sum.failed,
+    ':deliveriesFailed': sum.deliveries_failed,
+  };
   for (const [bucket, count] of Object.entries(sum.latency)) {
     sets.push(`rl${bucket} = :l${bucket}`);
     values[`:l${bucket}`] = count;
@@ -41,9 +60,14 @@ function statsSnapshotInput(shopId: string, endpointId: string, start: string, s
   return {
     Key: keys.endpointStats(shopId, endpointId, start),
     UpdateExpression: `SET ${sets.join(', ')}, entity = :entity, #ttl = :ttl`,
-    ConditionExpression: 'attribute_not_exists(r_attempts) OR (r_attempts <= :attempts AND r_deliveries_failed <= :deliveriesFailed)',
+    ConditionExpression:
+      'attribute_not_exists(r_attempts) OR (r_attempts <= :attempts AND r_deliveries_failed <= :deliveriesFailed)',
     ExpressionAttributeNames: { '#ttl': TABLE.ttlAttribute },
-    ExpressionAttributeValues: { ...values, ':entity': 'endpoint_stats', ':ttl': Math.floor(Date.parse(start) / 1000) + STATS_RETENTION_SECONDS },
+    ExpressionAttributeValues: {
+      ...values,
+      ':entity': 'endpoint_stats',
+      ':ttl': Math.floor(Date.parse(start) / 1000) + STATS_RETENTION_SECONDS,
+    },
   };
 }
 
@@ -92,9 +116,20 @@ export class DynamoEndpointStatsCounterStore {
     const removes = Object.keys(from.latency).map((b) => latencyCounter(b));
     const state = {
       Key: keys.endpointState(endpoint.shop_id, endpoint.id),
-      UpdateExpression: `SET stats_bucket = :to, ${Object.values(COUNTER).map((name) => `${name} = :zero`).join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
-      ConditionExpression: from.bucket === null ? 'attribute_exists(pk) AND attribute_not_exists(stats_bucket)' : `stats_bucket = :from AND ${COUNTER.attempts} = :attempts AND ${COUNTER.deliveries_failed} = :failedDeliveries`,
-      ExpressionAttributeValues: { ':to': to, ':zero': 0, ...(from.bucket === null ? {} : { ':from': from.bucket, ':attempts': from.attempts, ':failedDeliveries': from.deliveries_failed }) },
+      UpdateExpression: `SET stats_bucket = :to, ${Object.values(COUNTER)
+        .map((name) => `${name} = :zero`)
+        .join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+      ConditionExpression:
+        from.bucket === null
+          ? 'attribute_exists(pk) AND attribute_not_exists(stats_bucket)'
+          : `stats_bucket = :from AND ${COUNTER.attempts} = :attempts AND ${COUNTER.deliveries_failed} = :failedDeliveries`,
+      ExpressionAttributeValues: {
+        ':to': to,
+        ':zero': 0,
+        ...(from.bucket === null
+          ? {}
+          : { ':from': from.bucket, ':attempts': from.attempts, ':failedDeliveries': from.deliveries_failed }),
+      },
     };
     if (from.bucket !== null && from.attempts + from.deliveries_failed > 0) {
       // Refused: a later snapshot is there, so the state has moved on and the write below is refused too.
@@ -110,7 +145,11 @@ export class DynamoEndpointStatsStore extends DynamoEndpointStatsCounterStore {
   async window(shopId: string, endpointId: string, now: Date): Promise<StatsBucket[]> {
     const [buckets, { Item: state }] = await Promise.all([
       this.bucketItems(shopId, endpointId, now),
-      this.db.doc.get({ TableName: this.db.tableName, Key: keys.endpointState(shopId, endpointId), ConsistentRead: true }),
+      this.db.doc.get({
+        TableName: this.db.tableName,
+        Key: keys.endpointState(shopId, endpointId),
+        ConsistentRead: true,
+      }),
     ]);
     const held = state ? statsOf(state) : null;
     const current = held?.bucket && held.bucket >= windowStart(now) ? held.bucket : null;
@@ -128,10 +167,20 @@ export class DynamoEndpointStatsStore extends DynamoEndpointStatsCounterStore {
       const out = await this.db.doc.query({
         TableName: this.db.tableName,
         KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        ExpressionAttributeValues: { ':pk': shopPk(shopId), ':from': `${prefix}${windowStart(now)}`, ':to': `${prefix}~` },
+        ExpressionAttributeValues: {
+          ':pk': shopPk(shopId),
+          ':from': `${prefix}${windowStart(now)}`,
+          ':to': `${prefix}~`,
+        },
         ExclusiveStartKey: start,
       });
-      buckets.push(...(out.Items ?? []).map((item) => ({ start: String(item.sk).slice(prefix.length), added: bucketOf(item, ''), snapshot: bucketOf(item, 'r') })));
+      buckets.push(
+        ...(out.Items ?? []).map((item) => ({
+          start: String(item.sk).slice(prefix.length),
+          added: bucketOf(item, ''),
+          snapshot: bucketOf(item, 'r'),
+        })),
+      );
       start = out.LastEvaluatedKey;
     } while (start);
     return buckets;
@@ -155,11 +204,24 @@ function bucketOf(item: Record<string, unknown>, prefix: '' | 'r'): StatsBucket 
     const m = pattern.exec(name);
     if (m) latency[Number(m[1])] = n(value);
   }
-  return { attempts: named('attempts'), succeeded: named('succeeded'), failed: named('failed'), deliveries_failed: named('deliveries_failed'), latency };
+  return {
+    attempts: named('attempts'),
+    succeeded: named('succeeded'),
+    failed: named('failed'),
+    deliveries_failed: named('deliveries_failed'),
+    latency,
+  };
 }
 
 function plus(a: StatsBucket, b: StatsBucket): StatsBucket {
   const latency: Record<number, number> = { ...a.latency };
-  for (const [bucket, count] of Object.entries(b.latency)) latency[Number(bucket)] = (latency[Number(bucket)] ?? 0) + count;
-  return { attempts: a.attempts + b.attempts, succeeded: a.succeeded + b.succeeded, failed: a.failed + b.failed, deliveries_failed: a.deliveries_failed + b.deliveries_failed, latency };
+  for (const [bucket, count] of Object.entries(b.latency))
+    latency[Number(bucket)] = (latency[Number(bucket)] ?? 0) + count;
+  return {
+    attempts: a.attempts + b.attempts,
+    succeeded: a.succeeded + b.succeeded,
+    failed: a.failed + b.failed,
+    deliveries_failed: a.deliveries_failed + b.deliveries_failed,
+    latency,
+  };
 }

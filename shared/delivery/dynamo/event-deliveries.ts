@@ -44,13 +44,22 @@ export class DynamoEventDeliveryStore {
    * one Query of the markers' range from the first event to the last (event ids sort by time),
    * filtered to the endpoint, and one batch of the rows it names with the fan-out's.
    */
-  async readMany(shopId: string, eventIds: readonly string[], endpointId: string): Promise<Map<string, EventDeliveryItems>> {
+  async readMany(
+    shopId: string,
+    eventIds: readonly string[],
+    endpointId: string,
+  ): Promise<Map<string, EventDeliveryItems>> {
     if (eventIds.length === 0) return new Map();
     const sorted = [...eventIds].sort();
     const inRange = await queryAll(this.db, {
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
       FilterExpression: 'endpoint_id = :endpoint',
-      ExpressionAttributeValues: { ':pk': shopPk(shopId), ':from': skPrefix.eventMarkers(sorted[0] as string), ':to': `${skPrefix.eventMarkers(sorted[sorted.length - 1] as string)}~`, ':endpoint': endpointId },
+      ExpressionAttributeValues: {
+        ':pk': shopPk(shopId),
+        ':from': skPrefix.eventMarkers(sorted[0] as string),
+        ':to': `${skPrefix.eventMarkers(sorted[sorted.length - 1] as string)}~`,
+        ':endpoint': endpointId,
+      },
     });
     const wanted = new Set([endpointId]);
     const events = sorted.map((eventId) => {
@@ -62,7 +71,10 @@ export class DynamoEventDeliveryStore {
   }
 
   /** Each event's rows read by key in one batch: the fan-out's row to each wanted endpoint and every row its marker names. */
-  private async assemble(shopId: string, events: { eventId: string; prefixed: Record<string, unknown>[]; markers: Markers; wanted: Set<string> }[]): Promise<EventDeliveryItems[]> {
+  private async assemble(
+    shopId: string,
+    events: { eventId: string; prefixed: Record<string, unknown>[]; markers: Markers; wanted: Set<string> }[],
+  ): Promise<EventDeliveryItems[]> {
     const refsOf = events.map(({ eventId, markers, wanted }) =>
       [...wanted].flatMap((endpointId) => {
         const ids = new Set([fanOutDeliveryId(eventId, endpointId), ...(markers.get(endpointId)?.delivery_ids ?? [])]);
@@ -80,7 +92,11 @@ export class DynamoEventDeliveryStore {
         .filter((item) => item.entity === 'delivery')
         .map((item) => stripKeys<DeliveryRecord>(item))
         .filter((d) => wanted.has(d.endpoint_id) && !rows.some((r) => r.id === d.id));
-      return { rows: byId(rows), legacy: byId(legacy), markers: new Map([...markers].filter(([endpointId]) => wanted.has(endpointId))) };
+      return {
+        rows: byId(rows),
+        legacy: byId(legacy),
+        markers: new Map([...markers].filter(([endpointId]) => wanted.has(endpointId))),
+      };
     });
   }
 }
@@ -95,7 +111,10 @@ function markersOf(prefixed: Record<string, unknown>[]): Markers {
       .map((i) => {
         const current = String(i.delivery_id);
         const made = Array.isArray(i.delivery_ids) ? i.delivery_ids.map(String) : [];
-        return [String(i.endpoint_id), { delivery_id: current, delivery_ids: made.includes(current) ? made : [...made, current] }] as const;
+        return [
+          String(i.endpoint_id),
+          { delivery_id: current, delivery_ids: made.includes(current) ? made : [...made, current] },
+        ] as const;
       }),
   );
 }
@@ -109,5 +128,8 @@ async function shopEndpointIds(db: Dynamo, shopId: string): Promise<string[]> {
     queryPrefix(db, shopPk(shopId), skPrefix.deletedEndpoint, { attributes: ['endpoint_id'] }),
   ]);
   // The configurations' ids (their state items, under the same prefix, have none).
-  return [...live.filter((i) => i.id !== undefined).map((i) => String(i.id)), ...deleted.map((i) => String(i.endpoint_id))];
+  return [
+    ...live.filter((i) => i.id !== undefined).map((i) => String(i.id)),
+    ...deleted.map((i) => String(i.endpoint_id)),
+  ];
 }

@@ -27,7 +27,12 @@ export class DynamoFanoutDeliveryStore extends DynamoAttemptDeliveryStore implem
           // Written by an earlier try of this batch but maybe never enqueued: enqueue again, unless it is
           // in the due index already (a failed send, the dead-letter drain, a local start put it there):
           // the sweeper wakes it, and a second wake-up could meet it in flight.
-          return existing && existing.status === 'pending' && existing.attempts === 0 && (existing.sweep_at ?? null) === null ? existing : null;
+          return existing &&
+            existing.status === 'pending' &&
+            existing.attempts === 0 &&
+            (existing.sweep_at ?? null) === null
+            ? existing
+            : null;
         }
       }),
     );

@@ -17,7 +17,10 @@ function recoveryItem(r: RecoveryRecord): Record<string, unknown> {
   };
 }
 
-const STILL_AT = { ConditionExpression: 'pages = :pages AND #status = :running', ExpressionAttributeNames: { '#status': 'status' } };
+const STILL_AT = {
+  ConditionExpression: 'pages = :pages AND #status = :running',
+  ExpressionAttributeNames: { '#status': 'status' },
+};
 
 /**
  * Recoveries (shared/delivery/recovery-job.ts). Every write of a running one is a whole item
@@ -28,7 +31,11 @@ export class DynamoRecoveryStore implements RecoveryStore {
   constructor(private readonly db: Dynamo) {}
 
   async create(recovery: RecoveryRecord): Promise<void> {
-    await this.db.doc.put({ TableName: this.db.tableName, Item: recoveryItem(recovery), ConditionExpression: 'attribute_not_exists(pk)' });
+    await this.db.doc.put({
+      TableName: this.db.tableName,
+      Item: recoveryItem(recovery),
+      ConditionExpression: 'attribute_not_exists(pk)',
+    });
   }
 
   get(shopId: string, id: string): Promise<RecoveryRecord | null> {
@@ -38,7 +45,12 @@ export class DynamoRecoveryStore implements RecoveryStore {
   async advance(current: RecoveryRecord, next: RecoveryRecord): Promise<boolean> {
     try {
       await retryConflicts(() =>
-        this.db.doc.put({ TableName: this.db.tableName, Item: recoveryItem(next), ...STILL_AT, ExpressionAttributeValues: { ':pages': current.pages, ':running': 'running' } }),
+        this.db.doc.put({
+          TableName: this.db.tableName,
+          Item: recoveryItem(next),
+          ...STILL_AT,
+          ExpressionAttributeValues: { ':pages': current.pages, ':running': 'running' },
+        }),
       );
       return true;
     } catch (err) {
@@ -64,7 +76,12 @@ export class DynamoRecoveryStore implements RecoveryStore {
       Key: keys.recovery(current.shop_id, current.id),
       UpdateExpression: 'SET sweep_at = :sweep, gsi1sk = :sk',
       ...STILL_AT,
-      ExpressionAttributeValues: { ':sweep': sweepAt, ':sk': keys.runningRecovery(current.id, sweepAt).gsi1sk, ':pages': current.pages, ':running': 'running' },
+      ExpressionAttributeValues: {
+        ':sweep': sweepAt,
+        ':sk': keys.runningRecovery(current.id, sweepAt).gsi1sk,
+        ':pages': current.pages,
+        ':running': 'running',
+      },
     });
   }
 }

@@ -1,6 +1,14 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { EVENT_RETENTION_SECONDS } from '../../domain/events';
-import { elementOf, parseElement, type ChainMember, type ChainRef, type HoldResult, type OrderStore, type ReleaseResult } from '../resource-order';
+import {
+  elementOf,
+  parseElement,
+  type ChainMember,
+  type ChainRef,
+  type HoldResult,
+  type OrderStore,
+  type ReleaseResult,
+} from '../resource-order';
 import { isOpenStatus, type DeliveryStatus } from '../delivery-status';
 import { cancellationReasons, isConditionFailed, retryConflicts, type Dynamo } from '../../store/client';
 import * as keys from '../../store/item-keys';
@@ -30,7 +38,11 @@ export class DynamoOrderStore implements OrderStore {
         // The chain lives as long as its last delivery's row could.
         UpdateExpression: 'SET entity = :entity, expires_at = :ttl ADD #open :element',
         ExpressionAttributeNames: { '#open': 'open' },
-        ExpressionAttributeValues: { ':entity': 'order_chain', ':ttl': Math.floor(Date.now() / 1000) + EVENT_RETENTION_SECONDS, ':element': new Set([elementOf(m)]) },
+        ExpressionAttributeValues: {
+          ':entity': 'order_chain',
+          ':ttl': Math.floor(Date.now() / 1000) + EVENT_RETENTION_SECONDS,
+          ':element': new Set([elementOf(m)]),
+        },
         ReturnValues: 'ALL_NEW',
       }),
     );
@@ -59,13 +71,22 @@ export class DynamoOrderStore implements OrderStore {
   }
 
   async read(c: ChainRef): Promise<string[]> {
-    const out = await this.db.doc.get({ TableName: this.db.tableName, Key: chainKey(c), ConsistentRead: true, ProjectionExpression: '#open', ExpressionAttributeNames: { '#open': 'open' } });
+    const out = await this.db.doc.get({
+      TableName: this.db.tableName,
+      Key: chainKey(c),
+      ConsistentRead: true,
+      ProjectionExpression: '#open',
+      ExpressionAttributeNames: { '#open': 'open' },
+    });
     return sorted(out.Item?.open);
   }
 
   async hold(m: ChainMember, ahead: string, sweepAt: Date): Promise<HoldResult> {
     // A held row waits on its chain, not on a message: into both indexes (a fan-out row was in neither).
-    const due = { ...keys.dueDelivery(m.id, sweepAt.toISOString()), ...keys.openDeliveryByEndpoint(m.shop_id, m.endpoint_id, m.id) };
+    const due = {
+      ...keys.dueDelivery(m.id, sweepAt.toISOString()),
+      ...keys.openDeliveryByEndpoint(m.shop_id, m.endpoint_id, m.id),
+    };
     try {
       await this.db.doc.transactWrite({
         TransactItems: [
@@ -73,10 +94,21 @@ export class DynamoOrderStore implements OrderStore {
             Update: {
               TableName: this.db.tableName,
               Key: keys.delivery(m.shop_id, m.endpoint_id, m.id),
-              UpdateExpression: 'SET held_by = :by, next_attempt_at = :null, sweep_at = :sweep, gsi1pk = :openPk, gsi1sk = :openSk, gsi2pk = :duePk, gsi2sk = :dueSk',
+              UpdateExpression:
+                'SET held_by = :by, next_attempt_at = :null, sweep_at = :sweep, gsi1pk = :openPk, gsi1sk = :openSk, gsi2pk = :duePk, gsi2sk = :dueSk',
               ConditionExpression: 'attempts = :zero AND #status = :pending AND attribute_not_exists(held_by)',
               ExpressionAttributeNames: { '#status': 'status' },
-              ExpressionAttributeValues: { ':by': parseElement(ahead).id, ':null': null, ':sweep': sweepAt.toISOString(), ':openPk': due.gsi1pk, ':openSk': due.gsi1sk, ':duePk': due.gsi2pk, ':dueSk': due.gsi2sk, ':zero': 0, ':pending': 'pending' },
+              ExpressionAttributeValues: {
+                ':by': parseElement(ahead).id,
+                ':null': null,
+                ':sweep': sweepAt.toISOString(),
+                ':openPk': due.gsi1pk,
+                ':openSk': due.gsi1sk,
+                ':duePk': due.gsi2pk,
+                ':dueSk': due.gsi2sk,
+                ':zero': 0,
+                ':pending': 'pending',
+              },
               ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
             },
           },
@@ -112,10 +144,17 @@ export class DynamoOrderStore implements OrderStore {
         this.db.doc.update({
           TableName: this.db.tableName,
           Key: rowKey(c, element),
-          UpdateExpression: 'SET next_attempt_at = :now, sweep_at = :sweep, gsi2pk = :duePk, gsi2sk = :dueSk REMOVE held_by',
+          UpdateExpression:
+            'SET next_attempt_at = :now, sweep_at = :sweep, gsi2pk = :duePk, gsi2sk = :dueSk REMOVE held_by',
           ConditionExpression: 'attribute_exists(held_by) AND #status = :pending',
           ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: { ':now': now.toISOString(), ':sweep': sweepAt.toISOString(), ':duePk': due.gsi2pk, ':dueSk': due.gsi2sk, ':pending': 'pending' },
+          ExpressionAttributeValues: {
+            ':now': now.toISOString(),
+            ':sweep': sweepAt.toISOString(),
+            ':duePk': due.gsi2pk,
+            ':dueSk': due.gsi2sk,
+            ':pending': 'pending',
+          },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
