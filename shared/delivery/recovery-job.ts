@@ -56,14 +56,14 @@ export interface RecoveryPageDeps {
 
 /**
  * A page is what one run works before it writes the recovery (the request before it answers, the
- * fan-out per stream record): at most RECOVERY_PAGE events, read STEP at a time, and no step begun
+ * fan-out per stream record): at most RECOVERY_PAGE events, read RECOVERY_STEP at a time, and no step begun
  * after RUN_BUDGET_MS. The budget keeps a run short however slow the table is at the moment: the
  * request answers in time, and the stream records behind a page on its shard wait little.
  */
 export const RECOVERY_PAGE = 100;
 export const RUN_BUDGET_MS = 1_000;
 /** Events read by one Query and queued at once; what the endpoint has had of them is read in two requests whatever their number (ofEvents). */
-const STEP = 25;
+export const RECOVERY_STEP = 25;
 
 /**
  * How long a running recovery may go without a page written before the sweeper wakes it. A
@@ -125,14 +125,14 @@ export async function recoverPage(
   };
 }
 
-/** The next STEP events of the window, queued; the recovery's position, count and status after them. */
+/** The next RECOVERY_STEP events of the window, queued; the recovery's position, count and status after them. */
 async function recoverStep(
   deps: RecoveryPageDeps,
   endpoint: EndpointRecord,
   recovery: RecoveryRecord,
 ): Promise<{ recovery: RecoveryRecord; read: number }> {
   const page = await deps.events.listBetween(recovery.shop_id, new Date(recovery.since), new Date(recovery.until), {
-    limit: STEP,
+    limit: RECOVERY_STEP,
     after: recovery.after ?? undefined,
   });
   const wanted = page.items.filter(

@@ -3,7 +3,13 @@ import type { CurrentDeliveryStore } from '../../shared/delivery/current-deliver
 import { isOpenStatus } from '../../shared/delivery/delivery-status';
 import { newEvent, type EventRecord } from '../../shared/domain/events';
 import { recoverEndpoint, getRecovery } from '../../shared/delivery/recovery';
-import { RECOVERY_PAGE, stallMs, type RecoveryRecord, recoverPage } from '../../shared/delivery/recovery-job';
+import {
+  RECOVERY_PAGE,
+  RECOVERY_STEP,
+  stallMs,
+  type RecoveryRecord,
+  recoverPage,
+} from '../../shared/delivery/recovery-job';
 import {
   continueRecovery,
   nudgeStalledRecoveries,
@@ -68,9 +74,9 @@ describe('a recovery goes on page by page after the answer (DynamoDB Local)', ()
       const { shopId, endpointId, events, window } = await missedEvents();
       const answer = await recoverEndpoint(deps, shopId, endpointId, window);
       expect(answer).toMatchObject({ object: 'recovery', status: 'running', completed_at: null });
-      // Every event of the window is for the endpoint: the count is how far the page got, in steps of 10.
+      // Every event of the window is for the endpoint: the count is how far the page got, in whole steps.
       expect([
-        answer.deliveries_queued % 10,
+        answer.deliveries_queued % RECOVERY_STEP,
         answer.deliveries_queued > 0 && answer.deliveries_queued <= RECOVERY_PAGE,
       ]).toEqual([0, true]);
       expect(answer.checked_through).toBe(events[answer.deliveries_queued - 1]?.timestamp);
