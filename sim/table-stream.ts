@@ -1,0 +1,146 @@
+import { DescribeTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+import {
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  type _Record,
+} from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBRecord } from 'aws-lambda';
+import { localClient } from '../lib/local/dynamodb-local';
+import type { Dynamo } from '../shared/store/client';
+import type { FaultRates } from './faults';
+import type { Steps } from './steps';
+
+const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems', 'BatchWriteItem']);
+
+const awsError = (name: string, message: string, status: number, extra: object = {}) =>
+  Object.assign(
+    new Error(message),
+    { name, $fault: status >= 500 ? 'server' : 'client', $metadata: { httpStatusCode: status } },
+    extra,
+  );
+
+/** What a request is about, for the trace: its keys, or its first item's. */
+function describe(input: Record<string, unknown>): string {
+  const key = (input.Key ?? (input.Item as Record<string, unknown> | undefined)) as Record<string, unknown> | undefined;
+  if (key?.sk) return String(key.sk);
+  const items = input.TransactItems as Record<string, { Key?: { sk?: string }; Item?: { sk?: string } }>[] | undefined;
+  if (items) return items.map((t) => Object.values(t)[0]?.Key?.sk ?? Object.values(t)[0]?.Item?.sk).join(',');
+  return typeof input.KeyConditionExpression === 'string' ? 'query' : '';
+}
+
+/**
+ * Puts every request of the table's document client through a gate, and injects what DynamoDB
+ * may do to it: a refusal before the write (throttled, or a 500), a conflict that cancels a
+ * transaction, and a write that committed but whose answer never came back.
+ */
+export function gateTable(db: Dynamo, steps: Steps, faults: () => FaultRates, onWrite: () => void): void {
+  db.doc.middlewareStack.add(
+    (next, context) => async (args) => {
+      const op = (context.commandName ?? '').replace(/Command$/, '');
+      const input = args.input as Record<string, unknown>;
+      const label = `table ${op} ${describe(input)}`;
+      await steps.gate(label);
+      const f = steps.invocation()?.faults ? faults() : undefined;
+      const rng = steps.rng;
+      if (f && rng.chance(f.tableRefused)) {
+        steps.log(`${label}: refused (throttled)`);
+        throw rng.chance(0.5)
+          ? awsError('ProvisionedThroughputExceededException', 'Rate of requests exceeds the allowed throughput.', 400)
+          : awsError('InternalServerError', 'Internal server error', 500);
+      }
+      if (f && op === 'TransactWriteItems' && rng.chance(f.tableConflict)) {
+        steps.log(`${label}: transaction conflict`);
+        const reasons = (input.TransactItems as unknown[]).map(() => ({ Code: 'TransactionConflict' }));
+        throw awsError('TransactionCanceledException', 'Transaction cancelled', 400, { CancellationReasons: reasons });
+      }
+      const out = await steps.io(() => next(args));
+      if (WRITES.has(op)) onWrite();
+      if (f && WRITES.has(op) && rng.chance(f.tableAnswerLost)) {
+        steps.log(`${label}: committed, answer lost`);
+        throw Object.assign(awsError('TimeoutError', 'socket hang up', 500), { code: 'ECONNRESET' });
+      }
+      return out;
+    },
+    { step: 'initialize', name: 'simGate' },
+  );
+}
+
+/** The table's stream, read as Lambda's event source reads it: every shard, in order. */
+export class StreamReader {
+  private readonly client: DynamoDBStreamsClient;
+  private iterators = new Map<string, string | undefined>();
+  private arn = '';
+
+  constructor(
+    private readonly endpoint: string,
+    private readonly tableName: string,
+  ) {
+    this.client = new DynamoDBStreamsClient({
+      endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      maxAttempts: 1,
+    });
+  }
+
+  /** The records written since the last read, in order per shard. */
+  async read(): Promise<DynamoDBRecord[]> {
+    if (!this.arn) {
+      const ddb = localClient(this.endpoint);
+      const table = await ddb.send(new DescribeTableCommand({ TableName: this.tableName }));
+      ddb.destroy();
+      this.arn = table.Table?.LatestStreamArn ?? '';
+    }
+    const stream = await this.client.send(new DescribeStreamCommand({ StreamArn: this.arn }));
+    const out: DynamoDBRecord[] = [];
+    for (const shard of stream.StreamDescription?.Shards ?? []) {
+      const id = shard.ShardId as string;
+      if (!this.iterators.has(id)) {
+        const it = await this.client.send(
+          new GetShardIteratorCommand({ StreamArn: this.arn, ShardId: id, ShardIteratorType: 'TRIM_HORIZON' }),
+        );
+        this.iterators.set(id, it.ShardIterator);
+      }
+      for (let iterator = this.iterators.get(id); iterator;) {
+        const page = await this.client.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1000 }));
+        out.push(...(page.Records ?? []).map((r) => toLambdaRecord(r, this.arn)));
+        this.iterators.set(id, page.NextShardIterator);
+        if ((page.Records ?? []).length === 0) break;
+        iterator = page.NextShardIterator;
+      }
+    }
+    return out;
+  }
+
+  close(): void {
+    this.client.destroy();
+  }
+}
+
+function toLambdaRecord(r: _Record, arn: string): DynamoDBRecord {
+  const d = r.dynamodb ?? {};
+  return {
+    eventID: r.eventID,
+    eventName: r.eventName as DynamoDBRecord['eventName'],
+    eventSource: 'aws:dynamodb',
+    eventSourceARN: arn,
+    dynamodb: {
+      Keys: d.Keys as never,
+      NewImage: d.NewImage as never,
+      OldImage: d.OldImage as never,
+      SequenceNumber: d.SequenceNumber,
+      StreamViewType: d.StreamViewType,
+    },
+  };
+}
+
+export async function dropTable(endpoint: string, tableName: string): Promise<void> {
+  const ddb = localClient(endpoint);
+  try {
+    await ddb.send(new DeleteTableCommand({ TableName: tableName }));
+  } finally {
+    ddb.destroy();
+  }
+}
