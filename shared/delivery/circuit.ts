@@ -88,8 +88,13 @@ export interface Admission {
    * must have ended (epoch ms), instead of polling the endpoint: null otherwise.
    */
   deferUntil: number | null;
-  /** Already being attempted under a live lease (a duplicate message): nothing to do. */
+  /**
+   * Already being attempted under a live lease (a duplicate message). Its copy waits until
+   * `inFlightUntil`, when that lease ends: the attempt is recorded by then, unless its worker
+   * died, and then the copy is the row's only wake-up.
+   */
   inFlight: string[];
+  inFlightUntil: number | null;
   /** Carried by another batch's runs (a duplicate message, a sweep, a pull): it waits, like `defer` (a pulled one stays due on its row), for they may give it back. */
   elsewhere: string[];
   /** Deferred deliveries this batch keeps for its runs' slots (healthy endpoint, no rate limit): written as carried, until `carryUntil`. */
@@ -203,6 +208,7 @@ function admitSlots(
     defer: [],
     deferUntil: null,
     inFlight,
+    inFlightUntil: inFlight.length > 0 ? Math.max(...inFlight.map((id) => gate.leases[id]?.until ?? now)) : null,
     elsewhere,
     carry: [],
     carryUntil: now + leaseMs,

@@ -179,10 +179,21 @@ async function forEndpoint(
     );
   for (const { deliveryId, at } of admission.rateLimited ?? [])
     verdicts.set(deliveryId, pulled ? LEFT_DUE : later(() => waitForRate(deps, find(deliveryId), at)));
-  for (const id of admission.inFlight) verdicts.set(id, Promise.resolve('in_flight'));
+  for (const id of admission.inFlight)
+    verdicts.set(id, pulled ? LEFT_DUE : later(() => afterLease(deps, find(id), now, admission.inFlightUntil)));
   for (const id of admission.elsewhere) verdicts.set(id, pulled ? LEFT_DUE : later(() => defer(deps, find(id), now)));
   await marked;
   return verdicts;
+}
+
+/**
+ * A duplicate of a message whose delivery another worker is attempting: it comes back when
+ * that worker's lease ends. Acknowledged at once, it could take the only wake-up of a row on
+ * its fast path with it, should that worker die before it records the attempt.
+ */
+async function afterLease(deps: AttemptDeps, due: Due, now: Date, until: number | null): Promise<AttemptVerdict> {
+  await defer(deps, due, now, until);
+  return 'in_flight';
 }
 
 /** A pulled delivery this batch does not take after all: it stays due on its row, and its own message or the sweeper wakes it. */
