@@ -39,12 +39,13 @@ function parseBody(body: string): unknown {
 }
 
 /**
- * One message of the ingest queue. Refused (not JSON, not a valid call, an unknown shop): set
- * aside in the dead-letter queue at once, with the reason, and reported done, so it neither
- * blocks the queue nor comes back five times. Any other failure (the table) rejects, so SQS
- * delivers the message again after its visibility timeout, and after 5 receives moves it to the
- * same dead-letter queue. Redelivery is safe: a call already recorded under its external_id is not
- * recorded twice. Ids and codes only in the logs: the body holds callers' numbers and words.
+ * One message of the ingest queue. Refused (not JSON, not a valid call, an unknown shop, a call
+ * too large to store): set aside in the dead-letter queue at once, with the reason, and reported
+ * done, so it neither blocks the queue nor comes back five times. Any other failure (the table)
+ * rejects, so SQS delivers the message again after its visibility timeout, and after 5 receives
+ * moves it to the same dead-letter queue. Redelivery is safe: a call already recorded under its
+ * external_id is not recorded twice. Ids and codes only in the logs: the body holds callers'
+ * numbers and words.
  */
 async function ingestMessage(deps: IngestDeps, record: SQSRecord): Promise<void> {
   const message_id = record.messageId;
