@@ -141,6 +141,10 @@ describe('ingest handler, invoked directly by the voice platform', () => {
       error: { code: 'resource_missing' },
     });
     expect(await handler('not an object')).toMatchObject({ ok: false, error: { code: 'parameter_invalid' } });
+    expect(await handler({ ...valid, caller_name: 'Pat\u0000' })).toMatchObject({
+      ok: false,
+      error: { code: 'parameter_invalid', param: 'caller_name' },
+    });
   });
 
   it('from the queue, records a call once however often SQS delivers its message (external_id)', async () => {

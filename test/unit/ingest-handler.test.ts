@@ -122,6 +122,24 @@ describe('ingest from the queue (one call per message, partial batch responses)'
   });
 
   it.each([
+    ['NUL', 'a\u0000b'],
+    ['a lone surrogate', '\ud800'],
+  ])('sets a call whose transcript text holds %s aside with the field at fault, recording nothing', async (_, text) => {
+    const { handler, recorded, setAside, call } = await setup();
+    const body = call({ transcript: [{ speaker: 'caller', text: `ok ${text}`, offset_ms: 0 }] });
+    expect(body).toContain(JSON.stringify(text).slice(1, -1)); // the JSON escape, as a sender writes it
+    expect(await handler(batch(record('m-text', body)))).toEqual({ batchItemFailures: [] });
+    expect(recorded).toEqual([]);
+    expect(setAside.map((m) => m.error)).toEqual([
+      {
+        code: 'parameter_invalid',
+        message: expect.stringMatching(/^Invalid transcript\.0\.text: must not contain /),
+        param: 'transcript.0.text',
+      },
+    ]);
+  });
+
+  it.each([
     [
       'a ValidationException',
       Object.assign(new Error('Item size has exceeded the maximum allowed size'), { name: 'ValidationException' }),
