@@ -4,6 +4,7 @@ import { batchHandler, type BatchResponse } from '../shared/batch';
 import { AppError } from '../shared/errors';
 import { callIngestSchema } from '../shared/domain/call-ingest-schema';
 import { ingestCall, type CallDeps, type IngestResult } from '../shared/domain/calls';
+import { jsonKind } from '../shared/http/json-input';
 import { parseOrThrow } from '../shared/http/validation';
 import { logger, withLambdaContext } from '../shared/logger';
 import { callDeps } from '../shared/wiring/api';
@@ -31,11 +32,15 @@ const ingest = (deps: CallDeps, payload: unknown): Promise<IngestResult> =>
   ingestCall(deps, parseOrThrow(callIngestSchema, payload));
 
 function parseBody(body: string): unknown {
+  let parsed: unknown;
   try {
-    return JSON.parse(body) as unknown;
+    parsed = JSON.parse(body) as unknown;
   } catch {
     throw new AppError('invalid_json', 'The message body is not valid JSON');
   }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new AppError('invalid_json', `The message body must be a JSON object ({...}), not ${jsonKind(parsed)}`);
+  return parsed;
 }
 
 /**

@@ -1,7 +1,15 @@
 /**
- * Checks of JSON input that need no schema (so no zod): every schema's validation
- * (./validation.ts) runs them.
+ * Checks of JSON input that need no schema (so no zod): the body middleware and every schema's
+ * validation (./validation.ts) share them.
  */
+
+/** What a JSON value is, for a message that says what was sent instead: "an array", "null". */
+export function jsonKind(value: unknown): string {
+  if (value === null) return 'null';
+  if (value === undefined) return 'nothing';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
 
 /** A value met in a walk of JSON, with the way back to the root. */
 type JsonNode = { value: unknown; key: PropertyKey; parent: JsonNode | null };

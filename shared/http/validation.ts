@@ -2,7 +2,7 @@ import type { MiddlewareObj } from '@middy/core';
 import { en } from 'zod/v4/locales';
 import * as z from 'zod/mini';
 import { AppError } from '../errors';
-import { unsafeText } from './json-input';
+import { jsonKind, unsafeText } from './json-input';
 import type { ApiEvent } from './event';
 import type { HttpResult } from './response';
 
@@ -29,6 +29,9 @@ export function parseOrThrow<T extends z.core.$ZodType>(schema: T, data: unknown
 
 function issueToError(issue: z.core.$ZodIssue | undefined, data: unknown, root?: string): AppError {
   if (!issue) return new AppError('parameter_invalid', 'Invalid request');
+  if (issue.code === 'invalid_type' && issue.expected === 'object' && issue.path.length === 0 && !root) {
+    return new AppError('parameter_invalid', `The input must be a JSON object, not ${jsonKind(data)}.`);
+  }
   const path = [...(root ? [root] : []), ...issue.path.map(String)];
   if (issue.code === 'unrecognized_keys') {
     const param = [...path, issue.keys[0] ?? ''].join('.');

@@ -147,6 +147,22 @@ describe('GET and PATCH /v1/shop through the local HTTP adapter', () => {
     expect((await getShop()).pause_reason).toBe('Back soon \u{1F600}');
   });
 
+  it.each([
+    ['[]', 'an array'],
+    ['"greeting"', 'a string'],
+    ['1000', 'a number'],
+    ['true', 'a boolean'],
+    ['null', 'null'],
+  ])('a body of %s → 400 invalid_json saying the body must be a JSON object, not %s', async (rawBody, kind) => {
+    const before = await getShop();
+    const reply = await call(stack.url, 'PATCH', '/v1/shop', { key, rawBody, headers: json });
+    expect(expectError(reply, 400, 'invalid_json')).toMatchObject({
+      param: null,
+      message: `Request body must be a JSON object ({...}), not ${kind}.`,
+    });
+    expect(await getShop()).toEqual(before);
+  });
+
   it('10 concurrent PATCHes with one Idempotency-Key execute once', async () => {
     const send = () =>
       call(stack.url, 'PATCH', '/v1/shop', {

@@ -140,7 +140,10 @@ describe('ingest handler, invoked directly by the voice platform', () => {
       ok: false,
       error: { code: 'resource_missing' },
     });
-    expect(await handler('not an object')).toMatchObject({ ok: false, error: { code: 'parameter_invalid' } });
+    expect(await handler('not an object')).toEqual({
+      ok: false,
+      error: { code: 'parameter_invalid', message: 'The input must be a JSON object, not a string.', param: null },
+    });
     expect(await handler({ ...valid, caller_name: 'Pat\u0000' })).toMatchObject({
       ok: false,
       error: { code: 'parameter_invalid', param: 'caller_name' },

@@ -140,6 +140,19 @@ describe('ingest from the queue (one call per message, partial batch responses)'
   });
 
   it.each([
+    ['[]', 'an array'],
+    ['"call"', 'a string'],
+    ['42', 'a number'],
+    ['null', 'null'],
+  ])('sets a body of %s aside as invalid_json that says it must be a JSON object, not %s', async (body, kind) => {
+    const { handler, setAside } = await setup();
+    expect(await handler(batch(record('m-kind', body)))).toEqual({ batchItemFailures: [] });
+    expect(setAside.map((m) => m.error)).toEqual([
+      { code: 'invalid_json', message: `The message body must be a JSON object ({...}), not ${kind}`, param: null },
+    ]);
+  });
+
+  it.each([
     [
       'a ValidationException',
       Object.assign(new Error('Item size has exceeded the maximum allowed size'), { name: 'ValidationException' }),
