@@ -4,6 +4,7 @@ import { batchHandler, type BatchResponse } from '../shared/batch';
 import { AppError } from '../shared/errors';
 import { callIngestSchema } from '../shared/domain/call-ingest-schema';
 import { ingestCall, type CallDeps, type IngestResult } from '../shared/domain/calls';
+import { jsonKind } from '../shared/http/json-input';
 import { parseOrThrow } from '../shared/http/validation';
 import { logger, withLambdaContext } from '../shared/logger';
 import { callDeps } from '../shared/wiring/api';
@@ -31,20 +32,25 @@ const ingest = (deps: CallDeps, payload: unknown): Promise<IngestResult> =>
   ingestCall(deps, parseOrThrow(callIngestSchema, payload));
 
 function parseBody(body: string): unknown {
+  let parsed: unknown;
   try {
-    return JSON.parse(body) as unknown;
+    parsed = JSON.parse(body) as unknown;
   } catch {
     throw new AppError('invalid_json', 'The message body is not valid JSON');
   }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new AppError('invalid_json', `The message body must be a JSON object ({...}), not ${jsonKind(parsed)}`);
+  return parsed;
 }
 
 /**
- * One message of the ingest queue. Refused (not JSON, not a valid call, an unknown shop): set
- * aside in the dead-letter queue at once, with the reason, and reported done, so it neither
- * blocks the queue nor comes back five times. Any other failure (the table) rejects, so SQS
- * delivers the message again after its visibility timeout, and after 5 receives moves it to the
- * same dead-letter queue. Redelivery is safe: a call already recorded under its external_id is not
- * recorded twice. Ids and codes only in the logs: the body holds callers' numbers and words.
+ * One message of the ingest queue. Refused (not JSON, not a valid call, an unknown shop, a call
+ * too large to store): set aside in the dead-letter queue at once, with the reason, and reported
+ * done, so it neither blocks the queue nor comes back five times. Any other failure (the table)
+ * rejects, so SQS delivers the message again after its visibility timeout, and after 5 receives
+ * moves it to the same dead-letter queue. Redelivery is safe: a call already recorded under its
+ * external_id is not recorded twice. Ids and codes only in the logs: the body holds callers'
+ * numbers and words.
  */
 async function ingestMessage(deps: IngestDeps, record: SQSRecord): Promise<void> {
   const message_id = record.messageId;

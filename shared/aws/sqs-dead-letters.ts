@@ -6,7 +6,10 @@ import {
 } from '@aws-sdk/client-sqs';
 import { deadLetteredMessage, type DeadLetteredDelivery, type DeliveryDeadLetters } from '../delivery/dead-deliveries';
 
-/** A queue message the ingest function can never record (not JSON, not a valid call, an unknown shop), and why. */
+/**
+ * A queue message the ingest function can never record (not JSON, not a valid call, an unknown
+ * shop, a call too large to store), and why.
+ */
 export interface RefusedMessage {
   messageId: string;
   body: string;

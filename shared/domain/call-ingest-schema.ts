@@ -21,6 +21,10 @@ const isoTime = z.pipe(
 );
 const text = (max: number) => z.string().check(z.trim(), z.minLength(1), z.maxLength(max));
 
+/** A transcript's bound as UTF-8 JSON: with its keys, the stored transcript item stays under DynamoDB's 400 KB. */
+export const TRANSCRIPT_MAX_BYTES = 350_000;
+const utf8Bytes = (value: string) => new TextEncoder().encode(value).length;
+
 export const jobInputSchema = z.strictObject({
   customer: z.strictObject({ name: z.nullable(text(200)), phone: z.nullable(e164), address: z.nullable(text(500)) }),
   service: text(200),
@@ -84,9 +88,13 @@ export const callIngestSchema = z
     z.superRefine((call, ctx) => {
       if (call.ended_at < call.started_at)
         ctx.addIssue({ code: 'custom', path: ['ended_at'], message: 'must not be before started_at' });
-      // A transcript item must stay under DynamoDB's 400 KB item limit.
-      if (JSON.stringify(call.transcript).length > 350_000)
-        ctx.addIssue({ code: 'custom', path: ['transcript'], message: 'is larger than 350 KB' });
+      const bytes = utf8Bytes(JSON.stringify(call.transcript));
+      if (bytes > TRANSCRIPT_MAX_BYTES)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['transcript'],
+          message: `is ${bytes} bytes as JSON (UTF-8); at most ${TRANSCRIPT_MAX_BYTES}`,
+        });
     }),
   );
 export type CallIngest = z.output<typeof callIngestSchema>;

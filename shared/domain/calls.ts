@@ -46,11 +46,23 @@ export interface CallBatch {
   credits: number;
 }
 
+/**
+ * A part of the batch that is too large for the store to hold in one item, so the batch can
+ * never be written: `param` is its field in the ingest payload (null when the store cannot
+ * tell which), `bytes` its size as stored (null when unmeasured) and `limit` the most allowed.
+ */
+export interface TooLarge {
+  status: 'too_large';
+  param: string | null;
+  bytes: number | null;
+  limit: number;
+}
+
 export interface CallStore {
   /** Writes the batch atomically; `duplicate` with the existing id when external_id was seen. */
   record(
     batch: CallBatch,
-  ): Promise<{ status: 'created' } | { status: 'duplicate'; callId: string } | { status: 'shop_missing' }>;
+  ): Promise<{ status: 'created' } | { status: 'duplicate'; callId: string } | { status: 'shop_missing' } | TooLarge>;
   get(shopId: string, callId: string): Promise<CallRecord | null>;
   getTranscript(shopId: string, callId: string): Promise<TranscriptRecord | null>;
   getSummary(shopId: string, callId: string): Promise<SummaryRecord | null>;
@@ -87,11 +99,20 @@ export interface IngestResult {
   duplicate: boolean;
 }
 
-/** Records a finished call with its transcript, summary, jobs, credit debit and events, atomically. */
 /** The payload's field, not a path id: the sender fixes `shop_id` (or redrives once the shop exists). */
 const unknownShop = (shopId: string) =>
   new AppError('resource_missing', `No such shop: '${shopId}'`, { param: 'shop_id' });
 
+/** Bad input, as a redrive of the same call would fail the same way: the sender has to make it smaller. */
+function tooLarge({ param, bytes, limit }: TooLarge): AppError {
+  const size = bytes === null ? '' : ` (${bytes} bytes)`;
+  const message = param
+    ? `Invalid ${param}: is too large to store${size}; an item holds at most ${limit} bytes (UTF-8)`
+    : `The call is too large to store${size}; an item holds at most ${limit} bytes (UTF-8)`;
+  return new AppError('parameter_invalid', message, param ? { param } : {});
+}
+
+/** Records a finished call with its transcript, summary, jobs, credit debit and events, atomically. */
 export async function ingestCall(deps: CallDeps, input: CallIngest): Promise<IngestResult> {
   const shop = await deps.shops.get(input.shop_id);
   if (!shop) throw unknownShop(input.shop_id);
@@ -131,6 +152,7 @@ export async function ingestCall(deps: CallDeps, input: CallIngest): Promise<Ing
   };
   const outcome = await deps.calls.record(batch);
   if (outcome.status === 'shop_missing') throw unknownShop(input.shop_id);
+  if (outcome.status === 'too_large') throw tooLarge(outcome);
   if (outcome.status === 'duplicate') return { call_id: outcome.callId, job_ids: [], event_ids: [], duplicate: true };
   return { call_id: callId, job_ids: jobs.map((j) => j.id), event_ids: events.map((e) => e.id), duplicate: false };
 }

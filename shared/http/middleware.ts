@@ -6,6 +6,7 @@ import { asAppError } from './errors';
 import { authorizerFailed, fromAuthorizerContext, retryAfterOf } from './auth-context';
 import type { ApiEvent } from './event';
 import type { HttpResult } from './response';
+import { jsonKind } from './json-input';
 
 type Middleware = MiddlewareObj<ApiEvent, HttpResult>;
 
@@ -82,7 +83,7 @@ export const requestBody = (): Middleware => ({
       throw new AppError('invalid_json', 'Request body is not valid JSON.');
     }
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-      throw new AppError('invalid_json', 'Request body must be a JSON object.');
+      throw new AppError('invalid_json', `Request body must be a JSON object ({...}), not ${jsonKind(parsed)}.`);
     }
     event.jsonBody = parsed as Record<string, unknown>;
   },

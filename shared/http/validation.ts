@@ -2,6 +2,7 @@ import type { MiddlewareObj } from '@middy/core';
 import { en } from 'zod/v4/locales';
 import * as z from 'zod/mini';
 import { AppError } from '../errors';
+import { jsonKind, unsafeText } from './json-input';
 import type { ApiEvent } from './event';
 import type { HttpResult } from './response';
 
@@ -9,15 +10,28 @@ import type { HttpResult } from './response';
 // leaves the messages to its user: the full API's English ones, set here, where every request is parsed.
 z.config(en());
 
-/** Parses with zod and turns the first issue into the contract's 400 (param = dotted path). */
+/**
+ * Parses with zod and turns the first issue into the contract's 400 (param = dotted path). Input
+ * the schema takes is then refused still if any of its strings is not text (see `unsafeText`):
+ * one check for every field of every schema, which no field can be left out of.
+ */
 export function parseOrThrow<T extends z.core.$ZodType>(schema: T, data: unknown, root?: string): z.output<T> {
   const result = z.safeParse(schema, data);
-  if (result.success) return result.data;
-  throw issueToError(result.error.issues[0], data, root);
+  if (!result.success) throw issueToError(result.error.issues[0], data, root);
+  const unsafe = unsafeText(data);
+  if (unsafe) {
+    const param = [...(root ? [root] : []), ...unsafe.path.map(String)].join('.');
+    const at = param ? `Invalid ${param}: ` : 'The input ';
+    throw new AppError('parameter_invalid', `${at}${unsafe.problem}`, param ? { param } : {});
+  }
+  return result.data;
 }
 
 function issueToError(issue: z.core.$ZodIssue | undefined, data: unknown, root?: string): AppError {
   if (!issue) return new AppError('parameter_invalid', 'Invalid request');
+  if (issue.code === 'invalid_type' && issue.expected === 'object' && issue.path.length === 0 && !root) {
+    return new AppError('parameter_invalid', `The input must be a JSON object, not ${jsonKind(data)}.`);
+  }
   const path = [...(root ? [root] : []), ...issue.path.map(String)];
   if (issue.code === 'unrecognized_keys') {
     const param = [...path, issue.keys[0] ?? ''].join('.');

@@ -1,11 +1,15 @@
-import type { CallBatch, CallRecord, CallStore, SummaryRecord, TranscriptRecord } from '../domain/calls';
+import type { CallBatch, CallRecord, CallStore, SummaryRecord, TooLarge, TranscriptRecord } from '../domain/calls';
 import type { PageRequest } from '../domain/pagination';
 import { cancellationReasons, getRecord, stripKeys, type Dynamo } from './client';
 import { eventItem } from './events';
+import { isItemTooLarge, itemBytes, MAX_ITEM_BYTES } from './item-size';
 import { jobItem } from './jobs';
 import { shopPk, skPrefix } from './keys';
 import * as keys from './item-keys';
 import { queryPage } from './pagination';
+
+/** An item of the batch, and the payload field it holds. */
+type StoredPart = readonly [Record<string, unknown>, string | null];
 
 export class DynamoCallStore implements CallStore {
   constructor(private readonly db: Dynamo) {}
@@ -13,23 +17,32 @@ export class DynamoCallStore implements CallStore {
   /**
    * One TransactWriteItems: the external-id marker (first, so a duplicate is recognisable),
    * the call, transcript, summary, jobs, the shop's credit debit, and every event. Either
-   * all of it is stored or none of it.
+   * all of it is stored or none of it. An item over the size limit is found before anything is
+   * sent (named by its field in the payload); DynamoDB's own refusal of one answers the same.
    */
   async record(batch: CallBatch) {
     const TableName = this.db.tableName;
     const { shopId, call } = batch;
-    const put = (Item: Record<string, unknown>, condition = true) => ({
-      Put: { TableName, Item, ...(condition ? { ConditionExpression: 'attribute_not_exists(pk)' } : {}) },
+    // Each item, with the payload field it holds (null: several, or none on its own).
+    const stored: StoredPart[] = [
+      [{ ...keys.callExternal(shopId, call.external_id), entity: 'call_external', call_id: call.id }, 'external_id'],
+      [{ ...keys.call(shopId, call.id), entity: 'call', ...call }, null],
+      ...(batch.transcript
+        ? [[{ ...keys.transcript(shopId, call.id), entity: 'transcript', ...batch.transcript }, 'transcript'] as const]
+        : []),
+      ...(batch.summary
+        ? [[{ ...keys.summary(shopId, call.id), entity: 'call_summary', ...batch.summary }, 'summary'] as const]
+        : []),
+      ...batch.jobs.map((job, i) => [jobItem(job), `jobs.${i}`] as const),
+      ...batch.events.map((event) => [eventItem(event), null] as const),
+    ];
+    const oversized = firstOversized(stored);
+    if (oversized) return oversized;
+    const put = (Item: Record<string, unknown>) => ({
+      Put: { TableName, Item, ConditionExpression: 'attribute_not_exists(pk)' },
     });
     const items = [
-      put({ ...keys.callExternal(shopId, call.external_id), entity: 'call_external', call_id: call.id }),
-      put({ ...keys.call(shopId, call.id), entity: 'call', ...call }),
-      ...(batch.transcript
-        ? [put({ ...keys.transcript(shopId, call.id), entity: 'transcript', ...batch.transcript })]
-        : []),
-      ...(batch.summary ? [put({ ...keys.summary(shopId, call.id), entity: 'call_summary', ...batch.summary })] : []),
-      ...batch.jobs.map((job) => put(jobItem(job))),
-      ...batch.events.map((event) => put(eventItem(event))),
+      ...stored.map(([item]) => put(item)),
       {
         Update: {
           TableName,
@@ -45,6 +58,7 @@ export class DynamoCallStore implements CallStore {
       await this.db.doc.transactWrite({ TransactItems: items });
       return { status: 'created' as const };
     } catch (err) {
+      if (isItemTooLarge(err)) return { status: 'too_large' as const, param: null, bytes: null, limit: MAX_ITEM_BYTES };
       const reasons = cancellationReasons(err);
       if (!reasons) throw err;
       if (reasons[0]?.Code === 'ConditionalCheckFailed') {
@@ -82,4 +96,13 @@ export class DynamoCallStore implements CallStore {
     );
     return { items: result.items.map((i) => stripKeys<CallRecord>(i)), next: result.next };
   }
+}
+
+/** The first item over the limit, as the store's answer, or null when every item fits. */
+function firstOversized(stored: StoredPart[]): TooLarge | null {
+  for (const [item, param] of stored) {
+    const bytes = itemBytes(item);
+    if (bytes > MAX_ITEM_BYTES) return { status: 'too_large', param, bytes, limit: MAX_ITEM_BYTES };
+  }
+  return null;
 }

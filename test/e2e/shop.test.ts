@@ -107,6 +107,62 @@ describe('GET and PATCH /v1/shop through the local HTTP adapter', () => {
     expect(await getShop()).toEqual(before);
   });
 
+  const json = { 'content-type': 'application/json' };
+
+  it.each([
+    ['NUL in the greeting', '{"greeting":"Hi\\u0000there"}', 'greeting', 'NUL (U+0000)'],
+    ['a lone high surrogate in the greeting', '{"greeting":"Hi \\ud800"}', 'greeting', 'lone surrogate'],
+    [
+      'a lone low surrogate in a trigger',
+      '{"emergency_triggers":["gas leak","\\udc00 leak"]}',
+      'emergency_triggers.1',
+      'lone surrogate',
+    ],
+    [
+      'a pair cut in half in the pause reason',
+      '{"paused":true,"pause_reason":"Away \\ud83d"}',
+      'pause_reason',
+      'lone surrogate',
+    ],
+  ])(
+    '%s (a JSON escape) → 400 naming the field, and the shop is unchanged',
+    async (_label, rawBody, param, problem) => {
+      const before = await getShop();
+      const reply = await call(stack.url, 'PATCH', '/v1/shop', { key, rawBody, headers: json });
+      const error = expectError(reply, 400, 'parameter_invalid');
+      expect(error.param).toBe(param);
+      expect(error.message).toMatch(`Invalid ${param}: must not contain`);
+      expect(error.message).toContain(problem);
+      expect(await getShop()).toEqual(before);
+    },
+  );
+
+  it('a surrogate pair (an emoji) is text: stored and read back as sent', async () => {
+    const reply = await call(stack.url, 'PATCH', '/v1/shop', {
+      key,
+      rawBody: '{"pause_reason":"Back soon \\ud83d\\ude00","paused":true}',
+      headers: json,
+    });
+    expect(reply.status).toBe(200);
+    expect((await getShop()).pause_reason).toBe('Back soon \u{1F600}');
+  });
+
+  it.each([
+    ['[]', 'an array'],
+    ['"greeting"', 'a string'],
+    ['1000', 'a number'],
+    ['true', 'a boolean'],
+    ['null', 'null'],
+  ])('a body of %s → 400 invalid_json saying the body must be a JSON object, not %s', async (rawBody, kind) => {
+    const before = await getShop();
+    const reply = await call(stack.url, 'PATCH', '/v1/shop', { key, rawBody, headers: json });
+    expect(expectError(reply, 400, 'invalid_json')).toMatchObject({
+      param: null,
+      message: `Request body must be a JSON object ({...}), not ${kind}.`,
+    });
+    expect(await getShop()).toEqual(before);
+  });
+
   it('10 concurrent PATCHes with one Idempotency-Key execute once', async () => {
     const send = () =>
       call(stack.url, 'PATCH', '/v1/shop', {

@@ -175,6 +175,10 @@ describe('webhook endpoints over HTTP (cloud policy: https and public targets on
     [{ url: 'https://hooks.partner.example/a' }, 'events'],
     [{ events: ['*'] }, 'url'],
     [{ url: 'https://hooks.partner.example/a', events: ['*'], secret: 'whsec_mine' }, 'secret'],
+    // JSON.stringify sends a lone surrogate as its escape ("\ud800"), as a client would.
+    [{ url: 'https://hooks.partner.example/a', events: ['*'], description: 'CRM \ud800' }, 'description'],
+    [{ url: 'https://hooks.partner.example/a', events: ['*'], description: 'CRM\u0000sync' }, 'description'],
+    [{ url: 'https://hooks.partner.example/a\udfff', events: ['*'] }, 'url'],
   ])('create %j → 400 with param %s', async (body, param) => {
     const reply = await create(body);
     expect(reply.status).toBe(400);

@@ -198,6 +198,8 @@ describe('payload filters on webhook endpoints', () => {
       [{ id: 'evt_1' }, 'filter.id is not a path into the event'],
       [{ 'data.x': [[[[[[[[1]]]]]]]] }, 'filter is nested more than 8 levels deep'],
       [{ 'data.x': 'a'.repeat(4100) }, 'at most 4096'],
+      // 1400 characters, 4200 bytes: the limit is on bytes.
+      [{ 'data.x': '漢'.repeat(1400) }, 'at most 4096'],
       ['data.outcome', 'must be an object'],
     ];
     for (const [filter, message] of cases) {

@@ -140,7 +140,14 @@ describe('ingest handler, invoked directly by the voice platform', () => {
       ok: false,
       error: { code: 'resource_missing' },
     });
-    expect(await handler('not an object')).toMatchObject({ ok: false, error: { code: 'parameter_invalid' } });
+    expect(await handler('not an object')).toEqual({
+      ok: false,
+      error: { code: 'parameter_invalid', message: 'The input must be a JSON object, not a string.', param: null },
+    });
+    expect(await handler({ ...valid, caller_name: 'Pat\u0000' })).toMatchObject({
+      ok: false,
+      error: { code: 'parameter_invalid', param: 'caller_name' },
+    });
   });
 
   it('from the queue, records a call once however often SQS delivers its message (external_id)', async () => {

@@ -8,6 +8,8 @@ import { SqsIngestDeadLetters, type RefusedMessage } from '../../shared/aws/sqs-
 import type { CallBatch, CallStore } from '../../shared/domain/calls';
 import { createShop, type Shop } from '../../shared/domain/shop';
 import { logger } from '../../shared/logger';
+import type { Dynamo } from '../../shared/store/client';
+import { DynamoCallStore } from '../../shared/store/calls';
 import { MemoryShopStore } from '../helpers/memory-shops';
 
 const QUEUE_ARN = 'arn:aws:sqs:eu-west-1:123456789012:ingest';
@@ -117,6 +119,70 @@ describe('ingest from the queue (one call per message, partial batch responses)'
       batchItemFailures: [],
     });
     expect(setAside.map((m) => [m.error.code, m.error.param])).toEqual([['resource_missing', 'shop_id']]);
+  });
+
+  it.each([
+    ['NUL', 'a\u0000b'],
+    ['a lone surrogate', '\ud800'],
+  ])('sets a call whose transcript text holds %s aside with the field at fault, recording nothing', async (_, text) => {
+    const { handler, recorded, setAside, call } = await setup();
+    const body = call({ transcript: [{ speaker: 'caller', text: `ok ${text}`, offset_ms: 0 }] });
+    expect(body).toContain(JSON.stringify(text).slice(1, -1)); // the JSON escape, as a sender writes it
+    expect(await handler(batch(record('m-text', body)))).toEqual({ batchItemFailures: [] });
+    expect(recorded).toEqual([]);
+    expect(setAside.map((m) => m.error)).toEqual([
+      {
+        code: 'parameter_invalid',
+        message: expect.stringMatching(/^Invalid transcript\.0\.text: must not contain /),
+        param: 'transcript.0.text',
+      },
+    ]);
+  });
+
+  it.each([
+    ['[]', 'an array'],
+    ['"call"', 'a string'],
+    ['42', 'a number'],
+    ['null', 'null'],
+  ])('sets a body of %s aside as invalid_json that says it must be a JSON object, not %s', async (body, kind) => {
+    const { handler, setAside } = await setup();
+    expect(await handler(batch(record('m-kind', body)))).toEqual({ batchItemFailures: [] });
+    expect(setAside.map((m) => m.error)).toEqual([
+      { code: 'invalid_json', message: `The message body must be a JSON object ({...}), not ${kind}`, param: null },
+    ]);
+  });
+
+  it.each([
+    [
+      'a ValidationException',
+      Object.assign(new Error('Item size has exceeded the maximum allowed size'), { name: 'ValidationException' }),
+    ],
+    [
+      "a transaction's ValidationError",
+      Object.assign(new Error('Transaction cancelled, please refer cancellation reasons for specific reasons'), {
+        name: 'TransactionCanceledException',
+        CancellationReasons: [
+          { Code: 'None' },
+          { Code: 'ValidationError', Message: 'Item size has exceeded the maximum allowed size' },
+        ],
+      }),
+    ],
+  ])('sets a call DynamoDB refuses as too large (%s) aside at once with a code: it is not retried', async (_, err) => {
+    const { deps, setAside, call } = await setup();
+    const db = {
+      tableName: 'calls',
+      doc: { transactWrite: () => Promise.reject(err) },
+    } as unknown as Dynamo;
+    const handler = makeHandler(() => ({ ...deps, calls: new DynamoCallStore(db) }));
+    expect(await handler(batch(record('m-big', call())))).toEqual({ batchItemFailures: [] });
+    expect(setAside.map((m) => m.error)).toEqual([
+      {
+        code: 'parameter_invalid',
+        message: expect.stringMatching(/^The call is too large to store; an item holds at most \d+ bytes/),
+        param: null,
+      },
+    ]);
+    expect(error).not.toHaveBeenCalled();
   });
 
   it('reports a store failure as a batch item failure, so SQS delivers that message again; the others of the batch are done', async () => {
