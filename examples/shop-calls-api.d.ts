@@ -1364,7 +1364,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description No API key, or an unknown or revoked one; or a portal session's token that expired or was deleted (the message says which). */
+        /** @description No API key, or an unknown or revoked one; or a portal session's token that expired, was deleted or whose API key was revoked (the message says which). */
         Error401: {
             headers: {
                 "Request-Id": components["headers"]["Request-Id"];

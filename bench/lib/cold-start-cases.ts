@@ -161,7 +161,7 @@ export async function seedTable(stub: AwsStub): Promise<Seed> {
 
     const session = await createPortalSession(
       { ...portalSessionDeps(config), shops: deps.shops },
-      { shopId: demo.shop.id, mode: 'test', keyId: null },
+      { shopId: demo.shop.id, mode: 'test', key: null },
       {},
       'https://api.shop-calls.example',
     );

@@ -33,7 +33,7 @@ export async function portalOpen(deps: ApiDeps, shop: Shop, opts: PortalOpenOpti
     throw new RangeError(`--api-url '${opts.apiUrl}' is not an http(s) URL`);
   return createPortalSession(
     deps,
-    { shopId: shop.id, mode, keyId: null },
+    { shopId: shop.id, mode, key: null },
     { expires_in: expiresIn, read_only: opts.readOnly },
     `${base.origin}${base.pathname}`,
   );

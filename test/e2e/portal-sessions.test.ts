@@ -19,10 +19,16 @@ describe('portal sessions and the webhooks:read scope', () => {
   /** A shop of its own, with a key of the given scopes. */
   async function tenant(scopes: readonly Scope[] = SCOPES, write = true) {
     const shop = await createShop(stack.deps, { name: 'Müller Heating & Air', owner_email: 'owner@portal.test' });
-    const { key } = await issueKey(stack.deps.apiKeys, { shopId: shop.id, scopes: [...scopes], write, mode: 'test' });
+    const { key, record } = await issueKey(stack.deps.apiKeys, {
+      shopId: shop.id,
+      scopes: [...scopes],
+      write,
+      mode: 'test',
+    });
     return {
       shop,
       key,
+      keyId: record.id,
       as:
         (k: string) =>
         (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
@@ -144,6 +150,50 @@ describe('portal sessions and the webhooks:read scope', () => {
     expect(refused.headers.get('www-authenticate')).toMatch(/^Bearer/);
     expectError(await t.as(t.key)('DELETE', `/v1/portal-sessions/${s.id}`), 404, 'resource_missing');
     expectError(await t.as(t.key)('DELETE', '/v1/portal-sessions/not-an-id'), 404, 'resource_missing');
+  });
+
+  it('a session ends with the key that made it: once the key is revoked its token is 401 saying so at once, on reads, writes and redeliver', async () => {
+    const t = await tenant();
+    const s = await session(t.key, { expires_in: 86400 });
+    const api = t.as(s.token);
+    const endpoint = await api('POST', '/v1/webhook-endpoints', {
+      url: 'https://hooks.partner.example/before',
+      events: ['*'],
+    });
+    expect(endpoint.status).toBe(201);
+    const sent = await api('POST', `/v1/webhook-endpoints/${endpoint.json.id as string}/test`);
+    expect(sent.status).toBe(202);
+    const eventId = sent.json.id as string;
+    // Another key's session of the same shop is not that key's to end.
+    const other = await issueKey(stack.deps.apiKeys, {
+      shopId: t.shop.id,
+      scopes: ['webhooks:write'],
+      write: true,
+      mode: 'test',
+    });
+    const kept = await session(other.key);
+
+    expect(await stack.deps.apiKeys.revoke(t.keyId, new Date().toISOString())).toMatchObject({ revoked: true });
+    expectError(await t.as(t.key)('GET', '/v1/webhook-endpoints'), 401, 'invalid_api_key');
+    for (const [method, path, body] of [
+      ['GET', '/v1/webhook-endpoints', undefined],
+      ['POST', '/v1/webhook-endpoints', { url: 'https://attacker.example/collect', events: ['*'] }],
+      ['POST', `/v1/events/${eventId}/redeliver`, {}],
+      ['GET', `/v1/events/${eventId}`, undefined],
+    ] as const) {
+      const refused = await api(method, path, body);
+      expect([method, path, expectError(refused, 401, 'invalid_api_key').message]).toEqual([
+        method,
+        path,
+        expect.stringMatching(
+          /^This portal link was revoked at .*, with the API key that made it\. Ask for a new link\.$/,
+        ),
+      ]);
+      expect(refused.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    }
+    const listed = await t.as(other.key)('GET', '/v1/webhook-endpoints');
+    expect((listed.json.data as { url: string }[]).map((e) => e.url)).toEqual(['https://hooks.partner.example/before']);
+    expect((await t.as(kept.token)('GET', '/v1/webhook-endpoints')).status).toBe(200);
   });
 
   it('an expired session is 401 saying it expired (a session written with an expiry in the past: the minimum expires_in is 60 s)', async () => {

@@ -105,7 +105,7 @@ describe('operator CLI (DynamoDB Local)', () => {
       url: `http://127.0.0.1:3300/portal#token=${session.token}`,
     });
     expect(Date.parse(session.expires_at) - Date.parse(session.created_at)).toBe(600_000);
-    expect(await lookUpSession(deps.portalSessions, hashKey(session.token), Date.now())).toMatchObject({
+    expect(await lookUpSession(deps, hashKey(session.token), Date.now())).toMatchObject({
       ok: true,
       principal: { shopId: shop.id, scopes: ['webhooks:read'], session: { shopName: 'Portal Plumbing' } },
     });

@@ -1,4 +1,4 @@
-import type { Principal } from '../../shared/domain/api-keys';
+import type { ApiKeyRecord, Principal } from '../../shared/domain/api-keys';
 import { hashKey } from '../../shared/domain/api-keys';
 import {
   checkReplayedSession,
@@ -36,15 +36,47 @@ class MemorySessions implements PortalSessionStore {
   }
 }
 
+/** Keys by hash, as the authorizer reads them; `getById` only for sessions that recorded no hash. */
+class MemoryKeys {
+  readonly byHash = new Map<string, ApiKeyRecord>();
+  reads = 0;
+  add(id: string, revokedAt: string | null = null) {
+    const hash = hashKey(id);
+    this.byHash.set(hash, {
+      id,
+      shop_id: SHOP,
+      key_hash: hash,
+      mode: 'test',
+      scopes: ['webhooks:write'],
+      write: true,
+      revoked: revokedAt !== null,
+      created_at: '2026-11-01T00:00:00.000Z',
+      revoked_at: revokedAt,
+    });
+    return { id, hash };
+  }
+  async getByHash(h: string) {
+    this.reads++;
+    return this.byHash.get(h) ?? null;
+  }
+  async getById(id: string) {
+    this.reads++;
+    return [...this.byHash.values()].find((r) => r.id === id) ?? null;
+  }
+}
+
 function deps() {
   const portalSessions = new MemorySessions();
+  const apiKeys = new MemoryKeys();
+  apiKeys.add(KEY.id);
   const shops = {
     get: async (id: string) => (id === SHOP ? ({ id: SHOP, name: 'Ace Plumbing & Sons' } as never) : null),
   };
-  return { portalSessions, shops, now: () => NOW };
+  return { portalSessions, apiKeys, shops, now: () => NOW };
 }
 
-const issuer = { shopId: SHOP, mode: 'test' as const, keyId: 'key_01jd0000000000000000000000' };
+const KEY = { id: 'key_01jd0000000000000000000000', hash: hashKey('key_01jd0000000000000000000000') };
+const issuer = { shopId: SHOP, mode: 'test' as const, key: KEY };
 
 describe('portal sessions: issuing, revoking, recognising', () => {
   it('issues a pst_ token shown once, a link with it in the fragment, and stores only its hash', async () => {
@@ -64,7 +96,8 @@ describe('portal sessions: issuing, revoking, recognising', () => {
       token_hash: hashKey(s.token),
       shop_name: 'Ace Plumbing & Sons',
       mode: 'test',
-      issued_by: issuer.keyId,
+      issued_by: KEY.id,
+      issuer_key_hash: KEY.hash,
     });
     expect(JSON.stringify(stored)).not.toContain(s.token);
   });
@@ -112,7 +145,7 @@ describe('portal sessions: issuing, revoking, recognising', () => {
     const d = deps();
     const s = await createPortalSession(d, issuer, {}, 'https://api.example.test');
     expect(await deletePortalSession(d, SHOP, s.id)).toEqual({ id: s.id, object: 'portal_session', deleted: true });
-    expect((await lookUpSession(d.portalSessions, hashKey(s.token), NOW.getTime())) as unknown).toMatchObject({
+    expect((await lookUpSession(d, hashKey(s.token), NOW.getTime())) as unknown).toMatchObject({
       ok: false,
       code: 'invalid_api_key',
       message: expect.stringMatching(/revoked/),
@@ -129,7 +162,7 @@ describe('portal sessions: issuing, revoking, recognising', () => {
   it('a token works until its expires_at, then is 401 saying it expired', async () => {
     const d = deps();
     const s = await createPortalSession(d, issuer, { expires_in: 60 }, 'https://api.example.test');
-    const at = (ms: number) => lookUpSession(d.portalSessions, hashKey(s.token), NOW.getTime() + ms);
+    const at = (ms: number) => lookUpSession(d, hashKey(s.token), NOW.getTime() + ms);
     expect(await at(59_999)).toMatchObject({
       ok: true,
       principal: {
@@ -145,12 +178,48 @@ describe('portal sessions: issuing, revoking, recognising', () => {
       message: expect.stringMatching(/expired at 2026-11-23T12:01:00.000Z/),
     });
   });
+
+  it("ends with its key: once the key that made it is revoked, 401 saying so; an operator's session reads no key", async () => {
+    const d = deps();
+    const s = await createPortalSession(d, issuer, {}, 'https://api.example.test');
+    const operator = await createPortalSession(d, { ...issuer, key: null }, {}, 'https://api.example.test');
+    expect(await lookUpSession(d, hashKey(s.token), NOW.getTime())).toMatchObject({ ok: true });
+    d.apiKeys.add(KEY.id, '2026-11-23T12:00:05.000Z');
+    expect(await lookUpSession(d, hashKey(s.token), NOW.getTime())).toEqual({
+      ok: false,
+      code: 'invalid_api_key',
+      message:
+        'This portal link was revoked at 2026-11-23T12:00:05.000Z, with the API key that made it. Ask for a new link.',
+    });
+    const reads = d.apiKeys.reads;
+    expect(await lookUpSession(d, hashKey(operator.token), NOW.getTime())).toMatchObject({ ok: true });
+    expect(d.apiKeys.reads).toBe(reads);
+  });
+
+  it('a session made before its key hash was recorded finds its key by id; a key that is gone refuses it', async () => {
+    const d = deps();
+    const s = await createPortalSession(d, issuer, {}, 'https://api.example.test');
+    const record = d.portalSessions.byHash.get(hashKey(s.token)) as PortalSessionRecord;
+    delete record.issuer_key_hash;
+    expect(await lookUpSession(d, hashKey(s.token), NOW.getTime())).toMatchObject({ ok: true });
+    d.apiKeys.add(KEY.id, '2026-11-23T11:00:00.000Z');
+    expect(await lookUpSession(d, hashKey(s.token), NOW.getTime())).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/revoked at 2026-11-23T11:00:00.000Z/),
+    });
+    d.apiKeys.byHash.clear();
+    expect(await lookUpSession(d, hashKey(s.token), NOW.getTime())).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/no longer exists/),
+    });
+  });
 });
 
 describe("what a caller may call (the route middleware's scope decision)", () => {
   const key = (scopes: Principal['scopes'], write = true): Principal => ({
     shopId: SHOP,
     keyId: 'key_1',
+    keyHash: 'a'.repeat(64),
     mode: 'test',
     scopes,
     write,
