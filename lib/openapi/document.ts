@@ -17,7 +17,7 @@ const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'settings:write': 'Change the shop (with a write key).',
   'webhooks:read': 'Read webhook endpoints, their deliveries, stats and recoveries; read events.',
   'webhooks:write':
-    'Manage webhook endpoints; read and redeliver events; make portal sessions (with a write key). Allows everything `webhooks:read` does.',
+    'Manage webhook endpoints; read and redeliver events; list portal sessions, and make and delete them (with a write key). Allows everything `webhooks:read` does.',
 };
 
 type Json = Record<string, unknown>;

@@ -1,6 +1,7 @@
 import { AppError, notFound } from '../errors';
 import { isId, newId } from '../ids';
 import { hashKey, randomToken, type ApiKeyStore, type AuthOutcome, type KeyMode, type Principal } from './api-keys';
+import type { Page, PageRequest } from './pagination';
 import type { PortalSessionInput } from './portal-sessions-schema';
 import type { Resource } from './resources';
 import type { ShopStore } from './shop';
@@ -40,6 +41,8 @@ export interface PortalSessionStore {
   getByHash(tokenHash: string): Promise<PortalSessionRecord | null>;
   /** The shop's live (not deleted) session of that id. */
   get(shopId: string, id: string): Promise<PortalSessionRecord | null>;
+  /** A page of the shop's sessions, newest first: not deleted, not expired at `now` (their keys unchecked). */
+  list(shopId: string, page: PageRequest, now: string): Promise<Page<PortalSessionRecord>>;
   /** Revokes the token at once; false when the shop has no such session left to delete. */
   revoke(shopId: string, id: string, at: string): Promise<boolean>;
 }
@@ -103,6 +106,16 @@ export async function createPortalSession(
   };
 }
 
+/** A session as the list shows it: never its token (never stored) nor its hash. */
+const toPortalSessionResource = (r: PortalSessionRecord): Resource<'portalSession'> => ({
+  object: 'portal_session',
+  id: r.id,
+  read_only: r.read_only,
+  expires_at: r.valid_until,
+  created_at: r.created_at,
+  created_by: r.issued_by,
+});
+
 /**
  * Why the key that made the session no longer vouches for it (revoked, or gone); null while it
  * does, and for an operator's session, which no key made.
@@ -120,6 +133,37 @@ async function issuerRefusal(keys: IssuerKeys, r: PortalSessionRecord): Promise<
   if (!key.revoked) return null;
   const when = key.revoked_at === null ? '' : ` at ${key.revoked_at}`;
   return `This portal link was revoked${when}, with the API key that made it. Ask for a new link.`;
+}
+
+/**
+ * GET: a page of the shop's live sessions, newest first: not deleted, not expired, and made by a
+ * key that is not revoked (or by an operator). Pages are read until `limit` live ones are found
+ * or the sessions run out, so the cursor resumes right after the last session examined. `next`
+ * says sessions remain, not that their keys are live: rarely the page after is empty.
+ */
+export async function listPortalSessions(
+  deps: Pick<PortalSessionDeps, 'portalSessions' | 'now'> & { apiKeys: IssuerKeys },
+  shopId: string,
+  page: PageRequest,
+): Promise<Page<Resource<'portalSession'>>> {
+  const now = deps.now().toISOString();
+  // One read per issuing key, however many of its sessions the pages hold.
+  const verdicts = new Map<string, Promise<string | null>>();
+  const refusal = (r: PortalSessionRecord) => {
+    const issuer = r.issued_by ?? '';
+    const known = verdicts.get(issuer) ?? issuerRefusal(deps.apiKeys, r);
+    verdicts.set(issuer, known);
+    return known;
+  };
+  const items: Resource<'portalSession'>[] = [];
+  let after = page.after;
+  do {
+    const got = await deps.portalSessions.list(shopId, { limit: page.limit - items.length, after }, now);
+    const refused = await Promise.all(got.items.map(refusal));
+    items.push(...got.items.filter((_, i) => refused[i] === null).map(toPortalSessionResource));
+    after = got.next;
+  } while (after && items.length < page.limit);
+  return { items, next: after };
 }
 
 /** DELETE: the token stops working at once; a second DELETE (or another shop's id) is 404. */

@@ -99,6 +99,7 @@ describe('portal sessions and the webhooks:read scope', () => {
       ['GET', '/v1/me'],
       ['PATCH', '/v1/shop'],
       ['POST', '/v1/portal-sessions'],
+      ['GET', '/v1/portal-sessions'],
       ['DELETE', '/v1/portal-sessions/ps_01jd0000000000000000000000'],
     ] as const) {
       const error = expectError(
@@ -194,6 +195,99 @@ describe('portal sessions and the webhooks:read scope', () => {
     const listed = await t.as(other.key)('GET', '/v1/webhook-endpoints');
     expect((listed.json.data as { url: string }[]).map((e) => e.url)).toEqual(['https://hooks.partner.example/before']);
     expect((await t.as(kept.token)('GET', '/v1/webhook-endpoints')).status).toBe(200);
+  });
+
+  it("GET lists the shop's live sessions newest first, with the key that made each and never a token; deleted, expired and revoked keys' sessions are left out", async () => {
+    const t = await tenant();
+    const elsewhere = await tenant();
+    await session(elsewhere.key);
+    const older = await session(t.key, { read_only: true, expires_in: 600 });
+    const newer = await session(t.key);
+    const deleted = await session(t.key);
+    expect((await t.as(t.key)('DELETE', `/v1/portal-sessions/${deleted.id}`)).status).toBe(200);
+    const now = Date.now();
+    await stack.deps.portalSessions.create({
+      id: newId('ps', now),
+      shop_id: t.shop.id,
+      token_hash: hashKey(`pst_${'X'.repeat(40)}`),
+      mode: 'test',
+      read_only: false,
+      shop_name: t.shop.name,
+      issued_by: t.keyId,
+      issuer_key_hash: hashKey(t.key),
+      created_at: new Date(now - 120_000).toISOString(),
+      valid_until: new Date(now - 60_000).toISOString(),
+      revoked_at: null,
+    });
+    const gone = await issueKey(stack.deps.apiKeys, {
+      shopId: t.shop.id,
+      scopes: ['webhooks:write'],
+      write: true,
+      mode: 'test',
+    });
+    await session(gone.key);
+    await stack.deps.apiKeys.revoke(gone.record.id, new Date().toISOString());
+
+    const listed = await t.as(t.key)('GET', '/v1/portal-sessions');
+    expect([listed.status, listed.json]).toEqual([
+      200,
+      {
+        object: 'list',
+        data: [newer, older].map((s) => ({
+          object: 'portal_session',
+          id: s.id,
+          read_only: s.read_only,
+          expires_at: s.expires_at,
+          created_at: s.created_at,
+          created_by: t.keyId,
+        })),
+        has_more: false,
+        next_cursor: null,
+      },
+    ]);
+    expect(listed.text).not.toMatch(/pst_|token|hash/);
+
+    const first = await t.as(t.key)('GET', '/v1/portal-sessions?limit=1');
+    expect([(first.json.data as { id: string }[]).map((s) => s.id), first.json.has_more]).toEqual([[newer.id], true]);
+    const cursor = encodeURIComponent(first.json.next_cursor as string);
+    const second = await t.as(t.key)('GET', `/v1/portal-sessions?limit=1&cursor=${cursor}`);
+    expect([(second.json.data as { id: string }[]).map((s) => s.id), second.json.next_cursor]).toEqual([
+      [older.id],
+      null,
+    ]);
+    expectError(
+      await elsewhere.as(elsewhere.key)('GET', `/v1/portal-sessions?cursor=${cursor}`),
+      400,
+      'invalid_cursor',
+    );
+    expect(expectError(await t.as(t.key)('GET', '/v1/portal-sessions?limit=0'), 400, 'parameter_invalid').param).toBe(
+      'limit',
+    );
+    expect(
+      expectError(await t.as(t.key)('GET', '/v1/portal-sessions?expired=true'), 400, 'parameter_unknown').param,
+    ).toBe('expired');
+  });
+
+  it('GET needs webhooks:write: a webhooks:read key is 403 naming it; a key with it lists though not a write key (a GET, as the contract says)', async () => {
+    const t = await tenant();
+    const s = await session(t.key);
+    const reader = await issueKey(stack.deps.apiKeys, {
+      shopId: t.shop.id,
+      scopes: ['webhooks:read'],
+      write: true,
+      mode: 'test',
+    });
+    expect(
+      expectError(await t.as(reader.key)('GET', '/v1/portal-sessions'), 403, 'insufficient_scope').message,
+    ).toContain("'webhooks:write'");
+    const notWrite = await issueKey(stack.deps.apiKeys, {
+      shopId: t.shop.id,
+      scopes: ['webhooks:write'],
+      write: false,
+      mode: 'test',
+    });
+    const listed = await t.as(notWrite.key)('GET', '/v1/portal-sessions');
+    expect([listed.status, (listed.json.data as { id: string }[]).map((x) => x.id)]).toEqual([200, [s.id]]);
   });
 
   it('an expired session is 401 saying it expired (a session written with an expiry in the past: the minimum expires_in is 60 s)', async () => {

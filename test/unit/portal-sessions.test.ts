@@ -1,9 +1,11 @@
 import type { ApiKeyRecord, Principal } from '../../shared/domain/api-keys';
 import { hashKey } from '../../shared/domain/api-keys';
+import type { PageRequest } from '../../shared/domain/pagination';
 import {
   checkReplayedSession,
   createPortalSession,
   deletePortalSession,
+  listPortalSessions,
   lookUpSession,
   type PortalSessionRecord,
   type PortalSessionStore,
@@ -33,6 +35,17 @@ class MemorySessions implements PortalSessionStore {
     if (!r) return false;
     r.revoked_at = at;
     return true;
+  }
+  /** Newest first, `after` the position `{ id }` of the last one given; the deleted and the expired left out. */
+  async list(shopId: string, page: PageRequest, now: string) {
+    const all = [...this.byHash.values()]
+      .filter((r) => r.shop_id === shopId && r.revoked_at === null && r.valid_until > now)
+      .sort((a, b) => (a.id < b.id ? 1 : -1));
+    const after = page.after?.id as string | undefined;
+    const rest = after === undefined ? all : all.filter((r) => r.id < after);
+    const items = rest.slice(0, page.limit);
+    const last = items[items.length - 1];
+    return { items, next: rest.length > page.limit && last ? { id: last.id } : undefined };
   }
 }
 
@@ -212,6 +225,66 @@ describe('portal sessions: issuing, revoking, recognising', () => {
       ok: false,
       message: expect.stringMatching(/no longer exists/),
     });
+  });
+});
+
+describe('listing portal sessions', () => {
+  const page = (limit: number, after?: Record<string, unknown>): PageRequest => ({ limit, after });
+
+  it('lists the live ones newest first with the key that made each, never a token or its hash', async () => {
+    const d = deps();
+    const first = await createPortalSession(d, issuer, { read_only: true }, 'https://api.example.test');
+    const later = { ...d, now: () => new Date(NOW.getTime() + 1000) };
+    const second = await createPortalSession(later, { ...issuer, key: null }, {}, 'https://api.example.test');
+    const listed = await listPortalSessions(later, SHOP, page(20));
+    expect(listed).toEqual({
+      items: [
+        {
+          object: 'portal_session',
+          id: second.id,
+          read_only: false,
+          expires_at: second.expires_at,
+          created_at: second.created_at,
+          created_by: null,
+        },
+        {
+          object: 'portal_session',
+          id: first.id,
+          read_only: true,
+          expires_at: first.expires_at,
+          created_at: first.created_at,
+          created_by: KEY.id,
+        },
+      ],
+      next: undefined,
+    });
+    expect(JSON.stringify(listed)).not.toMatch(/pst_|token|hash/);
+    expect(await listPortalSessions(d, 'shop_01jd0000000000000000000001', page(20))).toEqual({
+      items: [],
+      next: undefined,
+    });
+  });
+
+  it('leaves out the deleted, the expired and those of a revoked key, reading each key once, and still fills the page', async () => {
+    const d = deps();
+    const revoked = d.apiKeys.add('key_01jd0000000000000000000009', '2026-11-23T11:00:00.000Z');
+    const at = (ms: number) => ({ ...d, now: () => new Date(NOW.getTime() + ms) });
+    const make = (ms: number, key = KEY, body = {}) =>
+      createPortalSession(at(ms), { ...issuer, key }, body, 'https://api.example.test');
+    const kept = [await make(1), await make(2)];
+    for (let i = 3; i < 8; i++) await make(i, revoked);
+    const deleted = await make(8);
+    await deletePortalSession(d, SHOP, deleted.id);
+    await make(9, KEY, { expires_in: 60 });
+    const newest = await make(10);
+    const later = at(60_010);
+    const one = await listPortalSessions(later, SHOP, page(2));
+    expect(one.items.map((s) => s.id)).toEqual([newest.id, kept[1]?.id]);
+    const two = await listPortalSessions(later, SHOP, page(2, one.next));
+    expect([two.items.map((s) => s.id), two.next]).toEqual([[kept[0]?.id], undefined]);
+    d.apiKeys.reads = 0;
+    expect((await listPortalSessions(later, SHOP, page(100))).items).toHaveLength(3);
+    expect(d.apiKeys.reads).toBe(2);
   });
 });
 
