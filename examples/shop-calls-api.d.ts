@@ -243,7 +243,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * GET /v1/portal-sessions
+         * @description Scope `webhooks:write`.
+         */
+        get: operations["listPortalSessions"];
         put?: never;
         /**
          * POST /v1/portal-sessions
@@ -1081,6 +1085,15 @@ export interface components {
             expires_at: string;
             /** Format: date-time */
             created_at: string;
+            /** @description The API key that made it (the session ends when that key is revoked); null when an operator did. */
+            created_by: string | null;
+        };
+        PortalSessionList: {
+            /** @constant */
+            object: "list";
+            data: components["schemas"]["PortalSession"][];
+            has_more: boolean;
+            next_cursor: string | null;
         };
         PortalSessionWithToken: {
             /** @constant */
@@ -1364,7 +1377,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description No API key, or an unknown or revoked one; or a portal session's token that expired or was deleted (the message says which). */
+        /** @description No API key, or an unknown or revoked one; or a portal session's token that expired, was deleted or whose API key was revoked (the message says which). */
         Error401: {
             headers: {
                 "Request-Id": components["headers"]["Request-Id"];
@@ -1952,6 +1965,35 @@ export interface operations {
             404: components["responses"]["Error404"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    listPortalSessions: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalSessionList"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
         };

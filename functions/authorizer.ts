@@ -66,8 +66,9 @@ function present(authorization: string | undefined): Presented {
  *
  * A key (or portal session token) this instance has seen authenticate takes from its
  * bucket, at the mode it had, while it is looked up: one table round trip before the route,
- * not two. Any other is looked up first, so a made-up key never costs a write of its own
- * (nor puts its hash in the table).
+ * not two (a key's portal session adds the read of that key's status, after its own). Any
+ * other is looked up first, so a made-up key never costs a write of its own (nor puts its
+ * hash in the table).
  */
 export const makeHandler = (
   deps: () => Deps = lambdaDeps(apiKeyDeps, rateLimitDeps, portalSessionDeps),
@@ -86,7 +87,7 @@ export const makeHandler = (
         const outcome = !presented.ok
           ? presented
           : presented.session
-            ? await lookUpSession(deps().portalSessions, presented.hash, now)
+            ? await lookUpSession(deps(), presented.hash, now)
             : await lookUpKey(deps().apiKeys, presented);
         let admission: Admission;
         if (outcome.ok && presented.ok) {

@@ -167,6 +167,9 @@ export const routes: readonly Route[] = [
     'functions/api/create-portal-session.ts',
     { idempotent: true },
   ),
+  route('listPortalSessions', 'GET', '/v1/portal-sessions', 'webhooks:write', 'functions/api/list-portal-sessions.ts', {
+    secrets: ['cursor'],
+  }),
   route(
     'deletePortalSession',
     'DELETE',

@@ -161,7 +161,7 @@ export async function seedTable(stub: AwsStub): Promise<Seed> {
 
     const session = await createPortalSession(
       { ...portalSessionDeps(config), shops: deps.shops },
-      { shopId: demo.shop.id, mode: 'test', keyId: null },
+      { shopId: demo.shop.id, mode: 'test', key: null },
       {},
       'https://api.shop-calls.example',
     );
@@ -276,6 +276,7 @@ export function coldStartCases(stub: AwsStub, seed: Seed): Record<string, ColdSt
     getEvent: ['GET', `/v1/events/${seed.event.id}`],
     redeliverEvent: ['POST', `/v1/events/${seed.event.id}/redeliver`],
     createPortalSession: ['POST', '/v1/portal-sessions', { expires_in: 1800, read_only: true }],
+    listPortalSessions: ['GET', '/v1/portal-sessions?limit=2'],
     deletePortalSession: ['DELETE', `/v1/portal-sessions/${seed.portalSessionId}`],
     listCalls: ['GET', '/v1/calls?limit=2'],
     getCall: ['GET', `/v1/calls/${seed.callId}`],

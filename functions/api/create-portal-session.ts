@@ -19,7 +19,7 @@ export const makeHandler = (
       status: 201,
       body: await createPortalSession(
         deps(),
-        { shopId: principal.shopId, mode: principal.mode, keyId: principal.keyId },
+        { shopId: principal.shopId, mode: principal.mode, key: { id: principal.keyId, hash: principal.keyHash } },
         body,
         baseUrl,
       ),

@@ -1,7 +1,14 @@
 import * as z from 'zod/mini';
-import { createPortalSession } from '../../shared/domain/portal-sessions';
+import {
+  createPortalSession,
+  deletePortalSession,
+  listPortalSessions,
+  type PortalSessionDeps,
+} from '../../shared/domain/portal-sessions';
 import { createPortalSessionBody } from '../../shared/domain/portal-sessions-schema';
+import type { Resource } from '../../shared/domain/resources';
 import type { Shop } from '../../shared/domain/shop';
+import { AppError } from '../../shared/errors';
 import type { ApiDeps } from '../../shared/wiring/api';
 
 export interface PortalOpenOptions {
@@ -33,8 +40,50 @@ export async function portalOpen(deps: ApiDeps, shop: Shop, opts: PortalOpenOpti
     throw new RangeError(`--api-url '${opts.apiUrl}' is not an http(s) URL`);
   return createPortalSession(
     deps,
-    { shopId: shop.id, mode, keyId: null },
+    { shopId: shop.id, mode, key: null },
     { expires_in: expiresIn, read_only: opts.readOnly },
     `${base.origin}${base.pathname}`,
   );
+}
+
+type ListDeps = Parameters<typeof listPortalSessions>[0];
+
+/** `portal list`: the shop's live sessions, newest first, as GET /v1/portal-sessions lists them (every page). */
+export async function portalList(deps: ListDeps, shopId: string): Promise<Resource<'portalSession'>[]> {
+  const sessions: Resource<'portalSession'>[] = [];
+  let after: Record<string, unknown> | undefined;
+  do {
+    const page = await listPortalSessions(deps, shopId, { limit: 100, after });
+    sessions.push(...page.items);
+    after = page.next;
+  } while (after);
+  return sessions;
+}
+
+/**
+ * `portal revoke`: ends the shop's session of that id, as DELETE /v1/portal-sessions/{id} does
+ * (its token is refused from its next request), or every live one with `'all'`. Answers the
+ * ids it ended; an id the shop has no live session of is a RangeError (the CLI's usage error).
+ */
+export async function portalRevoke(
+  deps: ListDeps & Pick<PortalSessionDeps, 'portalSessions' | 'now'>,
+  shopId: string,
+  which: { id: string } | 'all',
+): Promise<string[]> {
+  if (which !== 'all') {
+    try {
+      await deletePortalSession(deps, shopId, which.id);
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'resource_missing')
+        throw new RangeError(`No such portal session: ${which.id}`, { cause: err });
+      throw err;
+    }
+    return [which.id];
+  }
+  const ended: string[] = [];
+  for (const session of await portalList(deps, shopId)) {
+    // One deleted meanwhile (by DELETE or another operator) has ended already.
+    if (await deps.portalSessions.revoke(shopId, session.id, deps.now().toISOString())) ended.push(session.id);
+  }
+  return ended;
 }

@@ -9,7 +9,7 @@ import { scanShopKeys, scanShops } from '../../shared/store/operator-scan';
 import { simulatedCall } from './simulate';
 import { isTriggerType, trigger } from './trigger';
 import { enableEndpoint, endpointLine, eventLines, listShopEndpoints, showEvent } from './webhooks';
-import { portalOpen } from './portal';
+import { portalList, portalOpen, portalRevoke } from './portal';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 
 export interface Io {
@@ -200,7 +200,7 @@ export const COMMANDS: CommandSpec[] = [
   },
   {
     name: 'key revoke',
-    summary: 'revoke an API key (takes effect on its next request)',
+    summary: 'revoke an API key and the portal sessions it made (takes effect on their next request)',
     synopsis: '--key-id KEY_ID [--json]',
     details: [JSON_LINE],
     options: { 'key-id': { type: 'string' }, ...json },
@@ -254,6 +254,57 @@ export const COMMANDS: CommandSpec[] = [
               session.url,
               `(shown once; to end it early: DELETE /v1/portal-sessions/${session.id})`,
             ].join('\n'),
+      );
+    },
+  },
+  {
+    name: 'portal list',
+    summary: "list a shop's live portal sessions, newest first (never their tokens)",
+    synopsis: '--shop SHOP_ID [--json]',
+    details: [
+      'Live: not deleted, not expired, and the key that made it (if any) not revoked.',
+      'created_by is that key, or null for a link an operator made with portal open.',
+      JSON_LINE,
+    ],
+    options: { shop: { type: 'string' }, ...json },
+    run: async ({ values: v }, deps, io) => {
+      const shop = await shopById(deps, required(v, 'shop'));
+      const sessions = await portalList(deps, shop.id);
+      if (v.json) return io.out(JSON.stringify(sessions));
+      if (sessions.length === 0) return io.out(`Shop ${shop.id} has no live portal sessions.`);
+      io.out(
+        sessions
+          .map(
+            (s) =>
+              `${s.id}  ${s.read_only ? 'read-only' : 'full'}  until ${s.expires_at}  created ${s.created_at} by ${s.created_by ?? 'an operator'}`,
+          )
+          .join('\n'),
+      );
+    },
+  },
+  {
+    name: 'portal revoke',
+    summary: "end a shop's portal session at once, or all of them (their links stop working)",
+    synopsis: '--shop SHOP_ID (--id PS_ID | --all) [--json]',
+    details: [
+      '--id         the session to end (as DELETE /v1/portal-sessions/{id})',
+      '--all        every live session of the shop (e.g. when a link leaked and it is not known which)',
+      JSON_LINE,
+    ],
+    options: { shop: { type: 'string' }, id: { type: 'string' }, all: { type: 'boolean' }, ...json },
+    run: async ({ values: v }, deps, io) => {
+      const shop = await shopById(deps, required(v, 'shop'));
+      if ((v.id !== undefined) === (v.all === true)) throw new UsageError('Name one session with --id, or pass --all');
+      const ended = await portalRevoke(deps, shop.id, v.all === true ? 'all' : { id: required(v, 'id') }).catch(
+        (err: unknown) => {
+          throw err instanceof RangeError ? new UsageError(err.message) : err;
+        },
+      );
+      if (v.json) return io.out(JSON.stringify({ shop_id: shop.id, revoked: ended }));
+      io.out(
+        ended.length === 0
+          ? `Shop ${shop.id} had no live portal sessions.`
+          : ended.map((id) => `Revoked portal session ${id}`).join('\n'),
       );
     },
   },

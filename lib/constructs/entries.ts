@@ -56,6 +56,7 @@ export const FUNCTION_TABLE_PARTS: Record<string, readonly string[]> = {
   GetEvent: ['eventLogDeps'],
   RedeliverEvent: ['eventLogDeps'],
   CreatePortalSession: ['portalSessionDeps', 'shopDeps', 'idempotencyDeps'],
+  ListPortalSessions: ['portalSessionDeps', 'apiKeyDeps', 'cursorDeps'],
   DeletePortalSession: ['portalSessionDeps'],
   ListCalls: ['callDeps', 'cursorDeps'],
   GetCall: ['callDeps'],

@@ -47,7 +47,7 @@ export const STORE_ACTIONS: Record<string, { actions: TableAction[]; uses?: stri
   events: { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
   idempotency: { actions: ['DeleteItem', 'GetItem', 'PutItem', 'UpdateItem'] },
   jobs: { actions: ['GetItem', 'PutItem', 'Query'] },
-  'portal-sessions': { actions: ['DeleteItem', 'GetItem', 'PutItem', 'UpdateItem'] },
+  'portal-sessions': { actions: ['DeleteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'] },
   'rate-limits': { actions: ['UpdateItem'] },
   'resource-order': { actions: ['GetItem', 'UpdateItem'] },
   recoveries: { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },

@@ -17,7 +17,7 @@ const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'settings:write': 'Change the shop (with a write key).',
   'webhooks:read': 'Read webhook endpoints, their deliveries, stats and recoveries; read events.',
   'webhooks:write':
-    'Manage webhook endpoints; read and redeliver events; make portal sessions (with a write key). Allows everything `webhooks:read` does.',
+    'Manage webhook endpoints; read and redeliver events; list portal sessions, and make and delete them (with a write key). Allows everything `webhooks:read` does.',
 };
 
 type Json = Record<string, unknown>;
@@ -112,7 +112,7 @@ const ERROR_RESPONSES: Record<string, string> = {
   '400':
     'Invalid request: malformed JSON, a missing, invalid or unknown parameter (`param` names it), or an invalid cursor.',
   '401':
-    "No API key, or an unknown or revoked one; or a portal session's token that expired or was deleted (the message says which).",
+    "No API key, or an unknown or revoked one; or a portal session's token that expired, was deleted or whose API key was revoked (the message says which).",
   '403':
     'The key lacks the scope (`insufficient_scope`; also a portal session\'s token outside the portal\'s operations, or a read-only one on a write), or is read-only on a write (`write_key_required`). Also API Gateway\'s own refusal, before any operation runs, once a source address is over its budget of failed authentications: a bare `{"message": "Forbidden"}` (a `GatewayError`) with no `Request-Id`.',
   '404':
@@ -299,7 +299,7 @@ export function buildOpenApiDocument(specs: Record<string, OperationSpec<z.core.
           type: 'http',
           scheme: 'bearer',
           description:
-            "`Authorization: Bearer pst_…`: a portal session's token (POST /v1/portal-sessions), valid until its `expires_at` unless deleted. It allows the operations that list it and nothing else; a read-only session only their GETs. Every answer to it carries `Portal-Session-Id`, `Portal-Session-Expires-At`, `Portal-Session-Read-Only` and `Portal-Session-Shop-Name` (percent-encoded UTF-8).",
+            "`Authorization: Bearer pst_…`: a portal session's token (POST /v1/portal-sessions), valid until its `expires_at` unless deleted or the API key that made it is revoked. It allows the operations that list it and nothing else; a read-only session only their GETs. Every answer to it carries `Portal-Session-Id`, `Portal-Session-Expires-At`, `Portal-Session-Read-Only` and `Portal-Session-Shop-Name` (percent-encoded UTF-8).",
         },
       },
       headers: {

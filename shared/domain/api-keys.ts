@@ -20,6 +20,11 @@ export interface ApiKeyRecord {
 export interface ApiKeyStore {
   put(record: ApiKeyRecord): Promise<void>;
   getByHash(keyHash: string): Promise<ApiKeyRecord | null>;
+  /**
+   * The key of that id, through an index (eventually consistent): for a portal session made
+   * before sessions recorded their key's hash (./portal-sessions.ts). Null when none has it.
+   */
+  getById(keyId: string): Promise<ApiKeyRecord | null>;
   /** Marks the key revoked; null when no key has that id. */
   revoke(keyId: string, at: string): Promise<ApiKeyRecord | null>;
 }
@@ -28,6 +33,8 @@ export interface ApiKeyStore {
 export interface Principal {
   shopId: string;
   keyId: string;
+  /** SHA-256 of the credential presented (the key, or a portal session's token): how the store finds it. */
+  keyHash: string;
   mode: KeyMode;
   scopes: Scope[];
   write: boolean;
@@ -161,6 +168,7 @@ export async function lookUpKey(store: ApiKeyStore, presented: PresentedKey): Pr
     principal: {
       shopId: record.shop_id,
       keyId: record.id,
+      keyHash: record.key_hash,
       mode: record.mode,
       scopes: record.scopes,
       write: record.write,

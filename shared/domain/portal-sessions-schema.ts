@@ -1,6 +1,9 @@
 import * as z from 'zod/mini';
+import { pageQuery } from './pagination-schema';
 
-/** Request schema of POST /v1/portal-sessions (./portal-sessions.ts). */
+/** Request schemas of GET and POST /v1/portal-sessions (./portal-sessions.ts). */
+export const listPortalSessionsQuery = z.strictObject({ ...pageQuery });
+
 const EXPIRES_IN_MESSAGE = 'must be a whole number of seconds from 60 to 86400 (24 hours)';
 export const createPortalSessionBody = z.strictObject({
   expires_in: z.optional(

@@ -229,7 +229,14 @@ const portalSessionShape = {
   expires_at: time.describe('When the token stops working.'),
   created_at: time,
 };
-export const portalSessionSchema = z.strictObject(portalSessionShape).meta({ id: 'PortalSession' });
+export const portalSessionSchema = z
+  .strictObject({
+    ...portalSessionShape,
+    created_by: id('key')
+      .nullable()
+      .describe('The API key that made it (the session ends when that key is revoked); null when an operator did.'),
+  })
+  .meta({ id: 'PortalSession' });
 export const portalSessionWithTokenSchema = z
   .strictObject({
     ...portalSessionShape,

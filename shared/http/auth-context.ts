@@ -15,6 +15,7 @@ export function toAuthorizerContext(outcome: AuthOutcome): AuthorizerContext {
     authenticated: true,
     shop_id: p.shopId,
     key_id: p.keyId,
+    key_hash: p.keyHash,
     mode: p.mode,
     scopes: p.scopes.join(' '),
     write: p.write,
@@ -58,6 +59,7 @@ export function fromAuthorizerContext(ctx: AuthorizerContext | undefined): AuthO
     principal: {
       shopId: String(ctx.shop_id),
       keyId: String(ctx.key_id),
+      keyHash: String(ctx.key_hash),
       mode: ctx.mode as KeyMode,
       scopes: String(ctx.scopes).split(' ').filter(Boolean) as Scope[],
       // Context values may arrive as strings depending on the integration; accept both.

@@ -19,15 +19,13 @@ export class DynamoApiKeyStore implements ApiKeyStore {
     return getRecord<ApiKeyRecord>(this.db, keys.apiKey(keyHash));
   }
 
+  async getById(keyId: string): Promise<ApiKeyRecord | null> {
+    const item = await this.itemById(keyId);
+    return item ? stripKeys<ApiKeyRecord>(item) : null;
+  }
+
   async revoke(keyId: string, at: string): Promise<ApiKeyRecord | null> {
-    const { gsi1pk, gsi1sk } = keys.apiKeyById(keyId);
-    const found = await this.db.doc.query({
-      TableName: this.db.tableName,
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk = :sk',
-      ExpressionAttributeValues: { ':pk': gsi1pk, ':sk': gsi1sk },
-    });
-    const item = found.Items?.[0];
+    const item = await this.itemById(keyId);
     if (!item) return null;
     try {
       const out = await this.db.doc.update({
@@ -44,5 +42,17 @@ export class DynamoApiKeyStore implements ApiKeyStore {
       if (isConditionFailed(err)) return stripKeys<ApiKeyRecord>(item);
       throw err;
     }
+  }
+
+  /** The key's item found by its id in GSI1 (an index: eventually consistent). */
+  private async itemById(keyId: string): Promise<Record<string, unknown> | undefined> {
+    const { gsi1pk, gsi1sk } = keys.apiKeyById(keyId);
+    const found = await this.db.doc.query({
+      TableName: this.db.tableName,
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk = :sk',
+      ExpressionAttributeValues: { ':pk': gsi1pk, ':sk': gsi1sk },
+    });
+    return found.Items?.[0];
   }
 }

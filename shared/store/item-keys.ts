@@ -20,7 +20,10 @@ export const apiKeyById = (keyId: string) => ({ gsi1pk: gsi1Partition.apiKeyById
 export const portalSession = (tokenHash: string) => ({ pk: `PORTALSESSION#${tokenHash}`, sk: 'PORTALSESSION' });
 
 /** The same session in its shop's partition, by id: what DELETE finds (and removes), so another shop's id is never found. */
-export const portalSessionById = (shopId: string, sessionId: string) => ({ pk: shopPk(shopId), sk: `PS#${sessionId}` });
+export const portalSessionById = (shopId: string, sessionId: string) => ({
+  pk: shopPk(shopId),
+  sk: `${skPrefix.portalSession}${sessionId}`,
+});
 
 export const call = (shopId: string, callId: string) => ({ pk: shopPk(shopId), sk: `CALL#${callId}` });
 

@@ -54,4 +54,5 @@ export const skPrefix = {
   eventMarkers: (eventId: string) => `DLV#${eventId}#`,
   deletedEndpoint: 'WEGONE#',
   endpointStats: (endpointId: string) => `WESTAT#${endpointId}#`,
+  portalSession: 'PS#',
 } as const;

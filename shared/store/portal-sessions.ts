@@ -1,6 +1,9 @@
+import type { Page, PageRequest } from '../domain/pagination';
 import type { PortalSessionRecord, PortalSessionStore } from '../domain/portal-sessions';
-import { cancellationReasons, getRecord, type Dynamo } from './client';
+import { cancellationReasons, getRecord, stripKeys, type Dynamo } from './client';
 import * as keys from './item-keys';
+import { shopPk, skPrefix } from './keys';
+import { queryPage } from './pagination';
 import { TABLE } from './table';
 
 /** An expired session answers "expired" (not "not valid") for a day, then TTL removes it. */
@@ -8,8 +11,8 @@ const KEEP_AFTER_EXPIRY_SECONDS = 24 * 3600;
 
 /**
  * Two items per session, written together: one by the token's hash (the authorizer's
- * lookup, strongly consistent like a key's) and one in the shop's partition by id (DELETE's).
- * Both carry the whole record and a TTL a day past its expiry.
+ * lookup, strongly consistent like a key's) and one in the shop's partition by id (DELETE's
+ * and the list's). Both carry the whole record and a TTL a day past its expiry.
  */
 export class DynamoPortalSessionStore implements PortalSessionStore {
   constructor(private readonly db: Dynamo) {}
@@ -32,6 +35,25 @@ export class DynamoPortalSessionStore implements PortalSessionStore {
 
   get(shopId: string, id: string): Promise<PortalSessionRecord | null> {
     return getRecord<PortalSessionRecord>(this.db, keys.portalSessionById(shopId, id));
+  }
+
+  /**
+   * The shop's items, newest first (ids are time-ordered), those expired left out by the
+   * Query's filter; strongly consistent, so a session just made or deleted shows as such.
+   */
+  async list(shopId: string, page: PageRequest, now: string): Promise<Page<PortalSessionRecord>> {
+    const result = await queryPage(
+      this.db,
+      {
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        FilterExpression: 'valid_until > :now',
+        ExpressionAttributeValues: { ':pk': shopPk(shopId), ':prefix': skPrefix.portalSession, ':now': now },
+        ScanIndexForward: false,
+        ConsistentRead: true,
+      },
+      page,
+    );
+    return { items: result.items.map((i) => stripKeys<PortalSessionRecord>(i)), next: result.next };
   }
 
   /** Removes the shop's item and marks the token's revoked, in one transaction: the next request with it is refused. */

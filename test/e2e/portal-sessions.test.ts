@@ -19,10 +19,16 @@ describe('portal sessions and the webhooks:read scope', () => {
   /** A shop of its own, with a key of the given scopes. */
   async function tenant(scopes: readonly Scope[] = SCOPES, write = true) {
     const shop = await createShop(stack.deps, { name: 'Müller Heating & Air', owner_email: 'owner@portal.test' });
-    const { key } = await issueKey(stack.deps.apiKeys, { shopId: shop.id, scopes: [...scopes], write, mode: 'test' });
+    const { key, record } = await issueKey(stack.deps.apiKeys, {
+      shopId: shop.id,
+      scopes: [...scopes],
+      write,
+      mode: 'test',
+    });
     return {
       shop,
       key,
+      keyId: record.id,
       as:
         (k: string) =>
         (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
@@ -93,6 +99,7 @@ describe('portal sessions and the webhooks:read scope', () => {
       ['GET', '/v1/me'],
       ['PATCH', '/v1/shop'],
       ['POST', '/v1/portal-sessions'],
+      ['GET', '/v1/portal-sessions'],
       ['DELETE', '/v1/portal-sessions/ps_01jd0000000000000000000000'],
     ] as const) {
       const error = expectError(
@@ -144,6 +151,143 @@ describe('portal sessions and the webhooks:read scope', () => {
     expect(refused.headers.get('www-authenticate')).toMatch(/^Bearer/);
     expectError(await t.as(t.key)('DELETE', `/v1/portal-sessions/${s.id}`), 404, 'resource_missing');
     expectError(await t.as(t.key)('DELETE', '/v1/portal-sessions/not-an-id'), 404, 'resource_missing');
+  });
+
+  it('a session ends with the key that made it: once the key is revoked its token is 401 saying so at once, on reads, writes and redeliver', async () => {
+    const t = await tenant();
+    const s = await session(t.key, { expires_in: 86400 });
+    const api = t.as(s.token);
+    const endpoint = await api('POST', '/v1/webhook-endpoints', {
+      url: 'https://hooks.partner.example/before',
+      events: ['*'],
+    });
+    expect(endpoint.status).toBe(201);
+    const sent = await api('POST', `/v1/webhook-endpoints/${endpoint.json.id as string}/test`);
+    expect(sent.status).toBe(202);
+    const eventId = sent.json.id as string;
+    // Another key's session of the same shop is not that key's to end.
+    const other = await issueKey(stack.deps.apiKeys, {
+      shopId: t.shop.id,
+      scopes: ['webhooks:write'],
+      write: true,
+      mode: 'test',
+    });
+    const kept = await session(other.key);
+
+    expect(await stack.deps.apiKeys.revoke(t.keyId, new Date().toISOString())).toMatchObject({ revoked: true });
+    expectError(await t.as(t.key)('GET', '/v1/webhook-endpoints'), 401, 'invalid_api_key');
+    for (const [method, path, body] of [
+      ['GET', '/v1/webhook-endpoints', undefined],
+      ['POST', '/v1/webhook-endpoints', { url: 'https://attacker.example/collect', events: ['*'] }],
+      ['POST', `/v1/events/${eventId}/redeliver`, {}],
+      ['GET', `/v1/events/${eventId}`, undefined],
+    ] as const) {
+      const refused = await api(method, path, body);
+      expect([method, path, expectError(refused, 401, 'invalid_api_key').message]).toEqual([
+        method,
+        path,
+        expect.stringMatching(
+          /^This portal link was revoked at .*, with the API key that made it\. Ask for a new link\.$/,
+        ),
+      ]);
+      expect(refused.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    }
+    const listed = await t.as(other.key)('GET', '/v1/webhook-endpoints');
+    expect((listed.json.data as { url: string }[]).map((e) => e.url)).toEqual(['https://hooks.partner.example/before']);
+    expect((await t.as(kept.token)('GET', '/v1/webhook-endpoints')).status).toBe(200);
+  });
+
+  it("GET lists the shop's live sessions newest first, with the key that made each and never a token; deleted, expired and revoked keys' sessions are left out", async () => {
+    const t = await tenant();
+    const elsewhere = await tenant();
+    await session(elsewhere.key);
+    const older = await session(t.key, { read_only: true, expires_in: 600 });
+    const newer = await session(t.key);
+    const deleted = await session(t.key);
+    expect((await t.as(t.key)('DELETE', `/v1/portal-sessions/${deleted.id}`)).status).toBe(200);
+    const now = Date.now();
+    await stack.deps.portalSessions.create({
+      id: newId('ps', now),
+      shop_id: t.shop.id,
+      token_hash: hashKey(`pst_${'X'.repeat(40)}`),
+      mode: 'test',
+      read_only: false,
+      shop_name: t.shop.name,
+      issued_by: t.keyId,
+      issuer_key_hash: hashKey(t.key),
+      created_at: new Date(now - 120_000).toISOString(),
+      valid_until: new Date(now - 60_000).toISOString(),
+      revoked_at: null,
+    });
+    const gone = await issueKey(stack.deps.apiKeys, {
+      shopId: t.shop.id,
+      scopes: ['webhooks:write'],
+      write: true,
+      mode: 'test',
+    });
+    await session(gone.key);
+    await stack.deps.apiKeys.revoke(gone.record.id, new Date().toISOString());
+
+    const listed = await t.as(t.key)('GET', '/v1/portal-sessions');
+    expect([listed.status, listed.json]).toEqual([
+      200,
+      {
+        object: 'list',
+        data: [newer, older].map((s) => ({
+          object: 'portal_session',
+          id: s.id,
+          read_only: s.read_only,
+          expires_at: s.expires_at,
+          created_at: s.created_at,
+          created_by: t.keyId,
+        })),
+        has_more: false,
+        next_cursor: null,
+      },
+    ]);
+    expect(listed.text).not.toMatch(/pst_|token|hash/);
+
+    const first = await t.as(t.key)('GET', '/v1/portal-sessions?limit=1');
+    expect([(first.json.data as { id: string }[]).map((s) => s.id), first.json.has_more]).toEqual([[newer.id], true]);
+    const cursor = encodeURIComponent(first.json.next_cursor as string);
+    const second = await t.as(t.key)('GET', `/v1/portal-sessions?limit=1&cursor=${cursor}`);
+    expect([(second.json.data as { id: string }[]).map((s) => s.id), second.json.next_cursor]).toEqual([
+      [older.id],
+      null,
+    ]);
+    expectError(
+      await elsewhere.as(elsewhere.key)('GET', `/v1/portal-sessions?cursor=${cursor}`),
+      400,
+      'invalid_cursor',
+    );
+    expect(expectError(await t.as(t.key)('GET', '/v1/portal-sessions?limit=0'), 400, 'parameter_invalid').param).toBe(
+      'limit',
+    );
+    expect(
+      expectError(await t.as(t.key)('GET', '/v1/portal-sessions?expired=true'), 400, 'parameter_unknown').param,
+    ).toBe('expired');
+  });
+
+  it('GET needs webhooks:write: a webhooks:read key is 403 naming it; a key with it lists though not a write key (a GET, as the contract says)', async () => {
+    const t = await tenant();
+    const s = await session(t.key);
+    const reader = await issueKey(stack.deps.apiKeys, {
+      shopId: t.shop.id,
+      scopes: ['webhooks:read'],
+      write: true,
+      mode: 'test',
+    });
+    expect(
+      expectError(await t.as(reader.key)('GET', '/v1/portal-sessions'), 403, 'insufficient_scope').message,
+    ).toContain("'webhooks:write'");
+    const notWrite = await issueKey(stack.deps.apiKeys, {
+      shopId: t.shop.id,
+      scopes: ['webhooks:write'],
+      write: false,
+      mode: 'test',
+    });
+    const listed = await t.as(notWrite.key)('GET', '/v1/portal-sessions');
+    expect([listed.status, (listed.json.data as { id: string }[]).map((x) => x.id)]).toEqual([200, [s.id]]);
   });
 
   it('an expired session is 401 saying it expired (a session written with an expiry in the past: the minimum expires_in is 60 s)', async () => {

@@ -9,6 +9,7 @@ export function principal(overrides: Partial<Principal> = {}): Principal {
   return {
     shopId: 'shop_01jd0000000000000000000000',
     keyId: 'key_01jd0000000000000000000000',
+    keyHash: 'a'.repeat(64),
     mode: 'test',
     scopes: [...SCOPES],
     write: true,

@@ -1,6 +1,6 @@
 import { COMMANDS, runCli } from '../../lib/cli/run';
 import { authenticate, hashKey } from '../../shared/domain/api-keys';
-import { lookUpSession } from '../../shared/domain/portal-sessions';
+import { createPortalSession, lookUpSession } from '../../shared/domain/portal-sessions';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { newDelivery, fanOutDeliveryId } from '../../shared/delivery/deliveries';
 import { createEndpoint } from '../../shared/domain/webhook-endpoints';
@@ -81,6 +81,9 @@ describe('operator CLI (DynamoDB Local)', () => {
     [['trigger', 'call.exploded'], /Unknown event type 'call.exploded'/],
     [['trigger', 'call.completed', 'job.created'], /Unexpected argument 'job.created'/],
     [['key'], /Usage: npm run cli -- key <create\|list\|revoke>/],
+    [['portal'], /Usage: npm run cli -- portal <open\|list\|revoke>/],
+    [['portal', 'list'], /--shop is required/],
+    [['portal', 'revoke', '--shop', 'shop_01jd0000000000000000000000', '--all'], /No such shop/],
   ])('%j fails clearly', async (argv, message) => {
     const result = await cli(...argv);
     expect(result.code).toBe(2);
@@ -105,7 +108,7 @@ describe('operator CLI (DynamoDB Local)', () => {
       url: `http://127.0.0.1:3300/portal#token=${session.token}`,
     });
     expect(Date.parse(session.expires_at) - Date.parse(session.created_at)).toBe(600_000);
-    expect(await lookUpSession(deps.portalSessions, hashKey(session.token), Date.now())).toMatchObject({
+    expect(await lookUpSession(deps, hashKey(session.token), Date.now())).toMatchObject({
       ok: true,
       principal: { shopId: shop.id, scopes: ['webhooks:read'], session: { shopName: 'Portal Plumbing' } },
     });
@@ -128,6 +131,85 @@ describe('operator CLI (DynamoDB Local)', () => {
       expect([result.code, result.err]).toEqual([2, expect.stringMatching(message)]);
     }
     expect((await cli('portal', 'open', '--shop', shop.id)).err).toMatch(/--api-url is required/);
+  });
+
+  it("portal list shows a shop's live sessions (never a token) and portal revoke ends one, or all, at once; key revoke ends a key's", async () => {
+    const shop = JSON.parse(
+      (await cli('shop', 'create', '--name', 'Links Ltd', '--owner-email', 'l@l.co', '--json')).out,
+    );
+    const open = async (...argv: string[]) => {
+      const out: string[] = [];
+      await runCli(['portal', 'open', '--shop', shop.id, '--json', ...argv], () => deps, {
+        out: (l) => out.push(l),
+        err: (l) => out.push(l),
+        apiUrl: 'http://127.0.0.1:3300',
+      });
+      return JSON.parse(out.join('\n')) as { id: string; token: string; created_at: string; expires_at: string };
+    };
+    const works = async (token: string) => (await lookUpSession(deps, hashKey(token), Date.now())).ok;
+    const first = await open('--read-only');
+    const second = await open();
+    const key = JSON.parse(
+      (await cli('key', 'create', '--shop', shop.id, '--scopes', 'webhooks:write', '--write', '--json')).out,
+    );
+    const byKey = await createPortalSession(
+      deps,
+      { shopId: shop.id, mode: 'test', key: { id: key.id, hash: hashKey(key.key) } },
+      {},
+      'http://127.0.0.1:3300',
+    );
+
+    const listed = await cli('portal', 'list', '--shop', shop.id, '--json');
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.out)).toEqual([
+      expect.objectContaining({ id: byKey.id, read_only: false, created_by: key.id }),
+      {
+        object: 'portal_session',
+        id: second.id,
+        read_only: false,
+        expires_at: second.expires_at,
+        created_at: second.created_at,
+        created_by: null,
+      },
+      expect.objectContaining({ id: first.id, read_only: true, created_by: null }),
+    ]);
+    expect(listed.out).not.toMatch(/pst_|token/);
+    expect((await cli('portal', 'list', '--shop', shop.id)).out.split('\n')).toEqual([
+      expect.stringMatching(new RegExp(`^${byKey.id}  full  until .* by ${key.id}$`)),
+      expect.stringMatching(new RegExp(`^${second.id}  full  until ${second.expires_at}  created .* by an operator$`)),
+      expect.stringMatching(new RegExp(`^${first.id}  read-only  until `)),
+    ]);
+
+    // A key's revocation ends its sessions (the operator's links live on).
+    expect((await cli('key', 'revoke', '--key-id', key.id)).code).toBe(0);
+    expect(await works(byKey.token)).toBe(false);
+    expect(
+      JSON.parse((await cli('portal', 'list', '--shop', shop.id, '--json')).out).map((s: { id: string }) => s.id),
+    ).toEqual([second.id, first.id]);
+
+    expect(await cli('portal', 'revoke', '--shop', shop.id, '--id', first.id)).toEqual({
+      code: 0,
+      out: `Revoked portal session ${first.id}`,
+      err: '',
+    });
+    expect([await works(first.token), await works(second.token)]).toEqual([false, true]);
+    const again = await cli('portal', 'revoke', '--shop', shop.id, '--id', first.id);
+    expect([again.code, again.err]).toEqual([2, `Error: No such portal session: ${first.id}`]);
+    for (const argv of [[], ['--id', second.id, '--all']]) {
+      const result = await cli('portal', 'revoke', '--shop', shop.id, ...argv);
+      expect([result.code, result.err]).toEqual([2, 'Error: Name one session with --id, or pass --all']);
+    }
+
+    const third = await open();
+    expect(JSON.parse((await cli('portal', 'revoke', '--shop', shop.id, '--all', '--json')).out)).toEqual({
+      shop_id: shop.id,
+      revoked: [third.id, second.id],
+    });
+    expect([await works(second.token), await works(third.token)]).toEqual([false, false]);
+    expect((await cli('portal', 'list', '--shop', shop.id)).out).toBe(`Shop ${shop.id} has no live portal sessions.`);
+    expect((await cli('portal', 'revoke', '--shop', shop.id, '--all')).out).toBe(
+      `Shop ${shop.id} had no live portal sessions.`,
+    );
   });
 
   it('simulates calls with jobs through the domain code', async () => {

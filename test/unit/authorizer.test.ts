@@ -30,6 +30,11 @@ class HeldKeys implements ApiKeyStore {
     if (this.failing) throw new Error('table down');
     return this.records.get(h) ?? null;
   }
+  async getById(id: string) {
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.answered++;
+    return [...this.records.values()].find((r) => r.id === id) ?? null;
+  }
   async revoke() {
     return null;
   }
@@ -75,12 +80,19 @@ function setup() {
     () => ({ apiKeys: keys, portalSessions: sessions, rateLimiter: limiter, rateLimits: LIMITS }),
     () => T0,
   );
-  /** One request: started, its lookup let answer once it waits, its verdict returned. */
+  /** One request: started, its lookups let answer once they wait (one after another), its verdict returned. */
   const run = async (key: string, sourceIp = '198.51.100.7') => {
     limiter.answeredBefore = keys.answered;
     const verdict = authorize({ headers: { authorization: `Bearer ${key}` }, requestContext: { http: { sourceIp } } });
-    await flush();
-    keys.answer();
+    let settled = false;
+    const done = () => {
+      settled = true;
+    };
+    verdict.then(done, done);
+    while (!settled) {
+      await flush();
+      keys.answer();
+    }
     return verdict;
   };
   return { keys, sessions, limiter, run };
@@ -192,6 +204,7 @@ describe('authorizer: the key lookup and the rate-limit take', () => {
 
 describe('authorizer: portal session tokens', () => {
   const T = (offsetMs: number) => new Date(T0 + offsetMs).toISOString();
+  /** An operator's session (no key made it) unless `over` names the key. */
   function session(sessions: HeldSessions, over: Partial<PortalSessionRecord> = {}) {
     const token = `pst_${generateSecretKey('test').slice(-40)}`;
     const record: PortalSessionRecord = {
@@ -201,7 +214,8 @@ describe('authorizer: portal session tokens', () => {
       mode: 'live',
       read_only: false,
       shop_name: 'Ace Plumbing',
-      issued_by: 'key_01jd0000000000000000000000',
+      issued_by: null,
+      issuer_key_hash: null,
       created_at: T(-60_000),
       valid_until: T(3_600_000),
       revoked_at: null,
@@ -264,6 +278,23 @@ describe('authorizer: portal session tokens', () => {
       expect(limiter.takes.map((t) => t.bucket)).toEqual([failureBucket('198.51.100.7')]);
     },
   );
+
+  it('a key’s session ends with the key: the request after the revocation is 401 saying so, though the token was seen', async () => {
+    const { keys, sessions, limiter, run } = setup();
+    const key = await issued(keys, 'live');
+    const token = session(sessions, { issued_by: 'key_01jd0000000000000000000000', issuer_key_hash: hashKey(key) });
+    expect((await run(token)).context).toMatchObject({ authenticated: true, key_id: 'ps_01jd0000000000000000000000' });
+    expect((await run(token)).context).toMatchObject({ authenticated: true });
+    const record = keys.records.get(hashKey(key)) as ApiKeyRecord;
+    keys.records.set(hashKey(key), { ...record, revoked: true, revoked_at: T(-5) });
+    limiter.takes.length = 0;
+    expect((await run(token)).context).toEqual({
+      authenticated: false,
+      error_code: 'invalid_api_key',
+      error_message: `This portal link was revoked at ${T(-5)}, with the API key that made it. Ask for a new link.`,
+    });
+    expect(limiter.takes.map((t) => t.bucket)).toEqual([keyBucket(hashKey(token)), failureBucket('198.51.100.7')]);
+  });
 
   it('an unknown token of the right shape is 401 with a message about the link, never a key lookup', async () => {
     const { keys, run } = setup();

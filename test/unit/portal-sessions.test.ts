@@ -1,9 +1,11 @@
-import type { Principal } from '../../shared/domain/api-keys';
+import type { ApiKeyRecord, Principal } from '../../shared/domain/api-keys';
 import { hashKey } from '../../shared/domain/api-keys';
+import type { PageRequest } from '../../shared/domain/pagination';
 import {
   checkReplayedSession,
   createPortalSession,
   deletePortalSession,
+  listPortalSessions,
   lookUpSession,
   type PortalSessionRecord,
   type PortalSessionStore,
@@ -34,17 +36,60 @@ class MemorySessions implements PortalSessionStore {
     r.revoked_at = at;
     return true;
   }
+  /** Newest first, `after` the position `{ id }` of the last one given; the deleted and the expired left out. */
+  async list(shopId: string, page: PageRequest, now: string) {
+    const all = [...this.byHash.values()]
+      .filter((r) => r.shop_id === shopId && r.revoked_at === null && r.valid_until > now)
+      .sort((a, b) => (a.id < b.id ? 1 : -1));
+    const after = page.after?.id as string | undefined;
+    const rest = after === undefined ? all : all.filter((r) => r.id < after);
+    const items = rest.slice(0, page.limit);
+    const last = items[items.length - 1];
+    return { items, next: rest.length > page.limit && last ? { id: last.id } : undefined };
+  }
+}
+
+/** Keys by hash, as the authorizer reads them; `getById` only for sessions that recorded no hash. */
+class MemoryKeys {
+  readonly byHash = new Map<string, ApiKeyRecord>();
+  reads = 0;
+  add(id: string, revokedAt: string | null = null) {
+    const hash = hashKey(id);
+    this.byHash.set(hash, {
+      id,
+      shop_id: SHOP,
+      key_hash: hash,
+      mode: 'test',
+      scopes: ['webhooks:write'],
+      write: true,
+      revoked: revokedAt !== null,
+      created_at: '2026-11-01T00:00:00.000Z',
+      revoked_at: revokedAt,
+    });
+    return { id, hash };
+  }
+  async getByHash(h: string) {
+    this.reads++;
+    return this.byHash.get(h) ?? null;
+  }
+  async getById(id: string) {
+    this.reads++;
+    return [...this.byHash.values()].find((r) => r.id === id) ?? null;
+  }
 }
 
 function deps() {
   const portalSessions = new MemorySessions();
+  const apiKeys = new MemoryKeys();
+  apiKeys.add(KEY.id);
   const shops = {
     get: async (id: string) => (id === SHOP ? ({ id: SHOP, name: 'Ace Plumbing & Sons' } as never) : null),
   };
-  return { portalSessions, shops, now: () => NOW };
+  return { portalSessions, apiKeys, shops, now: () => NOW };
 }
 
-const issuer = { shopId: SHOP, mode: 'test' as const, keyId: 'key_01jd0000000000000000000000' };
+const KEY = { id: 'key_01jd0000000000000000000000', hash: hashKey('key_01jd0000000000000000000000') };
+const issuer = { shopId: SHOP, mode: 'test' as const, key: KEY };
 
 describe('portal sessions: issuing, revoking, recognising', () => {
   it('issues a pst_ token shown once, a link with it in the fragment, and stores only its hash', async () => {
@@ -64,7 +109,8 @@ describe('portal sessions: issuing, revoking, recognising', () => {
       token_hash: hashKey(s.token),
       shop_name: 'Ace Plumbing & Sons',
       mode: 'test',
-      issued_by: issuer.keyId,
+      issued_by: KEY.id,
+      issuer_key_hash: KEY.hash,
     });
     expect(JSON.stringify(stored)).not.toContain(s.token);
   });
@@ -112,7 +158,7 @@ describe('portal sessions: issuing, revoking, recognising', () => {
     const d = deps();
     const s = await createPortalSession(d, issuer, {}, 'https://api.example.test');
     expect(await deletePortalSession(d, SHOP, s.id)).toEqual({ id: s.id, object: 'portal_session', deleted: true });
-    expect((await lookUpSession(d.portalSessions, hashKey(s.token), NOW.getTime())) as unknown).toMatchObject({
+    expect((await lookUpSession(d, hashKey(s.token), NOW.getTime())) as unknown).toMatchObject({
       ok: false,
       code: 'invalid_api_key',
       message: expect.stringMatching(/revoked/),
@@ -129,7 +175,7 @@ describe('portal sessions: issuing, revoking, recognising', () => {
   it('a token works until its expires_at, then is 401 saying it expired', async () => {
     const d = deps();
     const s = await createPortalSession(d, issuer, { expires_in: 60 }, 'https://api.example.test');
-    const at = (ms: number) => lookUpSession(d.portalSessions, hashKey(s.token), NOW.getTime() + ms);
+    const at = (ms: number) => lookUpSession(d, hashKey(s.token), NOW.getTime() + ms);
     expect(await at(59_999)).toMatchObject({
       ok: true,
       principal: {
@@ -145,12 +191,108 @@ describe('portal sessions: issuing, revoking, recognising', () => {
       message: expect.stringMatching(/expired at 2026-11-23T12:01:00.000Z/),
     });
   });
+
+  it("ends with its key: once the key that made it is revoked, 401 saying so; an operator's session reads no key", async () => {
+    const d = deps();
+    const s = await createPortalSession(d, issuer, {}, 'https://api.example.test');
+    const operator = await createPortalSession(d, { ...issuer, key: null }, {}, 'https://api.example.test');
+    expect(await lookUpSession(d, hashKey(s.token), NOW.getTime())).toMatchObject({ ok: true });
+    d.apiKeys.add(KEY.id, '2026-11-23T12:00:05.000Z');
+    expect(await lookUpSession(d, hashKey(s.token), NOW.getTime())).toEqual({
+      ok: false,
+      code: 'invalid_api_key',
+      message:
+        'This portal link was revoked at 2026-11-23T12:00:05.000Z, with the API key that made it. Ask for a new link.',
+    });
+    const reads = d.apiKeys.reads;
+    expect(await lookUpSession(d, hashKey(operator.token), NOW.getTime())).toMatchObject({ ok: true });
+    expect(d.apiKeys.reads).toBe(reads);
+  });
+
+  it('a session made before its key hash was recorded finds its key by id; a key that is gone refuses it', async () => {
+    const d = deps();
+    const s = await createPortalSession(d, issuer, {}, 'https://api.example.test');
+    const record = d.portalSessions.byHash.get(hashKey(s.token)) as PortalSessionRecord;
+    delete record.issuer_key_hash;
+    expect(await lookUpSession(d, hashKey(s.token), NOW.getTime())).toMatchObject({ ok: true });
+    d.apiKeys.add(KEY.id, '2026-11-23T11:00:00.000Z');
+    expect(await lookUpSession(d, hashKey(s.token), NOW.getTime())).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/revoked at 2026-11-23T11:00:00.000Z/),
+    });
+    d.apiKeys.byHash.clear();
+    expect(await lookUpSession(d, hashKey(s.token), NOW.getTime())).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/no longer exists/),
+    });
+  });
+});
+
+describe('listing portal sessions', () => {
+  const page = (limit: number, after?: Record<string, unknown>): PageRequest => ({ limit, after });
+
+  it('lists the live ones newest first with the key that made each, never a token or its hash', async () => {
+    const d = deps();
+    const first = await createPortalSession(d, issuer, { read_only: true }, 'https://api.example.test');
+    const later = { ...d, now: () => new Date(NOW.getTime() + 1000) };
+    const second = await createPortalSession(later, { ...issuer, key: null }, {}, 'https://api.example.test');
+    const listed = await listPortalSessions(later, SHOP, page(20));
+    expect(listed).toEqual({
+      items: [
+        {
+          object: 'portal_session',
+          id: second.id,
+          read_only: false,
+          expires_at: second.expires_at,
+          created_at: second.created_at,
+          created_by: null,
+        },
+        {
+          object: 'portal_session',
+          id: first.id,
+          read_only: true,
+          expires_at: first.expires_at,
+          created_at: first.created_at,
+          created_by: KEY.id,
+        },
+      ],
+      next: undefined,
+    });
+    expect(JSON.stringify(listed)).not.toMatch(/pst_|token|hash/);
+    expect(await listPortalSessions(d, 'shop_01jd0000000000000000000001', page(20))).toEqual({
+      items: [],
+      next: undefined,
+    });
+  });
+
+  it('leaves out the deleted, the expired and those of a revoked key, reading each key once, and still fills the page', async () => {
+    const d = deps();
+    const revoked = d.apiKeys.add('key_01jd0000000000000000000009', '2026-11-23T11:00:00.000Z');
+    const at = (ms: number) => ({ ...d, now: () => new Date(NOW.getTime() + ms) });
+    const make = (ms: number, key = KEY, body = {}) =>
+      createPortalSession(at(ms), { ...issuer, key }, body, 'https://api.example.test');
+    const kept = [await make(1), await make(2)];
+    for (let i = 3; i < 8; i++) await make(i, revoked);
+    const deleted = await make(8);
+    await deletePortalSession(d, SHOP, deleted.id);
+    await make(9, KEY, { expires_in: 60 });
+    const newest = await make(10);
+    const later = at(60_010);
+    const one = await listPortalSessions(later, SHOP, page(2));
+    expect(one.items.map((s) => s.id)).toEqual([newest.id, kept[1]?.id]);
+    const two = await listPortalSessions(later, SHOP, page(2, one.next));
+    expect([two.items.map((s) => s.id), two.next]).toEqual([[kept[0]?.id], undefined]);
+    d.apiKeys.reads = 0;
+    expect((await listPortalSessions(later, SHOP, page(100))).items).toHaveLength(3);
+    expect(d.apiKeys.reads).toBe(2);
+  });
 });
 
 describe("what a caller may call (the route middleware's scope decision)", () => {
   const key = (scopes: Principal['scopes'], write = true): Principal => ({
     shopId: SHOP,
     keyId: 'key_1',
+    keyHash: 'a'.repeat(64),
     mode: 'test',
     scopes,
     write,

@@ -6,10 +6,10 @@ import { resolve, routes } from '../../shared/routes';
 const ROOT = join(__dirname, '..', '..');
 
 describe('route table', () => {
-  it("has the 19 operations of the spec, the 5 of endpoint lifecycle and visibility, a recovery's progress and the 2 of portal sessions, each once", () => {
-    expect(routes).toHaveLength(27);
-    expect(new Set(routes.map((r) => `${r.method} ${r.path}`)).size).toBe(27);
-    expect(new Set(routes.map((r) => r.operationId)).size).toBe(27);
+  it("has the 19 operations of the spec, the 5 of endpoint lifecycle and visibility, a recovery's progress and the 3 of portal sessions, each once", () => {
+    expect(routes).toHaveLength(28);
+    expect(new Set(routes.map((r) => `${r.method} ${r.path}`)).size).toBe(28);
+    expect(new Set(routes.map((r) => r.operationId)).size).toBe(28);
   });
 
   it('requires a write key exactly for POST, PATCH and DELETE, and a known scope everywhere', () => {
@@ -90,6 +90,8 @@ describe('route table', () => {
     ['POST', '/v1/webhook-endpoints/we_1/recoveries/rcv_1', 'method_not_allowed', 'GET'],
     ['GET', '/v1/jobs/job_1/approve', 'method_not_allowed', 'POST'],
     ['POST', '/v1/portal-sessions', 'route', 'createPortalSession'],
+    ['GET', '/v1/portal-sessions', 'route', 'listPortalSessions'],
+    ['PATCH', '/v1/portal-sessions', 'method_not_allowed', 'POST, GET'],
     ['DELETE', '/v1/portal-sessions/ps_1', 'route', 'deletePortalSession'],
     ['GET', '/v1/portal-sessions/ps_1', 'method_not_allowed', 'DELETE'],
     ['GET', '/v1/nothing', 'not_found', ''],
