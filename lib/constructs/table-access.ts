@@ -35,7 +35,7 @@ export const STORE_ACTIONS: Record<string, { actions: TableAction[]; uses?: stri
   calls: { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
   'current-deliveries': { actions: ['PutItem', 'UpdateItem'], uses: ['event-deliveries'] },
   deliveries: { actions: ['BatchGetItem', 'Query'], uses: ['event-deliveries', 'fanout-deliveries'] },
-  'fanout-deliveries': { actions: ['BatchWriteItem', 'PutItem'], uses: ['attempt-deliveries'] },
+  'fanout-deliveries': { actions: ['BatchGetItem', 'BatchWriteItem', 'PutItem'], uses: ['attempt-deliveries'] },
   'due-index': { actions: ['BatchGetItem', 'DeleteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'] },
   'endpoint-gate': {
     actions: ['BatchGetItem', 'ConditionCheckItem', 'GetItem', 'PutItem', 'UpdateItem'],

@@ -177,7 +177,13 @@ const answering = (e: EndpointRecord): boolean => e.health.circuit === 'closed' 
  * the second: a dead receiver costs the consumer nothing until then.
  */
 export async function fanOut(deps: FanOutDeps, event: EventRecord): Promise<number> {
-  const endpoints = (await deps.endpoints.list(event.shop_id)).filter((e) => receives(e, event));
+  const listed = await deps.endpoints.list(event.shop_id);
+  await wakeLeftovers(
+    deps,
+    listed.filter((e) => !e.enabled && receives({ ...e, enabled: true }, event)),
+    event,
+  );
+  const endpoints = listed.filter((e) => receives(e, event));
   if (endpoints.length === 0) return 0;
   const now = deps.now();
   const grace = sweepGraceMs(deps.timeScale);
@@ -198,6 +204,22 @@ export async function fanOut(deps: FanOutDeps, event: EventRecord): Promise<numb
     ),
   ]);
   return rows.length + failing;
+}
+
+/**
+ * A try of this record may have written a row for an endpoint disabled since, and died before
+ * its message went: the row, on its fast path, has no other wake-up. Its message goes now, and
+ * the consumer cancels it (or sends it, should the endpoint be enabled again by then).
+ */
+async function wakeLeftovers(deps: FanOutDeps, disabled: EndpointRecord[], event: EventRecord): Promise<void> {
+  if (disabled.length === 0) return;
+  const refs = disabled.map((e) => ({
+    shop_id: event.shop_id,
+    endpoint_id: e.id,
+    id: fanOutDeliveryId(event.id, e.id),
+  }));
+  const rows = await deps.deliveries.unsent(refs);
+  if (rows.length > 0) await deps.queue.send(rows.map((d) => messageOf(d)));
 }
 
 async function enqueue(deps: FanOutDeps, rows: DeliveryRecord[], event: EventRecord): Promise<number> {

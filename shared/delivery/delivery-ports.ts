@@ -35,7 +35,7 @@ export interface AttemptInputs {
   endpoint(m: DeliveryMessage): EndpointRecord | null;
 }
 
-export interface AttemptDeliveryStore extends Omit<DeliveryStore, 'createMissing'>, QueuedDeliveries {
+export interface AttemptDeliveryStore extends Omit<DeliveryStore, 'createMissing' | 'unsent'>, QueuedDeliveries {
   /** Every row, event and endpoint the messages name, in one round trip (strongly consistent). */
   readForAttempts(messages: DeliveryMessage[]): Promise<AttemptInputs>;
   /** Records attempt N only if the row still says N-1 attempts and is open; false when another worker did. */

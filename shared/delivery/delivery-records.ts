@@ -100,6 +100,8 @@ export interface DeliveryStore {
   /** Creates the rows that do not exist yet; returns those to enqueue (new, or existing, never attempted and on the fast path: in no index, so nothing else wakes it). */
   createMissing(rows: DeliveryRecord[]): Promise<DeliveryRecord[]>;
   get(ref: DeliveryRef): Promise<DeliveryRecord | null>;
+  /** Of these rows, those that exist, were never attempted and are on the fast path (nothing but a message wakes them). */
+  unsent(refs: DeliveryRef[]): Promise<DeliveryRecord[]>;
   /**
    * Takes an open row on its fast path (`sweep_at` null) into the due index and its endpoint's
    * open deliveries, for the sweeper at `sweepAt`: its message is put off, or may be lost.

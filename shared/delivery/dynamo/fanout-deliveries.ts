@@ -1,7 +1,8 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DeliveryRecord } from '../deliveries';
-import type { DeliveryStore } from '../delivery-records';
-import { backOff, isConditionFailed, stripKeys } from '../../store/client';
+import type { DeliveryRef, DeliveryStore } from '../delivery-records';
+import { backOff, batchGet, isConditionFailed, stripKeys } from '../../store/client';
+import * as keys from '../../store/item-keys';
 import { DynamoAttemptDeliveryStore, deliveryItem } from './attempt-deliveries';
 
 /**
@@ -37,6 +38,17 @@ export class DynamoFanoutDeliveryStore extends DynamoAttemptDeliveryStore implem
       }),
     );
     return results.filter((r): r is DeliveryRecord => r !== null);
+  }
+
+  async unsent(refs: DeliveryRef[]): Promise<DeliveryRecord[]> {
+    if (refs.length === 0) return [];
+    const found = await batchGet(
+      this.db,
+      refs.map((r) => keys.delivery(r.shop_id, r.endpoint_id, r.id)),
+    );
+    return [...found.values()]
+      .map((item) => stripKeys<DeliveryRecord>(item))
+      .filter((d) => d.status === 'pending' && d.attempts === 0 && (d.sweep_at ?? null) === null);
   }
 
   /** Rows written as given, 25 to a request, unconditionally: how benchmarks and tests set up deliveries (the API goes through ./current-deliveries.ts). */
