@@ -152,8 +152,9 @@ export function checkRun(input: {
         (r) =>
           r.endpoint === nameOf(row.endpoint_id) &&
           is2xx(r.status) &&
-          r.at >= Date.parse(prev.at) &&
-          r.at <= Date.parse(cur.at),
+          r.answeredAt !== undefined &&
+          r.answeredAt >= Date.parse(prev.at) &&
+          r.answeredAt <= Date.parse(cur.at),
       );
       if (Date.parse(cur.at) < earliest && !closed)
         add('early-attempt', `${name} attempt ${cur.attempt} at ${cur.at}, before ${new Date(earliest).toISOString()}`);

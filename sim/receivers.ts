@@ -16,6 +16,8 @@ export interface Receipt {
   at: number;
   /** What the receiver answered; null when the connection broke after it read the body. */
   status: number | null;
+  /** Sim time the sender had the answer (undefined: it never did, its invocation was killed). */
+  answeredAt?: number;
 }
 
 interface Receiver {
@@ -82,6 +84,7 @@ export class Receivers implements Sender {
     try {
       await this.steps.clock.sleep(answer.ms, `${name} answers`);
       await this.steps.gate(`answer of ${name} ${event.id}`);
+      receipt.answeredAt = this.steps.clock.now();
     } finally {
       end();
     }

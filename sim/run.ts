@@ -21,9 +21,14 @@ import { buildWorld, type World } from './world';
  */
 const EPOCH = Date.UTC(2026, 0, 5, 9, 0, 0);
 const startOf = (seed: number) => EPOCH + (Math.abs(seed) % 10_000) * 7 * 24 * 3_600_000;
-const ACTIVE_MS = 20 * 60_000;
+const ACTIVE_MS = 15 * 60_000;
 const DRAIN_LIMIT_MS = 4 * 24 * 3_600_000;
-const SWEEP_EVERY_MS = 60_000;
+/**
+ * The sweeper runs every minute in AWS; here every one to four minutes while the workload runs
+ * (each sweep is a dozen requests, and it is only the net: a later sweep changes when, not
+ * whether), and hourly in the drain.
+ */
+const SWEEP_EVERY_MS = [60_000, 240_000] as const;
 
 export interface RunReport {
   steps: number;
@@ -190,13 +195,13 @@ export async function runOnce(
     }
     world.gate();
     const w = world;
-    let sweepEvery = SWEEP_EVERY_MS;
+    let sweepEvery = () => rng.int(...SWEEP_EVERY_MS);
     const sweep = () => {
       const killAt = rng.chance(faults.kill) ? rng.int(1, 12) : null;
       void steps.invoke('sweep', () => w.sweep({}), { killAt }).catch(() => undefined);
-      clock.at(clock.now() + sweepEvery, 'sweeper', sweep);
+      clock.at(clock.now() + sweepEvery(), 'sweeper', sweep);
     };
-    clock.at(START + SWEEP_EVERY_MS, 'sweeper', sweep);
+    clock.at(START + sweepEvery(), 'sweeper', sweep);
     const failures: string[] = [];
     const ctx = { steps, world: w, api, made, start: START };
     for (const [n, a] of [...workload.actions].sort((x, y) => x.atMs - y.atMs).entries())
@@ -208,7 +213,7 @@ export async function runOnce(
     // the same, the run is shorter), and the run ends when nothing is open.
     faults = CALM;
     world.receivers.healed = true;
-    sweepEvery = 30 * 60_000;
+    sweepEvery = () => 3_600_000;
     steps.log('drain: faults off, receivers back');
     while (clock.now() < START + DRAIN_LIMIT_MS) {
       ran += await steps.runUntil(clock.now() + 2 * 3_600_000);

@@ -31,13 +31,13 @@ export interface Workload {
 
 const endpointPlan: fc.Arbitrary<EndpointPlan> = fc.record({
   behaviour: fc.constantFrom(...BEHAVIOURS),
-  turnAfterMs: fc.integer({ min: 0, max: 15 * 60_000 }),
+  turnAfterMs: fc.integer({ min: 0, max: 12 * 60_000 }),
   ordered: fc.boolean(),
   rateLimit: fc.option(fc.integer({ min: 1, max: 5 }), { freq: 3 }),
   filtered: fc.boolean(),
 });
 
-const at = fc.integer({ min: 0, max: 8 * 60_000 });
+const at = fc.integer({ min: 0, max: 6 * 60_000 });
 const index = fc.nat(15);
 const action: fc.Arbitrary<Action> = fc.oneof(
   {
