@@ -193,7 +193,7 @@ export async function fanOut(deps: FanOutDeps, event: EventRecord): Promise<numb
   const held = (e: EndpointRecord) => holdsBack(e.health, now.getTime()) && !orderKeyFor(e, event);
   const first = endpoints.filter(answering);
   const created = first.length > 0 ? await deps.deliveries.createMissing(first.map(rowOf)) : [];
-  const rows = await orIndexed(deps, created, () => inOrder(deps, created));
+  const rows = onFastPath(await orIndexed(deps, created, () => inOrder(deps, created)));
   // Their messages go while the others' rows are written: the event's fan-out takes the longer of the two, not both.
   const [, failing] = await Promise.all([
     orIndexed(deps, rows, () => deps.queue.send(rows.map((d) => carryingEvent(messageOf(d), event)))),
@@ -226,11 +226,17 @@ async function enqueue(deps: FanOutDeps, rows: DeliveryRecord[], event: EventRec
   if (rows.length === 0) return 0;
   const created = await deps.deliveries.createMissing(rows);
   return orIndexed(deps, created, async () => {
-    const toSend = await inOrder(deps, created);
+    const toSend = onFastPath(await inOrder(deps, created));
     await deps.queue.send(toSend.map((d) => carryingEvent(messageOf(d), event)));
     return toSend.length;
   });
 }
+
+/**
+ * The rows whose message is their only wake-up. One an earlier try put in the due index (its
+ * send or its chain failed) is the sweeper's: a message beside it could meet it in flight.
+ */
+const onFastPath = (rows: DeliveryRecord[]): DeliveryRecord[] => rows.filter((r) => r.sweep_at === null);
 
 /**
  * A fast-path row is in no index: its message is its only wake-up. Should its message not be

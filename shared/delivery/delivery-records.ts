@@ -97,7 +97,11 @@ export function withoutEvent({ event: _event, ...ids }: DeliveryMessage): Delive
 }
 
 export interface DeliveryStore {
-  /** Creates the rows that do not exist yet; returns those to enqueue (new, or existing, never attempted and on the fast path: in no index, so nothing else wakes it). */
+  /**
+   * Creates the rows that do not exist yet. Returns the new ones and those an earlier try wrote
+   * that are still pending, never attempted and not held: a retry joins them to their chains
+   * again, and enqueues those on the fast path (`sweep_at` null: nothing else wakes them).
+   */
   createMissing(rows: DeliveryRecord[]): Promise<DeliveryRecord[]>;
   get(ref: DeliveryRef): Promise<DeliveryRecord | null>;
   /** Of these rows, those that exist, were never attempted and are on the fast path (nothing but a message wakes them). */

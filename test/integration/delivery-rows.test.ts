@@ -176,7 +176,7 @@ describe('delivery rows (DynamoDB Local)', () => {
     expect(await deps.currentDeliveries.ofEvents(shopId, [], mine)).toEqual(new Map());
   });
 
-  it('a retried fan-out enqueues again only the rows it made that are never attempted and still on their fast path', async () => {
+  it('a retried fan-out gets back the rows it made that are never attempted (the fan-out sends those on their fast path)', async () => {
     const { shopId, endpointIds } = await tenant(4);
     const at = new Date(Date.now() - 5_000);
     const event = newEvent(shopId, 'call.completed', { id: newId('call', at.getTime()), object: 'call' }, at);
@@ -184,7 +184,8 @@ describe('delivery rows (DynamoDB Local)', () => {
     const rows = endpointIds.map((id) => newDelivery(event, id, fanOutDeliveryId(event.id, id), 'fanout', at));
     const [fast, indexed, attempted] = rows as [DeliveryRecord, DeliveryRecord, DeliveryRecord, DeliveryRecord];
     expect((await store.createMissing(rows.slice(0, 3))).map((d) => d.id)).toEqual([fast.id, indexed.id, attempted.id]);
-    // A local start (or the dead-letter drain, or a failed send) put one in the due index: the sweeper wakes it.
+    // A local start (or the dead-letter drain, or a failed send) put one in the due index: the sweeper sends it,
+    // but a retry still joins it to its chain (fanOut's onFastPath leaves its message out).
     expect(await new DynamoDueIndex(deps.db).enter(indexed, new Date())).toBe(true);
     await deps.db.doc.update({
       TableName: deps.db.tableName,
@@ -193,8 +194,10 @@ describe('delivery rows (DynamoDB Local)', () => {
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: { ':one': 1, ':s': 'succeeded' },
     });
-    // The stream's retry of the same record: the fourth row is new, the first is still only in its message.
-    expect((await store.createMissing(rows)).map((d) => d.id).sort()).toEqual([fast.id, rows[3]?.id].sort());
+    // The stream's retry of the same record: the fourth row is new; the attempted one is left alone.
+    expect((await store.createMissing(rows)).map((d) => d.id).sort()).toEqual(
+      [fast.id, indexed.id, rows[3]?.id].sort(),
+    );
   });
 
   it('rows of the earlier layout: an ended one is still listed by its event; the sweeper moves an open one under its endpoint', async () => {

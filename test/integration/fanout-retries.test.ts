@@ -2,7 +2,8 @@ import { fanOut, fanOutDeliveryId, newDelivery, type FanOutDeps } from '../../sh
 import type { DeliveryMessage } from '../../shared/delivery/delivery-records';
 import { DynamoFanoutDeliveryStore } from '../../shared/delivery/dynamo/fanout-deliveries';
 import { DynamoOrderStore } from '../../shared/delivery/dynamo/resource-order';
-import { newEvent } from '../../shared/domain/events';
+import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
+import { newEvent, type EventRecord } from '../../shared/domain/events';
 import { createShop } from '../../shared/domain/shop';
 import { createEndpoint } from '../../shared/domain/webhook-endpoints';
 import { newId } from '../../shared/ids';
@@ -59,5 +60,53 @@ describe('a retried fan-out (DynamoDB Local)', () => {
     );
     await fanOut(retry, event);
     expect(queued.map((m) => m.endpoint_id)).toEqual([kept!.id]);
+  });
+
+  it('joins an ordered row its first try wrote (and put in the due index) to its chain: a later event of the resource waits behind it', async () => {
+    const shop = await createShop(deps, { name: 'Order Retry Shop', owner_email: 'o@order-retry.test' });
+    const made = new Date(Date.now() - 60_000);
+    const endpointDeps = {
+      ...deps,
+      now: () => made,
+      checkUrl: async (url: string) => ({ ok: true as const, url: new URL(url) }),
+    };
+    const endpoint = await createEndpoint(endpointDeps, shop.id, {
+      url: 'https://hooks.example.com/ordered',
+      events: ['job.created', 'job.approved'],
+      ordering: 'per_resource',
+    });
+    const job = { id: newId('job'), object: 'job' };
+    const created = newEvent(shop.id, 'job.created', job, new Date(Date.now() - 2_000));
+    const approved = newEvent(shop.id, 'job.approved', job, new Date(Date.now() - 1_000));
+    for (const e of [created, approved]) await deps.events.put(e);
+    const rows = new DynamoFanoutDeliveryStore(deps.db);
+    const rowOf = (e: EventRecord) => ({
+      ...newDelivery(e, endpoint.id, fanOutDeliveryId(e.id, endpoint.id), 'fanout', new Date()),
+      order_key: job.id,
+    });
+    // The first try of job.created: its row written, its chain's write failed, so the row went into the due index.
+    await rows.createMissing([rowOf(created)]);
+    await rows.index(rowOf(created), new Date(Date.now() + 60_000));
+
+    const queued: DeliveryMessage[] = [];
+    const stream: FanOutDeps = {
+      endpoints: deps.endpoints,
+      deliveries: rows,
+      queue: { send: async (messages) => void queued.push(...messages) },
+      order: new DynamoOrderStore(deps.db),
+      scheduler: { schedule: async () => undefined, needsSchedule: () => false },
+      timeScale: 1,
+      now: () => new Date(),
+    };
+    await fanOut(stream, created);
+    await fanOut(stream, approved);
+    // job.created is the sweeper's to send (it is in the due index); job.approved waits behind it.
+    expect(queued).toEqual([]);
+    const later = await new DynamoDeliveryStore(deps.db).get({
+      shop_id: shop.id,
+      endpoint_id: endpoint.id,
+      id: fanOutDeliveryId(approved.id, endpoint.id),
+    });
+    expect(later?.held_by).toBe(fanOutDeliveryId(created.id, endpoint.id));
   });
 });

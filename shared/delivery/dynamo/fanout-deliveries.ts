@@ -25,13 +25,8 @@ export class DynamoFanoutDeliveryStore extends DynamoAttemptDeliveryStore implem
           if (!isConditionFailed(err)) throw err;
           // Marshalled: the document client leaves an error's item as the service sent it.
           const existing = err.Item ? stripKeys<DeliveryRecord>(unmarshall(err.Item)) : null;
-          // Written by an earlier try of this batch but maybe never enqueued: enqueue again, unless it is
-          // in the due index already (a failed send, the dead-letter drain, a local start put it there):
-          // the sweeper wakes it, and a second wake-up could meet it in flight.
-          return existing &&
-            existing.status === 'pending' &&
-            existing.attempts === 0 &&
-            (existing.sweep_at ?? null) === null
+          // Written by an earlier try of this batch, maybe before its chain had it or its message went.
+          return existing && existing.status === 'pending' && existing.attempts === 0 && !existing.held_by
             ? existing
             : null;
         }
