@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { Scheduler } from 'fast-check';
 import * as z from 'zod/mini';
 import { callIngestSchema } from '../shared/domain/call-ingest-schema';
@@ -10,7 +9,7 @@ import { CALM, drawFaults, type FaultRates } from './faults';
 import { checkRun, finalState, type Made, type Violation } from './invariants';
 import { Rng } from './rng';
 import { Killed, Steps } from './steps';
-import { dropTable } from './table-stream';
+import type { SimTable } from './table-stream';
 import type { Action, Workload } from './workload';
 import { buildWorld, type World } from './world';
 
@@ -142,7 +141,7 @@ async function perform(
 export async function runOnce(
   workload: Workload,
   scheduler: Scheduler,
-  opts: { dynamodbEndpoint: string; seed: number; verbose?: boolean },
+  opts: { table: SimTable; seed: number; verbose?: boolean },
 ): Promise<RunReport> {
   const START = startOf(opts.seed);
   const clock = new SimClock(START);
@@ -154,12 +153,14 @@ export async function runOnce(
   let faults: FaultRates = drawn;
   const steps = new Steps(scheduler, clock, rng, timers.pending, START);
   steps.verbose = opts.verbose ?? false;
-  const tableName = `sim-${randomBytes(5).toString('hex')}`;
   let world: World | undefined;
+  let clean = false;
   try {
+    const table = await opts.table.ready();
     world = await buildWorld(steps, {
-      endpoint: opts.dynamodbEndpoint,
-      tableName,
+      endpoint: opts.table.endpoint,
+      tableName: table.name,
+      reader: table.reader,
       faults: () => faults,
       concurrency: workload.concurrency,
     });
@@ -219,9 +220,9 @@ export async function runOnce(
       ran += await steps.runUntil(clock.now() + 2 * 3_600_000);
       if ((await finalState(world, made)).open === 0 && world.queue.pending() === 0) break;
     }
-    if (process.env.SIM_PROFILE) console.log([...steps.counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, 25));
     const state = await finalState(world, made);
     const violations = checkRun({ world, made, api, state, faults: drawn, failures });
+    clean = state.open === 0 && violations.length === 0;
     return {
       steps: ran,
       faults: drawn,
@@ -237,6 +238,6 @@ export async function runOnce(
     timers.undo();
     undoRandom();
     undoDate();
-    await dropTable(opts.dynamodbEndpoint, tableName).catch(() => undefined);
+    if (!clean) await opts.table.renew();
   }
 }

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { runOnce, type RunReport } from './run';
+import { SimTable } from './table-stream';
 import { workloadArb, type Workload } from './workload';
 
 export interface SimOptions {
@@ -26,24 +27,34 @@ export interface SimSummary {
   failed: { seed: number; report: RunReport; workload: Workload }[];
 }
 
-/** One seed's run as a fast-check property: the scheduler and the workload both come from the seed. */
-async function runSeed(seed: number, opts: SimOptions): Promise<{ report: RunReport; workload: Workload }> {
+/** A run to make: its seed, and the workload when it is pinned (a kept regression) rather than drawn from the seed. */
+export interface SimCase {
+  seed: number;
+  workload?: Workload;
+}
+
+/**
+ * One seed's run as a fast-check property. The scheduler is drawn first, so a pinned workload
+ * (`fc.constant`) leaves the seed's interleaving as it was when the case was found.
+ */
+export async function runCase(
+  c: SimCase,
+  table: SimTable,
+  opts: Pick<SimOptions, 'shrink' | 'trace'> & { verbose?: boolean },
+): Promise<{ report: RunReport; workload: Workload }> {
   let last: { report: RunReport; workload: Workload } | undefined;
   let first: { report: RunReport; workload: Workload } | undefined;
-  const property = fc.asyncProperty(fc.scheduler(), workloadArb, async (scheduler, workload) => {
-    const report = await runOnce(workload, scheduler, {
-      dynamodbEndpoint: opts.dynamodbEndpoint,
-      seed,
-      verbose: opts.runs === 1 && opts.trace,
-    });
+  const workloads = c.workload ? fc.constant(c.workload) : workloadArb;
+  const property = fc.asyncProperty(fc.scheduler(), workloads, async (scheduler, workload) => {
+    const report = await runOnce(workload, scheduler, { table, seed: c.seed, verbose: opts.verbose ?? false });
     last = { report, workload };
     first ??= last;
     if (report.violations.length > 0)
       throw new Error(report.violations.map((v) => `${v.rule}: ${v.detail}`).join('\n'));
   });
-  const out = await fc.check(property, { seed, numRuns: 1, endOnFailure: !opts.shrink });
+  const out = await fc.check(property, { seed: c.seed, numRuns: 1, endOnFailure: !opts.shrink });
   if (!first || !last)
-    throw new Error(`seed ${seed} did not run: ${String(out.errorInstance)}`, { cause: out.errorInstance });
+    throw new Error(`seed ${c.seed} did not run: ${String(out.errorInstance)}`, { cause: out.errorInstance });
   // Shrinking ends on the smallest failing workload: report that one, with the seed's own figures.
   return out.failed && opts.shrink && last.report.violations.length > 0 ? last : first;
 }
@@ -51,9 +62,10 @@ async function runSeed(seed: number, opts: SimOptions): Promise<{ report: RunRep
 export async function simulate(opts: SimOptions): Promise<SimSummary> {
   const sum: SimSummary = { runs: 0, deliveries: 0, receipts: 0, duplicates: 0, kills: 0, steps: 0, failed: [] };
   const started = Date.now();
+  const table = new SimTable(opts.dynamodbEndpoint, `sim-${process.pid}`);
   for (let i = 0; i < opts.runs && Date.now() < opts.deadline; i++) {
     const seed = opts.from + i;
-    const { report, workload } = await runSeed(seed, opts);
+    const { report, workload } = await runCase({ seed }, table, { ...opts, verbose: opts.runs === 1 && opts.trace });
     sum.runs++;
     sum.deliveries += report.deliveries;
     sum.receipts += report.receipts;

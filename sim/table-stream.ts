@@ -7,7 +7,7 @@ import {
   type _Record,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBRecord } from 'aws-lambda';
-import { localClient } from '../lib/local/dynamodb-local';
+import { ensureTable, localClient } from '../lib/local/dynamodb-local';
 import type { Dynamo } from '../shared/store/client';
 import type { FaultRates } from './faults';
 import type { Steps } from './steps';
@@ -31,6 +31,12 @@ function describe(input: Record<string, unknown>): string {
 }
 
 /**
+ * A change made to every table request before it is sent: how the harness's own tests break
+ * the engine on purpose (a condition loosened) to show that the checks catch it. Never set by a run.
+ */
+export const tampering: { request?: (operation: string, input: Record<string, unknown>) => void } = {};
+
+/**
  * Puts every request of the table's document client through a gate, and injects what DynamoDB
  * may do to it: a refusal before the write (throttled, or a 500), a conflict that cancels a
  * transaction, and a write that committed but whose answer never came back.
@@ -42,6 +48,7 @@ export function gateTable(db: Dynamo, steps: Steps, faults: () => FaultRates, on
       const input = args.input as Record<string, unknown>;
       const label = `table ${op} ${describe(input)}`;
       await steps.gate(label);
+      tampering.request?.(op, input);
       const f = steps.invocation()?.faults ? faults() : undefined;
       const rng = steps.rng;
       if (f && rng.chance(f.tableRefused)) {
@@ -136,11 +143,41 @@ function toLambdaRecord(r: _Record, arn: string): DynamoDBRecord {
   };
 }
 
-export async function dropTable(endpoint: string, tableName: string): Promise<void> {
-  const ddb = localClient(endpoint);
-  try {
-    await ddb.send(new DeleteTableCommand({ TableName: tableName }));
-  } finally {
-    ddb.destroy();
+/**
+ * The table of a process's runs, and its stream. Runs share it (each has its own shop), since
+ * DynamoDB Local slows down with every table created and dropped; a run that leaves deliveries
+ * open gets a fresh one, so that none of its rows wakes in the next run.
+ */
+export class SimTable {
+  private count = 0;
+  name = '';
+  reader: StreamReader | undefined;
+
+  constructor(
+    readonly endpoint: string,
+    private readonly prefix: string,
+  ) {}
+
+  /** The table for the next run, its stream read to the end (a run sees only its own records). */
+  async ready(): Promise<{ name: string; reader: StreamReader }> {
+    if (!this.reader) {
+      this.name = `${this.prefix}-${++this.count}`;
+      await ensureTable(this.endpoint, this.name);
+      this.reader = new StreamReader(this.endpoint, this.name);
+    }
+    await this.reader.read();
+    return { name: this.name, reader: this.reader };
+  }
+
+  async renew(): Promise<void> {
+    if (!this.reader) return;
+    this.reader.close();
+    this.reader = undefined;
+    const ddb = localClient(this.endpoint);
+    try {
+      await ddb.send(new DeleteTableCommand({ TableName: this.name }));
+    } finally {
+      ddb.destroy();
+    }
   }
 }

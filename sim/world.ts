@@ -2,7 +2,6 @@ import type { DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSE
 import { makeHandler as makeDeliver } from '../functions/deliver';
 import { makeHandler as makeFanout } from '../functions/fanout';
 import { makeHandler as makeSweep } from '../functions/sweep';
-import { ensureTable } from '../lib/local/dynamodb-local';
 import { lambdaContext } from '../lib/local/lambda-events';
 import { invoke } from '../lib/local/invocations';
 import { configFromEnv, type Config } from '../shared/config';
@@ -18,7 +17,7 @@ import { QueueEventSource, SimDeadLetters, SimQueue, SimScheduler } from './queu
 import { Receivers } from './receivers';
 import type { Steps } from './steps';
 import { StreamEventSource } from './stream';
-import { StreamReader, gateTable } from './table-stream';
+import { gateTable, type StreamReader } from './table-stream';
 
 /** Owner emails of disabled endpoints: kept, not sent (what the notify function would read). */
 class SimNotifications implements NotificationQueue {
@@ -50,9 +49,8 @@ export function simConfig(endpoint: string, tableName: string, env: NodeJS.Proce
  */
 export async function buildWorld(
   steps: Steps,
-  opts: { endpoint: string; tableName: string; faults: () => FaultRates; concurrency: number },
+  opts: { endpoint: string; tableName: string; reader: StreamReader; faults: () => FaultRates; concurrency: number },
 ) {
-  await ensureTable(opts.endpoint, opts.tableName);
   const config = simConfig(opts.endpoint, opts.tableName, process.env);
   const queue = new SimQueue(steps, opts.faults);
   const scheduler = new SimScheduler(steps, queue, opts.faults);
@@ -82,8 +80,7 @@ export async function buildWorld(
   const deliver = asLambda<SQSEvent, SQSBatchResponse>('deliver', makeDeliver(() => deps) as never);
   const fanout = asLambda<DynamoDBStreamEvent, DynamoDBBatchResponse>('fanout', makeFanout(() => deps) as never);
   const sweep = asLambda<object, unknown>('sweep', makeSweep(() => deps) as never);
-  const reader = new StreamReader(opts.endpoint, opts.tableName);
-  const stream = new StreamEventSource(steps, reader, fanout, opts.faults);
+  const stream = new StreamEventSource(steps, opts.reader, fanout, opts.faults);
   const consumer = new QueueEventSource(steps, queue, deliver, {
     concurrency: opts.concurrency,
     killRate: () => opts.faults().kill,
@@ -100,10 +97,7 @@ export async function buildWorld(
     sweep,
     /** Puts the table behind the gates (after the run's setup, which needs none). */
     gate: () => gateTable(db, steps, opts.faults, () => stream.wake()),
-    close: () => {
-      reader.close();
-      db.client.destroy();
-    },
+    close: () => db.client.destroy(),
   };
 }
 

@@ -1,0 +1,129 @@
+import { DynamoAttemptDeliveryStore } from '../../shared/delivery/dynamo/attempt-deliveries';
+import { DynamoDueIndex } from '../../shared/delivery/dynamo/due-index';
+import { DynamoOrderStore } from '../../shared/delivery/dynamo/resource-order';
+import { tampering } from '../../sim/table-stream';
+import { broken, runCases, seeds } from './harness';
+
+/**
+ * The simulation can fail: each deliberate breakage of the engine, applied here and undone
+ * after, is caught within the seeds npm test runs (1 to 200). Each run stops at the first
+ * seed that breaks a rule.
+ */
+type Undo = () => void;
+
+/** Makes every conditional write to the items whose sort key `sk` matches succeed as if its condition held. */
+function loosenConditions(sk: RegExp): Undo {
+  const loosen = (write: Record<string, unknown> | undefined) => {
+    const key = write?.Key as { sk?: string } | undefined;
+    if (write && typeof write.ConditionExpression === 'string' && sk.test(key?.sk ?? ''))
+      write.ConditionExpression = `(${write.ConditionExpression}) OR attribute_exists(pk)`;
+  };
+  tampering.request = (operation, input) => {
+    if (operation === 'UpdateItem') loosen(input);
+    if (operation === 'TransactWriteItems')
+      for (const item of input.TransactItems as Record<string, Record<string, unknown>>[]) loosen(item.Update);
+  };
+  return () => {
+    tampering.request = undefined;
+  };
+}
+
+function patch<T extends object, K extends keyof T>(target: T, name: K, replace: (original: T[K]) => T[K]): Undo {
+  const original = target[name];
+  target[name] = replace(original);
+  return () => {
+    target[name] = original;
+  };
+}
+
+const BREAKAGES: { name: string; rules: string[]; apply: () => Undo }[] = [
+  {
+    name: "the attempt-count condition on a delivery row's write removed",
+    rules: ['unlogged-attempt', 'attempts', 'success-without-2xx', 'early-attempt', 'lost', 'order'],
+    apply: () => loosenConditions(/^WD#/),
+  },
+  {
+    name: "the endpoint's admission written whatever the leases and rate window now hold",
+    rules: ['in-flight', 'rate-limit', 'order', 'unlogged-attempt', 'early-attempt'],
+    apply: () => loosenConditions(/#STATE$/),
+  },
+  {
+    name: "the chain's hold skipped (every ordered delivery sent as if first of its resource)",
+    rules: ['order'],
+    apply: () =>
+      patch(
+        DynamoOrderStore.prototype,
+        'join',
+        (join) =>
+          async function (this: DynamoOrderStore, member) {
+            await join.call(this, member);
+            return [];
+          },
+      ),
+  },
+  {
+    name: "the consumer's checks that the endpoint is still enabled removed (its read and its admission's condition)",
+    rules: ['sent-after-disable'],
+    apply: () => {
+      const undoRead = patch(
+        DynamoAttemptDeliveryStore.prototype,
+        'readForAttempts',
+        (read) =>
+          async function (this: DynamoAttemptDeliveryStore, messages) {
+            const inputs = await read.call(this, messages);
+            return {
+              ...inputs,
+              endpoint: (m) => {
+                const e = inputs.endpoint(m);
+                return e ? { ...e, enabled: true } : e;
+              },
+            };
+          },
+      );
+      tampering.request = (operation, input) => {
+        const condition = input.ConditionExpression;
+        if (
+          operation === 'UpdateItem' &&
+          typeof condition === 'string' &&
+          /#STATE$/.test(String((input.Key as { sk?: string }).sk))
+        )
+          input.ConditionExpression = condition.replace('enabled = :true', '(enabled = :true OR attribute_exists(pk))');
+      };
+      return () => {
+        undoRead();
+        tampering.request = undefined;
+      };
+    },
+  },
+  {
+    name: "the sweeper's due check loosened by an hour",
+    rules: ['early-attempt', 'order', 'rate-limit', 'unlogged-attempt'],
+    apply: () =>
+      patch(
+        DynamoDueIndex.prototype,
+        'overdue',
+        (overdue) =>
+          async function (this: DynamoDueIndex, cutoff, limit) {
+            return overdue.call(this, new Date(cutoff.getTime() + 3_600_000), limit);
+          },
+      ),
+  },
+];
+
+describe('the simulation catches a broken engine', () => {
+  it.each(BREAKAGES)(
+    '$name',
+    async ({ rules, apply }) => {
+      const undo = apply();
+      let found: string[];
+      try {
+        found = broken(await runCases(seeds(1, 200), { untilViolation: true }));
+      } finally {
+        undo();
+      }
+      expect(found.length).toBeGreaterThan(0);
+      expect(found.filter((line) => rules.some((rule) => line.includes(`: ${rule}: `)))).not.toEqual([]);
+    },
+    600_000,
+  );
+});

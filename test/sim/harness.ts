@@ -1,0 +1,39 @@
+import { runCase, type SimCase } from '../../sim/simulate';
+import { SimTable } from '../../sim/table-stream';
+import { testEndpoint } from '../helpers/table';
+
+export interface CaseResult {
+  seed: number;
+  violations: string[];
+  deliveries: number;
+}
+
+/**
+ * Runs the cases on one table of the run's DynamoDB Local, in order; with `untilViolation`,
+ * stops at the first case that breaks a rule (a breakage test needs one).
+ */
+export async function runCases(cases: SimCase[], opts: { untilViolation?: boolean } = {}): Promise<CaseResult[]> {
+  const table = new SimTable(testEndpoint(), `sim-jest-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
+  const out: CaseResult[] = [];
+  try {
+    for (const c of cases) {
+      const { report } = await runCase(c, table, { shrink: false, trace: false });
+      out.push({
+        seed: c.seed,
+        violations: report.violations.map((v) => `${v.rule}: ${v.detail}`),
+        deliveries: report.deliveries,
+      });
+      if (opts.untilViolation && report.violations.length > 0) break;
+    }
+  } finally {
+    await table.renew();
+  }
+  return out;
+}
+
+export const seeds = (from: number, count: number): SimCase[] =>
+  Array.from({ length: count }, (_, i) => ({ seed: from + i }));
+
+/** The cases that broke a rule, as `seed N: rule: detail` lines (empty when every rule held). */
+export const broken = (results: CaseResult[]): string[] =>
+  results.flatMap((r) => r.violations.map((v) => `seed ${r.seed}: ${v}`));
