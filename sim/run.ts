@@ -22,10 +22,11 @@ const EPOCH = Date.UTC(2026, 0, 5, 9, 0, 0);
 const startOf = (seed: number) => EPOCH + (Math.abs(seed) % 10_000) * 7 * 24 * 3_600_000;
 const ACTIVE_MS = 15 * 60_000;
 const DRAIN_LIMIT_MS = 4 * 24 * 3_600_000;
+const DRAIN_STEP_MS = 6 * 3_600_000;
 /**
  * The sweeper runs every minute in AWS; here every one to four minutes while the workload runs
  * (each sweep is a dozen requests, and it is only the net: a later sweep changes when, not
- * whether), and hourly in the drain.
+ * whether), and every six hours in the drain (its net for what the workload's faults lost).
  */
 const SWEEP_EVERY_MS = [60_000, 240_000] as const;
 
@@ -214,10 +215,10 @@ export async function runOnce(
     // the same, the run is shorter), and the run ends when nothing is open.
     faults = CALM;
     world.receivers.healed = true;
-    sweepEvery = () => 3_600_000;
+    sweepEvery = () => DRAIN_STEP_MS;
     steps.log('drain: faults off, receivers back');
     while (clock.now() < START + DRAIN_LIMIT_MS) {
-      ran += await steps.runUntil(clock.now() + 2 * 3_600_000);
+      ran += await steps.runUntil(clock.now() + DRAIN_STEP_MS);
       if ((await finalState(world, made)).open === 0 && world.queue.pending() === 0) break;
     }
     const state = await finalState(world, made);
