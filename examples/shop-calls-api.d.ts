@@ -1255,14 +1255,14 @@ export interface components {
         };
         WebhookEndpointHealth: {
             /**
-             * @description open: only probes go out; half_open: a probe is in flight.
+             * @description open: only probes go out; half_open: a probe is in flight. A disabled endpoint is sent nothing: it shows the circuit its last attempts left.
              * @enum {string}
              */
             circuit: "closed" | "open" | "half_open";
             consecutive_failures: number;
             last_success_at: string | null;
             last_failure_at: string | null;
-            /** @description While open: when the next due delivery may go out as a probe. */
+            /** @description While open and the endpoint is enabled: when the next due delivery may go out as a probe. null otherwise: a disabled endpoint gets no probe. */
             next_probe_at: string | null;
         };
         WebhookEndpointList: {
@@ -1625,7 +1625,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     url?: string;
@@ -1941,7 +1941,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     endpoint_ids?: string[];
@@ -2008,7 +2008,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     expires_in?: number;
@@ -2373,7 +2373,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     name?: string;

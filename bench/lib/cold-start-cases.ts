@@ -235,6 +235,7 @@ function httpEvent(
     routeKey: route?.route.handler ? `${route.route.method} ${route.route.path}` : '$default',
     pathParameters: route?.pathParameters,
     requestId: 'Yx3kQjJ1IAMEVnA=',
+    domainName: url.host,
   });
 }
 

@@ -35,13 +35,21 @@ interface Caller {
   key_id?: string;
 }
 
+/** One request as read off the connection, and the address of the API it reached. */
+interface Incoming {
+  req: IncomingMessage;
+  body: Buffer;
+  url: URL;
+  /** API Gateway's id of this request (without the `req_` of the Request-Id header). */
+  requestId: string;
+  /** This adapter's own `host:port`, what API Gateway names as `domainName`. */
+  domainName: string;
+}
+
 /** What API Gateway does for one request: match the route, run the authorizer, invoke the Lambda. */
 async function dispatch(
   handlers: LocalHandlers,
-  req: IncomingMessage,
-  body: Buffer,
-  url: URL,
-  requestId: string,
+  { req, body, url, requestId, domainName }: Incoming,
   caller: Caller,
 ): Promise<APIGatewayProxyStructuredResultV2> {
   const method = req.method ?? 'GET';
@@ -54,6 +62,7 @@ async function dispatch(
     routeKey: built ? `${built.method} ${built.path}` : '$default',
     requestId,
     pathParameters: built && resolution.kind === 'route' ? resolution.pathParameters : undefined,
+    domainName,
   });
   // Public routes of their own (no authorizer), as in lib/constructs/api.ts.
   if (isPortalRequest(method, url.pathname))
@@ -92,7 +101,12 @@ function newRequestId(): { rawId: string; requestId: string } {
 
 const contractError = (err: AppError, requestId: string) => withCommonHeaders(errorResult(err, requestId), requestId);
 
-async function serve(handlers: LocalHandlers, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function serve(
+  handlers: LocalHandlers,
+  domainName: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const started = performance.now();
   const url = targetUrl(req.url ?? '/');
   const { rawId, requestId } = newRequestId();
@@ -101,7 +115,7 @@ async function serve(handlers: LocalHandlers, req: IncomingMessage, res: ServerR
   try {
     const body = url ? await readBody(req) : null;
     if (!url) result = contractError(malformedTarget(), requestId);
-    else if (body) result = await dispatch(handlers, req, body, url, rawId, caller);
+    else if (body) result = await dispatch(handlers, { req, body, url, requestId: rawId, domainName }, caller);
     // The rest of the body is never read: the connection cannot carry another request.
     else
       result = contractError(
@@ -170,6 +184,12 @@ export interface HttpAdapter {
   close(): Promise<void>;
 }
 
+/** `host:port` of the listening server: the host it was asked to bind, the port it got (PORT 0 picks one). */
+function ownAddress(server: Server, host: string, port: number): string {
+  const address = server.address();
+  return `${host}:${typeof address === 'object' && address ? address.port : port}`;
+}
+
 export async function startHttpAdapter(
   handlers: LocalHandlers,
   port: number,
@@ -177,7 +197,9 @@ export async function startHttpAdapter(
 ): Promise<HttpAdapter> {
   const server = createServer({ maxHeaderSize: REQUEST_HEAD_BYTES }, (req, res) => {
     track(req, res);
-    serve(handlers, req, res).catch((err: unknown) => {
+    // The address this stack runs on, as its banner and stack file give it: links the API hands out
+    // start with it whatever Host header a client sends.
+    serve(handlers, ownAddress(server, host, port), req, res).catch((err: unknown) => {
       // Whatever went wrong while answering, one request never takes the stack down.
       logger.error('Request not answered', { error: err as Error });
       res.destroy();
@@ -190,7 +212,7 @@ export async function startHttpAdapter(
   const address = server.address();
   const boundPort = typeof address === 'object' && address ? address.port : port;
   return {
-    url: `http://${host}:${boundPort}`,
+    url: `http://${ownAddress(server, host, port)}`,
     port: boundPort,
     server,
     close: async () => {

@@ -35,6 +35,11 @@ export interface RequestFacts {
   pathParameters?: Record<string, string>;
   /** API Gateway's id of this request (without the `req_` of the Request-Id header). */
   requestId: string;
+  /**
+   * The API's own host (and port), which API Gateway names as `domainName`: links the API hands
+   * out start with it. Never the request's Host header, which any client sets as it likes.
+   */
+  domainName: string;
 }
 
 /** A payload format 2.0 event, as API Gateway would hand it to the route's Lambda. */
@@ -56,7 +61,7 @@ export function toProxyEvent(req: IncomingMessage, facts: RequestFacts): APIGate
     requestContext: {
       accountId: 'local',
       apiId: 'local',
-      domainName: headers.host ?? 'localhost',
+      domainName: facts.domainName,
       domainPrefix: 'local',
       http: {
         method: facts.method,

@@ -150,6 +150,12 @@ function errorCodesFor(route: Route): string[] {
   return [...new Set(codes)].sort();
 }
 
+/**
+ * The service reads an absent body as `{}` (`requestBody` in shared/http/middleware.ts): an
+ * operation needs a body exactly when its schema refuses `{}`.
+ */
+export const bodyRequired = (schema: z.core.$ZodType): boolean => !z.safeParse(schema, {}).success;
+
 function describeAccess(route: Route): string {
   const scopes = `Scope ${route.scopes.map((scope) => `\`${scope}\``).join(' or ')}`;
   const session = route.portalSession
@@ -215,7 +221,12 @@ function operation(route: Route, spec: OperationSpec<z.core.$ZodType, z.core.$Zo
     'x-portal-session': route.portalSession,
     parameters,
     ...(spec.body
-      ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(spec.body, 'input') } } } }
+      ? {
+          requestBody: {
+            required: bodyRequired(spec.body),
+            content: { 'application/json': { schema: jsonSchema(spec.body, 'input') } },
+          },
+        }
       : {}),
     responses,
   };

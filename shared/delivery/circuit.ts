@@ -318,13 +318,17 @@ export function heldClosed(after: EndpointHealth, before: EndpointHealth): Endpo
   };
 }
 
-/** What the API shows of the circuit. */
-export function toHealthResource(h: EndpointHealth): Resource<'endpointHealth'> {
+/**
+ * What the API shows of the circuit. A disabled endpoint is sent nothing, probes included: its
+ * circuit and counters show what its last attempts left (why it was disabled), and no probe is
+ * to come. An attempt under way at the disable may still write a probe time; it is not shown.
+ */
+export function toHealthResource(h: EndpointHealth, enabled: boolean): Resource<'endpointHealth'> {
   return {
     circuit: h.circuit,
     consecutive_failures: h.consecutive_failures,
     last_success_at: h.last_success_at,
     last_failure_at: h.last_failure_at,
-    next_probe_at: h.next_probe_at,
+    next_probe_at: enabled ? h.next_probe_at : null,
   };
 }

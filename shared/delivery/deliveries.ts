@@ -15,6 +15,7 @@ import type { EventType } from '../domain/event-types';
 import { notSentAttempt, withAttempt, type NextAttempt } from './attempt-plan';
 import type { RetryScheduler } from './delivery-ports';
 import { holdsBack } from './circuit';
+import { isOpenStatus } from './delivery-status';
 import { matchesFilter } from '../domain/event-filter';
 import { admitInOrder, chainMember, orderKeyFor, type OrderStore } from './resource-order';
 
@@ -43,7 +44,8 @@ export function toDeliveryResource(d: DeliveryRecord, eventType: EventType): Res
     next_attempt_at: d.next_attempt_at,
     last_response_status: d.last_response_status,
     last_error: d.last_error,
-    held_by: d.held_by ?? null,
+    // Only an open delivery waits; an ended one shows no hold, whatever its row still holds.
+    held_by: isOpenStatus(d.status) ? (d.held_by ?? null) : null,
     attempt_log: (d.history ?? []).map(toAttemptLogEntry),
   };
 }

@@ -137,11 +137,17 @@ export const endpointHealthSchema = z
   .strictObject({
     circuit: z
       .enum(['closed', 'open', 'half_open'])
-      .describe('open: only probes go out; half_open: a probe is in flight.'),
+      .describe(
+        'open: only probes go out; half_open: a probe is in flight. ' +
+          'A disabled endpoint is sent nothing: it shows the circuit its last attempts left.',
+      ),
     consecutive_failures: z.int(),
     last_success_at: nullableTime,
     last_failure_at: nullableTime,
-    next_probe_at: nullableTime.describe('While open: when the next due delivery may go out as a probe.'),
+    next_probe_at: nullableTime.describe(
+      'While open and the endpoint is enabled: when the next due delivery may go out as a probe. ' +
+        'null otherwise: a disabled endpoint gets no probe.',
+    ),
   })
   .meta({ id: 'WebhookEndpointHealth' });
 

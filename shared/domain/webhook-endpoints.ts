@@ -136,7 +136,7 @@ export function toEndpointResource(e: EndpointRecord): Resource<'webhookEndpoint
     enabled: e.enabled,
     disabled_reason: e.disabled_reason,
     failing_since: e.failing_since,
-    health: toHealthResource(e.health),
+    health: toHealthResource(e.health, e.enabled),
     created_at: e.created_at,
     updated_at: e.updated_at,
   };

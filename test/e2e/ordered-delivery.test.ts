@@ -159,6 +159,40 @@ describe('ordered delivery per resource (ordering: per_resource)', () => {
     expect(approvedAt.at - createdOk.at).toBeLessThan(60_000 * TIME_SCALE);
   }, 60_000);
 
+  it('a held delivery cancelled by a disable shows held_by null, as every delivery that does not wait', async () => {
+    const t = await newTenant(stack);
+    const secrets: string[] = [];
+    // Every job.created fails: the job's job.approved waits behind its retries.
+    const receiver = await startReceiver(
+      () => secrets,
+      (n, res) => res.writeHead((receiver.received[n - 1] as Received).event.type === 'job.created' ? 500 : 204).end(),
+    );
+    const made = await t.api('POST', '/v1/webhook-endpoints', {
+      url: receiver.url,
+      events: ['job.created', 'job.approved'],
+      ordering: 'per_resource',
+    });
+    secrets.push(made.json.secret as string);
+    const job = await t.newJob();
+    await waitFor(() => of(receiver.received, 'job.created', job) >= 0, 10_000, 'the failed job.created');
+    await t.approve(job);
+    const events = (await t.api('GET', '/v1/events?limit=20')).json.data as { id: string; type: string }[];
+    const approvedId = events.find((e) => e.type === 'job.approved')?.id as string;
+    const deliveryOf = async () => ((await t.api('GET', `/v1/events/${approvedId}`)).json.deliveries as Delivery[])[0];
+    let held = await deliveryOf();
+    for (const deadline = Date.now() + 10_000; !held?.held_by && Date.now() < deadline; held = await deliveryOf())
+      await new Promise((r) => setTimeout(r, 50));
+    expect(held).toMatchObject({ status: 'pending', attempts: 0, held_by: expect.stringMatching(/^dlv_/) });
+
+    const disabled = await t.api('PATCH', `/v1/webhook-endpoints/${made.json.id as string}`, { enabled: false });
+    expect(disabled.status).toBe(200);
+    expect(await deliveryOf()).toMatchObject({ id: held?.id, status: 'cancelled', attempts: 0, held_by: null });
+    const listed = (await t.api('GET', `/v1/webhook-endpoints/${made.json.id as string}/deliveries?status=cancelled`))
+      .json.data as Delivery[];
+    expect(listed.map((d) => d.held_by)).toEqual(listed.map(() => null));
+    expect(listed.map((d) => d.id)).toContain(held?.id);
+  }, 30_000);
+
   it('with ordering none, a failed job.created holds nothing back', async () => {
     const t = await newTenant(stack);
     const secrets: string[] = [];

@@ -1,9 +1,11 @@
+import { request } from 'node:http';
 import { hashKey, issueKey } from '../../shared/domain/api-keys';
 import type { PortalSessionRecord } from '../../shared/domain/portal-sessions';
 import { createShop } from '../../shared/domain/shop';
 import { SCOPES, type Scope } from '../../shared/domain/scopes';
 import { newId } from '../../shared/ids';
 import { call, expectError } from '../helpers/http';
+import { validateResponse } from '../helpers/openapi-validator';
 import { startTestStack } from '../helpers/stack';
 
 type Stack = Awaited<ReturnType<typeof startTestStack>>;
@@ -87,6 +89,39 @@ describe('portal sessions and the webhooks:read scope', () => {
     expect((await api('DELETE', `/v1/webhook-endpoints/${id}`)).status).toBe(200);
     // An answer to a key says nothing about sessions.
     expect((await t.as(t.key)('GET', '/v1/webhook-endpoints')).headers.get('portal-session-id')).toBeNull();
+  });
+
+  it("links to this stack's own address whatever Host header the request carries", async () => {
+    const t = await tenant();
+    const body = JSON.stringify({ read_only: true });
+    // fetch sets Host from the URL; a client of its own sends any Host it likes.
+    const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = request(
+        `${stack.url}/v1/portal-sessions`,
+        {
+          method: 'POST',
+          headers: {
+            host: 'portal.attacker.example',
+            'x-forwarded-proto': 'https',
+            authorization: `Bearer ${t.key}`,
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+          },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+    expect(answer.status).toBe(201);
+    const made = JSON.parse(answer.text) as { token: string; url: string };
+    validateResponse('POST', '/v1/portal-sessions', answer.status, made);
+    expect(made.url).toBe(`${stack.url}/portal#token=${made.token}`);
   });
 
   it('the token is 403 insufficient_scope on everything outside the portal: jobs, calls, the shop, and making more sessions', async () => {

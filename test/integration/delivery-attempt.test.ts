@@ -15,6 +15,8 @@ import { newEvent, type EventRecord } from '../../shared/domain/events';
 import { createShop } from '../../shared/domain/shop';
 import { sweep } from '../../shared/delivery/sweep';
 import { createEndpoint, updateEndpoint } from '../../shared/domain/webhook-endpoints';
+import { getEndpoint } from '../../shared/domain/endpoint-lifecycle';
+import { AUTO_DISABLE_AFTER_MS } from '../../shared/delivery/policy';
 import { skPrefix } from '../../shared/store/keys';
 import * as keys from '../../shared/store/item-keys';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
@@ -583,6 +585,61 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
       [...rows.slice(0, CIRCUIT_THRESHOLD).map((r) => r.id), held.id].sort(),
     );
     expect(h.queued.find((m) => m.delivery_id === held.id)?.attempt).toBe(5);
+  });
+
+  it('an endpoint disabled with its circuit open shows that circuit and no probe to come: by the 3-day rule, in its disabled event, and by hand', async () => {
+    let clock = Date.now();
+    const h = harness(
+      () => ({ status: 503 }),
+      () => new Date(clock),
+    );
+    /** An endpoint whose circuit the first CIRCUIT_THRESHOLD of its rows' failures opened. */
+    const failing = async (extra: number) => {
+      const made = await endpointWith(CIRCUIT_THRESHOLD + extra);
+      for (const r of made.rows.slice(0, CIRCUIT_THRESHOLD))
+        expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(r)]))).toEqual(['retry_scheduled']);
+      expect((await getEndpoint({ endpoints }, made.shop.id, made.endpoint.id)).health).toMatchObject({
+        circuit: 'open',
+        next_probe_at: expect.any(String),
+      });
+      return made;
+    };
+
+    // Three days on, its probe fails too: the engine disables it, past its probe time.
+    const auto = await failing(1);
+    clock += AUTO_DISABLE_AFTER_MS + 60_000;
+    await deliverBatch(h.attemptDeps, [messageOf(auto.rows[CIRCUIT_THRESHOLD] as DeliveryRecord)]);
+    const disabled = await getEndpoint({ endpoints }, auto.shop.id, auto.endpoint.id);
+    expect(disabled).toMatchObject({ enabled: false, disabled_reason: 'failing' });
+    expect(disabled.health).toEqual({
+      circuit: 'open',
+      consecutive_failures: CIRCUIT_THRESHOLD + 1,
+      last_success_at: null,
+      last_failure_at: new Date(clock).toISOString(),
+      next_probe_at: null,
+    });
+    const events = new DynamoEventStore(deps.db);
+    const [event] = (await events.list(auto.shop.id, { limit: 5 }, 'webhook_endpoint.disabled')).items;
+    expect(event?.data).toMatchObject({ id: auto.endpoint.id, enabled: false, health: { next_probe_at: null } });
+
+    // By hand: PATCH enabled:false answers, and later reads show, no probe time; enabling again resets health.
+    const manual = await failing(0);
+    const guard = { ...deps, checkUrl: async (url: string) => ({ ok: true as const, url: new URL(url) }) };
+    const patched = await updateEndpoint(guard, manual.shop.id, manual.endpoint.id, { enabled: false });
+    expect(patched.health).toMatchObject({
+      circuit: 'open',
+      consecutive_failures: CIRCUIT_THRESHOLD,
+      next_probe_at: null,
+    });
+    expect((await getEndpoint({ endpoints }, manual.shop.id, manual.endpoint.id)).health.next_probe_at).toBeNull();
+    const enabled = await updateEndpoint(guard, manual.shop.id, manual.endpoint.id, { enabled: true });
+    expect(enabled.health).toEqual({
+      circuit: 'closed',
+      consecutive_failures: 0,
+      last_success_at: null,
+      last_failure_at: null,
+      next_probe_at: null,
+    });
   });
 
   it("fan-out gives an open endpoint's new delivery its first attempt as circuit_open and a wake-up; that second attempt goes out as the probe", async () => {

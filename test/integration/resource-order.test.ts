@@ -6,6 +6,7 @@ import {
   type DeliveryMessage,
   type DeliveryRecord,
   fanOutDeliveryId,
+  toDeliveryResource,
 } from '../../shared/delivery/deliveries';
 import type { EventRecord } from '../../shared/domain/events';
 import { elementOf } from '../../shared/delivery/resource-order';
@@ -171,7 +172,12 @@ describe('ordered delivery per resource (DynamoDB Local)', () => {
     expect(await store.cancelOpenForEndpoint(s.shop.id, s.endpoint.id, { before: new Date(Date.now() + 1000) })).toBe(
       1,
     );
-    expect(await rowOf(events[1]!, s.endpoint.id)).toMatchObject({ id: held.id, status: 'cancelled' });
+    expect(held.held_by).toBe(sent.id);
+    const cancelled = await rowOf(events[1]!, s.endpoint.id);
+    expect(cancelled).toMatchObject({ id: held.id, status: 'cancelled', next_attempt_at: null });
+    // A cancelled delivery waits for nothing: the row drops its hold, and the API shows none.
+    expect(cancelled.held_by).toBeUndefined();
+    expect(toDeliveryResource(cancelled, 'job.approved').held_by).toBeNull();
     // Its message reaches the consumer, which finds the endpoint disabled and cancels it.
     await deliverBatch(s.attemptDeps, [messageOf(sent)]);
     for (const e of events) expect((await rowOf(e, s.endpoint.id)).status).toBe('cancelled');

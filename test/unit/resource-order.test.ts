@@ -1,4 +1,10 @@
-import { fanOut, type DeliveryMessage, type DeliveryRecord, type FanOutDeps } from '../../shared/delivery/deliveries';
+import {
+  fanOut,
+  toDeliveryResource,
+  type DeliveryMessage,
+  type DeliveryRecord,
+  type FanOutDeps,
+} from '../../shared/delivery/deliveries';
 import { newEvent } from '../../shared/domain/events';
 import {
   admitInOrder,
@@ -236,6 +242,16 @@ describe('ordering: holding and releasing', () => {
       sweep_at: NOW.toISOString(),
       next_attempt_at: NOW.toISOString(),
     });
+  });
+});
+
+describe('ordering as the API shows it', () => {
+  it('names the delivery a held one waits for, and none once it ended, whatever its row still holds', () => {
+    const held = row('evt_2', 'dlv_2', { held_by: 'dlv_1', next_attempt_at: null });
+    expect(toDeliveryResource(held, 'job.approved').held_by).toBe('dlv_1');
+    for (const status of ['cancelled', 'succeeded', 'failed'] as const)
+      expect(toDeliveryResource({ ...held, status }, 'job.approved').held_by).toBeNull();
+    expect(toDeliveryResource(row('evt_1', 'dlv_1'), 'job.created').held_by).toBeNull();
   });
 });
 

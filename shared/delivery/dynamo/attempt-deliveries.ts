@@ -38,12 +38,16 @@ export const rowKey = (d: DeliveryRef) => keys.delivery(d.shop_id, d.endpoint_id
 const OPEN = { ':pending': 'pending', ':retrying': 'retrying' };
 const IS_OPEN = '#status IN (:pending, :retrying)';
 
-/** The write that ends an open delivery as `cancelled` (and takes it out of both indexes); `attempts` also requires the row to be as read. */
+/**
+ * The write that ends an open delivery as `cancelled` and takes it out of both indexes; `attempts`
+ * also requires the row to be as read. A cancelled row waits for nothing: it drops its hold as a
+ * recorded end does (`recordAttemptInput`); a release and the sweeper act on the hold of an open row only.
+ */
 export function cancelInput(d: DeliveryRef, attempts?: number) {
   return {
     Key: rowKey(d),
     UpdateExpression:
-      'SET #status = :cancelled, next_attempt_at = :null, sweep_at = :null REMOVE gsi1pk, gsi1sk, gsi2pk, gsi2sk',
+      'SET #status = :cancelled, next_attempt_at = :null, sweep_at = :null REMOVE held_by, gsi1pk, gsi1sk, gsi2pk, gsi2sk',
     ConditionExpression: attempts === undefined ? IS_OPEN : `${IS_OPEN} AND attempts = :attempts`,
     ExpressionAttributeNames: { '#status': 'status' },
     ExpressionAttributeValues: {
