@@ -14,6 +14,11 @@ import type { EventRecord } from '../domain/events';
  * it. A delivery not attempted yet is left to go out: the request takes it as its own rather
  * than replace it, because its first attempt may be under way at this moment and would arrive
  * alongside the new one.
+ *
+ * A caller that queues an event at most once, though it may run twice (a recovery's page), names
+ * its row (`id`): the row is written only if absent, and a run that reads it takes it as its own
+ * rather than supersede it once attempted. A run that read before the other wrote reads again,
+ * since the other's write moved the marker, and finds it then.
  */
 
 /** What one strongly consistent read of an event's deliveries shows. */
@@ -63,7 +68,7 @@ export function planFor(seen: EventDeliveries, endpointId: string, skipReceived:
   return { kind: 'replace', expected: current, cancel: open };
 }
 
-/** The event on its way to the endpoint: `created` by this call, or found waiting. */
+/** The event on its way to the endpoint: `created` by this call, or found waiting, or found made already under `id`. */
 export type QueuedDelivery = { kind: 'queued'; delivery: DeliveryRecord; created: boolean };
 export type Queued = { kind: 'received'; by: DeliveryRecord[] } | QueuedDelivery;
 
@@ -72,6 +77,12 @@ interface QueueOptions<Skip extends boolean> {
   sweepGraceMs: number;
   /** The resource whose order the new row follows, when the endpoint orders (./resource-order.ts). */
   orderKey?: string;
+  /**
+   * The new row's id when the caller queues the event at most once (a recovery: one id per
+   * recovery and event). A row of that id, read or written by another run of the same caller,
+   * is then this call's, whatever became of it since: it is never superseded by its own caller.
+   */
+  id?: string;
 }
 
 export interface QueueAgainDeps {
@@ -109,6 +120,8 @@ export async function queueAgain(
 ): Promise<Queued> {
   let read = seen ?? (await deps.currentDeliveries.ofEvent(event.shop_id, event.id, [endpointId]));
   for (let tries = 1; ; tries++) {
+    const made = opts.id === undefined ? undefined : read.rows.find((d) => d.id === opts.id);
+    if (made) return { kind: 'queued', delivery: made, created: false };
     const plan = planFor(read, endpointId, opts.skipReceived);
     if (plan.kind === 'received') return plan;
     if (plan.kind === 'waiting') return { kind: 'queued', delivery: plan.delivery, created: false };
@@ -116,7 +129,7 @@ export async function queueAgain(
     const row = newDelivery(
       event,
       endpointId,
-      newId('dlv', now.getTime()),
+      opts.id ?? newId('dlv', now.getTime()),
       'redeliver',
       now,
       opts.sweepGraceMs,

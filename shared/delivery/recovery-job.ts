@@ -1,4 +1,4 @@
-import { newId } from '../ids';
+import { derivedId, idTime, newId } from '../ids';
 import { sweepGraceMs } from './policy';
 import { queueAgain, type CurrentDeliveryStore, type Queued } from './current-delivery';
 import { oneResourceAtATime, orderKeyFor, resourceOf } from './resource-order';
@@ -13,7 +13,8 @@ import type { EndpointRecord } from '../domain/webhook-endpoints';
  * A recovery is durable work: the request answers after the window's first page, and the
  * record carries the rest, page by page, each page's write conditioned on the page count it
  * read. Whatever stops a page midway (a crash, a timeout), the page is worked again from the
- * same position: what it had queued is then found waiting and counted again, not queued twice.
+ * same position: what it had queued is then found by its id (recoveredDeliveryId) and counted
+ * again, not queued twice, whatever its attempts did meanwhile.
  */
 export interface RecoveryRecord {
   id: string;
@@ -154,7 +155,7 @@ async function recoverStep(
         deps,
         e,
         endpoint.id,
-        { ...opts, orderKey: orderKeyFor(endpoint, e) },
+        { ...opts, orderKey: orderKeyFor(endpoint, e), id: recoveredDeliveryId(recovery.id, e.id) },
         seen.get(e.id),
       );
     },
@@ -176,11 +177,21 @@ async function recoverStep(
 }
 
 /**
- * The event counts as queued by the recovery when this step queued it or found it waiting, and
- * also when it found it received by a delivery that a redeliver or recover made since the
- * recovery began: the same page worked twice (a nudge beside a slow run, a retry after a
- * crash) finds what the other run queued already sent, and whichever run's write wins, the
- * count must not depend on how far the consumer had got.
+ * The id of the delivery a recovery queues for an event: derived from both, so that of two runs
+ * of a page (a retry after a crash, a nudge beside a slow run) only one writes it, and the other
+ * finds it by id, whatever its attempts did since (./current-delivery.ts). Its time is the
+ * recovery's: the same for every run, and close to when the row is made.
+ */
+export const recoveredDeliveryId = (recoveryId: string, eventId: string): string =>
+  derivedId('dlv', idTime(recoveryId), `${recoveryId}/${eventId}`);
+
+/**
+ * The event counts as queued by the recovery when this step queued it, found it waiting or found
+ * the recovery's own row, and also when it found it received by a delivery that a redeliver or
+ * recover made since the recovery began. The same page worked twice (a nudge beside a slow run,
+ * a retry after a crash) finds the other run's rows by id, sent or not; another recovery of the
+ * window finds them sent; either way, whichever run's write wins, the count must not depend on
+ * how far the consumer had got.
  */
 function queuedBy(recovery: RecoveryRecord, outcome: Queued): boolean {
   if (outcome.kind === 'queued') return true;

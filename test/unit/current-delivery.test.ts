@@ -118,6 +118,40 @@ describe('queueAgain', () => {
     expect(store.writes).toBe(2);
   });
 
+  it("with an id (a recovery's), a lost race to the row of that id takes it, attempted already", async () => {
+    const store = racingStore(1);
+    const queued = await queueAgain({ currentDeliveries: store, now: () => at }, event, 'we_1', {
+      ...opts,
+      skipReceived: true,
+      id: 'dlv_winner',
+    });
+    expect(queued).toEqual({ kind: 'queued', delivery: row('dlv_winner', 'retrying', 1), created: false });
+    expect(store.writes).toBe(1);
+  });
+
+  it("with an id, a row of that id already read is the call's whatever became of it: nothing is written", async () => {
+    const store = racingStore(0);
+    const mine = { ...row('dlv_mine', 'cancelled', 1) };
+    const queued = await queueAgain(
+      { currentDeliveries: store, now: () => at },
+      event,
+      'we_1',
+      { ...opts, skipReceived: true, id: 'dlv_mine' },
+      seen([mine, row('dlv_x', 'retrying', 1)], { we_1: 'dlv_x' }),
+    );
+    expect(queued).toEqual({ kind: 'queued', delivery: mine, created: false });
+    expect(store.writes).toBe(0);
+  });
+
+  it('with an id, the row it writes has that id', async () => {
+    const store = racingStore(0);
+    const queued = await queueAgain({ currentDeliveries: store, now: () => at }, event, 'we_1', {
+      ...opts,
+      id: 'dlv_named',
+    });
+    expect(queued).toMatchObject({ kind: 'queued', created: true, delivery: { id: 'dlv_named' } });
+  });
+
   it('gives up, loudly, after losing ten races in a row', async () => {
     await expect(
       queueAgain({ currentDeliveries: racingStore(100), now: () => at }, event, 'we_1', opts),
