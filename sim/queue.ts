@@ -149,8 +149,14 @@ export class QueueEventSource {
       })),
     };
     const killAt = this.steps.rng.chance(this.opts.killRate()) ? this.steps.rng.int(1, 12) : null;
-    const result = await this.steps.invoke('deliver', () => this.handler(event), { killAt });
-    if (result instanceof Killed) return;
+    // A handler that throws fails its whole batch, as Lambda's event source takes it: every message comes back.
+    const result = await this.steps
+      .invoke('deliver', () => this.handler(event), { killAt })
+      .catch((e: unknown) => {
+        this.steps.log(`deliver failed its whole batch: ${String(e)}`);
+        return null;
+      });
+    if (result === null || result instanceof Killed) return;
     const failed = new Set(result.batchItemFailures.map((f) => f.itemIdentifier));
     await this.steps.gate('queue delete');
     for (const r of event.Records) if (!failed.has(r.messageId)) this.queue.delete(r.receiptHandle);

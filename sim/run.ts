@@ -156,6 +156,10 @@ export async function runOnce(
   steps.verbose = opts.verbose ?? false;
   let world: World | undefined;
   let clean = false;
+  // In Lambda an unhandled rejection ends the invocation with an error: here it is a violation.
+  const rejections: unknown[] = [];
+  const onRejection = (reason: unknown) => rejections.push(reason);
+  process.on('unhandledRejection', onRejection);
   try {
     const table = await opts.table.ready();
     world = await buildWorld(steps, {
@@ -222,7 +226,10 @@ export async function runOnce(
       if ((await finalState(world, made)).open === 0 && world.queue.pending() === 0) break;
     }
     const state = await finalState(world, made);
-    const violations = checkRun({ world, made, api, state, faults: drawn, failures });
+    const violations = [
+      ...checkRun({ world, made, api, state, faults: drawn, failures }),
+      ...rejections.map((r) => ({ rule: 'unhandled-rejection', detail: String(r) })),
+    ];
     clean = state.open === 0 && violations.length === 0;
     return {
       steps: ran,
@@ -235,6 +242,7 @@ export async function runOnce(
       trace: steps.trace,
     };
   } finally {
+    process.off('unhandledRejection', onRejection);
     world?.close();
     timers.undo();
     undoRandom();

@@ -68,8 +68,14 @@ export class StreamEventSource {
     for (let size = batch.length; ;) {
       const part = batch.slice(0, size);
       const killAt = this.steps.rng.chance(this.faults().kill) ? this.steps.rng.int(1, 12) : null;
-      const result = await this.steps.invoke('fanout', () => this.handler({ Records: part }), { killAt });
-      if (result instanceof Killed) {
+      const result = await this.steps
+        .invoke('fanout', () => this.handler({ Records: part }), { killAt })
+        .catch((e: unknown) => {
+          this.steps.log(`fanout failed its whole batch: ${String(e)}`);
+          return null;
+        });
+      // Killed, or failed as a whole: bisected and retried, as bisectBatchOnError does.
+      if (result === null || result instanceof Killed) {
         size = Math.max(1, Math.ceil(size / 2));
         continue;
       }
@@ -83,7 +89,7 @@ export class StreamEventSource {
       if (this.steps.rng.chance(this.faults().streamTwice)) {
         this.steps.log(`stream batch of ${part.length} runs again`);
         this.repeats.batches++;
-        await this.steps.invoke('fanout', () => this.handler({ Records: part }), {});
+        await this.steps.invoke('fanout', () => this.handler({ Records: part }), {}).catch(() => undefined);
       }
       return part.length;
     }

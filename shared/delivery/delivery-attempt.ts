@@ -130,7 +130,7 @@ async function forEndpoint(
   }
   // What sends nothing waits until the batch's admissions are written.
   const later = (write: () => Promise<AttemptVerdict>) => ctx.admissions.then(write);
-  const verdicts = new Map<string, Promise<AttemptVerdict>>();
+  const verdicts = new Verdicts();
   for (const d of due) {
     const id = d.delivery.id;
     if (!admitted)
@@ -194,6 +194,18 @@ async function forEndpoint(
 async function afterLease(deps: AttemptDeps, due: Due, now: Date, until: number | null): Promise<AttemptVerdict> {
   await defer(deps, due, now, until);
   return 'in_flight';
+}
+
+/**
+ * The verdicts of one endpoint's deliveries. One can fail before the batch reads it (its write
+ * failed while other endpoints were still being admitted): each is marked handled as it is set,
+ * so the process does not die of an unhandled rejection, and the batch still reports it.
+ */
+class Verdicts extends Map<string, Promise<AttemptVerdict>> {
+  override set(deliveryId: string, verdict: Promise<AttemptVerdict>): this {
+    verdict.catch(() => undefined);
+    return super.set(deliveryId, verdict);
+  }
 }
 
 /** A pulled delivery this batch does not take after all: it stays due on its row, and its own message or the sweeper wakes it. */

@@ -227,12 +227,13 @@ describe('ordered delivery across a crash (child process, TIME_SCALE 0.01)', () 
   }, 60_000);
 
   it("a SIGKILL with held deliveries loses none and breaks no job's order", async () => {
-    // The ordered receiver answers 500 to the first request of each event (never three in a row): job.approved waits behind a retrying job.created.
+    // The ordered receiver answers 500 to the first two requests of each event (never three in a row): job.approved
+    // waits behind a retrying job.created, whose second retry is seconds away, long enough to be seen on a busy machine.
     const result = await runCrashScenario(stack, {
       kind: 'sigkill-retries-pending',
       events: 20,
       endpoints: [{ name: 'healthy', policy: answers.ok() }],
-      ordered: { name: 'ordered', policy: answers.flaky(1, 2) },
+      ordered: { name: 'ordered', policy: answers.flaky(2, 2) },
       settleTimeoutMs: 60_000,
       quietMs: 1000,
       timeScale: 0.01,

@@ -68,6 +68,25 @@ const FOUND: (SimCase & { what: string })[] = [
       seed: 342829720,
     },
   },
+  {
+    what: "a duplicate's deferral whose write failed before the batch read its verdict (an unhandled rejection)",
+    seed: 1422,
+    workload: {
+      endpoints: [
+        { behaviour: 'slow', turnAfterMs: 678366, ordered: false, rateLimit: 4, filtered: true },
+        { behaviour: 'flaky', turnAfterMs: 303204, ordered: false, rateLimit: 1, filtered: false },
+        { behaviour: 'slow', turnAfterMs: 114026, ordered: true, rateLimit: 5, filtered: false },
+        { behaviour: 'healthy', turnAfterMs: 676001, ordered: true, rateLimit: null, filtered: true },
+      ],
+      actions: [
+        { atMs: 5, kind: 'call', jobs: 1, emergency: true },
+        { atMs: 4, kind: 'call', jobs: 0, emergency: true },
+        { atMs: 14, kind: 'recover', endpoint: 14 },
+      ],
+      concurrency: 3,
+      seed: -7,
+    },
+  },
 ];
 
 describe('runs the simulation found breaking a promise (kept as regressions)', () => {
