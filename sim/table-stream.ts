@@ -4,10 +4,10 @@ import {
   DynamoDBStreamsClient,
   GetRecordsCommand,
   GetShardIteratorCommand,
-  type _Record,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { ensureTable, localClient } from '../lib/local/dynamodb-local';
+import { toLambdaRecord } from '../lib/local/stream-poller';
 import type { Dynamo } from '../shared/store/client';
 import type { FaultRates } from './faults';
 import type { Steps } from './steps';
@@ -124,23 +124,6 @@ export class StreamReader {
   close(): void {
     this.client.destroy();
   }
-}
-
-function toLambdaRecord(r: _Record, arn: string): DynamoDBRecord {
-  const d = r.dynamodb ?? {};
-  return {
-    eventID: r.eventID,
-    eventName: r.eventName as DynamoDBRecord['eventName'],
-    eventSource: 'aws:dynamodb',
-    eventSourceARN: arn,
-    dynamodb: {
-      Keys: d.Keys as never,
-      NewImage: d.NewImage as never,
-      OldImage: d.OldImage as never,
-      SequenceNumber: d.SequenceNumber,
-      StreamViewType: d.StreamViewType,
-    },
-  };
 }
 
 /**

@@ -44,7 +44,7 @@ const UNUSABLE_CHECKPOINT = new Set([
 ]);
 
 /** The SDK's stream record in the shape Lambda hands to a stream-triggered function. */
-function toLambdaRecord(r: _Record, streamArn: string): DynamoDBRecord {
+export function toLambdaRecord(r: _Record, streamArn: string): DynamoDBRecord {
   const d = r.dynamodb ?? {};
   return {
     eventID: r.eventID,

@@ -17,6 +17,17 @@ describe('a retried fan-out (DynamoDB Local)', () => {
     deps = await useFreshTable();
   });
 
+  /** The stream's fan-out on the table, with its messages kept in `queued`. */
+  const fanOutDeps = (rows: DynamoFanoutDeliveryStore, queued: DeliveryMessage[]): FanOutDeps => ({
+    endpoints: deps.endpoints,
+    deliveries: rows,
+    queue: { send: async (messages) => void queued.push(...messages) },
+    order: new DynamoOrderStore(deps.db),
+    scheduler: { schedule: async () => undefined, needsSchedule: () => false },
+    timeScale: 1,
+    now: () => new Date(),
+  });
+
   it('sends the row it wrote for an endpoint disabled since (the consumer then cancels it): no row is left without a wake-up', async () => {
     const shop = await createShop(deps, { name: 'Retry Shop', owner_email: 'o@retry.test' });
     const made = new Date(Date.now() - 60_000);
@@ -40,15 +51,7 @@ describe('a retried fan-out (DynamoDB Local)', () => {
     await deps.endpoints.update(shop.id, stopped!.id, { enabled: false }, new Date().toISOString());
 
     const queued: DeliveryMessage[] = [];
-    const retry: FanOutDeps = {
-      endpoints: deps.endpoints,
-      deliveries: rows,
-      queue: { send: async (messages) => void queued.push(...messages) },
-      order: new DynamoOrderStore(deps.db),
-      scheduler: { schedule: async () => undefined, needsSchedule: () => false },
-      timeScale: 1,
-      now: () => new Date(),
-    };
+    const retry = fanOutDeps(rows, queued);
     await fanOut(retry, event);
     expect(queued.map((m) => m.endpoint_id).sort()).toEqual([kept!.id, stopped!.id].sort());
 
@@ -89,15 +92,7 @@ describe('a retried fan-out (DynamoDB Local)', () => {
     await rows.index(rowOf(created), new Date(Date.now() + 60_000));
 
     const queued: DeliveryMessage[] = [];
-    const stream: FanOutDeps = {
-      endpoints: deps.endpoints,
-      deliveries: rows,
-      queue: { send: async (messages) => void queued.push(...messages) },
-      order: new DynamoOrderStore(deps.db),
-      scheduler: { schedule: async () => undefined, needsSchedule: () => false },
-      timeScale: 1,
-      now: () => new Date(),
-    };
+    const stream = fanOutDeps(rows, queued);
     await fanOut(stream, created);
     await fanOut(stream, approved);
     // job.created is the sweeper's to send (it is in the due index); job.approved waits behind it.
