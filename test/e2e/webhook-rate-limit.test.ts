@@ -25,9 +25,9 @@ async function newTenant(stack: Stack) {
   return { shop, api, simulate };
 }
 
-/** The most requests that arrived in any one-second window (closed), sliding over every arrival. */
+/** The most starts in any one-second window [s, s + 1000 ms), sliding over every start. */
 const mostInOneSecond = (times: number[]) =>
-  Math.max(0, ...times.map((s) => times.filter((t) => t >= s && t <= s + 1000).length));
+  Math.max(0, ...times.map((s) => times.filter((t) => t >= s && t < s + 1000).length));
 
 describe('per-endpoint rate limit', () => {
   let stack: Stack;
@@ -59,16 +59,17 @@ describe('per-endpoint rate limit', () => {
     await new Promise((r) => setTimeout(r, 500)); // nothing more comes (no duplicate sends)
     expect(receiver.received.map((r) => r.event.id).sort()).toEqual([...sent].sort());
     const times = receiver.received.map((r) => r.at).sort((a, b) => a - b);
-    expect(mostInOneSecond(times)).toBe(2);
     // Paced, not trickled: 20 at 2 per second take about 10 s alone, up to about 17 s under the whole
     // suite's load on two cores (a trickle, each wait a retry offset, would take minutes).
     expect((times.at(-1) as number) - (times[0] as number)).toBeLessThan(20_000);
 
     // Waiting used no attempt and counted no failure.
     const deliveries = (await t.api('GET', `/v1/webhook-endpoints/${made.json.id as string}/deliveries?limit=100`)).json
-      .data as { status: string; attempts: number }[];
+      .data as { status: string; attempts: number; attempt_log: { at: string }[] }[];
     expect(deliveries).toHaveLength(20);
     expect(deliveries.every((d) => d.status === 'succeeded' && d.attempts === 1)).toBe(true);
+    // The limit bounds starts, as the sender records them; arrivals at the receiver add the network's jitter.
+    expect(mostInOneSecond(deliveries.map((d) => Date.parse(d.attempt_log[0]?.at ?? '')))).toBe(2);
     const endpoint = await t.api('GET', `/v1/webhook-endpoints/${made.json.id as string}`);
     expect(endpoint.json.health).toMatchObject({ circuit: 'closed', consecutive_failures: 0 });
     expect(receiver.rejected).toEqual([]);
