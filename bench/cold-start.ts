@@ -192,7 +192,8 @@ try {
     name: string;
     scenario: ColdStartCase;
     fn: Run;
-    /** Its reference as this benchmark runs it: once each, the SDK requests the function made (set after the first pass). */
+    /** Its reference as this benchmark runs it: once each, the SDK requests the function made (set after the first
+     * pass). */
     reference: Run;
     set: string;
     /** Requests of the function's first invocation, and of its reference's, in the pass that checks them. */
@@ -240,7 +241,8 @@ try {
     });
   }
 
-  // First pass, not timed: each first invocation must go the way a working request goes, and what it asks of AWS becomes its reference's event.
+  // First pass, not timed: each first invocation must go the way a working request goes, and what it asks of AWS
+  // becomes its reference's event.
   for (const m of measured) {
     const { sample, asked } = await run(m.fn);
     const problem =
