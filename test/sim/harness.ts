@@ -1,6 +1,6 @@
 import { runCase, type SimCase } from '../../sim/simulate';
 import { SimTable } from '../../sim/table-stream';
-import { testEndpoint } from '../helpers/table';
+import { startDynamoDbLocal, type DynamoDbLocal } from '../../lib/local/dynamodb-local';
 
 export interface CaseResult {
   seed: number;
@@ -9,11 +9,22 @@ export interface CaseResult {
 }
 
 /**
- * Runs the cases on one table of the run's DynamoDB Local, in order; with `untilViolation`,
+ * A DynamoDB Local of the file's own, started on first use and stopped after its tests. The
+ * emulator slows down with every table created over its life, and the rest of the suite creates
+ * hundreds: on the run's shared one, the same seeds would take several times as long.
+ */
+let own: Promise<DynamoDbLocal> | undefined;
+const dynamodb = () => (own ??= startDynamoDbLocal({ port: 0 }));
+afterAll(async () => {
+  await (await own)?.stop();
+});
+
+/**
+ * Runs the cases on one table of the file's DynamoDB Local, in order; with `untilViolation`,
  * stops at the first case that breaks a rule (a breakage test needs one).
  */
 export async function runCases(cases: SimCase[], opts: { untilViolation?: boolean } = {}): Promise<CaseResult[]> {
-  const table = new SimTable(testEndpoint(), `sim-jest-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
+  const table = new SimTable((await dynamodb()).endpoint, `sim-jest-${Math.random().toString(36).slice(2, 8)}`);
   const out: CaseResult[] = [];
   try {
     for (const c of cases) {
