@@ -147,7 +147,8 @@ function stuck(gate: EndpointGate, live: [string, Lease][], now: number, leaseMs
  * limit. Open or half_open: one probe when none is in flight and the probe time has come;
  * every other due delivery is recorded as not sent (`circuit_open`). Beneath both, the
  * endpoint's rate limit, if it has one: what it has no room for waits (`rateLimited`);
- * `booked` are deliveries that waited for it already (./rate-window.ts, `limitRate`).
+ * `booked` are deliveries that waited for it already, and `grace` how long after now the
+ * admitted ones must start (./rate-window.ts, `limitRate`).
  */
 export function admit(
   gate: EndpointGate,
@@ -155,7 +156,7 @@ export function admit(
   now: number,
   leaseMs: number,
   token: () => string,
-  booked: ReadonlySet<string> = new Set(),
+  { booked = new Set(), grace }: { booked?: ReadonlySet<string>; grace?: number } = {},
 ): Admission {
   const out = admitSlots(gate, deliveryIds, now, leaseMs, token);
   // Over the limit of a healthy endpoint, the batch keeps the rest for the slots its runs free (./delivery-runway.ts).
@@ -167,9 +168,8 @@ export function admit(
     gate.rate_limit,
     { starts: gate.rate_starts ?? {}, tail: gate.rate_tail ?? null },
     now,
-    out.send.map((s) => s.deliveryId),
-    out.defer,
-    booked,
+    { send: out.send.map((s) => s.deliveryId), defer: out.defer, booked },
+    grace,
   );
   // A probe the rate holds back leaves the circuit as it was.
   const health = rate.send.length < out.send.length ? gate.health : out.health;

@@ -1,5 +1,5 @@
 import { logger } from '../logger';
-import { START_GRACE_MS } from './rate-window';
+import { graceAfterLate, START_GRACE_MS } from './rate-window';
 import {
   admit,
   afterAttempt,
@@ -10,6 +10,7 @@ import {
   olderAttemptUnresolved,
   type Admission,
   type EndpointHealth,
+  type Lease,
 } from './circuit';
 import { decide, isSlowDown, sweepGraceMs } from './policy';
 import { attemptUpdate, notSentAttempt, planNext } from './attempt-plan';
@@ -124,7 +125,7 @@ async function forEndpoint(
   let admitted: Awaited<ReturnType<typeof admitOn>>;
   try {
     const endpoint = read ?? (await deps.endpoints.get(first.delivery.shop_id, first.delivery.endpoint_id));
-    admitted = endpoint?.enabled ? await admitOn(deps, endpoint, due, now.getTime()) : null;
+    admitted = endpoint?.enabled ? await admitOn(deps, endpoint, due) : null;
   } finally {
     if (!pulled) ctx.admitted();
   }
@@ -141,7 +142,7 @@ async function forEndpoint(
     else if (!admitted.admission) verdicts.set(id, pulled ? LEFT_DUE : later(() => defer(deps, d, now)));
   }
   if (!admitted?.admission) return verdicts;
-  const { endpoint: current, admission } = admitted;
+  const { endpoint: current, admission, grace } = admitted;
   const find = (id: string) => due.find((d) => d.delivery.id === id) as Due;
   const healthy = admission.health.circuit === 'closed' && admission.health.consecutive_failures === 0;
   // Over the limit of a healthy endpoint: wait in this batch for a slot one of ours frees (not
@@ -165,7 +166,7 @@ async function forEndpoint(
   for (const { deliveryId, lease } of admission.send)
     verdicts.set(
       deliveryId,
-      attempt(deps, current, admission.health, find(deliveryId), { key: deliveryId, lease, ended: false }, runway),
+      attempt(deps, current, admission.health, find(deliveryId), runOf(deliveryId, lease, current, grace), runway),
     );
   for (const id of admission.circuitOpen)
     verdicts.set(
@@ -271,33 +272,42 @@ async function requeueDue(deps: AttemptDeps, endpoint: EndpointRecord, ctx: Batc
 /**
  * Admits on the endpoint as read; a lost race re-reads it, up to three times. Null when the
  * endpoint is gone or disabled (its deliveries are cancelled); no admission: defer them all.
+ * `grace`: how long after its admission a request to a rate-limited endpoint may start.
  */
 async function admitOn(
   deps: AttemptDeps,
   read: EndpointRecord,
   due: Due[],
-  now: number,
-): Promise<{ endpoint: EndpointRecord; admission: Admission | null } | null> {
+): Promise<{ endpoint: EndpointRecord; admission: Admission | null; grace: number } | null> {
+  const booked = new Set(due.filter((d) => d.message.rate_at !== undefined).map((d) => d.delivery.id));
+  // The batch asks for the longest grace one of its deliveries needs (one that missed the usual one).
+  const grace = Math.max(START_GRACE_MS, ...due.map((d) => d.message.rate_grace ?? 0));
   let endpoint: EndpointRecord | null = read;
   for (let tries = 0; tries < 3; tries++) {
     if (!endpoint?.enabled) return null;
-    // A retry counts the rate's window from when it re-read the endpoint, not from the first try.
-    const at = tries === 0 ? now : deps.now().getTime();
-    const booked = new Set(due.filter((d) => d.message.rate_at !== undefined).map((d) => d.delivery.id));
+    // The rate's window counts from this moment, just before the write: its latency is all the grace covers.
     const admission = admit(
       endpoint,
       due.map((d) => d.delivery.id),
-      at,
+      deps.now().getTime(),
       leaseMs(deps.settings.timeoutMs),
       leaseToken,
-      booked,
+      { booked, grace },
     );
     const mustWrite = admission.send.length > 0 || admission.health !== endpoint.health || !!admission.rateTail;
-    if (!mustWrite || (await deps.endpoints.admit(endpoint, admission))) return { endpoint, admission };
+    if (!mustWrite || (await deps.endpoints.admit(endpoint, admission))) return { endpoint, admission, grace };
     endpoint = await deps.endpoints.get(read.shop_id, read.id);
   }
-  return endpoint?.enabled ? { endpoint, admission: null } : null;
+  return endpoint?.enabled ? { endpoint, admission: null, grace } : null;
 }
+
+/** A run of an admitted lease; under a rate limit, its request must start within the grace of its admission. */
+const runOf = (key: string, lease: Lease, endpoint: EndpointRecord, grace: number): Run => ({
+  key,
+  lease,
+  ended: false,
+  ...(endpoint.rate_limit ? { startGrace: grace } : {}),
+});
 
 /**
  * One admitted delivery; whatever fails on the way, the batch's waiting deliveries go back on
@@ -336,7 +346,8 @@ async function attemptOnce(
   const now = deps.now();
   let result: SendResult | 'late';
   // Under a rate limit the request must start soon after its admission (./rate-window.ts).
-  const startBy = endpoint.rate_limit ? lease.until - leaseMs(deps.settings.timeoutMs) + START_GRACE_MS : Infinity;
+  const admittedAt = lease.until - leaseMs(deps.settings.timeoutMs);
+  const startBy = run.startGrace === undefined ? Infinity : admittedAt + run.startGrace;
   try {
     result = await send(deps, endpoint, event, now, startBy);
   } catch (err) {
@@ -350,7 +361,9 @@ async function attemptOnce(
     throw err;
   }
   if (result === 'late') {
-    // Not sent, nothing counted: the slot freed, the message back on the queue at once to be admitted afresh.
+    // Not sent, nothing counted: the slot freed, the message back on the queue at once to be admitted
+    // afresh, asking for a grace that covers the time this admission took.
+    const took = deps.now().getTime() - admittedAt;
     await deps.endpoints.release(endpoint, run.key, lease.token, {
       succeeded: false,
       counted: false,
@@ -358,7 +371,7 @@ async function attemptOnce(
       health,
     });
     if (runway.endRun(run)) await deps.ledger.releaseCarried(endpoint, await runway.take());
-    return waitForRate(deps, due, deps.now().getTime());
+    return waitForRate(deps, due, deps.now().getTime(), graceAfterLate(took));
   }
   const n = delivery.attempts + 1;
   const outcome = decide(n, result, deps.timeScale);
@@ -541,13 +554,17 @@ export function deferDelayMs(base: number, deferrals: number, random = Math.rand
   return Math.round(delay * (0.8 + 0.4 * random()));
 }
 
-/** Over the endpoint's rate: the same message when the rate has room, no attempt used, its deferral backoff left as it was. */
-async function waitForRate(deps: AttemptDeps, due: Due, at: number): Promise<AttemptVerdict> {
+/**
+ * Over the endpoint's rate: the same message when the rate has room, no attempt used, its
+ * deferral backoff left as it was; with the longer grace it asks for when it missed its start.
+ */
+async function waitForRate(deps: AttemptDeps, due: Due, at: number, grace?: number): Promise<AttemptVerdict> {
   // No success pulls a rate-limited endpoint's rows, so a short wait keeps its message as its only
   // wake-up, like a first attempt, and goes back on the queue at once (a write first would eat into
   // its place in line); a long one (a backlog) leaves the fast path, for the sweeper and the stats' count.
   if (at - deps.now().getTime() >= RATE_WAIT_FAST_PATH_MS) await offFastPath(deps, due, at);
-  await deps.scheduler.schedule({ ...due.message, rate_at: at }, new Date(at));
+  const message = { ...due.message, rate_at: at, ...(grace === undefined ? {} : { rate_grace: grace }) };
+  await deps.scheduler.schedule(message, new Date(at));
   return 'deferred';
 }
 

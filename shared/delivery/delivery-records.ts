@@ -66,6 +66,8 @@ export interface DeliveryMessage {
   deferrals?: number;
   /** The place it was promised when it waited for its endpoint's rate limit (epoch ms): it goes before those that did not wait. */
   rate_at?: number;
+  /** How long after its admission its request may start (ms), when it missed the usual grace once (./rate-window.ts). */
+  rate_grace?: number;
   /**
    * The event itself, when the fan-out had it in hand and it is small (MESSAGE_EVENT_MAX_BYTES):
    * the consumer then reads only row and endpoint, half the items of its batch read. Events

@@ -62,6 +62,8 @@ export interface Run {
   key: string;
   lease: Lease;
   ended: boolean;
+  /** Under a rate limit: how long after its admission its request may start (./rate-window.ts). */
+  startGrace?: number;
 }
 
 /**

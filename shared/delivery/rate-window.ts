@@ -15,45 +15,72 @@
 export const BUCKET_MS = 10;
 export const WINDOW_MS = 1_000;
 /**
- * An admitted request must start within this long of its admission (the admission's write,
+ * An admitted request must start within its grace of its admission (the admission's write,
  * the target's DNS check and the signing come in between), or it is not sent and waits
- * again. The window is widened by as much, which makes the bound hold for the times the
- * requests really start, not the times they were admitted.
+ * again. Each start counts for one window and its own grace, which makes the bound hold for
+ * the times the requests really start, not the times they were admitted.
  */
 export const START_GRACE_MS = 100;
-/** A start frees its place this long after its bucket began, at the latest. */
+/**
+ * The longest grace a delivery asks for. One that missed its grace asks next time for twice
+ * the time it took (a slow table, a busy process): it then gets out, at the price of its start
+ * counting that much longer, rather than missing again and again.
+ */
+export const MAX_START_GRACE_MS = 2_000;
+/** A start with the usual grace frees its place this long after its bucket began, at the latest. */
 export const RATE_PERIOD_MS = WINDOW_MS + START_GRACE_MS + BUCKET_MS;
 /** A delivery waiting for the rate wakes no later than this (under the queue's 15-minute delay: no schedule of its own), then looks again. */
 export const MAX_RATE_WAIT_MS = 14 * 60_000;
 
-/** Request starts by bucket (the bucket's index: epoch ms / BUCKET_MS, as a string key). */
+/**
+ * Request starts by bucket: the key is the bucket's index (epoch ms / BUCKET_MS), with
+ * `+<grace ms>` after it for starts admitted with more than the usual grace.
+ */
 export type RateStarts = Record<string, number>;
 
+interface Counted {
+  key: string;
+  count: number;
+  /** When its starts stop counting: one window and their grace after the bucket's end. */
+  freedAt: number;
+}
+
 const bucketOf = (now: number) => Math.floor(now / BUCKET_MS);
-/** When a bucket's starts stop counting: one window and the grace after the bucket's end. */
-const freedAt = (bucket: number) => (bucket + 1) * BUCKET_MS + WINDOW_MS + START_GRACE_MS;
+const keyOf = (bucket: number, grace: number) => (grace === START_GRACE_MS ? String(bucket) : `${bucket}+${grace}`);
+
+function parse(key: string, count: number): Counted {
+  const [bucket, grace] = key.split('+');
+  return { key, count, freedAt: (Number(bucket) + 1) * BUCKET_MS + WINDOW_MS + Number(grace ?? START_GRACE_MS) };
+}
 
 /**
- * The buckets that still count at `now`, oldest first: every start admitted in the last
- * window and grace (a few older ones too, by up to one bucket: never too few).
+ * The starts that still count at `now`, the first to be freed first: every start admitted in
+ * the last window and its grace (a few older ones too, by up to one bucket: never too few).
  */
-export function counted(starts: RateStarts, now: number): [bucket: number, count: number][] {
+export function counted(starts: RateStarts, now: number): Counted[] {
   return Object.entries(starts)
-    .map(([b, c]): [number, number] => [Number(b), c])
-    .filter(([b, c]) => c > 0 && freedAt(b) > now)
-    .sort((x, y) => x[0] - y[0]);
+    .map(([key, count]) => parse(key, count))
+    .filter((c) => c.count > 0 && c.freedAt > now)
+    .sort((x, y) => x.freedAt - y.freedAt);
 }
 
 /** How many more requests may start now. */
 export function rateAllowance(limit: number, starts: RateStarts, now: number): number {
-  return Math.max(0, limit - counted(starts, now).reduce((n, [, c]) => n + c, 0));
+  return Math.max(0, limit - counted(starts, now).reduce((n, c) => n + c.count, 0));
 }
 
-/** The starts as written back: what no longer counts dropped (so at most ~111 buckets, whatever N), `n` added at `now`. */
-export function withStarts(starts: RateStarts, now: number, n: number): RateStarts {
-  const out: RateStarts = Object.fromEntries(counted(starts, now).map(([b, c]) => [String(b), c]));
-  if (n > 0) out[String(bucketOf(now))] = (out[String(bucketOf(now))] ?? 0) + n;
+/** The starts as written back: what no longer counts dropped (so at most ~111 buckets, whatever N), `n` added at `now` with their grace. */
+export function withStarts(starts: RateStarts, now: number, n: number, grace = START_GRACE_MS): RateStarts {
+  const out: RateStarts = Object.fromEntries(counted(starts, now).map((c) => [c.key, c.count]));
+  const key = keyOf(bucketOf(now), grace);
+  if (n > 0) out[key] = (out[key] ?? 0) + n;
   return out;
+}
+
+/** The grace to ask for after missing one: twice the time the last admission took to start, in whole buckets, within bounds. */
+export function graceAfterLate(tookMs: number): number {
+  const doubled = Math.ceil((2 * tookMs) / BUCKET_MS) * BUCKET_MS;
+  return Math.min(MAX_START_GRACE_MS, Math.max(START_GRACE_MS, doubled));
 }
 
 /**
@@ -63,7 +90,7 @@ export function withStarts(starts: RateStarts, now: number, n: number): RateStar
  * send all but N of them round the queue again, and again).
  */
 export function rateWaits(limit: number, starts: RateStarts, now: number, count: number): number[] {
-  const frees = counted(starts, now).flatMap(([b, c]) => Array<number>(c).fill(freedAt(b)));
+  const frees = counted(starts, now).flatMap((c) => Array<number>(c.count).fill(c.freedAt));
   // Over the limit (it was lowered): the oldest starts free nothing usable until enough have left.
   const places = [
     ...Array<number>(Math.max(0, limit - frees.length)).fill(now),
@@ -94,6 +121,13 @@ export interface RateDecision {
   tail: number | null;
 }
 
+/** One admission's deliveries: what the in-flight bound admitted (in order) and deferred, and which of them waited for the rate already. */
+export interface RateBatch {
+  send: string[];
+  defer: string[];
+  booked: ReadonlySet<string>;
+}
+
 /**
  * Applies the rate to what the in-flight bound admitted (`send`, in order) and deferred
  * (`defer`). Deliveries that waited for the rate already (`booked`: woken at the place they
@@ -108,9 +142,8 @@ export function limitRate(
   limit: number,
   state: RateState,
   now: number,
-  send: string[],
-  defer: string[],
-  booked: ReadonlySet<string>,
+  { send, defer, booked }: RateBatch,
+  grace = START_GRACE_MS,
 ): RateDecision {
   const line = state.tail !== null && state.tail > now;
   const allowance = rateAllowance(limit, state.starts, now);
@@ -119,7 +152,7 @@ export function limitRate(
     allowance,
   );
   const held = send.filter((id) => !go.includes(id));
-  const starts = go.length > 0 ? withStarts(state.starts, now, go.length) : null;
+  const starts = go.length > 0 ? withStarts(state.starts, now, go.length, grace) : null;
   const binds = held.length > 0 || (defer.length > 0 && allowance <= go.length);
   // Over the in-flight bound but not the rate: deferred as usual, unless a line is to be joined.
   const over = [...held, ...defer.filter((id) => binds || (line && !booked.has(id)))];

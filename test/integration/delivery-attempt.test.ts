@@ -496,7 +496,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
       ExpressionAttributeValues: { ':past': Date.now() - 1000 },
     });
     const read = (await endpoints.get(shop.id, endpoint.id)) as NonNullable<Awaited<ReturnType<typeof endpoints.get>>>;
-    const admission = admit(read, [y.id, x.id], Date.now(), 60_000, () => 'tok', new Set());
+    const admission = admit(read, [y.id, x.id], Date.now(), 60_000, () => 'tok');
     // A batch over the limit: y goes out, x waits in its runway (carried).
     const until = Date.now() + 60_000;
     expect(admission.expiredCarried).toEqual([carriedKey(x.id)]);

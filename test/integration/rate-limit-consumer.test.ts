@@ -16,7 +16,7 @@ import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
 import { DynamoEventStore } from '../../shared/store/events';
 import { DynamoEndpointStore } from '../../shared/store/webhook-endpoints';
 import { MAX_IN_FLIGHT } from '../../shared/delivery/circuit';
-import { START_GRACE_MS, WINDOW_MS } from '../../shared/delivery/rate-window';
+import { MAX_START_GRACE_MS, RATE_PERIOD_MS, START_GRACE_MS, WINDOW_MS } from '../../shared/delivery/rate-window';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { useFreshTable } from '../helpers/table';
 
@@ -161,10 +161,24 @@ describe('the consumer under a rate limit (DynamoDB Local)', () => {
     const row = rows[0] as DeliveryRecord;
     expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(row)]))).toEqual(['deferred']);
     expect(h.posts).toEqual([]);
-    expect(h.scheduled.map((s) => s.message)).toEqual([{ ...messageOf(row), rate_at: h.scheduled[0]?.at.getTime() }]);
+    const again = h.scheduled[0]?.message as DeliveryMessage;
+    // Back in line at its place, asking for twice the time its admission took to start.
+    expect(again).toEqual({ ...messageOf(row), rate_at: h.scheduled[0]?.at.getTime(), rate_grace: again.rate_grace });
+    expect(again.rate_grace).toBeGreaterThanOrEqual(2 * (START_GRACE_MS + 50));
+    expect(again.rate_grace).toBeLessThanOrEqual(MAX_START_GRACE_MS);
     expect(h.scheduled[0]?.at.getTime()).toBeLessThanOrEqual(Date.now() + h.clock.skew);
     expect(await store.get(row)).toMatchObject({ status: 'pending', attempts: 0 });
     const after = await read(endpoint);
     expect([Object.keys(after.leases), after.health.consecutive_failures, counted(after)]).toEqual([[], 0, 1]);
+
+    // Woken, it is admitted with that grace (its start counts that much longer) and goes out,
+    // though its start is as slow again: a slow table or process delays it once, not forever.
+    h.scheduled.length = 0;
+    h.clock.skew += RATE_PERIOD_MS; // the missed start no longer counts
+    expect(verdicts(await deliverBatch(h.attemptDeps, [again]))).toEqual(['delivered']);
+    expect(h.posts).toHaveLength(1);
+    expect(Object.keys((await read(endpoint)).rate_starts ?? {}).some((k) => k.endsWith(`+${again.rate_grace}`))).toBe(
+      true,
+    );
   });
 });

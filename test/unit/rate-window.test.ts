@@ -10,6 +10,8 @@ import {
   START_GRACE_MS,
   WINDOW_MS,
   withStarts,
+  graceAfterLate,
+  MAX_START_GRACE_MS,
   type RateStarts,
 } from '../../shared/delivery/rate-window';
 
@@ -49,9 +51,9 @@ describe('the rate window (pure)', () => {
   it('at the 10 ms edges: the last millisecond of a bucket and the first of the next are buckets of their own', () => {
     let starts = withStarts({}, T0 + 9, 1);
     starts = withStarts(starts, T0 + 10, 1);
-    expect(counted(starts, T0 + 10)).toEqual([
-      [T0 / BUCKET_MS, 1],
-      [T0 / BUCKET_MS + 1, 1],
+    expect(counted(starts, T0 + 10).map((c) => [c.key, c.count])).toEqual([
+      [String(T0 / BUCKET_MS), 1],
+      [String(T0 / BUCKET_MS + 1), 1],
     ]);
     // The first bucket leaves first, exactly when its end is a window and the grace old.
     expect(rateAllowance(2, starts, T0 + 10 + WINDOW_MS + START_GRACE_MS - 1)).toBe(0);
@@ -60,7 +62,7 @@ describe('the rate window (pure)', () => {
   });
 
   it('N = 1: one start, then none until it has left the window', () => {
-    const first = limitRate(1, state(), T0, ['a', 'b'], [], NONE);
+    const first = limitRate(1, state(), T0, { send: ['a', 'b'], defer: [], booked: NONE });
     expect(first).toMatchObject({
       send: ['a'],
       defer: [],
@@ -68,18 +70,23 @@ describe('the rate window (pure)', () => {
       tail: freed(T0),
     });
     const after = state(first.starts ?? {}, first.tail);
-    expect(limitRate(1, after, T0 + WINDOW_MS, ['b'], [], new Set(['b']))).toMatchObject({ send: [], starts: null });
-    expect(limitRate(1, after, freed(T0), ['b'], [], new Set(['b'])).send).toEqual(['b']);
+    expect(limitRate(1, after, T0 + WINDOW_MS, { send: ['b'], defer: [], booked: new Set(['b']) })).toMatchObject({
+      send: [],
+      starts: null,
+    });
+    expect(limitRate(1, after, freed(T0), { send: ['b'], defer: [], booked: new Set(['b']) }).send).toEqual(['b']);
   });
 
   it('N = 1000: a thousand starts in one window, the next one waits; the stored map stays small', () => {
     let starts: RateStarts = {};
     // 1000 starts spread over 900 ms, as 4 at a time would come.
     for (let i = 0; i < 250; i++)
-      starts = limitRate(1000, state(starts), T0 + i * 3.6, ['a', 'b', 'c', 'd'], [], NONE).starts ?? starts;
+      starts =
+        limitRate(1000, state(starts), T0 + i * 3.6, { send: ['a', 'b', 'c', 'd'], defer: [], booked: NONE }).starts ??
+        starts;
     expect(rateAllowance(1000, starts, T0 + 950)).toBe(0);
     expect(Object.keys(starts).length).toBeLessThanOrEqual((WINDOW_MS + START_GRACE_MS) / BUCKET_MS + 1);
-    const over = limitRate(1000, state(starts), T0 + 950, ['x'], [], NONE);
+    const over = limitRate(1000, state(starts), T0 + 950, { send: ['x'], defer: [], booked: NONE });
     expect(over.send).toEqual([]);
     expect(over.waiting[0]?.at).toBe(freed(T0));
   });
@@ -105,12 +112,16 @@ describe('the rate window (pure)', () => {
     expect(waiting.rateLimited).toEqual([{ deliveryId: 'new', at: tail + RATE_PERIOD_MS / 2 }]);
     expect(waiting.rateTail).toBe(tail + RATE_PERIOD_MS / 2);
     // Woken at its place: it goes, and one just come waits behind the line.
-    const both = admit({ ...gate(2), rate_tail: tail }, ['new', 'old'], T0, LEASE_MS, token, new Set(['old']));
+    const both = admit({ ...gate(2), rate_tail: tail }, ['new', 'old'], T0, LEASE_MS, token, {
+      booked: new Set(['old']),
+    });
     expect(both.send.map((s) => s.deliveryId)).toEqual(['old']);
     expect(both.rateLimited?.map((w) => w.deliveryId)).toEqual(['new']);
     // One that waited and still finds no room (the one before it started late) waits for the window only: the line's end stays.
     const full = withStarts({}, T0 - 200, 2);
-    const again = admit({ ...gate(2, full), rate_tail: tail }, ['old'], T0, LEASE_MS, token, new Set(['old']));
+    const again = admit({ ...gate(2, full), rate_tail: tail }, ['old'], T0, LEASE_MS, token, {
+      booked: new Set(['old']),
+    });
     expect(again.rateLimited).toEqual([{ deliveryId: 'old', at: freed(T0 - 200) }]);
     expect(again.rateTail).toBeNull();
   });
@@ -151,7 +162,7 @@ describe('the rate window (pure)', () => {
   it('prunes what no longer counts on every write, and a lowered limit waits for enough starts to leave', () => {
     const old = withStarts(withStarts({}, T0, 3), T0 + 500, 2);
     const later = withStarts(old, freed(T0), 1);
-    expect(counted(later, freed(T0)).map(([, c]) => c)).toEqual([2, 1]);
+    expect(counted(later, freed(T0)).map((c) => c.count)).toEqual([2, 1]);
     expect(Object.keys(later)).toHaveLength(2);
     // 5 counted against a limit lowered to 2: the third place frees with the fourth start.
     expect(rateWaits(2, old, T0 + 600, 3)).toEqual([
@@ -174,6 +185,51 @@ describe('the rate window (pure)', () => {
     expect(again.rateLimited?.map((w) => w.at)).toEqual([freed(T0), freed(T0) + RATE_PERIOD_MS / 2]);
   });
 
+  it('a start admitted with a longer grace counts for that much longer, and leaves in its turn', () => {
+    const starts = withStarts(withStarts({}, T0, 1, 600), T0 + 20, 1);
+    expect(starts).toEqual({ [`${T0 / BUCKET_MS}+600`]: 1, [String(T0 / BUCKET_MS + 2)]: 1 });
+    // The usual one (admitted later) leaves first; the long one 500 ms after its usual time.
+    expect(counted(starts, T0 + 20).map((c) => c.freedAt)).toEqual([freed(T0 + 20), freed(T0) + 500]);
+    expect(rateAllowance(2, starts, freed(T0 + 20))).toBe(1);
+    expect(rateAllowance(2, starts, freed(T0) + 499)).toBe(1);
+    expect(rateAllowance(2, starts, freed(T0) + 500)).toBe(2);
+    // Written back, each keeps its own grace.
+    expect(withStarts(starts, T0 + 30, 1)).toEqual({ ...starts, [String(T0 / BUCKET_MS + 3)]: 1 });
+  });
+
+  it('after a missed start, a delivery asks for twice the time it took, in whole buckets, within bounds', () => {
+    expect(graceAfterLate(101)).toBe(210);
+    expect(graceAfterLate(30)).toBe(START_GRACE_MS);
+    expect(graceAfterLate(60_000)).toBe(MAX_START_GRACE_MS);
+  });
+
+  it.each([1, 3, 20])(
+    'graces from 100 ms to 2 s, each start anywhere in its own: never more than %i in any one-second window',
+    (limit) => {
+      let seed = limit + 7;
+      const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+      let rate = state();
+      const begun: number[] = [];
+      let waiting = Array.from({ length: limit * 8 }, () => T0 + random() * 3000);
+      while (waiting.length > 0) {
+        waiting.sort((x, y) => x - y);
+        const now = waiting[0] as number;
+        const batch = waiting.slice(0, 1 + Math.floor(random() * 4));
+        waiting = waiting.slice(batch.length);
+        const grace = random() < 0.5 ? START_GRACE_MS : graceAfterLate(random() * MAX_START_GRACE_MS);
+        const names = batch.map((_, i) => String(i));
+        const decision = limitRate(limit, rate, now, { send: names, defer: [], booked: new Set(names) }, grace);
+        rate = { starts: decision.starts ?? rate.starts, tail: decision.tail ?? rate.tail };
+        for (let i = 0; i < decision.send.length; i++) begun.push(now + random() * grace);
+        waiting.push(...decision.waiting.map((w) => w.at));
+      }
+      begun.sort((x, y) => x - y);
+      expect(begun).toHaveLength(limit * 8);
+      const most = Math.max(...begun.map((s) => begun.filter((t) => t >= s && t <= s + WINDOW_MS).length));
+      expect(most).toBeLessThanOrEqual(limit);
+    },
+  );
+
   it.each([1, 2, 5, 50])(
     'the window sliding: deliveries arriving at random, each start up to the grace after its admission, never more than %i in any one-second window',
     (limit) => {
@@ -193,7 +249,11 @@ describe('the rate window (pure)', () => {
         wakes += batch.length;
         const names = batch.map((_, i) => String(i));
         const booked = new Set(names.filter((_, i) => batch[i]?.booked));
-        const decision = limitRate(limit, rate, now, names.slice(0, MAX_IN_FLIGHT), names.slice(MAX_IN_FLIGHT), booked);
+        const decision = limitRate(limit, rate, now, {
+          send: names.slice(0, MAX_IN_FLIGHT),
+          defer: names.slice(MAX_IN_FLIGHT),
+          booked,
+        });
         rate = { starts: decision.starts ?? rate.starts, tail: decision.tail ?? rate.tail };
         for (let i = 0; i < decision.send.length; i++) begun.push(now + random() * START_GRACE_MS);
         waiting.push(
