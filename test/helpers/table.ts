@@ -3,11 +3,16 @@ import { ensureTable } from '../../lib/local/dynamodb-local';
 import { configFromEnv } from '../../shared/config';
 import { apiDeps, type ApiDeps } from '../../shared/wiring/api';
 
+/** The run's DynamoDB Local for this test file: always the same one of the run's few (test/global-setup.ts). */
 export function testEndpoint(): string {
-  const endpoint = process.env.TEST_DYNAMODB_ENDPOINT;
-  if (!endpoint)
-    throw new Error('TEST_DYNAMODB_ENDPOINT is not set: run the tests through jest (test/global-setup.ts)');
-  return endpoint;
+  const endpoints = (process.env.TEST_DYNAMODB_ENDPOINTS ?? '').split(',').filter(Boolean);
+  if (endpoints.length === 0)
+    throw new Error('TEST_DYNAMODB_ENDPOINTS is not set: run the tests through jest (test/global-setup.ts)');
+  const path = expect.getState().testPath ?? '';
+  const file = path.slice(path.lastIndexOf('/test/'));
+  let hash = 0;
+  for (const c of file) hash = (hash * 31 + (c.codePointAt(0) ?? 0)) >>> 0;
+  return endpoints[hash % endpoints.length] as string;
 }
 
 export const uniqueTableName = (): string => `test-${randomBytes(6).toString('hex')}`;
