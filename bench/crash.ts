@@ -17,7 +17,7 @@
  *                          BENCH_CRASH_SCENARIOS=sigkill-mid-ingest,sigkill-first-attempts,sigkill-retries-pending,sigint-retries-pending;
  *                          BENCH_CRASH_DEBUG=1 prints each duplicate: when it came beside the kill and the restart, and its row's attempts)
  *
- * Target (API-CONTRACT.md, "Durable"): 0 lost; overdue deliveries are sent within a minute
+ * Target (docs/api.md, Durability): 0 lost; overdue deliveries are sent within a minute
  * (scaled: 600 ms) of the next start. Duplicates are allowed (at least once) and counted.
  */
 import './lib/quiet';

@@ -27,8 +27,8 @@
  * DynamoDB Local; at 10/s a steal burst pushed that emulator past its capacity in run 2 and
  * not in the baseline, and the figure measured the emulator's backlog (docs/performance.md).
  * A run ends when the healthy receiver has every event, or BENCH_SETTLE_MS after the last
- * write; the bad endpoints' retries are not waited for. Targets (API-CONTRACT.md, "Delivery
- * isolation and durability"): healthy p50 ≤ 1.5× and p90 ≤ 2× the baseline's; the hanging
+ * write; the bad endpoints' retries are not waited for. Targets (docs/api.md, Isolation and
+ * the circuit): healthy p50 ≤ 1.5× and p90 ≤ 2× the baseline's; the hanging
  * receiver gets at most 25 requests in a run (a small per-endpoint in-flight limit and a
  * circuit that opens after 5 consecutive failures).
  */

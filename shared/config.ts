@@ -63,7 +63,7 @@ const VARIABLES = {
   INGEST_DLQ_URL: null,
   /** The delivery queue's dead-letter queue, which the sweeper drains into the due index. */
   DELIVERY_DLQ_URL: null,
-  /** Requests per second per API key (API-CONTRACT.md, Rate limits: 25 test, 100 live, bursts of twice that). */
+  /** Requests per second per API key (docs/api.md, Rate limits: 25 test, 100 live, bursts of twice that). */
   RATE_LIMIT_TEST_PER_SECOND: positive('RATE_LIMIT_TEST_PER_SECOND'),
   RATE_LIMIT_LIVE_PER_SECOND: positive('RATE_LIMIT_LIVE_PER_SECOND'),
   RATE_LIMIT_BURST_FACTOR: [(v) => Number(v) >= 1, 'RATE_LIMIT_BURST_FACTOR must be a number ≥ 1'],

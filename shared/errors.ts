@@ -1,6 +1,6 @@
 /**
  * The one error type the domain and the HTTP layer share. `code` is the contract's
- * vocabulary (API-CONTRACT.md, Errors); shared/http/errors.ts maps it to status and type.
+ * vocabulary (docs/api.md, Errors); shared/http/errors.ts maps it to status and type.
  */
 export type ErrorCode =
   | 'invalid_json'

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 
-/** External id prefixes (API-CONTRACT.md, Wire conventions). */
+/** External id prefixes (docs/api.md, Conventions). */
 export type IdPrefix = 'shop' | 'call' | 'job' | 'evt' | 'we' | 'dlv' | 'rcv' | 'key' | 'ps' | 'req';
 
 // Pure: a bundle that never makes an id leaves ulid out.

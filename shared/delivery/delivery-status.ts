@@ -1,4 +1,4 @@
-/** The statuses of a delivery row (API-CONTRACT.md, Events and deliveries). */
+/** The statuses of a delivery row (docs/api.md, Deliveries). */
 export const DELIVERY_STATUSES = ['pending', 'retrying', 'succeeded', 'failed', 'cancelled'] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 

@@ -12,7 +12,7 @@ export interface SendResult extends AttemptResult {
   snippet: string | null;
 }
 
-/** The contract's bound on `response_snippet` (API-CONTRACT.md: the first 1 KiB of the receiver's body). */
+/** The contract's bound on `response_snippet` (docs/api.md, Deliveries: the first 1 KiB of the receiver's body). */
 export const SNIPPET_BYTES = 1024;
 
 /** The first `SNIPPET_BYTES` of a body as UTF-8 text; a character cut at the limit is dropped, not mangled. */

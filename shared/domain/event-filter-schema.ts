@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 
 /**
  * An endpoint's `filter`: a condition on the event envelope `{ type, data }` in a subset of
- * MongoDB's query language (API-CONTRACT.md, "Receivers' control"). This module only
+ * MongoDB's query language (docs/api.md, Filters). This module only
  * validates; the matching is shared/domain/event-filter.ts (a library, restricted to the
  * same operators). Nothing here runs code: every operator that could (`$where`,
  * `$function`, `$expr`, `$accumulator`) is refused, as is everything else not listed.

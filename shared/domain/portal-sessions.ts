@@ -7,7 +7,7 @@ import type { Resource } from './resources';
 import type { ShopStore } from './shop';
 
 /**
- * Portal sessions (API-CONTRACT.md, third stage): a short-lived Bearer token for one shop's
+ * Portal sessions (docs/api.md, Portal sessions): a short-lived Bearer token for one shop's
  * webhook portal, so nobody has to paste a key that can also approve jobs or rewrite the
  * shop. What the token may call is the route table's `portalSession` flag; this module
  * issues, revokes and recognises tokens.

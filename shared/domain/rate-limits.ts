@@ -6,7 +6,7 @@ export interface RateLimit {
   burst: number;
 }
 
-/** The contract's limits (API-CONTRACT.md, Rate limits); a deployment may change them. */
+/** The contract's limits (docs/api.md, Rate limits); a deployment may change them. */
 export interface RateLimits {
   test: RateLimit;
   live: RateLimit;

@@ -10,7 +10,7 @@ import { startTestStack } from '../helpers/stack';
 
 type Stack = Awaited<ReturnType<typeof startTestStack>>;
 
-/** The two operations of portal sessions, what their tokens may do, and the webhooks:read scope (API-CONTRACT.md, third stage). */
+/** The two operations of portal sessions, what their tokens may do, and the webhooks:read scope (docs/api.md, Portal sessions). */
 describe('portal sessions and the webhooks:read scope', () => {
   let stack: Stack;
   beforeAll(async () => {

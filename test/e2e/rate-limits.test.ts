@@ -4,7 +4,7 @@ import { startTestStack } from '../helpers/stack';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe('per-key rate limits (API-CONTRACT.md, Rate limits) through the local HTTP adapter', () => {
+describe('per-key rate limits (docs/api.md, Rate limits) through the local HTTP adapter', () => {
   let stack: Awaited<ReturnType<typeof startTestStack>>;
   beforeAll(async () => {
     // The contract's defaults, not the generous ones the other tests run with.
