@@ -216,6 +216,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/event-types": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * GET /v1/event-types
+         * @description Any valid key; a portal session's token may call it.
+         */
+        get: operations["listEventTypes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events/{id}/redeliver": {
         parameters: {
             query?: never;
@@ -497,7 +517,7 @@ export interface webhooks {
         put?: never;
         /**
          * call.completed webhook
-         * @description Sent to endpoints subscribed to `call.completed` (or `*`). Verify the raw body with the Standard Webhooks scheme.
+         * @description A call ended and its record is complete: `data` is the call (outcome, duration, caller). Its transcript and summary are readable from now on. Sent to endpoints subscribed to `call.completed` (or `*`). Verify the raw body with the Standard Webhooks scheme.
          */
         post: {
             parameters: {
@@ -545,7 +565,7 @@ export interface webhooks {
         put?: never;
         /**
          * job.created webhook
-         * @description Sent to endpoints subscribed to `job.created` (or `*`). Verify the raw body with the Standard Webhooks scheme.
+         * @description A call left a job in the work queue, waiting for the shop to approve or decline it: `data` is the job. Sent to endpoints subscribed to `job.created` (or `*`). Verify the raw body with the Standard Webhooks scheme.
          */
         post: {
             parameters: {
@@ -593,7 +613,7 @@ export interface webhooks {
         put?: never;
         /**
          * job.approved webhook
-         * @description Sent to endpoints subscribed to `job.approved` (or `*`). Verify the raw body with the Standard Webhooks scheme.
+         * @description The shop approved a job: `data` is the job as it is after the change (status `approved`). Sent to endpoints subscribed to `job.approved` (or `*`). Verify the raw body with the Standard Webhooks scheme.
          */
         post: {
             parameters: {
@@ -641,7 +661,7 @@ export interface webhooks {
         put?: never;
         /**
          * job.declined webhook
-         * @description Sent to endpoints subscribed to `job.declined` (or `*`). Verify the raw body with the Standard Webhooks scheme.
+         * @description The shop declined a job: `data` is the job as it is after the change (status `declined`). Sent to endpoints subscribed to `job.declined` (or `*`). Verify the raw body with the Standard Webhooks scheme.
          */
         post: {
             parameters: {
@@ -689,7 +709,7 @@ export interface webhooks {
         put?: never;
         /**
          * webhook_endpoint.disabled webhook
-         * @description Sent to endpoints subscribed to `webhook_endpoint.disabled` (or `*`). Verify the raw body with the Standard Webhooks scheme.
+         * @description A webhook endpoint of the shop was disabled: by a request, after 3 days without a success, or because it answered 410. `data` is that endpoint (never its secret); sent to the shop's other endpoints. Sent to endpoints subscribed to `webhook_endpoint.disabled` (or `*`). Verify the raw body with the Standard Webhooks scheme.
          */
         post: {
             parameters: {
@@ -737,7 +757,7 @@ export interface webhooks {
         put?: never;
         /**
          * webhook_endpoint.test webhook
-         * @description Sent only to the endpoint named by POST /v1/webhook-endpoints/{id}/test.
+         * @description A test sent on request (`POST /v1/webhook-endpoints/{id}/test`) to that one endpoint, whatever it subscribes to: `data` names the endpoint. Sent only to the endpoint named by POST /v1/webhook-endpoints/{id}/test. Verify the raw body with the Standard Webhooks scheme.
          */
         post: {
             parameters: {
@@ -917,6 +937,25 @@ export interface components {
             /** @constant */
             object: "list";
             data: components["schemas"]["Event"][];
+            has_more: boolean;
+            next_cursor: string | null;
+        };
+        EventType: {
+            /** @constant */
+            object: "event_type";
+            /** @enum {string} */
+            type: "call.completed" | "job.created" | "job.approved" | "job.declined" | "webhook_endpoint.disabled" | "webhook_endpoint.test";
+            description: string;
+            /** @description JSON Schema (2020-12) of the event, self-contained (`$defs`): the same as this document's `webhooks` entry for the type. */
+            schema: {
+                [key: string]: unknown;
+            };
+            example: components["schemas"]["Event"];
+        };
+        EventTypeList: {
+            /** @constant */
+            object: "list";
+            data: components["schemas"]["EventType"][];
             has_more: boolean;
             next_cursor: string | null;
         };
@@ -1927,6 +1966,32 @@ export interface operations {
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
             404: components["responses"]["Error404"];
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+        };
+    };
+    listEventTypes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventTypeList"];
+                };
+            };
+            400: components["responses"]["Error400"];
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
         };

@@ -14,25 +14,61 @@ const EVENT_WORDS = {
 export const eventsInWords = (events) =>
   events.includes('*') ? 'every kind of message' : events.map((t) => EVENT_WORDS[t] ?? t).join(', ');
 
-/** Checkboxes of the event types (and "everything"), labelled in words with the technical name beside. */
+/**
+ * Checkboxes of the event types (and "everything"), labelled in words with the technical name
+ * beside. `describe` adds what the API says of each type (GET /v1/event-types): its
+ * description under the box, and an example message to open.
+ */
 export function eventChoices(selected) {
   const all = selected.includes('*');
+  const notes = new Map();
   const boxes = ['*', ...EVENT_TYPES].map((type) => {
     const id = uid('ev');
+    const noteId = uid('ev-note');
+    const note = h('span', { id: noteId, class: 'note' });
+    if (type !== '*') notes.set(type, note);
     return h(
       'span',
       { class: 'check' },
-      h('input', { type: 'checkbox', id, value: type, checked: all ? type === '*' : selected.includes(type) }),
+      h('input', {
+        type: 'checkbox',
+        id,
+        value: type,
+        checked: all ? type === '*' : selected.includes(type),
+        ...(type === '*' ? {} : { 'aria-describedby': noteId }),
+      }),
       h(
         'label',
         { for: id },
         type === '*' ? 'Everything, including kinds added later' : `When ${EVENT_WORDS[type] ?? type} `,
         type === '*' ? null : h('code', {}, type),
       ),
+      type === '*' ? null : note,
     );
   });
   const element = h('fieldset', {}, h('legend', {}, 'Send a message when…'), boxes);
-  return { element, selected: () => [...element.querySelectorAll('input:checked')].map((i) => i.value) };
+  const describe = (eventTypes) => {
+    for (const { type, description, example } of eventTypes) {
+      const note = notes.get(type);
+      if (!note) continue;
+      note.replaceChildren(
+        description,
+        h('details', {}, h('summary', {}, 'Example message'), h('pre', {}, JSON.stringify(example, null, 2))),
+      );
+    }
+  };
+  return {
+    element,
+    describe,
+    selected: () => [...element.querySelectorAll('input:checked')].map((i) => i.value),
+  };
+}
+
+/** Fills in the choices' descriptions when the API answers; without them the form still works. */
+export function describeChoices(choices) {
+  api('GET', '/v1/event-types')
+    .then((list) => choices.describe(list.data))
+    .catch(() => undefined);
 }
 
 /** Adding an endpoint: its address, what it receives, an optional note; then its secret, once. */
@@ -51,6 +87,7 @@ export function addEndpointView(ctx) {
   });
   const description = h('input', { id: descId, type: 'text', maxlength: 500 });
   const choices = eventChoices(['call.completed']);
+  describeChoices(choices);
   const filterId = uid('filter');
   const filterHintId = uid('filter-hint');
   const filter = h('textarea', {

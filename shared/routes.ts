@@ -12,14 +12,14 @@ export interface Route {
   method: HttpMethod;
   /** API Gateway route syntax: `{name}` is a path parameter. */
   path: string;
-  /** The scopes that allow it: a key needs any one of them. The last is the one a refusal names. */
+  /** The scopes that allow it: a key needs any one of them (none listed: any valid key). The last is the one a refusal names. */
   scopes: readonly Scope[];
   /** Needs a write key (every POST, PATCH and DELETE). */
   write: boolean;
   /** Accepts an Idempotency-Key header. */
   idempotent: boolean;
   /**
-   * A portal session's token may call it (API-CONTRACT.md, Portal sessions): the webhook
+   * A portal session's token may call it (docs/api.md, Portal sessions): the webhook
    * endpoint operations, the event reads and redeliver; a read-only session, their GETs only.
    */
   portalSession: boolean;
@@ -151,6 +151,8 @@ export const routes: readonly Route[] = [
     ...PORTAL,
   }),
   route('getEvent', 'GET', '/v1/events/{id}', WEBHOOKS_READ, 'functions/api/get-event.ts', PORTAL),
+  // Any valid key (no scope): what each event type means and looks like.
+  route('listEventTypes', 'GET', '/v1/event-types', [], 'functions/api/list-event-types.ts', PORTAL),
   route(
     'redeliverEvent',
     'POST',

@@ -13,7 +13,7 @@ import { Construct } from 'constructs';
 import { RATE_PK_PREFIX } from '../../shared/store/keys';
 import { portalRoute, routes } from '../../shared/routes';
 import type { ServiceConfig } from '../config';
-import { PIPELINE_FUNCTIONS } from './entries';
+import { FUNCTION_TABLE_PARTS, PIPELINE_FUNCTIONS } from './entries';
 import { ServiceFunction } from './function';
 import { grantSealSecrets } from './secrets-key';
 
@@ -100,7 +100,8 @@ export class Api extends Construct {
           ? { paramsAndSecrets: ParamsAndSecretsLayerVersion.fromVersion(ParamsAndSecretsVersions.V1_0_103) }
           : {}),
       });
-      fn.bindTable(props.table, route.method === 'GET');
+      // A function that is not table-backed (the event types answer from their bundle) gets no table.
+      if (id in FUNCTION_TABLE_PARTS) fn.bindTable(props.table, route.method === 'GET');
       if (route.secrets.includes('cipher')) {
         // Exactly what envelope encryption uses, under the shop's encryption context.
         grantSealSecrets(fn, props.secretsKey);

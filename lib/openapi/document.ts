@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { EVENT_TYPES, SUBSCRIBABLE_EVENT_TYPES } from '../../shared/domain/event-types';
+import { EVENT_TYPE_DESCRIPTIONS, EVENT_TYPES, SUBSCRIBABLE_EVENT_TYPES } from '../../shared/domain/event-types';
 import type { OperationSpec } from '../../shared/http/handler';
 import { responses as successResponses } from './responses';
 import { routes, type Route } from '../../shared/routes';
@@ -79,7 +79,11 @@ const TAGS: { name: string; description: string; segments: string[] }[] = [
   },
   { name: 'Shop', description: "The shop's settings and the calling key.", segments: ['shop', 'me'] },
   { name: 'Webhook endpoints', description: 'Where events are delivered, signed.', segments: ['webhook-endpoints'] },
-  { name: 'Events', description: "The event log (30 days) and each event's deliveries.", segments: ['events'] },
+  {
+    name: 'Events',
+    description: "The event log (30 days), each event's deliveries, and what each event type means.",
+    segments: ['events', 'event-types'],
+  },
   {
     name: 'Portal sessions',
     description: 'Short-lived links to the webhook portal, for people who should not hold an API key.',
@@ -157,7 +161,8 @@ function errorCodesFor(route: Route): string[] {
 export const bodyRequired = (schema: z.core.$ZodType): boolean => !z.safeParse(schema, {}).success;
 
 function describeAccess(route: Route): string {
-  const scopes = `Scope ${route.scopes.map((scope) => `\`${scope}\``).join(' or ')}`;
+  const scopes =
+    route.scopes.length === 0 ? 'Any valid key' : `Scope ${route.scopes.map((scope) => `\`${scope}\``).join(' or ')}`;
   const session = route.portalSession
     ? `; a portal session's token may call it${route.write ? ' (not a read-only one)' : ''}`
     : '';
@@ -213,7 +218,7 @@ function operation(route: Route, spec: OperationSpec<z.core.$ZodType, z.core.$Zo
     description: `${describeAccess(route)}.`,
     // Alternatives: any one scope allows it; a portal session's token too, on the portal's routes.
     security: [
-      ...route.scopes.map((scope) => ({ apiKey: [scope] })),
+      ...(route.scopes.length === 0 ? [{ apiKey: [] }] : route.scopes.map((scope) => ({ apiKey: [scope] }))),
       ...(route.portalSession ? [{ portalSession: [] }] : []),
     ],
     'x-scopes': route.scopes,
@@ -240,9 +245,11 @@ function webhooks(): Json {
       {
         post: {
           summary: `${type} webhook`,
-          description: (SUBSCRIBABLE_EVENT_TYPES as readonly string[]).includes(type)
-            ? `Sent to endpoints subscribed to \`${type}\` (or \`*\`). Verify the raw body with the Standard Webhooks scheme.`
-            : 'Sent only to the endpoint named by POST /v1/webhook-endpoints/{id}/test.',
+          description: `${EVENT_TYPE_DESCRIPTIONS[type]} ${
+            (SUBSCRIBABLE_EVENT_TYPES as readonly string[]).includes(type)
+              ? `Sent to endpoints subscribed to \`${type}\` (or \`*\`).`
+              : 'Sent only to the endpoint named by POST /v1/webhook-endpoints/{id}/test.'
+          } Verify the raw body with the Standard Webhooks scheme.`,
           parameters: [
             {
               name: 'webhook-id',

@@ -10,7 +10,7 @@ import { SCOPES } from './scopes';
 import { ENDPOINT_ORDERINGS } from './webhook-endpoints-schema';
 
 /**
- * The response objects of API-CONTRACT.md as zod schemas: the source of the OpenAPI
+ * The response objects of docs/api.md as zod schemas: the source of the OpenAPI
  * document's components, and (through it) what every end-to-end response is checked
  * against. Strict, so a field that drifts fails a test.
  */
@@ -338,6 +338,21 @@ export const webhookBodies: Record<(typeof EVENT_TYPES)[number], z.ZodType> = {
 export const eventSchema = z
   .discriminatedUnion('type', [callCompleted, jobCreated, jobApproved, jobDeclined, endpointDisabled, endpointTest])
   .meta({ id: 'Event' });
+
+/** GET /v1/event-types: one event type, described once. */
+export const eventTypeSchema = z
+  .strictObject({
+    object: z.literal('event_type'),
+    type: z.enum(EVENT_TYPES),
+    description: z.string(),
+    schema: z
+      .record(z.string(), z.unknown())
+      .describe(
+        "JSON Schema (2020-12) of the event, self-contained (`$defs`): the same as this document's `webhooks` entry for the type.",
+      ),
+    example: eventSchema,
+  })
+  .meta({ id: 'EventType' });
 
 const deliveries = { deliveries: z.array(deliverySchema) };
 /** GET /v1/events/{id}: the event and its deliveries, typed by `type` the same way. */

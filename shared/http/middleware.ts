@@ -48,7 +48,7 @@ export function scopeRefusal(route: Route, principal: Principal): string | null 
   if (principal.session && !route.portalSession) {
     return `A portal session can manage webhook endpoints and read or redeliver events only; it cannot call ${operation}. Use an API key.`;
   }
-  if (route.scopes.some((scope) => principal.scopes.includes(scope))) return null;
+  if (route.scopes.length === 0 || route.scopes.some((scope) => principal.scopes.includes(scope))) return null;
   // The last scope is the one that allows the most (webhooks:write allows the reads too).
   const named = route.scopes[route.scopes.length - 1] ?? '';
   if (principal.session) return `This portal link is read-only; ${operation} needs the '${named}' scope.`;

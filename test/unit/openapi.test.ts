@@ -35,7 +35,8 @@ describe('OpenAPI document', () => {
     expect(ops.map((o) => o.operationId).sort()).toEqual(routes.map((r) => r.operationId).sort());
     for (const r of routes) {
       expect(doc.paths[r.path]?.[r.method.toLowerCase()]?.security).toEqual([
-        ...r.scopes.map((s) => ({ apiKey: [s] })),
+        // No scope listed: any valid key.
+        ...(r.scopes.length === 0 ? [{ apiKey: [] }] : r.scopes.map((s) => ({ apiKey: [s] }))),
         ...(r.portalSession ? [{ portalSession: [] }] : []),
       ]);
     }

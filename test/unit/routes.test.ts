@@ -6,16 +6,16 @@ import { resolve, routes } from '../../shared/routes';
 const ROOT = join(__dirname, '..', '..');
 
 describe('route table', () => {
-  it("has the 19 operations of the spec, the 5 of endpoint lifecycle and visibility, a recovery's progress and the 3 of portal sessions, each once", () => {
-    expect(routes).toHaveLength(28);
-    expect(new Set(routes.map((r) => `${r.method} ${r.path}`)).size).toBe(28);
-    expect(new Set(routes.map((r) => r.operationId)).size).toBe(28);
+  it("has the 19 operations of the spec, the 5 of endpoint lifecycle and visibility, a recovery's progress, the 3 of portal sessions and the event types, each once", () => {
+    expect(routes).toHaveLength(29);
+    expect(new Set(routes.map((r) => `${r.method} ${r.path}`)).size).toBe(29);
+    expect(new Set(routes.map((r) => r.operationId)).size).toBe(29);
   });
 
-  it('requires a write key exactly for POST, PATCH and DELETE, and a known scope everywhere', () => {
+  it('requires a write key exactly for POST, PATCH and DELETE, and a known scope everywhere but the event types', () => {
     for (const r of routes) {
       expect(r.write).toBe(r.method !== 'GET');
-      expect(r.scopes.length).toBeGreaterThan(0);
+      expect([r.operationId, r.scopes.length > 0]).toEqual([r.operationId, r.operationId !== 'listEventTypes']);
       for (const scope of r.scopes) expect(SCOPES).toContain(scope);
     }
   });
@@ -31,7 +31,7 @@ describe('route table', () => {
     expect(routes.filter((r) => r.scopes.includes('webhooks:read')).every((r) => r.method === 'GET')).toBe(true);
   });
 
-  it("lets a portal session's token call exactly the webhook endpoint operations, the event reads and redeliver", () => {
+  it("lets a portal session's token call exactly the webhook endpoint operations, the event reads, the event types and redeliver", () => {
     expect(
       routes
         .filter((r) => r.portalSession)
@@ -44,6 +44,7 @@ describe('route table', () => {
       'getWebhookEndpoint',
       'getWebhookEndpointRecovery',
       'getWebhookEndpointStats',
+      'listEventTypes',
       'listEvents',
       'listWebhookEndpointDeliveries',
       'listWebhookEndpoints',
