@@ -147,7 +147,7 @@ export interface paths {
         put?: never;
         /**
          * POST /v1/webhook-endpoints/{id}/rotate-secret
-         * @description Scope `webhooks:write`; needs a write key; a portal session's token may call it (not a read-only one).
+         * @description Scope `webhooks:write`; needs a write key; accepts Idempotency-Key; a portal session's token may call it (not a read-only one).
          */
         post: operations["rotateWebhookEndpointSecret"];
         delete?: never;
@@ -1847,7 +1847,10 @@ export interface operations {
     rotateWebhookEndpointSecret: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Replays the first successful response for 24 hours. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description External id with its type prefix */
                 id: string;
@@ -1873,6 +1876,7 @@ export interface operations {
             409: components["responses"]["Error409"];
             413: components["responses"]["Error413"];
             415: components["responses"]["Error415"];
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
         };

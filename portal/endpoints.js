@@ -126,17 +126,28 @@ function changeOrRemove(ctx, e, secretSlot, run) {
         'button',
         {
           type: 'button',
-          onclick: run(async () => {
-            if (
-              !window.confirm(
-                `Make a new signing secret for ${e.url}? The old one keeps working for 24 hours, so there is time to switch the receiver over.`,
+          onclick: (click) => {
+            const button = click.currentTarget;
+            return run(async () => {
+              if (
+                !window.confirm(
+                  `Make a new signing secret for ${e.url}? The old one keeps working for 24 hours, so there is time to switch the receiver over.`,
+                )
               )
-            )
-              return;
-            const rotated = await api('POST', `/v1/webhook-endpoints/${e.id}/rotate-secret`);
-            show(secretSlot, secretPanel(ctx, rotated.secret, secretSlot));
-            ctx.status('New signing secret made. The previous one keeps working for 24 hours.');
-          }),
+                return;
+              // One rotation per click: the button waits for the answer, and a repeat the network makes is applied once.
+              button.disabled = true;
+              try {
+                const rotated = await api('POST', `/v1/webhook-endpoints/${e.id}/rotate-secret`, undefined, {
+                  idempotent: true,
+                });
+                show(secretSlot, secretPanel(ctx, rotated.secret, secretSlot));
+                ctx.status('New signing secret made. The previous one keeps working for 24 hours.');
+              } finally {
+                button.disabled = false;
+              }
+            })();
+          },
         },
         'New signing secret',
       ),

@@ -136,7 +136,7 @@ export const routes: readonly Route[] = [
     '/v1/webhook-endpoints/{id}/rotate-secret',
     'webhooks:write',
     'functions/api/rotate-webhook-endpoint-secret.ts',
-    { secrets: ['cipher'], ...PORTAL },
+    { idempotent: true, ...PORTAL },
   ),
   route(
     'testWebhookEndpoint',

@@ -50,7 +50,7 @@ export const FUNCTION_TABLE_PARTS: Record<string, readonly string[]> = {
   GetWebhookEndpointStats: ['endpointLifecycleDeps'],
   RecoverWebhookEndpoint: ['recoveryDeps', 'idempotencyDeps'],
   GetWebhookEndpointRecovery: ['recoveryDeps'],
-  RotateWebhookEndpointSecret: ['endpointDeps', 'cipherDeps'],
+  RotateWebhookEndpointSecret: ['endpointDeps', 'cipherDeps', 'idempotencyDeps'],
   TestWebhookEndpoint: ['endpointDeps', 'eventWriterDeps'],
   ListEvents: ['eventLogDeps', 'cursorDeps'],
   GetEvent: ['eventLogDeps'],

@@ -14,9 +14,10 @@ const isCreatedAnswer = (body: unknown): body is CreatedAnswer =>
   typeof (body as CreatedAnswer).secret === 'string';
 
 /**
- * Whether a replayed create may hand out the signing secret it made. Only while that secret is
- * still the endpoint's current one: after a DELETE the secret is destroyed, after a rotation it
- * is on its way out, and a client that took it from a replay would verify with a dead secret.
+ * Whether a replayed create or rotate may hand out the signing secret it made. Only while that
+ * secret is still the endpoint's current one: after a DELETE the secret is destroyed, after a
+ * rotation it is on its way out, and a client that took it from a replay would verify with a
+ * secret about to die.
  * Throws the contract error to answer instead; the record stays, so a retry answers the same.
  */
 export async function checkReplayedSecret(

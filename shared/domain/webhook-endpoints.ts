@@ -286,12 +286,17 @@ export async function cancelQueued(
 export const secretNotShownAgain = (id: string) =>
   new AppError(
     'invalid_state',
-    `The secret of webhook endpoint '${id}' was rotated after this Idempotency-Key created it, so it is not shown again. Rotate the secret to get a new one.`,
+    `The secret this Idempotency-Key made for webhook endpoint '${id}' has been rotated since, so it is not shown again. Rotate the secret to get a new one.`,
   );
+
+/** Secrets that sign at once, the current one included: a fourth rotation within a grace retires the oldest. */
+export const MAX_LIVE_SECRETS = 3;
 
 /**
  * New secret first; the current one stays valid for the grace period so receivers can
- * switch verifiers without losing a delivery; anything older is dropped.
+ * switch verifiers without losing a delivery, and earlier ones keep what is left of theirs
+ * (a double click or a retried rotate never cuts a receiver off): at most MAX_LIVE_SECRETS,
+ * the newest. Expired ones are dropped.
  */
 export async function rotateSecret(
   deps: Pick<EndpointDeps, 'endpoints' | 'cipher' | 'rotationGraceMs' | 'now'>,
@@ -307,15 +312,18 @@ export async function rotateSecret(
       return { ...toEndpointResource(endpoint), secret: attempted.secret };
     const now = deps.now();
     const secret = newSigningSecret();
-    const current = endpoint.secrets.find((s) => s.expires_at === null);
+    const graceEnd = new Date(now.getTime() + deps.rotationGraceMs).toISOString();
+    const earlier = endpoint.secrets
+      .filter((s) => s.expires_at === null || Date.parse(s.expires_at) > now.getTime())
+      .map((s) => (s.expires_at === null ? { ...s, expires_at: graceEnd } : s));
     const secrets: StoredSecret[] = [
       {
         ciphertext: await deps.cipher.encrypt(secret, secretContext(shopId, endpoint.id), shopId),
         created_at: now.toISOString(),
         expires_at: null,
       },
-      ...(current ? [{ ...current, expires_at: new Date(now.getTime() + deps.rotationGraceMs).toISOString() }] : []),
-    ];
+      ...earlier,
+    ].slice(0, MAX_LIVE_SECRETS);
     attempted = { ciphertext: (secrets[0] as StoredSecret).ciphertext, secret };
     const updated = await deps.endpoints.replaceSecrets(endpoint, secrets, endpoint.secrets_version, now.toISOString());
     if (updated) return { ...toEndpointResource(updated), secret };
@@ -323,7 +331,7 @@ export async function rotateSecret(
   throw new AppError('version_conflict', 'The secret was rotated concurrently; retry.');
 }
 
-/** Every secret a delivery must be signed with now: the current one, and the previous one during its grace. */
+/** Every secret a delivery must be signed with now: the current one, and earlier ones during their grace (newest first). */
 export async function signingSecrets(
   deps: Pick<EndpointDeps, 'cipher'>,
   endpoint: EndpointRecord,

@@ -138,16 +138,48 @@ describe('webhook endpoints over HTTP (cloud policy: https and public targets on
     ).toEqual([rotated.json.id, live.json.id].sort());
   });
 
-  it('two rotations in a row leave exactly the newest and the one before it valid', async () => {
+  it('a double rotate leaves the first secret signing: every secret of the last 24 h signs, at most 3, newest first', async () => {
     const created = await create({ url: 'https://hooks.partner.example/rot', events: ['job.created'] });
     const id = created.json.id as string;
-    const r1 = await call(stack.url, 'POST', `/v1/webhook-endpoints/${id}/rotate-secret`, { key });
-    const r2 = await call(stack.url, 'POST', `/v1/webhook-endpoints/${id}/rotate-secret`, { key });
+    const rotate = () => call(stack.url, 'POST', `/v1/webhook-endpoints/${id}/rotate-secret`, { key });
+    const r1 = await rotate();
+    const r2 = await rotate();
     const deps = stack.deps;
-    const endpoint = await deps.endpoints.get(stack.demo.shop.id, id);
-    expect(await signingSecrets(deps, endpoint!, new Date())).toEqual([r2.json.secret, r1.json.secret]);
+    const read = async () => (await deps.endpoints.get(stack.demo.shop.id, id))!;
+    // The receiver still on the created secret keeps verifying after two rotations.
+    expect(await signingSecrets(deps, await read(), new Date())).toEqual([
+      r2.json.secret,
+      r1.json.secret,
+      created.json.secret,
+    ]);
     const afterGrace = new Date(Date.now() + 24 * 60 * 60 * 1000 + 1000);
-    expect(await signingSecrets(deps, endpoint!, afterGrace)).toEqual([r2.json.secret]);
+    expect(await signingSecrets(deps, await read(), afterGrace)).toEqual([r2.json.secret]);
+    // A fourth secret within the 24 h retires the oldest.
+    const r3 = await rotate();
+    expect(await signingSecrets(deps, await read(), new Date())).toEqual([
+      r3.json.secret,
+      r2.json.secret,
+      r1.json.secret,
+    ]);
+  });
+
+  it('a rotate replayed with its Idempotency-Key rotates once and answers the same secret, until rotated again', async () => {
+    const created = await create({ url: 'https://hooks.partner.example/rot-idem', events: ['job.created'] });
+    const id = created.json.id as string;
+    const rotate = (idempotencyKey: string) =>
+      call(stack.url, 'POST', `/v1/webhook-endpoints/${id}/rotate-secret`, {
+        key,
+        headers: { 'Idempotency-Key': idempotencyKey },
+      });
+    const first = await rotate('rot-1');
+    const replay = await rotate('rot-1');
+    expect([first.status, replay.status, replay.headers.get('idempotent-replayed')]).toEqual([200, 200, 'true']);
+    expect(replay.json.secret).toBe(first.json.secret);
+    const endpoint = (await stack.deps.endpoints.get(stack.demo.shop.id, id))!;
+    expect(await signingSecrets(stack.deps, endpoint, new Date())).toEqual([first.json.secret, created.json.secret]);
+    // Rotated again since: the replay no longer hands out a secret on its way out.
+    expect((await rotate('rot-2')).status).toBe(200);
+    expect(expectError(await rotate('rot-1'), 409, 'invalid_state').message).toMatch(/rotated since/);
   });
 
   it('a 17th endpoint → 400', async () => {

@@ -56,7 +56,7 @@ describe('route table', () => {
     ]);
   });
 
-  it('accepts Idempotency-Key on exactly the four operations of the spec, recover and portal session create', () => {
+  it('accepts Idempotency-Key on exactly the four operations of the spec, recover, rotate-secret and portal session create', () => {
     expect(
       routes
         .filter((r) => r.idempotent)
@@ -69,6 +69,7 @@ describe('route table', () => {
         'declineJob',
         'updateShop',
         'recoverWebhookEndpoint',
+        'rotateWebhookEndpointSecret',
         'createPortalSession',
       ].sort(),
     );
