@@ -31,9 +31,12 @@ describe('the consumer under a rate limit (DynamoDB Local)', () => {
     endpoints = new DynamoEndpointStore(deps.db);
   });
 
-  /** `skew` moves the consumer's clock on (ms), as time passing would. */
+  /**
+   * The consumer's clock stands still but for `skew` (ms), which the test moves as time passing
+   * would: a slow table on a busy machine never makes a request miss its start grace here.
+   */
   function harness(beforePost: () => void = () => undefined) {
-    const clock = { skew: 0 };
+    const clock = { base: Date.now(), skew: 0 };
     const posts: { id: string; at: number }[] = [];
     const scheduled: { message: DeliveryMessage; at: Date }[] = [];
     const attemptDeps: AttemptDeps = {
@@ -45,7 +48,7 @@ describe('the consumer under a rate limit (DynamoDB Local)', () => {
       scheduler: { schedule: async (message, at) => void scheduled.push({ message, at }), needsSchedule: () => false },
       sender: {
         post: async (_url, headers) => (
-          posts.push({ id: headers['webhook-id'] as string, at: Date.now() + clock.skew }),
+          posts.push({ id: headers['webhook-id'] as string, at: clock.base + clock.skew }),
           { status: 204, error: null, retryAfterMs: null, durationMs: 1, snippet: null }
         ),
       },
@@ -53,7 +56,7 @@ describe('the consumer under a rate limit (DynamoDB Local)', () => {
       checkTarget: async (url) => (beforePost(), { ok: true, url: new URL(url) }),
       settings: { timeoutMs: 1000, deferMs: 250 },
       timeScale: 1,
-      now: () => new Date(Date.now() + clock.skew),
+      now: () => new Date(clock.base + clock.skew),
     };
     return { attemptDeps, posts, scheduled, clock };
   }
@@ -84,7 +87,7 @@ describe('the consumer under a rate limit (DynamoDB Local)', () => {
     const { endpoint, rows } = await endpointWith(6, 2);
     const h = harness();
     const messages = rows.map((r) => ({ ...messageOf(r), deferrals: 1 }));
-    const started = Date.now();
+    const started = h.clock.base;
     expect(verdicts(await deliverBatch(h.attemptDeps, messages))).toEqual([
       'delivered',
       'delivered',
@@ -110,7 +113,7 @@ describe('the consumer under a rate limit (DynamoDB Local)', () => {
     expect([counted(after), after.health.consecutive_failures, Object.keys(after.leases)]).toEqual([2, 0, []]);
 
     // Woken at their time: two more go, two wait again.
-    h.clock.skew = (h.scheduled[0]?.at.getTime() ?? 0) - Date.now();
+    h.clock.skew = (h.scheduled[0]?.at.getTime() ?? 0) - h.clock.base;
     const woken = h.scheduled.splice(0).map((s) => s.message);
     expect(verdicts(await deliverBatch(h.attemptDeps, woken))).toEqual([
       'delivered',
@@ -122,7 +125,7 @@ describe('the consumer under a rate limit (DynamoDB Local)', () => {
     expect((h.posts[2]?.at as number) - (h.posts[0]?.at as number)).toBeGreaterThan(WINDOW_MS);
     // A delivery that did not wait, coming now, joins the end of the line though the window may have room.
     const line = (await read(endpoint)).rate_tail as number;
-    expect(line).toBeGreaterThan(Date.now() + h.clock.skew);
+    expect(line).toBeGreaterThan(h.clock.base + h.clock.skew);
   });
 
   it('takes no runway: a success does not pass its slot on, so every request is counted before it starts', async () => {
@@ -166,7 +169,7 @@ describe('the consumer under a rate limit (DynamoDB Local)', () => {
     expect(again).toEqual({ ...messageOf(row), rate_at: h.scheduled[0]?.at.getTime(), rate_grace: again.rate_grace });
     expect(again.rate_grace).toBeGreaterThanOrEqual(2 * (START_GRACE_MS + 50));
     expect(again.rate_grace).toBeLessThanOrEqual(MAX_START_GRACE_MS);
-    expect(h.scheduled[0]?.at.getTime()).toBeLessThanOrEqual(Date.now() + h.clock.skew);
+    expect(h.scheduled[0]?.at.getTime()).toBeLessThanOrEqual(h.clock.base + h.clock.skew);
     expect(await store.get(row)).toMatchObject({ status: 'pending', attempts: 0 });
     const after = await read(endpoint);
     expect([Object.keys(after.leases), after.health.consecutive_failures, counted(after)]).toEqual([[], 0, 1]);
