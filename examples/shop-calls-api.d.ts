@@ -1919,6 +1919,8 @@ export interface operations {
             query?: {
                 limit?: number;
                 cursor?: string;
+                created_after?: string;
+                created_before?: string;
                 type?: "call.completed" | "job.created" | "job.approved" | "job.declined" | "webhook_endpoint.disabled" | "webhook_endpoint.test";
             };
             header?: never;
@@ -2145,6 +2147,8 @@ export interface operations {
             query?: {
                 limit?: number;
                 cursor?: string;
+                created_after?: string;
+                created_before?: string;
             };
             header?: never;
             path?: never;
@@ -2264,6 +2268,9 @@ export interface operations {
             query?: {
                 limit?: number;
                 cursor?: string;
+                created_after?: string;
+                created_before?: string;
+                updated_after?: string;
                 status?: "pending" | "approved" | "declined" | "completed" | "cancelled";
             };
             header?: never;

@@ -4,7 +4,7 @@ import type { CallIngest, CallOutcome } from './call-ingest-schema';
 import { findExisting, requireId } from './lookup';
 import { newEvent, type EventRecord } from './events';
 import { newJob, toJobResource, type JobRecord } from './jobs';
-import { mapPage, type Page, type PageRequest } from './pagination';
+import { mapPage, type Page, type PageRequest, type TimeFilter } from './pagination';
 import type { Resource } from './resources';
 import type { ShopStore } from './shop';
 
@@ -66,7 +66,7 @@ export interface CallStore {
   get(shopId: string, callId: string): Promise<CallRecord | null>;
   getTranscript(shopId: string, callId: string): Promise<TranscriptRecord | null>;
   getSummary(shopId: string, callId: string): Promise<SummaryRecord | null>;
-  list(shopId: string, page: PageRequest): Promise<Page<CallRecord>>;
+  list(shopId: string, page: PageRequest, time?: TimeFilter): Promise<Page<CallRecord>>;
 }
 
 export interface CallDeps {
@@ -198,6 +198,11 @@ async function missingPart(deps: Pick<CallDeps, 'calls'>, shopId: string, id: st
     : notFound('call', id);
 }
 
-export async function listCalls(deps: Pick<CallDeps, 'calls'>, shopId: string, page: PageRequest) {
-  return mapPage(await deps.calls.list(shopId, page), toCallResource);
+export async function listCalls(
+  deps: Pick<CallDeps, 'calls'>,
+  shopId: string,
+  page: PageRequest,
+  time: TimeFilter = {},
+) {
+  return mapPage(await deps.calls.list(shopId, page, time), toCallResource);
 }

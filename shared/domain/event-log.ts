@@ -2,15 +2,22 @@ import { toDeliveryResource, type DeliveryRecord, type EventReader } from '../de
 import { findExisting } from './lookup';
 import { toEventResource, type EventRecord } from './events';
 import type { Resource } from './resources';
-import { mapPage, type Page, type PageRequest } from './pagination';
+import { mapPage, type Page, type PageRequest, type TimeFilter } from './pagination';
 
 export interface EventLogDeps {
-  events: EventReader & { list(shopId: string, page: PageRequest, type?: string): Promise<Page<EventRecord>> };
+  events: EventReader & {
+    list(shopId: string, page: PageRequest, type?: string, time?: TimeFilter): Promise<Page<EventRecord>>;
+  };
   deliveries: { listForEvent(shopId: string, eventId: string): Promise<DeliveryRecord[]> };
 }
 
-export async function listEvents(deps: EventLogDeps, shopId: string, page: PageRequest, type?: string) {
-  return mapPage(await deps.events.list(shopId, page, type), toEventResource);
+export async function listEvents(
+  deps: EventLogDeps,
+  shopId: string,
+  page: PageRequest,
+  filter: { type?: string; time?: TimeFilter } = {},
+) {
+  return mapPage(await deps.events.list(shopId, page, filter.type, filter.time), toEventResource);
 }
 
 /** One event with its deliveries, oldest delivery first. */

@@ -5,7 +5,7 @@ import { findExisting } from './lookup';
 import type { JobStatus } from './job-values';
 import { isOwnWrite, type WriteOptions } from './writes';
 import { newEvent, type EventRecord } from './events';
-import { mapPage, type Page, type PageRequest } from './pagination';
+import { mapPage, type Page, type PageRequest, type TimeFilter } from './pagination';
 import type { Resource } from './resources';
 import type { Shop } from './shop';
 
@@ -29,7 +29,7 @@ export type DecideOutcome = { ok: true } | { ok: false; current: JobRecord | nul
 
 export interface JobStore {
   get(shopId: string, jobId: string): Promise<JobRecord | null>;
-  list(shopId: string, page: PageRequest, status?: JobStatus): Promise<Page<JobRecord>>;
+  list(shopId: string, page: PageRequest, status?: JobStatus, time?: TimeFilter): Promise<Page<JobRecord>>;
   /**
    * Writes `next` and its event in one transaction, only if the stored job still has
    * `expectedVersion` and is pending. On refusal returns the job as it now is (as the
@@ -83,8 +83,13 @@ export async function getJob(deps: Pick<JobDeps, 'jobs'>, shopId: string, id: st
   return toJobResource(await findExisting('job', 'job', id, (jobId) => deps.jobs.get(shopId, jobId)));
 }
 
-export async function listJobs(deps: Pick<JobDeps, 'jobs'>, shopId: string, page: PageRequest, status?: JobStatus) {
-  return mapPage(await deps.jobs.list(shopId, page, status), toJobResource);
+export async function listJobs(
+  deps: Pick<JobDeps, 'jobs'>,
+  shopId: string,
+  page: PageRequest,
+  filter: { status?: JobStatus; time?: TimeFilter } = {},
+) {
+  return mapPage(await deps.jobs.list(shopId, page, filter.status, filter.time), toJobResource);
 }
 
 /** Version first: a client holding a stale version learns the current one, whatever the status. */

@@ -4,6 +4,13 @@ export interface PageRequest {
   after?: Record<string, unknown>;
 }
 
+/** A list's bounds in time (epoch ms, each exclusive): on creation, and for jobs on the last change. */
+export interface TimeFilter {
+  createdAfter?: number;
+  createdBefore?: number;
+  updatedAfter?: number;
+}
+
 export interface Page<T> {
   items: T[];
   /** Position after the last item; absent on the last page. */

@@ -1,5 +1,5 @@
 import type { CallBatch, CallRecord, CallStore, SummaryRecord, TooLarge, TranscriptRecord } from '../domain/calls';
-import type { PageRequest } from '../domain/pagination';
+import type { PageRequest, TimeFilter } from '../domain/pagination';
 import { cancellationReasons, getRecord, stripKeys, type Dynamo } from './client';
 import { eventItem } from './events';
 import { isItemTooLarge, itemBytes, MAX_ITEM_BYTES } from './item-size';
@@ -7,6 +7,7 @@ import { jobItem } from './jobs';
 import { shopPk, skPrefix } from './keys';
 import * as keys from './item-keys';
 import { queryPage } from './pagination';
+import { createdIdRange, hasCreatedBounds } from './time-range';
 
 /** An item of the batch, and the payload field it holds. */
 type StoredPart = readonly [Record<string, unknown>, string | null];
@@ -84,16 +85,24 @@ export class DynamoCallStore implements CallStore {
     return getRecord<SummaryRecord>(this.db, keys.summary(shopId, callId));
   }
 
-  async list(shopId: string, page: PageRequest) {
-    const result = await queryPage(
-      this.db,
-      {
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': shopPk(shopId), ':prefix': skPrefix.call },
-        ScanIndexForward: false,
-      },
-      page,
-    );
+  /** Newest first; a filter on creation time narrows the key range (a call's id starts with it). */
+  async list(shopId: string, page: PageRequest, time: TimeFilter = {}) {
+    const range = createdIdRange('call', time);
+    if (!range) return { items: [], next: undefined };
+    const key = hasCreatedBounds(time)
+      ? {
+          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+          ExpressionAttributeValues: {
+            ':pk': shopPk(shopId),
+            ':from': `${skPrefix.call}${range.from}`,
+            ':to': `${skPrefix.call}${range.to}`,
+          },
+        }
+      : {
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+          ExpressionAttributeValues: { ':pk': shopPk(shopId), ':prefix': skPrefix.call },
+        };
+    const result = await queryPage(this.db, { ...key, ScanIndexForward: false }, page);
     return { items: result.items.map((i) => stripKeys<CallRecord>(i)), next: result.next };
   }
 }

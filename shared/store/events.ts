@@ -2,9 +2,10 @@ import { EVENT_RETENTION_SECONDS, type EventRecord } from '../domain/events';
 import type { EventWriter } from '../domain/webhook-endpoints';
 import type { EventReader } from '../delivery/deliveries';
 import type { NotificationClaims } from '../domain/notifications';
-import type { Page, PageRequest } from '../domain/pagination';
+import type { Page, PageRequest, TimeFilter } from '../domain/pagination';
 import { stripKeys, updateIf, type Dynamo } from './client';
 import { queryPage } from './pagination';
+import { createdIdRange, hasCreatedBounds } from './time-range';
 import { gsi1Partition, shopPk, skPrefix } from './keys';
 import * as keys from './item-keys';
 import { TABLE } from './table';
@@ -97,17 +98,30 @@ export class DynamoEventStore implements EventWriter, EventReader, NotificationC
     return { items: result.items.map(eventFromItem), next: result.next };
   }
 
-  /** Newest first; with a type, through GSI1 rather than a filter. */
-  async list(shopId: string, page: PageRequest, type?: string): Promise<Page<EventRecord>> {
+  /** Newest first; with a type, through GSI1 rather than a filter; a filter on creation time narrows the key range. */
+  async list(shopId: string, page: PageRequest, type?: string, time: TimeFilter = {}): Promise<Page<EventRecord>> {
+    const range = createdIdRange('evt', time);
+    if (!range) return { items: [], next: undefined };
+    const bounded = hasCreatedBounds(time);
     const query = type
       ? {
           IndexName: 'gsi1',
-          KeyConditionExpression: 'gsi1pk = :pk',
-          ExpressionAttributeValues: { ':pk': gsi1Partition.eventsByType(shopId, type) },
+          KeyConditionExpression: bounded ? 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to' : 'gsi1pk = :pk',
+          ExpressionAttributeValues: {
+            ':pk': gsi1Partition.eventsByType(shopId, type),
+            ...(bounded ? { ':from': range.from, ':to': range.to } : {}),
+          },
         }
       : {
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-          ExpressionAttributeValues: { ':pk': shopPk(shopId), ':prefix': skPrefix.event },
+          KeyConditionExpression: bounded
+            ? 'pk = :pk AND sk BETWEEN :from AND :to'
+            : 'pk = :pk AND begins_with(sk, :prefix)',
+          ExpressionAttributeValues: {
+            ':pk': shopPk(shopId),
+            ...(bounded
+              ? { ':from': `${skPrefix.event}${range.from}`, ':to': `${skPrefix.event}${range.to}` }
+              : { ':prefix': skPrefix.event }),
+          },
         };
     const result = await queryPage(this.db, { ...query, ScanIndexForward: false }, page);
     return { items: result.items.map(eventFromItem), next: result.next };

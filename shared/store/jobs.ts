@@ -1,12 +1,16 @@
 import type { EventRecord } from '../domain/events';
 import type { DecideOutcome, JobRecord, JobStatus, JobStore } from '../domain/jobs';
-import type { PageRequest } from '../domain/pagination';
+import type { PageRequest, TimeFilter } from '../domain/pagination';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { cancellationReasons, getRecord, stripKeys, type Dynamo } from './client';
 import { eventItem } from './events';
 import { gsi1Partition, shopPk, skPrefix } from './keys';
 import * as keys from './item-keys';
-import { queryPage } from './pagination';
+import { queryFilteredPage, queryPage } from './pagination';
+import { createdIdRange, hasCreatedBounds } from './time-range';
+
+/** Jobs read for one page under `updated_after`: a rare match costs a bounded read, and the cursor goes on from there. */
+const UPDATED_FILTER_BUDGET = 500;
 
 /** The job item; its GSI1 key carries the status, so every status change moves it in the index. */
 export function jobItem(job: JobRecord): Record<string, unknown> {
@@ -25,18 +29,49 @@ export class DynamoJobStore implements JobStore {
     return getRecord<JobRecord>(this.db, keys.job(shopId, jobId));
   }
 
-  async list(shopId: string, page: PageRequest, status?: JobStatus) {
-    const query = status
+  /**
+   * Newest first; with a status, through GSI1. A filter on creation time narrows the key range
+   * (a job's id starts with it); `updatedAfter` filters what the range reads, a budget at a time.
+   */
+  async list(shopId: string, page: PageRequest, status?: JobStatus, time: TimeFilter = {}) {
+    const range = createdIdRange('job', time);
+    if (!range) return { items: [], next: undefined };
+    const bounded = hasCreatedBounds(time);
+    const bounds = { ':from': range.from, ':to': range.to };
+    const key = status
       ? {
           IndexName: 'gsi1',
-          KeyConditionExpression: 'gsi1pk = :pk',
-          ExpressionAttributeValues: { ':pk': gsi1Partition.jobsByStatus(shopId, status) },
+          KeyConditionExpression: bounded ? 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to' : 'gsi1pk = :pk',
+          ExpressionAttributeValues: { ':pk': gsi1Partition.jobsByStatus(shopId, status), ...(bounded ? bounds : {}) },
         }
       : {
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-          ExpressionAttributeValues: { ':pk': shopPk(shopId), ':prefix': skPrefix.job },
+          KeyConditionExpression: bounded
+            ? 'pk = :pk AND sk BETWEEN :from AND :to'
+            : 'pk = :pk AND begins_with(sk, :prefix)',
+          ExpressionAttributeValues: {
+            ':pk': shopPk(shopId),
+            ...(bounded
+              ? { ':from': `${skPrefix.job}${range.from}`, ':to': `${skPrefix.job}${range.to}` }
+              : { ':prefix': skPrefix.job }),
+          },
         };
-    const result = await queryPage(this.db, { ...query, ScanIndexForward: false }, page);
+    const query = { ...key, ScanIndexForward: false };
+    const result =
+      time.updatedAfter === undefined
+        ? await queryPage(this.db, query, page)
+        : await queryFilteredPage(
+            this.db,
+            {
+              ...query,
+              FilterExpression: 'updated_at > :updatedAfter',
+              ExpressionAttributeValues: {
+                ...query.ExpressionAttributeValues,
+                ':updatedAfter': new Date(time.updatedAfter).toISOString(),
+              },
+            },
+            page,
+            UPDATED_FILTER_BUDGET,
+          );
     return { items: result.items.map((i) => stripKeys<JobRecord>(i)), next: result.next };
   }
 
