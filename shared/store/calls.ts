@@ -7,7 +7,7 @@ import { jobItem } from './jobs';
 import { shopPk, skPrefix } from './keys';
 import * as keys from './item-keys';
 import { queryPage } from './pagination';
-import { createdIdRange, hasCreatedBounds } from './time-range';
+import { createdKeyQuery } from './time-range';
 
 /** An item of the batch, and the payload field it holds. */
 type StoredPart = readonly [Record<string, unknown>, string | null];
@@ -87,21 +87,8 @@ export class DynamoCallStore implements CallStore {
 
   /** Newest first; a filter on creation time narrows the key range (a call's id starts with it). */
   async list(shopId: string, page: PageRequest, time: TimeFilter = {}) {
-    const range = createdIdRange('call', time);
-    if (!range) return { items: [], next: undefined };
-    const key = hasCreatedBounds(time)
-      ? {
-          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-          ExpressionAttributeValues: {
-            ':pk': shopPk(shopId),
-            ':from': `${skPrefix.call}${range.from}`,
-            ':to': `${skPrefix.call}${range.to}`,
-          },
-        }
-      : {
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-          ExpressionAttributeValues: { ':pk': shopPk(shopId), ':prefix': skPrefix.call },
-        };
+    const key = createdKeyQuery({ pk: shopPk(shopId), skPrefix: skPrefix.call }, 'call', time);
+    if (!key) return { items: [], next: undefined };
     const result = await queryPage(this.db, { ...key, ScanIndexForward: false }, page);
     return { items: result.items.map((i) => stripKeys<CallRecord>(i)), next: result.next };
   }

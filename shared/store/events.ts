@@ -5,7 +5,7 @@ import type { NotificationClaims } from '../domain/notifications';
 import type { Page, PageRequest, TimeFilter } from '../domain/pagination';
 import { stripKeys, updateIf, type Dynamo } from './client';
 import { queryPage } from './pagination';
-import { createdIdRange, hasCreatedBounds } from './time-range';
+import { createdKeyQuery } from './time-range';
 import { gsi1Partition, shopPk, skPrefix } from './keys';
 import * as keys from './item-keys';
 import { TABLE } from './table';
@@ -100,29 +100,12 @@ export class DynamoEventStore implements EventWriter, EventReader, NotificationC
 
   /** Newest first; with a type, through GSI1 rather than a filter; a filter on creation time narrows the key range. */
   async list(shopId: string, page: PageRequest, type?: string, time: TimeFilter = {}): Promise<Page<EventRecord>> {
-    const range = createdIdRange('evt', time);
-    if (!range) return { items: [], next: undefined };
-    const bounded = hasCreatedBounds(time);
-    const query = type
-      ? {
-          IndexName: 'gsi1',
-          KeyConditionExpression: bounded ? 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to' : 'gsi1pk = :pk',
-          ExpressionAttributeValues: {
-            ':pk': gsi1Partition.eventsByType(shopId, type),
-            ...(bounded ? { ':from': range.from, ':to': range.to } : {}),
-          },
-        }
-      : {
-          KeyConditionExpression: bounded
-            ? 'pk = :pk AND sk BETWEEN :from AND :to'
-            : 'pk = :pk AND begins_with(sk, :prefix)',
-          ExpressionAttributeValues: {
-            ':pk': shopPk(shopId),
-            ...(bounded
-              ? { ':from': `${skPrefix.event}${range.from}`, ':to': `${skPrefix.event}${range.to}` }
-              : { ':prefix': skPrefix.event }),
-          },
-        };
+    const query = createdKeyQuery(
+      type ? { gsi1pk: gsi1Partition.eventsByType(shopId, type) } : { pk: shopPk(shopId), skPrefix: skPrefix.event },
+      'evt',
+      time,
+    );
+    if (!query) return { items: [], next: undefined };
     const result = await queryPage(this.db, { ...query, ScanIndexForward: false }, page);
     return { items: result.items.map(eventFromItem), next: result.next };
   }

@@ -7,7 +7,7 @@ import { eventItem } from './events';
 import { gsi1Partition, shopPk, skPrefix } from './keys';
 import * as keys from './item-keys';
 import { queryFilteredPage, queryPage } from './pagination';
-import { createdIdRange, hasCreatedBounds } from './time-range';
+import { createdKeyQuery } from './time-range';
 
 /** Jobs read for one page under `updated_after`: a rare match costs a bounded read, and the cursor goes on from there. */
 const UPDATED_FILTER_BUDGET = 500;
@@ -34,27 +34,12 @@ export class DynamoJobStore implements JobStore {
    * (a job's id starts with it); `updatedAfter` filters what the range reads, a budget at a time.
    */
   async list(shopId: string, page: PageRequest, status?: JobStatus, time: TimeFilter = {}) {
-    const range = createdIdRange('job', time);
-    if (!range) return { items: [], next: undefined };
-    const bounded = hasCreatedBounds(time);
-    const bounds = { ':from': range.from, ':to': range.to };
-    const key = status
-      ? {
-          IndexName: 'gsi1',
-          KeyConditionExpression: bounded ? 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to' : 'gsi1pk = :pk',
-          ExpressionAttributeValues: { ':pk': gsi1Partition.jobsByStatus(shopId, status), ...(bounded ? bounds : {}) },
-        }
-      : {
-          KeyConditionExpression: bounded
-            ? 'pk = :pk AND sk BETWEEN :from AND :to'
-            : 'pk = :pk AND begins_with(sk, :prefix)',
-          ExpressionAttributeValues: {
-            ':pk': shopPk(shopId),
-            ...(bounded
-              ? { ':from': `${skPrefix.job}${range.from}`, ':to': `${skPrefix.job}${range.to}` }
-              : { ':prefix': skPrefix.job }),
-          },
-        };
+    const key = createdKeyQuery(
+      status ? { gsi1pk: gsi1Partition.jobsByStatus(shopId, status) } : { pk: shopPk(shopId), skPrefix: skPrefix.job },
+      'job',
+      time,
+    );
+    if (!key) return { items: [], next: undefined };
     const query = { ...key, ScanIndexForward: false };
     const result =
       time.updatedAfter === undefined
