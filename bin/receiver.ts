@@ -81,8 +81,10 @@ const server = createServer((req, res) => {
     try {
       event = verifier.verify(raw, headers) as typeof event;
     } catch (err) {
-      console.error(`✗ rejected: ${err instanceof WebhookVerificationError ? err.message : String(err)}`);
-      res.writeHead(400).end();
+      const reason = err instanceof WebhookVerificationError ? err.message : String(err);
+      console.error(`✗ rejected: ${reason}`);
+      // The reason lands in the delivery's attempt log (`response_snippet`).
+      res.writeHead(400, { 'content-type': 'text/plain' }).end(reason);
       return;
     }
     res.writeHead(204).end(); // acknowledge fast; do the work afterwards
