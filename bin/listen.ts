@@ -76,7 +76,14 @@ async function main(): Promise<void> {
     `${listener.reused ? 'Reusing' : 'Registered'} webhook endpoint ${listener.endpointId} (every event type); deliveries are verified with its signing secret.`,
   );
   console.log('Trigger one: npm run cli -- trigger call.completed   (Ctrl-C to stop)');
-  const stop = () => void listener.close().then(() => process.exit(0));
+  const stop = () =>
+    void listener.close().then(({ disabled }) => {
+      if (disabled)
+        console.log(
+          `Disabled webhook endpoint ${listener.endpointId} (the next listen on this port enables it again).`,
+        );
+      process.exit(0);
+    });
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
 }

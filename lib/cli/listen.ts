@@ -18,7 +18,8 @@ export interface Listener {
   endpointId: string;
   /** True when an endpoint from an earlier run was found and reused. */
   reused: boolean;
-  close(): Promise<void>;
+  /** Stops listening and disables the endpoint; `disabled` is false when that write failed (said on the error stream). */
+  close(): Promise<{ disabled: boolean }>;
 }
 
 interface WebhookEvent {
@@ -136,16 +137,26 @@ export async function startListener(
   const url = `http://${host}:${port}/webhooks`;
   try {
     const ensured = await ensureEndpoint(deps, shop, url);
+    const endpointId = ensured.endpoint.id;
     endpoint = ensured.endpoint;
     await loadSecrets();
     return {
       url,
-      endpointId: endpoint.id,
+      endpointId,
       reused: ensured.reused,
+      // Disabled while nobody listens, so retries do not pile up against a closed port (the next listen enables it).
       close: async () => {
+        const disabled = await updateEndpoint(deps, shop.id, endpointId, { enabled: false }).then(
+          () => true,
+          (err: unknown) => (
+            io.err(`Could not disable webhook endpoint ${endpointId}: ${(err as Error).message}`),
+            false
+          ),
+        );
         server.closeAllConnections();
         server.close();
         await once(server, 'close').catch(() => undefined);
+        return { disabled };
       },
     };
   } catch (err) {

@@ -105,6 +105,11 @@ describe('a first verified webhook in two commands', () => {
     first.child.kill('SIGINT');
     const [code] = (await once(first.child, 'exit')) as [number | null];
     expect(code).toBe(0);
+    // Nobody listens now: the endpoint is disabled, so nothing is retried against the closed port.
+    expect(first.output()).toMatch(/Disabled webhook endpoint we_\w+/);
+    expect(await stack.deps.endpoints.list(stack.demo.shop.id)).toEqual([
+      expect.objectContaining({ url: url?.[1], enabled: false, disabled_reason: 'manual' }),
+    ]);
   }, 90_000);
 
   it('a second listen on the same port reuses the endpoint and its secret', async () => {
@@ -119,6 +124,11 @@ describe('a first verified webhook in two commands', () => {
     await until(() => two.output().includes('Trigger one:'), 'the second listener', two.output);
     expect(two.output()).toMatch(/Reusing webhook endpoint we_\w+/);
     expect(await stack.deps.endpoints.list(stack.demo.shop.id)).toHaveLength(before.length);
+    // Disabled when the first one stopped, enabled again by this one.
+    expect(before.find((e) => e.url.includes(`:${port}/`))?.enabled).toBe(false);
+    expect(
+      (await stack.deps.endpoints.list(stack.demo.shop.id)).find((e) => e.url.includes(`:${port}/`))?.enabled,
+    ).toBe(true);
     const triggered = cli('trigger', 'job.approved', '--json');
     expect(triggered.status).toBe(0);
     const { event_id } = JSON.parse(triggered.stdout) as { event_id: string };
