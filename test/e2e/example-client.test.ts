@@ -32,6 +32,8 @@ describe('the typed client example', () => {
     expect(stdout).toContain(`events: ${data?.events}`);
     expect(stdout).toMatch(/latest event: (call\.completed|job\.created) /);
     expect(stdout).toMatch(/verified webhook: evt_\w+ webhook_endpoint\.test for we_\w+/);
+    // It deletes the endpoint it made.
+    expect(await stack.deps.endpoints.list(stack.demo.shop.id)).toEqual([]);
   }, 90_000);
 
   it('exits 2 with its usage when BASE_URL or API_KEY is missing', async () => {
