@@ -51,7 +51,8 @@ export function idempotent(
   store: () => SingleTableIdempotencyStore,
   replayable?: ReplayCheck,
 ): MiddlewareObj<ApiEvent, HttpResult, Error, Context, Internal> {
-  const owned = (internal: Internal) => internal[OWNED_RECORD] as IdempotencyRecordRef | undefined;
+  const owned = (internal: Internal) =>
+    internal[OWNED_RECORD] as { ref: IdempotencyRecordRef; token: string } | undefined;
 
   return {
     before: async (request) => {
@@ -71,7 +72,7 @@ export function idempotent(
       const outcome = await store().lock(ref, remainingMs > 0 ? remainingMs : undefined);
       switch (outcome.kind) {
         case 'acquired':
-          request.internal[OWNED_RECORD] = ref;
+          request.internal[OWNED_RECORD] = { ref, token: outcome.token };
           return undefined;
         case 'in_progress':
           throw new AppError(
@@ -97,12 +98,12 @@ export function idempotent(
       }
     },
     after: async (request) => {
-      const ref = owned(request.internal);
-      if (ref) await store().complete(ref, request.response);
+      const lock = owned(request.internal);
+      if (lock) await store().complete(lock.ref, lock.token, request.response);
     },
     onError: async (request) => {
-      const ref = owned(request.internal);
-      if (ref) await store().release(ref);
+      const lock = owned(request.internal);
+      if (lock) await store().release(lock.ref, lock.token);
     },
   };
 }

@@ -49,7 +49,8 @@ export interface IdempotencyRecordRef {
 }
 
 export type LockOutcome =
-  | { kind: 'acquired' }
+  /** `token` names this request's lock: its completion and its release touch only that lock. */
+  | { kind: 'acquired'; token: string }
   | { kind: 'in_progress' }
   | { kind: 'payload_mismatch' }
   | { kind: 'other_owner' }
@@ -135,7 +136,7 @@ export class SingleTableIdempotencyStore {
         throw err;
       }
       if (!existing || (existing.status === STATUS.inProgress && existing.lock_token === token))
-        return { kind: 'acquired' };
+        return { kind: 'acquired', token };
       // A record without an owner predates owners (at most a day before a deploy): it answers as it did.
       if (existing.owner !== undefined && existing.owner !== ref.owner) return { kind: 'other_owner' };
       if (existing.validation !== ref.payloadHash) return { kind: 'payload_mismatch' };
@@ -197,25 +198,38 @@ export class SingleTableIdempotencyStore {
   }
 
   /** The request succeeded: its response, encrypted under the record's key, is kept for replays. */
-  async complete(ref: IdempotencyRecordRef, response: unknown): Promise<void> {
+  /**
+   * Stores the response under the lock `token` took. A request that outlived its lock finds
+   * another request's lock (or answer) there instead: that one stands, and this answer is not
+   * stored (its client has it).
+   */
+  async complete(ref: IdempotencyRecordRef, token: string, response: unknown): Promise<void> {
     const sealed = await this.cipher().encrypt(JSON.stringify(response), ref.key, ref.shopId);
-    await this.db.doc.update({
-      TableName: this.db.tableName,
-      Key: this.itemKey(ref),
-      UpdateExpression: 'SET #expiry = :expiry, #status = :status, #data = :data, #validation = :validation',
-      ExpressionAttributeNames: {
-        '#expiry': ATTR.expiry,
-        '#status': ATTR.status,
-        '#data': ATTR.data,
-        '#validation': ATTR.validation,
-      },
-      ExpressionAttributeValues: {
-        ':expiry': this.expiry(),
-        ':status': STATUS.completed,
-        ':data': { sealed } satisfies SealedResponse,
-        ':validation': ref.payloadHash,
-      },
-    });
+    try {
+      await this.db.doc.update({
+        TableName: this.db.tableName,
+        Key: this.itemKey(ref),
+        UpdateExpression: 'SET #expiry = :expiry, #status = :status, #data = :data, #validation = :validation',
+        ConditionExpression: '#token = :token AND #status = :inprogress',
+        ExpressionAttributeNames: {
+          '#expiry': ATTR.expiry,
+          '#status': ATTR.status,
+          '#data': ATTR.data,
+          '#validation': ATTR.validation,
+          '#token': ATTR.lockToken,
+        },
+        ExpressionAttributeValues: {
+          ':expiry': this.expiry(),
+          ':status': STATUS.completed,
+          ':data': { sealed } satisfies SealedResponse,
+          ':validation': ref.payloadHash,
+          ':token': token,
+          ':inprogress': STATUS.inProgress,
+        },
+      });
+    } catch (err) {
+      if (!isConditionFailed(err)) throw err;
+    }
   }
 
   /** Deletes the record only if it is the lock `token` took. */
@@ -233,8 +247,8 @@ export class SingleTableIdempotencyStore {
     }
   }
 
-  /** The request failed: the record goes, so the client may retry with the same key. */
-  async release(ref: IdempotencyRecordRef): Promise<void> {
-    await this.db.doc.delete({ TableName: this.db.tableName, Key: this.itemKey(ref) });
+  /** The request failed: its lock goes, so the client may retry with the same key (another request's lock stays). */
+  async release(ref: IdempotencyRecordRef, token: string): Promise<void> {
+    await this.releaseOwn(ref, token);
   }
 }

@@ -136,6 +136,23 @@ describe('idempotency records on the table (DynamoDB Local)', () => {
     }
   });
 
+  it('a request that outlived its lock neither stores its answer over the next one, nor releases its lock', async () => {
+    const r = ref('outlived', 'Outlived');
+    const first = await deps.idempotency.lock(r, 1);
+    await new Promise((done) => setTimeout(done, 20)); // its invocation's time is up: the lock may be taken over
+    const second = await deps.idempotency.lock(r, 60_000);
+    expect([first.kind, second.kind]).toEqual(['acquired', 'acquired']);
+    const tokenOf = (o: typeof first) => (o.kind === 'acquired' ? o.token : '');
+    expect(tokenOf(second)).not.toBe(tokenOf(first));
+    // The first request ends late, either way: the second one's lock stays as it was.
+    await deps.idempotency.complete(r, tokenOf(first), { statusCode: 200, body: '"first"' });
+    await deps.idempotency.release(r, tokenOf(first));
+    expect(await read(r.key)).toMatchObject({ status: 'INPROGRESS', lock_token: tokenOf(second) });
+    // The second one's answer is the one kept, and replayed.
+    await deps.idempotency.complete(r, tokenOf(second), { statusCode: 200, headers: {}, body: '"second"' });
+    expect(await deps.idempotency.lock(r, 60_000)).toMatchObject({ kind: 'completed', response: { body: '"second"' } });
+  });
+
   it("holds the lock for the invocation's remaining time while the request runs", async () => {
     let seen: Record<string, unknown> | undefined;
     const slow = makeHandler(() => ({
