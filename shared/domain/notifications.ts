@@ -18,11 +18,23 @@ export interface Mailer {
  * batch, the local poller re-reading its stream) does not email the owner again.
  */
 export interface NotificationClaims {
-  /** Claims the email of this event at `at`; false when it is already claimed or the event is gone. */
-  claimNotification(shopId: string, eventId: string, at: string): Promise<boolean>;
+  /**
+   * Claims the email of this event at `at` until `until`; false when it was sent, the event is
+   * gone, or another claim is still live.
+   */
+  claimNotification(shopId: string, eventId: string, at: string, until: string): Promise<boolean>;
   /** Gives the claim made at `at` back, unless it has since become someone else's. */
   releaseNotification(shopId: string, eventId: string, at: string): Promise<void>;
+  /** Records that the email went (`notified_at`); no claim can send it again. */
+  markNotified(shopId: string, eventId: string, at: string): Promise<void>;
 }
+
+/**
+ * How long a claim keeps others from sending the email: longer than one attempt at it, and
+ * shorter than the queue's visibility timeout (6 min), so that the retry of a crashed
+ * invocation finds the claim lapsed.
+ */
+export const NOTIFY_CLAIM_MS = 2 * 60_000;
 
 /** What the fan-out queues for the owner-email function: ids only, the event is read afresh. */
 export interface NotifyMessage {
@@ -48,9 +60,10 @@ export interface NotifyDeps {
 
 /**
  * Tells the shop owner an endpoint was disabled, with the last errors (run for each
- * webhook_endpoint.disabled event). At most once per event: the email is claimed on the
- * event before it is sent, and the claim is given back if sending fails, so the retried
- * record sends it. A crash between claim and send loses that one email rather than risk two.
+ * webhook_endpoint.disabled event). Once per event, never lost: the email is claimed on the
+ * event for a while before it is sent and marked sent after; a failed send gives the claim
+ * back, and a crash leaves it to lapse, so the record's retry sends it. Only a crash between
+ * the send and its mark sends it twice.
  */
 export async function notifyEndpointDisabled(deps: NotifyDeps, event: EventRecord): Promise<void> {
   const endpointId = String(event.data.id);
@@ -77,11 +90,13 @@ export async function notifyEndpointDisabled(deps: NotifyDeps, event: EventRecor
       '',
       'Fix the receiver, then re-enable the endpoint in the settings screen or with',
       `PATCH /v1/webhook-endpoints/${endpointId} {"enabled": true}.`,
-      'Events from the past 30 days can be sent again with POST /v1/events/{id}/redeliver.',
+      `Then POST /v1/webhook-endpoints/${endpointId}/recover sends it the events it missed (up to 30 days).`,
     ].join('\n'),
   };
-  const at = deps.now().toISOString();
-  if (!(await deps.notifications.claimNotification(event.shop_id, event.id, at))) return;
+  const now = deps.now();
+  const at = now.toISOString();
+  const until = new Date(now.getTime() + NOTIFY_CLAIM_MS).toISOString();
+  if (!(await deps.notifications.claimNotification(event.shop_id, event.id, at, until))) return;
   try {
     await deps.mailer.send(mail);
   } catch (err) {
@@ -96,6 +111,7 @@ export async function notifyEndpointDisabled(deps: NotifyDeps, event: EventRecor
     }
     throw err;
   }
+  await deps.notifications.markNotified(event.shop_id, event.id, at);
 }
 
 /** The owner-email function's step: the queued event, read afresh, then notifyEndpointDisabled. A gone event is nothing to do. */

@@ -33,8 +33,17 @@ export function eventFromItem(item: Record<string, unknown>): EventRecord {
   const {
     data_json,
     notified_at: _notified,
+    notify_claim: _claim,
+    notify_until: _until,
     ...rest
-  } = stripKeys<Omit<EventRecord, 'data'> & { data_json: string; notified_at?: string }>(item);
+  } = stripKeys<
+    Omit<EventRecord, 'data'> & {
+      data_json: string;
+      notified_at?: string;
+      notify_claim?: string;
+      notify_until?: string;
+    }
+  >(item);
   return { ...rest, data: JSON.parse(data_json) as Record<string, unknown> };
 }
 
@@ -63,13 +72,14 @@ export class DynamoEventStore implements EventWriter, EventReader, NotificationC
     return out.Item ? eventFromItem(out.Item) : null; // data_json needs parsing: not getRecord
   }
 
-  /** `notified_at` on the event item; never creates an item for an event that is gone. */
-  claimNotification(shopId: string, eventId: string, at: string): Promise<boolean> {
+  /** `notify_claim` and `notify_until` on the event item; never creates an item for an event that is gone. */
+  claimNotification(shopId: string, eventId: string, at: string, until: string): Promise<boolean> {
     return updateIf(this.db, {
       Key: keys.event(shopId, eventId),
-      UpdateExpression: 'SET notified_at = :at',
-      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(notified_at)',
-      ExpressionAttributeValues: { ':at': at },
+      UpdateExpression: 'SET notify_claim = :at, notify_until = :until',
+      ConditionExpression:
+        'attribute_exists(pk) AND attribute_not_exists(notified_at) AND (attribute_not_exists(notify_until) OR notify_until < :at)',
+      ExpressionAttributeValues: { ':at': at, ':until': until },
     });
   }
 
@@ -77,8 +87,17 @@ export class DynamoEventStore implements EventWriter, EventReader, NotificationC
   async releaseNotification(shopId: string, eventId: string, at: string): Promise<void> {
     await updateIf(this.db, {
       Key: keys.event(shopId, eventId),
-      UpdateExpression: 'REMOVE notified_at',
-      ConditionExpression: 'notified_at = :at',
+      UpdateExpression: 'REMOVE notify_claim, notify_until',
+      ConditionExpression: 'notify_claim = :at',
+      ExpressionAttributeValues: { ':at': at },
+    });
+  }
+
+  async markNotified(shopId: string, eventId: string, at: string): Promise<void> {
+    await updateIf(this.db, {
+      Key: keys.event(shopId, eventId),
+      UpdateExpression: 'SET notified_at = :at REMOVE notify_claim, notify_until',
+      ConditionExpression: 'attribute_exists(pk)',
       ExpressionAttributeValues: { ':at': at },
     });
   }

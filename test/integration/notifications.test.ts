@@ -1,12 +1,12 @@
 import { newEvent, type EventRecord } from '../../shared/domain/events';
-import { notifyEndpointDisabled, type Mail, type NotifyDeps } from '../../shared/domain/notifications';
+import { NOTIFY_CLAIM_MS, notifyEndpointDisabled, type Mail, type NotifyDeps } from '../../shared/domain/notifications';
 import { createShop } from '../../shared/domain/shop';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { DynamoEventStore } from '../../shared/store/events';
 import * as keys from '../../shared/store/item-keys';
 import { useFreshTable } from '../helpers/table';
 
-describe('owner email about a disabled endpoint, claimed once per event (DynamoDB Local)', () => {
+describe('owner email about a disabled endpoint, once per event and never lost (DynamoDB Local)', () => {
   let deps: Deps;
   let events: DynamoEventStore;
   beforeAll(async () => {
@@ -26,13 +26,13 @@ describe('owner email about a disabled endpoint, claimed once per event (DynamoD
     return event;
   }
 
-  function notifyDeps(send: (mail: Mail) => Promise<void>): NotifyDeps {
+  function notifyDeps(send: (mail: Mail) => Promise<void>, now = () => new Date()): NotifyDeps {
     return {
       shops: deps.shops,
       endpoints: { get: async () => null },
       mailer: { send },
       notifications: events,
-      now: () => new Date(),
+      now,
     };
   }
 
@@ -82,16 +82,41 @@ describe('owner email about a disabled endpoint, claimed once per event (DynamoD
     expect(sent).toHaveLength(1);
   });
 
+  it('a claim whose holder died before sending lapses: the retried record sends the email, once', async () => {
+    const event = await disabledEvent();
+    const t0 = Date.now();
+    // An invocation claimed the email and died before sending it.
+    const crashedAt = new Date(t0).toISOString();
+    expect(
+      await events.claimNotification(event.shop_id, event.id, crashedAt, new Date(t0 + NOTIFY_CLAIM_MS).toISOString()),
+    ).toBe(true);
+    const sent: Mail[] = [];
+    const at = (ms: number) =>
+      notifyDeps(
+        async (mail) => void sent.push(mail),
+        () => new Date(t0 + ms),
+      );
+    // While its claim is live nobody sends (the holder may still be sending)…
+    await notifyEndpointDisabled(at(NOTIFY_CLAIM_MS - 1000), event);
+    expect(sent).toHaveLength(0);
+    // …once it has lapsed, the queue's retry (after its 6-minute visibility timeout) does, and only it.
+    await notifyEndpointDisabled(at(6 * 60_000), event);
+    await notifyEndpointDisabled(at(12 * 60_000), event);
+    expect(sent).toHaveLength(1);
+    expect(await notifiedAt(event)).toBe(new Date(t0 + 6 * 60_000).toISOString());
+  });
+
   it('releases only its own claim, never creates an item for a missing event, and keeps the claim out of the event', async () => {
     const event = await disabledEvent();
-    expect(await events.claimNotification(event.shop_id, event.id, '2026-11-21T00:00:00.000Z')).toBe(true);
-    await events.releaseNotification(event.shop_id, event.id, '2026-11-21T00:00:01.000Z');
-    expect(await notifiedAt(event)).toBe('2026-11-21T00:00:00.000Z');
-    expect(await events.claimNotification(event.shop_id, event.id, '2026-11-21T00:00:02.000Z')).toBe(false);
+    const T = '2026-11-21T00:00:00.000Z';
+    const later = (s: number) => new Date(Date.parse(T) + s * 1000).toISOString();
+    expect(await events.claimNotification(event.shop_id, event.id, T, later(120))).toBe(true);
+    await events.releaseNotification(event.shop_id, event.id, later(1));
+    expect(await events.claimNotification(event.shop_id, event.id, later(2), later(122))).toBe(false);
     expect(await events.get(event.shop_id, event.id)).toEqual(event);
 
     const gone = newEvent(event.shop_id, 'webhook_endpoint.disabled', { id: 'we_x' }, new Date());
-    expect(await events.claimNotification(gone.shop_id, gone.id, '2026-11-21T00:00:00.000Z')).toBe(false);
+    expect(await events.claimNotification(gone.shop_id, gone.id, T, later(120))).toBe(false);
     expect(await events.get(gone.shop_id, gone.id)).toBeNull();
     expect(await notifiedAt(gone)).toBeUndefined();
   });

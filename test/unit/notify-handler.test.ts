@@ -19,6 +19,7 @@ function deps(send: (mail: Mail) => Promise<void>) {
     notifications: {
       claimNotification: (_s: string, id: string) => Promise.resolve(!claims.has(id) && Boolean(claims.add(id))),
       releaseNotification: (_s: string, id: string) => Promise.resolve(void claims.delete(id)),
+      markNotified: () => Promise.resolve(),
     },
     now: () => new Date('2026-11-21T10:00:00.000Z'),
   };
