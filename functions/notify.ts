@@ -9,7 +9,8 @@ import { notifyDeps } from '../shared/wiring/pipeline';
  * Owner emails (webhook_endpoint.disabled), off the stream's path: the fan-out queues the
  * event's ids, this sends the email. A failed send is reported alone and comes back after
  * the visibility timeout; after 5 receives it rests in its dead-letter queue (alarmed).
- * At most one email per event: notifyEndpointDisabled claims it on the event first.
+ * One email per event: notifyEndpointDisabled claims it on the event first, for less than the
+ * visibility timeout, so a crashed invocation's retry sends it.
  */
 export const makeHandler = (deps: () => Parameters<typeof notifyFromQueue>[0] = lambdaDeps(notifyDeps)) =>
   withLambdaContext(
