@@ -252,7 +252,7 @@ export const COMMANDS: CommandSpec[] = [
           : [
               `Portal link for ${shop.name} (${shop.id}), ${session.read_only ? 'read-only, ' : ''}until ${session.expires_at}:`,
               session.url,
-              `(shown once; to end it early: DELETE /v1/portal-sessions/${session.id})`,
+              `(shown once; to end it early: npm run cli -- portal revoke --shop ${shop.id} --id ${session.id})`,
             ].join('\n'),
       );
     },
