@@ -72,7 +72,20 @@ const [file, eventFile] = process.argv.slice(1);
 const event = JSON.parse(readFileSync(eventFile, 'utf8'));
 const name = process.env.AWS_LAMBDA_FUNCTION_NAME;
 const deadline = Date.now() + 30000;
-const context = { callbackWaitsForEmptyEventLoop: true, functionName: name, functionVersion: '$LATEST', invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:' + name, memoryLimitInMB: '256', awsRequestId: 'c6af9ac6-7b61-11e6-9a41-93e812345678', logGroupName: '/aws/lambda/' + name, logStreamName: '2026/11/25/[$LATEST]0123456789abcdef', getRemainingTimeInMillis: () => deadline - Date.now(), done() {}, fail() {}, succeed() {} };
+const context = {
+  callbackWaitsForEmptyEventLoop: true,
+  functionName: name,
+  functionVersion: '$LATEST',
+  invokedFunctionArn: 'arn:aws:lambda:us-east-1:123456789012:function:' + name,
+  memoryLimitInMB: '256',
+  awsRequestId: 'c6af9ac6-7b61-11e6-9a41-93e812345678',
+  logGroupName: '/aws/lambda/' + name,
+  logStreamName: '2026/11/25/[$LATEST]0123456789abcdef',
+  getRemainingTimeInMillis: () => deadline - Date.now(),
+  done() {},
+  fail() {},
+  succeed() {},
+};
 const c0 = process.cpuUsage();
 const t0 = process.hrtime.bigint();
 const { handler } = require(file);
@@ -81,7 +94,13 @@ Promise.resolve(handler(event, context)).then((result) => {
   const t2 = process.hrtime.bigint();
   const cpu = process.cpuUsage(c0);
   const out = result && typeof result.body === 'string' ? { ...result, body: result.body.slice(0, 400) } : result;
-  process.stdout.write('\\nBENCH_COLD_START ' + JSON.stringify({ loadMs: Number(t1 - t0) / 1e6, invokeMs: Number(t2 - t1) / 1e6, cpuMs: (cpu.user + cpu.system) / 1000, result: out === undefined ? null : out }) + '\\n');
+  const figures = {
+    loadMs: Number(t1 - t0) / 1e6,
+    invokeMs: Number(t2 - t1) / 1e6,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    result: out === undefined ? null : out,
+  };
+  process.stdout.write('\\nBENCH_COLD_START ' + JSON.stringify(figures) + '\\n');
   process.exit(0);
 }, (err) => {
   process.stderr.write(String((err && err.stack) || err));
@@ -318,7 +337,9 @@ try {
     ];
   };
   printTable(
-    `Cold start: bundle size, module load + first invocation, beside a reference with the same SDK clients making the same SDK requests once each (medians of ${RUNS} rounds of fresh processes, each function right after its reference; ratios of CPU ms; Node ${process.versions.node})`,
+    'Cold start: bundle size, module load + first invocation, beside a reference with the same SDK clients ' +
+      `making the same SDK requests once each (medians of ${RUNS} rounds of fresh processes, each function ` +
+      `right after its reference; ratios of CPU ms; Node ${process.versions.node})`,
     [
       'function',
       'KB',
@@ -375,7 +396,8 @@ try {
   const sizeMet = measured.filter((m) => m.fn.bytes <= SIZE_KB * 1024).length;
   const ratioMet = measured.filter((m) => figures(m).ratio <= RATIO).length;
   console.log(
-    `\n${sizeMet} of ${measured.length} bundles within ${SIZE_KB} KB; ${ratioMet} of ${measured.length} with load + first invocation within ${RATIO}× their reference.`,
+    `\n${sizeMet} of ${measured.length} bundles within ${SIZE_KB} KB; ` +
+      `${ratioMet} of ${measured.length} with load + first invocation within ${RATIO}× their reference.`,
   );
 } finally {
   await stub.close();

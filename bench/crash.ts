@@ -14,8 +14,10 @@
  * was answered 2xx.
  *
  *   npm run bench:crash   (BENCH_CRASH_EVENTS=100: 400 pairs per scenario; BENCH_CRASH_SETTLE_MS=120000;
- *                          BENCH_CRASH_SCENARIOS=sigkill-mid-ingest,sigkill-first-attempts,sigkill-retries-pending,sigint-retries-pending;
- *                          BENCH_CRASH_DEBUG=1 prints each duplicate: when it came beside the kill and the restart, and its row's attempts)
+ *                          BENCH_CRASH_SCENARIOS=sigkill-mid-ingest,sigkill-first-attempts,
+ *                            sigkill-retries-pending,sigint-retries-pending (a comma-separated list, no spaces);
+ *                          BENCH_CRASH_DEBUG=1 prints each duplicate: when it came beside the kill and the restart,
+ *                            and its row's attempts)
  *
  * Target (docs/api.md, Durability): 0 lost; overdue deliveries are sent within a minute
  * (scaled: 600 ms) of the next start. Duplicates are allowed (at least once) and counted.
