@@ -3,13 +3,14 @@ import { fanOut, inOrder, listingOncePerBatch, messageOf, type FanOutDeps } from
 import type { NotificationQueue } from '../shared/domain/notifications';
 import { continueRecovery, type RecoveryWorkerDeps } from '../shared/delivery/recovery-worker';
 import { batchHandler } from '../shared/batch';
+import { appendToFeed, type FeedDeps } from '../shared/domain/event-feed';
 import { oneResourceAtATime, resourceOf } from '../shared/delivery/resource-order';
 import { withLambdaContext } from '../shared/logger';
 import { recordOfStreamImage, type StreamedRecord } from '../shared/store/stream-images';
 import { lambdaDeps } from '../shared/wiring/memo';
 import { fanoutDeps } from '../shared/wiring/pipeline';
 
-type Deps = FanOutDeps & RecoveryWorkerDeps & { notificationQueue: NotificationQueue };
+type Deps = FanOutDeps & RecoveryWorkerDeps & FeedDeps & { notificationQueue: NotificationQueue };
 
 /** The resource a record is about: an event's `data.id`, an ordered row's `order_key` (the same key); null for the rest. */
 const resourceOfRecord = (s: StreamedRecord): string | null =>
@@ -20,7 +21,7 @@ const resourceOfRecord = (s: StreamedRecord): string | null =>
       : null;
 
 /**
- * Table stream → deliveries. The event source's filter passes only new event items, rows
+ * Table stream → deliveries and the event feed. The event source's filter passes only new event items, rows
  * inserted by redeliver and recover, and writes of running recoveries. Records fail
  * individually (partial batch response), so one bad record never makes the others run
  * twice. The records of a batch fan out in parallel, but one resource's one after the other
@@ -51,8 +52,17 @@ export const makeHandler = (deps: () => Deps = lambdaDeps(fanoutDeps)) =>
       read: (record) => recordOfStreamImage(record.dynamodb?.NewImage),
       process: (stored) => {
         const batch = listingOncePerBatch(deps());
+        // The feed takes the batch's events in stream order, beside their deliveries (shared/domain/event-feed.ts).
+        const notAppended = appendToFeed(
+          batch,
+          stored.flatMap((s) => (s.entity === 'event' ? [s.event] : [])),
+        );
         // One resource's events one after the other, so ordered endpoints see them join their chains in order.
-        return oneResourceAtATime(stored, resourceOfRecord, (s) => handleRecord(batch, s));
+        return oneResourceAtATime(stored, resourceOfRecord, async (s) => {
+          await handleRecord(batch, s);
+          const failure = s.entity === 'event' ? (await notAppended).get(s.event.id) : undefined;
+          if (failure) throw failure;
+        });
       },
     }),
   );

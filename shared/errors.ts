@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'parameter_invalid'
   | 'parameter_unknown'
   | 'invalid_cursor'
+  | 'cursor_expired'
   | 'missing_api_key'
   | 'invalid_api_key'
   | 'insufficient_scope'

@@ -54,6 +54,8 @@ const route = (
 
 /** Reading webhook endpoints and events: `webhooks:read`, or `webhooks:write`, which keeps allowing all it did. */
 const WEBHOOKS_READ: readonly Scope[] = ['webhooks:read', 'webhooks:write'];
+/** Reading the event feed: any scope that reads one family of events. */
+const FEED_READ: readonly Scope[] = ['calls:read', 'jobs:read', ...WEBHOOKS_READ];
 /** What a portal session's token may call (it is refused everywhere else). */
 const PORTAL = { portalSession: true } as const;
 
@@ -149,6 +151,11 @@ export const routes: readonly Route[] = [
   route('listEvents', 'GET', '/v1/events', WEBHOOKS_READ, 'functions/api/list-events.ts', {
     secrets: ['cursor'],
     ...PORTAL,
+  }),
+  // Each event family to the keys that read its data (shared/domain/event-feed-reader.ts); before
+  // /v1/events/{id}, which would take `feed` for an id.
+  route('getEventFeed', 'GET', '/v1/events/feed', FEED_READ, 'functions/api/get-event-feed.ts', {
+    secrets: ['cursor'],
   }),
   route('getEvent', 'GET', '/v1/events/{id}', WEBHOOKS_READ, 'functions/api/get-event.ts', PORTAL),
   // Any valid key (no scope): what each event type means and looks like.

@@ -53,6 +53,7 @@ export const FUNCTION_TABLE_PARTS: Record<string, readonly string[]> = {
   RotateWebhookEndpointSecret: ['endpointDeps', 'cipherDeps', 'idempotencyDeps'],
   TestWebhookEndpoint: ['endpointDeps', 'eventWriterDeps'],
   ListEvents: ['eventLogDeps', 'cursorDeps'],
+  GetEventFeed: ['eventFeedDeps', 'cursorDeps'],
   GetEvent: ['eventLogDeps'],
   RedeliverEvent: ['eventLogDeps'],
   CreatePortalSession: ['portalSessionDeps', 'shopDeps', 'idempotencyDeps'],

@@ -45,6 +45,7 @@ export const STORE_ACTIONS: Record<string, { actions: TableAction[]; uses?: stri
   'endpoint-stats': { actions: ['GetItem', 'Query', 'UpdateItem'] },
   'event-deliveries': { actions: ['BatchGetItem', 'Query'] },
   events: { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
+  'event-feed': { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
   idempotency: { actions: ['DeleteItem', 'GetItem', 'PutItem', 'UpdateItem'] },
   jobs: { actions: ['GetItem', 'PutItem', 'Query'] },
   'portal-sessions': { actions: ['DeleteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'] },
@@ -69,6 +70,7 @@ export const PART_STORES: Record<string, string[]> = {
   endpointDeps: ['webhook-endpoints'],
   urlGuardDeps: [],
   eventWriterDeps: ['events'],
+  eventFeedDeps: ['event-feed'],
   eventLogDeps: ['events', 'deliveries', 'current-deliveries', 'webhook-endpoints'],
   endpointLifecycleDeps: [
     'webhook-endpoints',
@@ -89,6 +91,7 @@ export const PART_STORES: Record<string, string[]> = {
     'current-deliveries',
     'recoveries',
     'resource-order',
+    'event-feed',
   ],
   notifyDeps: ['events', 'shops', 'webhook-endpoints'],
   deliverDeps: ['attempt-deliveries', 'endpoint-gate', 'attempt-ledger', 'resource-order'],

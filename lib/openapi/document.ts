@@ -69,6 +69,28 @@ const QUERY_SCHEMAS: Record<string, Json> = {
   },
 };
 
+/** Query parameters that read differently on one operation. */
+const QUERY_OVERRIDES: Record<string, Record<string, Json>> = {
+  getEventFeed: {
+    limit: { ...QUERY_SCHEMAS.limit, default: 100 },
+    cursor: {
+      ...QUERY_SCHEMAS.cursor,
+      description: 'The `next_cursor` of a previous answer; opaque. Not with `since`.',
+    },
+    since: {
+      type: 'string',
+      format: 'date-time',
+      description: 'Start at the first event at or after this time (within the last 30 days). Not with `cursor`.',
+    },
+    types: {
+      type: 'string',
+      maxLength: 1000,
+      description: 'Comma-separated event types or families (`job.*`); by default every type the key may read.',
+      examples: ['job.*,call.completed'],
+    },
+  },
+};
+
 /** Operations grouped by what they act on: the first path segment after /v1. */
 const TAGS: { name: string; description: string; segments: string[] }[] = [
   { name: 'Calls', description: 'Finished calls, their transcripts and summaries.', segments: ['calls'] },
@@ -123,6 +145,7 @@ const ERROR_RESPONSES: Record<string, string> = {
     "Unknown id, another shop's id, or unknown path; for a replayed create, the endpoint it created has been deleted.",
   '409':
     "Version conflict (with `current_version`), invalid state (for a replayed create: the endpoint's secret was rotated since), or an Idempotency-Key still in use.",
+  '410': 'A feed cursor older than the retention (30 days), `cursor_expired`: start again with `since`.',
   '413':
     "Body over 64 KiB. In AWS a body over API Gateway's 10 MB limit gets the gateway's own bare answer (a `GatewayError`, no `Request-Id`).",
   '415': 'A body without `Content-Type: application/json`.',
@@ -151,6 +174,7 @@ function errorCodesFor(route: Route): string[] {
   if (route.idempotent) codes.push('409', '422');
   if (['approveJob', 'declineJob', 'rotateWebhookEndpointSecret', 'testWebhookEndpoint'].includes(route.operationId))
     codes.push('409');
+  if (route.operationId === 'getEventFeed') codes.push('410');
   return [...new Set(codes)].sort();
 }
 
@@ -189,7 +213,7 @@ function operation(route: Route, spec: OperationSpec<z.core.$ZodType, z.core.$Zo
         name,
         in: 'query',
         required: q.required?.includes(name) ?? false,
-        schema: QUERY_SCHEMAS[name] ?? schema,
+        schema: QUERY_OVERRIDES[route.operationId]?.[name] ?? QUERY_SCHEMAS[name] ?? schema,
       });
     }
   }

@@ -15,6 +15,17 @@ export const listOf = <T extends z.ZodType>(item: T, name: string) =>
     })
     .meta({ id: `${name}List` });
 
+/** The event feed's page (functions/api/get-event-feed.ts): `next_cursor` is always there, where to ask next. */
+export const eventFeedOf = <T extends z.ZodType>(item: T) =>
+  z
+    .strictObject({
+      object: z.literal('event_feed'),
+      data: z.array(item),
+      next_cursor: z.string(),
+      has_more: z.boolean(),
+    })
+    .meta({ id: 'EventFeed' });
+
 export const errorSchema = z
   .strictObject({
     error: z.strictObject({

@@ -19,7 +19,7 @@ import {
   webhookEndpointSchema,
   webhookEndpointWithSecretSchema,
 } from '../../shared/domain/resources';
-import { listOf } from './envelopes';
+import { eventFeedOf, listOf } from './envelopes';
 
 export interface OperationResponse {
   schema: z.ZodType;
@@ -51,6 +51,7 @@ export const responses: Record<string, OperationResponse> = {
   getWebhookEndpointRecovery: { schema: recoverySchema },
   listCalls: { schema: listOf(callSchema, 'Call') },
   listEvents: { schema: listOf(eventSchema, 'Event') },
+  getEventFeed: { schema: eventFeedOf(eventSchema) },
   listEventTypes: { schema: listOf(eventTypeSchema, 'EventType') },
   listJobs: { schema: listOf(jobSchema, 'Job') },
   listPortalSessions: { schema: listOf(portalSessionSchema, 'PortalSession') },

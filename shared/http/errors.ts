@@ -15,6 +15,7 @@ const STATUS: Record<ErrorCode, [number, ErrorType]> = {
   parameter_invalid: [400, 'invalid_request_error'],
   parameter_unknown: [400, 'invalid_request_error'],
   invalid_cursor: [400, 'invalid_request_error'],
+  cursor_expired: [410, 'invalid_request_error'],
   missing_api_key: [401, 'authentication_error'],
   invalid_api_key: [401, 'authentication_error'],
   insufficient_scope: [403, 'permission_error'],

@@ -55,6 +55,15 @@ export const endpointState = (shopId: string, endpointId: string) => ({
 
 export const event = (shopId: string, eventId: string) => ({ pk: shopPk(shopId), sk: `EVT#${eventId}` });
 
+/** The head of the shop's event feed: the last entry's `seq` and `at` (shared/store/event-feed.ts). */
+export const feedHead = (shopId: string) => ({ pk: shopPk(shopId), sk: 'FEEDHEAD' });
+
+/** An entry of the shop's event feed; keys sort by `at`, then by `seq` written with a fixed width. */
+export const feedEntry = (shopId: string, at: string, seq: number) => ({
+  pk: shopPk(shopId),
+  sk: `${skPrefix.feed}${at}#${String(seq).padStart(12, '0')}`,
+});
+
 /** GSI1 entry listing a shop's events of one type, newest first. */
 export const eventByType = (shopId: string, type: string, eventId: string) => ({
   gsi1pk: gsi1Partition.eventsByType(shopId, type),

@@ -48,6 +48,8 @@ export const skPrefix = {
   job: 'JOB#',
   webhookEndpoint: 'WE#',
   event: 'EVT#',
+  /** The shop's event feed, in feed order; `FEEDHEAD` sorts after every entry. */
+  feed: 'FEED#',
   /** An endpoint's delivery rows. */
   endpointDeliveries: (endpointId: string) => `WD#${endpointId}#`,
   /** An event's current-delivery markers; rows written before deliveries moved under their endpoint (`DLV#<eventId>#<deliveryId>`) share it. */

@@ -19,6 +19,8 @@ import type { Dynamo } from '../store/client';
 import { DynamoCurrentDeliveries } from '../delivery/dynamo/current-deliveries';
 import { DynamoDeliveryStore } from '../delivery/dynamo/deliveries';
 import { DynamoEventStore, putEvent } from '../store/events';
+import { DynamoEventFeed } from '../store/event-feed';
+import type { FeedDeps } from '../domain/event-feed';
 import { SingleTableIdempotencyStore } from '../store/idempotency';
 import { DynamoJobStore } from '../store/jobs';
 import { DynamoPortalSessionStore } from '../store/portal-sessions';
@@ -109,6 +111,11 @@ export function eventLogDeps(config: Config): EventLogDeps & RedeliverDeps {
   }));
 }
 
+/** The event feed's reads. */
+export function eventFeedDeps(config: Config): FeedDeps {
+  return memo(config, eventFeedDeps, () => ({ feed: new DynamoEventFeed(dynamoOf(config)), now }));
+}
+
 /** An endpoint's own pages (get, delete, deliveries, stats), recover and its recoveries: table only. */
 export function endpointLifecycleDeps(config: Config): LifecycleDeps & RecoveryDeps {
   return memo(config, endpointLifecycleDeps, () => ({
@@ -172,6 +179,7 @@ export type ApiDeps = { db: Dynamo } & ReturnType<typeof apiKeyDeps> &
   ReturnType<typeof urlGuardDeps> &
   ReturnType<typeof eventWriterDeps> &
   ReturnType<typeof eventLogDeps> &
+  ReturnType<typeof eventFeedDeps> &
   ReturnType<typeof endpointLifecycleDeps> &
   ReturnType<typeof cipherDeps> &
   IdempotencyDeps &
@@ -195,6 +203,7 @@ export function apiDeps(config: Config): ApiDeps {
           urlGuardDeps,
           eventWriterDeps,
           eventLogDeps,
+          eventFeedDeps,
           endpointLifecycleDeps,
           cipherDeps,
           idempotencyDeps,

@@ -14,6 +14,8 @@ import { DynamoAttemptLedger } from '../delivery/dynamo/attempt-ledger';
 import { DynamoCurrentDeliveries } from '../delivery/dynamo/current-deliveries';
 import { DynamoDueIndex } from '../delivery/dynamo/due-index';
 import { DynamoEventStore } from '../store/events';
+import { DynamoEventFeed } from '../store/event-feed';
+import type { FeedDeps } from '../domain/event-feed';
 import { DynamoRecoveryStore } from '../delivery/dynamo/recoveries';
 import { DynamoOrderStore } from '../delivery/dynamo/resource-order';
 import { DynamoShopStore } from '../store/shops';
@@ -52,7 +54,7 @@ function queueOf(config: Config, adapters: PipelineAdapters): SqsDeliveryQueue {
 export function fanoutDeps(
   config: Config,
   adapters: PipelineAdapters = {},
-): FanOutDeps & RecoveryWorkerDeps & { notificationQueue: NotificationQueue } {
+): FanOutDeps & RecoveryWorkerDeps & FeedDeps & { notificationQueue: NotificationQueue } {
   return memo(config, fanoutDeps, () => ({
     endpoints: new DynamoEndpointStore(dynamoOf(config)),
     deliveries: new DynamoFanoutDeliveryStore(dynamoOf(config)),
@@ -60,6 +62,7 @@ export function fanoutDeps(
     currentDeliveries: new DynamoCurrentDeliveries(dynamoOf(config)),
     recoveries: new DynamoRecoveryStore(dynamoOf(config)),
     order: new DynamoOrderStore(dynamoOf(config)),
+    feed: new DynamoEventFeed(dynamoOf(config)),
     queue: queueOf(config, adapters),
     scheduler: adapters.scheduler ?? new SqsQueueDelays(queueOf(config, adapters)),
     notificationQueue: adapters.notificationQueue ?? new SqsNotificationQueue(sqsOf(config), config.notifyQueueUrl),

@@ -214,7 +214,7 @@ describe('cloud stack template', () => {
     for (const [, fn] of fns) expect(fn.Properties.Architectures).toEqual(['arm64']);
   });
 
-  it('routes all 29 operations, each through the authorizer to its own function', () => {
+  it('routes all 30 operations, each through the authorizer to its own function', () => {
     const authorizers = ofType('AWS::ApiGatewayV2::Authorizer');
     expect(authorizers).toHaveLength(1);
     // Uncached (it counts every request against its key's limit) and with no identity source, so a
@@ -232,7 +232,7 @@ describe('cloud stack template', () => {
       expect(r?.Properties).toMatchObject({ AuthorizationType: 'CUSTOM' });
       fnIds.add(functionOfRoute(routeKey));
     }
-    expect(fnIds.size).toBe(29);
+    expect(fnIds.size).toBe(30);
     const fallback = ofType('AWS::ApiGatewayV2::Route').find(([, x]) => x.Properties.RouteKey === '$default');
     expect(fallback?.[1].Properties.AuthorizationType ?? 'NONE').toBe('NONE');
   });
@@ -294,7 +294,7 @@ describe('cloud stack template', () => {
       'dynamodb:Scan',
     ];
     const gets = routes.filter((r) => r.method === 'GET');
-    expect(gets.length).toBe(17);
+    expect(gets.length).toBe(18);
     for (const route of gets) {
       const actions = statementsOfFunction(functionOfRoute(`${route.method} ${route.path}`)).flatMap((s) =>
         asArray(s.Action),
@@ -309,6 +309,7 @@ describe('cloud stack template', () => {
   it('lets exactly the list operations read the cursor key, through the Parameters and Secrets extension', () => {
     const lists = routes.filter((r) => r.secrets.includes('cursor'));
     expect(lists.map((r) => r.operationId).sort()).toEqual([
+      'getEventFeed',
       'listCalls',
       'listEvents',
       'listJobs',

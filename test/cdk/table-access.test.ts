@@ -193,6 +193,7 @@ describe('least privilege in the template', () => {
       ApiTestWebhookEndpoint: endpointWrites,
       ApiListEvents: endpointReads,
       ApiGetEvent: endpointReads,
+      ApiGetEventFeed: ['GetItem', 'Query'],
       ApiListEventTypes: [],
       ApiRedeliverEvent: allButScan,
       ApiCreatePortalSession: ['DeleteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'],

@@ -1,15 +1,15 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { SCOPES } from '../../shared/domain/scopes';
-import { resolve, routes } from '../../shared/routes';
+import { resolve, routeById, routes } from '../../shared/routes';
 
 const ROOT = join(__dirname, '..', '..');
 
 describe('route table', () => {
-  it("has the 19 operations of the spec, the 5 of endpoint lifecycle and visibility, a recovery's progress, the 3 of portal sessions and the event types, each once", () => {
-    expect(routes).toHaveLength(29);
-    expect(new Set(routes.map((r) => `${r.method} ${r.path}`)).size).toBe(29);
-    expect(new Set(routes.map((r) => r.operationId)).size).toBe(29);
+  it("has the 19 operations of the spec, the 5 of endpoint lifecycle and visibility, a recovery's progress, the 3 of portal sessions, the event types and the event feed, each once", () => {
+    expect(routes).toHaveLength(30);
+    expect(new Set(routes.map((r) => `${r.method} ${r.path}`)).size).toBe(30);
+    expect(new Set(routes.map((r) => r.operationId)).size).toBe(30);
   });
 
   it('requires a write key exactly for POST, PATCH and DELETE, and a known scope everywhere but the event types', () => {
@@ -21,7 +21,9 @@ describe('route table', () => {
   });
 
   it('allows every GET of webhook endpoints and events with webhooks:read or webhooks:write, and every webhook write with webhooks:write alone', () => {
-    const webhook = routes.filter((r) => /^\/v1\/(webhook-endpoints|events)(\/|$)/.test(r.path));
+    const webhook = routes.filter(
+      (r) => /^\/v1\/(webhook-endpoints|events)(\/|$)/.test(r.path) && r.operationId !== 'getEventFeed',
+    );
     expect(webhook).toHaveLength(14);
     for (const r of webhook)
       expect([r.operationId, r.scopes]).toEqual([
@@ -29,6 +31,12 @@ describe('route table', () => {
         r.method === 'GET' ? ['webhooks:read', 'webhooks:write'] : ['webhooks:write'],
       ]);
     expect(routes.filter((r) => r.scopes.includes('webhooks:read')).every((r) => r.method === 'GET')).toBe(true);
+  });
+
+  it('lets any scope that reads a family of events read the feed, and resolves its path before an event id', () => {
+    expect(routeById('getEventFeed').scopes).toEqual(['calls:read', 'jobs:read', 'webhooks:read', 'webhooks:write']);
+    expect(resolve('GET', '/v1/events/feed')).toMatchObject({ kind: 'route', route: { operationId: 'getEventFeed' } });
+    expect(resolve('GET', '/v1/events/evt_1')).toMatchObject({ kind: 'route', route: { operationId: 'getEvent' } });
   });
 
   it("lets a portal session's token call exactly the webhook endpoint operations, the event reads, the event types and redeliver", () => {

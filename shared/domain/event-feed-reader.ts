@@ -1,0 +1,118 @@
+import { AppError } from '../errors';
+import { FEED_RETENTION_MS, type FeedDeps, type FeedPosition } from './event-feed';
+import { EVENT_TYPES, type EventType } from './event-types';
+import type { EventRecord } from './events';
+import type { Scope } from './scopes';
+
+/** A family of event types: the part of a type before its dot (`job` of `job.created`). */
+export type EventFamily = EventType extends `${infer F}.${string}` ? F : never;
+
+/** Who may read each family from the feed: the scope that reads its data (the last one is the one a refusal names). */
+const FAMILY_SCOPES: Record<EventFamily, readonly Scope[]> = {
+  call: ['calls:read'],
+  job: ['jobs:read'],
+  webhook_endpoint: ['webhooks:read', 'webhooks:write'],
+};
+
+export const familyOf = (type: string): string => type.slice(0, type.indexOf('.'));
+const isFamily = (name: string): name is EventFamily => Object.hasOwn(FAMILY_SCOPES, name);
+
+/** A `types` element: an event type, or a family with `.*`. */
+export const isFeedTypeName = (name: string): boolean =>
+  (EVENT_TYPES as readonly string[]).includes(name) || (name.endsWith('.*') && isFamily(name.slice(0, -2)));
+
+/**
+ * The types a feed request returns. Without `named`: every family the key may read, and a
+ * 403 when it may read none. With it: the types named, and a 403 naming the missing scope
+ * when the key may not read one of them.
+ */
+export function feedTypes(scopes: readonly Scope[], named?: readonly string[]): Set<EventType> {
+  const allowed = (family: EventFamily) => FAMILY_SCOPES[family].some((s) => scopes.includes(s));
+  const families = Object.keys(FAMILY_SCOPES) as EventFamily[];
+  if (!named) {
+    const types = EVENT_TYPES.filter((t) => allowed(familyOf(t) as EventFamily));
+    if (types.length === 0) {
+      const needed = families.map((f) => `'${FAMILY_SCOPES[f].at(-1)}'`).join(', ');
+      throw new AppError('insufficient_scope', `The event feed needs one of the scopes ${needed}.`);
+    }
+    return new Set(types);
+  }
+  const types = new Set<EventType>();
+  for (const name of named) {
+    const family = (name.endsWith('.*') ? name.slice(0, -2) : familyOf(name)) as EventFamily;
+    if (!allowed(family)) {
+      throw new AppError(
+        'insufficient_scope',
+        `This API key lacks the '${FAMILY_SCOPES[family].at(-1)}' scope required to read ${name} events.`,
+        { param: 'types' },
+      );
+    }
+    for (const t of EVENT_TYPES) if (name.endsWith('.*') ? familyOf(t) === family : t === name) types.add(t);
+  }
+  return types;
+}
+
+export type FeedStart = { after: FeedPosition } | { since: Date } | 'oldest';
+
+export interface FeedPage {
+  events: EventRecord[];
+  /** Where the next request starts (always set: at the end of the feed, where new events will appear). */
+  next: FeedPosition;
+  hasMore: boolean;
+}
+
+/** How far an appender's clock and its in-flight append may trail a reader's clock: the fan-out's timeout and more. */
+export const APPEND_SKEW_MS = 5 * 60 * 1000;
+/** Entries a request reads at most, whatever `types` leaves out of them. */
+const MAX_EXAMINED = 1000;
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const later = (a: FeedPosition, b: FeedPosition) => (a.at > b.at || (a.at === b.at && a.seq >= b.seq) ? a : b);
+
+/**
+ * One page of a shop's feed, oldest first. A position older than the retention is refused
+ * (410): entries after it may have expired. At the end of the feed the next position moves to
+ * just before anything that can still be appended, so a follower of a quiet shop keeps a
+ * cursor that does not expire.
+ */
+export async function readFeed(
+  { feed, now }: FeedDeps,
+  shopId: string,
+  request: { start: FeedStart; limit: number; types: ReadonlySet<string> },
+): Promise<FeedPage> {
+  const at = now().getTime();
+  const retainedFrom = iso(at - FEED_RETENTION_MS);
+  const { start } = request;
+  if (start !== 'oldest' && 'after' in start && start.after.at < retainedFrom) {
+    throw new AppError(
+      'cursor_expired',
+      'This cursor is older than the feed keeps events (30 days); start again with `since`.',
+      { param: 'cursor' },
+    );
+  }
+  if (start !== 'oldest' && 'since' in start && start.since.toISOString() < retainedFrom) {
+    throw new AppError('parameter_invalid', 'since must be within the last 30 days: the feed keeps events 30 days.', {
+      param: 'since',
+    });
+  }
+  let position: FeedPosition | undefined =
+    start === 'oldest' ? undefined : 'after' in start ? start.after : { at: start.since.toISOString(), seq: 0 };
+  const events: EventRecord[] = [];
+  for (let examined = 0; examined < MAX_EXAMINED;) {
+    const chunk = await feed.entries(shopId, { after: position, from: retainedFrom }, 100);
+    for (const [i, entry] of chunk.entries.entries()) {
+      examined++;
+      position = entry;
+      if (!request.types.has(entry.event.type)) continue;
+      events.push(entry.event);
+      if (events.length === request.limit) {
+        return { events, next: entry, hasMore: chunk.more || i < chunk.entries.length - 1 };
+      }
+    }
+    if (!chunk.more) {
+      const settled = { at: iso(at - APPEND_SKEW_MS), seq: 0 };
+      return { events, next: position ? later(position, settled) : settled, hasMore: false };
+    }
+  }
+  return { events, next: position ?? { at: retainedFrom, seq: 0 }, hasMore: true };
+}

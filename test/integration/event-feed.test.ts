@@ -1,0 +1,125 @@
+import { appendToFeed, FEED_RETENTION_MS, type FeedPosition } from '../../shared/domain/event-feed';
+import { feedTypes, readFeed, type FeedStart } from '../../shared/domain/event-feed-reader';
+import { EVENT_TYPES } from '../../shared/domain/event-types';
+import { newEvent, type EventRecord } from '../../shared/domain/events';
+import { createShop } from '../../shared/domain/shop';
+import type { AppError } from '../../shared/errors';
+import { DynamoEventFeed } from '../../shared/store/event-feed';
+import { putEvent } from '../../shared/store/events';
+import * as keys from '../../shared/store/item-keys';
+import type { ApiDeps } from '../../shared/wiring/api';
+import { useFreshTable } from '../helpers/table';
+
+const ALL = new Set<string>(EVENT_TYPES);
+
+/** The feed's appends and reads on DynamoDB Local: concurrent appenders, retried batches, pages, positions. */
+describe('the event feed (DynamoDB Local)', () => {
+  let deps: ApiDeps;
+  let feed: DynamoEventFeed;
+  beforeAll(async () => {
+    deps = await useFreshTable();
+    feed = new DynamoEventFeed(deps.db);
+  });
+
+  /** `count` events of a new shop, written as the API writes them, with timestamps that go back and forth. */
+  async function shopWithEvents(count: number): Promise<{ shopId: string; events: EventRecord[] }> {
+    const shop = await createShop(deps, { name: 'Feed Shop', owner_email: 'o@feed.test' });
+    const base = Date.now();
+    const events = Array.from({ length: count }, (_, i) =>
+      // Writers whose clocks differ by up to a second.
+      newEvent(
+        shop.id,
+        i % 3 === 0 ? 'call.completed' : 'job.created',
+        { id: `job_${i}` },
+        new Date(base - (i % 4) * 300),
+      ),
+    );
+    for (const event of events) await putEvent(deps.db, event);
+    return { shopId: shop.id, events };
+  }
+
+  const feedDeps = (now = () => new Date()) => ({ feed, now });
+
+  async function readAll(shopId: string, start: FeedStart, limit: number, types: ReadonlySet<string> = ALL) {
+    const seen: EventRecord[] = [];
+    let next: FeedPosition | undefined;
+    for (let page = 0; page < 100; page++) {
+      const got = await readFeed(feedDeps(), shopId, { start: next ? { after: next } : start, limit, types });
+      seen.push(...got.events);
+      next = got.next;
+      if (!got.hasMore) return { seen, next };
+    }
+    throw new Error('the feed never ended');
+  }
+
+  it('appends each event once, in the order given, even when batches are retried and run side by side', async () => {
+    const { shopId, events } = await shopWithEvents(30);
+    // The same stream records handed over three times, twice at once (a retried batch beside a slow one).
+    const failures = await Promise.all([
+      appendToFeed(feedDeps(), events.slice(0, 20)),
+      appendToFeed(feedDeps(), events.slice(0, 20)),
+    ]);
+    const last = await appendToFeed(feedDeps(), events);
+    expect([...failures, last].map((f) => f.size)).toEqual([0, 0, 0]);
+
+    const { seen } = await readAll(shopId, 'oldest', 7);
+    expect(seen.map((e) => e.id)).toEqual(events.map((e) => e.id));
+    expect(seen[0]).toEqual(events[0]);
+    expect(await feed.head(shopId)).toMatchObject({ seq: 30 });
+    const marked = await deps.db.doc.get({ TableName: deps.db.tableName, Key: keys.event(shopId, events[4]!.id) });
+    expect(marked.Item?.feed_seq).toBe(5);
+    // The event as the API reads it carries none of the feed's bookkeeping.
+    expect(await deps.events.get(shopId, events[4]!.id)).toEqual(events[4]);
+  });
+
+  it('pages by types, starts at a time, and leaves a cursor at the end that sees what comes next', async () => {
+    const { shopId, events } = await shopWithEvents(12);
+    await appendToFeed(feedDeps(), events);
+
+    const jobs = await readAll(shopId, 'oldest', 3, feedTypes(['jobs:read']));
+    expect(jobs.seen.map((e) => e.id)).toEqual(events.filter((e) => e.type === 'job.created').map((e) => e.id));
+
+    const since = new Date(Date.parse(events[0]!.timestamp) + 60_000);
+    expect((await readAll(shopId, { since }, 100)).seen).toEqual([]);
+
+    // Later events appear after the end cursor, and nothing before it comes again.
+    const end = await readAll(shopId, 'oldest', 100);
+    expect(end.seen).toHaveLength(12);
+    const more = Array.from({ length: 3 }, (_, i) => newEvent(shopId, 'job.approved', { id: `job_${i}` }, new Date()));
+    for (const event of more) await putEvent(deps.db, event);
+    await appendToFeed(feedDeps(), more);
+    expect((await readAll(shopId, { after: end.next }, 100)).seen.map((e) => e.id)).toEqual(more.map((e) => e.id));
+  });
+
+  it('refuses a position older than the retention, and a since before it', async () => {
+    const { shopId, events } = await shopWithEvents(2);
+    await appendToFeed(feedDeps(), events);
+    const { next } = await readAll(shopId, 'oldest', 100);
+    const later = () => new Date(Date.now() + FEED_RETENTION_MS + 60_000);
+    const read = (start: FeedStart) => readFeed(feedDeps(later), shopId, { start, limit: 10, types: ALL });
+    await expect(read({ after: next })).rejects.toMatchObject({ code: 'cursor_expired' });
+    await expect(read({ since: new Date() })).rejects.toMatchObject({
+      code: 'parameter_invalid',
+      options: { param: 'since' },
+    });
+    // The oldest start never expires; the feed shows only what is within the retention.
+    expect((await read('oldest')).events).toEqual([]);
+  });
+
+  it('names the scope a key lacks for the types it asks for', () => {
+    expect([...feedTypes(['calls:read'])]).toEqual(['call.completed']);
+    expect(() => feedTypes(['calls:read'], ['job.*'])).toThrow(
+      expect.objectContaining({
+        code: 'insufficient_scope',
+        message: expect.stringContaining("'jobs:read'"),
+      }) as AppError,
+    );
+    expect([...feedTypes(['webhooks:read'], ['webhook_endpoint.*'])]).toEqual([
+      'webhook_endpoint.disabled',
+      'webhook_endpoint.test',
+    ]);
+    expect(() => feedTypes(['settings:read'])).toThrow(
+      expect.objectContaining({ code: 'insufficient_scope' }) as AppError,
+    );
+  });
+});
