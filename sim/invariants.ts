@@ -15,6 +15,7 @@ import type { ApiCall, SimApi } from './api';
 import type { FaultRates } from './faults';
 import type { Receipt } from './receivers';
 import type { World } from './world';
+import { checkFeed, feedEntriesOf, type FeedEntries } from './feed-check';
 
 export interface Violation {
   rule: string;
@@ -38,6 +39,7 @@ export interface FinalState {
   rows: DeliveryRecord[];
   open: number;
   endpoints: Map<string, EndpointRecord | null>;
+  feed: FeedEntries;
   duplicates: number;
 }
 
@@ -68,7 +70,8 @@ export async function finalState(world: World, made: Made): Promise<FinalState> 
   for (const i of items)
     if (i.entity === 'webhook_endpoint' && endpoints.has(String(i.id)))
       endpoints.set(String(i.id), stripKeys<EndpointRecord>(i));
-  return { events, rows, open: rows.filter((r) => isOpenStatus(r.status)).length, endpoints, duplicates: 0 };
+  const open = rows.filter((r) => isOpenStatus(r.status)).length;
+  return { events, rows, open, endpoints, feed: feedEntriesOf(items), duplicates: 0 };
 }
 
 const is2xx = (s: number | null) => s !== null && s >= 200 && s < 300;
@@ -210,6 +213,7 @@ export function checkRun(input: {
     checkRate(ep, api.calls, receipts, add);
     if (ep.record.ordering === 'per_resource') checkOrder(ep, state, receipts, add);
   }
+  checkFeed(state.feed, state.events, add);
   state.duplicates = duplicates;
   return v;
 }
