@@ -4,13 +4,14 @@ import type { NotificationQueue } from '../shared/domain/notifications';
 import { continueRecovery, type RecoveryWorkerDeps } from '../shared/delivery/recovery-worker';
 import { batchHandler } from '../shared/batch';
 import { appendToFeed, type FeedDeps } from '../shared/domain/event-feed';
+import { wakeRateWaiting, type RateRaiseDeps } from '../shared/delivery/rate-raise';
 import { oneResourceAtATime, resourceOf } from '../shared/delivery/resource-order';
 import { withLambdaContext } from '../shared/logger';
 import { recordOfStreamImage, type StreamedRecord } from '../shared/store/stream-images';
 import { lambdaDeps } from '../shared/wiring/memo';
 import { fanoutDeps } from '../shared/wiring/pipeline';
 
-type Deps = FanOutDeps & RecoveryWorkerDeps & FeedDeps & { notificationQueue: NotificationQueue };
+type Deps = FanOutDeps & RecoveryWorkerDeps & FeedDeps & RateRaiseDeps & { notificationQueue: NotificationQueue };
 
 /** The resource a record is about: an event's `data.id`, an ordered row's `order_key` (the same key); null for the rest. */
 const resourceOfRecord = (s: StreamedRecord): string | null =>
@@ -22,7 +23,7 @@ const resourceOfRecord = (s: StreamedRecord): string | null =>
 
 /**
  * Table stream → deliveries and the event feed. The event source's filter passes only new event items, rows
- * inserted by redeliver and recover, and writes of running recoveries. Records fail
+ * inserted by redeliver and recover, writes of running recoveries and raises of a rate limit. Records fail
  * individually (partial batch response), so one bad record never makes the others run
  * twice. The records of a batch fan out in parallel, but one resource's one after the other
 (ordered endpoints: ../shared/delivery/resource-order.ts), and a retried
@@ -35,6 +36,8 @@ async function handleRecord(deps: Deps, stored: StreamedRecord): Promise<void> {
     // The owner's email has its own queue and function (functions/notify.ts): a refused email is retried there, never here.
     if (stored.event.type === 'webhook_endpoint.disabled')
       await deps.notificationQueue.send({ shop_id: stored.event.shop_id, event_id: stored.event.id });
+  } else if (stored.entity === 'rate_raise') {
+    await wakeRateWaiting(deps, stored.raise);
   } else if (stored.entity === 'recovery') {
     // One page per record, so the records behind it on the shard wait for one page at most.
     await continueRecovery(deps, stored.recovery);

@@ -1,7 +1,7 @@
 /**
  * Which table stream records reach the fan-out: new event items, delivery rows that
- * redeliver and recover inserted, and every write of a recovery still running (each one
- * wakes the worker for its next page). CDK puts these in the event source's FilterCriteria;
+ * redeliver and recover inserted, every write of a recovery still running (each one
+ * wakes the worker for its next page), and raises of an endpoint's rate limit. CDK puts these in the event source's FilterCriteria;
  * the local stream poller applies the same patterns with `matchesFilter`.
  */
 export const FANOUT_FILTER_PATTERNS = [
@@ -11,6 +11,7 @@ export const FANOUT_FILTER_PATTERNS = [
     eventName: ['INSERT', 'MODIFY'],
     dynamodb: { NewImage: { entity: { S: ['recovery'] }, status: { S: ['running'] } } },
   },
+  { eventName: ['INSERT'], dynamodb: { NewImage: { entity: { S: ['rate_raise'] } } } },
 ] as const;
 
 type Pattern = { readonly [key: string]: Pattern | readonly string[] };

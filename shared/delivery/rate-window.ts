@@ -77,6 +77,10 @@ export function withStarts(starts: RateStarts, now: number, n: number, grace = S
   return out;
 }
 
+/** Whether a change of `rate_limit` from `before` to `after` lets more requests start (./rate-raise.ts). */
+export const raisesRate = (before: number | null | undefined, after: number | null): boolean =>
+  before !== null && before !== undefined && (after === null || after > before);
+
 /** The grace to ask for after missing one: twice the time the last admission took to start, in whole buckets, within bounds. */
 export function graceAfterLate(tookMs: number): number {
   const doubled = Math.ceil((2 * tookMs) / BUCKET_MS) * BUCKET_MS;

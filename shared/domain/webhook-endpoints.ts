@@ -9,6 +9,7 @@ import { newSigningSecret, type SecretCipher } from './secrets';
 import type { CreateEndpointInput, EndpointOrdering, UpdateEndpointInput } from './webhook-endpoints-schema';
 import { isOwnWrite, type WriteOptions } from './writes';
 import type { EventFilter } from './event-filter-schema';
+import { raisesRate } from '../delivery/rate-window';
 import { HEALTHY, toHealthResource, type EndpointHealth, type Lease } from '../delivery/circuit';
 
 export const MAX_ENDPOINTS_PER_SHOP = 16;
@@ -88,7 +89,10 @@ export type EndpointChanges = Partial<
     | 'failing_since'
     | 'health'
   >
->;
+> & {
+  /** The rate limit was raised or removed: the line of the old one ends, and what waits in it is woken (../delivery/rate-raise.ts). */
+  rate_raised?: boolean;
+};
 
 export interface EndpointStore {
   create(endpoint: EndpointRecord, maxPerShop: number): Promise<'created' | 'limit_reached' | 'shop_missing'>;
@@ -236,6 +240,7 @@ export async function updateEndpoint(
   if (input.filter !== undefined) changes.filter = input.filter;
   if (input.ordering !== undefined) changes.ordering = input.ordering;
   if (input.rate_limit !== undefined) changes.rate_limit = input.rate_limit;
+  if (input.rate_limit !== undefined && raisesRate(endpoint.rate_limit, input.rate_limit)) changes.rate_raised = true;
   if (input.enabled === true) Object.assign(changes, { enabled: true, disabled_reason: null, failing_since: null });
   // Re-enabling a disabled endpoint starts afresh: a closed circuit and no failure count.
   if (input.enabled === true && !endpoint.enabled) changes.health = HEALTHY;

@@ -55,6 +55,12 @@ export const endpointState = (shopId: string, endpointId: string) => ({
 
 export const event = (shopId: string, eventId: string) => ({ pk: shopPk(shopId), sk: `EVT#${eventId}` });
 
+/** A raise of an endpoint's rate limit, for the fan-out to wake what waits for the old one (../delivery/rate-raise.ts). */
+export const rateRaise = (shopId: string, endpointId: string, at: string) => ({
+  pk: shopPk(shopId),
+  sk: `RATERAISE#${endpointId}#${at}`,
+});
+
 /** The head of the shop's event feed: the last entry's `seq` and `at` (shared/store/event-feed.ts). */
 export const feedHead = (shopId: string) => ({ pk: shopPk(shopId), sk: 'FEEDHEAD' });
 

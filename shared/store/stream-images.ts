@@ -3,6 +3,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DeliveryRecord } from '../delivery/deliveries';
 import type { EventRecord } from '../domain/events';
 import type { RecoveryRecord } from '../delivery/recovery-job';
+import type { RateRaise } from '../delivery/rate-raise';
 import { stripKeys } from './client';
 import { eventFromItem } from './events';
 
@@ -10,7 +11,8 @@ import { eventFromItem } from './events';
 export type StreamedRecord =
   | { entity: 'event'; event: EventRecord }
   | { entity: 'delivery'; delivery: DeliveryRecord }
-  | { entity: 'recovery'; recovery: RecoveryRecord };
+  | { entity: 'recovery'; recovery: RecoveryRecord }
+  | { entity: 'rate_raise'; raise: RateRaise };
 
 /**
  * Decodes a table stream image (marshalled attribute values, as Lambda and DynamoDB Streams
@@ -23,5 +25,6 @@ export function recordOfStreamImage(image: Record<string, unknown> | undefined):
   if (item.entity === 'event') return { entity: 'event', event: eventFromItem(item) };
   if (item.entity === 'delivery') return { entity: 'delivery', delivery: stripKeys<DeliveryRecord>(item) };
   if (item.entity === 'recovery') return { entity: 'recovery', recovery: stripKeys<RecoveryRecord>(item) };
+  if (item.entity === 'rate_raise') return { entity: 'rate_raise', raise: stripKeys<RateRaise>(item) };
   return null;
 }

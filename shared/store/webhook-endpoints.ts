@@ -22,6 +22,16 @@ const filterAttribute = (filter: EventFilter | null | undefined): string | null 
  * (./endpoint-state.ts): reads join the two, and a change of what both hold (`enabled`) or of
  * what the state holds (health, `failing_since`) writes them in one transaction.
  */
+/** Read once, by the fan-out, from the stream; kept a day. */
+const rateRaiseItem = (shopId: string, endpointId: string, at: string) => ({
+  ...keys.rateRaise(shopId, endpointId, at),
+  entity: 'rate_raise',
+  shop_id: shopId,
+  endpoint_id: endpointId,
+  at,
+  [TABLE.ttlAttribute]: Math.floor(Date.parse(at) / 1000) + 86_400,
+});
+
 export class DynamoEndpointStore extends DynamoEndpointGateStore implements EndpointStore {
   /** The shop item counts its endpoints, so concurrent creates cannot pass the limit. */
   async create(endpoint: EndpointRecord, maxPerShop: number) {
@@ -105,16 +115,20 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
   }
 
   async update(shopId: string, id: string, changes: EndpointChanges, updatedAt: string) {
-    const { filter, health, failing_since: failingSince, ...rest } = changes;
+    const { filter, health, failing_since: failingSince, rate_raised: rateRaised, ...rest } = changes;
     const sets = {
       ...rest,
       ...(filter !== undefined ? { filter: filterAttribute(filter) } : {}),
       updated_at: updatedAt,
     };
     const stateSets = Object.fromEntries(
-      Object.entries({ health, failing_since: failingSince, enabled: changes.enabled }).filter(
-        ([, v]) => v !== undefined,
-      ),
+      Object.entries({
+        health,
+        failing_since: failingSince,
+        enabled: changes.enabled,
+        // New deliveries no longer queue behind places promised at the old rate.
+        rate_tail: rateRaised ? null : undefined,
+      }).filter(([, v]) => v !== undefined),
     );
     if (Object.keys(stateSets).length === 0) return this.conditionalUpdate(shopId, id, sets, 'attribute_exists(pk)');
     for (let tries = 0; tries < 2; tries++) {
@@ -133,6 +147,9 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
                 ...setsInput(keys.endpointState(shopId, id), stateSets, 'attribute_exists(pk)'),
               },
             },
+            ...(rateRaised
+              ? [{ Put: { TableName: this.db.tableName, Item: rateRaiseItem(shopId, id, updatedAt) } }]
+              : []),
           ],
         });
         return this.get(shopId, id);

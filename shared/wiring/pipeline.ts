@@ -16,6 +16,7 @@ import { DynamoDueIndex } from '../delivery/dynamo/due-index';
 import { DynamoEventStore } from '../store/events';
 import { DynamoEventFeed } from '../store/event-feed';
 import type { FeedDeps } from '../domain/event-feed';
+import type { RateRaiseDeps } from '../delivery/rate-raise';
 import { DynamoRecoveryStore } from '../delivery/dynamo/recoveries';
 import { DynamoOrderStore } from '../delivery/dynamo/resource-order';
 import { DynamoShopStore } from '../store/shops';
@@ -54,7 +55,7 @@ function queueOf(config: Config, adapters: PipelineAdapters): SqsDeliveryQueue {
 export function fanoutDeps(
   config: Config,
   adapters: PipelineAdapters = {},
-): FanOutDeps & RecoveryWorkerDeps & FeedDeps & { notificationQueue: NotificationQueue } {
+): FanOutDeps & RecoveryWorkerDeps & FeedDeps & RateRaiseDeps & { notificationQueue: NotificationQueue } {
   return memo(config, fanoutDeps, () => ({
     endpoints: new DynamoEndpointStore(dynamoOf(config)),
     deliveries: new DynamoFanoutDeliveryStore(dynamoOf(config)),

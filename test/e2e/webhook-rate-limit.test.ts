@@ -76,6 +76,34 @@ describe('per-endpoint rate limit', () => {
     expect(receiver.rejected).toEqual([]);
   }, 120_000);
 
+  it('a raised rate_limit reaches the deliveries waiting for the old one, and a new event does not queue behind them', async () => {
+    const t = await newTenant(stack);
+    const secrets: string[] = [];
+    const receiver = await startReceiver(() => secrets);
+    const made = await t.api('POST', '/v1/webhook-endpoints', {
+      url: receiver.url,
+      events: ['call.completed'],
+      rate_limit: 1,
+    });
+    secrets.push(made.json.secret as string);
+    const sent = await Promise.all(Array.from({ length: 30 }, () => t.simulate()));
+    await waitFor(() => receiver.received.length >= 2, 30_000, 'the first rate-limited deliveries');
+    // At 1 a second the rest would take another 28 s or more; raised, they go within a few seconds.
+    const raised = Date.now();
+    expect((await t.api('PATCH', `/v1/webhook-endpoints/${made.json.id as string}`, { rate_limit: 1000 })).status).toBe(
+      200,
+    );
+    const late = await t.simulate();
+    await waitFor(
+      () => new Set(receiver.received.map((r) => r.event.id)).size >= 31,
+      60_000,
+      'every delivery after the raise',
+    );
+    const arrivals = receiver.received.filter((r) => r.at >= raised).map((r) => r.at - raised);
+    expect(Math.max(...arrivals)).toBeLessThan(10_000);
+    expect(new Set(receiver.received.map((r) => r.event.id))).toEqual(new Set([...sent, late]));
+  }, 120_000);
+
   it('PATCH sets and clears it, every endpoint object shows it; invalid values are 400 parameter_invalid and change nothing', async () => {
     const t = await newTenant(stack);
     const made = await t.api('POST', '/v1/webhook-endpoints', {

@@ -12,6 +12,7 @@ import {
   withStarts,
   graceAfterLate,
   MAX_START_GRACE_MS,
+  raisesRate,
   type RateStarts,
 } from '../../shared/delivery/rate-window';
 
@@ -272,4 +273,17 @@ describe('the rate window (pure)', () => {
       expect(wakes / begun.length).toBeLessThan(2.5);
     },
   );
+});
+
+describe('a change of rate_limit', () => {
+  it('raises the rate when it lets more requests start: a higher limit, or none', () => {
+    expect([raisesRate(1, 1000), raisesRate(5, null), raisesRate(5, 5), raisesRate(5, 2)]).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
+    // No limit before: nothing waits for one.
+    expect([raisesRate(null, 10), raisesRate(undefined, null)]).toEqual([false, false]);
+  });
 });

@@ -1,7 +1,10 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DeliveryRecord } from '../deliveries';
 import type { DeliveryRef, DeliveryStore } from '../delivery-records';
-import { backOff, batchGet, isConditionFailed, stripKeys } from '../../store/client';
+import type { RateWaitingRows } from '../rate-raise';
+import { backOff, batchGet, isConditionFailed, queryAll, stripKeys } from '../../store/client';
+import { shopPk, skPrefix } from '../../store/keys';
+import { idBound } from '../../ids';
 import * as keys from '../../store/item-keys';
 import { DynamoAttemptDeliveryStore, deliveryItem } from './attempt-deliveries';
 
@@ -9,7 +12,7 @@ import { DynamoAttemptDeliveryStore, deliveryItem } from './attempt-deliveries';
  * The rows as the fan-out writes them (and benchmarks and tests set them up), on top of what the
  * consumer reads and records: apart, so the consumer's bundle does not carry the writes it never makes.
  */
-export class DynamoFanoutDeliveryStore extends DynamoAttemptDeliveryStore implements DeliveryStore {
+export class DynamoFanoutDeliveryStore extends DynamoAttemptDeliveryStore implements DeliveryStore, RateWaitingRows {
   async createMissing(rows: DeliveryRecord[]): Promise<DeliveryRecord[]> {
     const results = await Promise.all(
       rows.map(async (row) => {
@@ -58,5 +61,40 @@ export class DynamoFanoutDeliveryStore extends DynamoAttemptDeliveryStore implem
         requests = (out.UnprocessedItems ?? {}) as typeof requests;
       }
     }
+  }
+
+  /** Rows made since `since` (the fast path's) and the endpoint's open deliveries (its index) that may go at `now`. */
+  async listWaitingForRate(
+    shopId: string,
+    endpointId: string,
+    { since, now }: { since: Date; now: Date },
+  ): Promise<DeliveryRecord[]> {
+    const prefix = skPrefix.endpointDeliveries(endpointId);
+    const recent = await queryAll(this.db, {
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      FilterExpression: '#status IN (:pending, :retrying)',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':pk': shopPk(shopId),
+        ':from': `${prefix}${idBound('dlv', since.getTime(), 'first')}`,
+        ':to': `${prefix}~`,
+        ':pending': 'pending',
+        ':retrying': 'retrying',
+      },
+    });
+    const rows = new Map(
+      [...recent, ...(await this.openItems(shopId, endpointId))].map((i) => {
+        const row = stripKeys<DeliveryRecord>(i);
+        return [row.id, row] as const;
+      }),
+    );
+    const due = now.toISOString();
+    return [...rows.values()].filter((d) =>
+      d.held_by
+        ? false
+        : d.status === 'pending'
+          ? d.attempts === 0
+          : d.status === 'retrying' && d.next_attempt_at !== null && d.next_attempt_at <= due,
+    );
   }
 }
