@@ -2,11 +2,14 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DeliveryRecord } from '../deliveries';
 import type { DeliveryRef, DeliveryStore } from '../delivery-records';
 import type { RateWaitingRows } from '../rate-raise';
-import { backOff, batchGet, isConditionFailed, queryAll, stripKeys } from '../../store/client';
+import { backOff, batchGet, isConditionFailed, stripKeys } from '../../store/client';
 import { shopPk, skPrefix } from '../../store/keys';
 import { idBound } from '../../ids';
 import * as keys from '../../store/item-keys';
 import { DynamoAttemptDeliveryStore, deliveryItem } from './attempt-deliveries';
+
+/** Recent rows a rate raise reads at most. */
+const RECENT_BUDGET = 2_000;
 
 /**
  * The rows as the fan-out writes them (and benchmarks and tests set them up), on top of what the
@@ -70,18 +73,32 @@ export class DynamoFanoutDeliveryStore extends DynamoAttemptDeliveryStore implem
     { since, now }: { since: Date; now: Date },
   ): Promise<DeliveryRecord[]> {
     const prefix = skPrefix.endpointDeliveries(endpointId);
-    const recent = await queryAll(this.db, {
-      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      FilterExpression: '#status IN (:pending, :retrying)',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: {
-        ':pk': shopPk(shopId),
-        ':from': `${prefix}${idBound('dlv', since.getTime(), 'first')}`,
-        ':to': `${prefix}~`,
-        ':pending': 'pending',
-        ':retrying': 'retrying',
-      },
-    });
+    const recent: Record<string, unknown>[] = [];
+    let start: Record<string, unknown> | undefined;
+    // Newest first, and a bounded read: past it, the older ones wake at their places in the old line.
+    for (let read = 0; read < RECENT_BUDGET;) {
+      const out = await this.db.doc.query({
+        TableName: this.db.tableName,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        FilterExpression: '#status IN (:pending, :retrying)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':pk': shopPk(shopId),
+          ':from': `${prefix}${idBound('dlv', since.getTime(), 'first')}`,
+          ':to': `${prefix}~`,
+          ':pending': 'pending',
+          ':retrying': 'retrying',
+        },
+        ScanIndexForward: false,
+        ConsistentRead: true,
+        Limit: RECENT_BUDGET - read,
+        ExclusiveStartKey: start,
+      });
+      read += out.ScannedCount ?? 0;
+      recent.push(...(out.Items ?? []));
+      start = out.LastEvaluatedKey;
+      if (!start) break;
+    }
     const rows = new Map(
       [...recent, ...(await this.openItems(shopId, endpointId))].map((i) => {
         const row = stripKeys<DeliveryRecord>(i);
