@@ -6,17 +6,19 @@ import type { ServiceFunction } from './function';
  * The runtime seals every secret under the encryption context `{ shop_id: <shop> }`
  * (shared/secrets/kms-data-keys.ts), so a data key sealed for one shop opens only with that
  * shop's id, and CloudTrail names the shop on each call. The grants hold the runtime to that
- * form: a new data key only with a `shop_id` context and no other key; a Decrypt with no
- * context other than `shop_id` (values sealed before contexts, envelope `v1.`, carry none).
+ * form: a new data key and a Decrypt only with a `shop_id` context and no other key.
  */
-const ONLY_SHOP_ID = { 'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['shop_id'] } };
+const ONLY_SHOP_ID = {
+  'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['shop_id'] },
+  Null: { 'kms:EncryptionContext:shop_id': 'false' },
+};
 
 export function grantSealSecrets(fn: ServiceFunction, key: IKey): void {
   fn.addToRolePolicy(
     new PolicyStatement({
       actions: ['kms:GenerateDataKey'],
       resources: [key.keyArn],
-      conditions: { ...ONLY_SHOP_ID, Null: { 'kms:EncryptionContext:shop_id': 'false' } },
+      conditions: ONLY_SHOP_ID,
     }),
   );
   grantOpenSecrets(fn, key);

@@ -21,8 +21,8 @@ export interface DeliveryRecord {
   id: string;
   shop_id: string;
   event_id: string;
-  /** The event's type, copied at creation; absent on rows written before it was (the reader looks it up). */
-  event_type?: EventType;
+  /** The event's type, copied at creation: an endpoint's list of deliveries shows it without reading events. */
+  event_type: EventType;
   endpoint_id: string;
   status: DeliveryStatus;
   attempts: number;

@@ -2,7 +2,6 @@ import { notFound } from '../errors';
 import type { DeliveryRecord, DeliveryStatus } from '../delivery/deliveries';
 import { toDeliveryResource } from '../delivery/deliveries';
 import { summarise, type StatsBucket } from '../delivery/endpoint-stats';
-import type { EventType } from './event-types';
 import type { Page, PageRequest } from './pagination';
 import type { Resource } from './resources';
 import {
@@ -20,7 +19,7 @@ export interface EndpointDeliveryReader extends QueuedDeliveries {
     endpointId: string,
     page: PageRequest,
     status?: DeliveryStatus,
-  ): Promise<Page<DeliveryRecord & { event_type: EventType }>>;
+  ): Promise<Page<DeliveryRecord>>;
   /** Pending and retrying rows of the endpoint; `now` bounds how far back fast-path rows are looked for. */
   countOpenForEndpoint(shopId: string, endpointId: string, now: Date): Promise<{ pending: number; retrying: number }>;
 }

@@ -5,13 +5,12 @@ import type { SecretCipher } from '../domain/secrets';
 export interface DataKeyProvider {
   /** The key new values of this shop are encrypted with. */
   current(shopId: string): Promise<{ ref: string; key: Buffer }>;
-  /** The key a stored value names: bound to `shopId`, or (values written before keys were per shop) to none. */
-  resolve(ref: string, shopId: string | null): Promise<Buffer>;
+  /** The key a stored value names, bound to `shopId`. */
+  resolve(ref: string, shopId: string): Promise<Buffer>;
 }
 
-/** v2: the data key is the shop's. v1 (still read): one data key for every shop. */
+/** The envelope's format: `v2`, the data key is the shop's. */
 const VERSION = 'v2';
-const LEGACY = 'v1';
 
 /** Decrypted values a cipher keeps (a warm consumer signs with the same few endpoint secrets again and again). */
 const REMEMBERED = 256;
@@ -57,9 +56,8 @@ export class EnvelopeCipher implements SecretCipher {
 
   private async decryptNow(ciphertext: string, context: string, shopId: string): Promise<string> {
     const [version, ref, iv, tag, body] = ciphertext.split('.');
-    if ((version !== VERSION && version !== LEGACY) || !ref || !iv || !tag || body === undefined)
-      throw new Error('unrecognised ciphertext');
-    const key = await this.keys.resolve(ref, version === VERSION ? shopId : null);
+    if (version !== VERSION || !ref || !iv || !tag || body === undefined) throw new Error('unrecognised ciphertext');
+    const key = await this.keys.resolve(ref, shopId);
     const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
     decipher.setAAD(Buffer.from(context, 'utf8'));
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));

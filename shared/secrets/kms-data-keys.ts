@@ -8,7 +8,7 @@ const MAX_SHOPS = 1_000;
 const MAX_RESOLVED = 4_096;
 
 /** The encryption context of a shop's data keys: KMS decrypts a key only under the context it was made with, and CloudTrail names the shop on every call. */
-const contextOf = (shopId: string | null) => (shopId === null ? undefined : { shop_id: shopId });
+const contextOf = (shopId: string) => ({ shop_id: shopId });
 
 /** A Map that drops its least recently used entry past `max`. */
 function remember<V>(map: Map<string, V>, key: string, value: V, max: number): V {
@@ -56,9 +56,9 @@ export class KmsDataKeys implements DataKeyProvider {
     return { ref, key };
   }
 
-  resolve(ref: string, shopId: string | null): Promise<Buffer> {
+  resolve(ref: string, shopId: string): Promise<Buffer> {
     // Under the shop it is asked for: a key cached for one shop is never handed out for another.
-    const id = `${shopId ?? ''}|${ref}`;
+    const id = `${shopId}|${ref}`;
     let key = this.resolved.get(id);
     if (!key) {
       key = this.kms

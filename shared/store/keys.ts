@@ -52,7 +52,7 @@ export const skPrefix = {
   feed: 'FEED#',
   /** An endpoint's delivery rows. */
   endpointDeliveries: (endpointId: string) => `WD#${endpointId}#`,
-  /** An event's current-delivery markers; rows written before deliveries moved under their endpoint (`DLV#<eventId>#<deliveryId>`) share it. */
+  /** An event's current-delivery markers. */
   eventMarkers: (eventId: string) => `DLV#${eventId}#`,
   deletedEndpoint: 'WEGONE#',
   endpointStats: (endpointId: string) => `WESTAT#${endpointId}#`,

@@ -14,7 +14,7 @@ import { observeTable } from '../../shared/store/client';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { useFreshTable } from '../helpers/table';
 
-/** Delivery rows under their endpoint: the endpoint's list, an event's deliveries by key, and rows of the earlier layout. */
+/** Delivery rows under their endpoint: the endpoint's list, and an event's deliveries by key. */
 describe('delivery rows (DynamoDB Local)', () => {
   let deps: Deps;
   let store: DynamoDeliveryStore;
@@ -198,58 +198,5 @@ describe('delivery rows (DynamoDB Local)', () => {
     expect((await store.createMissing(rows)).map((d) => d.id).sort()).toEqual(
       [fast.id, indexed.id, rows[3]?.id].sort(),
     );
-  });
-
-  it('rows of the earlier layout: an ended one is still listed by its event; the sweeper moves an open one under its endpoint', async () => {
-    const { shopId, endpointIds } = await tenant(1);
-    const endpointId = endpointIds[0] as string;
-    const at = new Date(Date.now() - 600_000);
-    const legacyItem = (event: EventRecord, status: DeliveryRecord['status']) => {
-      // The earlier layout kept every open row in the due index.
-      const row = {
-        ...newDelivery(event, endpointId, fanOutDeliveryId(event.id, endpointId), 'fanout', at),
-        status,
-        ...(status === 'pending' ? { sweep_at: at.toISOString() } : { attempts: 1, sweep_at: null }),
-      };
-      const { pk, sk, gsi2pk, gsi2sk, ...rest } = deliveryItem(row);
-      void sk;
-      // As the earlier layout wrote it: under its event, with the index of every delivery, and (open) in the due index.
-      return {
-        ...rest,
-        id: row.id,
-        pk,
-        sk: `DLV#${event.id}#${row.id}`,
-        gsi3pk: `${String(pk)}#WE#${endpointId}#DLV`,
-        gsi3sk: row.id,
-        ...(status === 'pending' ? { gsi2pk, gsi2sk } : {}),
-      };
-    };
-    const ended = newEvent(shopId, 'call.completed', { id: newId('call'), object: 'call' }, at);
-    const open = newEvent(shopId, 'call.completed', { id: newId('call'), object: 'call' }, at);
-    const endedItem = legacyItem(ended, 'succeeded');
-    const openItem = legacyItem(open, 'pending');
-    for (const Item of [endedItem, openItem]) await deps.db.doc.put({ TableName: deps.db.tableName, Item });
-
-    expect((await store.listForEvent(shopId, ended.id)).map((d) => [d.id, d.status])).toEqual([
-      [endedItem.id, 'succeeded'],
-    ]);
-    // A recover counts its success: nothing is queued again for that event.
-    expect((await deps.currentDeliveries.ofEvent(shopId, ended.id, [endpointId])).rows.map((d) => d.id)).toEqual([
-      endedItem.id,
-    ]);
-    expect(
-      (await deps.currentDeliveries.ofEvents(shopId, [ended.id], endpointId)).get(ended.id)?.rows.map((d) => d.id),
-    ).toEqual([endedItem.id]);
-
-    const due = new DynamoDueIndex(deps.db);
-    const found = await due.overdue(new Date(), 200);
-    expect(found.map((e) => e.id)).toContain(openItem.id);
-    expect(await store.get({ shop_id: shopId, endpoint_id: endpointId, id: String(openItem.id) })).toMatchObject({
-      status: 'pending',
-      attempts: 0,
-    });
-    const old = await deps.db.doc.get({ TableName: deps.db.tableName, Key: { pk: openItem.pk, sk: openItem.sk } });
-    expect(old.Item).toBeUndefined();
-    expect((await store.listForEvent(shopId, open.id)).map((d) => d.id)).toEqual([openItem.id]);
   });
 });

@@ -28,6 +28,7 @@ function row(eventId: string, id: string, over: Partial<DeliveryRecord> = {}): D
     id,
     shop_id: 'shop_1',
     event_id: eventId,
+    event_type: 'job.created',
     endpoint_id: 'we_1',
     status: 'pending',
     attempts: 0,

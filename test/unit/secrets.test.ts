@@ -172,15 +172,14 @@ describe('KMS data keys', () => {
     expect(await cipher.decrypt(mine, 'c', 'shop_1')).toBe('whsec_a');
   });
 
-  it('still opens a value sealed before data keys were per shop (v1: its data key has no encryption context)', async () => {
-    const legacyKeys = {
-      current: async () => ({ ref: blobFor(undefined).toString('base64url'), key: plaintextKey }),
-      resolve: async () => plaintextKey,
-    };
-    const v2 = await new EnvelopeCipher(legacyKeys).encrypt('whsec_old', 'c', 'shop_1');
-    const v1 = ['v1', ...v2.split('.').slice(1)].join('.');
-    const reader = new EnvelopeCipher(new KmsDataKeys(kms(), 'k'));
-    expect(await reader.decrypt(v1, 'c', 'shop_1')).toBe('whsec_old');
-    expect(calls(DecryptCommand)[0]?.EncryptionContext).toBeUndefined();
+  it('opens only its own format, and asks KMS for a data key only under the shop it is read for', async () => {
+    const cipher = new EnvelopeCipher(new KmsDataKeys(kms(), 'k'));
+    const sealed = await cipher.encrypt('whsec_a', 'c', 'shop_1');
+    const other = ['v1', ...sealed.split('.').slice(1)].join('.');
+    await expect(new EnvelopeCipher(new KmsDataKeys(kms(), 'k')).decrypt(other, 'c', 'shop_1')).rejects.toThrow(
+      'unrecognised ciphertext',
+    );
+    expect(await new EnvelopeCipher(new KmsDataKeys(kms(), 'k')).decrypt(sealed, 'c', 'shop_1')).toBe('whsec_a');
+    expect(calls(DecryptCommand).map((c) => c.EncryptionContext)).toEqual([{ shop_id: 'shop_1' }]);
   });
 });

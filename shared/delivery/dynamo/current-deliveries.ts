@@ -5,16 +5,10 @@ import { cancellationReasons, type Dynamo } from '../../store/client';
 import { cancelInput, deliveryItem } from './attempt-deliveries';
 import * as keys from '../../store/item-keys';
 import { TABLE } from '../../store/table';
-import { isOpenStatus } from '../delivery-status';
 import { DynamoEventDeliveryStore, MARKER, type EventDeliveryItems } from './event-deliveries';
 
-/** An open row of the earlier layout is out of reach here (the sweeper moves it); an ended one still tells what the endpoint had. */
-function seenIn({ rows, legacy, markers }: EventDeliveryItems): EventDeliveries {
-  const ended = legacy.filter((d) => !isOpenStatus(d.status));
-  return {
-    rows: [...rows, ...ended],
-    current: new Map([...markers].map(([endpointId, m]) => [endpointId, m.delivery_id])),
-  };
+function seenIn({ rows, markers }: EventDeliveryItems): EventDeliveries {
+  return { rows, current: new Map([...markers].map(([endpointId, m]) => [endpointId, m.delivery_id])) };
 }
 
 /**
@@ -61,8 +55,7 @@ export class DynamoCurrentDeliveries implements CurrentDeliveryStore {
         ':at': row.created_at,
         // It lives as long as the event's deliveries: a later redeliver of the event finds it.
         ':ttl': Math.floor(Date.parse(row.created_at) / 1000) + EVENT_RETENTION_SECONDS,
-        // A marker written before it kept the list names one row of the pair: the list starts with it.
-        ':none': expected === null ? [] : [expected],
+        ':none': [],
         ':ids': [row.id],
         ...(expected === null ? {} : { ':expected': expected }),
       },

@@ -1,10 +1,8 @@
 import type { DeliveryRecord } from '../deliveries';
 import type { Page, PageRequest } from '../../domain/pagination';
 import type { DeliveryStatus } from '../delivery-status';
-import type { EventType } from '../../domain/event-types';
-import { batchGet, stripKeys } from '../../store/client';
+import { stripKeys } from '../../store/client';
 import { shopPk, skPrefix } from '../../store/keys';
-import * as keys from '../../store/item-keys';
 import { queryFilteredPage, queryPage } from '../../store/pagination';
 import { idBound } from '../../ids';
 import { DynamoFanoutDeliveryStore } from './fanout-deliveries';
@@ -14,8 +12,7 @@ import { DynamoEventDeliveryStore } from './event-deliveries';
 export class DynamoDeliveryStore extends DynamoFanoutDeliveryStore {
   /** Every delivery of the event, to any endpoint (deleted ones included while their rows are kept), in id order: GET /v1/events/{id}. */
   async listForEvent(shopId: string, eventId: string): Promise<DeliveryRecord[]> {
-    const { rows, legacy } = await new DynamoEventDeliveryStore(this.db).read(shopId, eventId, 'all');
-    return [...rows, ...legacy].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return (await new DynamoEventDeliveryStore(this.db).read(shopId, eventId, 'all')).rows;
   }
 
   /**
@@ -28,7 +25,7 @@ export class DynamoDeliveryStore extends DynamoFanoutDeliveryStore {
     endpointId: string,
     page: PageRequest,
     status?: DeliveryStatus,
-  ): Promise<Page<TypedDelivery>> {
+  ): Promise<Page<DeliveryRecord>> {
     const query = {
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
       ExpressionAttributeValues: {
@@ -43,25 +40,7 @@ export class DynamoDeliveryStore extends DynamoFanoutDeliveryStore {
     const found = status
       ? await queryFilteredPage(this.db, query, page, FILTER_BUDGET)
       : await queryPage(this.db, query, page);
-    const deliveries = found.items.map((i) => stripKeys<DeliveryRecord>(i));
-    return { items: await this.withEventTypes(shopId, deliveries), next: found.next };
-  }
-
-  /** Rows written before `event_type` was copied onto them take it from their event (gone events: skipped). */
-  private async withEventTypes(shopId: string, rows: DeliveryRecord[]): Promise<TypedDelivery[]> {
-    const missing = [...new Set(rows.filter((d) => !d.event_type).map((d) => d.event_id))];
-    const events = missing.length
-      ? await batchGet(
-          this.db,
-          missing.map((id) => keys.event(shopId, id)),
-        )
-      : new Map();
-    const typeOf = (d: DeliveryRecord) =>
-      d.event_type ?? (events.get(`${shopPk(shopId)}|EVT#${d.event_id}`)?.type as EventType | undefined);
-    return rows.flatMap((d) => {
-      const type = typeOf(d);
-      return type ? [{ ...d, event_type: type }] : [];
-    });
+    return { items: found.items.map((i) => stripKeys<DeliveryRecord>(i)), next: found.next };
   }
 
   /**
@@ -136,5 +115,3 @@ const FAST_PATH_BUDGET = 1_000;
 
 /** Rows a filtered page of an endpoint's deliveries reads at most. */
 const FILTER_BUDGET = 1_000;
-
-type TypedDelivery = DeliveryRecord & { event_type: EventType };

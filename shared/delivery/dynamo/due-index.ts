@@ -1,12 +1,8 @@
 import type { DueEntry, DueIndex } from '../sweep';
 import type { DeliveryRecord } from '../deliveries';
-import { batchGet, cancellationReasons, stripKeys, updateIf, type Dynamo } from '../../store/client';
-import { DUE_BUCKETS, dueBucketPk, skPrefix } from '../../store/keys';
+import { batchGet, stripKeys, updateIf, type Dynamo } from '../../store/client';
+import { DUE_BUCKETS, dueBucketPk } from '../../store/keys';
 import * as keys from '../../store/item-keys';
-
-/** A row of the layout before rows sat under their endpoint: its key starts with its event's. */
-const isEarlierLayout = (entry: Record<string, unknown>): boolean =>
-  String(entry.sk).startsWith(skPrefix.eventMarkers(String(entry.event_id)));
 
 /**
  * The write that takes a fast-path row off its fast path: into both indexes, for the sweeper at
@@ -54,54 +50,18 @@ export class DynamoDueIndex implements DueIndex {
         }),
       ),
     );
-    const items = pages.flatMap((page) => page.Items ?? []);
-    await Promise.all(items.filter(isEarlierLayout).map((i) => this.moveUnderEndpoint(i)));
-    return items.map((i) => ({
-      shop_id: i.shop_id as string,
-      event_id: i.event_id as string,
-      id: i.id as string,
-      endpoint_id: i.endpoint_id as string,
-      attempts: i.attempts as number,
-      status: i.status as DueEntry['status'],
-      sweep_key: i.gsi2sk as string,
-      next_attempt_at: (i.next_attempt_at ?? null) as string | null,
-    }));
-  }
-
-  /**
-   * An open row written before rows sat under their endpoint (`DLV#<eventId>#<deliveryId>`):
-   * nothing else can find it there, so it is moved (put at its key, the old item deleted, both
-   * conditioned on the row as found) and then swept like any other. A row that changed meanwhile
-   * is left for the next sweep.
-   */
-  private async moveUnderEndpoint(entry: Record<string, unknown>): Promise<void> {
-    const old = { pk: String(entry.pk), sk: String(entry.sk) };
-    const out = await this.db.doc.get({ TableName: this.db.tableName, Key: old, ConsistentRead: true });
-    if (!out.Item || out.Item.gsi2sk !== entry.gsi2sk) return;
-    const { gsi3pk: _pk, gsi3sk: _sk, ...row } = out.Item;
-    try {
-      await this.db.doc.transactWrite({
-        TransactItems: [
-          {
-            Put: {
-              TableName: this.db.tableName,
-              Item: { ...row, ...keys.delivery(String(row.shop_id), String(row.endpoint_id), String(row.id)) },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
-          {
-            Delete: {
-              TableName: this.db.tableName,
-              Key: old,
-              ConditionExpression: 'gsi2sk = :seen AND attempts = :attempts',
-              ExpressionAttributeValues: { ':seen': row.gsi2sk, ':attempts': row.attempts },
-            },
-          },
-        ],
-      });
-    } catch (err) {
-      if (!cancellationReasons(err)) throw err;
-    }
+    return pages
+      .flatMap((page) => page.Items ?? [])
+      .map((i) => ({
+        shop_id: i.shop_id as string,
+        event_id: i.event_id as string,
+        id: i.id as string,
+        endpoint_id: i.endpoint_id as string,
+        attempts: i.attempts as number,
+        status: i.status as DueEntry['status'],
+        sweep_key: i.gsi2sk as string,
+        next_attempt_at: (i.next_attempt_at ?? null) as string | null,
+      }));
   }
 
   postpone(entry: DueEntry, sweepAt: Date): Promise<boolean> {

@@ -9,8 +9,6 @@ export const MARKER = 'current_delivery';
 /** An event's deliveries as one strongly consistent read finds them, and its markers by endpoint id. */
 export interface EventDeliveryItems {
   rows: DeliveryRecord[];
-  /** Rows of the earlier layout (see below), oldest first like `rows`. */
-  legacy: DeliveryRecord[];
   markers: Map<string, { delivery_id: string; delivery_ids: string[] }>;
 }
 
@@ -20,10 +18,6 @@ export interface EventDeliveryItems {
  * every row a redeliver or recover made is named by the pair's marker (`delivery_ids`), and
  * the markers of an event share one prefix. `endpointIds`: the endpoints asked about; `all`:
  * the shop's endpoints, those deleted while their deliveries are kept, and any a marker names.
- *
- * Rows written before deliveries moved under their endpoints (`DLV#<eventId>#<deliveryId>`)
- * share the markers' prefix, so the same Query returns them, apart (`legacy`): nothing writes
- * them where they are, and the sweeper moves the open ones under their endpoints (./due-index.ts).
  */
 export class DynamoEventDeliveryStore {
   constructor(private readonly db: Dynamo) {}
@@ -35,7 +29,7 @@ export class DynamoEventDeliveryStore {
     ]);
     const markers = markersOf(prefixed);
     const wanted = new Set(endpointIds === 'all' ? [...known, ...markers.keys()] : known);
-    const [items] = await this.assemble(shopId, [{ eventId, prefixed, markers, wanted }]);
+    const [items] = await this.assemble(shopId, [{ eventId, markers, wanted }]);
     return items as EventDeliveryItems;
   }
 
@@ -63,8 +57,7 @@ export class DynamoEventDeliveryStore {
     });
     const wanted = new Set([endpointId]);
     const events = sorted.map((eventId) => {
-      const prefixed = inRange.filter((i) => i.event_id === eventId);
-      return { eventId, prefixed, markers: markersOf(prefixed), wanted };
+      return { eventId, markers: markersOf(inRange.filter((i) => i.event_id === eventId)), wanted };
     });
     const items = await this.assemble(shopId, events);
     return new Map(sorted.map((eventId, i) => [eventId, items[i] as EventDeliveryItems]));
@@ -73,7 +66,7 @@ export class DynamoEventDeliveryStore {
   /** Each event's rows read by key in one batch: the fan-out's row to each wanted endpoint and every row its marker names. */
   private async assemble(
     shopId: string,
-    events: { eventId: string; prefixed: Record<string, unknown>[]; markers: Markers; wanted: Set<string> }[],
+    events: { eventId: string; markers: Markers; wanted: Set<string> }[],
   ): Promise<EventDeliveryItems[]> {
     const refsOf = events.map(({ eventId, markers, wanted }) =>
       [...wanted].flatMap((endpointId) => {
@@ -83,18 +76,13 @@ export class DynamoEventDeliveryStore {
     );
     const all = refsOf.flat();
     const found = all.length > 0 ? await batchGet(this.db, all) : new Map<string, Record<string, unknown>>();
-    return events.map(({ prefixed, markers, wanted }, i) => {
+    return events.map(({ markers, wanted }, i) => {
       const rows = (refsOf[i] ?? []).flatMap((r) => {
         const item = found.get(`${r.pk}|${r.sk}`);
         return item ? [stripKeys<DeliveryRecord>(item)] : [];
       });
-      const legacy = prefixed
-        .filter((item) => item.entity === 'delivery')
-        .map((item) => stripKeys<DeliveryRecord>(item))
-        .filter((d) => wanted.has(d.endpoint_id) && !rows.some((r) => r.id === d.id));
       return {
         rows: byId(rows),
-        legacy: byId(legacy),
         markers: new Map([...markers].filter(([endpointId]) => wanted.has(endpointId))),
       };
     });
