@@ -34,9 +34,12 @@ export const STORE_ACTIONS: Record<string, { actions: TableAction[]; uses?: stri
   'attempt-ledger': { actions: ['UpdateItem'], uses: ['endpoint-gate', 'endpoint-stats'] },
   calls: { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
   'current-deliveries': { actions: ['PutItem', 'UpdateItem'], uses: ['event-deliveries'] },
-  deliveries: { actions: ['BatchGetItem', 'Query'], uses: ['event-deliveries', 'fanout-deliveries'] },
-  'fanout-deliveries': { actions: ['BatchGetItem', 'BatchWriteItem', 'PutItem'], uses: ['attempt-deliveries'] },
-  'due-index': { actions: ['BatchGetItem', 'DeleteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'] },
+  deliveries: { actions: ['Query'], uses: ['event-deliveries', 'fanout-deliveries'] },
+  'fanout-deliveries': {
+    actions: ['BatchGetItem', 'BatchWriteItem', 'PutItem', 'Query'],
+    uses: ['attempt-deliveries'],
+  },
+  'due-index': { actions: ['BatchGetItem', 'Query', 'UpdateItem'] },
   'endpoint-gate': {
     actions: ['BatchGetItem', 'ConditionCheckItem', 'GetItem', 'PutItem', 'UpdateItem'],
     uses: ['endpoint-stats'],

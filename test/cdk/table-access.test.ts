@@ -214,7 +214,8 @@ describe('least privilege in the template', () => {
       DeliveryFanout: allButScan,
       DeliveryDeliver: ['BatchGetItem', 'ConditionCheckItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'],
       CallIngest: ['GetItem', 'PutItem', 'Query', 'UpdateItem'],
-      SweeperSweep: sweepWrites,
+      // The sweeper deletes nothing: a row leaves the due index by its own update.
+      SweeperSweep: ['BatchGetItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'],
     });
   });
 
