@@ -29,5 +29,6 @@ export default {
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
     { ...common, displayName: 'cdk', testMatch: ['<rootDir>/test/cdk/**/*.test.ts'] },
     { ...common, displayName: 'sim', testMatch: ['<rootDir>/test/sim/**/*.test.ts'] },
+    { ...common, displayName: 'client', testMatch: ['<rootDir>/client/test/**/*.test.ts'] },
   ],
 };
