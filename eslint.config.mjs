@@ -66,6 +66,28 @@ export default tseslint.config(
       ],
     },
   },
+  // The client library for apps runs in browsers as well as Node 20+: Web APIs only (fetch, Web Crypto,
+  // TextEncoder), and openapi-fetch its one runtime dependency (client/package.json).
+  {
+    files: ['client/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            forbid('^(?!\\.{1,2}/|openapi-fetch$)', 'client/src imports only its own modules and openapi-fetch.'),
+          ],
+        },
+      ],
+      'no-restricted-globals': [
+        'error',
+        ...['Buffer', 'process', 'require', '__dirname', 'setImmediate'].map((name) => ({
+          name,
+          message: 'Not in browsers: the client uses Web APIs only.',
+        })),
+      ],
+    },
+  },
   // The portal's browser modules: plain JavaScript, and no API that parses a string as markup
   // or code (receiver answers are shown in it: see portal/dom.js).
   {

@@ -1,0 +1,46 @@
+import { type Http, pageQuery, unwrap, wholeList } from '../http';
+import { ListPromise } from '../pagination';
+import type { RequestOptions } from '../transport';
+import type {
+  Event,
+  EventList,
+  EventType,
+  EventTypeList,
+  EventWithDeliveries,
+  ListEventsParams,
+  RedeliverEventParams,
+} from '../types';
+
+/** `/v1/events`: the last 30 days of the shop's events and their deliveries. */
+export class Events {
+  constructor(private readonly http: Http) {}
+
+  /** Newest first; by `type`, or by time with `created_after` and `created_before`. */
+  list(params: ListEventsParams = {}, options?: RequestOptions): ListPromise<Event, EventList> {
+    return new ListPromise((cursor) =>
+      unwrap(
+        this.http.api.GET('/v1/events', { params: { query: pageQuery(params, cursor) }, ...this.http.via(options) }),
+      ),
+    );
+  }
+
+  /** The event and every delivery of it. */
+  retrieve(id: string, options?: RequestOptions): Promise<EventWithDeliveries> {
+    return unwrap(this.http.api.GET('/v1/events/{id}', { params: { path: { id } }, ...this.http.via(options) }));
+  }
+
+  /** To the endpoints named, or every enabled endpoint subscribed to its type. Not retried once sent. */
+  redeliver(id: string, params: RedeliverEventParams = {}, options?: RequestOptions): Promise<EventWithDeliveries> {
+    const init = { params: { path: { id } }, body: params, ...this.http.via(options) };
+    return unwrap(this.http.api.POST('/v1/events/{id}/redeliver', init));
+  }
+}
+
+/** `/v1/event-types`: what each type means, its JSON Schema and an example (any valid key). */
+export class EventTypes {
+  constructor(private readonly http: Http) {}
+
+  list(options?: RequestOptions): ListPromise<EventType, EventTypeList> {
+    return new ListPromise(wholeList(() => unwrap(this.http.api.GET('/v1/event-types', this.http.via(options)))));
+  }
+}
