@@ -11,6 +11,7 @@ import { PortalSessions } from './resources/portal-sessions';
 import { Me, ShopResource } from './resources/shop';
 import { WebhookEndpoints } from './resources/webhook-endpoints';
 import { type Sleep, sleep as realSleep } from './transport';
+import { webhooks } from './webhooks';
 
 export interface ShopCallsOptions {
   /** An API key (`sk_test_…`, `sk_live_…`) or a portal session's token (`pst_…`). */
@@ -40,6 +41,8 @@ export class ShopCalls {
   readonly events: Events;
   readonly eventTypes: EventTypes;
   readonly portalSessions: PortalSessions;
+  /** Verification and signing of deliveries; also exported on its own, for receivers without a key. */
+  readonly webhooks = webhooks;
 
   constructor(options: ShopCallsOptions) {
     const { apiKey, baseUrl, maxRetries = 2, timeoutMs = 30_000 } = options;

@@ -19,3 +19,15 @@ export { ListPromise, type Page } from './pagination';
 export type { Backoff } from './retry';
 export type { RequestOptions, Sleep } from './transport';
 export * from './types';
+export {
+  DEFAULT_TOLERANCE_SECONDS,
+  type HeadersLike,
+  sign,
+  type SignedHeaders,
+  type SignInput,
+  verify,
+  type VerifyOptions,
+  WebhookVerificationError,
+  type WebhookVerificationReason,
+  webhooks,
+} from './webhooks';
