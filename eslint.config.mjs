@@ -9,7 +9,7 @@ const BUILD_TIME = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'cdk.out/', 'coverage/', '.local/'] },
+  { ignores: ['node_modules/', 'cdk.out/', 'coverage/', '.local/', 'client/dist/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

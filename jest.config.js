@@ -29,6 +29,12 @@ export default {
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
     { ...common, displayName: 'cdk', testMatch: ['<rootDir>/test/cdk/**/*.test.ts'] },
     { ...common, displayName: 'sim', testMatch: ['<rootDir>/test/sim/**/*.test.ts'] },
-    { ...common, displayName: 'client', testMatch: ['<rootDir>/client/test/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'client',
+      testMatch: ['<rootDir>/client/test/**/*.test.ts'],
+      // client/src is an ES module package for Node as well as bundlers: its imports name the .js they compile to.
+      moduleNameMapper: { ...common.moduleNameMapper, '^(\\.{1,2}/.*)\\.js$': '$1' },
+    },
   ],
 };

@@ -2,16 +2,16 @@
  * The client: one object per group of operations, named as stripe-node names them
  * (`calls.list`, `jobs.approve`, `webhookEndpoints.rotateSecret`, …), over one transport.
  */
-import { Http } from './http';
-import { type Backoff, DEFAULT_BACKOFF } from './retry';
-import { Calls } from './resources/calls';
-import { Events, EventTypes } from './resources/events';
-import { Jobs } from './resources/jobs';
-import { PortalSessions } from './resources/portal-sessions';
-import { Me, ShopResource } from './resources/shop';
-import { WebhookEndpoints } from './resources/webhook-endpoints';
-import { type Sleep, sleep as realSleep } from './transport';
-import { webhooks } from './webhooks';
+import { Http } from './http.js';
+import { type Backoff, DEFAULT_BACKOFF } from './retry.js';
+import { Calls } from './resources/calls.js';
+import { Events, EventTypes } from './resources/events.js';
+import { Jobs } from './resources/jobs.js';
+import { PortalSessions } from './resources/portal-sessions.js';
+import { Me, ShopResource } from './resources/shop.js';
+import { WebhookEndpoints } from './resources/webhook-endpoints.js';
+import { type Sleep, sleep as realSleep } from './transport.js';
+import { webhooks } from './webhooks.js';
 
 export interface ShopCallsOptions {
   /** An API key (`sk_test_…`, `sk_live_…`) or a portal session's token (`pst_…`). */

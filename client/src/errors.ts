@@ -4,7 +4,7 @@
  * `{ "error": { type, code, message, param, request_id } }`; an answer without that body (API Gateway's
  * own `{"message": …}`, or a proxy's page) still gets its family from the status.
  */
-import type { components } from './schema';
+import type { components } from './schema.js';
 
 type ErrorBody = components['schemas']['Error']['error'];
 

@@ -5,10 +5,10 @@
  * send one where the document accepts it).
  */
 import createClient, { type Client } from 'openapi-fetch';
-import { errorFromResponse } from './errors';
-import type { Page } from './pagination';
-import type { paths } from './schema';
-import { type RequestOptions, send, type TransportConfig } from './transport';
+import { errorFromResponse } from './errors.js';
+import type { Page } from './pagination.js';
+import type { paths } from './schema.js';
+import { type RequestOptions, send, type TransportConfig } from './transport.js';
 
 export interface IdempotentRequestOptions extends RequestOptions {
   /**

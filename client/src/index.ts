@@ -2,7 +2,7 @@
  * @shop-calls/client: a typed client of the Shop Calls API for apps, on Node 20+ and in browsers.
  * Types come from docs/openapi.json (schema.d.ts), requests go through openapi-fetch.
  */
-export { ShopCalls, type ShopCallsOptions } from './client';
+export { ShopCalls, type ShopCallsOptions } from './client.js';
 export {
   ApiError,
   AuthenticationError,
@@ -13,12 +13,12 @@ export {
   PermissionError,
   RateLimitError,
   ShopCallsError,
-} from './errors';
-export type { IdempotentRequestOptions } from './http';
-export { ListPromise, type Page } from './pagination';
-export type { Backoff } from './retry';
-export type { RequestOptions, Sleep } from './transport';
-export * from './types';
+} from './errors.js';
+export type { IdempotentRequestOptions } from './http.js';
+export { ListPromise, type Page } from './pagination.js';
+export type { Backoff } from './retry.js';
+export type { RequestOptions, Sleep } from './transport.js';
+export * from './types.js';
 export {
   DEFAULT_TOLERANCE_SECONDS,
   type HeadersLike,
@@ -30,4 +30,4 @@ export {
   WebhookVerificationError,
   type WebhookVerificationReason,
   webhooks,
-} from './webhooks';
+} from './webhooks.js';

@@ -7,7 +7,7 @@
  * when it provably never reached an operation: the connection was refused, or the answer is a 429
  * (the rate limit is checked before any operation runs: docs/api.md, Rate limits).
  */
-import { retryAfterSeconds } from './errors';
+import { retryAfterSeconds } from './errors.js';
 
 export interface Backoff {
   /** The first retry waits up to this long; each further one doubles it, up to capMs. */

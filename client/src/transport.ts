@@ -4,8 +4,8 @@
  * timeout, and reads the whole answer before the timeout ends, so a server that stalls mid-body is
  * a timeout too. Only Web APIs (fetch, AbortController, setTimeout): Node 20+ and browsers alike.
  */
-import { ConnectionError } from './errors';
-import { type Attempted, type Backoff, retryDelayMs, shouldRetry } from './retry';
+import { ConnectionError } from './errors.js';
+import { type Attempted, type Backoff, retryDelayMs, shouldRetry } from './retry.js';
 
 /** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;

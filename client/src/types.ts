@@ -2,9 +2,9 @@
  * Names for the generated types (schema.d.ts, from docs/openapi.json), so that methods and callers
  * say `Job` and `ListJobsParams`, and a change to the document changes them with it.
  */
-import type { components, operations, webhooks } from './schema';
+import type { components, operations, webhooks } from './schema.js';
 
-export type { components, operations, paths, webhooks } from './schema';
+export type { components, operations, paths, webhooks } from './schema.js';
 
 type Schemas = components['schemas'];
 

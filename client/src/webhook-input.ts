@@ -3,8 +3,8 @@
  * message: a body that is not the raw one, headers in any case or shape, a secret that is not
  * `whsec_<base64>`, and the `v1,` entries of `webhook-signature`.
  */
-import { fromBase64 } from './base64';
-import { WebhookVerificationError } from './webhook-error';
+import { fromBase64 } from './base64.js';
+import { WebhookVerificationError } from './webhook-error.js';
 
 /** A `Headers`, or a plain object such as Node's `req.headers` (names in any case). */
 export type HeadersLike = Headers | Readonly<Record<string, string | readonly string[] | undefined | null>>;

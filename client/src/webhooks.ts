@@ -5,13 +5,13 @@
  * signature `v1,<base64>` in a space-separated `webhook-signature` (docs/api.md, Verifying).
  * `crypto.subtle.verify` compares in constant time.
  */
-import { bodyBytes, headerValue, type HeadersLike, hmacKey, secretKey, signatures } from './webhook-input';
-import { WebhookVerificationError } from './webhook-error';
-import type { WebhookEvent } from './types';
-import { toBase64 } from './base64';
+import { bodyBytes, headerValue, type HeadersLike, hmacKey, secretKey, signatures } from './webhook-input.js';
+import { WebhookVerificationError } from './webhook-error.js';
+import type { WebhookEvent } from './types.js';
+import { toBase64 } from './base64.js';
 
-export { WebhookVerificationError, type WebhookVerificationReason } from './webhook-error';
-export type { HeadersLike } from './webhook-input';
+export { WebhookVerificationError, type WebhookVerificationReason } from './webhook-error.js';
+export type { HeadersLike } from './webhook-input.js';
 
 /** Timestamps further than this from now are refused, which stops replays of an old delivery. */
 export const DEFAULT_TOLERANCE_SECONDS = 300;

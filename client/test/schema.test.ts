@@ -1,5 +1,5 @@
 /**
- * client/src/schema.d.ts is generated from docs/openapi.json (`npm run client:types`). Regenerating
+ * client/src/schema.ts is generated from docs/openapi.json (`npm run client:types`). Regenerating
  * it here in memory, the way the script does (openapi-typescript's openapiTS and astToString, then
  * prettier), keeps it from drifting. A child Node runs the generator: openapi-typescript loads ES
  * modules that jest's CommonJS sandbox cannot require.
@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 
-const SCHEMA = 'client/src/schema.d.ts';
+const SCHEMA = 'client/src/schema.ts';
 
 const generate = `
 import { readFileSync } from 'node:fs';

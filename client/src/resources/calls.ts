@@ -1,7 +1,7 @@
-import { type Http, pageQuery, unwrap } from '../http';
-import { ListPromise } from '../pagination';
-import type { RequestOptions } from '../transport';
-import type { Call, CallList, CallSummary, ListCallsParams, Transcript } from '../types';
+import { type Http, pageQuery, unwrap } from '../http.js';
+import { ListPromise } from '../pagination.js';
+import type { RequestOptions } from '../transport.js';
+import type { Call, CallList, CallSummary, ListCallsParams, Transcript } from '../types.js';
 
 /** `/v1/calls`: what the assistant answered (scopes `calls:read`, `transcripts:read` for transcripts). */
 export class Calls {

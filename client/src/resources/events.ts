@@ -1,6 +1,6 @@
-import { type Http, pageQuery, unwrap, wholeList } from '../http';
-import { ListPromise } from '../pagination';
-import type { RequestOptions } from '../transport';
+import { type Http, pageQuery, unwrap, wholeList } from '../http.js';
+import { ListPromise } from '../pagination.js';
+import type { RequestOptions } from '../transport.js';
 import type {
   Event,
   EventList,
@@ -9,7 +9,7 @@ import type {
   EventWithDeliveries,
   ListEventsParams,
   RedeliverEventParams,
-} from '../types';
+} from '../types.js';
 
 /** `/v1/events`: the last 30 days of the shop's events and their deliveries. */
 export class Events {

@@ -1,7 +1,7 @@
-import { type Http, type IdempotentRequestOptions, pageQuery, unwrap } from '../http';
-import { ListPromise } from '../pagination';
-import type { RequestOptions } from '../transport';
-import type { ApproveJobParams, DeclineJobParams, Job, JobList, ListJobsParams } from '../types';
+import { type Http, type IdempotentRequestOptions, pageQuery, unwrap } from '../http.js';
+import { ListPromise } from '../pagination.js';
+import type { RequestOptions } from '../transport.js';
+import type { ApproveJobParams, DeclineJobParams, Job, JobList, ListJobsParams } from '../types.js';
 
 /** `/v1/jobs`: work the calls created, decided at a `version` so that of two decisions one wins. */
 export class Jobs {

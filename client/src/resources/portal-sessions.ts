@@ -1,6 +1,6 @@
-import { type Http, type IdempotentRequestOptions, pageQuery, unwrap } from '../http';
-import { ListPromise } from '../pagination';
-import type { RequestOptions } from '../transport';
+import { type Http, type IdempotentRequestOptions, pageQuery, unwrap } from '../http.js';
+import { ListPromise } from '../pagination.js';
+import type { RequestOptions } from '../transport.js';
 import type {
   CreatePortalSessionParams,
   DeletedPortalSession,
@@ -8,7 +8,7 @@ import type {
   PortalSession,
   PortalSessionList,
   PortalSessionWithToken,
-} from '../types';
+} from '../types.js';
 
 /** `/v1/portal-sessions`: links to the webhook portal that need no API key (scope `webhooks:write`). */
 export class PortalSessions {

@@ -1,6 +1,6 @@
-import { type Http, type IdempotentRequestOptions, unwrap } from '../http';
-import type { RequestOptions } from '../transport';
-import type { KeyProfile, Shop, UpdateShopParams } from '../types';
+import { type Http, type IdempotentRequestOptions, unwrap } from '../http.js';
+import type { RequestOptions } from '../transport.js';
+import type { KeyProfile, Shop, UpdateShopParams } from '../types.js';
 
 /** `/v1/shop`: the shop's settings (scopes `settings:read`, `settings:write`). */
 export class ShopResource {

@@ -1,6 +1,6 @@
-import { type Http, type IdempotentRequestOptions, pageQuery, unwrap, wholeList } from '../http';
-import { ListPromise } from '../pagination';
-import type { RequestOptions } from '../transport';
+import { type Http, type IdempotentRequestOptions, pageQuery, unwrap, wholeList } from '../http.js';
+import { ListPromise } from '../pagination.js';
+import type { RequestOptions } from '../transport.js';
 import type {
   CreateWebhookEndpointParams,
   DeletedWebhookEndpoint,
@@ -15,7 +15,7 @@ import type {
   WebhookEndpointList,
   WebhookEndpointStats,
   WebhookEndpointWithSecret,
-} from '../types';
+} from '../types.js';
 
 /**
  * `/v1/webhook-endpoints`: where the shop's events are delivered. Writes the API takes no
