@@ -77,8 +77,13 @@ async function attempt(
   const onAbort = (): void => controller.abort(signal?.reason);
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    const answer = await fetchImpl(new Request(request, { signal: controller.signal }));
-    const body = NULL_BODY_STATUSES.has(answer.status) ? null : await answer.arrayBuffer();
+    const answer = await untilAborted(
+      fetchImpl(new Request(request, { signal: controller.signal })),
+      controller.signal,
+    );
+    const body = NULL_BODY_STATUSES.has(answer.status)
+      ? null
+      : await untilAborted(answer.arrayBuffer(), controller.signal);
     const init = { status: answer.status, statusText: answer.statusText, headers: answer.headers };
     const response = new Response(body, init);
     const code = answer.status === 409 && body ? errorCode(body) : undefined;
@@ -91,6 +96,16 @@ async function attempt(
     clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
   }
+}
+
+/** Settles when `promise` does or `signal` aborts, whichever comes first: a fetch that misses the abort cannot hang. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 function errorCode(body: ArrayBuffer): string | undefined {
