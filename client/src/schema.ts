@@ -196,6 +196,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/events/feed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * GET /v1/events/feed
+     * @description Scope `calls:read` or `jobs:read` or `webhooks:read` or `webhooks:write`.
+     */
+    get: operations['getEventFeed'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/events/{id}': {
     parameters: {
       query?: never;
@@ -953,6 +973,13 @@ export interface components {
       | components['schemas']['JobDeclinedEvent']
       | components['schemas']['WebhookEndpointDisabledEvent']
       | components['schemas']['WebhookEndpointTestEvent'];
+    EventFeed: {
+      /** @constant */
+      object: 'event_feed';
+      data: components['schemas']['Event'][];
+      next_cursor: string;
+      has_more: boolean;
+    };
     EventList: {
       /** @constant */
       object: 'list';
@@ -1497,6 +1524,16 @@ export interface components {
         'application/json': components['schemas']['Error'];
       };
     };
+    /** @description A feed cursor older than the retention (30 days), `cursor_expired`: start again with `since`. */
+    Error410: {
+      headers: {
+        'Request-Id': components['headers']['Request-Id'];
+        [name: string]: unknown;
+      };
+      content: {
+        'application/json': components['schemas']['Error'];
+      };
+    };
     /** @description Body over 64 KiB. In AWS a body over API Gateway's 10 MB limit gets the gateway's own bare answer (a `GatewayError`, no `Request-Id`). */
     Error413: {
       headers: {
@@ -1993,6 +2030,38 @@ export interface operations {
       400: components['responses']['Error400'];
       401: components['responses']['Error401'];
       403: components['responses']['Error403'];
+      429: components['responses']['Error429'];
+      500: components['responses']['Error500'];
+    };
+  };
+  getEventFeed: {
+    parameters: {
+      query?: {
+        cursor?: string;
+        since?: string;
+        limit?: number;
+        types?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['EventFeed'];
+        };
+      };
+      400: components['responses']['Error400'];
+      401: components['responses']['Error401'];
+      403: components['responses']['Error403'];
+      410: components['responses']['Error410'];
       429: components['responses']['Error429'];
       500: components['responses']['Error500'];
     };

@@ -48,6 +48,7 @@ const calls: Record<string, (client: ShopCalls) => PromiseLike<unknown>> = {
   getWebhookEndpointRecovery: (c) => c.webhookEndpoints.retrieveRecovery('x_1', 'rcv_1'),
   listEvents: (c) => c.events.list({ type: 'job.created' }),
   getEvent: (c) => c.events.retrieve('x_1'),
+  getEventFeed: (c) => c.events.feed({ since }),
   redeliverEvent: (c) => c.events.redeliver('x_1'),
   listEventTypes: (c) => c.eventTypes.list(),
   createPortalSession: (c) => c.portalSessions.create({ read_only: true }),

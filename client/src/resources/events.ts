@@ -3,6 +3,8 @@ import { ListPromise } from '../pagination.js';
 import type { RequestOptions } from '../transport.js';
 import type {
   Event,
+  EventFeed,
+  EventFeedParams,
   EventList,
   EventType,
   EventTypeList,
@@ -27,6 +29,14 @@ export class Events {
   /** The event and every delivery of it. */
   retrieve(id: string, options?: RequestOptions): Promise<EventWithDeliveries> {
     return unwrap(this.http.api.GET('/v1/events/{id}', { params: { path: { id } }, ...this.http.via(options) }));
+  }
+
+  /**
+   * One page of the event feed, oldest first: from `cursor`, or `since` a time, or the oldest event.
+   * `next_cursor` is always there; `has_more: false` means the end, for now.
+   */
+  feed(params: EventFeedParams = {}, options?: RequestOptions): Promise<EventFeed> {
+    return unwrap(this.http.api.GET('/v1/events/feed', { params: { query: params }, ...this.http.via(options) }));
   }
 
   /** To the endpoints named, or every enabled endpoint subscribed to its type. Not retried once sent. */
