@@ -14,6 +14,7 @@ export {
   RateLimitError,
   ShopCallsError,
 } from './errors.js';
+export type { EventTypeFilter, FeedItem, FollowParams } from './feed.js';
 export type { IdempotentRequestOptions } from './http.js';
 export { ListPromise, type Page } from './pagination.js';
 export type { Backoff } from './retry.js';

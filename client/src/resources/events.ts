@@ -1,3 +1,4 @@
+import { type FeedItem, follow, type FollowParams } from '../feed.js';
 import { type Http, pageQuery, unwrap, wholeList } from '../http.js';
 import { ListPromise } from '../pagination.js';
 import type { RequestOptions } from '../transport.js';
@@ -37,6 +38,16 @@ export class Events {
    */
   feed(params: EventFeedParams = {}, options?: RequestOptions): Promise<EventFeed> {
     return unwrap(this.http.api.GET('/v1/events/feed', { params: { query: params }, ...this.http.via(options) }));
+  }
+
+  /**
+   * Every event from a cursor (or `since`, or the oldest) on, each once with a cursor to resume from,
+   * waiting `pollIntervalMs` at the end of the feed and asking again, until `signal` aborts. A 410
+   * (InvalidRequestError, code `cursor_expired`) means the cursor is past the 30 days: restart with `since`.
+   */
+  follow(params: FollowParams = {}): AsyncGenerator<FeedItem, void, undefined> {
+    const fetchPage = (query: EventFeedParams, signal: AbortSignal | undefined) => this.feed(query, { signal });
+    return follow(fetchPage, this.http.config.sleep, params);
   }
 
   /** To the endpoints named, or every enabled endpoint subscribed to its type. Not retried once sent. */
