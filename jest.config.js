@@ -13,7 +13,11 @@ const common = {
   transform: { '^.+\\.(t|j|mj)s$': swc },
   transformIgnorePatterns: ['/node_modules/(?!@middy/)'],
   // @middy/core and @middy/util export only an `import` condition, which jest's CommonJS resolver skips.
-  moduleNameMapper: { '^@middy/(core|util)$': '<rootDir>/node_modules/@middy/$1/index.js' },
+  // client/src is an ES module package for Node as well as bundlers: its imports name the .js they compile to.
+  moduleNameMapper: {
+    '^@middy/(core|util)$': '<rootDir>/node_modules/@middy/$1/index.js',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
   testEnvironment: 'node',
 };
@@ -29,12 +33,6 @@ export default {
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
     { ...common, displayName: 'cdk', testMatch: ['<rootDir>/test/cdk/**/*.test.ts'] },
     { ...common, displayName: 'sim', testMatch: ['<rootDir>/test/sim/**/*.test.ts'] },
-    {
-      ...common,
-      displayName: 'client',
-      testMatch: ['<rootDir>/client/test/**/*.test.ts'],
-      // client/src is an ES module package for Node as well as bundlers: its imports name the .js they compile to.
-      moduleNameMapper: { ...common.moduleNameMapper, '^(\\.{1,2}/.*)\\.js$': '$1' },
-    },
+    { ...common, displayName: 'client', testMatch: ['<rootDir>/client/test/**/*.test.ts'] },
   ],
 };
