@@ -110,7 +110,9 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
   return { endpoint, port, pid: child.pid ?? -1, stop };
 }
 
-async function waitUntilReady(endpoint: string, child: ChildProcess, timeoutMs = 30000): Promise<void> {
+// A JVM starting beside a busy machine's other work can take tens of seconds; the deadline only
+// bounds a start that will never answer.
+async function waitUntilReady(endpoint: string, child: ChildProcess, timeoutMs = 90_000): Promise<void> {
   const client = localClient(endpoint);
   const deadline = Date.now() + timeoutMs;
   try {
