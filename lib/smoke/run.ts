@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { Webhook } from 'standardwebhooks';
+import { ShopCalls, webhooks } from '../../client/src/index';
 import { issueKey, type ApiKeyStore } from '../../shared/domain/api-keys';
 import { SCOPES } from '../../shared/domain/scopes';
 import { createShop, type ShopDeps } from '../../shared/domain/shop';
@@ -59,23 +59,26 @@ export class SmokeFailure extends Error {}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function api(
-  target: SmokeTarget,
-  key: string,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<Record<string, unknown>> {
-  const res = await fetch(`${target.apiUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
+/**
+ * The client library, as apps use it, that also checks what every answer must carry: a
+ * `Request-Id` header (docs/api.md, Request ids). Its errors say the status, code and message.
+ */
+function apiClient(target: SmokeTarget, key: string): { client: ShopCalls; checkRequestIds: () => void } {
+  const withoutId: string[] = [];
+  const client = new ShopCalls({
+    apiKey: key,
+    baseUrl: target.apiUrl,
+    fetch: async (request) => {
+      const answer = await fetch(request);
+      if (!answer.headers.get('request-id')?.startsWith('req_'))
+        withoutId.push(`${request.method} ${new URL(request.url).pathname}`);
+      return answer;
+    },
   });
-  const text = await res.text();
-  if (!res.ok) throw new SmokeFailure(`${method} ${path} answered ${res.status}: ${text.slice(0, 300)}`);
-  if (!res.headers.get('request-id')?.startsWith('req_'))
-    throw new SmokeFailure(`${method} ${path} has no Request-Id header`);
-  return JSON.parse(text) as Record<string, unknown>;
+  const checkRequestIds = () => {
+    if (withoutId.length > 0) throw new SmokeFailure(`${withoutId.join(', ')} answered without a Request-Id header`);
+  };
+  return { client, checkRequestIds };
 }
 
 /** A loopback receiver that keeps every request's raw body and headers. */
@@ -137,20 +140,19 @@ export async function runSmoke(target: SmokeTarget, options: SmokeOptions = {}):
     options.receiverUrl && options.listenPort === undefined
       ? null
       : await startLoopbackReceiver(options.listenPort ?? 0);
+  const { client, checkRequestIds } = apiClient(target, key);
   try {
-    const me = await api(target, key, 'GET', '/v1/me');
-    if ((me.shop as { id?: string } | undefined)?.id !== shop.id)
-      throw new SmokeFailure(`/v1/me names another shop: ${JSON.stringify(me.shop)}`);
+    const me = await client.me.retrieve();
+    if (me.shop.id !== shop.id) throw new SmokeFailure(`/v1/me names another shop: ${JSON.stringify(me.shop)}`);
     log('✓ GET /v1/me');
 
     const url = options.receiverUrl ?? (receiver as { url: string }).url;
-    const endpoint = await api(target, key, 'POST', '/v1/webhook-endpoints', {
+    const endpoint = await client.webhookEndpoints.create({
       url,
       events: ['call.completed'],
       description: 'smoke test',
     });
-    const secret = String(endpoint.secret);
-    log(`✓ endpoint ${String(endpoint.id)} → ${url}`);
+    log(`✓ endpoint ${endpoint.id} → ${url}`);
 
     // The shop is new: the call the queue's consumer records is the only one in its list.
     const call = simulatedCall(shop, { withJob: false, emergency: false, endedAt: new Date() });
@@ -161,11 +163,7 @@ export async function runSmoke(target: SmokeTarget, options: SmokeOptions = {}):
       () =>
         `the call sent as message ${messageId} did not appear in GET /v1/calls in time: is the ingest queue consumed? (its dead-letter queue holds refused calls)`,
       async () => {
-        const calls = (await api(target, key, 'GET', '/v1/calls')).data as {
-          id: string;
-          from_number: string;
-          started_at: string;
-        }[];
+        const calls = await client.calls.list().toArray({ limit: 100 });
         return calls.find((c) => c.from_number === call.from_number && c.started_at === call.started_at)?.id;
       },
     );
@@ -178,15 +176,12 @@ export async function runSmoke(target: SmokeTarget, options: SmokeOptions = {}):
       () => `no succeeded delivery of call.completed for ${callId} in time${eventId ? ` (event ${eventId})` : ''}`,
       async () => {
         if (!eventId) {
-          const events = (await api(target, key, 'GET', '/v1/events?type=call.completed')).data as {
-            id: string;
-            data: { id: string };
-          }[];
-          eventId = events.find((e) => e.data.id === callId)?.id ?? '';
+          const events = await client.events.list({ type: 'call.completed' }).toArray({ limit: 100 });
+          eventId = events.find((e) => e.type === 'call.completed' && e.data.id === callId)?.id ?? '';
         }
         if (!eventId) return undefined;
-        const event = await api(target, key, 'GET', `/v1/events/${eventId}`);
-        return (event.deliveries as { status: string }[]).some((d) => d.status === 'succeeded') ? true : undefined;
+        const event = await client.events.retrieve(eventId);
+        return event.deliveries.some((d) => d.status === 'succeeded') ? true : undefined;
       },
     );
     log(`✓ event ${eventId} delivered`);
@@ -195,17 +190,15 @@ export async function runSmoke(target: SmokeTarget, options: SmokeOptions = {}):
     if (receiver) {
       const request = receiver.requests.find((r) => r.headers['webhook-id'] === eventId);
       if (!request) throw new SmokeFailure(`the receiver got no request with webhook-id ${eventId}`);
-      const verified = new Webhook(secret).verify(request.raw, request.headers) as {
-        id: string;
-        type: string;
-        data: { id: string };
-      };
-      if (verified.type !== 'call.completed' || verified.data.id !== callId)
-        throw new SmokeFailure(`the receiver got ${verified.type} for ${verified.data.id}`);
+      const verified = await webhooks.verify(request.raw, request.headers, endpoint.secret);
+      const about = verified.type === 'call.completed' ? verified.data.id : undefined;
+      if (about !== callId)
+        throw new SmokeFailure(`the receiver got ${verified.type} for ${about ?? 'another object'}`);
       verifiedSignature = true;
       log('✓ signature verified with the endpoint secret');
     }
-    await api(target, key, 'PATCH', `/v1/webhook-endpoints/${String(endpoint.id)}`, { enabled: false });
+    await client.webhookEndpoints.update(endpoint.id, { enabled: false });
+    checkRequestIds();
     return { shopId: shop.id, callId, messageId, eventId, verifiedSignature };
   } finally {
     await target.deps.apiKeys.revoke(record.id, new Date().toISOString());
