@@ -18,7 +18,7 @@ const USAGE = `Usage: npm run listen -- [--port 4242] [--shop SHOP_ID] [--json]
 
 Registers (or reuses) a webhook endpoint http://127.0.0.1:PORT/webhooks for the shop
 (default: the demo shop, the oldest in the table), subscribed to every event type, and
-prints every delivery after verifying its signature with standardwebhooks.
+prints every delivery after verifying its signature (the client library's webhooks.verify).
   --port   loopback port to listen on (default ${DEFAULT_LISTEN_PORT}; the same port reuses the same endpoint)
   --shop   the shop (default: the demo shop seeded by the first \`npm start\`)
   --json   also print each event's full payload

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import { once } from 'node:events';
-import { Webhook } from 'standardwebhooks';
+import { webhooks, type WebhookEvent } from '../../client/src/index';
 import type { Shop } from '../../shared/domain/shop';
 import {
   createEndpoint,
@@ -22,16 +22,9 @@ export interface Listener {
   close(): Promise<{ disabled: boolean }>;
 }
 
-interface WebhookEvent {
-  id: string;
-  type: string;
-  timestamp: string;
-  data: Record<string, unknown>;
-}
-
 /** One readable line per event: what happened, to what. */
 export function describeEvent(event: WebhookEvent): string {
-  const d = event.data;
+  const d: Record<string, unknown> = event.data;
   const s = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? String(v) : '–');
   const customer = (d.customer ?? {}) as Record<string, unknown>;
   switch (event.type.split('.')[0]) {
@@ -75,7 +68,7 @@ async function ensureEndpoint(
 
 /**
  * `npm run listen`: a loopback receiver registered as a webhook endpoint of `shop`. Every
- * delivery is verified with standardwebhooks against the endpoint's signing secrets (read
+ * delivery is verified with the client library's `webhooks.verify` against the endpoint's signing secrets (read
  * from the table, so a reused endpoint needs no copy-paste), acknowledged with 204 and
  * printed; a delivery that fails verification gets 400 and is printed as rejected.
  */
@@ -86,37 +79,29 @@ export async function startListener(
   io: Io,
 ): Promise<Listener> {
   const host = opts.host ?? '127.0.0.1';
-  let verifiers: Webhook[] = [];
+  let secrets: string[] = [];
   let endpoint: EndpointRecord | undefined;
   const seen = new Set<string>();
   const loadSecrets = async () => {
     if (!endpoint) return;
     const fresh = (await deps.endpoints.get(shop.id, endpoint.id)) ?? endpoint;
-    verifiers = (await signingSecrets(deps, fresh, deps.now())).map((s) => new Webhook(s));
+    secrets = await signingSecrets(deps, fresh, deps.now());
   };
-  const verify = (raw: string, headers: Record<string, string>): WebhookEvent | null => {
-    for (const v of verifiers) {
-      try {
-        return v.verify(raw, headers) as WebhookEvent;
-      } catch {
-        // try the next secret (during a rotation there are two)
-      }
-    }
-    return null;
-  };
+  // Every secret of the endpoint, as a receiver holding all of them would: during a rotation there are several.
+  const verify = (raw: string, headers: Record<string, string>) => webhooks.verify(raw, headers, secrets);
 
   const server = createServer((req, res) => {
     void (async () => {
       const raw = await body(req); // verify the raw bytes, before any parsing
       const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
-      let event = verify(raw, headers);
-      if (!event) {
+      const event = await verify(raw, headers).catch(async () => {
         await loadSecrets(); // rotated since we started?
-        event = verify(raw, headers);
-      }
-      if (!event) {
-        res.writeHead(400).end();
-        io.err(`✗ rejected ${headers['webhook-id'] ?? '(no webhook-id)'}: signature did not verify`);
+        return verify(raw, headers).catch((err: Error) => err);
+      });
+      if (event instanceof Error) {
+        // The message reaches the endpoint's attempt log, so the sender sees why it was refused.
+        res.writeHead(400, { 'content-type': 'text/plain' }).end(event.message);
+        io.err(`✗ rejected ${headers['webhook-id'] ?? '(no webhook-id)'}: ${event.message}`);
         return;
       }
       res.writeHead(204).end(); // acknowledge at once

@@ -99,6 +99,8 @@ describe('a first verified webhook in two commands', () => {
       },
     });
     expect(reply.status).toBe(400);
+    // The answer says why, so the endpoint's attempt log explains the refusal.
+    expect(await reply.text()).toMatch(/none of the 1 v1 signature\(s\) matches/);
     await until(() => first.output().includes('✗ rejected msg_forged'), 'the rejection', first.output);
     expect(first.output()).not.toContain('evt_forged');
 
