@@ -6,7 +6,7 @@ import { limitRate, type RateStarts } from './rate-window';
  * Per-endpoint isolation as pure functions: how many requests an endpoint may have in
  * flight, its circuit (closed → open → half_open → closed), and which due deliveries go
  * out now. The consumer applies these decisions with conditional writes on the endpoint
- * item; every number is documented in docs/architecture.md and the README.
+ * item; every number is documented in docs/delivery-engine.md and the README.
  */
 
 /** Requests in flight to one endpoint, fleet-wide, while it answers. */

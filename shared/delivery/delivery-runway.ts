@@ -1,7 +1,9 @@
 import type { Lease } from './circuit';
 import type { DeliveryMessage, DeliveryRecord } from './deliveries';
 import type { Carried } from './delivery-ports';
+import type { Source } from './endpoint-plan';
 import type { EventRecord } from '../domain/events';
+import type { EndpointRecord } from '../domain/webhook-endpoints';
 
 /** One delivery of a batch, as read for its attempt. */
 export interface Due {
@@ -29,6 +31,11 @@ export interface BatchContext {
   admissions: Promise<void>;
   /** One endpoint of the batch is admitted on (or gave up trying). */
   admitted(): void;
+  /**
+   * A success freed a slot of an endpoint whose deliveries wait for one: the batch takes them
+   * from the table while its runway lasts, and hands them to the queue after (./delivery-attempt.ts).
+   */
+  pull: (endpoint: EndpointRecord) => void;
 }
 
 export function newBatchContext(now: number): BatchContext {
@@ -38,6 +45,7 @@ export function newBatchContext(now: number): BatchContext {
     pulled: [],
     admissions: Promise.resolve(),
     admitted: () => undefined,
+    pull: () => undefined,
   };
 }
 
@@ -76,8 +84,8 @@ export interface Run {
  */
 export interface Runway<V> {
   readonly ctx: BatchContext;
-  /** This runway's deliveries were pulled from the table: when they run out, pull again. */
-  readonly pulled: boolean;
+  /** Where this runway's deliveries came from: pulled from the table, a success pulls again when they run out. */
+  readonly source: Source;
   next(): Due | undefined;
   start(due: Due, run: Promise<V>): void;
   /** Sends one back: on the queue for a batch's own, left due on its row for a pulled one. */
@@ -94,14 +102,20 @@ export interface Runway<V> {
   take(): Promise<Carried>;
 }
 
-export function newRunway<V>(
-  ctx: BatchContext,
-  waiting: Due[],
-  pulled: boolean,
-  giveBack: (due: Due) => Promise<V>,
-  runs: number,
-  heldUntil = 0,
-): Runway<V> {
+export interface RunwayOptions<V> {
+  ctx: BatchContext;
+  /** The deliveries the admission carried for the runs' slots, until `carryUntil` (epoch ms). */
+  waiting: Due[];
+  carryUntil: number;
+  source: Source;
+  /** How one goes back when no slot comes free for it. */
+  giveBack: (due: Due) => Promise<V>;
+  /** The slots admitted: one run each. */
+  runs: number;
+}
+
+export function newRunway<V>({ ctx, waiting, carryUntil, source, giveBack, runs }: RunwayOptions<V>): Runway<V> {
+  const heldUntil = carryUntil;
   const starts = new Map<string, (run: Promise<V>) => void>();
   const outcomes = new Map(
     waiting.map((d) => [d.delivery.id, new Promise<V>((resolve) => starts.set(d.delivery.id, (run) => resolve(run)))]),
@@ -112,7 +126,7 @@ export function newRunway<V>(
   let running = runs;
   return {
     ctx,
-    pulled,
+    source,
     next: () => (Date.now() < ctx.deadline ? waiting.shift() : undefined),
     start: (due, run) => settle(due.delivery.id, run),
     giveBack,

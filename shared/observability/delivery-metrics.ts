@@ -1,4 +1,4 @@
-import type { AttemptVerdict } from '../delivery/delivery-attempt';
+import type { AttemptVerdict } from '../delivery/attempt-verdict';
 import type { AttemptDeps } from '../delivery/delivery-ports';
 
 /** The namespace of every custom metric; the stack's alarms and dashboard read the same. */
@@ -21,6 +21,8 @@ export const VERDICT_METRICS: Record<AttemptVerdict, string> = {
   failed: 'DeliveryFailed',
   circuit_open: 'DeliveryCircuitOpenSkipped',
   deferred: 'DeliveryDeferred',
+  waiting_for_rate: 'DeliveryWaitingForRate',
+  left_due: 'DeliveryLeftDue',
   in_flight: 'DeliveryInFlightElsewhere',
   cancelled: 'DeliveryCancelled',
   duplicate: 'DeliveryDuplicate',

@@ -91,10 +91,10 @@ describe('the consumer under a rate limit (DynamoDB Local)', () => {
     expect(verdicts(await deliverBatch(h.attemptDeps, messages))).toEqual([
       'delivered',
       'delivered',
-      'deferred',
-      'deferred',
-      'deferred',
-      'deferred',
+      'waiting_for_rate',
+      'waiting_for_rate',
+      'waiting_for_rate',
+      'waiting_for_rate',
     ]);
     expect(h.posts).toHaveLength(2);
     // Each wait writes its row's index entry first, so the queue sends finish in any order: read them in the order of their places.
@@ -118,8 +118,8 @@ describe('the consumer under a rate limit (DynamoDB Local)', () => {
     expect(verdicts(await deliverBatch(h.attemptDeps, woken))).toEqual([
       'delivered',
       'delivered',
-      'deferred',
-      'deferred',
+      'waiting_for_rate',
+      'waiting_for_rate',
     ]);
     expect(h.posts).toHaveLength(4);
     expect((h.posts[2]?.at as number) - (h.posts[0]?.at as number)).toBeGreaterThan(WINDOW_MS);
@@ -162,7 +162,7 @@ describe('the consumer under a rate limit (DynamoDB Local)', () => {
       h.clock.skew += START_GRACE_MS + 50; // the target check and signing took too long
     });
     const row = rows[0] as DeliveryRecord;
-    expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(row)]))).toEqual(['deferred']);
+    expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(row)]))).toEqual(['waiting_for_rate']);
     expect(h.posts).toEqual([]);
     const again = h.scheduled[0]?.message as DeliveryMessage;
     // Back in line at its place, asking for twice the time its admission took to start.

@@ -269,7 +269,7 @@ describe('health after an attempt', () => {
 
 describe('deferral (over the in-flight limit)', () => {
   it('doubles each wait from the base, up to 5 s, with ±20 % jitter', async () => {
-    const { deferDelayMs, MAX_DEFER_MS } = await import('../../shared/delivery/delivery-attempt');
+    const { deferDelayMs, MAX_DEFER_MS } = await import('../../shared/delivery/put-off');
     const mid = () => 0.5;
     expect([1, 2, 3, 4].map((n) => deferDelayMs(1000, n, mid))).toEqual([1000, 2000, 4000, MAX_DEFER_MS]);
     expect(deferDelayMs(1000, 50, mid)).toBe(MAX_DEFER_MS);
