@@ -168,6 +168,7 @@ describe('webhook portal in headless Chromium', () => {
     await click('details.delivery button::-p-text(Event evt_)');
     await page.waitForSelector('h2::-p-text(Event webhook_endpoint.test)');
     expect(await text('pre.payload')).toContain(endpointId);
+    await snap('4-event');
     await click('button::-p-text(Send again to this endpoint)');
     await lineIs('status', /is being sent again/);
     await waitFor(() => receiver.received.length === 2, 10000, 'the redelivery');
@@ -179,6 +180,7 @@ describe('webhook portal in headless Chromium', () => {
     await page.waitForSelector('svg.chart rect');
     await page.waitForFunction(() => document.querySelector('[data-stat="Attempts"]')?.textContent !== '0');
     expect(await text('[data-stat="Success rate"]')).toBe('100.0 %');
+    await snap('4-stats');
 
     // Resend missed messages: a call event the receiver missed (it answered 503), resent once it is back.
     failing = true;
@@ -321,6 +323,7 @@ describe('webhook portal in headless Chromium', () => {
     await page.waitForSelector('h2::-p-text(Endpoints)');
     await click('#sign-out');
     await lineIs('status', /^Signed out\./);
+    await snap('9-signed-out');
     expect(await page.$eval('#view', (el) => el.childElementCount)).toBe(0);
     expect(b.requested.some((p) => p.includes(key()))).toBe(false);
   }, 60000);
