@@ -138,8 +138,8 @@ export function addEndpointView(ctx) {
             ...(rate.value.trim() ? { rate_limit: Number(rate.value) } : {}),
           };
           const created = await api('POST', '/v1/webhook-endpoints', body, { idempotent: true });
-          ctx.status(`Endpoint added: ${created.url}.`);
           await ctx.go((c) => addedView(c, created));
+          ctx.status(`Endpoint added: ${created.url}.`);
         });
       },
     },

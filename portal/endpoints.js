@@ -116,8 +116,8 @@ function changeOrRemove(ctx, e, secretSlot, run) {
           type: 'button',
           onclick: run(async () => {
             await api('PATCH', `/v1/webhook-endpoints/${e.id}`, { enabled: !e.enabled });
-            ctx.status(`${e.url} turned ${e.enabled ? 'off' : 'on'}.`);
             await ctx.go(endpointsView);
+            ctx.status(`${e.url} turned ${e.enabled ? 'off' : 'on'}.`);
           }),
         },
         e.enabled ? 'Turn off' : 'Turn on',
@@ -159,8 +159,8 @@ function changeOrRemove(ctx, e, secretSlot, run) {
           onclick: run(async () => {
             if (!window.confirm(`Delete the endpoint ${e.url}? Messages still waiting for it are dropped.`)) return;
             await api('DELETE', `/v1/webhook-endpoints/${e.id}`);
-            ctx.status(`${e.url} deleted.`);
             await ctx.go(endpointsView);
+            ctx.status(`${e.url} deleted.`);
           }),
         },
         'Delete',

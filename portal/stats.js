@@ -1,5 +1,6 @@
 import { api } from './api.js';
 import { h, svg, uid } from './dom.js';
+import { formatTime, timeZone } from './time.js';
 import { endpointsView } from './endpoints.js';
 
 const back = (ctx) => h('button', { type: 'button', onclick: () => ctx.go(endpointsView) }, 'Back to endpoints');
@@ -80,9 +81,9 @@ function chart(s) {
 
 function recoveryText(r) {
   const queued = `${r.deliveries_queued} message${r.deliveries_queued === 1 ? '' : 's'} to send again`;
-  const span = `events from ${new Date(r.since).toLocaleString()} to ${new Date(r.until).toLocaleString()}`;
+  const span = `events from ${formatTime(r.since)} to ${formatTime(r.until)}`;
   if (r.status === 'running')
-    return `${queued} so far, for ${span}; checked up to ${new Date(r.checked_through).toLocaleString()}, still going…`;
+    return `${queued} so far, for ${span}; checked up to ${formatTime(r.checked_through)}, still going…`;
   if (r.status === 'cancelled')
     return `Stopped: the endpoint was turned off or deleted. ${queued} for ${span} before that.`;
   return `${queued} for ${span}.`;
@@ -119,9 +120,9 @@ export function recoverView(ctx, endpoint) {
         });
       },
     },
-    h('label', { for: sinceId }, 'Since (your local time)'),
+    h('label', { for: sinceId }, `Since (your local time, ${timeZone()})`),
     since,
-    h('label', { for: untilId }, 'Until (optional; default now)'),
+    h('label', { for: untilId }, `Until (optional; default now; your local time, ${timeZone()})`),
     until,
     h('button', { type: 'submit', class: 'primary' }, 'Resend'),
   );

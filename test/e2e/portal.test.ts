@@ -16,14 +16,33 @@ const HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2<
 
 type Stack = Awaited<ReturnType<typeof startTestStack>>;
 
+/**
+ * Every time the page shows, in its one format (portal/time.js) as Chromium in en-US writes it:
+ * date, time to the second and the zone ("Nov 28, 2026, 6:04:05 PM EST"). The page runs in
+ * New York's zone here, not the machine's UTC, so a zone the page did not name would show.
+ */
+const TIME = /[A-Z][a-z]{2} \d{1,2}, \d{4}, \d{1,2}:\d{2}:\d{2}\s[AP]M (?:EST|EDT)/;
+const ZONE = 'America/New_York';
+
 // The browser globals the functions run in the page below use (the project's tsconfig has no DOM lib).
 declare const window: { __pwned?: number; __violations: string[]; location: { href: string } };
+interface PageElement {
+  textContent: string | null;
+  tagName: string;
+  remove(): void;
+  click(): void;
+  querySelectorAll(selector: string): ArrayLike<PageElement>;
+  cloneNode(deep: true): PageElement;
+}
 declare const document: {
-  querySelector(selector: string): { textContent: string | null } | null;
+  body: PageElement;
+  activeElement: PageElement | null;
+  querySelector(selector: string): PageElement | null;
   querySelectorAll(selector: string): ArrayLike<{ offsetParent: unknown }>;
 };
+declare function getComputedStyle(el: PageElement): { outlineStyle: string };
 declare const navigator: { clipboard: { readText(): Promise<string> } };
-type HTMLInputElement = { value: string };
+type HTMLInputElement = { value: string; checked: boolean };
 
 describe('webhook portal in headless Chromium', () => {
   let stack: Stack;
@@ -32,6 +51,7 @@ describe('webhook portal in headless Chromium', () => {
   beforeAll(async () => {
     stack = await startTestStack({ deliveryTimeoutMs: 2000 });
     b = await openPortalBrowser(stack.url);
+    await b.page.emulateTimezone(ZONE);
   }, 60000);
   afterEach(() => closeReceivers());
   afterAll(async () => {
@@ -56,9 +76,39 @@ describe('webhook portal in headless Chromium', () => {
     b.page.evaluate(
       () => Array.from(document.querySelectorAll('button.primary')).filter((el) => el.offsetParent !== null).length,
     );
+  /**
+   * What looks like a time of day in the page's own words (not in a payload, a receiver's answer
+   * or an address) but is not in the one format with its zone; and how many times are.
+   */
+  async function times(): Promise<{ formatted: number; stray: string[] }> {
+    const shown = await b.page.evaluate(() => {
+      const copy = document.body.cloneNode(true);
+      for (const raw of Array.from(copy.querySelectorAll('pre, code, script, style'))) raw.remove();
+      return copy.textContent ?? '';
+    });
+    const words = shown.replace(/https?:\/\/\S+/g, ' ');
+    const formatted = words.match(new RegExp(TIME.source, 'g'))?.length ?? 0;
+    const stray = words.replace(new RegExp(TIME.source, 'g'), ' ').match(/.{0,30}\b\d{1,2}:\d{2}\b.{0,10}/g) ?? [];
+    return { formatted, stray };
+  }
+  /** A view as a person sees it: screenshots and axe at both widths (b.snap), and every time in one format. */
+  async function view(name: string) {
+    await b.snap(name);
+    const { formatted, stray } = await times();
+    expect([name, stray]).toEqual([name, []]);
+    return formatted;
+  }
+  /** The focused element and its outline: a heading focused by the page draws none. */
+  const focusRing = () =>
+    b.page.evaluate(() => {
+      const el = document.activeElement;
+      return el ? [el.tagName, getComputedStyle(el).outlineStyle] : [];
+    });
+  /** A click through the DOM: after a full-page screenshot Chromium's mouse coordinates no longer match the page's. */
+  const domClick = (selector: string) => b.page.$eval(selector, (el) => (el as unknown as PageElement).click());
 
   it('signs in with a portal link (no key pasted), adds an endpoint and shows its secret once, sends a test and watches it arrive; then everything else the page does, in plain words', async () => {
-    const { page, click, text, lineIs, snap } = b;
+    const { page, click, text, lineIs } = b;
     let secret = '';
     let failing = false; // while true the receiver answers 503: an event it misses
     const receiver = await startReceiver(
@@ -79,7 +129,8 @@ describe('webhook portal in headless Chromium', () => {
     await page.waitForSelector('h2::-p-text(Endpoints (0))');
     expect(await text('#view')).toContain('No endpoints yet. Add one');
     expect(await visiblePrimaries()).toBe(1);
-    await snap('1-signed-in-by-link');
+    expect(await view('1-signed-in-by-link')).toBeGreaterThan(0); // "This link works until …"
+    expect(await text('#who')).toMatch(new RegExp(`This link works until ${TIME.source}$`));
 
     // Add an endpoint: address, what it receives, a note.
     await click('button::-p-text(Add an endpoint)');
@@ -101,10 +152,10 @@ describe('webhook portal in headless Chromium', () => {
     await click('label::-p-text(Keep each call)');
     await page.type('input[type=number]', '5');
     expect(await visiblePrimaries()).toBe(1);
-    await snap('2-add-endpoint');
+    await view('2-add-endpoint');
     // From the keyboard: after a full-page shot of a form taller than the screen, Chromium's mouse
     // coordinates no longer match the page's (a click lands beside the button).
-    await page.focus('form button[type=submit]');
+    await page.focus('#view form button[type=submit]');
     await page.keyboard.press('Enter');
     await page.waitForSelector('h2::-p-text(Endpoint added)');
     secret = await page.$eval('input.secret', (el) => (el as HTMLInputElement).value);
@@ -117,7 +168,7 @@ describe('webhook portal in headless Chromium', () => {
     await lineIs('status', /^Signing secret copied\.$/);
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
     expect(await visiblePrimaries()).toBe(1);
-    await snap('3-secret-once');
+    await view('3-secret-once');
     await click('button::-p-text(I have stored it)');
     const card = `article[data-endpoint-id="${endpointId}"]`;
     await page.waitForSelector(card);
@@ -162,13 +213,13 @@ describe('webhook portal in headless Chromium', () => {
     expect(await page.evaluate(() => window.__pwned)).toBeUndefined();
     expect(await page.evaluate(() => window.__violations)).toEqual([]);
     expect(await visiblePrimaries()).toBe(1);
-    await snap('4-deliveries');
+    await view('4-deliveries');
 
     // Event detail, and send it again to this endpoint.
     await click('details.delivery button::-p-text(Event evt_)');
     await page.waitForSelector('h2::-p-text(Event webhook_endpoint.test)');
     expect(await text('pre.payload')).toContain(endpointId);
-    await snap('4-event');
+    await view('4-event');
     await click('button::-p-text(Send again to this endpoint)');
     await lineIs('status', /is being sent again/);
     await waitFor(() => receiver.received.length === 2, 10000, 'the redelivery');
@@ -180,7 +231,7 @@ describe('webhook portal in headless Chromium', () => {
     await page.waitForSelector('svg.chart rect');
     await page.waitForFunction(() => document.querySelector('[data-stat="Attempts"]')?.textContent !== '0');
     expect(await text('[data-stat="Success rate"]')).toBe('100.0 %');
-    await snap('4-stats');
+    await view('4-stats');
 
     // Resend missed messages: a call event the receiver missed (it answered 503), resent once it is back.
     failing = true;
@@ -196,7 +247,9 @@ describe('webhook portal in headless Chromium', () => {
     failing = false;
     await click('button::-p-text(Back to endpoints)');
     await page.waitForSelector(card);
-    expect(await text(`${card} .health`)).toMatch(/^The last delivery failed at .+; retrying\.$/);
+    expect(await text(`${card} .health`)).toMatch(
+      new RegExp(`^The last delivery failed at ${TIME.source}; retrying\\.$`),
+    );
     await click(`${card} summary::-p-text(Change or remove)`);
     await click(`${card} button::-p-text(Resend missed messages)`);
     const hourAgo = await page.evaluate(() => {
@@ -206,13 +259,13 @@ describe('webhook portal in headless Chromium', () => {
     });
     await page.$eval('input[type=datetime-local]', (el, v) => ((el as HTMLInputElement).value = v), hourAgo);
     await click('form button::-p-text(Resend)');
-    await lineIs('status', /^1 message to send again/);
+    await lineIs('status', new RegExp(`^1 message to send again for events from ${TIME.source} to ${TIME.source}\\.$`));
     await waitFor(
       () => receiver.received.filter((r) => r.event.type === 'call.completed').length === 2,
       10000,
       'the resent call event',
     );
-    await snap('5-resend');
+    await view('5-resend');
 
     // Change or remove: what it receives, turn off (health in words), a new secret (once, copied), delete.
     await click('button::-p-text(Back to endpoints)');
@@ -237,7 +290,7 @@ describe('webhook portal in headless Chromium', () => {
     await click(`${card} button::-p-text(Copy secret)`);
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(rotated);
     expect(await visiblePrimaries()).toBe(1);
-    await snap('6-change-or-remove');
+    await view('6-change-or-remove');
     await click(`${card} button::-p-text(Done)`);
     expect(await page.$(`${card} input.secret`)).toBeNull();
     await click(`${card} button::-p-text(Delete)`);
@@ -250,16 +303,15 @@ describe('webhook portal in headless Chromium', () => {
     await lineIs('error', /^Could not reach the service\. Check your internet connection and try again\.$/);
     await page.setOfflineMode(false);
 
-    // Everything the page fetched was its own files or the /v1 API, and the token was in no URL.
-    // (Chromium asks for /favicon.ico on its own; the page links none.)
-    expect(
-      b.requested.filter((p) => !p.startsWith('/portal') && !p.startsWith('/v1/') && p !== '/favicon.ico'),
-    ).toEqual([]);
+    // Everything the page fetched was its own files (its icon included) or the /v1 API, none
+    // missing, and the token was in no URL.
+    expect(b.requested.filter((p) => !p.startsWith('/portal') && !p.startsWith('/v1/'))).toEqual([]);
+    expect(b.notFound).toEqual([]);
     expect(b.requested.filter((p) => p.includes(link.token) || p.includes('token='))).toEqual([]);
   }, 180000);
 
   it('a read-only link shows the endpoints but offers nothing that changes them', async () => {
-    const { page, text, lineIs, snap } = b;
+    const { page, text, lineIs } = b;
     const created = await call(stack.url, 'POST', '/v1/webhook-endpoints', {
       key: key(),
       body: { url: 'https://hooks.partner.example/viewer', events: ['*'] },
@@ -274,19 +326,19 @@ describe('webhook portal in headless Chromium', () => {
       expect([label, await page.$(`button::-p-text(${label})`)]).toEqual([label, null]);
     }
     expect(await page.$(`${card} details.more`)).toBeNull();
-    await snap('7-read-only');
+    await view('7-read-only');
     await page.locator(`${card} button::-p-text(Deliveries)`).click();
     await page.waitForSelector('h2::-p-text(Deliveries)');
     await call(stack.url, 'DELETE', `/v1/webhook-endpoints/${created.json.id as string}`, { key: key() });
   }, 60000);
 
   it('a revoked or an expired link is refused with a sentence that says so, and the page offers to sign in', async () => {
-    const { page, lineIs, snap } = b;
+    const { page, lineIs } = b;
     const revoked = await portalLink();
     expect((await call(stack.url, 'DELETE', `/v1/portal-sessions/${revoked.id}`, { key: key() })).status).toBe(200);
     await open(revoked.url);
     await lineIs('error', /^This portal link was revoked at .+\. Ask for a new link\.$/);
-    expect(await page.$eval('#error', (el) => el.textContent)).not.toMatch(/\d{4}-\d\d-\d\dT/); // the time in the reader's own words
+    expect(await page.$eval('#error', (el) => el.textContent)).toMatch(TIME); // the time in the reader's own words
     expect(await page.$eval('#sign-in', (el) => (el as unknown as { hidden: boolean }).hidden)).toBe(false);
     expect(page.url()).toBe(`${stack.url}/portal`);
 
@@ -306,13 +358,13 @@ describe('webhook portal in headless Chromium', () => {
     });
     await open(`${stack.url}/portal#token=${token}`);
     await lineIs('error', /^This portal link expired at .+\. Ask for a new link\.$/);
-    await snap('8-expired-link');
+    await view('8-expired-link');
   }, 60000);
 
   it('falls back to a pasted API key: a wrong one is refused in a sentence, the right one shows its shop', async () => {
-    const { page, click, lineIs, snap } = b;
+    const { page, click, lineIs } = b;
     await open(`${stack.url}/portal`);
-    await snap('0-sign-in');
+    await view('0-sign-in');
     await page.type('#api-key', 'sk_test_wrong');
     await click('#key-form button[type=submit]');
     await lineIs('error', /^Invalid API key provided\.$/);
@@ -323,8 +375,53 @@ describe('webhook portal in headless Chromium', () => {
     await page.waitForSelector('h2::-p-text(Endpoints)');
     await click('#sign-out');
     await lineIs('status', /^Signed out\./);
-    await snap('9-signed-out');
+    await view('9-signed-out');
     expect(await page.$eval('#view', (el) => el.childElementCount)).toBe(0);
     expect(b.requested.some((p) => p.includes(key()))).toBe(false);
+  }, 60000);
+
+  it('a status or error line belongs to its view: moving to another view clears it', async () => {
+    const { page, click, lineIs, text } = b;
+    await open((await portalLink()).url);
+    await lineIs('status', /^Signed in with your portal link\.$/);
+    await click('button::-p-text(Add an endpoint)');
+    await page.waitForSelector('h2::-p-text(Add an endpoint)');
+    expect(await text('#status')).toBe('');
+    await page.type('input[type=url]', 'http://127.0.0.1:9/x');
+    await domClick('summary::-p-text(Only some of these messages)');
+    await page.type('textarea', '{not json');
+    await page.focus('#view form button[type=submit]');
+    await page.keyboard.press('Enter');
+    await lineIs('error', /^The condition is not valid JSON/);
+    await click('button::-p-text(Cancel)');
+    await page.waitForSelector('h2::-p-text(Endpoints)');
+    expect([await text('#status'), await text('#error')]).toEqual(['', '']);
+    expect(await page.$eval('#status', (el) => (el as unknown as { offsetParent: unknown }).offsetParent)).toBeNull();
+  }, 60000);
+
+  it('moves focus to each view heading without drawing a focus box; keyboard focus on a control stays visible', async () => {
+    const { page } = b;
+    await open((await portalLink()).url);
+    await page.waitForSelector('h2::-p-text(Endpoints)');
+    await page.waitForFunction(() => document.activeElement?.tagName === 'H2');
+    expect(await focusRing()).toEqual(['H2', 'none']);
+    // From the keyboard, where Chromium draws a ring on whatever the script focuses next.
+    await page.focus('button::-p-text(Add an endpoint)');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('h2::-p-text(Add an endpoint)');
+    await page.waitForFunction(() => document.activeElement?.textContent === 'Add an endpoint');
+    expect(await focusRing()).toEqual(['H2', 'none']);
+    await page.keyboard.press('Tab');
+    expect(await focusRing()).toEqual(['BUTTON', 'solid']);
+  }, 60000);
+
+  it('has its own icon: the browser asks for no /favicon.ico, and nothing it asks for is missing', async () => {
+    await open((await portalLink()).url);
+    await waitFor(() => b.requested.includes('/portal/favicon.svg'), 10000, 'the icon request');
+    const icon = await fetch(`${stack.url}/portal/favicon.svg`);
+    expect([icon.status, icon.headers.get('content-type')]).toEqual([200, 'image/svg+xml']);
+    expect(await icon.text()).toMatch(/^<svg /);
+    expect(b.requested).not.toContain('/favicon.ico');
+    expect(b.notFound).toEqual([]);
   }, 60000);
 });

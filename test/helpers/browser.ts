@@ -54,7 +54,13 @@ export async function openPortalBrowser(origin: string): Promise<PortalBrowser> 
     executablePath: CHROMIUM,
     headless: true,
     // Chromium's sandbox cannot start as root in a container; the page is our own, on loopback.
-    args: [...(process.getuid?.() === 0 ? ['--no-sandbox'] : []), '--disable-dev-shm-usage', '--no-first-run'],
+    // One locale whatever the machine's, so the tests can say what a formatted time looks like.
+    args: [
+      ...(process.getuid?.() === 0 ? ['--no-sandbox'] : []),
+      '--disable-dev-shm-usage',
+      '--no-first-run',
+      '--lang=en-US',
+    ],
   });
   await browser
     .defaultBrowserContext()

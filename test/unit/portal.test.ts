@@ -93,6 +93,12 @@ describe('webhook portal function', () => {
     }
   });
 
+  it('links its own icon, served as SVG, so the browser asks for no /favicon.ico', () => {
+    const html = readFileSync(join(DIR, 'index.html'), 'utf8');
+    expect(html).toContain('<link rel="icon" href="/portal/favicon.svg" type="image/svg+xml" />');
+    expect(ASSETS['/portal/favicon.svg']).toEqual({ file: 'favicon.svg', type: 'image/svg+xml' });
+  });
+
   it("offers the API's event types and delivery statuses", async () => {
     // A browser module without type declarations: loaded by path (the tsconfig checks no .js).
     const page = '../../portal/api.js';
