@@ -229,8 +229,29 @@ describe('webhook portal in headless Chromium', () => {
     await click('button::-p-text(Back to endpoints)');
     await click(`${card} button::-p-text(Stats)`);
     await page.waitForSelector('svg.chart rect');
-    await page.waitForFunction(() => document.querySelector('[data-stat="Attempts"]')?.textContent !== '0');
-    expect(await text('[data-stat="Success rate"]')).toBe('100.0 %');
+    await page.waitForFunction(() => document.querySelector('[data-stat="attempts"]')?.textContent !== '0');
+    expect(await text('[data-stat="success_rate"]')).toBe('100.0 %');
+    // Attempts (requests sent) and deliveries (messages) are two groups, each named as such.
+    expect(await page.$$eval('#view section h3', (hs) => hs.map((el) => el.textContent))).toEqual([
+      'Attempts, last 24 hours',
+      'Deliveries (messages)',
+    ]);
+    expect(await page.$$eval('#view section', (ss) => ss.map((el) => el.querySelectorAll('dt').length))).toEqual([
+      6, 3,
+    ]);
+    expect(await page.$$eval('#view section:first-of-type dt', (ds) => ds.map((el) => el.textContent))).toEqual([
+      'Attempts sent',
+      'Attempts that succeeded',
+      'Attempts that failed',
+      'Success rate of attempts',
+      'Typical answer time (half are faster)',
+      'Slow answer time (95 in 100 are faster)',
+    ]);
+    expect(await page.$$eval('#view section:last-of-type dt', (ds) => ds.map((el) => el.textContent))).toEqual([
+      'Messages waiting for their first attempt',
+      'Messages waiting to be tried again',
+      'Messages given up on (every attempt failed), last 24 hours',
+    ]);
     await view('4-stats');
 
     // Resend missed messages: a call event the receiver missed (it answered 503), resent once it is back.
