@@ -47,13 +47,14 @@ export async function endpointsView(ctx) {
 function endpointCard(ctx, e) {
   const secretSlot = h('div', {});
   const health = healthOf(e);
+  const healthLine = h('p', { class: `health ${health.tone}` }, health.text);
   const run = (fn) => () => ctx.act(fn);
   return h(
     'article',
     { class: 'card', 'data-endpoint-id': e.id, 'aria-labelledby': `${e.id}-url` },
     h('h3', { id: `${e.id}-url`, class: 'url' }, e.url),
     e.description ? h('p', {}, e.description) : null,
-    h('p', { class: `health ${health.tone}` }, health.text),
+    healthLine,
     h('p', { class: 'note' }, `Sends: ${eventsInWords(e.events)}.`),
     h(
       'p',
@@ -88,7 +89,10 @@ function endpointCard(ctx, e) {
               type: 'button',
               onclick: run(async () => {
                 await api('POST', `/v1/webhook-endpoints/${e.id}/test`);
-                ctx.status(`A test message is on its way to ${e.url}. Open Deliveries to see it arrive.`);
+                ctx.status(
+                  `A test message is on its way to ${e.url}. Its health here changes when it arrives; Deliveries shows each attempt.`,
+                );
+                void followHealth(ctx, e, healthLine);
               }),
             },
             'Send a test',
@@ -234,4 +238,26 @@ function eventsForm(ctx, e) {
     h('button', { type: 'submit' }, 'Save'),
   );
   return form;
+}
+
+/**
+ * After "Send a test": asks for the endpoint every second, while its card is shown and for at
+ * most a minute, until its health changes (the test arrived, or failed), then says the new
+ * health on the card and in the status line.
+ */
+async function followHealth(ctx, e, line) {
+  const before = JSON.stringify(e.health);
+  const deadline = Date.now() + 60_000;
+  while (line.isConnected && Date.now() < deadline) {
+    await new Promise((ok) => window.setTimeout(ok, 1000));
+    const now = await api('GET', `/v1/webhook-endpoints/${e.id}`).catch(() => null);
+    if (!now || !line.isConnected) continue;
+    if (JSON.stringify(now.health) === before && now.enabled === e.enabled) continue;
+    Object.assign(e, { health: now.health, enabled: now.enabled });
+    const health = healthOf(now);
+    line.className = `health ${health.tone}`;
+    line.textContent = health.text;
+    ctx.status(`Test message to ${now.url}: ${health.text}`);
+    return;
+  }
 }

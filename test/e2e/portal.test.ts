@@ -401,6 +401,36 @@ describe('webhook portal in headless Chromium', () => {
     expect(b.requested.some((p) => p.includes(key()))).toBe(false);
   }, 60000);
 
+  /** An endpoint made over the API, and the selector of its card. */
+  async function endpoint(body: Record<string, unknown>): Promise<{ id: string; card: string; secret: string }> {
+    const r = await call(stack.url, 'POST', '/v1/webhook-endpoints', { key: key(), body });
+    expect(r.status).toBe(201);
+    const id = r.json.id as string;
+    return { id, card: `article[data-endpoint-id="${id}"]`, secret: r.json.secret as string };
+  }
+
+  it('after "Send a test" the health on the card changes by itself once the test arrives', async () => {
+    const { page, text, click, lineIs } = b;
+    let secret = '';
+    const receiver = await startReceiver(() => [secret]);
+    const { id, card, ...made } = await endpoint({ url: receiver.url, events: ['call.completed'] });
+    secret = made.secret;
+    await open((await portalLink()).url);
+    await page.waitForSelector(card);
+    expect(await text(`${card} .health`)).toBe('Ready. Nothing has been sent to it yet.');
+    await click(`${card} button::-p-text(Send a test)`);
+    await waitFor(() => receiver.received.length === 1, 10000, 'the test message');
+    // No Refresh: the card asks for the endpoint again until its health moves.
+    await page.waitForFunction(
+      (sel, src) => new RegExp(src).test(document.querySelector(sel)?.textContent ?? ''),
+      { timeout: 20000 },
+      `${card} .health`,
+      `^Working\\. Last delivered at ${TIME.source}\\.$`,
+    );
+    await lineIs('status', new RegExp(`^Test message to ${literally(receiver.url)}: Working\\.`));
+    await call(stack.url, 'DELETE', `/v1/webhook-endpoints/${id}`, { key: key() });
+  }, 60000);
+
   it('a status or error line belongs to its view: moving to another view clears it', async () => {
     const { page, click, lineIs, text } = b;
     await open((await portalLink()).url);
