@@ -1,7 +1,9 @@
 import { api } from './api.js';
 import { h, show, uid } from './dom.js';
-import { addEndpointView, eventChoices, eventsInWords } from './add-endpoint.js';
+import { addEndpointView } from './add-endpoint.js';
 import { deliveriesView } from './deliveries.js';
+import { editEndpointView } from './edit-endpoint.js';
+import { eventsInWords } from './endpoint-form.js';
 import { healthOf } from './health.js';
 import { recoverView, statsView } from './stats.js';
 
@@ -109,10 +111,10 @@ function changeOrRemove(ctx, e, secretSlot, run) {
     'details',
     { class: 'more' },
     h('summary', {}, 'Change or remove'),
-    eventsForm(ctx, e),
     h(
       'div',
       { class: 'actions' },
+      h('button', { type: 'button', onclick: () => ctx.go((c) => editEndpointView(c, e.id)) }, 'Edit settings'),
       h('button', { type: 'button', onclick: () => ctx.go((c) => recoverView(c, e)) }, 'Resend missed messages'),
       h(
         'button',
@@ -216,28 +218,6 @@ export function secretPanel(ctx, secret, slot, { primary = false } = {}) {
       slot ? h('button', { type: 'button', onclick: () => slot.replaceChildren() }, 'Done') : null,
     ),
   );
-}
-
-function eventsForm(ctx, e) {
-  const choices = eventChoices(e.events);
-  const form = h(
-    'form',
-    {
-      class: 'events',
-      onsubmit: (ev) => {
-        ev.preventDefault();
-        const events = choices.selected();
-        if (events.length === 0) return ctx.error('Choose at least one kind of message to send.');
-        void ctx.act(async () => {
-          await api('PATCH', `/v1/webhook-endpoints/${e.id}`, { events });
-          ctx.status(`${e.url} now gets: ${eventsInWords(events)}.`);
-        });
-      },
-    },
-    choices.element,
-    h('button', { type: 'submit' }, 'Save'),
-  );
-  return form;
 }
 
 /**
