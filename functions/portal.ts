@@ -18,7 +18,12 @@ export const ASSETS: Record<string, { file: string; type: string }> = {
   '/portal/deliveries.js': { file: 'deliveries.js', type: 'text/javascript; charset=utf-8' },
   '/portal/stats.js': { file: 'stats.js', type: 'text/javascript; charset=utf-8' },
   '/portal/health.js': { file: 'health.js', type: 'text/javascript; charset=utf-8' },
+  '/portal/time.js': { file: 'time.js', type: 'text/javascript; charset=utf-8' },
   '/portal/add-endpoint.js': { file: 'add-endpoint.js', type: 'text/javascript; charset=utf-8' },
+  '/portal/endpoint-form.js': { file: 'endpoint-form.js', type: 'text/javascript; charset=utf-8' },
+  '/portal/edit-endpoint.js': { file: 'edit-endpoint.js', type: 'text/javascript; charset=utf-8' },
+  // Linked by the page, so the browser never asks for /favicon.ico (a 404).
+  '/portal/favicon.svg': { file: 'favicon.svg', type: 'image/svg+xml' },
 };
 
 /**

@@ -1,3 +1,5 @@
+import { formatTime } from './time.js';
+
 /**
  * The page's only way out: same-origin calls to the public /v1 API with the credential it was
  * given (a portal link's token, or a pasted key). The credential lives in this module's
@@ -33,9 +35,8 @@ export class ApiError extends Error {
   }
 }
 
-/** An ISO instant inside an API message, said in the reader's own time. */
-const localTimes = (text) =>
-  text.replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, (iso) => new Date(iso).toLocaleString());
+/** An ISO instant inside an API message, said in the reader's own time, as every other time on the page. */
+const localTimes = (text) => text.replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, formatTime);
 
 /** What went wrong, as a sentence for a person: the API's own message when it has one, never a network code. */
 function sentenceFor(status, json, res) {

@@ -1,7 +1,7 @@
 import { api, ApiError, setCredential, watchSession } from './api.js';
 import { h, show } from './dom.js';
 import { endpointsView } from './endpoints.js';
-import { shortTime } from './health.js';
+import { formatTime } from './time.js';
 
 /*
  * A portal link carries its token in the fragment (#token=pst_…), which browsers never send
@@ -35,9 +35,14 @@ const ctx = {
     if (err instanceof ApiError && err.status === 401) signOut();
     $('error').textContent = typeof err === 'string' ? err : err instanceof ApiError ? err.message : pageTrouble(err);
   },
-  /** Shows a view: `render(ctx)` returns its element (and may load data into it). */
+  /**
+   * Shows a view: `render(ctx)` returns its element (and may load data into it). The status and
+   * error lines speak of the view they were said on, so a new view starts without them: an
+   * action that moves to another view reports after `go`.
+   */
   async go(render) {
     ctx.error(null);
+    ctx.status('');
     try {
       show(viewEl, await render(ctx));
       viewEl.querySelector('h2')?.focus();
@@ -74,7 +79,7 @@ watchSession((s) => {
   showWho(
     [
       h('strong', {}, s.shopName),
-      h('span', {}, `This link works until ${shortTime(s.expiresAt)}`),
+      h('span', {}, `This link works until ${formatTime(s.expiresAt)}`),
       s.readOnly ? h('span', {}, 'View only') : null,
     ].filter(Boolean),
   );
@@ -93,8 +98,8 @@ async function signIn(credential, how) {
   if (how === 'key') await describeKey();
   $('sign-in').hidden = true;
   $('sign-out').hidden = false;
-  ctx.status(how === 'link' ? 'Signed in with your portal link.' : 'Signed in with your API key.');
   await ctx.go(endpointsView);
+  ctx.status(how === 'link' ? 'Signed in with your portal link.' : 'Signed in with your API key.');
 }
 
 /** A key says which shop it is for through GET /v1/me, when it may read it (settings:read). */

@@ -149,8 +149,8 @@ export async function eventView(ctx, eventId, endpoint) {
   const redeliver = (body, label) =>
     ctx.act(async () => {
       await api('POST', `/v1/events/${event.id}/redeliver`, body);
-      ctx.status(`Event ${event.id} is being sent again ${label}.`);
       await ctx.go((c) => eventView(c, eventId, endpoint));
+      ctx.status(`Event ${event.id} is being sent again ${label}.`);
     });
   return h(
     'div',

@@ -1,3 +1,5 @@
+import { formatTime } from './time.js';
+
 /**
  * The only way this page builds DOM: elements, attributes set one by one and text as text
  * nodes. Nothing here parses a string as markup, so a receiver's answer (attacker-controlled)
@@ -37,10 +39,10 @@ export function show(el, ...children) {
   for (const c of children.flat()) if (c) el.append(c);
 }
 
-/** A date as the reader's local time, with the exact UTC instant in a tooltip. */
+/** A date as the reader's local time (portal/time.js), with the exact UTC instant in a tooltip. */
 export function when(iso) {
   if (!iso) return h('span', {}, '—');
-  return h('time', { datetime: iso, title: iso }, new Date(iso).toLocaleString());
+  return h('time', { datetime: iso, title: iso }, formatTime(iso));
 }
 
 let seq = 0;

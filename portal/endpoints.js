@@ -1,7 +1,9 @@
 import { api } from './api.js';
 import { h, show, uid } from './dom.js';
-import { addEndpointView, eventChoices, eventsInWords } from './add-endpoint.js';
+import { addEndpointView } from './add-endpoint.js';
 import { deliveriesView } from './deliveries.js';
+import { editEndpointView } from './edit-endpoint.js';
+import { eventsInWords } from './endpoint-form.js';
 import { healthOf } from './health.js';
 import { recoverView, statsView } from './stats.js';
 
@@ -47,13 +49,14 @@ export async function endpointsView(ctx) {
 function endpointCard(ctx, e) {
   const secretSlot = h('div', {});
   const health = healthOf(e);
+  const healthLine = h('p', { class: `health ${health.tone}` }, health.text);
   const run = (fn) => () => ctx.act(fn);
   return h(
     'article',
     { class: 'card', 'data-endpoint-id': e.id, 'aria-labelledby': `${e.id}-url` },
     h('h3', { id: `${e.id}-url`, class: 'url' }, e.url),
     e.description ? h('p', {}, e.description) : null,
-    h('p', { class: `health ${health.tone}` }, health.text),
+    healthLine,
     h('p', { class: 'note' }, `Sends: ${eventsInWords(e.events)}.`),
     h(
       'p',
@@ -88,7 +91,10 @@ function endpointCard(ctx, e) {
               type: 'button',
               onclick: run(async () => {
                 await api('POST', `/v1/webhook-endpoints/${e.id}/test`);
-                ctx.status(`A test message is on its way to ${e.url}. Open Deliveries to see it arrive.`);
+                ctx.status(
+                  `A test message is on its way to ${e.url}. Its health here changes when it arrives; Deliveries shows each attempt.`,
+                );
+                void followHealth(ctx, e, healthLine);
               }),
             },
             'Send a test',
@@ -105,10 +111,10 @@ function changeOrRemove(ctx, e, secretSlot, run) {
     'details',
     { class: 'more' },
     h('summary', {}, 'Change or remove'),
-    eventsForm(ctx, e),
     h(
       'div',
       { class: 'actions' },
+      h('button', { type: 'button', onclick: () => ctx.go((c) => editEndpointView(c, e.id)) }, 'Edit settings'),
       h('button', { type: 'button', onclick: () => ctx.go((c) => recoverView(c, e)) }, 'Resend missed messages'),
       h(
         'button',
@@ -116,8 +122,8 @@ function changeOrRemove(ctx, e, secretSlot, run) {
           type: 'button',
           onclick: run(async () => {
             await api('PATCH', `/v1/webhook-endpoints/${e.id}`, { enabled: !e.enabled });
-            ctx.status(`${e.url} turned ${e.enabled ? 'off' : 'on'}.`);
             await ctx.go(endpointsView);
+            ctx.status(`${e.url} turned ${e.enabled ? 'off' : 'on'}.`);
           }),
         },
         e.enabled ? 'Turn off' : 'Turn on',
@@ -159,8 +165,8 @@ function changeOrRemove(ctx, e, secretSlot, run) {
           onclick: run(async () => {
             if (!window.confirm(`Delete the endpoint ${e.url}? Messages still waiting for it are dropped.`)) return;
             await api('DELETE', `/v1/webhook-endpoints/${e.id}`);
-            ctx.status(`${e.url} deleted.`);
             await ctx.go(endpointsView);
+            ctx.status(`${e.url} deleted.`);
           }),
         },
         'Delete',
@@ -214,24 +220,24 @@ export function secretPanel(ctx, secret, slot, { primary = false } = {}) {
   );
 }
 
-function eventsForm(ctx, e) {
-  const choices = eventChoices(e.events);
-  const form = h(
-    'form',
-    {
-      class: 'events',
-      onsubmit: (ev) => {
-        ev.preventDefault();
-        const events = choices.selected();
-        if (events.length === 0) return ctx.error('Choose at least one kind of message to send.');
-        void ctx.act(async () => {
-          await api('PATCH', `/v1/webhook-endpoints/${e.id}`, { events });
-          ctx.status(`${e.url} now gets: ${eventsInWords(events)}.`);
-        });
-      },
-    },
-    choices.element,
-    h('button', { type: 'submit' }, 'Save'),
-  );
-  return form;
+/**
+ * After "Send a test": asks for the endpoint every second, while its card is shown and for at
+ * most a minute, until its health changes (the test arrived, or failed), then says the new
+ * health on the card and in the status line.
+ */
+async function followHealth(ctx, e, line) {
+  const before = JSON.stringify(e.health);
+  const deadline = Date.now() + 60_000;
+  while (line.isConnected && Date.now() < deadline) {
+    await new Promise((ok) => window.setTimeout(ok, 1000));
+    const now = await api('GET', `/v1/webhook-endpoints/${e.id}`).catch(() => null);
+    if (!now || !line.isConnected) continue;
+    if (JSON.stringify(now.health) === before && now.enabled === e.enabled) continue;
+    Object.assign(e, { health: now.health, enabled: now.enabled });
+    const health = healthOf(now);
+    line.className = `health ${health.tone}`;
+    line.textContent = health.text;
+    ctx.status(`Test message to ${now.url}: ${health.text}`);
+    return;
+  }
 }

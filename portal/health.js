@@ -1,8 +1,10 @@
+import { formatTime } from './time.js';
+
 /**
  * An endpoint's health in words a person uses ("Failing since 14:02, retrying; next try at
  * 14:57"), from the fields the API gives (circuit, failures, times). Pure: `at` formats a time.
  */
-export function healthOf(e, at = shortTime) {
+export function healthOf(e, at = formatTime) {
   if (!e.enabled) {
     if (e.disabled_reason === 'failing')
       return {
@@ -25,14 +27,4 @@ export function healthOf(e, at = shortTime) {
     return { tone: 'bad', text: `The last delivery failed at ${at(h.last_failure_at)}; retrying.` };
   if (h.last_success_at) return { tone: 'ok', text: `Working. Last delivered at ${at(h.last_success_at)}.` };
   return { tone: 'muted', text: 'Ready. Nothing has been sent to it yet.' };
-}
-
-/** A time of day, with the date too when it is not today (reader's locale and zone). */
-export function shortTime(iso) {
-  if (!iso) return 'an unknown time';
-  const d = new Date(iso);
-  const time = d.toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit' });
-  return d.toDateString() === new Date().toDateString()
-    ? time
-    : `${d.toLocaleDateString(undefined, { month: 'short', day: 'numeric' })}, ${time}`;
 }

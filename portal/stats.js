@@ -1,39 +1,76 @@
 import { api } from './api.js';
 import { h, svg, uid } from './dom.js';
+import { formatTime, timeZone } from './time.js';
 import { endpointsView } from './endpoints.js';
 
 const back = (ctx) => h('button', { type: 'button', onclick: () => ctx.go(endpointsView) }, 'Back to endpoints');
 const pct = (rate) => (rate === null ? '—' : `${(rate * 100).toFixed(1)} %`);
 const ms = (v) => (v === null ? '—' : `${v} ms`);
 
-/** The last 24 hours of one endpoint: success rate, latency percentiles, open deliveries. */
+/** Label/value lines; `data-stat` names the API field each value comes from. */
+const facts = (rows) =>
+  h(
+    'dl',
+    { class: 'facts' },
+    rows.map(([field, label, value]) => h('div', {}, h('dt', {}, label), h('dd', { 'data-stat': field }, value))),
+  );
+
+/**
+ * The last 24 hours of one endpoint, in two groups a reader must not mix up: attempts (each
+ * request sent to the receiver: a message may take several) and deliveries (the messages
+ * themselves, each tried until it succeeds or runs out of attempts).
+ */
 export async function statsView(ctx, endpoint) {
   const s = await api('GET', `/v1/webhook-endpoints/${endpoint.id}/stats`);
+  const attemptsId = uid('attempts');
+  const deliveriesId = uid('deliveries');
   return h(
     'div',
     {},
-    h('div', { class: 'bar' }, h('h2', { tabindex: '-1' }, `Stats, last ${s.window_hours} h`), back(ctx)),
+    h('div', { class: 'bar' }, h('h2', { tabindex: '-1' }, `Stats, last ${s.window_hours} hours`), back(ctx)),
     h('p', { class: 'url' }, endpoint.url),
     h(
-      'dl',
-      { class: 'facts' },
-      [
-        ['Success rate', pct(s.success_rate)],
-        ['Attempts', String(s.attempts)],
-        ['Succeeded', String(s.succeeded)],
-        ['Failed', String(s.failed)],
-        ['Latency p50', ms(s.latency_ms.p50)],
-        ['Latency p95', ms(s.latency_ms.p95)],
-        ['Pending', String(s.deliveries.pending)],
-        ['Retrying', String(s.deliveries.retrying)],
-        ['Failed deliveries', String(s.deliveries.failed)],
-      ].map(([t, v]) => h('div', {}, h('dt', {}, t), h('dd', { 'data-stat': t }, v))),
+      'section',
+      { 'aria-labelledby': attemptsId },
+      h('h3', { id: attemptsId }, `Attempts, last ${s.window_hours} hours`),
+      h(
+        'p',
+        { class: 'note' },
+        'An attempt is one request sent to the receiver. A message that fails is tried again, so one message can take several attempts.',
+      ),
+      facts([
+        ['attempts', 'Attempts sent', String(s.attempts)],
+        ['succeeded', 'Attempts that succeeded', String(s.succeeded)],
+        ['failed', 'Attempts that failed', String(s.failed)],
+        ['success_rate', 'Success rate of attempts', pct(s.success_rate)],
+        ['latency_ms.p50', 'Typical answer time (half are faster)', ms(s.latency_ms.p50)],
+        ['latency_ms.p95', 'Slow answer time (95 in 100 are faster)', ms(s.latency_ms.p95)],
+      ]),
+      chart(s),
     ),
-    chart(s),
+    h(
+      'section',
+      { 'aria-labelledby': deliveriesId },
+      h('h3', { id: deliveriesId }, 'Deliveries (messages)'),
+      h(
+        'p',
+        { class: 'note' },
+        'A delivery is one message to this endpoint, with all its attempts. Waiting and retrying are counted as they stand now.',
+      ),
+      facts([
+        ['deliveries.pending', 'Messages waiting for their first attempt', String(s.deliveries.pending)],
+        ['deliveries.retrying', 'Messages waiting to be tried again', String(s.deliveries.retrying)],
+        [
+          'deliveries.failed',
+          `Messages given up on (every attempt failed), last ${s.window_hours} hours`,
+          String(s.deliveries.failed),
+        ],
+      ]),
+    ),
   );
 }
 
-/** Two bars each for outcomes and latency, drawn with DOM calls; the numbers are in the list above too. */
+/** Two bars each for attempts' outcomes and answer times, drawn with DOM calls; the numbers are in the list above too. */
 function chart(s) {
   const rows = [
     { label: 'Succeeded', value: s.succeeded, max: Math.max(s.attempts, 1), text: String(s.succeeded), cls: 'ok' },
@@ -62,7 +99,7 @@ function chart(s) {
     svg(
       'title',
       { id: titleId },
-      `Succeeded ${s.succeeded}, failed ${s.failed}; latency p50 ${ms(s.latency_ms.p50)}, p95 ${ms(s.latency_ms.p95)}`,
+      `Attempts: succeeded ${s.succeeded}, failed ${s.failed}; answer time p50 ${ms(s.latency_ms.p50)}, p95 ${ms(s.latency_ms.p95)}`,
     ),
     rows.map((r, i) => {
       const y = 8 + i * 28;
@@ -80,9 +117,9 @@ function chart(s) {
 
 function recoveryText(r) {
   const queued = `${r.deliveries_queued} message${r.deliveries_queued === 1 ? '' : 's'} to send again`;
-  const span = `events from ${new Date(r.since).toLocaleString()} to ${new Date(r.until).toLocaleString()}`;
+  const span = `events from ${formatTime(r.since)} to ${formatTime(r.until)}`;
   if (r.status === 'running')
-    return `${queued} so far, for ${span}; checked up to ${new Date(r.checked_through).toLocaleString()}, still going…`;
+    return `${queued} so far, for ${span}; checked up to ${formatTime(r.checked_through)}, still going…`;
   if (r.status === 'cancelled')
     return `Stopped: the endpoint was turned off or deleted. ${queued} for ${span} before that.`;
   return `${queued} for ${span}.`;
@@ -119,9 +156,9 @@ export function recoverView(ctx, endpoint) {
         });
       },
     },
-    h('label', { for: sinceId }, 'Since (your local time)'),
+    h('label', { for: sinceId }, `Since (your local time, ${timeZone()})`),
     since,
-    h('label', { for: untilId }, 'Until (optional; default now)'),
+    h('label', { for: untilId }, `Until (optional; default now; your local time, ${timeZone()})`),
     until,
     h('button', { type: 'submit', class: 'primary' }, 'Resend'),
   );

@@ -93,6 +93,43 @@ describe('webhook portal function', () => {
     }
   });
 
+  it('links its own icon, served as SVG, so the browser asks for no /favicon.ico', () => {
+    const html = readFileSync(join(DIR, 'index.html'), 'utf8');
+    expect(html).toContain('<link rel="icon" href="/portal/favicon.svg" type="image/svg+xml" />');
+    expect(ASSETS['/portal/favicon.svg']).toEqual({ file: 'favicon.svg', type: 'image/svg+xml' });
+  });
+
+  it('edits an endpoint by sending only the settings the form changed, null for one emptied', async () => {
+    const page = '../../portal/edit-endpoint.js';
+    const { changedFields } = (await import(page)) as {
+      changedFields(loaded: unknown, values: unknown): Record<string, unknown>;
+    };
+    const loaded = {
+      url: 'https://hooks.example/a',
+      events: ['call.completed', 'job.created'],
+      filter: { 'data.emergency': true },
+      ordering: 'per_resource',
+      rate_limit: 5,
+      description: 'CRM',
+      updated_at: '2026-11-28T10:00:00.000Z',
+    };
+    const same = { ...loaded, events: ['job.created', 'call.completed'], filter: { 'data.emergency': true } };
+    expect(changedFields(loaded, same)).toEqual({});
+    expect(changedFields(loaded, { ...same, url: 'https://hooks.example/b', rate_limit: 7 })).toEqual({
+      url: 'https://hooks.example/b',
+      rate_limit: 7,
+    });
+    expect(changedFields(loaded, { ...same, filter: null, rate_limit: null, description: null })).toEqual({
+      filter: null,
+      rate_limit: null,
+      description: null,
+    });
+    expect(changedFields(loaded, { ...same, events: ['*'], ordering: 'none' })).toEqual({
+      events: ['*'],
+      ordering: 'none',
+    });
+  });
+
   it("offers the API's event types and delivery statuses", async () => {
     // A browser module without type declarations: loaded by path (the tsconfig checks no .js).
     const page = '../../portal/api.js';
