@@ -149,14 +149,13 @@ async function forEndpoint(
   // under a rate limit: every start it counts goes through an admission). The admission wrote
   // them as carried: a batch with another wake-up of one lets it wait meanwhile (`elsewhere`).
   const handsOn = admission.carry.length > 0;
-  const runway = newRunway<AttemptVerdict>(
-    ctx,
-    admission.carry.map(find),
+  const runway = newRunway<AttemptVerdict>(ctx, {
+    runs: admission.send.length,
+    waiting: admission.carry.map(find),
+    heldUntil: admission.carryUntil,
     pulled,
-    (d) => (pulled ? LEFT_DUE : defer(deps, d, deps.now())),
-    admission.send.length,
-    admission.carryUntil,
-  );
+    giveBack: (d) => (pulled ? LEFT_DUE : defer(deps, d, deps.now())),
+  });
   // …or, when none of ours is in flight, on the queue; the endpoint is marked, so the next success pulls due ones from the table.
   // Behind requests that look stuck too: their messages wait until the first lease ends, but a success
   // (the receiver was only slow) takes the mark and pulls them at once; a hanging receiver never does.
@@ -166,7 +165,12 @@ async function forEndpoint(
   for (const { deliveryId, lease } of admission.send)
     verdicts.set(
       deliveryId,
-      attempt(deps, current, admission.health, find(deliveryId), runOf(deliveryId, lease, current, grace), runway),
+      attempt(deps, find(deliveryId), {
+        endpoint: current,
+        health: admission.health,
+        run: runOf(deliveryId, lease, current, grace),
+        runway,
+      }),
     );
   for (const id of admission.circuitOpen)
     verdicts.set(
@@ -289,9 +293,7 @@ async function admitOn(
     const admission = admit(
       endpoint,
       due.map((d) => d.delivery.id),
-      deps.now().getTime(),
-      leaseMs(deps.settings.timeoutMs),
-      leaseToken,
+      { now: deps.now().getTime(), leaseMs: leaseMs(deps.settings.timeoutMs), token: leaseToken },
       { booked, grace },
     );
     const mustWrite = admission.send.length > 0 || admission.health !== endpoint.health || !!admission.rateTail;
@@ -310,19 +312,24 @@ const runOf = (key: string, lease: Lease, endpoint: EndpointRecord, grace: numbe
 });
 
 /**
+ * Where an admitted delivery goes out: its endpoint, the endpoint's health as this run last
+ * knew it, the run whose lease it goes under, and the runway that passes the run's slot on.
+ */
+interface Slot {
+  endpoint: EndpointRecord;
+  health: EndpointHealth;
+  run: Run;
+  runway: Runway<AttemptVerdict>;
+}
+
+/**
  * One admitted delivery; whatever fails on the way, the batch's waiting deliveries go back on
  * the queue, and a run that was the last to end still releases what the others carried.
  */
-async function attempt(
-  deps: AttemptDeps,
-  endpoint: EndpointRecord,
-  health: EndpointHealth,
-  due: Due,
-  run: Run,
-  runway: Runway<AttemptVerdict>,
-): Promise<AttemptVerdict> {
+async function attempt(deps: AttemptDeps, due: Due, slot: Slot): Promise<AttemptVerdict> {
+  const { endpoint, run, runway } = slot;
   try {
-    return await attemptOnce(deps, endpoint, health, due, run, runway);
+    return await attemptOnce(deps, due, slot);
   } catch (err) {
     runway.flush();
     if (runway.endRun(run)) await deps.ledger.releaseCarried(endpoint, await runway.take()).catch(() => undefined);
@@ -333,14 +340,8 @@ async function attempt(
 /** Time a run's lease must have left to take one more delivery: its request, and the write after it. */
 const RECORD_MARGIN_MS = 2_000;
 
-async function attemptOnce(
-  deps: AttemptDeps,
-  endpoint: EndpointRecord,
-  health: EndpointHealth,
-  due: Due,
-  run: Run,
-  runway: Runway<AttemptVerdict>,
-): Promise<AttemptVerdict> {
+async function attemptOnce(deps: AttemptDeps, due: Due, slot: Slot): Promise<AttemptVerdict> {
+  const { endpoint, health, run, runway } = slot;
   const { delivery, event } = due;
   const { lease } = run;
   const now = deps.now();
@@ -424,7 +425,7 @@ async function attemptOnce(
       if (following) runway.start(following, runway.giveBack(following));
       throw err;
     }
-    if (following) runway.start(following, attempt(deps, endpoint, after, following, run, runway));
+    if (following) runway.start(following, attempt(deps, following, { ...slot, health: after }));
     if (recorded) await releaseNextInOrder(deps, delivery);
     return recorded ? 'delivered' : 'duplicate';
   }

@@ -94,13 +94,22 @@ export interface Runway<V> {
   take(): Promise<Carried>;
 }
 
+/** One endpoint's share of the batch, as its admission left it. */
+export interface RunwayStart<V> {
+  /** How many runs start: the slots admitted. */
+  runs: number;
+  /** The deliveries that wait for one of those slots (the admission's `carry`), held as carried until `heldUntil` (epoch ms). */
+  waiting: Due[];
+  heldUntil?: number;
+  /** The deliveries were read from the table, not given by messages. */
+  pulled: boolean;
+  /** How a waiting delivery goes back when no run takes it. */
+  giveBack: (due: Due) => Promise<V>;
+}
+
 export function newRunway<V>(
   ctx: BatchContext,
-  waiting: Due[],
-  pulled: boolean,
-  giveBack: (due: Due) => Promise<V>,
-  runs: number,
-  heldUntil = 0,
+  { runs, waiting, heldUntil = 0, pulled, giveBack }: RunwayStart<V>,
 ): Runway<V> {
   const starts = new Map<string, (run: Promise<V>) => void>();
   const outcomes = new Map(
