@@ -13,6 +13,8 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
+    // What must hold is an error: `npm run lint` runs with --quiet, which shows errors only.
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
     rules: {
       '@typescript-eslint/no-unused-vars': [
@@ -22,6 +24,26 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       eqeqeq: ['error', 'always'],
       'no-console': 'off',
+    },
+  },
+  // Shape of the code that runs or ships (tests may take one argument per table column, and a
+  // describe block is as long as its cases). More than five parameters is an error: name them in
+  // an options object with a type. Long or branchy functions are warnings: `npm run lint` shows
+  // errors only, `npm run lint:report` lists these too, the next candidates for a split.
+  {
+    files: [
+      'shared/**/*.ts',
+      'functions/**/*.ts',
+      'lib/**/*.ts',
+      'bin/**/*.ts',
+      'sim/**/*.ts',
+      'bench/**/*.ts',
+      'client/src/**/*.ts',
+    ],
+    rules: {
+      'max-params': ['error', 5],
+      complexity: ['warn', 15],
+      'max-lines-per-function': ['warn', { max: 80, skipBlankLines: true, skipComments: true }],
     },
   },
   // The dependency rule. Later blocks replace earlier ones for the same files, so the domain's repeats the others.

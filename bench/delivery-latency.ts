@@ -435,7 +435,7 @@ async function measureFloor(
     });
     const now = new Date();
     const event = { ...newEvent(shop.id, 'call.completed', {}, now), id: event_ids[0] as string };
-    const row = newDelivery(event, 'we_floor', newId('dlv', now.getTime()), 'fanout', now);
+    const row = newDelivery(event, { id: newId('dlv', now.getTime()), endpointId: 'we_floor', origin: 'fanout', now });
     await timed('delivery row create + update', async () => {
       await deliveries.createMissing([row]);
       const at = new Date().toISOString();

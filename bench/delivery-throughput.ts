@@ -101,13 +101,12 @@ try {
       events.push(event);
       eventsById.set(event.id, event);
       rows.push(
-        newDelivery(
-          event,
-          endpointIds[Math.floor(i / BATCH) % ENDPOINTS] as string,
-          newId('dlv', now.getTime()),
-          'fanout',
+        newDelivery(event, {
+          id: newId('dlv', now.getTime()),
+          endpointId: endpointIds[Math.floor(i / BATCH) % ENDPOINTS] as string,
+          origin: 'fanout',
           now,
-        ),
+        }),
       );
     }
     for (let i = 0; i < events.length; i += 25) {

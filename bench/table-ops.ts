@@ -71,13 +71,12 @@ try {
     const all: DeliveryRecord[][] = [];
     for (const { shopId, id } of refs) {
       const rows = Array.from({ length: BATCH }, (_, i) =>
-        newDelivery(
-          newEvent(shopId, 'call.completed', { id: `call_${i}`, object: 'call' }, now),
-          id,
-          newId('dlv', now.getTime()),
-          'fanout',
+        newDelivery(newEvent(shopId, 'call.completed', { id: `call_${i}`, object: 'call' }, now), {
+          id: newId('dlv', now.getTime()),
+          endpointId: id,
+          origin: 'fanout',
           now,
-        ),
+        }),
       );
       await deliveries.createAll(rows);
       all.push(rows);
@@ -147,9 +146,7 @@ try {
       const a = admit(
         read[i] as EndpointRecord,
         (rows[i] as DeliveryRecord[]).slice(0, MAX_IN_FLIGHT).map((d) => d.id),
-        Date.now(),
-        LEASE_MS,
-        randomUUID,
+        { now: Date.now(), leaseMs: LEASE_MS, token: randomUUID },
       );
       admitted[i] = a;
       if (!(await endpoints.admit(read[i] as EndpointRecord, a)))
@@ -201,9 +198,7 @@ try {
       const a = admit(
         endpoint,
         (rows[i] as DeliveryRecord[]).slice(MAX_IN_FLIGHT, 2 * MAX_IN_FLIGHT).map((d) => d.id),
-        Date.now(),
-        LEASE_MS,
-        randomUUID,
+        { now: Date.now(), leaseMs: LEASE_MS, token: randomUUID },
       );
       again[i] = a;
       if (!(await endpoints.admit(endpoint, a))) throw new Error('admission lost a race it cannot have');
@@ -223,8 +218,7 @@ try {
         first!.deliveryId,
         first!.lease.token,
         { succeeded: true, counted: true, opens: false, health },
-        undefined,
-        others.map((o) => ({ key: o.deliveryId, token: o.lease.token })),
+        { slots: others.map((o) => ({ key: o.deliveryId, token: o.lease.token })) },
       );
       const folded = {
         ...release,

@@ -147,7 +147,7 @@ export async function seedTable(stub: AwsStub): Promise<Seed> {
     // Open deliveries of two events, off their fast path and overdue (their messages lost): the sweeper finds them, and the endpoint's list has a second page.
     const past = new Date(Date.now() - 10 * 60_000);
     const rows = [latest, earlier].map((e) => ({
-      ...newDelivery(e, endpoint.id, newId('dlv', past.getTime()), 'fanout', past),
+      ...newDelivery(e, { id: newId('dlv', past.getTime()), endpointId: endpoint.id, origin: 'fanout', now: past }),
       sweep_at: new Date(past.getTime() + 60_000).toISOString(),
     }));
     await new DynamoDeliveryStore(db).createAll(rows);

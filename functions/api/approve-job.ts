@@ -15,7 +15,7 @@ export const makeHandler = (deps: () => JobDeps & IdempotencyDeps = lambdaDeps(j
     spec,
     async ({ principal, pathParameters, body, writeToken }) => ({
       status: 200,
-      body: await approveJob(deps(), principal.shopId, pathParameters.id ?? '', body.version, { writeToken }),
+      body: await approveJob(deps(), principal.shopId, pathParameters.id ?? '', body, { writeToken }),
     }),
     { idempotency: idempotent(() => deps().idempotency) },
   );

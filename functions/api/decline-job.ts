@@ -15,9 +15,7 @@ export const makeHandler = (deps: () => JobDeps & IdempotencyDeps = lambdaDeps(j
     spec,
     async ({ principal, pathParameters, body, writeToken }) => ({
       status: 200,
-      body: await declineJob(deps(), principal.shopId, pathParameters.id ?? '', body.version, body.reason, {
-        writeToken,
-      }),
+      body: await declineJob(deps(), principal.shopId, pathParameters.id ?? '', body, { writeToken }),
     }),
     { idempotency: idempotent(() => deps().idempotency) },
   );

@@ -48,8 +48,8 @@ export async function trigger(deps: ApiDeps, shop: Shop, type: TriggerType): Pro
     throw new Error(
       `shop ${shop.id} books ${shop.booking_mode}: its jobs are never pending, so ${type} cannot be triggered`,
     );
-  if (type === 'job.approved') await approveJob(deps, shop.id, jobId, 1);
-  else await declineJob(deps, shop.id, jobId, 1, 'Declined by `npm run cli -- trigger`');
+  if (type === 'job.approved') await approveJob(deps, shop.id, jobId, { version: 1 });
+  else await declineJob(deps, shop.id, jobId, { version: 1, reason: 'Declined by `npm run cli -- trigger`' });
   const decided = (await deps.events.list(shop.id, { limit: 1 }, type)).items[0];
   if (!decided) throw new Error(`no ${type} event was written`);
   return { event_id: decided.id, event_ids: [...call.event_ids, decided.id], objects };

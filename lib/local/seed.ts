@@ -64,8 +64,9 @@ export async function seedDemoData(deps: CallDeps & JobDeps, shop: Shop): Promis
     data.calls++;
     data.events += result.event_ids.length;
     for (const jobId of result.job_ids) {
-      if (c.decision === 'approve') await approveJob(deps, shop.id, jobId, 1);
-      if (c.decision === 'decline') await declineJob(deps, shop.id, jobId, 1, 'Outside our service area');
+      if (c.decision === 'approve') await approveJob(deps, shop.id, jobId, { version: 1 });
+      if (c.decision === 'decline')
+        await declineJob(deps, shop.id, jobId, { version: 1, reason: 'Outside our service area' });
       if (c.decision) data.events++;
       data.jobs[c.decision === 'approve' ? 'approved' : c.decision === 'decline' ? 'declined' : 'pending']++;
     }

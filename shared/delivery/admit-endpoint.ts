@@ -27,12 +27,11 @@ export async function admitOn(deps: AttemptDeps, read: EndpointRecord, due: Due[
   for (let tries = 0; tries < 3; tries++) {
     if (!endpoint?.enabled) return null;
     // The rate's window counts from this moment, just before the write: its latency is all the grace covers.
+    const terms = { now: deps.now().getTime(), leaseMs: leaseMs(deps.settings.timeoutMs), token: leaseToken };
     const admission = admit(
       endpoint,
       due.map((d) => d.delivery.id),
-      deps.now().getTime(),
-      leaseMs(deps.settings.timeoutMs),
-      leaseToken,
+      terms,
       { booked, grace },
     );
     const mustWrite = admission.send.length > 0 || admission.health !== endpoint.health || !!admission.rateTail;

@@ -142,23 +142,35 @@ function stuck(gate: EndpointGate, live: [string, Lease][], now: number, leaseMs
   return now - oldestTaken > SLOW_REQUEST_MS && !(lastSuccess > oldestTaken);
 }
 
+/** When an admission happens (epoch ms), and the leases it hands out: each held `leaseMs`, its holder named by `token()`. */
+export interface LeaseTerms {
+  now: number;
+  leaseMs: number;
+  token: () => string;
+}
+
+/** What a rate-limited endpoint's admission knows of its line (./rate-window.ts, `limitRate`). */
+export interface RateLine {
+  /** Deliveries that waited for the rate already. */
+  booked?: ReadonlySet<string>;
+  /** How long after now the admitted ones must start. */
+  grace?: number;
+}
+
 /**
  * Which of the due deliveries (in the order given) go out now. Closed: up to the in-flight
  * limit. Open or half_open: one probe when none is in flight and the probe time has come;
  * every other due delivery is recorded as not sent (`circuit_open`). Beneath both, the
- * endpoint's rate limit, if it has one: what it has no room for waits (`rateLimited`);
- * `booked` are deliveries that waited for it already, and `grace` how long after now the
- * admitted ones must start (./rate-window.ts, `limitRate`).
+ * endpoint's rate limit, if it has one: what it has no room for waits (`rateLimited`).
  */
 export function admit(
   gate: EndpointGate,
   deliveryIds: string[],
-  now: number,
-  leaseMs: number,
-  token: () => string,
-  { booked = new Set(), grace }: { booked?: ReadonlySet<string>; grace?: number } = {},
+  terms: LeaseTerms,
+  { booked = new Set(), grace }: RateLine = {},
 ): Admission {
-  const out = admitSlots(gate, deliveryIds, now, leaseMs, token);
+  const { now } = terms;
+  const out = admitSlots(gate, deliveryIds, terms);
   // Over the limit of a healthy endpoint, the batch keeps the rest for the slots its runs free (./delivery-runway.ts).
   if (!gate.rate_limit)
     return out.health.circuit === 'closed' && out.health.consecutive_failures === 0 && out.send.length > 0
@@ -186,13 +198,7 @@ export function admit(
   };
 }
 
-function admitSlots(
-  gate: EndpointGate,
-  deliveryIds: string[],
-  now: number,
-  leaseMs: number,
-  token: () => string,
-): Admission {
+function admitSlots(gate: EndpointGate, deliveryIds: string[], { now, leaseMs, token }: LeaseTerms): Admission {
   const live = Object.entries(gate.leases).filter(([, lease]) => isLive(lease, now));
   const expired = Object.keys(gate.leases).filter((id) => !isLive(gate.leases[id], now));
   const unique = [...new Set(deliveryIds)];

@@ -126,15 +126,14 @@ export async function queueAgain(
     if (plan.kind === 'received') return plan;
     if (plan.kind === 'waiting') return { kind: 'queued', delivery: plan.delivery, created: false };
     const now = deps.now();
-    const row = newDelivery(
-      event,
+    const row = newDelivery(event, {
+      id: opts.id ?? newId('dlv', now.getTime()),
       endpointId,
-      opts.id ?? newId('dlv', now.getTime()),
-      'redeliver',
+      origin: 'redeliver',
       now,
-      opts.sweepGraceMs,
-      opts.orderKey,
-    );
+      sweepGraceMs: opts.sweepGraceMs,
+      orderKey: opts.orderKey,
+    });
     if (await deps.currentDeliveries.replace(row, plan.expected, plan.cancel))
       return { kind: 'queued', delivery: row, created: true };
     if (tries >= MAX_TRIES) throw new Error(`could not queue event ${event.id} to ${endpointId}: lost ${tries} races`);

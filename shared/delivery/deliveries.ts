@@ -99,6 +99,18 @@ export function receives(endpoint: EndpointRecord, event: EventRecord): boolean 
 export const fanOutDeliveryId = (eventId: string, endpointId: string): string =>
   derivedId('dlv', idTime(eventId), `${eventId}/${endpointId}`);
 
+/** A new delivery row of an event: its id, its endpoint, who made it and when. */
+export interface NewDelivery {
+  id: string;
+  endpointId: string;
+  origin: DeliveryRecord['origin'];
+  now: Date;
+  /** How long after `now` the sweeper wakes a row the stream enqueues (./policy.ts, `sweepGraceMs`). */
+  sweepGraceMs?: number;
+  /** Its resource's chain, for an endpoint that orders per resource (./resource-order.ts, `orderKeyFor`). */
+  orderKey?: string;
+}
+
 /**
  * A delivery row as created for one endpoint, before any attempt; its queue message is sent at
  * once. The fan-out's row starts on the fast path (`sweep_at` null, in no index: its message is
@@ -107,12 +119,7 @@ export const fanOutDeliveryId = (eventId: string, endpointId: string): string =>
  */
 export function newDelivery(
   event: EventRecord,
-  endpointId: string,
-  id: string,
-  origin: DeliveryRecord['origin'],
-  now: Date,
-  sweepGraceMs = SWEEP_GRACE_MS,
-  orderKey?: string,
+  { id, endpointId, origin, now, sweepGraceMs = SWEEP_GRACE_MS, orderKey }: NewDelivery,
 ): DeliveryRecord {
   return {
     ...(orderKey ? { order_key: orderKey } : {}),
@@ -190,7 +197,14 @@ export async function fanOut(deps: FanOutDeps, event: EventRecord): Promise<numb
   const now = deps.now();
   const grace = sweepGraceMs(deps.timeScale);
   const rowOf = (e: EndpointRecord) =>
-    newDelivery(event, e.id, fanOutDeliveryId(event.id, e.id), 'fanout', now, grace, orderKeyFor(e, event));
+    newDelivery(event, {
+      id: fanOutDeliveryId(event.id, e.id),
+      endpointId: e.id,
+      origin: 'fanout',
+      now,
+      sweepGraceMs: grace,
+      orderKey: orderKeyFor(e, event),
+    });
   // An ordered delivery is not recorded as not sent: behind an earlier one of its resource, it must use no attempt.
   const held = (e: EndpointRecord) => holdsBack(e.health, now.getTime()) && !orderKeyFor(e, event);
   const first = endpoints.filter(answering);

@@ -174,12 +174,7 @@ async function recordAndRelease(deps: AttemptDeps, turn: Turn, judged: Judged, l
   const { endpoint, due, run, runway, health } = turn;
   const { succeeded, after, next, update, n } = judged;
   const opens = after.circuit === 'open' && (health.circuit !== 'open' || run.lease.probe);
-  const failingSince = succeeded
-    ? endpoint.failing_since
-      ? null
-      : undefined
-    : (endpoint.failing_since ?? judged.at.toISOString());
-  const change = { succeeded, counted: true, opens, health: after, failingSince };
+  const change = { succeeded, counted: true, opens, health: after, failingSince: failingSince(turn, judged) };
   const carried = last ? await runway.take() : undefined;
   const { recorded, released } = await deps.ledger.finish({
     delivery: due.delivery,
@@ -204,6 +199,12 @@ async function recordAndRelease(deps: AttemptDeps, turn: Turn, judged: Judged, l
   logFailure(turn, judged);
   await disableIfDue(deps, endpoint, judged.outcome, [...due.delivery.history, judged.entry], judged.at);
   return next.at ? 'retry_scheduled' : 'failed';
+}
+
+/** When the endpoint's failures began: cleared by a success (null), kept, set by a first failure; undefined leaves it. */
+function failingSince({ endpoint }: Turn, { succeeded, at }: Judged): string | null | undefined {
+  if (succeeded) return endpoint.failing_since ? null : undefined;
+  return endpoint.failing_since ?? at.toISOString();
 }
 
 /** A receiver failing is the shop's problem, not ours, but someone watching the logs wants to see it. */

@@ -27,18 +27,11 @@ export function newEvent(
   now: Date,
   endpointId: string | null = null,
 ): EventRecord {
-  return eventWithId(newId('evt', now.getTime()), shopId, type, data, now, endpointId);
+  return { ...eventWithId(newId('evt', now.getTime()), shopId, type, data, now), endpoint_id: endpointId };
 }
 
-/** An event whose id the caller derives (a change that must always give the same id). */
-export function eventWithId(
-  id: string,
-  shopId: string,
-  type: EventType,
-  data: object,
-  now: Date,
-  endpointId: string | null = null,
-): EventRecord {
+/** An event whose id the caller derives (a change that must always give the same id), for every endpoint it concerns. */
+export function eventWithId(id: string, shopId: string, type: EventType, data: object, now: Date): EventRecord {
   return {
     id,
     object: 'event',
@@ -46,7 +39,7 @@ export function eventWithId(
     timestamp: now.toISOString(),
     data: data as Record<string, unknown>,
     shop_id: shopId,
-    endpoint_id: endpointId,
+    endpoint_id: null,
   };
 }
 

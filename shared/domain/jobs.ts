@@ -108,14 +108,15 @@ function refusal(job: JobRecord, version: number): AppError | null {
 
 const MAX_ATTEMPTS = 5;
 
-async function decide(
-  deps: JobDeps,
-  shopId: string,
-  id: string,
-  version: number,
-  change: { status: 'approved' | 'declined'; decline_reason: string | null },
-  options: WriteOptions,
-) {
+/** A decision on a job: its new status (and why it is declined), taken on the version the client saw. */
+interface Decision {
+  version: number;
+  status: 'approved' | 'declined';
+  decline_reason: string | null;
+}
+
+async function decide(deps: JobDeps, shopId: string, id: string, decision: Decision, options: WriteOptions) {
+  const { version, ...change } = decision;
   let job: JobRecord | null = await findExisting('job', 'job', id, (jobId) => deps.jobs.get(shopId, jobId));
   for (let attempt = 1; ; attempt++) {
     if (!job) throw notFound('job', id);
@@ -156,14 +157,24 @@ async function decide(
   }
 }
 
-export const approveJob = (deps: JobDeps, shopId: string, id: string, version: number, options: WriteOptions = {}) =>
-  decide(deps, shopId, id, version, { status: 'approved', decline_reason: null }, options);
+/** The request's body: the job version the client decided on, and, to decline, why (optional). */
+export interface JobDecision {
+  version: number;
+  reason?: string;
+}
+
+export const approveJob = (
+  deps: JobDeps,
+  shopId: string,
+  id: string,
+  { version }: Pick<JobDecision, 'version'>,
+  options: WriteOptions = {},
+) => decide(deps, shopId, id, { version, status: 'approved', decline_reason: null }, options);
 
 export const declineJob = (
   deps: JobDeps,
   shopId: string,
   id: string,
-  version: number,
-  reason?: string,
+  { version, reason }: JobDecision,
   options: WriteOptions = {},
-) => decide(deps, shopId, id, version, { status: 'declined', decline_reason: reason ?? null }, options);
+) => decide(deps, shopId, id, { version, status: 'declined', decline_reason: reason ?? null }, options);

@@ -70,15 +70,14 @@ export async function orderedEndpoint(
   };
   /** The event's row as its fan-out writes it before the chain is looked at. */
   const rowWritten = async (event: EventRecord, jobId: string) => {
-    const row = newDelivery(
-      event,
-      endpoint.id,
-      fanOutDeliveryId(event.id, endpoint.id),
-      'fanout',
-      new Date(),
-      60_000,
-      jobId,
-    );
+    const row = newDelivery(event, {
+      id: fanOutDeliveryId(event.id, endpoint.id),
+      endpointId: endpoint.id,
+      origin: 'fanout',
+      now: new Date(),
+      sweepGraceMs: 60_000,
+      orderKey: jobId,
+    });
     await store.createMissing([row]);
     return row;
   };

@@ -44,16 +44,21 @@ describe('attempt ledger (DynamoDB Local)', () => {
       const now = new Date();
       const event = newEvent(shop.id, 'call.completed', { id: `call_${i}` }, now);
       await new DynamoEventStore(deps.db).put(event);
-      rows.push(newDelivery(event, created.id, fanOutDeliveryId(event.id, created.id), 'fanout', now));
+      rows.push(
+        newDelivery(event, {
+          id: fanOutDeliveryId(event.id, created.id),
+          endpointId: created.id,
+          origin: 'fanout',
+          now,
+        }),
+      );
     }
     await deliveries.createMissing(rows);
     const endpoint = (await endpoints.get(shop.id, created.id)) as EndpointRecord;
     const admission = admit(
       endpoint,
       rows.slice(0, leased).map((r) => r.id),
-      Date.now(),
-      60_000,
-      randomUUID,
+      { now: Date.now(), leaseMs: 60_000, token: randomUUID },
     );
     expect(await endpoints.admit(endpoint, admission)).toBe(true);
     const leases = new Map(admission.send.map((s) => [s.deliveryId, s.lease]));
@@ -306,7 +311,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
   it('admits batches that read a healthy endpoint at the same moment while there is room: never past the cap, never one delivery twice', async () => {
     const { rows, endpoint } = await setUp(7, 0);
     const read = endpoint;
-    const one = (id: string) => admit(read, [id], Date.now(), 60_000, randomUUID);
+    const one = (id: string) => admit(read, [id], { now: Date.now(), leaseMs: 60_000, token: randomUUID });
     // Six batches, each with the endpoint as read before any of them wrote.
     const admitted = await Promise.all(rows.slice(0, 6).map((r) => endpoints.admit(read, one(r.id))));
     expect(admitted.filter(Boolean)).toHaveLength(MAX_IN_FLIGHT);
@@ -320,7 +325,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
     const first = rows[0] as DeliveryRecord;
     // The endpoint as a second batch read it just before the first batch's admission.
     const stale = { ...endpoint, leases: {} };
-    const duplicate = admit(stale, [first.id], Date.now(), 60_000, randomUUID);
+    const duplicate = admit(stale, [first.id], { now: Date.now(), leaseMs: 60_000, token: randomUUID });
     expect(duplicate.send.map((s) => s.deliveryId)).toEqual([first.id]);
     expect(await endpoints.admit(stale, duplicate)).toBe(false);
     expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases[first.id]?.token).toBe(lease(first).token);

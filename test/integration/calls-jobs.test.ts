@@ -80,16 +80,21 @@ describe('calls and jobs in the store (DynamoDB Local)', () => {
   it('a refused approval writes no event; approve and decline write exactly one each', async () => {
     const own = await createShop(deps, { name: 'Decide Shop', owner_email: 'o@decide.test' });
     const [a, b] = [await ingestCall(deps, simulate(own)), await ingestCall(deps, simulate(own))];
-    await expect(approveJob(deps, own.id, a.job_ids[0]!, 7)).rejects.toMatchObject({
+    await expect(approveJob(deps, own.id, a.job_ids[0]!, { version: 7 })).rejects.toMatchObject({
       code: 'version_conflict',
       options: { extra: { current_version: 1 } },
     });
-    expect(await approveJob(deps, own.id, a.job_ids[0]!, 1)).toMatchObject({ status: 'approved', version: 2 });
-    expect(await declineJob(deps, own.id, b.job_ids[0]!, 1, 'Outside our area')).toMatchObject({
+    expect(await approveJob(deps, own.id, a.job_ids[0]!, { version: 1 })).toMatchObject({
+      status: 'approved',
+      version: 2,
+    });
+    expect(await declineJob(deps, own.id, b.job_ids[0]!, { version: 1, reason: 'Outside our area' })).toMatchObject({
       status: 'declined',
       decline_reason: 'Outside our area',
     });
-    await expect(declineJob(deps, own.id, a.job_ids[0]!, 2)).rejects.toMatchObject({ code: 'invalid_state' });
+    await expect(declineJob(deps, own.id, a.job_ids[0]!, { version: 2 })).rejects.toMatchObject({
+      code: 'invalid_state',
+    });
     const types = (await eventsOf(deps, own.id))
       .map((e) => e.type)
       .filter((t) => t.startsWith('job.') && t !== 'job.created');

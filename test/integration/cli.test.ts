@@ -282,7 +282,12 @@ describe('operator CLI (DynamoDB Local)', () => {
       url: 'https://hooks.partner.example/events',
       events: ['*'],
     });
-    const row = newDelivery(event!, endpoint.id, fanOutDeliveryId(eventId, endpoint.id), 'fanout', new Date());
+    const row = newDelivery(event!, {
+      id: fanOutDeliveryId(eventId, endpoint.id),
+      endpointId: endpoint.id,
+      origin: 'fanout',
+      now: new Date(),
+    });
     row.status = 'retrying';
     row.attempts = 1;
     row.history = [

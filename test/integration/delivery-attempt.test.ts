@@ -92,7 +92,12 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
       const now = new Date();
       const event = newEvent(shop.id, 'call.completed', { id: `call_${i}` }, now);
       await new DynamoEventStore(deps.db).put(event);
-      const made = newDelivery(event, endpoint.id, fanOutDeliveryId(event.id, endpoint.id), 'fanout', now);
+      const made = newDelivery(event, {
+        id: fanOutDeliveryId(event.id, endpoint.id),
+        endpointId: endpoint.id,
+        origin: 'fanout',
+        now,
+      });
       rows.push(opts.indexed ? { ...made, sweep_at: new Date(now.getTime() + 60_000).toISOString() } : made);
     }
     await store.createMissing(rows);
@@ -496,7 +501,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
       ExpressionAttributeValues: { ':past': Date.now() - 1000 },
     });
     const read = (await endpoints.get(shop.id, endpoint.id)) as NonNullable<Awaited<ReturnType<typeof endpoints.get>>>;
-    const admission = admit(read, [y.id, x.id], Date.now(), 60_000, () => 'tok');
+    const admission = admit(read, [y.id, x.id], { now: Date.now(), leaseMs: 60_000, token: () => 'tok' });
     // A batch over the limit: y goes out, x waits in its runway (carried).
     const until = Date.now() + 60_000;
     expect(admission.expiredCarried).toEqual([carriedKey(x.id)]);

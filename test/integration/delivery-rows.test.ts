@@ -55,7 +55,7 @@ describe('delivery rows (DynamoDB Local)', () => {
     const event = newEvent(shopId, 'call.completed', { id: newId('call', at.getTime()), object: 'call' }, at);
     await deps.events.put(event);
     const rows = endpointIds.map((id) => ({
-      ...newDelivery(event, id, fanOutDeliveryId(event.id, id), 'fanout', at),
+      ...newDelivery(event, { id: fanOutDeliveryId(event.id, id), endpointId: id, origin: 'fanout', now: at }),
       status,
       ...(status === 'pending' ? {} : { attempts: 1, sweep_at: null }),
     }));
@@ -181,7 +181,9 @@ describe('delivery rows (DynamoDB Local)', () => {
     const at = new Date(Date.now() - 5_000);
     const event = newEvent(shopId, 'call.completed', { id: newId('call', at.getTime()), object: 'call' }, at);
     await deps.events.put(event);
-    const rows = endpointIds.map((id) => newDelivery(event, id, fanOutDeliveryId(event.id, id), 'fanout', at));
+    const rows = endpointIds.map((id) =>
+      newDelivery(event, { id: fanOutDeliveryId(event.id, id), endpointId: id, origin: 'fanout', now: at }),
+    );
     const [fast, indexed, attempted] = rows as [DeliveryRecord, DeliveryRecord, DeliveryRecord, DeliveryRecord];
     expect((await store.createMissing(rows.slice(0, 3))).map((d) => d.id)).toEqual([fast.id, indexed.id, attempted.id]);
     // A local start (or the dead-letter drain, or a failed send) put one in the due index: the sweeper sends it,

@@ -44,9 +44,9 @@ describe("an endpoint's rate limit in the table (DynamoDB Local)", () => {
   it('the admission writes the starts it counted, on the version: a consumer that read before it loses, and on its re-read finds no room', async () => {
     const read = await newEndpoint(2);
     const now = Date.now();
-    const first = admit(read, ids(3), now, 60_000, randomUUID);
+    const first = admit(read, ids(3), { now, leaseMs: 60_000, token: randomUUID });
     // Both consumers read the endpoint before either wrote; the in-flight bound alone would let both in.
-    const second = admit(read, ids(2), now, 60_000, randomUUID);
+    const second = admit(read, ids(2), { now, leaseMs: 60_000, token: randomUUID });
     expect([first.send.length, second.send.length]).toEqual([2, 2]);
     expect(await endpoints.admit(read, first)).toBe(true);
     expect(await endpoints.admit(read, second)).toBe(false);
@@ -55,7 +55,7 @@ describe("an endpoint's rate limit in the table (DynamoDB Local)", () => {
     expect(reread.rate_starts).toEqual(first.rateStarts);
     expect(rateAllowance(2, reread.rate_starts ?? {}, now)).toBe(0);
     expect(Object.keys(reread.leases)).toHaveLength(2);
-    const again = admit(reread, ids(2), Date.now(), 60_000, randomUUID);
+    const again = admit(reread, ids(2), { now: Date.now(), leaseMs: 60_000, token: randomUUID });
     expect(again.send).toEqual([]);
     expect(again.rateLimited).toHaveLength(2);
     // Nothing to start, nothing to write: the item is as the first admission left it.
@@ -66,7 +66,7 @@ describe("an endpoint's rate limit in the table (DynamoDB Local)", () => {
     const read = await newEndpoint(3);
     const now = Date.now();
     const results = await Promise.all(
-      Array.from({ length: 4 }, () => admit(read, ids(1), now, 60_000, randomUUID)).map((a) =>
+      Array.from({ length: 4 }, () => admit(read, ids(1), { now, leaseMs: 60_000, token: randomUUID })).map((a) =>
         endpoints.admit(read, a),
       ),
     );

@@ -47,7 +47,12 @@ describe('endpoint state item (DynamoDB Local)', () => {
       const event = newEvent(shop.id, 'call.completed', { id: `call_${i}` }, now);
       await new DynamoEventStore(deps.db).put(event);
       rows.push(
-        newDelivery(event, created.id, derivedId('dlv', now.getTime(), `${event.id}/${created.id}`), 'fanout', now),
+        newDelivery(event, {
+          id: derivedId('dlv', now.getTime(), `${event.id}/${created.id}`),
+          endpointId: created.id,
+          origin: 'fanout',
+          now,
+        }),
       );
     }
     await deliveries.createMissing(rows);
@@ -64,9 +69,7 @@ describe('endpoint state item (DynamoDB Local)', () => {
     const admission = admit(
       endpoint,
       rows.map((r) => r.id),
-      Date.now(),
-      60_000,
-      leaseToken,
+      { now: Date.now(), leaseMs: 60_000, token: leaseToken },
     );
     expect(await endpoints.admit(endpoint, admission)).toBe(true);
     return new Map(admission.send.map((s) => [s.deliveryId, s.lease]));
@@ -171,9 +174,9 @@ describe('endpoint state item (DynamoDB Local)', () => {
       ).recorded,
     ).toBe(true);
     // The same release again (its answer lost, say): the lease is gone, so it counts nothing.
-    await endpoints.release(admitted, row.id, lease.token, succeeded(admitted), [
-      { entry: update.entry, status: update.status },
-    ]);
+    await endpoints.release(admitted, row.id, lease.token, succeeded(admitted), {
+      attempts: [{ entry: update.entry, status: update.status }],
+    });
     expect(await totals(e)).toEqual({ attempts: 1, succeeded: 1 });
     expect(await bucketItems(e)).toEqual([]);
     expect(await raw(keys.endpointState(e.shopId, e.id))).toMatchObject({
@@ -305,12 +308,16 @@ describe('endpoint state item (DynamoDB Local)', () => {
     const [a, b] = e.rows as [DeliveryRecord, DeliveryRecord];
     const read = await e.read();
     await updateEndpoint({ ...deps, checkUrl }, e.shopId, e.id, { enabled: false });
-    expect(await endpoints.admit(read, admit(read, [a.id], Date.now(), 60_000, leaseToken))).toBe(false);
+    expect(
+      await endpoints.admit(read, admit(read, [a.id], { now: Date.now(), leaseMs: 60_000, token: leaseToken })),
+    ).toBe(false);
     await updateEndpoint({ ...deps, checkUrl }, e.shopId, e.id, { enabled: true });
     const legacy = { ...(await e.read()), stats: undefined };
     await deps.db.doc.delete({ TableName: deps.db.tableName, Key: keys.endpointState(e.shopId, e.id) });
     expect(await endpoints.delete(e.shopId, e.id)).toBe(true);
-    expect(await endpoints.admit(legacy, admit(legacy, [b.id], Date.now(), 60_000, leaseToken))).toBe(false);
+    expect(
+      await endpoints.admit(legacy, admit(legacy, [b.id], { now: Date.now(), leaseMs: 60_000, token: leaseToken })),
+    ).toBe(false);
     expect(await raw(keys.endpointState(e.shopId, e.id))).toBeUndefined();
   });
 });

@@ -46,7 +46,14 @@ describe('a retried fan-out (DynamoDB Local)', () => {
     const rows = new DynamoFanoutDeliveryStore(deps.db);
     // The first try: both rows written, then it died.
     await rows.createMissing(
-      [kept!, stopped!].map((e) => newDelivery(event, e.id, fanOutDeliveryId(event.id, e.id), 'fanout', new Date())),
+      [kept!, stopped!].map((e) =>
+        newDelivery(event, {
+          id: fanOutDeliveryId(event.id, e.id),
+          endpointId: e.id,
+          origin: 'fanout',
+          now: new Date(),
+        }),
+      ),
     );
     await deps.endpoints.update(shop.id, stopped!.id, { enabled: false }, new Date().toISOString());
 
@@ -84,7 +91,12 @@ describe('a retried fan-out (DynamoDB Local)', () => {
     for (const e of [created, approved]) await deps.events.put(e);
     const rows = new DynamoFanoutDeliveryStore(deps.db);
     const rowOf = (e: EventRecord) => ({
-      ...newDelivery(e, endpoint.id, fanOutDeliveryId(e.id, endpoint.id), 'fanout', new Date()),
+      ...newDelivery(e, {
+        id: fanOutDeliveryId(e.id, endpoint.id),
+        endpointId: endpoint.id,
+        origin: 'fanout',
+        now: new Date(),
+      }),
       order_key: job.id,
     });
     // The first try of job.created: its row written, its chain's write failed, so the row went into the due index.

@@ -36,7 +36,7 @@ describe('lists by time: created_after, created_before, updated_after (DynamoDB 
     }
     // Jobs of minutes 2 and 7 are approved at minute 30.
     for (const minute of [2, 7])
-      await approveJob({ ...deps, now: () => at(30) }, shop.id, calls[minute]?.jobId as string, 1);
+      await approveJob({ ...deps, now: () => at(30) }, shop.id, calls[minute]?.jobId as string, { version: 1 });
   });
 
   async function list(make: Make, path: string, query: Record<string, string>) {

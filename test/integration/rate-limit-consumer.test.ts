@@ -73,7 +73,14 @@ describe('the consumer under a rate limit (DynamoDB Local)', () => {
       const now = new Date();
       const event = newEvent(shop.id, 'call.completed', { id: `call_${i}` }, now);
       await new DynamoEventStore(deps.db).put(event);
-      rows.push(newDelivery(event, endpoint.id, fanOutDeliveryId(event.id, endpoint.id), 'fanout', now));
+      rows.push(
+        newDelivery(event, {
+          id: fanOutDeliveryId(event.id, endpoint.id),
+          endpointId: endpoint.id,
+          origin: 'fanout',
+          now,
+        }),
+      );
     }
     await store.createMissing(rows);
     return { endpoint: { shop_id: shop.id, id: endpoint.id }, rows };

@@ -45,7 +45,9 @@ describe('redeliver and recover racing each other (DynamoDB Local, many interlea
     const event = newEvent(shopId, 'call.completed', { id: newId('call'), object: 'call' }, at);
     await deps.events.put(event);
     if (start === 'none') return { event };
-    const first = { ...newDelivery(event, endpointId, fanOutDeliveryId(event.id, endpointId), 'fanout', at) };
+    const first = {
+      ...newDelivery(event, { id: fanOutDeliveryId(event.id, endpointId), endpointId, origin: 'fanout', now: at }),
+    };
     if (start !== 'pending')
       Object.assign(first, { status: start, attempts: 1, sweep_at: start === 'retrying' ? first.sweep_at : null });
     await store.createAll([first]);

@@ -97,15 +97,14 @@ describe('ordered delivery per resource (DynamoDB Local)', () => {
     const second = await s.emit('job.approved', 'job_crash');
     await fanOut(s.fanOutDeps, first);
     // The second event's fan-out wrote its row, its chain write failed, and it put the row in the due index before failing.
-    const made = newDelivery(
-      second,
-      s.endpoint.id,
-      fanOutDeliveryId(second.id, s.endpoint.id),
-      'fanout',
-      new Date(),
-      60_000,
-      'job_crash',
-    );
+    const made = newDelivery(second, {
+      id: fanOutDeliveryId(second.id, s.endpoint.id),
+      endpointId: s.endpoint.id,
+      origin: 'fanout',
+      now: new Date(),
+      sweepGraceMs: 60_000,
+      orderKey: 'job_crash',
+    });
     const row = { ...made, sweep_at: new Date(Date.now() + 60_000).toISOString() };
     await store.createMissing([row]);
     s.queued.length = 0;
@@ -187,24 +186,22 @@ describe('ordered delivery per resource (DynamoDB Local)', () => {
   it("the chain item's writes: a hold stands only while what it waits for is in the chain; a release happens once", async () => {
     const s = await setup();
     const [a, b] = [await s.emit('job.created', 'job_w'), await s.emit('job.approved', 'job_w')];
-    const ra = newDelivery(
-      a,
-      s.endpoint.id,
-      fanOutDeliveryId(a.id, s.endpoint.id),
-      'fanout',
-      new Date(),
-      60_000,
-      'job_w',
-    );
-    const rb = newDelivery(
-      b,
-      s.endpoint.id,
-      fanOutDeliveryId(b.id, s.endpoint.id),
-      'fanout',
-      new Date(),
-      60_000,
-      'job_w',
-    );
+    const ra = newDelivery(a, {
+      id: fanOutDeliveryId(a.id, s.endpoint.id),
+      endpointId: s.endpoint.id,
+      origin: 'fanout',
+      now: new Date(),
+      sweepGraceMs: 60_000,
+      orderKey: 'job_w',
+    });
+    const rb = newDelivery(b, {
+      id: fanOutDeliveryId(b.id, s.endpoint.id),
+      endpointId: s.endpoint.id,
+      origin: 'fanout',
+      now: new Date(),
+      sweepGraceMs: 60_000,
+      orderKey: 'job_w',
+    });
     await store.createMissing([ra, rb]);
     const member = (d: DeliveryRecord) => ({ ...d, order_key: 'job_w' });
     await order.join(member(ra));

@@ -77,13 +77,12 @@ describe('DynamoDB adapters (DynamoDB Local)', () => {
       const endpointId = newId('we');
       const now = new Date();
       const rows = Array.from({ length: n }, (_, i) =>
-        newDelivery(
-          newEvent(shop.id, 'call.completed', { id: `call_${i}`, object: 'call' }, now),
+        newDelivery(newEvent(shop.id, 'call.completed', { id: `call_${i}`, object: 'call' }, now), {
+          id: newId('dlv'),
           endpointId,
-          newId('dlv'),
-          'fanout',
+          origin: 'fanout',
           now,
-        ),
+        }),
       ).map(indexed);
       await new DynamoDeliveryStore(deps.db).createAll(rows);
       return { shopId: shop.id, endpointId, rows };
@@ -97,22 +96,20 @@ describe('DynamoDB adapters (DynamoDB Local)', () => {
       // Written after the disable (by a fan-out that read the endpoint still enabled, or after a re-enable).
       const later = new Date(disabledAt.getTime() + 1);
       const late = indexed(
-        newDelivery(
-          newEvent(a.shopId, 'call.completed', { id: 'call_late', object: 'call' }, later),
-          a.endpointId,
-          newId('dlv'),
-          'fanout',
-          later,
-        ),
+        newDelivery(newEvent(a.shopId, 'call.completed', { id: 'call_late', object: 'call' }, later), {
+          id: newId('dlv'),
+          endpointId: a.endpointId,
+          origin: 'fanout',
+          now: later,
+        }),
       );
       // On its fast path (its message on the queue): in no index, so the consumer cancels it when it meets it.
-      const fast = newDelivery(
-        newEvent(a.shopId, 'call.completed', { id: 'call_fast', object: 'call' }, disabledAt),
-        a.endpointId,
-        newId('dlv', disabledAt.getTime()),
-        'fanout',
-        new Date(disabledAt.getTime() - 1),
-      );
+      const fast = newDelivery(newEvent(a.shopId, 'call.completed', { id: 'call_fast', object: 'call' }, disabledAt), {
+        id: newId('dlv', disabledAt.getTime()),
+        endpointId: a.endpointId,
+        origin: 'fanout',
+        now: new Date(disabledAt.getTime() - 1),
+      });
       await store.createAll([late, fast]);
       expect(await store.cancelOpenForEndpoint(a.shopId, a.endpointId, { before: disabledAt })).toBe(40);
       // The fast-path row is counted all the same (the endpoint's recent pending rows).

@@ -14,12 +14,15 @@ import {
   type EndpointGate,
   type EndpointHealth,
   type Lease,
+  type LeaseTerms,
 } from '../../shared/delivery/circuit';
 
 const NOW = Date.parse('2026-11-22T12:00:00.000Z');
 const LEASE_MS = 15_000;
 let n = 0;
 const token = () => `t${++n}`;
+/** Admissions at NOW, with leases of LEASE_MS. */
+const TERMS: LeaseTerms = { now: NOW, leaseMs: LEASE_MS, token };
 const ids = (count: number) => Array.from({ length: count }, (_, i) => `dlv_${i}`);
 const lease = (until: number, probe = false): Lease => ({ until, token: 'x', probe });
 const gate = (health: Partial<EndpointHealth> = {}, leases: Record<string, Lease> = {}): EndpointGate => ({
@@ -31,7 +34,7 @@ const at = (ms: number) => new Date(ms).toISOString();
 
 describe('admission (closed circuit)', () => {
   it(`sends up to ${MAX_IN_FLIGHT} at once and defers the rest, without using an attempt`, () => {
-    const a = admit(gate(), ids(10), NOW, LEASE_MS, token);
+    const a = admit(gate(), ids(10), TERMS);
     expect(a.send.map((s) => s.deliveryId)).toEqual(ids(MAX_IN_FLIGHT));
     expect(a.defer).toEqual(ids(10).slice(MAX_IN_FLIGHT));
     expect(a.circuitOpen).toEqual([]);
@@ -40,41 +43,32 @@ describe('admission (closed circuit)', () => {
   });
 
   it('counts live leases of other consumers against the limit, and ignores expired ones', () => {
-    const a = admit(
-      gate({}, { a: lease(NOW + 1), b: lease(NOW + 1), c: lease(NOW - 1) }),
-      ids(5),
-      NOW,
-      LEASE_MS,
-      token,
-    );
+    const a = admit(gate({}, { a: lease(NOW + 1), b: lease(NOW + 1), c: lease(NOW - 1) }), ids(5), TERMS);
     expect(a.send).toHaveLength(MAX_IN_FLIGHT - 2);
     expect(a.expired).toEqual(['c']);
   });
 
   it(`after an unanswered attempt allows ${IN_FLIGHT_WHILE_FAILING} in flight, so a hanging receiver holds one slot`, () => {
     const hanging = gate({ consecutive_failures: 1, unanswered: true });
-    expect(admit(hanging, ids(4), NOW, LEASE_MS, token).send).toHaveLength(IN_FLIGHT_WHILE_FAILING);
+    expect(admit(hanging, ids(4), TERMS).send).toHaveLength(IN_FLIGHT_WHILE_FAILING);
     expect(
-      admit(gate({ consecutive_failures: 2, unanswered: true }, { x: lease(NOW + 5) }), ids(4), NOW, LEASE_MS, token)
-        .send,
+      admit(gate({ consecutive_failures: 2, unanswered: true }, { x: lease(NOW + 5) }), ids(4), TERMS).send,
     ).toHaveLength(0);
     // A receiver that answers an error at once holds no slot long: it keeps the full limit.
-    expect(admit(gate({ consecutive_failures: 1, unanswered: false }), ids(4), NOW, LEASE_MS, token).send).toHaveLength(
-      MAX_IN_FLIGHT,
-    );
+    expect(admit(gate({ consecutive_failures: 1, unanswered: false }), ids(4), TERMS).send).toHaveLength(MAX_IN_FLIGHT);
   });
 
   it('behind slow requests (a hanging receiver), deferred deliveries wait until the first lease ends', () => {
     const slow = gate({}, Object.fromEntries(ids(4).map((id, i) => [`old_${id}`, lease(NOW + LEASE_MS - 2000 + i)])));
-    expect(admit(slow, ['dlv_x'], NOW, LEASE_MS, token)).toMatchObject({
+    expect(admit(slow, ['dlv_x'], TERMS)).toMatchObject({
       defer: ['dlv_x'],
       deferUntil: NOW + LEASE_MS - 2000,
     });
     const quick = gate({}, Object.fromEntries(ids(4).map((id) => [`new_${id}`, lease(NOW + LEASE_MS - 10)])));
-    expect(admit(quick, ['dlv_x'], NOW, LEASE_MS, token)).toMatchObject({ defer: ['dlv_x'], deferUntil: null });
+    expect(admit(quick, ['dlv_x'], TERMS)).toMatchObject({ defer: ['dlv_x'], deferUntil: null });
     // A success before the oldest lease was taken says nothing of it: still stuck.
     const before = gate({ last_success_at: at(NOW - 3000) }, slow.leases);
-    expect(admit(before, ['dlv_x'], NOW, LEASE_MS, token).deferUntil).toBe(NOW + LEASE_MS - 2000);
+    expect(admit(before, ['dlv_x'], TERMS).deferUntil).toBe(NOW + LEASE_MS - 2000);
   });
 
   it('old leases with a success written since are runs passing their slots on, not stuck requests: deferred with no wait for the leases', () => {
@@ -83,7 +77,7 @@ describe('admission (closed circuit)', () => {
       { last_success_at: at(NOW - 500) },
       Object.fromEntries(ids(4).map((id) => [`run_${id}`, lease(NOW + LEASE_MS - 2000)])),
     );
-    expect(admit(running, ['dlv_x'], NOW, LEASE_MS, token)).toMatchObject({
+    expect(admit(running, ['dlv_x'], TERMS)).toMatchObject({
       send: [],
       defer: ['dlv_x'],
       deferUntil: null,
@@ -91,32 +85,27 @@ describe('admission (closed circuit)', () => {
   });
 
   it('never sends a delivery that is already in flight (a duplicate message), nor one named twice', () => {
-    const a = admit(gate({}, { dlv_0: lease(NOW + 1000) }), ['dlv_0', 'dlv_1', 'dlv_1'], NOW, LEASE_MS, token);
+    const a = admit(gate({}, { dlv_0: lease(NOW + 1000) }), ['dlv_0', 'dlv_1', 'dlv_1'], TERMS);
     expect(a.inFlight).toEqual(['dlv_0']);
     expect(a.send.map((s) => s.deliveryId)).toEqual(['dlv_1']);
   });
 
   it("a healthy endpoint's batch carries what it defers for its runs' slots, until its leases end; not under a rate limit or after a failure", () => {
-    const a = admit(gate(), ids(7), NOW, LEASE_MS, token);
+    const a = admit(gate(), ids(7), TERMS);
     expect(a.carry).toEqual(ids(7).slice(MAX_IN_FLIGHT));
     expect(a.carryUntil).toBe(NOW + LEASE_MS);
-    expect(admit({ ...gate(), rate_limit: 50 }, ids(7), NOW, LEASE_MS, token).carry).toEqual([]);
-    expect(admit(gate({ consecutive_failures: 1 }), ids(7), NOW, LEASE_MS, token).carry).toEqual([]);
+    expect(admit({ ...gate(), rate_limit: 50 }, ids(7), TERMS).carry).toEqual([]);
+    expect(admit(gate({ consecutive_failures: 1 }), ids(7), TERMS).carry).toEqual([]);
     // Nothing sent (every slot taken by others): nothing to carry either, it all waits on the queue.
     expect(
-      admit(
-        gate({}, { a: lease(NOW + 1), b: lease(NOW + 1), c: lease(NOW + 1), d: lease(NOW + 1) }),
-        ids(2),
-        NOW,
-        LEASE_MS,
-        token,
-      ).carry,
+      admit(gate({}, { a: lease(NOW + 1), b: lease(NOW + 1), c: lease(NOW + 1), d: lease(NOW + 1) }), ids(2), TERMS)
+        .carry,
     ).toEqual([]);
   });
 
   it("a delivery another batch's runs carry is neither sent nor carried again, but sent back like a deferral; a carried entry past its time is dropped", () => {
     const carried = { [carriedKey('dlv_1')]: NOW + 1000, [carriedKey('dlv_9')]: NOW };
-    const a = admit({ ...gate(), carried }, ids(6), NOW, LEASE_MS, token);
+    const a = admit({ ...gate(), carried }, ids(6), TERMS);
     expect(a.elsewhere).toEqual(['dlv_1']);
     expect(a.send.map((s) => s.deliveryId)).toEqual(['dlv_0', 'dlv_2', 'dlv_3', 'dlv_4']);
     expect(a.carry).toEqual(['dlv_5']);
@@ -127,19 +116,19 @@ describe('admission (closed circuit)', () => {
 
   it('leaves the health object untouched when the circuit does not change', () => {
     const g = gate();
-    expect(admit(g, ids(1), NOW, LEASE_MS, token).health).toBe(g.health);
+    expect(admit(g, ids(1), TERMS).health).toBe(g.health);
   });
 });
 
 describe('admission (open circuit)', () => {
   it('before the probe time: every due delivery is recorded as not sent', () => {
-    const a = admit(gate({ circuit: 'open', next_probe_at: at(NOW + 1) }), ids(3), NOW, LEASE_MS, token);
+    const a = admit(gate({ circuit: 'open', next_probe_at: at(NOW + 1) }), ids(3), TERMS);
     expect(a.send).toEqual([]);
     expect(a.circuitOpen).toEqual(ids(3));
   });
 
   it('at the probe time: one real delivery goes out as the probe (half_open), the others are not sent', () => {
-    const a = admit(gate({ circuit: 'open', next_probe_at: at(NOW) }), ids(3), NOW, LEASE_MS, token);
+    const a = admit(gate({ circuit: 'open', next_probe_at: at(NOW) }), ids(3), TERMS);
     expect(a.send).toEqual([{ deliveryId: 'dlv_0', lease: expect.objectContaining({ probe: true }) }]);
     expect(a.circuitOpen).toEqual(['dlv_1', 'dlv_2']);
     expect(a.health.circuit).toBe('half_open');
@@ -149,9 +138,7 @@ describe('admission (open circuit)', () => {
     const a = admit(
       gate({ circuit: 'half_open', next_probe_at: at(NOW - 10) }, { p: lease(NOW + 100, true) }),
       ids(2),
-      NOW,
-      LEASE_MS,
-      token,
+      TERMS,
     );
     expect(a.send).toEqual([]);
     expect(a.circuitOpen).toEqual(ids(2));
@@ -161,9 +148,7 @@ describe('admission (open circuit)', () => {
     const a = admit(
       gate({ circuit: 'half_open', next_probe_at: at(NOW - 10) }, { p: lease(NOW - 1, true) }),
       ids(1),
-      NOW,
-      LEASE_MS,
-      token,
+      TERMS,
     );
     expect(a.send).toHaveLength(1);
     expect(a.expired).toEqual(['p']);
@@ -343,7 +328,7 @@ describe('holdsBack: what falls due now is not sent, whatever the leases', () =>
       string,
       Lease
     >[]) {
-      const admission = admit({ health: open(future), leases, lease_version: 1 }, ['d_1'], NOW, LEASE_MS, token);
+      const admission = admit({ health: open(future), leases, lease_version: 1 }, ['d_1'], TERMS);
       expect(admission).toMatchObject({ send: [], circuitOpen: ['d_1'] });
     }
   });

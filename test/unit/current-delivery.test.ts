@@ -11,7 +11,7 @@ import { newEvent } from '../../shared/domain/events';
 const at = new Date('2026-11-22T10:00:00.000Z');
 const event = newEvent('shop_a', 'call.completed', { id: 'call_1' }, at);
 const row = (id: string, status: DeliveryStatus, attempts: number, endpointId = 'we_1'): DeliveryRecord => ({
-  ...newDelivery(event, endpointId, id, 'redeliver', at),
+  ...newDelivery(event, { id, endpointId, origin: 'redeliver', now: at }),
   status,
   attempts,
 });

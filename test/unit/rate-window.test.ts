@@ -1,4 +1,11 @@
-import { admit, HEALTHY, MAX_IN_FLIGHT, type EndpointGate, type EndpointHealth } from '../../shared/delivery/circuit';
+import {
+  admit,
+  HEALTHY,
+  MAX_IN_FLIGHT,
+  type EndpointGate,
+  type EndpointHealth,
+  type LeaseTerms,
+} from '../../shared/delivery/circuit';
 import {
   BUCKET_MS,
   counted,
@@ -24,6 +31,8 @@ const T0 = Date.parse('2026-11-22T12:00:00.000Z');
 const LEASE_MS = 15_000;
 let n = 0;
 const token = () => `t${++n}`;
+/** Admissions at T0, with leases of LEASE_MS. */
+const TERMS: LeaseTerms = { now: T0, leaseMs: LEASE_MS, token };
 const ids = (count: number, prefix = 'dlv') => Array.from({ length: count }, (_, i) => `${prefix}_${i}`);
 /** When starts counted in the bucket of `t` stop counting. */
 const freed = (t: number) => Math.floor(t / BUCKET_MS) * BUCKET_MS + BUCKET_MS + WINDOW_MS + START_GRACE_MS;
@@ -93,7 +102,7 @@ describe('the rate window (pure)', () => {
   });
 
   it('a batch of 10 against N = 2: 2 go now, 8 wait in line, half a period apart (no slot held, no backoff)', () => {
-    const a = admit(gate(2), ids(10), T0, LEASE_MS, token);
+    const a = admit(gate(2), ids(10), TERMS);
     expect(a.send.map((s) => s.deliveryId)).toEqual(ids(2));
     expect(a.defer).toEqual([]);
     expect(a.rateLimited?.map((w) => w.deliveryId)).toEqual(ids(10).slice(2));
@@ -106,21 +115,21 @@ describe('the rate window (pure)', () => {
 
   it('a line: who waited goes first, who comes while others wait joins its end even when the window has room', () => {
     const tail = T0 + 2 * RATE_PERIOD_MS;
-    const fresh = admit(gate(2, {}, {}), ['new'], T0, LEASE_MS, token);
+    const fresh = admit(gate(2, {}, {}), ['new'], TERMS);
     expect(fresh.send).toHaveLength(1);
-    const waiting = admit({ ...gate(2), rate_tail: tail }, ['new'], T0, LEASE_MS, token);
+    const waiting = admit({ ...gate(2), rate_tail: tail }, ['new'], TERMS);
     expect(waiting.send).toEqual([]);
     expect(waiting.rateLimited).toEqual([{ deliveryId: 'new', at: tail + RATE_PERIOD_MS / 2 }]);
     expect(waiting.rateTail).toBe(tail + RATE_PERIOD_MS / 2);
     // Woken at its place: it goes, and one just come waits behind the line.
-    const both = admit({ ...gate(2), rate_tail: tail }, ['new', 'old'], T0, LEASE_MS, token, {
+    const both = admit({ ...gate(2), rate_tail: tail }, ['new', 'old'], TERMS, {
       booked: new Set(['old']),
     });
     expect(both.send.map((s) => s.deliveryId)).toEqual(['old']);
     expect(both.rateLimited?.map((w) => w.deliveryId)).toEqual(['new']);
     // One that waited and still finds no room (the one before it started late) waits for the window only: the line's end stays.
     const full = withStarts({}, T0 - 200, 2);
-    const again = admit({ ...gate(2, full), rate_tail: tail }, ['old'], T0, LEASE_MS, token, {
+    const again = admit({ ...gate(2, full), rate_tail: tail }, ['old'], TERMS, {
       booked: new Set(['old']),
     });
     expect(again.rateLimited).toEqual([{ deliveryId: 'old', at: freed(T0 - 200) }]);
@@ -128,17 +137,17 @@ describe('the rate window (pure)', () => {
   });
 
   it('beneath the in-flight bound: when the rate has room, the rest wait for a slot as before', () => {
-    const a = admit(gate(100), ids(10), T0, LEASE_MS, token);
+    const a = admit(gate(100), ids(10), TERMS);
     expect(a.send).toHaveLength(MAX_IN_FLIGHT);
     expect(a.defer).toEqual(ids(10).slice(MAX_IN_FLIGHT));
     expect(a.rateLimited).toEqual([]);
     // The rate binds exactly at the slots: the rest wait for the rate, not for a slot.
-    const exact = admit(gate(MAX_IN_FLIGHT), ids(6), T0, LEASE_MS, token);
+    const exact = admit(gate(MAX_IN_FLIGHT), ids(6), TERMS);
     expect(exact.send).toHaveLength(MAX_IN_FLIGHT);
     expect(exact.defer).toEqual([]);
     expect(exact.rateLimited?.map((w) => w.deliveryId)).toEqual(ids(6).slice(MAX_IN_FLIGHT));
     // No rate limit: nothing of the rate in the admission.
-    const plain = admit(gate(null), ids(6), T0, LEASE_MS, token);
+    const plain = admit(gate(null), ids(6), TERMS);
     expect([plain.send.length, plain.rateLimited, plain.rateStarts]).toEqual([MAX_IN_FLIGHT, undefined, undefined]);
   });
 
@@ -150,12 +159,12 @@ describe('the rate window (pure)', () => {
       probe_interval_ms: 15_000,
     };
     const full = withStarts({}, T0 - 100, 1);
-    const a = admit(gate(1, full, open), ids(3), T0, LEASE_MS, token);
+    const a = admit(gate(1, full, open), ids(3), TERMS);
     expect(a.send).toEqual([]);
     expect(a.health.circuit).toBe('open');
     expect(a.rateLimited?.map((w) => w.deliveryId)).toEqual(['dlv_0']);
     expect(a.circuitOpen).toEqual(['dlv_1', 'dlv_2']);
-    const room = admit(gate(1, {}, open), ids(1), T0, LEASE_MS, token);
+    const room = admit(gate(1, {}, open), ids(1), TERMS);
     expect(room.send[0]?.lease.probe).toBe(true);
     expect(room.health.circuit).toBe('half_open');
   });
@@ -177,11 +186,11 @@ describe('the rate window (pure)', () => {
 
   it("a race lost: the consumer that re-reads the winner's write finds no room", () => {
     const read = gate(2);
-    const winner = admit(read, ['a', 'b'], T0, LEASE_MS, token);
-    const loser = admit(read, ['c', 'd'], T0 + 1, LEASE_MS, token);
+    const winner = admit(read, ['a', 'b'], TERMS);
+    const loser = admit(read, ['c', 'd'], { ...TERMS, now: T0 + 1 });
     expect(loser.send).toHaveLength(2); // on the stale read: its write is refused by the version (integration test)
     const reread: EndpointGate = { ...read, lease_version: 2, rate_starts: winner.rateStarts ?? {} };
-    const again = admit(reread, ['c', 'd'], T0 + 5, LEASE_MS, token);
+    const again = admit(reread, ['c', 'd'], { ...TERMS, now: T0 + 5 });
     expect(again.send).toEqual([]);
     expect(again.rateLimited?.map((w) => w.at)).toEqual([freed(T0), freed(T0) + RATE_PERIOD_MS / 2]);
   });

@@ -49,18 +49,18 @@ export class DynamoAttemptLedger implements AttemptLedger {
     if (sums.length > 1) return this.finishApart(end, key, carried);
     const ready = sum ? await this.endpoints.statsReady(end.endpoint, sum.start) : end.endpoint;
     if (sum && ready.stats?.bucket !== sum.start) return this.finishApart({ ...end, endpoint: ready }, key, carried);
-    const held = sum ?? null;
+    const stats = sum ?? null;
     // After a success the endpoint is expected closed, with the backlog mark as read; if the mark came or went, one more try.
     let expect = change.succeeded ? (ready.backlog_at === undefined ? USUAL : MARKED) : undefined;
     for (let tries = 0; tries < 2; tries++) {
-      const outcome = await this.tryTransaction({ ...end, endpoint: ready }, key, carried, expect, held);
+      const outcome = await this.tryTransaction({ ...end, endpoint: ready }, key, carried, expect, stats);
       if (outcome === 'done')
         return {
           recorded: true,
           released: { circuitBefore: change.succeeded ? 'closed' : ready.health.circuit, backlog: expect === MARKED },
         };
       if (outcome === 'duplicate') {
-        const released = await this.endpoints.release(ready, key, end.token, change, carried.attempts, carried.held);
+        const released = await this.endpoints.release(ready, key, end.token, change, carried);
         await this.endpoints.dropLeases(ready, carried.slots);
         return { recorded: false, released };
       }
@@ -75,7 +75,10 @@ export class DynamoAttemptLedger implements AttemptLedger {
     const { delivery, update, endpoint, token, change } = end;
     const recorded = await updateIf(this.db, recordAttemptInput(delivery, update));
     const counted = recorded ? [{ entry: update.entry, status: update.status }, ...carried.attempts] : carried.attempts;
-    const released = await this.endpoints.release(endpoint, key, token, change, counted, carried.held);
+    const released = await this.endpoints.release(endpoint, key, token, change, {
+      attempts: counted,
+      held: carried.held,
+    });
     await this.endpoints.dropLeases(endpoint, carried.slots);
     return { recorded, released };
   }
@@ -95,7 +98,7 @@ export class DynamoAttemptLedger implements AttemptLedger {
     key: string,
     carried: Carried,
     expect: Expectation | undefined,
-    held: HeldStats | null,
+    stats: HeldStats | null,
   ): Promise<'done' | 'duplicate' | 'marked' | 'unmarked' | 'other'> {
     const { delivery, update, endpoint, token, change } = end;
     const table = { TableName: this.db.tableName };
@@ -106,7 +109,12 @@ export class DynamoAttemptLedger implements AttemptLedger {
           {
             Update: {
               ...table,
-              ...releaseInput(endpoint, key, token, change, expect, carried.slots, held, carried.held),
+              ...releaseInput(endpoint, key, token, change, {
+                expect,
+                slots: carried.slots,
+                stats,
+                held: carried.held,
+              }),
               ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
             },
           },
@@ -127,7 +135,7 @@ export class DynamoAttemptLedger implements AttemptLedger {
         current.health.circuit === 'closed' &&
         ours({ key, token }) &&
         carried.slots.every(ours) &&
-        current.stats?.bucket === (held?.start ?? current.stats?.bucket);
+        current.stats?.bucket === (stats?.start ?? current.stats?.bucket);
       const mark = current.backlog_at === undefined ? 'unmarked' : 'marked';
       return usual && (mark === 'marked') !== (expect === MARKED) ? mark : 'other';
     }

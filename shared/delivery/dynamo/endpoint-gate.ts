@@ -23,6 +23,12 @@ export interface HeldStats {
   sum: StatsSum;
 }
 
+/** What a batch's other runs leave to a release: the attempts they recorded on their rows alone, the deliveries carried for them. */
+export interface RunsCarried {
+  attempts?: readonly RunAttempt[];
+  held?: readonly string[];
+}
+
 /** What an attempt's end writes on the endpoint's health and `failing_since`. */
 function healthChange(change: ReleaseChange): {
   sets: string[];
@@ -66,23 +72,32 @@ function healthChange(change: ReleaseChange): {
   return { sets, names: {}, values, condition };
 }
 
+/** What the write that ends an attempt also ends, counts and expects, besides our lease and the health. */
+export interface ReleaseAlso {
+  /**
+   * More conditions: the attempt's transaction expects the endpoint as it usually is, and falls
+   * back to this write alone, which reads back what it changed.
+   */
+  expect?: { condition: string; values: Record<string, unknown> };
+  /** Other leases of ours (the slots of runs that ended before it), each ended only if still ours. */
+  slots?: HeldSlot[];
+  /** Attempts' counts for the state item's current bucket. */
+  stats?: HeldStats | null;
+  /** Deliveries the admission wrote as carried for the runs. */
+  held?: readonly string[];
+}
+
 /**
  * The write that ends an attempt on its endpoint: drops our lease (only if it is still ours)
  * and writes the health. A success takes the backlog mark, so its holder goes on with the
- * endpoint's due deliveries. `slots` are other leases of ours this write also ends (the
- * slots of runs that ended before it), each only if still ours. `expect` adds conditions (the
- * attempt's transaction expects the endpoint as it usually is, and falls back to this write
- * alone, which reads back what it changed).
+ * endpoint's due deliveries.
  */
 export function releaseInput(
   endpoint: EndpointRecord,
   leaseKey: string,
   token: string,
   change: ReleaseChange,
-  expect?: { condition: string; values: Record<string, unknown> },
-  slots: HeldSlot[] = [],
-  stats: HeldStats | null = null,
-  held: readonly string[] = [],
+  { expect, slots = [], stats = null, held = [] }: ReleaseAlso = {},
 ) {
   const health = healthChange(change);
   const { sets, values } = health;
@@ -340,8 +355,7 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
     deliveryId: string,
     token: string,
     change: ReleaseChange,
-    attempts: readonly RunAttempt[] = [],
-    held: readonly string[] = [],
+    { attempts = [], held = [] }: RunsCarried = {},
   ): Promise<Released> {
     let current = endpoint;
     let adjusted = change;
@@ -353,7 +367,7 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
       try {
         const input = {
           TableName: this.db.tableName,
-          ...releaseInput(current, deliveryId, token, adjusted, undefined, [], placed.held, held),
+          ...releaseInput(current, deliveryId, token, adjusted, { stats: placed.held, held }),
           ReturnValues: 'UPDATED_OLD' as const,
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
         };
