@@ -25,6 +25,8 @@ const EXAMPLES: Record<string, string> = {
   stackName: 'ShopCallsStaging',
   ingestSenderAccount: '210987654321',
   ingestInvokerAccount: '210987654321',
+  perFunctionAlarms: 'true',
+  dashboard: 'true',
 };
 
 /** The keys of the Configure table in docs/deploy.md (`| \`key\` |` rows; `a` / `b` rows name two). */

@@ -17,6 +17,11 @@ const synth = () => {
   return { app, stack, template: Template.fromStack(stack) };
 };
 const { template } = synth();
+/** The same stack with its dashboard, which is off by default. */
+const dashboardTemplate = () => {
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [], dashboard: 'true' } });
+  return Template.fromStack(new ShopCallsStack(app, 'Test', { env: { account: '123456789012', region: 'eu-west-1' } }));
+};
 const resources = Object.entries(template.toJSON().Resources as Record<string, Resource>);
 const ofType = (type: string) => resources.filter(([, r]) => r.Type === type);
 const asArray = <T>(v: T | T[]): T[] => (Array.isArray(v) ? v : [v]);
@@ -81,7 +86,9 @@ describe('cloud stack template', () => {
   it("puts the stack's name on every log line and custom metric (service), so two stacks in one account stay apart", () => {
     for (const [, fn] of ofType('AWS::Lambda::Function'))
       expect(fn.Properties.Environment).toMatchObject({ Variables: { POWERTOOLS_SERVICE_NAME: 'Test' } });
-    const body = ref(ofType('AWS::CloudWatch::Dashboard')[0]?.[1].Properties.DashboardBody);
+    const body = ref(
+      Object.values(dashboardTemplate().findResources('AWS::CloudWatch::Dashboard'))[0]?.Properties.DashboardBody,
+    );
     expect(body).toContain('\\"service\\",\\"Test\\"');
     expect(body).not.toContain('shop-calls-api');
   });
@@ -173,10 +180,11 @@ describe('cloud stack template', () => {
     ).toEqual(['ReadThrottleEvents', 'WriteThrottleEvents']);
   });
 
-  it('has a dashboard with the API, the pipeline and the delivery metrics (EMF namespace)', () => {
-    const dashboards = ofType('AWS::CloudWatch::Dashboard');
+  it('has a dashboard with the API, the pipeline and the delivery metrics (EMF namespace) only when asked (dashboard)', () => {
+    expect(ofType('AWS::CloudWatch::Dashboard')).toHaveLength(0);
+    const dashboards = Object.values(dashboardTemplate().findResources('AWS::CloudWatch::Dashboard'));
     expect(dashboards).toHaveLength(1);
-    const body = ref(dashboards[0]?.[1].Properties.DashboardBody);
+    const body = ref(dashboards[0]?.Properties.DashboardBody);
     for (const metric of [
       'IteratorAge',
       'ApproximateAgeOfOldestMessage',
@@ -409,7 +417,7 @@ describe('cloud stack template', () => {
     expect(ref(ingest?.[1].Properties.DeadLetterConfig)).toMatch(/IngestDlq/);
   });
 
-  it("alarms on dead letters, old deliveries, 5xx, a stopped sweeper, and every function's errors and throttles, to one topic", () => {
+  it("alarms on dead letters, old deliveries, 5xx, a stopped sweeper, and Lambda's errors and throttles, to one topic", () => {
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
     // One per dead-letter queue: every queue but the ones functions consume.
     const consumed = ['DeliveryDeliveries', 'DeliveryOwnerEmails', 'CallIngestCalls'];
@@ -434,9 +442,12 @@ describe('cloud stack template', () => {
       EvaluationPeriods: 2,
     });
     expect(ref(stopped[0]?.Dimensions)).toMatch(/SweeperSweep/);
-    const fnCount = Object.keys(allFunctionEntries()).length;
-    expect(alarms.filter((a) => a.MetricName === 'Errors')).toHaveLength(fnCount);
-    expect(alarms.filter((a) => a.MetricName === 'Throttles')).toHaveLength(fnCount);
+    // Every function's, through Lambda's account-wide metrics (per function: test/cdk/idle-cost.test.ts).
+    for (const metric of ['Errors', 'Throttles'])
+      expect(alarms.filter((a) => a.MetricName === metric)).toEqual([
+        expect.objectContaining({ Namespace: 'AWS/Lambda', Statistic: 'Sum', Threshold: 1 }),
+      ]);
+    expect(alarms.filter((a) => a.Namespace === 'AWS/Lambda' && a.Dimensions === undefined)).toHaveLength(2);
     expect(new Set(alarms.map((a) => ref(a.AlarmActions))).size).toBe(1);
   });
 
@@ -638,12 +649,20 @@ describe('delivery sweeper', () => {
     );
   });
 
-  it('has its errors, throttles and dead letters alarmed', () => {
+  it('has its dead letters alarmed, and its errors and throttles (account-wide, or its own with perFunctionAlarms)', () => {
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
     const on = (metric: string, id: string | undefined) =>
       alarms.filter((a) => a.MetricName === metric && ref(a.Dimensions).includes(`"${id}"`));
     expect(on('ApproximateNumberOfMessagesVisible', idOf('SweeperSweepScheduleDlq'))).toHaveLength(1);
-    expect(on('Errors', sweepId)).toHaveLength(1);
-    expect(on('Throttles', sweepId)).toHaveLength(1);
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [], perFunctionAlarms: 'true' } });
+    const perFunction = Object.values(
+      Template.fromStack(
+        new ShopCallsStack(app, 'Test', { env: { account: '123456789012', region: 'eu-west-1' } }),
+      ).findResources('AWS::CloudWatch::Alarm'),
+    ).map((a) => a.Properties as Record<string, unknown>);
+    for (const metric of ['Errors', 'Throttles'])
+      expect(
+        perFunction.filter((a) => a.MetricName === metric && ref(a.Dimensions).includes(`"${sweepId}"`)),
+      ).toHaveLength(1);
   });
 });
