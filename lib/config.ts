@@ -46,6 +46,13 @@ export interface ServiceConfig {
   ingestInvokerAccount?: string;
   /** Timeout of POST …/recover, whose window of events is sized against it (docs/capacity.md, Recover). */
   recoverTimeoutSeconds: number;
+  /**
+   * Errors and throttles alarmed per function rather than on Lambda's account-wide metrics: for an
+   * account shared with other workloads or stacks; 2 billed alarm metrics per function (docs/capacity.md, Idle cost).
+   */
+  perFunctionAlarms: boolean;
+  /** The CloudWatch dashboard, $3 a month: off by default to keep an idle stack cheap (docs/capacity.md, Idle cost). */
+  dashboard: boolean;
 }
 
 export function configFromContext(node: Pick<Node, 'tryGetContext'>): ServiceConfig {
@@ -112,6 +119,8 @@ export function configFromContext(node: Pick<Node, 'tryGetContext'>): ServiceCon
       API_GATEWAY_INTEGRATION_SECONDS,
       "API Gateway's integration timeout: past it the caller gets 503 while recover keeps writing",
     ),
+    perFunctionAlarms: bool('perFunctionAlarms'),
+    dashboard: bool('dashboard'),
   };
 }
 

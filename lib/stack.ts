@@ -71,15 +71,18 @@ export class ShopCallsStack extends Stack {
       deliveryQueue: delivery.queue,
       ingestQueue: ingest.queue,
       alarmEmail: config.alarmEmail,
+      perFunctionAlarms: config.perFunctionAlarms,
     });
 
-    new ServiceDashboard(this, 'Dashboard', {
-      httpApi: api.httpApi,
-      deliveryQueue: delivery.queue,
-      fanout: delivery.fanout,
-      consumer: delivery.consumer,
-      table,
-    });
+    if (config.dashboard) {
+      new ServiceDashboard(this, 'Dashboard', {
+        httpApi: api.httpApi,
+        deliveryQueue: delivery.queue,
+        fanout: delivery.fanout,
+        consumer: delivery.consumer,
+        table,
+      });
+    }
 
     Validations.of(cursorSecret).acknowledge({
       id: 'AwsSolutions-SMG4',

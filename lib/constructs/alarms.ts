@@ -3,7 +3,7 @@ import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import { Alarm, ComparisonOperator, Metric, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITableV2 } from 'aws-cdk-lib/aws-dynamodb';
-import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { Function as LambdaFunction, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
@@ -26,6 +26,11 @@ export interface AlarmsProps {
   /** The sweeper, scheduled every minute: the safety net behind every lost wake-up. */
   sweeper: IFunction;
   alarmEmail?: string;
+  /**
+   * Errors and throttles alarmed per function (2 billed alarm metrics each) instead of on Lambda's
+   * two account-wide metrics, which also count other functions of the account and Region.
+   */
+  perFunctionAlarms: boolean;
 }
 
 const FIVE_MINUTES = Duration.minutes(5);
@@ -149,13 +154,31 @@ export class Alarms extends Construct {
         `The table throttled requests (${metricName}): on-demand capacity is ramping or a key is hot.`,
       );
     }
-    for (const { id: fnId, fn } of props.functions) {
-      alarm(`${fnId}Errors`, fn.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }), 1, `${fnId} threw errors.`);
+    if (props.perFunctionAlarms) {
+      for (const { id: fnId, fn } of props.functions) {
+        alarm(`${fnId}Errors`, fn.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }), 1, `${fnId} threw errors.`);
+        alarm(
+          `${fnId}Throttles`,
+          fn.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }),
+          1,
+          `${fnId} was throttled.`,
+        );
+      }
+    } else {
+      // CloudWatch bills an alarm per metric it reads, a metric-math alarm included, so one alarm per
+      // metric is the floor: Lambda's metrics without a FunctionName (every function of the account
+      // in this Region) cover all of this stack's functions for 2 alarm metrics instead of 2 each.
       alarm(
-        `${fnId}Throttles`,
-        fn.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }),
+        'LambdaErrors',
+        LambdaFunction.metricAllErrors({ period: FIVE_MINUTES, statistic: 'Sum' }),
         1,
-        `${fnId} was throttled.`,
+        'A Lambda function of this account and Region threw errors (timeouts and failed starts included): find which in docs/operations.md, Alarms.',
+      );
+      alarm(
+        'LambdaThrottles',
+        LambdaFunction.metricAllThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }),
+        1,
+        'A Lambda function of this account and Region was throttled: find which in docs/operations.md, Alarms.',
       );
     }
   }

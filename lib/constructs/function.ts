@@ -9,7 +9,7 @@ import {
   type ParamsAndSecretsLayerVersion,
   type RecursiveLoop,
 } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogLevel, NodejsFunction, OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
@@ -39,6 +39,9 @@ export const BUNDLING = {
   externalModules: [],
   mainFields: ['module', 'main'],
   esbuildArgs: Object.fromEntries(Object.entries(BUNDLE_ALIASES).map(([from, to]) => ['--alias', `${from}=${to}`])),
+  // esbuild's default (info) prints each bundle's files and sizes at every synth; warnings and
+  // errors still show. Sizes: `npm run bundle:report`.
+  logLevel: LogLevel.WARNING,
 } satisfies BundlingOptions;
 
 export interface ServiceFunctionProps {

@@ -8,7 +8,7 @@ import {
   type GlobalSecondaryIndexPropsV2,
 } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { TABLE, type IndexProjection } from '../../shared/store/table';
+import { DATA_MODEL_VERSION, DATA_MODEL_VERSION_TAG, TABLE, type IndexProjection } from '../../shared/store/table';
 
 /** An index copies every attribute unless its description in TABLE says which (INCLUDE). */
 function projectionProps(
@@ -36,6 +36,8 @@ export class ServiceTable extends Construct {
       removalPolicy: RemovalPolicy.RETAIN,
       timeToLiveAttribute: TABLE.ttlAttribute,
       dynamoStream: StreamViewType[TABLE.streamView],
+      // 0.x releases migrate nothing; the tag lets a later release tell which layout a table holds.
+      tags: [{ key: DATA_MODEL_VERSION_TAG, value: String(DATA_MODEL_VERSION) }],
       // DynamoDB adds at most one index per table update: append new indexes one deploy at a time.
       globalSecondaryIndexes: TABLE.globalIndexes.map((gsi) => ({
         indexName: gsi.name,

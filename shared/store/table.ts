@@ -39,6 +39,14 @@ export const TABLE = {
   streamView: 'NEW_AND_OLD_IMAGES',
 } as const;
 
+/**
+ * The version of the items' layout (keys, attributes) this code writes and reads, kept on the
+ * cloud table as the tag `data-model-version`: a release that changes the layout raises it, and
+ * a release that migrates reads the tag to know what it starts from (docs/data-model.md).
+ */
+export const DATA_MODEL_VERSION = 1;
+export const DATA_MODEL_VERSION_TAG = 'data-model-version';
+
 function projectionOf(p: IndexProjection): Projection {
   return p.type === 'ALL'
     ? { ProjectionType: 'ALL' }

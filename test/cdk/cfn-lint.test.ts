@@ -1,9 +1,9 @@
-import { App } from 'aws-cdk-lib';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ShopCallsStack } from '../../lib/stack';
+import { cdkApp } from '../helpers/cdk-app';
 
 /**
  * cfn-lint (installed on these machines, ENGINEERING.md) on the synthesized templates: an
@@ -22,18 +22,17 @@ type Finding = { Level: string; Rule: { Id: string }; Message: string; Filename:
   let outdir: string;
   beforeAll(() => {
     outdir = mkdtempSync(join(tmpdir(), 'cfn-lint-'));
-    const app = new App({ outdir, context: { 'aws:cdk:bundling-stacks': [] } });
+    const app = cdkApp({}, { outdir });
     new ShopCallsStack(app, 'Defaults');
-    const configured = new App({
-      outdir,
-      context: {
-        'aws:cdk:bundling-stacks': [],
+    const configured = cdkApp(
+      {
         alarmEmail: 'oncall@shop.example',
         senderEmail: 'alerts@shop.example',
         sweeperReservedConcurrency: '1',
         fullTracing: 'true',
       },
-    });
+      { outdir },
+    );
     new ShopCallsStack(configured, 'Configured', { env: { account: '123456789012', region: 'eu-west-1' } });
     app.synth();
     configured.synth();

@@ -1,7 +1,7 @@
-import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { applyNagPacks } from '../../lib/nag';
 import { ShopCallsStack } from '../../lib/stack';
+import { cdkApp } from '../helpers/cdk-app';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 type Statement = {
@@ -18,7 +18,7 @@ const ref = (v: unknown): string => JSON.stringify(v);
 const asArray = <T>(v: T | T[]): T[] => (Array.isArray(v) ? v : [v]);
 
 function synth(context: Record<string, string> = {}) {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [], ...context } });
+  const app = cdkApp(context);
   const json = Template.fromStack(new ShopCallsStack(app, 'Test', { env: ENV })).toJSON() as {
     Resources: Record<string, Resource>;
     Outputs: Record<string, { Value: unknown }>;
@@ -165,12 +165,9 @@ describe('ingestSenderAccount', () => {
   });
 
   it('synthesizes under cdk-nag with the sender and the invoker account together', () => {
-    const app = new App({
-      context: {
-        'aws:cdk:bundling-stacks': [],
-        ingestSenderAccount: '210987654321',
-        ingestInvokerAccount: '210987654321',
-      },
+    const app = cdkApp({
+      ingestSenderAccount: '210987654321',
+      ingestInvokerAccount: '210987654321',
     });
     new ShopCallsStack(app, 'Nag', { env: ENV });
     applyNagPacks(app);

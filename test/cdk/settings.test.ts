@@ -1,7 +1,7 @@
-import { App } from 'aws-cdk-lib';
 import { readFileSync } from 'node:fs';
 import { applyNagPacks } from '../../lib/nag';
 import { ShopCallsStack } from '../../lib/stack';
+import { cdkApp } from '../helpers/cdk-app';
 
 /** A non-default value of every setting docs/deploy.md documents; `stackName` is the stack's id, as bin/app.ts reads it. */
 const EXAMPLES: Record<string, string> = {
@@ -25,6 +25,8 @@ const EXAMPLES: Record<string, string> = {
   stackName: 'ShopCallsStaging',
   ingestSenderAccount: '210987654321',
   ingestInvokerAccount: '210987654321',
+  perFunctionAlarms: 'true',
+  dashboard: 'true',
 };
 
 /** The keys of the Configure table in docs/deploy.md (`| \`key\` |` rows; `a` / `b` rows name two). */
@@ -40,7 +42,7 @@ function documentedKeys(): string[] {
 
 function synthWithNag(context: Record<string, string>, env?: { account: string; region: string }): void {
   const { stackName, ...rest } = context;
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [], ...rest } });
+  const app = cdkApp(rest);
   new ShopCallsStack(app, stackName ?? 'ShopCallsApi', { env });
   applyNagPacks(app);
   app.synth();

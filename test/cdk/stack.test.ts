@@ -5,6 +5,7 @@ import { applyNagPacks } from '../../lib/nag';
 import { METRICS_NAMESPACE } from '../../shared/observability/delivery-metrics';
 import { allFunctionEntries } from '../../lib/constructs/entries';
 import { ShopCallsStack } from '../../lib/stack';
+import { cdkApp } from '../helpers/cdk-app';
 import { portalRoute, routes } from '../../shared/routes';
 import { FANOUT_FILTER_PATTERNS } from '../../shared/stream-filters';
 
@@ -12,11 +13,16 @@ type Resource = { Type: string; Properties: Record<string, unknown> };
 type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Condition?: unknown };
 
 const synth = () => {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = cdkApp();
   const stack = new ShopCallsStack(app, 'Test', { env: { account: '123456789012', region: 'eu-west-1' } });
   return { app, stack, template: Template.fromStack(stack) };
 };
 const { template } = synth();
+/** The same stack with its dashboard, which is off by default. */
+const dashboardTemplate = () => {
+  const app = cdkApp({ dashboard: 'true' });
+  return Template.fromStack(new ShopCallsStack(app, 'Test', { env: { account: '123456789012', region: 'eu-west-1' } }));
+};
 const resources = Object.entries(template.toJSON().Resources as Record<string, Resource>);
 const ofType = (type: string) => resources.filter(([, r]) => r.Type === type);
 const asArray = <T>(v: T | T[]): T[] => (Array.isArray(v) ? v : [v]);
@@ -47,9 +53,7 @@ describe('cloud stack template', () => {
   ])(
     'passes cdk-nag AwsSolutions and Serverless, as bin/app.ts applies them, for %s (every acknowledgment carries a reason)',
     (_label, env) => {
-      const app = new App({
-        context: { 'aws:cdk:bundling-stacks': [], ...(env ? {} : { senderEmail: 'alerts@shop.example' }) },
-      });
+      const app = cdkApp(env ? {} : { senderEmail: 'alerts@shop.example' });
       new ShopCallsStack(app, 'Nag', { env });
       applyNagPacks(app);
       expect(() => app.synth()).not.toThrow();
@@ -57,7 +61,7 @@ describe('cloud stack template', () => {
   );
 
   it('fails synth on a finding nobody acknowledged', () => {
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const app = cdkApp();
     const stack = new ShopCallsStack(app, 'Nag', { env: { account: '123456789012', region: 'eu-west-1' } });
     new Queue(stack, 'Unreviewed'); // no dead-letter queue, no TLS policy
     applyNagPacks(app);
@@ -73,7 +77,7 @@ describe('cloud stack template', () => {
       expect(fn.Properties.LoggingConfig).toMatchObject({ LogFormat: 'JSON' });
     }
     expect(fns.filter(([id]) => pipeline.test(id))).toHaveLength(5);
-    const full = new App({ context: { 'aws:cdk:bundling-stacks': [], fullTracing: 'true' } });
+    const full = cdkApp({ fullTracing: 'true' });
     const fullFns = Template.fromStack(new ShopCallsStack(full, 'Full')).findResources('AWS::Lambda::Function');
     for (const fn of Object.values(fullFns)) expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
   });
@@ -81,7 +85,9 @@ describe('cloud stack template', () => {
   it("puts the stack's name on every log line and custom metric (service), so two stacks in one account stay apart", () => {
     for (const [, fn] of ofType('AWS::Lambda::Function'))
       expect(fn.Properties.Environment).toMatchObject({ Variables: { POWERTOOLS_SERVICE_NAME: 'Test' } });
-    const body = ref(ofType('AWS::CloudWatch::Dashboard')[0]?.[1].Properties.DashboardBody);
+    const body = ref(
+      Object.values(dashboardTemplate().findResources('AWS::CloudWatch::Dashboard'))[0]?.Properties.DashboardBody,
+    );
     expect(body).toContain('\\"service\\",\\"Test\\"');
     expect(body).not.toContain('shop-calls-api');
   });
@@ -89,7 +95,7 @@ describe('cloud stack template', () => {
   it('reserves no concurrency unless sweeperReservedConcurrency is set (new accounts cannot spare any)', () => {
     for (const [, fn] of ofType('AWS::Lambda::Function'))
       expect(fn.Properties.ReservedConcurrentExecutions).toBeUndefined();
-    const reserved = new App({ context: { 'aws:cdk:bundling-stacks': [], sweeperReservedConcurrency: '1' } });
+    const reserved = cdkApp({ sweeperReservedConcurrency: '1' });
     const fns = Object.entries(
       Template.fromStack(new ShopCallsStack(reserved, 'Reserved')).findResources('AWS::Lambda::Function'),
     );
@@ -114,7 +120,7 @@ describe('cloud stack template', () => {
       Condition: { StringEquals: { 'aws:SourceAccount': '123456789012' } },
     });
     expect(ref((allow[0]?.Condition as { ArnLike: unknown }).ArnLike)).toMatch(
-      /"aws:SourceArn":.*":cloudwatch:eu-west-1:123456789012:alarm:\*"/,
+      /"aws:SourceArn":"arn:aws:cloudwatch:eu-west-1:123456789012:alarm:\*"/,
     );
     const deny = statements.filter((st) => st.Effect === 'Deny');
     expect(deny).toHaveLength(1);
@@ -126,7 +132,7 @@ describe('cloud stack template', () => {
   });
 
   it('keeps the alarm emails SNS could not deliver in a dead-letter queue, alarmed', () => {
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [], alarmEmail: 'ops@shop.example' } });
+    const app = cdkApp({ alarmEmail: 'ops@shop.example' });
     const t = Template.fromStack(
       new ShopCallsStack(app, 'Email', { env: { account: '123456789012', region: 'eu-west-1' } }),
     );
@@ -173,10 +179,11 @@ describe('cloud stack template', () => {
     ).toEqual(['ReadThrottleEvents', 'WriteThrottleEvents']);
   });
 
-  it('has a dashboard with the API, the pipeline and the delivery metrics (EMF namespace)', () => {
-    const dashboards = ofType('AWS::CloudWatch::Dashboard');
+  it('has a dashboard with the API, the pipeline and the delivery metrics (EMF namespace) only when asked (dashboard)', () => {
+    expect(ofType('AWS::CloudWatch::Dashboard')).toHaveLength(0);
+    const dashboards = Object.values(dashboardTemplate().findResources('AWS::CloudWatch::Dashboard'));
     expect(dashboards).toHaveLength(1);
-    const body = ref(dashboards[0]?.[1].Properties.DashboardBody);
+    const body = ref(dashboards[0]?.Properties.DashboardBody);
     for (const metric of [
       'IteratorAge',
       'ApproximateAgeOfOldestMessage',
@@ -196,10 +203,10 @@ describe('cloud stack template', () => {
         '*',
         Match.stringLikeRegexp('No alarmEmail'),
       );
-    const without = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const without = cdkApp();
     new ShopCallsStack(without, 'S');
     expect(warnings(without)).toHaveLength(1);
-    const withEmail = new App({ context: { 'aws:cdk:bundling-stacks': [], alarmEmail: 'ops@shop.example' } });
+    const withEmail = cdkApp({ alarmEmail: 'ops@shop.example' });
     new ShopCallsStack(withEmail, 'S');
     expect(warnings(withEmail)).toHaveLength(0);
     Template.fromStack(withEmail.node.findChild('S') as ShopCallsStack).hasResourceProperties(
@@ -409,7 +416,7 @@ describe('cloud stack template', () => {
     expect(ref(ingest?.[1].Properties.DeadLetterConfig)).toMatch(/IngestDlq/);
   });
 
-  it("alarms on dead letters, old deliveries, 5xx, a stopped sweeper, and every function's errors and throttles, to one topic", () => {
+  it("alarms on dead letters, old deliveries, 5xx, a stopped sweeper, and Lambda's errors and throttles, to one topic", () => {
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
     // One per dead-letter queue: every queue but the ones functions consume.
     const consumed = ['DeliveryDeliveries', 'DeliveryOwnerEmails', 'CallIngestCalls'];
@@ -434,9 +441,12 @@ describe('cloud stack template', () => {
       EvaluationPeriods: 2,
     });
     expect(ref(stopped[0]?.Dimensions)).toMatch(/SweeperSweep/);
-    const fnCount = Object.keys(allFunctionEntries()).length;
-    expect(alarms.filter((a) => a.MetricName === 'Errors')).toHaveLength(fnCount);
-    expect(alarms.filter((a) => a.MetricName === 'Throttles')).toHaveLength(fnCount);
+    // Every function's, through Lambda's account-wide metrics (per function: test/cdk/idle-cost.test.ts).
+    for (const metric of ['Errors', 'Throttles'])
+      expect(alarms.filter((a) => a.MetricName === metric)).toEqual([
+        expect.objectContaining({ Namespace: 'AWS/Lambda', Statistic: 'Sum', Threshold: 1 }),
+      ]);
+    expect(alarms.filter((a) => a.Namespace === 'AWS/Lambda' && a.Dimensions === undefined)).toHaveLength(2);
     expect(new Set(alarms.map((a) => ref(a.AlarmActions))).size).toBe(1);
   });
 
@@ -466,7 +476,7 @@ describe('cloud stack template', () => {
     expect(
       ofType('AWS::Lambda::Permission').filter(([, p]) => ref(p.Properties.FunctionName).includes('CallIngest')),
     ).toEqual([]);
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [], ingestInvokerAccount: '210987654321' } });
+    const app = cdkApp({ ingestInvokerAccount: '210987654321' });
     const t = Template.fromStack(
       new ShopCallsStack(app, 'Platform', { env: { account: '123456789012', region: 'eu-west-1' } }),
     );
@@ -479,15 +489,12 @@ describe('cloud stack template', () => {
   });
 
   it('reads its settings from context', () => {
-    const app = new App({
-      context: {
-        'aws:cdk:bundling-stacks': [],
-        senderEmail: 'alerts@shop.example',
-        consumerMaxConcurrency: '5',
-        throttleRate: '50',
-        rateLimitTest: '5',
-        rateLimitLive: '50',
-      },
+    const app = cdkApp({
+      senderEmail: 'alerts@shop.example',
+      consumerMaxConcurrency: '5',
+      throttleRate: '50',
+      rateLimitTest: '5',
+      rateLimitLive: '50',
     });
     const t = Template.fromStack(
       new ShopCallsStack(app, 'Configured', { env: { account: '123456789012', region: 'eu-west-1' } }),
@@ -638,12 +645,20 @@ describe('delivery sweeper', () => {
     );
   });
 
-  it('has its errors, throttles and dead letters alarmed', () => {
+  it('has its dead letters alarmed, and its errors and throttles (account-wide, or its own with perFunctionAlarms)', () => {
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
     const on = (metric: string, id: string | undefined) =>
       alarms.filter((a) => a.MetricName === metric && ref(a.Dimensions).includes(`"${id}"`));
     expect(on('ApproximateNumberOfMessagesVisible', idOf('SweeperSweepScheduleDlq'))).toHaveLength(1);
-    expect(on('Errors', sweepId)).toHaveLength(1);
-    expect(on('Throttles', sweepId)).toHaveLength(1);
+    const app = cdkApp({ perFunctionAlarms: 'true' });
+    const perFunction = Object.values(
+      Template.fromStack(
+        new ShopCallsStack(app, 'Test', { env: { account: '123456789012', region: 'eu-west-1' } }),
+      ).findResources('AWS::CloudWatch::Alarm'),
+    ).map((a) => a.Properties as Record<string, unknown>);
+    for (const metric of ['Errors', 'Throttles'])
+      expect(
+        perFunction.filter((a) => a.MetricName === metric && ref(a.Dimensions).includes(`"${sweepId}"`)),
+      ).toHaveLength(1);
   });
 });

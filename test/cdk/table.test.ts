@@ -1,10 +1,10 @@
-import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { ShopCallsStack } from '../../lib/stack';
-import { createTableInput } from '../../shared/store/table';
+import { cdkApp } from '../helpers/cdk-app';
+import { createTableInput, DATA_MODEL_VERSION } from '../../shared/store/table';
 
 describe('the table in the cloud stack', () => {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = cdkApp();
   const template = Template.fromStack(new ShopCallsStack(app, 'Test'));
 
   it("has the same keys, indexes and stream as the local stack's table", () => {
@@ -53,6 +53,13 @@ describe('the table in the cloud stack', () => {
       'shop_id',
       'status',
     ]);
+  });
+
+  it('records the data-model version in a tag, for a later release to migrate from', () => {
+    expect(DATA_MODEL_VERSION).toBe(1);
+    template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
+      Replicas: [Match.objectLike({ Tags: [{ Key: 'data-model-version', Value: '1' }] })],
+    });
   });
 
   it('keeps data: deletion protection, point-in-time recovery, retained on stack deletion', () => {
