@@ -62,7 +62,7 @@ async function localIngestQueue(): Promise<{ queueUrl: string; sqs: SQSClient }>
   const given =
     (values['ingest-queue-url'] as string | undefined) ||
     process.env.INGEST_QUEUE_URL ||
-    (process.env.SQS_PORT ? undefined : recordedStack(findStack())?.ingest_queue?.url);
+    (process.env.SQS_PORT ? undefined : recordedStack(findStack())?.ingest_queue.url);
   if (given) return { queueUrl: given, sqs: localSqsClient(new URL(given).origin) };
   const endpoint = `http://${LOCAL_DEFAULTS.host}:${process.env.SQS_PORT || LOCAL_PORTS.sqs}`;
   const sqs = localSqsClient(endpoint);

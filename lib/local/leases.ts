@@ -5,8 +5,8 @@ import { STATE_ENTITY } from '../../shared/delivery/dynamo/endpoint-state';
  * At a start of the local stack, the requests of its last run are over whatever they
  * were: it was stopped or killed. Their leases on endpoints would otherwise hold slots
  * (and keep the sweeper off their deliveries) until they expire, up to the delivery
- * timeout plus 5 s, unscaled. They are on the endpoints' state items (an endpoint saved before
- * it had one holds none: leases left on its configuration are ignored). Local only: in AWS consumers come and go while others run.
+ * timeout plus 5 s, unscaled. They are on the endpoints' state items. Local only: in AWS
+ * consumers come and go while others run.
  */
 export async function breakLeasesOfLastRun(db: Dynamo): Promise<number> {
   let broken = 0;

@@ -35,8 +35,8 @@ export interface StackFile {
   demo_shop_id: string | null;
   listen: { port: number };
   receiver: { port: number };
-  /** The voice platform's way in (SQS on the local emulator): `npm run smoke -- --local` sends its call there. Absent in files from before it existed. */
-  ingest_queue?: { url: string; dlq_url: string };
+  /** The voice platform's way in (SQS on the local emulator): `npm run smoke -- --local` sends its call there. */
+  ingest_queue: { url: string; dlq_url: string };
 }
 
 export type StackLookup =

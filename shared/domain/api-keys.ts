@@ -20,11 +20,6 @@ export interface ApiKeyRecord {
 export interface ApiKeyStore {
   put(record: ApiKeyRecord): Promise<void>;
   getByHash(keyHash: string): Promise<ApiKeyRecord | null>;
-  /**
-   * The key of that id, through an index (eventually consistent): for a portal session made
-   * before sessions recorded their key's hash (./portal-sessions.ts). Null when none has it.
-   */
-  getById(keyId: string): Promise<ApiKeyRecord | null>;
   /** Marks the key revoked; null when no key has that id. */
   revoke(keyId: string, at: string): Promise<ApiKeyRecord | null>;
 }

@@ -26,10 +26,9 @@ export interface PortalSessionRecord {
   issued_by: string | null;
   /**
    * That key's SHA-256, the address of its item: the authorizer reads the key's status by it
-   * (strongly consistent) on each request. Absent on sessions made before it was recorded,
-   * whose key is found by id instead.
+   * (strongly consistent) on each request; null with `issued_by`.
    */
-  issuer_key_hash?: string | null;
+  issuer_key_hash: string | null;
   created_at: string;
   /** When the token stops working (the contract's `expires_at`). */
   valid_until: string;
@@ -53,8 +52,8 @@ export interface PortalSessionDeps {
   now: () => Date;
 }
 
-/** How a session's issuing key is read: by the hash the session recorded, or (older sessions) by id. */
-type IssuerKeys = Pick<ApiKeyStore, 'getByHash' | 'getById'>;
+/** How a session's issuing key is read: by the hash the session recorded. */
+type IssuerKeys = Pick<ApiKeyStore, 'getByHash'>;
 
 const DEFAULT_EXPIRES_IN = 3600;
 const TOKEN_PATTERN = /^pst_[0-9A-Za-z]{40}$/;
@@ -127,8 +126,8 @@ const toPortalSessionResource = (r: PortalSessionRecord): Resource<'portalSessio
  * consistent GetItem per request with a key's session token (an operator's session has none).
  */
 async function issuerRefusal(keys: IssuerKeys, r: PortalSessionRecord): Promise<string | null> {
-  if (r.issued_by === null) return null;
-  const key = r.issuer_key_hash ? await keys.getByHash(r.issuer_key_hash) : await keys.getById(r.issued_by);
+  if (r.issuer_key_hash === null) return null;
+  const key = await keys.getByHash(r.issuer_key_hash);
   if (!key) return 'This portal link is not valid: the API key that made it no longer exists. Ask for a new link.';
   if (!key.revoked) return null;
   const when = key.revoked_at === null ? '' : ` at ${key.revoked_at}`;

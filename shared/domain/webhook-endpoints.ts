@@ -27,12 +27,12 @@ export interface EndpointRecord {
   url: string;
   description: string | null;
   events: string[];
-  /** Only events matching it are sent (./event-filter.ts); null or absent (endpoints saved before filters): all of its types. */
-  filter?: EventFilter | null;
-  /** `per_resource`: deliveries created while it is set follow their resource's order (../delivery/resource-order.ts); absent (saved before ordering): none. */
-  ordering?: EndpointOrdering;
-  /** Requests per second (../delivery/rate-window.ts); null or absent: no rate limit. */
-  rate_limit?: number | null;
+  /** Only events matching it are sent (./event-filter.ts); null: all of its types. */
+  filter: EventFilter | null;
+  /** `per_resource`: deliveries created while it is set follow their resource's order (../delivery/resource-order.ts). */
+  ordering: EndpointOrdering;
+  /** Requests per second (../delivery/rate-window.ts); null: no rate limit. */
+  rate_limit: number | null;
   enabled: boolean;
   disabled_reason: 'manual' | 'failing' | 'gone' | null;
   failing_since: string | null;
@@ -59,8 +59,8 @@ export interface EndpointRecord {
   created_by?: string;
   /**
    * The counters of the stats bucket its state item holds, as read (internal): releases add to
-   * them, and a release in a later bucket moves them to the bucket's own item first. Absent:
-   * the endpoint has no state item yet (saved before it had one).
+   * them, and a release in a later bucket moves them to the bucket's own item first. Absent on
+   * a record not read with its state item (one being made, or a read that missed the item).
    */
   stats?: EndpointStatsState;
 }
@@ -134,9 +134,9 @@ export function toEndpointResource(e: EndpointRecord): Resource<'webhookEndpoint
     url: e.url,
     description: e.description,
     events: e.events,
-    filter: e.filter ?? null,
-    ordering: e.ordering ?? 'none',
-    rate_limit: e.rate_limit ?? null,
+    filter: e.filter,
+    ordering: e.ordering,
+    rate_limit: e.rate_limit,
     enabled: e.enabled,
     disabled_reason: e.disabled_reason,
     failing_since: e.failing_since,

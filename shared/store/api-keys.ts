@@ -19,11 +19,6 @@ export class DynamoApiKeyStore implements ApiKeyStore {
     return getRecord<ApiKeyRecord>(this.db, keys.apiKey(keyHash));
   }
 
-  async getById(keyId: string): Promise<ApiKeyRecord | null> {
-    const item = await this.itemById(keyId);
-    return item ? stripKeys<ApiKeyRecord>(item) : null;
-  }
-
   async revoke(keyId: string, at: string): Promise<ApiKeyRecord | null> {
     const item = await this.itemById(keyId);
     if (!item) return null;

@@ -6,8 +6,8 @@ import { TABLE } from './table';
 import * as keys from './item-keys';
 
 /**
- * Idempotency records on the single table, in the item layout Powertools idempotency wrote
- * until it was replaced by this module (records live 24 h, so both must read each other's):
+ * Idempotency records on the single table, in the item layout and hashes of Powertools
+ * idempotency, so what its documentation says of a record holds here:
  * pk `IDEMPOTENCY#<md5 base64 of the key parts>`, sk `IDEMPOTENCY`, `status` INPROGRESS or
  * COMPLETED, `expires_at` (epoch seconds, also the table's TTL), `in_progress_expiration`
  * (epoch ms: the lock dies with the Lambda invocation that took it), `validation` (md5
@@ -28,7 +28,7 @@ const ATTR = {
   lockToken: 'lock_token',
   owner: 'owner',
 } as const;
-/** Attempts to take the lock when the record found has expired but TTL has not deleted it yet (as Powertools did: 1 + 2 retries). */
+/** Attempts to take the lock when the record found has expired but TTL has not deleted it yet (as Powertools does: 1 + 2 retries). */
 const ATTEMPTS = 3;
 
 /** A stored response as it sits in the table: encrypted, because some carry a signing secret. */
@@ -137,8 +137,7 @@ export class SingleTableIdempotencyStore {
       }
       if (!existing || (existing.status === STATUS.inProgress && existing.lock_token === token))
         return { kind: 'acquired', token };
-      // A record without an owner predates owners (at most a day before a deploy): it answers as it did.
-      if (existing.owner !== undefined && existing.owner !== ref.owner) return { kind: 'other_owner' };
+      if (existing.owner !== ref.owner) return { kind: 'other_owner' };
       if (existing.validation !== ref.payloadHash) return { kind: 'payload_mismatch' };
       const expired = existing.expires_at !== undefined && this.now() / 1000 > existing.expires_at;
       if (expired || existing.status === STATUS.expired) continue;

@@ -16,12 +16,6 @@ import { TABLE } from './table';
 const filterAttribute = (filter: EventFilter | null | undefined): string | null =>
   filter ? JSON.stringify(filter) : null;
 
-/**
- * The API's reads and writes of endpoints (create, list, update, rotate, delete), with the
- * consumer's gate beneath. Each endpoint is its configuration item and its state item
- * (./endpoint-state.ts): reads join the two, and a change of what both hold (`enabled`) or of
- * what the state holds (health, `failing_since`) writes them in one transaction.
- */
 /** Read once, by the fan-out, from the stream; kept a day. */
 const rateRaiseItem = (shopId: string, endpointId: string, at: string) => ({
   ...keys.rateRaise(shopId, endpointId, at),
@@ -32,6 +26,12 @@ const rateRaiseItem = (shopId: string, endpointId: string, at: string) => ({
   [TABLE.ttlAttribute]: Math.floor(Date.parse(at) / 1000) + 86_400,
 });
 
+/**
+ * The API's reads and writes of endpoints (create, list, update, rotate, delete), with the
+ * consumer's gate beneath. Each endpoint is its configuration item and its state item
+ * (../delivery/dynamo/endpoint-state.ts): reads join the two, and a change of what both hold
+ * (`enabled`) or of what the state holds (health, `failing_since`) writes them in one transaction.
+ */
 export class DynamoEndpointStore extends DynamoEndpointGateStore implements EndpointStore {
   /** The shop item counts its endpoints, so concurrent creates cannot pass the limit. */
   async create(endpoint: EndpointRecord, maxPerShop: number) {
@@ -131,40 +131,31 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
       }).filter(([, v]) => v !== undefined),
     );
     if (Object.keys(stateSets).length === 0) return this.conditionalUpdate(shopId, id, sets, 'attribute_exists(pk)');
-    for (let tries = 0; tries < 2; tries++) {
-      try {
-        await this.db.doc.transactWrite({
-          TransactItems: [
-            {
-              Update: {
-                TableName: this.db.tableName,
-                ...setsInput(keys.webhookEndpoint(shopId, id), sets, 'attribute_exists(pk)'),
-              },
+    try {
+      await this.db.doc.transactWrite({
+        TransactItems: [
+          {
+            Update: {
+              TableName: this.db.tableName,
+              ...setsInput(keys.webhookEndpoint(shopId, id), sets, 'attribute_exists(pk)'),
             },
-            {
-              Update: {
-                TableName: this.db.tableName,
-                ...setsInput(keys.endpointState(shopId, id), stateSets, 'attribute_exists(pk)'),
-              },
+          },
+          {
+            Update: {
+              TableName: this.db.tableName,
+              ...setsInput(keys.endpointState(shopId, id), stateSets, 'attribute_exists(pk)'),
             },
-            ...(rateRaised
-              ? [{ Put: { TableName: this.db.tableName, Item: rateRaiseItem(shopId, id, updatedAt) } }]
-              : []),
-          ],
-        });
-        return this.get(shopId, id);
-      } catch (err) {
-        const reasons = cancellationReasons(err);
-        if (!reasons) throw err;
-        if (reasons[0]?.Code === 'ConditionalCheckFailed') return null;
-        if (reasons[1]?.Code !== 'ConditionalCheckFailed') throw err;
-      }
-      // An endpoint saved before it had a state item: made first, from what its configuration says.
-      const read = await this.get(shopId, id);
-      if (!read) return null;
-      await this.ensureState(read);
+          },
+          ...(rateRaised
+            ? [{ Put: { TableName: this.db.tableName, Item: rateRaiseItem(shopId, id, updatedAt) } }]
+            : []),
+        ],
+      });
+      return this.get(shopId, id);
+    } catch (err) {
+      if (cancellationReasons(err)?.[0]?.Code === 'ConditionalCheckFailed') return null;
+      throw err;
     }
-    return null;
   }
 
   replaceSecrets(endpoint: EndpointRecord, secrets: StoredSecret[], expectedVersion: number, updatedAt: string) {
@@ -181,7 +172,8 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
    * Deletes the endpoint (its encrypted secrets with it) and gives its place under the cap
    * back, in one transaction; false when there was nothing to delete. The same transaction
    * leaves a small item with its id for as long as its deliveries are kept: the rows sit under
-   * the endpoint, and that is how an event's list still finds them (./event-deliveries.ts).
+   * the endpoint, and that is how an event's list still finds them
+   * (../delivery/dynamo/event-deliveries.ts).
    */
   async delete(shopId: string, id: string): Promise<boolean> {
     const remove = {
@@ -207,7 +199,7 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
     try {
       await this.db.doc.transactWrite({
         TransactItems: [
-          { Delete: { ...remove } },
+          { Delete: remove },
           { Delete: removeState },
           trace,
           {
@@ -221,16 +213,6 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
           },
         ],
       });
-      return true;
-    } catch (err) {
-      const reasons = cancellationReasons(err);
-      if (!reasons) throw err;
-      if (reasons[0]?.Code === 'ConditionalCheckFailed') return false;
-      if (reasons[3]?.Code !== 'ConditionalCheckFailed') throw err;
-    }
-    // A shop saved before it counted its endpoints has no count to give back.
-    try {
-      await this.db.doc.transactWrite({ TransactItems: [{ Delete: { ...remove } }, { Delete: removeState }, trace] });
       return true;
     } catch (err) {
       if (cancellationReasons(err)?.[0]?.Code === 'ConditionalCheckFailed') return false;

@@ -337,6 +337,7 @@ describe('portal sessions and the webhooks:read scope', () => {
       read_only: false,
       shop_name: t.shop.name,
       issued_by: null,
+      issuer_key_hash: null,
       created_at: new Date(now - 120_000).toISOString(),
       valid_until: new Date(now - 60_000).toISOString(),
       revoked_at: null,

@@ -370,6 +370,7 @@ describe('webhook portal in headless Chromium', () => {
       read_only: false,
       shop_name: stack.demo.shop.name,
       issued_by: null,
+      issuer_key_hash: null,
       created_at: new Date(now - 7_200_000).toISOString(),
       valid_until: new Date(now - 3_600_000).toISOString(),
       revoked_at: null,

@@ -165,6 +165,10 @@ describe('npm start records where it runs; listen, trigger, receiver and smoke f
       demo_shop_id: null,
       listen: { port: 0 },
       receiver: { port: 4000 },
+      ingest_queue: {
+        url: `http://127.0.0.1:${nothing}/queue/ingest`,
+        dlq_url: `http://127.0.0.1:${nothing}/queue/ingest-dlq`,
+      },
     };
     writeFileSync(stackFile, JSON.stringify(stale));
     const hint = `nothing answers at http://127.0.0.1:${nothing}: is \`npm start\` running? (${stackFile} was written by one that has stopped, pid ${dead})`;

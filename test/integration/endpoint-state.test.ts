@@ -16,7 +16,7 @@ import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { itemSize } from '../helpers/item-size';
 import { useFreshTable } from '../helpers/table';
 
-/** The endpoint's state item (WE#<id>#STATE) apart from its configuration (WE#<id>): its size, the stats its releases count, endpoints saved before it. */
+/** The endpoint's state item (WE#<id>#STATE) apart from its configuration (WE#<id>): its size, the stats its releases count. */
 describe('endpoint state item (DynamoDB Local)', () => {
   let deps: Deps;
   let deliveries: DynamoDeliveryStore;
@@ -271,38 +271,6 @@ describe('endpoint state item (DynamoDB Local)', () => {
     expect(await totals(e)).toEqual({ attempts: 5, succeeded: 5 });
   });
 
-  it('an endpoint saved before the state item (health and leases on its configuration) is admitted, shows its health, and gets the state item once', async () => {
-    const e = await setUp(1);
-    const [row] = e.rows as [DeliveryRecord];
-    const at = new Date().toISOString();
-    const failing = { ...HEALTHY, consecutive_failures: 2, last_failure_at: at };
-    await deps.db.doc.delete({ TableName: deps.db.tableName, Key: keys.endpointState(e.shopId, e.id) });
-    await deps.db.doc.update({
-      TableName: deps.db.tableName,
-      Key: keys.webhookEndpoint(e.shopId, e.id),
-      UpdateExpression: 'SET health = :h, failing_since = :at, leases = :old, lease_version = :v',
-      ExpressionAttributeValues: {
-        ':h': failing,
-        ':at': at,
-        ':old': { dlv_old: { until: Date.now() + 60_000, token: 't', probe: false } },
-        ':v': 7,
-      },
-    });
-    const legacy = await e.read();
-    expect(legacy).toMatchObject({ health: failing, failing_since: at, leases: {}, lease_version: 0 });
-    expect(legacy.stats).toBeUndefined();
-    const leases = await admitAll(legacy, [row]);
-    expect(leases.has(row.id)).toBe(true);
-    const after = await e.read();
-    expect(after).toMatchObject({ health: failing, failing_since: at, lease_version: 1 });
-    expect(Object.keys(after.leases)).toEqual([row.id]);
-    expect(await raw(keys.endpointState(e.shopId, e.id))).toMatchObject({
-      enabled: true,
-      health: failing,
-      failing_since: at,
-    });
-  });
-
   it('no admission once the endpoint is disabled or deleted; a deleted endpoint gets no state item back', async () => {
     const e = await setUp(2);
     const [a, b] = e.rows as [DeliveryRecord, DeliveryRecord];
@@ -312,11 +280,10 @@ describe('endpoint state item (DynamoDB Local)', () => {
       await endpoints.admit(read, admit(read, [a.id], { now: Date.now(), leaseMs: 60_000, token: leaseToken })),
     ).toBe(false);
     await updateEndpoint({ ...deps, checkUrl }, e.shopId, e.id, { enabled: true });
-    const legacy = { ...(await e.read()), stats: undefined };
-    await deps.db.doc.delete({ TableName: deps.db.tableName, Key: keys.endpointState(e.shopId, e.id) });
+    const stale = await e.read();
     expect(await endpoints.delete(e.shopId, e.id)).toBe(true);
     expect(
-      await endpoints.admit(legacy, admit(legacy, [b.id], { now: Date.now(), leaseMs: 60_000, token: leaseToken })),
+      await endpoints.admit(stale, admit(stale, [b.id], { now: Date.now(), leaseMs: 60_000, token: leaseToken })),
     ).toBe(false);
     expect(await raw(keys.endpointState(e.shopId, e.id))).toBeUndefined();
   });

@@ -8,9 +8,9 @@ import { apiEvent, context, parseBody, principal } from '../helpers/events';
 import { useFreshTable } from '../helpers/table';
 
 /**
- * The idempotency records in the table keep the layout Powertools idempotency wrote (until
- * shared/store/idempotency.ts replaced it): records a previous deploy wrote within their
- * 24 h are honoured, and the records written now read the same.
+ * The idempotency records in the table keep Powertools idempotency's item layout
+ * (shared/store/idempotency.ts): the records written read as that layout says, and a record
+ * put in the table in it (a lock held, a response stored, either expired) is honoured.
  */
 describe('idempotency records on the table (DynamoDB Local)', () => {
   let deps: ApiDeps;
@@ -51,8 +51,8 @@ describe('idempotency records on the table (DynamoDB Local)', () => {
     );
     return out.Item ? unmarshall(out.Item) : undefined;
   };
-  /** A record as Powertools wrote it. */
-  const legacy = (
+  /** A record of this key's request in the table's layout. */
+  const stored = (
     key: string,
     greeting: string,
     fields: Record<string, AttributeValue>,
@@ -61,6 +61,7 @@ describe('idempotency records on the table (DynamoDB Local)', () => {
     sk: { S: 'IDEMPOTENCY' },
     validation: { S: ref(key, greeting).payloadHash },
     expires_at: { N: String(Math.round(nowS() + 86400)) },
+    owner: { S: me.keyId },
     ...fields,
   });
 
@@ -84,41 +85,41 @@ describe('idempotency records on the table (DynamoDB Local)', () => {
     expect(opened.body).toBe(first.body);
   });
 
-  it('replays a completed record an earlier deploy wrote', async () => {
+  it('replays a completed record in the table', async () => {
     const response = { statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{"id":"from-before"}' };
-    const sealed = await deps.cipher.encrypt(JSON.stringify(response), ref('legacy-done', 'Before').key, me.shopId);
-    await put(legacy('legacy-done', 'Before', { status: { S: 'COMPLETED' }, data: { M: { sealed: { S: sealed } } } }));
-    const replay = await patch('legacy-done', 'Before');
+    const sealed = await deps.cipher.encrypt(JSON.stringify(response), ref('stored-done', 'Before').key, me.shopId);
+    await put(stored('stored-done', 'Before', { status: { S: 'COMPLETED' }, data: { M: { sealed: { S: sealed } } } }));
+    const replay = await patch('stored-done', 'Before');
     expect(replay.statusCode).toBe(200);
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(replay.body).toBe('{"id":"from-before"}');
   });
 
-  it("answers 409 while an earlier deploy's request holds the lock, 422 for another body", async () => {
+  it('answers 409 while another request holds the lock, 422 for another body', async () => {
     await put(
-      legacy('legacy-lock', 'Locked', {
+      stored('held-lock', 'Locked', {
         status: { S: 'INPROGRESS' },
         in_progress_expiration: { N: String(Date.now() + 60_000) },
       }),
     );
-    const inUse = await patch('legacy-lock', 'Locked');
+    const inUse = await patch('held-lock', 'Locked');
     expect(inUse.statusCode).toBe(409);
     expect((parseBody(inUse).error as Record<string, unknown>).code).toBe('idempotency_key_in_use');
-    const reused = await patch('legacy-lock', 'Other');
+    const reused = await patch('held-lock', 'Other');
     expect(reused.statusCode).toBe(422);
     expect((parseBody(reused).error as Record<string, unknown>).code).toBe('idempotency_key_reused');
-    expect((await read(ref('legacy-lock', 'Locked').key))?.status).toBe('INPROGRESS');
+    expect((await read(ref('held-lock', 'Locked').key))?.status).toBe('INPROGRESS');
   });
 
   it('takes over a lock whose invocation has ended, and a record past its expiry', async () => {
     await put(
-      legacy('stale-lock', 'Stale', {
+      stored('stale-lock', 'Stale', {
         status: { S: 'INPROGRESS' },
         in_progress_expiration: { N: String(Date.now() - 1000) },
       }),
     );
     await put(
-      legacy('expired', 'Expired', {
+      stored('expired', 'Expired', {
         status: { S: 'COMPLETED' },
         expires_at: { N: String(Math.round(nowS() - 10)) },
         data: { M: { sealed: { S: 'not-a-real-seal' } } },

@@ -15,9 +15,6 @@ class MemoryKeys implements ApiKeyStore {
   async getByHash(h: string) {
     return this.byHash.get(h) ?? null;
   }
-  async getById(id: string) {
-    return [...this.byHash.values()].find((r) => r.id === id) ?? null;
-  }
   async revoke() {
     return null;
   }

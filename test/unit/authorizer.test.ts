@@ -30,11 +30,6 @@ class HeldKeys implements ApiKeyStore {
     if (this.failing) throw new Error('table down');
     return this.records.get(h) ?? null;
   }
-  async getById(id: string) {
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.answered++;
-    return [...this.records.values()].find((r) => r.id === id) ?? null;
-  }
   async revoke() {
     return null;
   }

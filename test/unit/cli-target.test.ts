@@ -21,6 +21,7 @@ const recorded: StackFile = {
   demo_shop_id: 'shop_1',
   listen: { port: 4242 },
   receiver: { port: 4000 },
+  ingest_queue: { url: 'http://127.0.0.1:9324/queue/ingest', dlq_url: 'http://127.0.0.1:9324/queue/ingest-dlq' },
 };
 
 describe('operator CLI target', () => {

@@ -37,13 +37,16 @@ describe('rate_limit in the endpoint request bodies', () => {
     },
   );
 
-  it('every endpoint object shows it, null when unset (endpoints saved before it existed too)', () => {
+  it('every endpoint object shows it, null when unset', () => {
     const record: EndpointRecord = {
       id: 'we_1',
       shop_id: 'shop_1',
       url: base.url,
       description: null,
       events: ['*'],
+      filter: null,
+      ordering: 'none',
+      rate_limit: null,
       enabled: true,
       disabled_reason: null,
       failing_since: null,

@@ -20,6 +20,7 @@ const stack = (pid: number): StackFile => ({
   demo_shop_id: null,
   listen: { port: 4242 },
   receiver: { port: 4000 },
+  ingest_queue: { url: 'http://127.0.0.1:9324/queue/ingest', dlq_url: 'http://127.0.0.1:9324/queue/ingest-dlq' },
 });
 
 describe('the local stack file', () => {

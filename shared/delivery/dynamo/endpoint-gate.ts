@@ -13,7 +13,7 @@ import {
   updateIf,
   type Dynamo,
 } from '../../store/client';
-import { counterAdds, endpointFromItems, stateItem, withState } from './endpoint-state';
+import { counterAdds, endpointFromItems, withState } from './endpoint-state';
 import { DynamoEndpointStatsCounterStore } from './endpoint-stats';
 import * as keys from '../../store/item-keys';
 
@@ -153,43 +153,13 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
     return item ? endpointFromItems(item, found.get(`${state.pk}|${state.sk}`)) : null;
   }
 
-  /**
-   * The state item of an endpoint saved before it had one, made from its configuration as
-   * read (health and `failing_since` carried over once), only while that configuration exists
-   * as read: a deleted endpoint never gets one back. A lost race (another consumer made it,
-   * or the endpoint changed) is left to the write that follows, whose condition decides.
-   */
-  async ensureState(endpoint: EndpointRecord): Promise<EndpointRecord> {
-    if (endpoint.stats) return endpoint;
-    const item = stateItem(endpoint, new Date());
-    try {
-      await this.db.doc.transactWrite({
-        TransactItems: [
-          {
-            ConditionCheck: {
-              TableName: this.db.tableName,
-              Key: keys.webhookEndpoint(endpoint.shop_id, endpoint.id),
-              ConditionExpression: 'attribute_exists(pk) AND enabled = :enabled',
-              ExpressionAttributeValues: { ':enabled': endpoint.enabled },
-            },
-          },
-          { Put: { TableName: this.db.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' } },
-        ],
-      });
-    } catch (err) {
-      if (!cancellationReasons(err)) throw err;
-    }
-    return withState(endpoint, item);
-  }
-
   async disable(
-    read: EndpointRecord,
+    endpoint: EndpointRecord,
     reason: 'failing' | 'gone',
     lastErrors: string[],
     event: EventRecord,
     at: string,
   ): Promise<boolean> {
-    const endpoint = await this.ensureState(read);
     try {
       await this.db.doc.transactWrite({
         TransactItems: [
@@ -241,8 +211,7 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
    * (`admitOnCount`), except under a rate limit: its starts, written whole, are only right on
    * the version they were counted on.
    */
-  async admit(read: EndpointRecord, admission: Admission): Promise<boolean> {
-    const endpoint = await this.ensureState(read);
+  async admit(endpoint: EndpointRecord, admission: Admission): Promise<boolean> {
     // Every state item is made with its leases map and health (stateItem), so both writes below have their paths.
     if (isPlainSend(endpoint, admission)) return this.admitOnCount(endpoint, admission);
     const names: Record<string, string> = { '#leases': 'leases' };
@@ -440,15 +409,9 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
     endpoint: EndpointRecord,
     sums: readonly HeldStats[],
   ): Promise<{ endpoint: EndpointRecord; held: HeldStats | null }> {
-    let current = endpoint;
-    if (!endpoint.stats) {
-      // No state item was read (an endpoint saved before it had one): the counts go to their buckets' items.
-      for (const { start, sum } of sums) await this.stats.addSumQuietly(endpoint.shop_id, endpoint.id, start, sum);
-      return { endpoint, held: null };
-    }
     if (sums.length === 0) return { endpoint, held: null };
     const newest = sums.reduce((a, b) => (b.start > a.start ? b : a));
-    current = await this.statsReady(current, newest.start);
+    const current = await this.statsReady(endpoint, newest.start);
     const held = sums.find((s) => s.start === current.stats?.bucket) ?? null;
     for (const { start, sum } of sums)
       if (start !== held?.start) await this.stats.addSumQuietly(current.shop_id, current.id, start, sum);

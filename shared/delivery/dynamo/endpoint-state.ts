@@ -19,7 +19,7 @@ import * as keys from '../../store/item-keys';
 
 export const STATE_ENTITY = 'endpoint_state';
 
-/** The fields the state item holds; on a configuration item saved before it existed they are ignored (old leases only expire). */
+/** The fields the state item holds: never written on the configuration item (`configItem`), replaced whole by each read of the state. */
 const STATE_FIELDS = [
   'health',
   'failing_since',
@@ -41,13 +41,13 @@ export const COUNTER = {
 } as const;
 export const latencyCounter = (bucket: number | string) => `s_l${bucket}`;
 
-/** The configuration item as a record (without state): endpoints saved before filters read as unfiltered. */
+/** The configuration item as a record (without state): its filter is stored as JSON text, null when it has none. */
 function configFromItem(item: Record<string, unknown>): EndpointRecord {
-  const { filter, ...record } = stripKeys<Omit<EndpointRecord, 'filter'> & { filter?: string | null }>(item);
+  const { filter, ...record } = stripKeys<Omit<EndpointRecord, 'filter'> & { filter: string | null }>(item);
   return {
     ...record,
     filter: typeof filter === 'string' ? (JSON.parse(filter) as EventFilter) : null,
-    health: { ...HEALTHY, ...record.health },
+    health: { ...HEALTHY },
     leases: {},
     lease_version: 0,
   };
@@ -79,10 +79,11 @@ export function statsOf(item: Record<string, unknown>): EndpointStatsState {
 }
 
 /**
- * The endpoint as the two items say: the configuration, and the state over it. With no state
- * item (an endpoint saved before it existed) health and `failing_since` are the
- * configuration's, as they were written there, and no lease is held; the first admission
- * makes the state item from them (endpoint-gate.ts, `ensureState`).
+ * The endpoint as the two items say: the configuration, and the state over it. Both are made
+ * and deleted in one transaction, but a batch read or a query may see one without the other
+ * (an endpoint being created or deleted): with no state item, the endpoint's health and
+ * `failing_since` are the record's, and no lease is held. Every write on the state item is
+ * conditioned on its existence, so such a read admits nothing.
  */
 export function withState(config: EndpointRecord, state: Record<string, unknown> | undefined): EndpointRecord {
   const record: Record<string, unknown> = { ...config };
@@ -104,7 +105,7 @@ export function withState(config: EndpointRecord, state: Record<string, unknown>
   };
 }
 
-/** The endpoint of its configuration item and state item (absent: saved before it had one). */
+/** The endpoint of its configuration item and state item (absent: see `withState`). */
 export const endpointFromItems = (
   config: Record<string, unknown>,
   state: Record<string, unknown> | undefined,
