@@ -63,7 +63,7 @@ describe('the client library against the local stack', () => {
     for await (const call of client.calls.list({ limit: 100 })) seen.push(call.id);
     expect(seen).toHaveLength(new Set(seen).size);
     expect(seen.filter((id) => made.has(id))).toHaveLength(250);
-  }, 120_000);
+  }, 240_000);
 
   it('approves a job once when its first answer is lost on the way: the retry carries the same key', async () => {
     const jobId = (await simulate(true)).job_ids[0] as string;
