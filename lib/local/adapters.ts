@@ -4,6 +4,7 @@ import { withoutEvent, type DeliveryMessage, type DeliveryQueue } from '../../sh
 import type { RetryScheduler } from '../../shared/delivery/delivery-ports';
 import type { Mail, Mailer } from '../../shared/domain/notifications';
 import { logger } from '../../shared/logger';
+import type { ChaosDraws } from './chaos';
 
 /**
  * The local stack's stand-ins for EventBridge Scheduler and SES. It passes them to the
@@ -18,7 +19,11 @@ import { logger } from '../../shared/logger';
 export class LocalRetryScheduler implements RetryScheduler {
   private static readonly timers = new Set<NodeJS.Timeout>();
 
-  constructor(private readonly queue: DeliveryQueue) {}
+  /** `chaos`: chaos mode's draws (./chaos.ts), by which a wake-up comes late within its window, or twice. */
+  constructor(
+    private readonly queue: DeliveryQueue,
+    private readonly chaos?: ChaosDraws,
+  ) {}
 
   /** Timers cost nothing: never worth leaving to the sweeper. */
   needsSchedule(): boolean {
@@ -26,18 +31,18 @@ export class LocalRetryScheduler implements RetryScheduler {
   }
 
   async schedule(message: DeliveryMessage, at: Date): Promise<void> {
-    const timer = setTimeout(
-      () => {
+    const delayMs = Math.max(0, at.getTime() - Date.now());
+    for (const afterMs of this.chaos?.wakeUps(delayMs) ?? [delayMs]) {
+      const timer = setTimeout(() => {
         LocalRetryScheduler.timers.delete(timer);
         this.queue
           .send([message])
           .catch((err: unknown) =>
             logger.error('Local scheduler could not enqueue', { error: err as Error, message: withoutEvent(message) }),
           );
-      },
-      Math.max(0, at.getTime() - Date.now()),
-    );
-    LocalRetryScheduler.timers.add(timer);
+      }, afterMs);
+      LocalRetryScheduler.timers.add(timer);
+    }
   }
 
   /** Stopping the local stack clears pending timers; the sweeper finds their rows at the next start. */
