@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { withoutEvent, type DeliveryMessage, type DeliveryQueue } from '../../shared/delivery/deliveries';
 import type { RetryScheduler } from '../../shared/delivery/delivery-ports';
+import { SQS_MAX_DELAY_MS } from '../../shared/delivery/aws/sqs-queue';
 import type { Mail, Mailer } from '../../shared/domain/notifications';
 import { logger } from '../../shared/logger';
 import type { ChaosDraws } from './chaos';
@@ -19,10 +20,13 @@ import type { ChaosDraws } from './chaos';
 export class LocalRetryScheduler implements RetryScheduler {
   private static readonly timers = new Set<NodeJS.Timeout>();
 
-  /** `chaos`: chaos mode's draws (./chaos.ts), by which a wake-up comes late within its window, or twice. */
+  /**
+   * `chaos`: chaos mode's draws (./chaos.ts), by which a wake-up that AWS would give EventBridge Scheduler comes
+   * late within its window, or twice; `timeScale`, the stack's, to tell those wake-ups from the queue's delays.
+   */
   constructor(
     private readonly queue: DeliveryQueue,
-    private readonly chaos?: ChaosDraws,
+    private readonly chaos?: { draws: ChaosDraws; timeScale: number },
   ) {}
 
   /** Timers cost nothing: never worth leaving to the sweeper. */
@@ -32,7 +36,8 @@ export class LocalRetryScheduler implements RetryScheduler {
 
   async schedule(message: DeliveryMessage, at: Date): Promise<void> {
     const delayMs = Math.max(0, at.getTime() - Date.now());
-    for (const afterMs of this.chaos?.wakeUps(delayMs) ?? [delayMs]) {
+    const wakeUps = this.chaos && this.isSchedule(message, delayMs) ? this.chaos.draws.wakeUps(delayMs) : [delayMs];
+    for (const afterMs of wakeUps) {
       const timer = setTimeout(() => {
         LocalRetryScheduler.timers.delete(timer);
         this.queue
@@ -43,6 +48,16 @@ export class LocalRetryScheduler implements RetryScheduler {
       }, afterMs);
       LocalRetryScheduler.timers.add(timer);
     }
+  }
+
+  /**
+   * Whether AWS would wake this with a schedule (AwsRetryScheduler): a retry further out than the queue's delay
+   * reaches, counted at TIME_SCALE 1. The rest are delayed messages, which chaos mode makes late or doubles when
+   * the queue poller receives them; deferrals and waits for the rate (seconds at most, never scaled) among them.
+   */
+  private isSchedule(message: DeliveryMessage, delayMs: number): boolean {
+    const retry = message.deferrals === undefined && message.rate_at === undefined;
+    return retry && delayMs / (this.chaos?.timeScale ?? 1) > SQS_MAX_DELAY_MS;
   }
 
   /** Stopping the local stack clears pending timers; the sweeper finds their rows at the next start. */

@@ -37,7 +37,10 @@ export function localDeps(
   const queue = new SqsDeliveryQueue(local.sqs, config.queueUrl);
   const adapters = {
     queue,
-    scheduler: new LocalRetryScheduler(queue, local.schedulerChaos),
+    scheduler: new LocalRetryScheduler(
+      queue,
+      local.schedulerChaos && { draws: local.schedulerChaos, timeScale: config.webhooks.timeScale },
+    ),
     mailer: new OutboxMailer(local.outboxDir),
     notificationQueue: new SqsNotificationQueue(local.sqs, config.notifyQueueUrl),
     deadLetters: config.deliveryDlqUrl ? new SqsDeliveryDeadLetters(local.sqs, config.deliveryDlqUrl) : undefined,

@@ -51,7 +51,7 @@ describe('LOCAL_CHAOS', () => {
   it('spells its settings back as a value that parses to the same settings', () => {
     const s = settings('seed:99,queueLate:0.3,scheduleLateMs:5');
     expect(chaosSpec(s)).toBe(
-      'seed:99,queueDuplicate:0.1,queueLate:0.3,streamTwice:0.2,scheduleLate:0.2,scheduleTwice:0.2,queueLateMs:1000,scheduleLateMs:5',
+      'seed:99,queueDuplicate:0.05,queueLate:0.3,streamTwice:0.1,scheduleLate:0.1,scheduleTwice:0.05,queueLateMs:1000,scheduleLateMs:5',
     );
     expect(parseChaos(chaosSpec(s), { scheduleLateMs: 1 })).toEqual(s);
   });
