@@ -47,7 +47,8 @@ export default {
       // Only when a file of this project runs: one seed for the run, printed at its start and end.
       globalSetup: '<rootDir>/test/chaos/global-setup.ts',
       globalTeardown: '<rootDir>/test/chaos/global-teardown.ts',
-      setupFiles: ['<rootDir>/test/chaos/env.ts'],
+      // After the framework: a file's seed mixes in its path (expect.getState().testPath).
+      setupFilesAfterEnv: ['<rootDir>/test/chaos/env.ts'],
     },
     { ...common, displayName: 'cdk', testMatch: ['<rootDir>/test/cdk/**/*.test.ts'] },
     { ...common, displayName: 'sim', testMatch: ['<rootDir>/test/sim/**/*.test.ts'] },

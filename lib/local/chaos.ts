@@ -45,7 +45,9 @@ export const CHAOS_DEFAULTS: Omit<ChaosSettings, 'seed' | 'scheduleLateMs'> = {
   scheduleTwice: 0.05,
 };
 
-const PROBABILITIES: Knob[] = ['queueDuplicate', 'queueLate', 'streamTwice', 'scheduleLate', 'scheduleTwice'];
+/** The faults, each drawn with the probability of its name. */
+const FAULTS = ['queueDuplicate', 'queueLate', 'streamTwice', 'scheduleLate', 'scheduleTwice'] as const;
+const PROBABILITIES: Knob[] = [...FAULTS];
 const DURATIONS: Knob[] = ['queueLateMs', 'scheduleLateMs'];
 const OFF = new Set(['', '0', 'off', 'false']);
 const ON = new Set(['1', 'on', 'true']);
@@ -90,35 +92,53 @@ export function chaosSpec(settings: ChaosSettings): string {
   return names.map((name) => `${name}:${settings[name]}`).join(',');
 }
 
+/** How many of each fault a stack's stand-ins played: what its log says when it stops. */
+export type ChaosTally = Record<(typeof FAULTS)[number], number>;
+export const emptyTally = (): ChaosTally => ({
+  queueDuplicate: 0,
+  queueLate: 0,
+  streamTwice: 0,
+  scheduleLate: 0,
+  scheduleTwice: 0,
+});
+
 /**
  * The faults of one stand-in (`part`), from a generator of its own: seeded from the run's seed
  * and the part's name, so one part's draws do not shift with how often another part draws.
+ * Each fault played is counted in `tally`.
  */
-export function chaosFor(settings: ChaosSettings, part: string): ChaosDraws {
+export function chaosFor(settings: ChaosSettings, part: string, tally: ChaosTally = emptyTally()): ChaosDraws {
   let hash = 0x811c9dc5; // FNV-1a over the part's name
   for (const c of part) hash = Math.imul(hash ^ c.charCodeAt(0), 0x01000193);
   const rng = new Rng((settings.seed ^ hash) | 0);
   const s = settings;
+  const played = (fault: keyof ChaosTally, happens: boolean) => {
+    if (happens) tally[fault]++;
+    return happens;
+  };
   return {
     receive<T>(messages: T[]) {
       const now: T[] = [];
       const later: { message: T; afterMs: number }[] = [];
       // A receive's messages come in any order (standard queues keep none).
       for (const message of rng.shuffle(messages)) {
-        if (rng.chance(s.queueLate)) later.push({ message, afterMs: rng.int(1, Math.max(1, s.queueLateMs)) });
+        if (played('queueLate', rng.chance(s.queueLate)))
+          later.push({ message, afterMs: rng.int(1, Math.max(1, s.queueLateMs)) });
         else now.push(message);
         // Half the copies arrive while the first is still in work (SQS's visibility runs out, or two
         // servers hold the message); the rest after it is done (its delete was lost).
-        if (rng.chance(s.queueDuplicate))
+        if (played('queueDuplicate', rng.chance(s.queueDuplicate)))
           later.push({ message, afterMs: rng.chance(0.5) ? rng.int(0, 50) : rng.int(0, s.queueLateMs) });
       }
       return { now, later };
     },
-    streamTwice: () => rng.chance(s.streamTwice),
+    streamTwice: () => played('streamTwice', rng.chance(s.streamTwice)),
     wakeUps(delayMs: number) {
-      const late = () => (rng.chance(s.scheduleLate) ? rng.int(0, s.scheduleLateMs) : 0);
+      const late = () => (played('scheduleLate', rng.chance(s.scheduleLate)) ? rng.int(0, s.scheduleLateMs) : 0);
       const first = delayMs + late();
-      return rng.chance(s.scheduleTwice) ? [first, delayMs + rng.int(0, s.scheduleLateMs)] : [first];
+      return played('scheduleTwice', rng.chance(s.scheduleTwice))
+        ? [first, delayMs + rng.int(0, s.scheduleLateMs)]
+        : [first];
     },
   };
 }

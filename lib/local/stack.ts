@@ -5,7 +5,7 @@ import { observeTable, type Dynamo } from '../../shared/store/client';
 import { passesFanoutFilter } from '../../shared/stream-filters';
 import { sweepGraceMs } from '../../shared/delivery/policy';
 import { LocalRetryScheduler } from './adapters';
-import { chaosFor, chaosSpec, type ChaosSettings } from './chaos';
+import { chaosFor, chaosSpec, emptyTally, type ChaosSettings } from './chaos';
 import { localChaos, localConfig, localVariables } from './config';
 import type { LocalStackOptions } from './options';
 import { installInvokeStore } from './invocations';
@@ -115,7 +115,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const tableName = options.tableName ?? LOCAL_DEFAULTS.table;
   const variables = localVariables(options);
   const chaos = localChaos(options, variables);
-  const chaosOf = (part: string) => (chaos ? chaosFor(chaos, part) : undefined);
+  const tally = emptyTally();
+  const chaosOf = (part: string) => (chaos ? chaosFor(chaos, part, tally) : undefined);
   if (chaos)
     logger.warn(
       'Chaos mode: the local queues, stream and scheduler duplicate, reorder and delay as AWS may; the value below replays these draws',
@@ -143,6 +144,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     await queues?.stop();
     deps?.db.client.destroy();
     await dynamodb?.stop();
+    if (chaos) logger.info('Chaos mode: the faults played', { LOCAL_CHAOS: chaosSpec(chaos), ...tally });
   };
   try {
     if (!options.dynamodbEndpoint) {

@@ -1,6 +1,7 @@
 /**
  * The e2e-chaos project's run: one LOCAL_CHAOS value for every stack its files start, printed
- * here and again at the end (./global-teardown.ts) so a failure can be replayed with it. It is
+ * here and again at the end (./global-teardown.ts) so a failure can be replayed with it (each file mixes its path
+ * into the seed: ./env.ts). It is
  * passed on as E2E_LOCAL_CHAOS, not LOCAL_CHAOS: the workers are shared with the other projects,
  * and only this project's files turn chaos mode on (./env.ts).
  */
