@@ -21,6 +21,19 @@ const common = {
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
   testEnvironment: 'node',
 };
+/**
+ * Delivery-focused e2e files run again with the local stack in chaos mode (LOCAL_CHAOS, lib/local/chaos.ts): the
+ * engine's promises under duplicated, reordered and late messages, stream batches run twice and wake-ups late or
+ * twice. About three minutes' worth; docs/development.md says why these files and not the others.
+ */
+const CHAOS_E2E = [
+  'delivery',
+  'ordered-delivery',
+  'redeliver-recover-races',
+  'endpoint-lifecycle',
+  'webhook-filters',
+  'event-feed',
+];
 export default {
   // The root transform also compiles globalSetup/globalTeardown.
   ...common,
@@ -31,6 +44,16 @@ export default {
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     { ...common, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'e2e-chaos',
+      testMatch: CHAOS_E2E.map((name) => `<rootDir>/test/e2e/${name}.test.ts`),
+      // Only when a file of this project runs: one seed for the run, printed at its start and end.
+      globalSetup: '<rootDir>/test/chaos/global-setup.ts',
+      globalTeardown: '<rootDir>/test/chaos/global-teardown.ts',
+      // After the framework: a file's seed mixes in its path (expect.getState().testPath).
+      setupFilesAfterEnv: ['<rootDir>/test/chaos/env.ts'],
+    },
     { ...common, displayName: 'cdk', testMatch: ['<rootDir>/test/cdk/**/*.test.ts'] },
     { ...common, displayName: 'sim', testMatch: ['<rootDir>/test/sim/**/*.test.ts'] },
     { ...common, displayName: 'client', testMatch: ['<rootDir>/client/test/**/*.test.ts'] },

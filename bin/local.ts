@@ -8,7 +8,8 @@
  *   OUTBOX_DIR (.local/outbox), SECRETS_KEY_FILE (.local/secrets.key),
  *   LOG_FORMAT (pretty on a terminal, else json), NO_COLOR,
  *   LOCAL_STACK_FILE (.local/stack.json): where this start records its ports for the other tools,
- *   LISTEN_PORT (4242) and RECEIVER_PORT (4000): the ports it records for `npm run listen` and `npm run receiver`.
+ *   LISTEN_PORT (4242) and RECEIVER_PORT (4000): the ports it records for `npm run listen` and `npm run receiver`,
+ *   LOCAL_CHAOS (off): queues, stream and scheduler that duplicate, reorder and delay as AWS may (lib/local/chaos.ts).
  * Every setting is read and checked before anything starts: a bad value exits with code 2.
  */
 // First: the logger's level is checked before any module makes the logger.
@@ -176,7 +177,8 @@ async function main(): Promise<void> {
     receiver: { port: receiverPort },
     ingest_queue: { url: stack.ingestQueue.url, dlq_url: stack.ingestQueue.dlqUrl },
   });
-  const settings = `Webhook delivery timeout ${options.deliveryTimeoutMs ?? DEFAULT_TIMEOUT_MS} ms, time scale ${options.timeScale ?? 1}, http/loopback targets ${options.allowInsecureWebhookTargets ? 'allowed' : 'refused'}`;
+  const chaos = stack.chaos ? `, chaos mode on (seed ${stack.chaos.seed})` : '';
+  const settings = `Webhook delivery timeout ${options.deliveryTimeoutMs ?? DEFAULT_TIMEOUT_MS} ms, time scale ${options.timeScale ?? 1}, http/loopback targets ${options.allowInsecureWebhookTargets ? 'allowed' : 'refused'}${chaos}`;
   for (const line of bannerLines({
     url: stack.url,
     dynamodbEndpoint: stack.dynamodbEndpoint,

@@ -1,4 +1,4 @@
-import type { Rng } from './rng';
+import type { Rng } from '../lib/local/rng';
 
 /**
  * How often each thing AWS may do happens in a run. Drawn from the seed per run: some runs

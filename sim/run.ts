@@ -7,7 +7,7 @@ import { SimApi } from './api';
 import { installSimDate, SimClock, trackShortTimers } from './clock';
 import { CALM, drawFaults, type FaultRates } from './faults';
 import { checkRun, finalState, type Made, type Violation } from './invariants';
-import { Rng } from './rng';
+import { Rng } from '../lib/local/rng';
 import { Killed, Steps } from './steps';
 import type { SimTable } from './table-stream';
 import type { Action, Workload } from './workload';

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Scheduler } from 'fast-check';
 import type { SimClock } from './clock';
-import type { Rng } from './rng';
+import type { Rng } from '../lib/local/rng';
 
 /**
  * The run's steps. Every await the engine makes on the outside world (a table request, a queue

@@ -2,8 +2,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { withoutEvent, type DeliveryMessage, type DeliveryQueue } from '../../shared/delivery/deliveries';
 import type { RetryScheduler } from '../../shared/delivery/delivery-ports';
+import { SQS_MAX_DELAY_MS } from '../../shared/delivery/aws/sqs-queue';
 import type { Mail, Mailer } from '../../shared/domain/notifications';
 import { logger } from '../../shared/logger';
+import type { ChaosDraws } from './chaos';
 
 /**
  * The local stack's stand-ins for EventBridge Scheduler and SES. It passes them to the
@@ -18,7 +20,14 @@ import { logger } from '../../shared/logger';
 export class LocalRetryScheduler implements RetryScheduler {
   private static readonly timers = new Set<NodeJS.Timeout>();
 
-  constructor(private readonly queue: DeliveryQueue) {}
+  /**
+   * `chaos`: chaos mode's draws (./chaos.ts), by which a wake-up that AWS would give EventBridge Scheduler comes
+   * late within its window, or twice; `timeScale`, the stack's, to tell those wake-ups from the queue's delays.
+   */
+  constructor(
+    private readonly queue: DeliveryQueue,
+    private readonly chaos?: { draws: ChaosDraws; timeScale: number },
+  ) {}
 
   /** Timers cost nothing: never worth leaving to the sweeper. */
   needsSchedule(): boolean {
@@ -26,18 +35,29 @@ export class LocalRetryScheduler implements RetryScheduler {
   }
 
   async schedule(message: DeliveryMessage, at: Date): Promise<void> {
-    const timer = setTimeout(
-      () => {
+    const delayMs = Math.max(0, at.getTime() - Date.now());
+    const wakeUps = this.chaos && this.isSchedule(message, delayMs) ? this.chaos.draws.wakeUps(delayMs) : [delayMs];
+    for (const afterMs of wakeUps) {
+      const timer = setTimeout(() => {
         LocalRetryScheduler.timers.delete(timer);
         this.queue
           .send([message])
           .catch((err: unknown) =>
             logger.error('Local scheduler could not enqueue', { error: err as Error, message: withoutEvent(message) }),
           );
-      },
-      Math.max(0, at.getTime() - Date.now()),
-    );
-    LocalRetryScheduler.timers.add(timer);
+      }, afterMs);
+      LocalRetryScheduler.timers.add(timer);
+    }
+  }
+
+  /**
+   * Whether AWS would wake this with a schedule (AwsRetryScheduler): a retry further out than the queue's delay
+   * reaches, counted at TIME_SCALE 1. The rest are delayed messages, which chaos mode makes late or doubles when
+   * the queue poller receives them; deferrals and waits for the rate (seconds at most, never scaled) among them.
+   */
+  private isSchedule(message: DeliveryMessage, delayMs: number): boolean {
+    const retry = message.deferrals === undefined && message.rate_at === undefined;
+    return retry && delayMs / (this.chaos?.timeScale ?? 1) > SQS_MAX_DELAY_MS;
   }
 
   /** Stopping the local stack clears pending timers; the sweeper finds their rows at the next start. */

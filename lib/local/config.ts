@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { configFromEnv, parseVariables, type Config } from '../../shared/config';
+import { sweepGraceMs } from '../../shared/delivery/policy';
+import { parseChaos, type ChaosSettings } from './chaos';
 import type { LocalStackOptions } from './options';
 import { LOCAL_DEFAULTS } from './stack-file';
 
@@ -72,4 +74,18 @@ export function localConfig(
     AWS_SECRET_ACCESS_KEY: 'local',
   };
   return { config: configFromEnv(env), env };
+}
+
+/**
+ * Chaos mode's settings (./chaos.ts): from the stack's option, else LOCAL_CHAOS; undefined when off. Read
+ * with the variables, before anything starts: a malformed value stops the start as theirs do.
+ */
+export function localChaos(
+  options: Pick<LocalStackOptions, 'chaos'>,
+  variables: Record<string, string>,
+  env: NodeJS.ProcessEnv = process.env,
+): ChaosSettings | undefined {
+  const spec = options.chaos === undefined ? env.LOCAL_CHAOS : options.chaos || undefined;
+  // A late wake-up stays within the sweeper's grace, the window in which it still comes before the sweeper's.
+  return parseChaos(spec, { scheduleLateMs: sweepGraceMs(Number(variables.TIME_SCALE)) });
 }

@@ -44,6 +44,11 @@ export interface LocalStackOptions {
   rateLimits?: { test?: number; live?: number; authFailures?: number };
   /** Where the consumer counts its metrics (default: nowhere; the benchmarks pass Powertools Metrics to price its lines). */
   deliveryMetrics?: MetricSink;
+  /**
+   * Chaos mode: the local queues, stream and scheduler misbehave as AWS may (./chaos.ts). LOCAL_CHAOS's syntax
+   * (docs/development.md); false: off whatever the environment says; unset: LOCAL_CHAOS.
+   */
+  chaos?: string | false;
   /** Wraps the handlers before the event sources and the HTTP adapter get them (benchmarks time them and file their requests by stage). */
   wrapHandlers?: (handlers: LocalHandlers) => LocalHandlers;
 }

@@ -7,6 +7,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { logger } from '../../shared/logger';
+import type { ChaosDraws } from './chaos';
 
 /**
  * An idle queue's long poll. Short: local-aws-sqs keeps a receive going after its client has gone,
@@ -41,6 +42,8 @@ export function startQueuePoller(opts: {
   concurrency?: number;
   /** Receives at a time (default 5, at most `concurrency`). */
   pollers?: number;
+  /** Chaos mode (./chaos.ts): received messages reordered, some handled late, some twice. */
+  chaos?: ChaosDraws;
 }): QueuePoller {
   const batchSize = opts.batchSize ?? 10;
   // Lambda scales out per batch; a batch waiting on a slow receiver must not stop the others (at most
@@ -55,6 +58,8 @@ export function startQueuePoller(opts: {
   // stop() aborts a pending long poll instead of waiting it out.
   const stopping = new AbortController();
   const inFlight = new Set<Promise<void>>();
+  // Chaos mode's late messages and copies, until they are handed over (stop() drops them: the queue dies with the stack).
+  const later = new Set<NodeJS.Timeout>();
 
   const invoke = async (messages: Message[]) => {
     const event: SQSEvent = {
@@ -116,6 +121,28 @@ export function startQueuePoller(opts: {
     return out.Messages ?? [];
   };
 
+  const dispatch = (messages: Message[]) => {
+    const batch = invoke(messages).catch((err: unknown) =>
+      logger.error('Local queue delete failed', { error: err as Error }),
+    );
+    inFlight.add(batch);
+    void batch.finally(() => inFlight.delete(batch));
+  };
+  // A copy keeps its message's id and receipt handle, as a duplicate from SQS keeps its id: whichever
+  // copy is done first deletes the message, and the other's delete finds it gone.
+  const handOver = (messages: Message[]) => {
+    if (!opts.chaos) return dispatch(messages);
+    const { now, later: held } = opts.chaos.receive(messages);
+    if (now.length > 0) dispatch(now);
+    for (const { message, afterMs } of held) {
+      const timer = setTimeout(() => {
+        later.delete(timer);
+        if (running) dispatch([message]);
+      }, afterMs);
+      later.add(timer);
+    }
+  };
+
   // Batches invoked plus receives under way: a receive holds the slot its batch will take.
   let receiving = 0;
   const loop = async () => {
@@ -136,12 +163,7 @@ export function startQueuePoller(opts: {
       } finally {
         receiving--;
       }
-      if (messages.length === 0) continue;
-      const batch = invoke(messages).catch((err: unknown) =>
-        logger.error('Local queue delete failed', { error: err as Error }),
-      );
-      inFlight.add(batch);
-      void batch.finally(() => inFlight.delete(batch));
+      if (messages.length > 0) handOver(messages);
     }
   };
   const loopsDone = Promise.all(Array.from({ length: pollers }, loop));
@@ -150,6 +172,8 @@ export function startQueuePoller(opts: {
     stop: async () => {
       running = false;
       stopping.abort();
+      for (const timer of later) clearTimeout(timer);
+      later.clear();
       await loopsDone;
       await Promise.allSettled([...inFlight]);
     },

@@ -1,10 +1,12 @@
 import { join } from 'node:path';
 import type { SQSClient } from '@aws-sdk/client-sqs';
+import { logger } from '../../shared/logger';
 import { observeTable, type Dynamo } from '../../shared/store/client';
 import { passesFanoutFilter } from '../../shared/stream-filters';
 import { sweepGraceMs } from '../../shared/delivery/policy';
 import { LocalRetryScheduler } from './adapters';
-import { localConfig, localVariables } from './config';
+import { chaosFor, chaosSpec, emptyTally, type ChaosSettings } from './chaos';
+import { localChaos, localConfig, localVariables } from './config';
 import type { LocalStackOptions } from './options';
 import { installInvokeStore } from './invocations';
 import { startLocalSweeper, type LocalSweeper } from './sweeper';
@@ -94,6 +96,8 @@ export interface LocalStack {
   deps: LocalDeps;
   /** The variables a consumer in another process (bin/consumer.ts) needs to serve this stack, as Lambda's environment. */
   env: Record<string, string>;
+  /** Chaos mode's settings, its seed among them, when it is on (LocalStackOptions.chaos, LOCAL_CHAOS). */
+  chaos?: ChaosSettings;
   stop(): Promise<void>;
 }
 
@@ -110,6 +114,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   installInvokeStore();
   const tableName = options.tableName ?? LOCAL_DEFAULTS.table;
   const variables = localVariables(options);
+  const chaos = localChaos(options, variables);
+  const tally = emptyTally();
+  const chaosOf = (part: string) => (chaos ? chaosFor(chaos, part, tally) : undefined);
+  if (chaos)
+    logger.warn(
+      'Chaos mode: the local queues, stream and scheduler duplicate, reorder and delay as AWS may; the value below replays these draws',
+      { LOCAL_CHAOS: chaosSpec(chaos) },
+    );
   let dynamodb: DynamoDbLocal | undefined;
   let http: HttpAdapter | undefined;
   let queues: LocalQueues | undefined;
@@ -132,6 +144,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     await queues?.stop();
     deps?.db.client.destroy();
     await dynamodb?.stop();
+    if (chaos) logger.info('Chaos mode: the faults played', { LOCAL_CHAOS: chaosSpec(chaos), ...tally });
   };
   try {
     if (!options.dynamodbEndpoint) {
@@ -159,6 +172,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     deps = localDeps(config, {
       sqs: queues.api,
       outboxDir: options.outboxDir ?? (process.env.OUTBOX_DIR || join('.local', 'outbox')),
+      schedulerChaos: chaosOf('scheduler'),
     });
     const handlers = (options.wrapHandlers ?? ((h: LocalHandlers) => h))(localHandlers(deps, options.deliveryMetrics));
 
@@ -170,7 +184,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       await indexFastPathRowsOfLastRun(deps.db, new Date());
     }
 
-    streamPoller = await startStreamPoller({ endpoint, tableName, handler: handlers.fanout });
+    streamPoller = await startStreamPoller({ endpoint, tableName, handler: handlers.fanout, chaos: chaosOf('stream') });
     unwatch = watchWrites(deps.db, streamPoller.wake);
     if (options.consumer !== false) {
       queuePoller = startQueuePoller({
@@ -179,6 +193,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         queueArn: queues.queueArn,
         handler: handlers.deliver,
         concurrency: options.consumerConcurrency,
+        chaos: chaosOf('queue:deliveries'),
       });
     }
     // Owner emails: their own queue and consumer, as in AWS (functions/notify.ts).
@@ -188,6 +203,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       queueArn: queues.notifyQueueArn,
       handler: handlers.notify,
       concurrency: 1,
+      chaos: chaosOf('queue:notifications'),
     });
     // The voice platform's calls: the ingest queue and the same ingest handler, as in AWS (functions/ingest.ts).
     ingestPoller = startQueuePoller({
@@ -196,10 +212,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       queueArn: queues.ingest.arn,
       handler: handlers.ingest,
       concurrency: 2,
+      chaos: chaosOf('queue:ingest'),
     });
     // Every minute (scaled) in AWS too; at start it also sends what the last run left due.
     const grace = sweepGraceMs(config.webhooks.timeScale);
-    sweeper = startLocalSweeper({ run: handlers.sweep, intervalMs: grace, startupHorizonMs: grace });
+    sweeper = startLocalSweeper({
+      run: handlers.sweep,
+      intervalMs: grace,
+      startupHorizonMs: grace,
+      chaos: chaosOf('sweeper'),
+    });
 
     http = await startHttpAdapter(handlers, options.port ?? 0, options.host);
     return {
@@ -214,6 +236,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       demo,
       deps,
       env,
+      chaos,
       stop,
     };
   } catch (err) {

@@ -10,6 +10,7 @@ import {
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { logger } from '../../shared/logger';
 import { passesFanoutFilter } from '../../shared/stream-filters';
+import type { ChaosDraws } from './chaos';
 import { localClient } from './dynamodb-local';
 import { dynamoStreamCheckpoints, isCheckpointRecord, type StreamCheckpoints } from './stream-checkpoint';
 
@@ -97,6 +98,8 @@ export async function startStreamPoller(opts: {
   tableName: string;
   handler: (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse>;
   idleMs?: number;
+  /** Chaos mode (./chaos.ts): a batch that succeeded sometimes runs again, whole. */
+  chaos?: ChaosDraws;
 }): Promise<StreamPoller> {
   const ddb = localClient(opts.endpoint);
   const table = await ddb.send(new DescribeTableCommand({ TableName: opts.tableName }));
@@ -189,6 +192,7 @@ export async function startStreamPoller(opts: {
    */
   const deliver = async (records: DynamoDBRecord[]): Promise<boolean> => {
     let pending = records;
+    let ranTwice = false;
     for (let attempt = 0; pending.length > 0; attempt++) {
       const result = await opts.handler({ Records: pending }).catch((err: unknown) => {
         logger.error('Fan-out failed a whole batch', { error: err as Error });
@@ -196,7 +200,13 @@ export async function startStreamPoller(opts: {
       });
       const failedSeqs = new Set(result.batchItemFailures.map((f) => f.itemIdentifier));
       const firstFailed = pending.findIndex((r) => failedSeqs.has(r.dynamodb?.SequenceNumber ?? ''));
-      if (firstFailed < 0) return true;
+      if (firstFailed < 0) {
+        // Lambda runs a batch again when its invocation timed out after the work was done: every record of it.
+        if (ranTwice || !opts.chaos?.streamTwice()) return true;
+        ranTwice = true;
+        pending = records;
+        continue;
+      }
       if (attempt >= RETRIES_BEFORE_ERROR)
         logger.error('Fan-out keeps failing on stream records; retrying', {
           count: pending.length - firstFailed,

@@ -23,17 +23,24 @@ import { SqsNotificationQueue } from '../../shared/aws/sqs-notification-queue';
 import { deliverDeps, fanoutDeps, notifyDeps, sweepDeps, type PipelineDeps } from '../../shared/wiring/pipeline';
 import type { MetricSink } from '../../shared/observability/delivery-metrics';
 import { LocalRetryScheduler, OutboxMailer } from './adapters';
+import type { ChaosDraws } from './chaos';
 import { invoke, localFunction } from './invocations';
 
 /** Every port any handler uses, in one object: the local stack runs all of them in one process. */
 export type LocalDeps = ApiDeps & PipelineDeps & { ingestDeadLetters: IngestDeadLetters };
 
 /** The local stack's wiring: the cloud's parts built from its config, with timers for schedules and an outbox for emails. */
-export function localDeps(config: Config, local: { sqs: SQSClient; outboxDir: string }): LocalDeps {
+export function localDeps(
+  config: Config,
+  local: { sqs: SQSClient; outboxDir: string; schedulerChaos?: ChaosDraws },
+): LocalDeps {
   const queue = new SqsDeliveryQueue(local.sqs, config.queueUrl);
   const adapters = {
     queue,
-    scheduler: new LocalRetryScheduler(queue),
+    scheduler: new LocalRetryScheduler(
+      queue,
+      local.schedulerChaos && { draws: local.schedulerChaos, timeScale: config.webhooks.timeScale },
+    ),
     mailer: new OutboxMailer(local.outboxDir),
     notificationQueue: new SqsNotificationQueue(local.sqs, config.notifyQueueUrl),
     deadLetters: config.deliveryDlqUrl ? new SqsDeliveryDeadLetters(local.sqs, config.deliveryDlqUrl) : undefined,

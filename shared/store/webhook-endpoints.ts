@@ -143,7 +143,10 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
           {
             Update: {
               TableName: this.db.tableName,
-              ...setsInput(keys.endpointState(shopId, id), stateSets, 'attribute_exists(pk)'),
+              ...movingVersionIf(
+                rateRaised,
+                setsInput(keys.endpointState(shopId, id), stateSets, 'attribute_exists(pk)'),
+              ),
             },
           },
           ...(rateRaised
@@ -219,6 +222,22 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
       throw err;
     }
   }
+}
+
+/**
+ * A rate raise moves the state's `lease_version` too. An admission counted on the endpoint as read before the
+ * raise (the old rate, the old line's end) then fails its condition and reads the endpoint again
+ * (../delivery/dynamo/endpoint-gate.ts, `admit`); written, it put the old line's end back over the raise's
+ * reset, and new deliveries and the woken waiting ones queued behind the old line as before.
+ */
+function movingVersionIf(moving: boolean | undefined, input: ReturnType<typeof setsInput>) {
+  if (!moving) return input;
+  return {
+    ...input,
+    UpdateExpression: `${input.UpdateExpression}, #lease_version = if_not_exists(#lease_version, :zero) + :one`,
+    ExpressionAttributeNames: { ...input.ExpressionAttributeNames, '#lease_version': 'lease_version' },
+    ExpressionAttributeValues: { ...input.ExpressionAttributeValues, ':zero': 0, ':one': 1 },
+  };
 }
 
 /** An update that sets each of `sets` (attribute names as placeholders) under `condition`. */

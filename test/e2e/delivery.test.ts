@@ -9,8 +9,8 @@ import { SCOPES } from '../../shared/domain/scopes';
 import type { DeliveryRecord } from '../../shared/delivery/deliveries';
 import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
 import { call, expectError } from '../helpers/http';
-import { closeReceivers, startReceiver, waitFor } from '../helpers/receiver';
-import { startTestStack } from '../helpers/stack';
+import { closeReceivers, eventually, expectRequests, firstOfEach, startReceiver, waitFor } from '../helpers/receiver';
+import { chaosMode, startTestStack } from '../helpers/stack';
 
 type Stack = Awaited<ReturnType<typeof startTestStack>>;
 
@@ -70,10 +70,15 @@ describe('event pipeline, fast clock (TIME_SCALE 0.00002: 3 days ≈ 5.2 s, all 
     secrets.approvals = (await t.endpoint(approvals.url, ['job.approved'])).secret;
 
     const result = await t.simulate(true);
-    await waitFor(() => all.received.length >= 2 && calls.received.length >= 1, 5000, 'deliveries');
+    await waitFor(() => firstOfEach(all.received).length >= 2 && calls.received.length >= 1, 5000, 'deliveries');
     await new Promise((r) => setTimeout(r, 300));
-    expect(all.received.map((r) => r.event.type).sort()).toEqual(['call.completed', 'job.created']);
-    expect(calls.received.map((r) => r.event.type)).toEqual(['call.completed']);
+    // Events, as a receiver that dedupes on webhook-id takes them: delivery is at least once.
+    expect(
+      firstOfEach(all.received)
+        .map((r) => r.event.type)
+        .sort(),
+    ).toEqual(['call.completed', 'job.created']);
+    expect(firstOfEach(calls.received).map((r) => r.event.type)).toEqual(['call.completed']);
     expect(approvals.received).toHaveLength(0);
     expect([all.rejected.length, calls.rejected.length]).toEqual([0, 0]);
 
@@ -187,7 +192,23 @@ describe('event pipeline, fast clock (TIME_SCALE 0.00002: 3 days ≈ 5.2 s, all 
     secrets.push(ea.secret, eb.secret);
     const { event_ids } = await t.simulate();
     const eventId = event_ids[0] as string;
-    await waitFor(() => a.received.length === 1 && b.received.length === 1, 5000, 'first deliveries');
+    // Counted on the rows: a redelivery carries the event's webhook-id, as a duplicate request does.
+    const succeeded = async (endpointId?: string) => {
+      const detail = await call(stack.url, 'GET', `/v1/events/${eventId}`, { key: t.key });
+      return (detail.json.deliveries as { status: string; endpoint_id: string }[]).filter(
+        (d) => d.status === 'succeeded' && (endpointId === undefined || d.endpoint_id === endpointId),
+      ).length;
+    };
+    const succeededTo = (counts: [string, number][]) => async () =>
+      (await Promise.all(counts.map(async ([id, n]) => (await succeeded(id)) === n))).every(Boolean);
+    await eventually(
+      succeededTo([
+        [ea.id, 1],
+        [eb.id, 1],
+      ]),
+      5000,
+      'first deliveries',
+    );
 
     const one = await call(stack.url, 'POST', `/v1/events/${eventId}/redeliver`, {
       key: t.key,
@@ -199,7 +220,7 @@ describe('event pipeline, fast clock (TIME_SCALE 0.00002: 3 days ≈ 5.2 s, all 
       object: 'event',
       deliveries: [{ object: 'delivery', endpoint_id: ea.id, status: 'pending', attempts: 0 }],
     });
-    await waitFor(() => a.received.length === 2, 5000, 'named redelivery');
+    await eventually(succeededTo([[ea.id, 2]]), 5000, 'named redelivery');
     // An endpoint created after the event is not among "all subscribed": it never had the event.
     const c = await startReceiver(() => secrets);
     const ec = await t.endpoint(c.url, ['*']);
@@ -208,17 +229,27 @@ describe('event pipeline, fast clock (TIME_SCALE 0.00002: 3 days ≈ 5.2 s, all 
     expect((everyone.json.deliveries as { endpoint_id: string }[]).map((d) => d.endpoint_id).sort()).toEqual(
       [ea.id, eb.id].sort(),
     );
-    await waitFor(() => a.received.length === 3 && b.received.length === 2, 5000, 'redelivery to all');
+    await eventually(
+      succeededTo([
+        [ea.id, 3],
+        [eb.id, 2],
+      ]),
+      5000,
+      'redelivery to all',
+    );
     // …but naming it sends it there.
     const named = await call(stack.url, 'POST', `/v1/events/${eventId}/redeliver`, {
       key: t.key,
       body: { endpoint_ids: [ec.id] },
     });
     expect((named.json.deliveries as { endpoint_id: string }[]).map((d) => d.endpoint_id)).toEqual([ec.id]);
-    await waitFor(() => c.received.length === 1, 5000, 'named redelivery to the newer endpoint');
+    await eventually(succeededTo([[ec.id, 1]]), 5000, 'named redelivery to the newer endpoint');
     expect(new Set([...a.received, ...b.received, ...c.received].map((r) => r.headers['webhook-id']))).toEqual(
       new Set([eventId]),
     );
+    expectRequests(a.received, 3, stack);
+    expectRequests(b.received, 2, stack);
+    expectRequests(c.received, 1, stack);
 
     const other = await newTenant(stack);
     const foreign = await other.endpoint('http://127.0.0.1:9/unused', ['*']);
@@ -233,10 +264,6 @@ describe('event pipeline, fast clock (TIME_SCALE 0.00002: 3 days ≈ 5.2 s, all 
       'resource_missing',
     );
 
-    const succeeded = async () => {
-      const detail = await call(stack.url, 'GET', `/v1/events/${eventId}`, { key: t.key });
-      return (detail.json.deliveries as { status: string }[]).filter((d) => d.status === 'succeeded').length;
-    };
     // 2 first deliveries, 1 named, 2 to all, 1 named to the newer endpoint.
     for (let i = 0; i < 100 && (await succeeded()) < 6; i++) await new Promise((r) => setTimeout(r, 20));
     expect(await succeeded()).toBe(6);
@@ -311,9 +338,9 @@ describe('event pipeline, all retries (TIME_SCALE 0.00005: all retries ≈ 8 s, 
     );
     secret = (await t.endpoint(receiver.url, ['call.completed'])).secret;
     const { event_ids } = await t.simulate();
-    const row = await waitFor(() => receiver.received.length >= 8 && receiver.received, 40000, '8 attempts');
+    await waitFor(() => receiver.received.length >= 8, 40000, '8 attempts');
     await new Promise((r) => setTimeout(r, 1000));
-    expect(row).toHaveLength(8);
+    expectRequests(receiver.received, 8, stack);
     const delivery = await waitForRow(stack, t.shop, event_ids[0] as string, (d) => d.status === 'failed');
     expect(delivery).toMatchObject({ status: 'failed', attempts: 8, last_response_status: 500, next_attempt_at: null });
     expect(delivery?.history.map((h) => h.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
@@ -330,6 +357,10 @@ describe('event pipeline, retry offsets (TIME_SCALE 0.001: 1m = 60 ms)', () => {
   });
   afterEach(() => closeReceivers());
   afterAll(() => stack.stop());
+
+  // Chaos mode makes wake-ups late and requests twice on purpose (as AWS may): the offsets' precision and a
+  // receiver that answers by the count of its requests are for a calm stack.
+  const calmOnly = chaosMode() ? it.skip : it;
 
   // Here the 24 h grace is 86 s: on the fast clock (1.7 s) a busy machine could outlast it.
   it('during a rotation grace every delivery verifies with the old secret and with the new one', async () => {
@@ -349,7 +380,7 @@ describe('event pipeline, retry offsets (TIME_SCALE 0.001: 1m = 60 ms)', () => {
     await receiver.close();
   });
 
-  it('a receiver failing 3 times then answering 200 sees 4 attempts at the scaled offsets', async () => {
+  calmOnly('a receiver failing 3 times then answering 200 sees 4 attempts at the scaled offsets', async () => {
     const t = await newTenant(stack);
     let secret = '';
     const receiver = await startReceiver(

@@ -75,6 +75,46 @@ export async function startReceiver(
   return handle;
 }
 
+/**
+ * What a receiver that follows Standard Webhooks processes: the first receipt of each `webhook-id`, in the order
+ * they came. Delivery is at least once (docs/api.md, Durability; the local stack in chaos mode duplicates), so a
+ * test that counts what arrived counts these, not requests.
+ */
+export function firstOfEach(received: Received[]): Received[] {
+  const seen = new Set<string>();
+  return received.filter((r) => {
+    const id = String(r.headers['webhook-id']);
+    if (seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
+}
+
+/**
+ * The requests that reached a receiver for `attempts` recorded attempts: exactly that many from a calm local stack;
+ * at least that many in chaos mode, where a message handled twice at once may send one attempt twice (docs/api.md,
+ * Durability: the attempt is recorded once).
+ */
+export function expectRequests(received: Received[], attempts: number, stack: { chaos?: unknown }): void {
+  if (stack.chaos) expect(received.length).toBeGreaterThanOrEqual(attempts);
+  else expect(received).toHaveLength(attempts);
+}
+
+/** `waitFor` for a probe that asks the API or the table. */
+export async function eventually<T>(
+  probe: () => Promise<T | undefined | false>,
+  timeoutMs = 10000,
+  label = 'condition',
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${label}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 export async function waitFor<T>(
   probe: () => T | undefined | false,
   timeoutMs = 10000,

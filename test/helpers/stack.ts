@@ -2,6 +2,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../lib/local/stack';
 import type { DemoSeed } from '../../lib/local/seed';
+import { parseChaos } from '../../lib/local/chaos';
 import { testEndpoint, uniqueTableName } from './table';
 
 /**
@@ -39,3 +40,9 @@ export async function startTestStack(
   if (!stack.demo) throw new Error('expected a seeded demo shop');
   return stack as LocalStack & { demo: DemoSeed };
 }
+
+/**
+ * Whether the stacks this test file starts run in chaos mode (LOCAL_CHAOS, set by the e2e-chaos project): known
+ * before any starts, for a test that checks what chaos mode breaks on purpose (the wake-ups' precision).
+ */
+export const chaosMode = (): boolean => parseChaos(process.env.LOCAL_CHAOS, { scheduleLateMs: 0 }) !== undefined;

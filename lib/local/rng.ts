@@ -1,6 +1,9 @@
 import { unsafeUniformIntDistribution, xoroshiro128plus, type RandomGenerator } from 'pure-rand';
 
-/** The run's one source of chance besides the step scheduler: every fault and delay is drawn from it, in step order. */
+/**
+ * A seeded source of chance. The simulation (sim/) draws every fault and delay of a run from one, in step
+ * order, besides its step scheduler; the local stack's chaos mode (./chaos.ts) draws its faults from them.
+ */
 export class Rng {
   private readonly gen: RandomGenerator;
 
