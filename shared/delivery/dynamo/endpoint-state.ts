@@ -172,7 +172,7 @@ export async function readEndpoints(
   return out;
 }
 
-/** One endpoint (configuration and state), or null. */
+/** One endpoint (configuration and state), or null: the consumer's gate and the recoveries read it so. */
 export async function readEndpoint(db: Dynamo, shopId: string, id: string): Promise<EndpointRecord | null> {
   return (await readEndpoints(db, [{ shop_id: shopId, endpoint_id: id }])).get(`${shopId}/${id}`) ?? null;
 }
