@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createShop } from '../../shared/domain/shop';
 import { createEndpoint, toEndpointResource, type EndpointRecord } from '../../shared/domain/webhook-endpoints';
-import * as keys from '../../shared/store/item-keys';
+import { keys } from '../../shared/store/keys';
 import { DynamoEndpointStore } from '../../shared/store/webhook-endpoints';
 import { admit } from '../../shared/delivery/circuit';
 import { rateAllowance } from '../../shared/delivery/rate-window';

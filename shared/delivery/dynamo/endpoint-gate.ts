@@ -8,7 +8,7 @@ import { eventItem } from '../../store/events';
 import { cancellationReasons, isConditionFailed, retryConflicts, updateIf, type Dynamo } from '../../store/client';
 import { counterAdds, readEndpoint, stateItem, withState } from './endpoint-state';
 import { DynamoEndpointStatsCounterStore } from './endpoint-stats';
-import * as keys from '../../store/item-keys';
+import { keys } from '../../store/keys';
 
 /** Attempts' counts for the state item's current bucket (`start`). */
 export interface HeldStats {

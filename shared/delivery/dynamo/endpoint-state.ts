@@ -3,7 +3,7 @@ import type { EventFilter } from '../../domain/event-filter-schema';
 import type { EndpointRecord, EndpointStatsState } from '../../domain/webhook-endpoints';
 import { HEALTHY } from '../circuit';
 import { batchGet, stripKeys, type Dynamo } from '../../store/client';
-import * as keys from '../../store/item-keys';
+import { keys } from '../../store/keys';
 
 /**
  * An endpoint is two items: its configuration (`WE#<id>`: URL, secrets, filter, events: what
