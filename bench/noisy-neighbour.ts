@@ -18,7 +18,8 @@
  *
  * The three runs are repeated in rounds, each round in another order, and each run is
  * compared with its own round's baseline; the verdict takes the median over the rounds,
- * printed with their range. Five rounds: with three, the verdict moved between identical runs.
+ * printed with their range. Five rounds, because the same-shop ratio sits near its line and a
+ * median of three moves between identical runs.
  * On this shared 2-vCPU VM the host steals 20–60 % of the CPU in bursts (vmstat `st`), and
  * five baseline runs in a row measured p50s from 144 ms to 2,024 ms: a single pair of runs
  * says more about the bursts than about isolation.
