@@ -4,9 +4,12 @@
  * the floor measured in the same run: a process doing only what each delivery must do (one
  * keep-alive signed POST and the delivery row's update) at the same concurrency, through
  * the same SDK client (shared/wiring/clients.ts `dynamoOf`, built from the same environment).
- * Issue 28: the throughput is reported beside the floor without a target (on two cores the
- * consumer and DynamoDB Local share the CPU, so the ratio is that of their CPU per delivery:
- * bench:table-ops); table requests per delivery ≤ 1.2 is the target.
+ * The throughput is reported beside the floor without a target (on two cores the consumer and
+ * DynamoDB Local share the CPU, so the ratio is that of their CPU per delivery:
+ * bench:table-ops). The target is table requests per delivery ≤ 1.25: the design makes 1.2
+ * (a row update per delivery, and per batch of 10 one BatchGetItem and one closing
+ * transaction), and a batch the queue hands over short of 10 adds to it, so the line keeps
+ * a margin above the design.
  *
  *   npm run bench:throughput         (BENCH_DELIVERIES=2000 per run, 3 pairs of runs)
  *
@@ -50,7 +53,7 @@ import { addTallies, newHandlerTally, type OpTally } from './lib/instrument';
 import { FUNCTION_MEMORY_MB, FUNCTION_SYSTEM_LOG_LEVEL, FUNCTION_TRACING } from './lib/lambda-memory';
 import { startPipelineEnv } from './lib/pipeline-env';
 import { startReceiver } from './lib/receiver';
-import { printTable, setting, sleep, verdict } from './lib/stats';
+import { printTable, setting, sleep, spreadOf, verdict, withSpread } from './lib/stats';
 
 const N = setting('BENCH_DELIVERIES', 2000);
 const PAIRS = 3;
@@ -61,7 +64,7 @@ const CONCURRENCY = 40;
 const ENDPOINTS = MAX_ENDPOINTS_PER_SHOP;
 const BATCHES_IN_FLIGHT = CONCURRENCY / MAX_IN_FLIGHT;
 const BARE_SECONDS = 3;
-const TABLE_REQUESTS_TARGET = 1.2;
+const TABLE_REQUESTS_TARGET = 1.25;
 if (BATCHES_IN_FLIGHT > ENDPOINTS)
   throw new Error("more batches in flight than endpoints: two batches would share an endpoint's in-flight limit");
 
@@ -124,6 +127,8 @@ try {
   const consumerTable = new Map<string, OpTally>();
   const consumerSqs = new Map<string, OpTally>();
   const lambda = newHandlerTally();
+  /** Each counted consumer run's table requests per delivery. */
+  const requestsPerRun: number[] = [];
   let endpointsInBatches = 0;
   const logs = { bytes: 0, lines: 0 };
   let consumerSeconds = 0;
@@ -145,6 +150,7 @@ try {
     await sleep(1_100);
     if (!counted) return rate;
     if (used) cpu.consumer.push(used);
+    requestsPerRun.push(Object.values(report.table).reduce((n, t) => n + t.requests, 0) / consumerRows.length);
     addTallies(consumerTable, new Map(Object.entries(report.table)));
     addTallies(consumerSqs, new Map(Object.entries(report.sqs)));
     lambda.invocations += report.lambda.invocations;
@@ -187,8 +193,7 @@ try {
   const bareRate = await barePosts(bare.url);
   if (receiver.rejected > 0) throw new Error(`${receiver.rejected} requests failed verification`);
 
-  const ratios = pairs.map((x) => x.consumer / x.floor);
-  const median = [...ratios].sort((a, b) => a - b)[Math.floor(ratios.length / 2)] as number;
+  const ratios = spreadOf(pairs.map((x) => x.consumer / x.floor));
   const delivered = PAIRS * N;
   const perDelivery = (m: Map<string, OpTally>) => [...m.values()].reduce((n, t) => n + t.requests, 0) / delivered;
   const consumerRequests = perDelivery(consumerTable);
@@ -209,14 +214,14 @@ try {
     [
       [
         `throughput vs floor, median of ${PAIRS} pairs`,
-        `${median.toFixed(2)}×`,
+        withSpread(ratios, (v) => v.toFixed(2), '×'),
         '1.00× (floor: signed POST + row update)',
         'reported, no target',
         '',
       ],
       [
-        'table requests per delivery (hot path)',
-        consumerRequests.toFixed(2),
+        `table requests per delivery (hot path; all ${PAIRS} consumer runs, and each run's range)`,
+        `${consumerRequests.toFixed(2)} (${Math.min(...requestsPerRun).toFixed(2)}–${Math.max(...requestsPerRun).toFixed(2)})`,
         `${floorRequests.toFixed(2)} (floor)`,
         `≤ ${TABLE_REQUESTS_TARGET}`,
         verdict(consumerRequests <= TABLE_REQUESTS_TARGET),

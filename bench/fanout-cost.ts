@@ -17,7 +17,7 @@ import { ingestCall } from '../shared/domain/calls';
 import { createShop } from '../shared/domain/shop';
 import { createEndpoint, MAX_ENDPOINTS_PER_SHOP } from '../shared/domain/webhook-endpoints';
 import { matchesFilter } from '../shared/domain/event-filter';
-import * as keys from '../shared/store/item-keys';
+import { keys } from '../shared/store/keys';
 import { countCalls, DYNAMODB_WRITES, newHandlerTally, timedHandler } from './lib/instrument';
 import { startPipelineEnv } from './lib/pipeline-env';
 import { printTable, setting, verdict } from './lib/stats';

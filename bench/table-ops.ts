@@ -30,7 +30,7 @@ import { DynamoAttemptLedger } from '../shared/delivery/dynamo/attempt-ledger';
 import { recordAttemptInput } from '../shared/delivery/dynamo/attempt-deliveries';
 import { DynamoDeliveryStore } from '../shared/delivery/dynamo/deliveries';
 import { updateIf } from '../shared/store/client';
-import * as keys from '../shared/store/item-keys';
+import { keys } from '../shared/store/keys';
 import { releaseInput } from '../shared/delivery/dynamo/endpoint-gate';
 import { DynamoEndpointStore } from '../shared/store/webhook-endpoints';
 import { admit, afterAttempt, MAX_IN_FLIGHT } from '../shared/delivery/circuit';

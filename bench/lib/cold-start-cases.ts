@@ -35,6 +35,7 @@ import {
 import { createPortalSession } from '../../shared/domain/portal-sessions';
 import { recoverEndpoint } from '../../shared/delivery/recovery';
 import { dynamoOf } from '../../shared/wiring/clients';
+import { FUNCTION_TABLE_PARTS } from '../../lib/constructs/entries';
 import type { AwsStub } from './aws-stub';
 import type { Item } from './stub-table';
 
@@ -51,10 +52,11 @@ export interface ColdStartCase {
   /** AWS requests the first invocation must make, or the scenario went off the path it stands for. */
   needs?: string[];
   /**
-   * For a function with no SDK client, whose SDK reference would be an empty handler: a bare
-   * handler doing the work it cannot avoid (bench/reference/), as `[label, entry]`.
+   * For a function with no SDK client, whose SDK reference would be an empty handler: a
+   * reference that loads the libraries it loads and serves the same answer (bench/reference/),
+   * as `[label, entry]`.
    */
-  bare?: [label: string, entry: string];
+  sameLibraries?: [label: string, entry: string];
 }
 
 const REGION = 'us-east-1';
@@ -251,6 +253,11 @@ const noFailures = (result: unknown) => {
   return failures && failures.length === 0 ? null : `reported failures: ${JSON.stringify(result)}`;
 };
 
+/** API operations that use no table (lib/constructs/entries.ts FUNCTION_TABLE_PARTS), with their same-library references. */
+const API_WITHOUT_SDK: Record<string, [label: string, entry: string]> = {
+  ListEventTypes: ['Logger + middy + the same list', 'bench/reference/event-types.ts'],
+};
+
 /** Each function's first invocation: a request that goes the way a working one goes, to the seeded table. */
 export function coldStartCases(stub: AwsStub, seed: Seed): Record<string, ColdStartCase> {
   const shop = seed.shop.id;
@@ -274,7 +281,9 @@ export function coldStartCases(stub: AwsStub, seed: Seed): Record<string, ColdSt
     rotateWebhookEndpointSecret: ['POST', `/v1/webhook-endpoints/${ep}/rotate-secret`],
     testWebhookEndpoint: ['POST', `/v1/webhook-endpoints/${ep}/test`],
     listEvents: ['GET', '/v1/events?limit=2'],
+    getEventFeed: ['GET', '/v1/events/feed?limit=2'],
     getEvent: ['GET', `/v1/events/${seed.event.id}`],
+    listEventTypes: ['GET', '/v1/event-types'],
     redeliverEvent: ['POST', `/v1/events/${seed.event.id}/redeliver`],
     createPortalSession: ['POST', '/v1/portal-sessions', { expires_in: 1800, read_only: true }],
     listPortalSessions: ['GET', '/v1/portal-sessions?limit=2'],
@@ -300,8 +309,18 @@ export function coldStartCases(stub: AwsStub, seed: Seed): Record<string, ColdSt
     const headers = { ...auth, ...(route.idempotent ? { 'idempotency-key': 'a1f3c2d4-cold-start' } : {}) };
     const event = httpEvent(method, path, headers, body);
     const name = route.operationId[0]?.toUpperCase() + route.operationId.slice(1);
+    const withAuthorizer = {
+      ...event,
+      requestContext: { ...event.requestContext, authorizer: { lambda: seed.authorizer } },
+    };
+    if (!FUNCTION_TABLE_PARTS[name]) {
+      const sameLibraries = API_WITHOUT_SDK[name];
+      if (!sameLibraries) throw new Error(`${name} uses no table: it needs a reference in API_WITHOUT_SDK`);
+      cases[name] = { event: withAuthorizer, clients: [], check: succeeded, sameLibraries };
+      continue;
+    }
     cases[name] = {
-      event: { ...event, requestContext: { ...event.requestContext, authorizer: { lambda: seed.authorizer } } },
+      event: withAuthorizer,
       // Every table-backed operation; KMS where the route table says the operation seals or opens secrets.
       clients: route.secrets.includes('cipher') ? ['DynamoDB', 'KMS'] : ['DynamoDB'],
       check: succeeded,
@@ -370,7 +389,7 @@ export function coldStartCases(stub: AwsStub, seed: Seed): Record<string, ColdSt
       event: httpEvent('GET', '/v1/openapi.json', {}),
       clients: [],
       check: succeeded,
-      bare: ['the OpenAPI document, bare handler', 'bench/reference/openapi-document.ts'],
+      sameLibraries: ['Logger + the OpenAPI document', 'bench/reference/openapi-document.ts'],
     },
     Fanout: { event: stream, clients: ['DynamoDB', 'SQS'], check: noFailures, needs: ['SQS SendMessageBatch'] },
     Notify: { event: notify, clients: ['DynamoDB', 'SES'], check: noFailures, needs: ['SES SendEmail'] },
@@ -403,7 +422,7 @@ export function coldStartCases(stub: AwsStub, seed: Seed): Record<string, ColdSt
       event: portal,
       clients: [],
       check: succeeded,
-      bare: ['the portal page, bare handler', 'bench/reference/portal-page.ts'],
+      sameLibraries: ['Logger + the portal page', 'bench/reference/portal-page.ts'],
     },
   };
 }

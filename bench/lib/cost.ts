@@ -228,6 +228,26 @@ function logsLine(u: StageUsage, deliveries: number): string {
   return `; logs ${lines.toFixed(2)} lines (${bytes.toFixed(0)} B) of its own + Lambda's START/END/REPORT at ${u.lambda.systemLogLevel} (${own ? `${own} B an invocation` : 'none'})`;
 }
 
+/** What the stages do not count themselves, counted over the same deliveries. */
+export interface AllInCounts {
+  traces: number;
+  kmsRequests: number;
+  schedules: number;
+}
+
+/** The all-in figure per million deliveries (./printAllIn), and the parts the stages do not count. */
+export function allInParts(
+  total: StageCost,
+  counted: AllInCounts,
+  deliveries: number,
+): { xray: number; kms: number; scheduler: number; all: number } {
+  const per = (n: number) => n / deliveries;
+  const xray = per(counted.traces) * XRAY_PER_MILLION_TRACES;
+  const kms = per(counted.kmsRequests) * KMS_PER_MILLION_REQUESTS;
+  const scheduler = per(counted.schedules) * EVENTBRIDGE_SCHEDULER_PER_MILLION;
+  return { xray, kms, scheduler, all: total.perMillion.total + xray + kms + scheduler };
+}
+
 /**
  * The contract's all-in figure for one regime (or one part of it): the stages' table, SQS,
  * Lambda and logs, plus what they do not measure here, priced from the stack's settings:
@@ -238,17 +258,9 @@ function logsLine(u: StageUsage, deliveries: number): string {
  * Prints one line `All-in, <regime>: $X.XXX per million deliveries`, which `npm run bench`
  * adds up into its closing line, and returns the figure.
  */
-export function printAllIn(
-  regime: string,
-  total: StageCost,
-  counted: { traces: number; kmsRequests: number; schedules: number },
-  deliveries: number,
-): number {
+export function printAllIn(regime: string, total: StageCost, counted: AllInCounts, deliveries: number): number {
   const per = (n: number) => n / deliveries;
-  const xray = per(counted.traces) * XRAY_PER_MILLION_TRACES;
-  const kms = per(counted.kmsRequests) * KMS_PER_MILLION_REQUESTS;
-  const scheduler = per(counted.schedules) * EVENTBRIDGE_SCHEDULER_PER_MILLION;
-  const all = total.perMillion.total + xray + kms + scheduler;
+  const { xray, kms, scheduler, all } = allInParts(total, counted, deliveries);
   const tracing = [...new Set(Object.values(FUNCTION_TRACING))].join('/');
   console.log(
     `${regime}, per million deliveries: table ${usd(total.perMillion.table)}, SQS ${usd(total.perMillion.sqs)}, Lambda ${usd(total.perMillion.lambda)}, ` +

@@ -29,6 +29,54 @@ export function summarize(samples: readonly number[]): Summary {
   };
 }
 
+/** The middle sample; for an even count, the mean of the two middle ones. */
+export function median(samples: readonly number[]): number {
+  if (samples.length === 0) return Number.NaN;
+  const sorted = [...samples].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+/**
+ * A figure measured once per round: the median a verdict is taken on, and how far the rounds
+ * moved (min–max, and the quartiles for figures with many rounds), printed beside it so a
+ * verdict near its line shows as such.
+ */
+export interface Spread {
+  rounds: number;
+  median: number;
+  min: number;
+  max: number;
+  q1: number;
+  q3: number;
+}
+
+export function spreadOf(perRound: readonly number[]): Spread {
+  const sorted = [...perRound].sort((a, b) => a - b);
+  return {
+    rounds: sorted.length,
+    median: median(sorted),
+    min: sorted[0] ?? Number.NaN,
+    max: sorted[sorted.length - 1] ?? Number.NaN,
+    q1: percentile(sorted, 25),
+    q3: percentile(sorted, 75),
+  };
+}
+
+/** "1.21× (1.15–1.27×, 5 rounds)": the median, then min–max, or the quartiles (`iqr`) where one round can be an outlier. */
+export function withSpread(
+  s: Spread,
+  format: (x: number) => string,
+  unit = '',
+  how: 'range' | 'iqr' = 'range',
+): string {
+  const [low, high] = how === 'iqr' ? [s.q1, s.q3] : [s.min, s.max];
+  const label = how === 'iqr' ? 'IQR ' : '';
+  return `${format(s.median)}${unit} (${label}${format(low)}–${format(high)}${unit}, ${s.rounds} rounds)`;
+}
+
 export const ms = (x: number, digits = 1): string => (Number.isFinite(x) ? x.toFixed(digits) : '-');
 export const ratio = (x: number, floor: number): string =>
   floor > 0 && Number.isFinite(x) ? `${(x / floor).toFixed(2)}×` : '-';

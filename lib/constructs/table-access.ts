@@ -41,8 +41,8 @@ export const STORE_ACTIONS: Record<string, { actions: TableAction[]; uses?: stri
   },
   'due-index': { actions: ['BatchGetItem', 'Query', 'UpdateItem'] },
   'endpoint-gate': {
-    actions: ['BatchGetItem', 'ConditionCheckItem', 'GetItem', 'PutItem', 'UpdateItem'],
-    uses: ['endpoint-stats'],
+    actions: ['ConditionCheckItem', 'GetItem', 'PutItem', 'UpdateItem'],
+    uses: ['endpoint-stats', 'endpoint-state'],
   },
   'endpoint-state': { actions: ['BatchGetItem'] },
   'endpoint-stats': { actions: ['GetItem', 'Query', 'UpdateItem'] },
@@ -58,7 +58,7 @@ export const STORE_ACTIONS: Record<string, { actions: TableAction[]; uses?: stri
   shops: { actions: ['GetItem', 'PutItem', 'UpdateItem'] },
   'webhook-endpoints': {
     actions: ['DeleteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'],
-    uses: ['endpoint-gate'],
+    uses: ['endpoint-gate', 'endpoint-state'],
   },
 };
 

@@ -5,7 +5,7 @@
  * environment variables (and refreshes them by starting new environments), so in Lambda
  * the chain never goes past this link; the other links (SSO, STS web identity, INI files,
  * IMDS, ECS) and the nested STS and SSO clients they pull in are 90 KB of every bundle,
- * which would put six functions over the 400 KB budget (Deliver at 481 KB).
+ * which every cold start would read and parse for links no invocation reaches.
  * Local runs, the CLI and tests keep the full default chain.
  */
 import { fromEnv } from '@aws-sdk/credential-provider-env';

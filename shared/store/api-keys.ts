@@ -1,7 +1,7 @@
 import type { ApiKeyRecord, ApiKeyStore } from '../domain/api-keys';
 import type { Dynamo } from './client';
 import { getRecord, isConditionFailed, stripKeys } from './client';
-import * as keys from './item-keys';
+import { keys } from './keys';
 
 export class DynamoApiKeyStore implements ApiKeyStore {
   constructor(private readonly db: Dynamo) {}

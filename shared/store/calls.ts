@@ -4,8 +4,7 @@ import { cancellationReasons, getRecord, stripKeys, type Dynamo } from './client
 import { eventItem } from './events';
 import { isItemTooLarge, itemBytes, MAX_ITEM_BYTES } from './item-size';
 import { jobItem } from './jobs';
-import { shopPk, skPrefix } from './keys';
-import * as keys from './item-keys';
+import { keys, shopPk, skPrefix } from './keys';
 import { queryPage } from './pagination';
 import { createdKeyQuery } from './time-range';
 

@@ -3,8 +3,7 @@ import type { EventRecord } from '../domain/events';
 import { EVENT_RETENTION_SECONDS } from '../domain/events';
 import { cancellationReasons, getRecord, retryConflicts, type Dynamo } from './client';
 import { eventFromItem, eventItem } from './events';
-import * as keys from './item-keys';
-import { shopPk, skPrefix } from './keys';
+import { keys, shopPk, skPrefix } from './keys';
 import { TABLE } from './table';
 
 const FEED_PREFIX = skPrefix.feed;

@@ -6,8 +6,7 @@ import type { Page, PageRequest, TimeFilter } from '../domain/pagination';
 import { stripKeys, updateIf, type Dynamo } from './client';
 import { queryPage } from './pagination';
 import { createdKeyQuery } from './time-range';
-import { gsi1Partition, shopPk, skPrefix } from './keys';
-import * as keys from './item-keys';
+import { gsi1Partition, keys, shopPk, skPrefix } from './keys';
 import { TABLE } from './table';
 import { idBound } from '../ids';
 

@@ -3,7 +3,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { SecretCipher } from '../domain/secrets';
 import { isConditionFailed, type Dynamo } from './client';
 import { TABLE } from './table';
-import * as keys from './item-keys';
+import { keys } from './keys';
 
 /**
  * Idempotency records on the single table, in the item layout and hashes of Powertools

@@ -4,8 +4,7 @@ import type { PageRequest, TimeFilter } from '../domain/pagination';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { cancellationReasons, getRecord, stripKeys, type Dynamo } from './client';
 import { eventItem } from './events';
-import { gsi1Partition, shopPk, skPrefix } from './keys';
-import * as keys from './item-keys';
+import { gsi1Partition, keys, shopPk, skPrefix } from './keys';
 import { queryFilteredPage, queryPage } from './pagination';
 import { createdKeyQuery } from './time-range';
 

@@ -1,8 +1,7 @@
 import type { Page, PageRequest } from '../domain/pagination';
 import type { PortalSessionRecord, PortalSessionStore } from '../domain/portal-sessions';
 import { cancellationReasons, getRecord, stripKeys, type Dynamo } from './client';
-import * as keys from './item-keys';
-import { shopPk, skPrefix } from './keys';
+import { keys, shopPk, skPrefix } from './keys';
 import { queryPage } from './pagination';
 import { TABLE } from './table';
 

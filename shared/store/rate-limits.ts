@@ -1,6 +1,6 @@
 import { gcra, type RateDecision, type RateLimit, type RateLimiter } from '../domain/rate-limits';
 import { isConditionFailed, type Dynamo } from './client';
-import * as keys from './item-keys';
+import { keys } from './keys';
 import { TABLE } from './table';
 
 /** A bucket outlives its last request by this long, then TTL removes it (it would be full again anyway). */

@@ -1,7 +1,7 @@
 import type { Shop, ShopChanges, ShopStore } from '../domain/shop';
 import type { Dynamo } from './client';
 import { getRecord, isConditionFailed, stripKeys } from './client';
-import * as keys from './item-keys';
+import { keys } from './keys';
 
 export class DynamoShopStore implements ShopStore {
   constructor(private readonly db: Dynamo) {}

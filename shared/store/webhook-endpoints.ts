@@ -4,8 +4,7 @@ import { EVENT_RETENTION_SECONDS } from '../domain/events';
 import { cancellationReasons, isConditionFailed, queryPrefix } from './client';
 import { DynamoEndpointGateStore } from '../delivery/dynamo/endpoint-gate';
 import { configItem, endpointFromItems, readEndpoints, stateItem } from '../delivery/dynamo/endpoint-state';
-import { isEndpointStateKey, shopPk, skPrefix, STATE_SUFFIX } from './keys';
-import * as keys from './item-keys';
+import { isEndpointStateKey, keys, shopPk, skPrefix, STATE_SUFFIX } from './keys';
 import { TABLE } from './table';
 
 /**

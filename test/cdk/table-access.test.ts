@@ -95,7 +95,9 @@ describe('table access per function', () => {
       const actions = REQUESTS.filter(([re]) => re.test(source)).map(([, action]) => action);
       const uses = [...importsOf(source, posix.dirname(file))]
         .filter(
-          ([from, names]) => storeFiles.includes(from) && names.some((n) => /^Dynamo\w+(Store|Ledger|Index)$/.test(n)),
+          // A store class it builds on, or a store module's read function it calls (readEndpoint).
+          ([from, names]) =>
+            storeFiles.includes(from) && names.some((n) => /^Dynamo\w+(Store|Ledger|Index)$|^read[A-Z]\w*$/.test(n)),
         )
         .map(([from]) => from);
       expect({ store, actions: actions.sort(), uses: uses.sort() }).toEqual({

@@ -308,7 +308,7 @@ describe('event pipeline, fast clock (TIME_SCALE 0.00002: 3 days ≈ 5.2 s, all 
     const t = await newTenant(stack);
     const { event_ids } = await t.simulate();
     const deps = stack.deps;
-    const keys = await import('../../shared/store/item-keys');
+    const { keys } = await import('../../shared/store/keys');
     const item = await deps.db.doc.get({
       TableName: deps.db.tableName,
       Key: keys.event(t.shop.id, event_ids[0] as string),

@@ -6,7 +6,7 @@ import { ingestCall } from '../../shared/domain/calls';
 import { simulatedCall } from '../../lib/cli/simulate';
 import type { DeliveryRecord } from '../../shared/delivery/deliveries';
 import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
-import * as keys from '../../shared/store/item-keys';
+import { keys } from '../../shared/store/keys';
 import { call } from '../helpers/http';
 import { closeReceivers, startReceiver, waitFor } from '../helpers/receiver';
 import { GENEROUS_RATE_LIMITS, startTestStack } from '../helpers/stack';

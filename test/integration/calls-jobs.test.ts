@@ -6,7 +6,7 @@ import { createShop, type Shop } from '../../shared/domain/shop';
 import { newId } from '../../shared/ids';
 import { logger } from '../../shared/logger';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
-import * as keys from '../../shared/store/item-keys';
+import { keys } from '../../shared/store/keys';
 import { eventsOf } from '../helpers/events-in-table';
 import { useFreshTable } from '../helpers/table';
 

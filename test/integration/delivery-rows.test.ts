@@ -9,7 +9,7 @@ import { newId } from '../../shared/ids';
 import { deliveryItem } from '../../shared/delivery/dynamo/attempt-deliveries';
 import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
 import { DynamoDueIndex } from '../../shared/delivery/dynamo/due-index';
-import * as keys from '../../shared/store/item-keys';
+import { keys } from '../../shared/store/keys';
 import { observeTable } from '../../shared/store/client';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { useFreshTable } from '../helpers/table';

@@ -2,7 +2,7 @@ import type { EventFilter } from '../../shared/domain/event-filter-schema';
 import { createShop } from '../../shared/domain/shop';
 import { toEndpointResource, type EndpointRecord } from '../../shared/domain/webhook-endpoints';
 import { newId } from '../../shared/ids';
-import * as keys from '../../shared/store/item-keys';
+import { keys } from '../../shared/store/keys';
 import type { ApiDeps } from '../../shared/wiring/api';
 import { HEALTHY } from '../../shared/delivery/circuit';
 import { useFreshTable } from '../helpers/table';

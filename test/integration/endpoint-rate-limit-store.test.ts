@@ -60,11 +60,11 @@ describe("an endpoint's rate limit in the table (DynamoDB Local)", () => {
     const e = await newEndpoint(1);
     const now = Date.now();
     // One starts, four wait in line: the line's end is written.
-    expect(await endpoints.admit(e, admit(e, ids(5), now, 60_000, randomUUID))).toBe(true);
+    expect(await endpoints.admit(e, admit(e, ids(5), { now, leaseMs: 60_000, token: randomUUID }))).toBe(true);
     const read = (await endpoints.get(e.shop_id, e.id)) as EndpointRecord;
     expect(read.rate_tail).toBeGreaterThan(now + 3_000);
     // A consumer counts more deliveries into that line, then the raise commits before its write.
-    const stale = admit(read, ids(3), Date.now(), 60_000, randomUUID);
+    const stale = admit(read, ids(3), { now: Date.now(), leaseMs: 60_000, token: randomUUID });
     expect(stale.rateTail).toBeGreaterThan(read.rate_tail as number);
     const raised = await endpoints.update(e.shop_id, e.id, { rate_limit: 1000, rate_raised: true }, e.updated_at);
     expect(raised?.rate_tail ?? null).toBeNull();
@@ -72,7 +72,7 @@ describe("an endpoint's rate limit in the table (DynamoDB Local)", () => {
     expect(await endpoints.admit(read, stale)).toBe(false);
     const reread = (await endpoints.get(e.shop_id, e.id)) as EndpointRecord;
     expect([reread.rate_limit, reread.rate_tail ?? null]).toEqual([1000, null]);
-    expect(admit(reread, ids(3), Date.now(), 60_000, randomUUID).send).toHaveLength(3);
+    expect(admit(reread, ids(3), { now: Date.now(), leaseMs: 60_000, token: randomUUID }).send).toHaveLength(3);
   });
 
   it('under a rate limit, batches that read the endpoint at once never start more than the rate between them (no admission on the count alone)', async () => {

@@ -9,7 +9,7 @@ import { DynamoAttemptLedger } from '../../shared/delivery/dynamo/attempt-ledger
 import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
 import { DynamoEndpointStatsStore } from '../../shared/delivery/dynamo/endpoint-stats';
 import { DynamoEventStore } from '../../shared/store/events';
-import * as keys from '../../shared/store/item-keys';
+import { keys } from '../../shared/store/keys';
 import { DynamoEndpointStore } from '../../shared/store/webhook-endpoints';
 import { admit, afterAttempt, HEALTHY, leaseToken, MAX_IN_FLIGHT, type Lease } from '../../shared/delivery/circuit';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';

@@ -6,7 +6,7 @@ import { createShop } from '../../shared/domain/shop';
 import type { AppError } from '../../shared/errors';
 import { DynamoEventFeed } from '../../shared/store/event-feed';
 import { putEvent } from '../../shared/store/events';
-import * as keys from '../../shared/store/item-keys';
+import { keys } from '../../shared/store/keys';
 import type { ApiDeps } from '../../shared/wiring/api';
 import { useFreshTable } from '../helpers/table';
 

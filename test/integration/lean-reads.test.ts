@@ -6,7 +6,7 @@ import { getRecovery, recoverEndpoint } from '../../shared/delivery/recovery';
 import { carriedKey } from '../../shared/delivery/circuit';
 import { breakLeasesOfLastRun } from '../../lib/local/leases';
 import { ensureTable } from '../../lib/local/dynamodb-local';
-import * as keys from '../../shared/store/item-keys';
+import { keys } from '../../shared/store/keys';
 import { apiDeps, recoveryDeps } from '../../shared/wiring/api';
 import { testEndpoint, uniqueTableName } from '../helpers/table';
 

@@ -3,7 +3,7 @@ import { NOTIFY_CLAIM_MS, notifyEndpointDisabled, type Mail, type NotifyDeps } f
 import { createShop } from '../../shared/domain/shop';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { DynamoEventStore } from '../../shared/store/events';
-import * as keys from '../../shared/store/item-keys';
+import { keys } from '../../shared/store/keys';
 import { useFreshTable } from '../helpers/table';
 
 describe('owner email about a disabled endpoint, once per event and never lost (DynamoDB Local)', () => {

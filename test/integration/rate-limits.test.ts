@@ -1,5 +1,5 @@
 import { MemoryRateLimiter, type RateLimiter } from '../../shared/domain/rate-limits';
-import * as keys from '../../shared/store/item-keys';
+import { keys } from '../../shared/store/keys';
 import { DynamoRateLimiter } from '../../shared/store/rate-limits';
 import { useFreshTable } from '../helpers/table';
 

@@ -18,7 +18,7 @@ import {
 import { createEndpoint, updateEndpoint, type EndpointRecord } from '../../shared/domain/webhook-endpoints';
 import { newId } from '../../shared/ids';
 import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
-import * as keys from '../../shared/store/item-keys';
+import { keys } from '../../shared/store/keys';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { useFreshTable } from '../helpers/table';
 

@@ -1,7 +1,7 @@
 import { issueKey } from '../../shared/domain/api-keys';
 import { createShop, toChanges } from '../../shared/domain/shop';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
-import * as keys from '../../shared/store/item-keys';
+import { keys } from '../../shared/store/keys';
 import { newDelivery, type DeliveryRecord, type DeliveryRef } from '../../shared/delivery/deliveries';
 import { newEvent } from '../../shared/domain/events';
 import { newId } from '../../shared/ids';

@@ -1,4 +1,5 @@
 import {
+  allInParts,
   ALL_IN_LINE,
   LOCAL_ONLY_SQS,
   opsPerDelivery,
@@ -102,6 +103,14 @@ describe('benchmark cost arithmetic (bench/lib/cost.ts)', () => {
     }
     const found = [...lines.join('\n').matchAll(ALL_IN_LINE)].map((m) => [m[1], Number(m[2])]);
     expect(found).toEqual([['busy', Number((consumer.perMillion.total + 1.2).toFixed(3))]]);
+  });
+
+  it('prices the all-in parts without printing, as the line does', () => {
+    const parts = allInParts(consumer, { traces: 1, kmsRequests: 2, schedules: 1 }, 10);
+    expect(parts.xray).toBeCloseTo(0.5, 6);
+    expect(parts.kms).toBeCloseTo(0.6, 6);
+    expect(parts.scheduler).toBeCloseTo(0.1, 6);
+    expect(parts.all).toBeCloseTo(consumer.perMillion.total + 1.2, 6);
   });
 
   it('adds stages up per delivery', () => {

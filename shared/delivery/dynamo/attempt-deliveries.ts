@@ -2,8 +2,7 @@ import { carriedEvent, messageOf, type DeliveryMessage, type DeliveryRecord, typ
 import type { AttemptDeliveryStore, AttemptInputs, AttemptUpdate } from '../delivery-ports';
 import { EVENT_RETENTION_SECONDS } from '../../domain/events';
 import { batchGet, getRecord, stripKeys, updateIf, type Dynamo } from '../../store/client';
-import { gsi1Partition } from '../../store/keys';
-import * as keys from '../../store/item-keys';
+import { gsi1Partition, keys } from '../../store/keys';
 import { TABLE } from '../../store/table';
 import { eventFromItem } from '../../store/events';
 import { endpointFromItems } from './endpoint-state';

@@ -3,7 +3,7 @@ import type { DeliveryRecord } from '../deliveries';
 import { EVENT_RETENTION_SECONDS } from '../../domain/events';
 import { cancellationReasons, type Dynamo } from '../../store/client';
 import { cancelInput, deliveryItem } from './attempt-deliveries';
-import * as keys from '../../store/item-keys';
+import { keys } from '../../store/keys';
 import { TABLE } from '../../store/table';
 import { DynamoEventDeliveryStore, MARKER, type EventDeliveryItems } from './event-deliveries';
 

@@ -1,8 +1,7 @@
 import type { DueEntry, DueIndex } from '../sweep';
 import type { DeliveryRecord } from '../deliveries';
 import { batchGet, stripKeys, updateIf, type Dynamo } from '../../store/client';
-import { DUE_BUCKETS, dueBucketPk } from '../../store/keys';
-import * as keys from '../../store/item-keys';
+import { DUE_BUCKETS, dueBucketPk, keys } from '../../store/keys';
 
 /**
  * The write that takes a fast-path row off its fast path: into both indexes, for the sweeper at

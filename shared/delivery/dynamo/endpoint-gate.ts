@@ -5,17 +5,10 @@ import type { EventRecord } from '../../domain/events';
 import type { EndpointRecord } from '../../domain/webhook-endpoints';
 import { carriedKey, MAX_IN_FLIGHT, type Admission, type EndpointHealth } from '../circuit';
 import { eventItem } from '../../store/events';
-import {
-  batchGet,
-  cancellationReasons,
-  isConditionFailed,
-  retryConflicts,
-  updateIf,
-  type Dynamo,
-} from '../../store/client';
-import { counterAdds, endpointFromItems, withState } from './endpoint-state';
+import { cancellationReasons, isConditionFailed, retryConflicts, updateIf, type Dynamo } from '../../store/client';
+import { counterAdds, readEndpoint, withState } from './endpoint-state';
 import { DynamoEndpointStatsCounterStore } from './endpoint-stats';
-import * as keys from '../../store/item-keys';
+import { keys } from '../../store/keys';
 
 /** Attempts' counts for the state item's current bucket (`start`). */
 export interface HeldStats {
@@ -144,13 +137,9 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
     this.stats = new DynamoEndpointStatsCounterStore(db);
   }
 
-  /** Configuration and state, in one strongly consistent round trip. */
-  async get(shopId: string, id: string): Promise<EndpointRecord | null> {
-    const config = keys.webhookEndpoint(shopId, id);
-    const state = keys.endpointState(shopId, id);
-    const found = await batchGet(this.db, [config, state]);
-    const item = found.get(`${config.pk}|${config.sk}`);
-    return item ? endpointFromItems(item, found.get(`${state.pk}|${state.sk}`)) : null;
+  /** Configuration and state, in one strongly consistent round trip: the read the sweeper and the recoveries make too. */
+  get(shopId: string, id: string): Promise<EndpointRecord | null> {
+    return readEndpoint(this.db, shopId, id);
   }
 
   async disable(

@@ -3,7 +3,7 @@ import type { EventFilter } from '../../domain/event-filter-schema';
 import type { EndpointRecord, EndpointStatsState } from '../../domain/webhook-endpoints';
 import { HEALTHY } from '../circuit';
 import { batchGet, stripKeys, type Dynamo } from '../../store/client';
-import * as keys from '../../store/item-keys';
+import { keys } from '../../store/keys';
 
 /**
  * An endpoint is two items: its configuration (`WE#<id>`: URL, secrets, filter, events: what
@@ -173,7 +173,7 @@ export async function readEndpoints(
   return out;
 }
 
-/** One endpoint (configuration and state), or null. */
+/** One endpoint (configuration and state), or null: the consumer's gate and the recoveries read it so. */
 export async function readEndpoint(db: Dynamo, shopId: string, id: string): Promise<EndpointRecord | null> {
   return (await readEndpoints(db, [{ shop_id: shopId, endpoint_id: id }])).get(`${shopId}/${id}`) ?? null;
 }

@@ -4,8 +4,7 @@ import type { EndpointRecord } from '../../domain/webhook-endpoints';
 import { logger } from '../../logger';
 import { updateIf, type Dynamo } from '../../store/client';
 import { COUNTER, latencyCounter, statsOf } from './endpoint-state';
-import { shopPk, skPrefix } from '../../store/keys';
-import * as keys from '../../store/item-keys';
+import { keys, shopPk, skPrefix } from '../../store/keys';
 import { TABLE } from '../../store/table';
 
 /** The `ADD` of attempts' counts to their endpoint's bucket starting at `start` (also written inside an attempt's transaction). */

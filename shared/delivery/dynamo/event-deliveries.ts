@@ -1,7 +1,6 @@
 import { fanOutDeliveryId, type DeliveryRecord } from '../deliveries';
 import { batchGet, queryAll, queryPrefix, stripKeys, type Dynamo } from '../../store/client';
-import { shopPk, skPrefix } from '../../store/keys';
-import * as keys from '../../store/item-keys';
+import { keys, shopPk, skPrefix } from '../../store/keys';
 
 /** The marker's entity: not `delivery`, so no reader of deliveries and no stream filter takes it for one. */
 export const MARKER = 'current_delivery';

@@ -3,9 +3,8 @@ import type { DeliveryRecord } from '../deliveries';
 import type { DeliveryRef, DeliveryStore } from '../delivery-records';
 import type { RateWaitingRows } from '../rate-raise';
 import { backOff, batchGet, isConditionFailed, stripKeys } from '../../store/client';
-import { shopPk, skPrefix } from '../../store/keys';
+import { keys, shopPk, skPrefix } from '../../store/keys';
 import { idBound } from '../../ids';
-import * as keys from '../../store/item-keys';
 import { DynamoAttemptDeliveryStore, deliveryItem } from './attempt-deliveries';
 
 /** Recent rows a rate raise reads at most. */

@@ -1,8 +1,7 @@
 import { EVENT_RETENTION_SECONDS } from '../../domain/events';
 import type { RecoveryRecord, RecoveryStore } from '../recovery-job';
 import { getRecord, isConditionFailed, retryConflicts, stripKeys, updateIf, type Dynamo } from '../../store/client';
-import { gsi1Partition } from '../../store/keys';
-import * as keys from '../../store/item-keys';
+import { gsi1Partition, keys } from '../../store/keys';
 import { TABLE } from '../../store/table';
 
 /** A running recovery carries its entry in the sweeper's list of running ones; the write that ends it drops it. */

@@ -11,7 +11,7 @@ import {
 } from '../resource-order';
 import { isOpenStatus, type DeliveryStatus } from '../delivery-status';
 import { cancellationReasons, isConditionFailed, retryConflicts, type Dynamo } from '../../store/client';
-import * as keys from '../../store/item-keys';
+import { keys } from '../../store/keys';
 
 const chainKey = (c: ChainRef) => keys.orderChain(c.shop_id, c.endpoint_id, c.order_key);
 const rowKey = (c: ChainRef, element: string) => {
