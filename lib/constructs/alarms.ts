@@ -172,13 +172,13 @@ export class Alarms extends Construct {
         'LambdaErrors',
         LambdaFunction.metricAllErrors({ period: FIVE_MINUTES, statistic: 'Sum' }),
         1,
-        'A Lambda function of this account and Region threw errors (timeouts and failed starts included): find which in docs/operations.md, Alarms.',
+        'A Lambda function of this account and Region threw errors (timeouts and failed starts included): which one, docs/operations.md, Observability (AWS).',
       );
       alarm(
         'LambdaThrottles',
         LambdaFunction.metricAllThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }),
         1,
-        'A Lambda function of this account and Region was throttled: find which in docs/operations.md, Alarms.',
+        'A Lambda function of this account and Region was throttled: which one, docs/operations.md, Observability (AWS).',
       );
     }
   }
