@@ -41,7 +41,7 @@ export const STORE_ACTIONS: Record<string, { actions: TableAction[]; uses?: stri
   },
   'due-index': { actions: ['BatchGetItem', 'Query', 'UpdateItem'] },
   'endpoint-gate': {
-    actions: ['ConditionCheckItem', 'GetItem', 'PutItem', 'UpdateItem'],
+    actions: ['GetItem', 'PutItem', 'UpdateItem'],
     uses: ['endpoint-stats', 'endpoint-state'],
   },
   'endpoint-state': { actions: ['BatchGetItem'] },
