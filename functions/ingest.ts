@@ -27,7 +27,10 @@ const refusal = (err: AppError): Refusal => ({
   param: err.options.param ?? null,
 });
 
-/** Validates and records one call. Bad input (it could never succeed) throws an AppError; anything else is worth retrying. */
+/**
+ * Validates and records one call. Bad input (it could never succeed) throws an AppError; anything
+ * else is worth retrying.
+ */
 const ingest = (deps: CallDeps, payload: unknown): Promise<IngestResult> =>
   ingestCall(deps, parseOrThrow(callIngestSchema, payload));
 

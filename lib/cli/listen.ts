@@ -18,7 +18,10 @@ export interface Listener {
   endpointId: string;
   /** True when an endpoint from an earlier run was found and reused. */
   reused: boolean;
-  /** Stops listening and disables the endpoint; `disabled` is false when that write failed (said on the error stream). */
+  /**
+   * Stops listening and disables the endpoint; `disabled` is false when that write failed (said on
+   * the error stream).
+   */
   close(): Promise<{ disabled: boolean }>;
 }
 

@@ -5,7 +5,10 @@ import { AppError } from '../../shared/errors';
 import { isId } from '../../shared/ids';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 
-/** The operator's webhook commands (`endpoint list|enable`, `event show`): what they print, from the API's own resources. */
+/**
+ * The operator's webhook commands (`endpoint list|enable`, `event show`): what they print, from the
+ * API's own resources.
+ */
 
 type Endpoint = Resource<'webhookEndpoint'>;
 

@@ -66,7 +66,8 @@ export class Alarms extends Construct {
     );
     const deadLetterQueues = [...props.deadLetterQueues];
     if (props.alarmEmail) {
-      // Notifications SNS could not email (a bounced or unconfirmed address) are kept 14 days, and alarmed like every DLQ.
+      // Notifications SNS could not email (a bounced or unconfirmed address) are kept 14 days, and
+      // alarmed like every DLQ.
       const emailDlq = deadLetterQueue(this, 'EmailDlq');
       this.topic.addSubscription(new EmailSubscription(props.alarmEmail, { deadLetterQueue: emailDlq }));
       deadLetterQueues.push(emailDlq);
@@ -96,7 +97,8 @@ export class Alarms extends Construct {
       900,
       'Deliveries wait over 15 minutes: the consumer is capped or failing.',
     );
-    // Failing calls leave the queue for its DLQ within 5 receives (5 minutes); older ones are not being received at all.
+    // Failing calls leave the queue for its DLQ within 5 receives (5 minutes); older ones are not
+    // being received at all.
     alarm(
       'OldestIngestCall',
       props.ingestQueue.metricApproximateAgeOfOldestMessage({ period: FIVE_MINUTES, statistic: 'Maximum' }),

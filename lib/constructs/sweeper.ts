@@ -63,7 +63,8 @@ export class DeliverySweeper extends Construct {
     });
     this.fn.bindTable(table, false);
     queue.grantSendMessages(this.fn);
-    // Drains the delivery dead-letter queue: receives and deletes, nothing else (no attributes, no visibility changes, no purge).
+    // Drains the delivery dead-letter queue: receives and deletes, nothing else (no attributes, no
+    // visibility changes, no purge).
     this.fn.addToRolePolicy(
       new PolicyStatement({
         actions: ['sqs:ReceiveMessage', 'sqs:DeleteMessage'],

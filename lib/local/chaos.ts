@@ -10,7 +10,10 @@ import { Rng } from './rng';
  * included, meets the at-least-once world the engine is built for.
  */
 export interface ChaosSettings {
-  /** Every fault is drawn from it: the same value makes the same draws (docs/development.md says how far a replay goes). */
+  /**
+   * Every fault is drawn from it: the same value makes the same draws (docs/development.md says how
+   * far a replay goes).
+   */
   seed: number;
   /** Per SQS message received: a copy of it is handled too, at the same moment or up to `queueLateMs` later. */
   queueDuplicate: number;

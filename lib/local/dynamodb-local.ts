@@ -46,7 +46,10 @@ function assertJava(): string {
   return modules;
 }
 
-/** How the JVM starts DynamoDB Local: on 127.0.0.1 through the launcher (./dynamodb-loopback.ts), else the plain jar. */
+/**
+ * How the JVM starts DynamoDB Local: on 127.0.0.1 through the launcher (./dynamodb-loopback.ts),
+ * else the plain jar.
+ */
 function mainArgs(emulator: string, modules: string): string[] {
   const classPath = loopbackClassPath(emulator, dirname(emulator), modules);
   if (classPath) return ['-cp', classPath, LAUNCHER_CLASS];

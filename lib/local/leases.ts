@@ -19,7 +19,8 @@ export async function breakLeasesOfLastRun(db: Dynamo): Promise<number> {
       ExclusiveStartKey: start,
     });
     for (const item of page.Items ?? []) {
-      // And what its batches' runs carried (`c_…`, shared/delivery/circuit.ts), which would send those deliveries' messages back to the queue until then.
+      // And what its batches' runs carried (`c_…`, shared/delivery/circuit.ts), which would send
+      // those deliveries' messages back to the queue until then.
       const carried = Object.keys(item).filter((name) => name.startsWith('c_'));
       if (Object.keys((item.leases as Record<string, unknown> | undefined) ?? {}).length === 0 && carried.length === 0)
         continue;

@@ -58,7 +58,8 @@ export function startQueuePoller(opts: {
   // stop() aborts a pending long poll instead of waiting it out.
   const stopping = new AbortController();
   const inFlight = new Set<Promise<void>>();
-  // Chaos mode's late messages and copies, until they are handed over (stop() drops them: the queue dies with the stack).
+  // Chaos mode's late messages and copies, until they are handed over (stop() drops them: the queue
+  // dies with the stack).
   const later = new Set<NodeJS.Timeout>();
 
   const invoke = async (messages: Message[]) => {
@@ -108,7 +109,8 @@ export function startQueuePoller(opts: {
       Number(attributes.Attributes?.[name] ?? 0);
     const visible = Math.max(0, count('ApproximateNumberOfMessages') - count('ApproximateNumberOfMessagesNotVisible'));
     const wait = visible > 0 ? 0 : LONG_POLL_SECONDS;
-    // The event sources' client sets no request timeout: a receive cut off and retried would leave its messages hidden for the visibility timeout.
+    // The event sources' client sets no request timeout: a receive cut off and retried would leave
+    // its messages hidden for the visibility timeout.
     const out = await opts.sqs.send(
       new ReceiveMessageCommand({
         QueueUrl: opts.queueUrl,

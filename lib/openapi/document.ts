@@ -35,7 +35,10 @@ function jsonSchema(schema: z.core.$ZodType, io: 'input' | 'output'): Json {
   return rest;
 }
 
-/** zod writes each registered schema's `$id` (a fragment, which OpenAPI's schema forbids); the components' names already identify them. */
+/**
+ * zod writes each registered schema's `$id` (a fragment, which OpenAPI's schema forbids); the
+ * components' names already identify them.
+ */
 function stripIds(schema: Json): Json {
   const { $schema: _s, $id: _dollarId, id: _id, ...rest } = schema;
   return rest;

@@ -21,7 +21,10 @@ export interface SmokeTarget {
   ingest: { queueUrl: string; send: CallSender };
 }
 
-/** A sender to the ingest queue at `queueUrl`: one message per call, its body the call's JSON (docs/api.md, Call ingest). */
+/**
+ * A sender to the ingest queue at `queueUrl`: one message per call, its body the call's JSON
+ * (docs/api.md, Call ingest).
+ */
 export function queueSender(sqs: SQSClient, queueUrl: string): CallSender {
   return async (call) => {
     const sent = await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(call) }));
@@ -51,7 +54,10 @@ export interface SmokeResult {
   /** The ingest queue's id of the message that carried the call. */
   messageId: string;
   eventId: string;
-  /** The receiver's request verified with the endpoint's secret (a receiver started here), or null (a given receiver). */
+  /**
+   * The receiver's request verified with the endpoint's secret (a receiver started here), or null
+   * (a given receiver).
+   */
   verifiedSignature: boolean | null;
 }
 

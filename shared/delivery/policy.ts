@@ -7,7 +7,10 @@ export const RETRY_SCHEDULE_MS = [1, 5, 30, 120, 360, 720, 1440].map((minutes) =
 export const MAX_ATTEMPTS = RETRY_SCHEDULE_MS.length + 1;
 export const AUTO_DISABLE_AFTER_MS = 3 * 24 * 60 * 60 * 1000;
 export const DEFAULT_TIMEOUT_MS = 10_000;
-/** A delivery over its endpoint's in-flight limit goes back on the queue for this long (SQS delays are whole seconds). */
+/**
+ * A delivery over its endpoint's in-flight limit goes back on the queue for this long (SQS delays
+ * are whole seconds).
+ */
 export const DEFAULT_DEFER_MS = 1_000;
 /** How long the previous signing secret stays valid after a rotation. */
 export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;

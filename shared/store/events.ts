@@ -27,7 +27,10 @@ export function eventItem(event: EventRecord): Record<string, unknown> {
   };
 }
 
-/** The event of a table item, a feed entry or an unmarshalled stream image; the email's and the feed's bookkeeping is not part of it. */
+/**
+ * The event of a table item, a feed entry or an unmarshalled stream image; the email's and the
+ * feed's bookkeeping is not part of it.
+ */
 export function eventFromItem(item: Record<string, unknown>): EventRecord {
   const {
     data_json,

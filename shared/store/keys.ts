@@ -72,7 +72,10 @@ export const keys = {
   /** A portal session, addressed like a key by the SHA-256 of its token: what the authorizer reads. */
   portalSession: (tokenHash: string) => ({ pk: `PORTALSESSION#${tokenHash}`, sk: 'PORTALSESSION' }),
 
-  /** The same session in its shop's partition, by id: what DELETE finds (and removes), so another shop's id is never found. */
+  /**
+   * The same session in its shop's partition, by id: what DELETE finds (and removes), so another
+   * shop's id is never found.
+   */
   portalSessionById: (shopId: string, sessionId: string) => ({
     pk: shopPk(shopId),
     sk: `${skPrefix.portalSession}${sessionId}`,
@@ -100,7 +103,10 @@ export const keys = {
 
   webhookEndpoint: (shopId: string, endpointId: string) => ({ pk: shopPk(shopId), sk: `WE#${endpointId}` }),
 
-  /** The endpoint's hot state (leases, health, rate window, current stats): apart from its configuration, right after it (`WE#<id>#STATE`), so one Query of `WE#` reads both. */
+  /**
+   * The endpoint's hot state (leases, health, rate window, current stats): apart from its
+   * configuration, right after it (`WE#<id>#STATE`), so one Query of `WE#` reads both.
+   */
   endpointState: (shopId: string, endpointId: string) => ({
     pk: shopPk(shopId),
     sk: `${skPrefix.webhookEndpoint}${endpointId}${STATE_SUFFIX}`,
@@ -108,7 +114,10 @@ export const keys = {
 
   event: (shopId: string, eventId: string) => ({ pk: shopPk(shopId), sk: `EVT#${eventId}` }),
 
-  /** A raise of an endpoint's rate limit, for the fan-out to wake what waits for the old one (../delivery/rate-raise.ts). */
+  /**
+   * A raise of an endpoint's rate limit, for the fan-out to wake what waits for the old one
+   * (../delivery/rate-raise.ts).
+   */
   rateRaise: (shopId: string, endpointId: string, at: string) => ({
     pk: shopPk(shopId),
     sk: `RATERAISE#${endpointId}#${at}`,
@@ -160,7 +169,10 @@ export const keys = {
     gsi1sk: deliveryId,
   }),
 
-  /** The open deliveries of one resource to an ordered endpoint, in the order of their events (shared/delivery/resource-order.ts). */
+  /**
+   * The open deliveries of one resource to an ordered endpoint, in the order of their events
+   * (shared/delivery/resource-order.ts).
+   */
   orderChain: (shopId: string, endpointId: string, orderKey: string) => ({
     pk: shopPk(shopId),
     sk: `ORD#${endpointId}#${orderKey}`,
@@ -193,6 +205,9 @@ export const keys = {
   /** A rate-limit bucket (an API key's, a source address's): one number, see domain/rate-limits.ts. */
   rateBucket: (bucket: string) => ({ pk: `${RATE_PK_PREFIX}${bucket}`, sk: 'RATE' }),
 
-  /** Idempotency records (the layout Powertools idempotency wrote); `recordKey` is `IDEMPOTENCY#<hash>` (see store/idempotency.ts). */
+  /**
+   * Idempotency records (the layout Powertools idempotency wrote); `recordKey` is
+   * `IDEMPOTENCY#<hash>` (see store/idempotency.ts).
+   */
   idempotency: (recordKey: string) => ({ pk: recordKey, sk: 'IDEMPOTENCY' }),
 } as const;

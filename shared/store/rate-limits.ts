@@ -40,7 +40,8 @@ export class DynamoRateLimiter implements RateLimiter {
         ':ceiling': g.ceiling,
         ':exp': expires,
       });
-    // Two branches, each one conditional write; a failed condition returns the bucket's tat, which picks the other or refuses.
+    // Two branches, each one conditional write; a failed condition returns the bucket's tat, which
+    // picks the other or refuses.
     const branches = known >= nowMs ? [moveOn, fresh] : [fresh, moveOn];
     let tat = 0;
     for (const branch of branches) {

@@ -68,7 +68,10 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
     }
   }
 
-  /** Configurations and states: one Query of the shop's partition, each state item right after its configuration (keys.endpointState). */
+  /**
+   * Configurations and states: one Query of the shop's partition, each state item right after its
+   * configuration (keys.endpointState).
+   */
   async list(shopId: string): Promise<EndpointRecord[]> {
     const items = await queryPrefix(this.db, shopPk(shopId), skPrefix.webhookEndpoint, { newestFirst: true });
     const stateOf = new Map(
@@ -86,7 +89,10 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
     return readEndpoints(this.db, refs);
   }
 
-  /** Writes the configuration's `sets` under `condition`; the endpoint as it then is, or null when the condition failed. */
+  /**
+   * Writes the configuration's `sets` under `condition`; the endpoint as it then is, or null when
+   * the condition failed.
+   */
   private async conditionalUpdate(
     shopId: string,
     id: string,

@@ -104,7 +104,10 @@ export function recordAttemptInput(d: DeliveryRecord, u: AttemptUpdate) {
  */
 export class DynamoAttemptDeliveryStore implements AttemptDeliveryStore {
   private readonly stats: DynamoEndpointStatsCounterStore;
-  /** A cancelled ordered delivery leaves its chain; with no queue here, a row it releases is due at once for the sweeper. */
+  /**
+   * A cancelled ordered delivery leaves its chain; with no queue here, a row it releases is due at
+   * once for the sweeper.
+   */
   private readonly order: OrderDeps;
 
   constructor(protected readonly db: Dynamo) {
@@ -257,7 +260,10 @@ export class DynamoAttemptDeliveryStore implements AttemptDeliveryStore {
   }
 }
 
-/** Cancel writes in flight at once, and the time a request spends starting them (an API function runs for 10 s at most). */
+/**
+ * Cancel writes in flight at once, and the time a request spends starting them (an API function
+ * runs for 10 s at most).
+ */
 const CANCEL_CONCURRENCY = 16;
 const CANCEL_BUDGET_MS = 5_000;
 

@@ -70,7 +70,8 @@ export class DynamoCurrentDeliveries implements CurrentDeliveryStore {
       });
       return true;
     } catch (err) {
-      // A condition that no longer holds, or another transaction on the same items: either way someone else moved first.
+      // A condition that no longer holds, or another transaction on the same items: either way
+      // someone else moved first.
       if (cancellationReasons(err)) return false;
       throw err;
     }

@@ -16,7 +16,10 @@ export interface HeldStats {
   sum: StatsSum;
 }
 
-/** What a batch's other runs leave to a release: the attempts they recorded on their rows alone, the deliveries carried for them. */
+/**
+ * What a batch's other runs leave to a release: the attempts they recorded on their rows alone, the
+ * deliveries carried for them.
+ */
 export interface RunsCarried {
   attempts?: readonly RunAttempt[];
   held?: readonly string[];
@@ -109,7 +112,8 @@ export function releaseInput(
     condition += ` AND ${expect.condition}`;
     Object.assign(values, expect.values);
   }
-  // The attempts' counts ride on this write, on the bucket the state item holds (the lease condition makes a retried write count nothing).
+  // The attempts' counts ride on this write, on the bucket the state item holds (the lease
+  // condition makes a retried write count nothing).
   const counted = stats ? counterAdds(stats.sum) : null;
   if (stats && counted) {
     condition += ' AND stats_bucket = :statsBucket';
@@ -137,7 +141,10 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
     this.stats = new DynamoEndpointStatsCounterStore(db);
   }
 
-  /** Configuration and state, in one strongly consistent round trip: the read the sweeper and the recoveries make too. */
+  /**
+   * Configuration and state, in one strongly consistent round trip: the read the sweeper and the
+   * recoveries make too.
+   */
   get(shopId: string, id: string): Promise<EndpointRecord | null> {
     return readEndpoint(this.db, shopId, id);
   }
@@ -338,7 +345,8 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
         if (!err.Item) return { circuitBefore: null, backlog: false }; // the endpoint is gone
         current = withState(current, unmarshall(err.Item));
       }
-      // What differed: a success overtook this failure (it is not counted), the stats bucket moved on, or our lease expired and was taken again.
+      // What differed: a success overtook this failure (it is not counted), the stats bucket moved
+      // on, or our lease expired and was taken again.
       const failedAt = change.health.last_failure_at;
       const overtaken =
         !change.succeeded && change.counted && failedAt !== null && (current.health.last_success_at ?? '') > failedAt;
@@ -424,7 +432,8 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
       );
     }
     if (held.length === 0) return;
-    // Each only while it is still ours (the time our admission wrote): one that expired may have been carried anew by another batch.
+    // Each only while it is still ours (the time our admission wrote): one that expired may have
+    // been carried anew by another batch.
     const names = {};
     const paths = carriedNames(held, names);
     await this.tryUpdate(
@@ -460,7 +469,10 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
   }
 }
 
-/** Slots on a healthy endpoint and nothing else: no probe, no circuit change, no expired lease to drop (those go by the version). */
+/**
+ * Slots on a healthy endpoint and nothing else: no probe, no circuit change, no expired lease to
+ * drop (those go by the version).
+ */
 function isPlainSend(endpoint: EndpointRecord, admission: Admission): boolean {
   const { health } = endpoint;
   return (

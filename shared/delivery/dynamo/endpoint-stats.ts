@@ -7,7 +7,10 @@ import { COUNTER, latencyCounter, statsOf } from './endpoint-state';
 import { keys, shopPk, skPrefix } from '../../store/keys';
 import { TABLE } from '../../store/table';
 
-/** The `ADD` of attempts' counts to their endpoint's bucket starting at `start` (also written inside an attempt's transaction). */
+/**
+ * The `ADD` of attempts' counts to their endpoint's bucket starting at `start` (also written inside
+ * an attempt's transaction).
+ */
 export function statsAddInput(shopId: string, endpointId: string, start: string, sum: StatsSum) {
   const adds = ['attempts :attempts', 'succeeded :succeeded', 'failed :failed', 'deliveries_failed :deliveriesFailed'];
   const values: Record<string, unknown> = {
@@ -140,7 +143,10 @@ export class DynamoEndpointStatsCounterStore {
 
 /** The counters and their reader (GET …/stats): apart, so the consumer's bundle carries only what it writes. */
 export class DynamoEndpointStatsStore extends DynamoEndpointStatsCounterStore {
-  /** Every bucket of the window ending `now` (at most 145 small items, one page), the state item's current one among them. */
+  /**
+   * Every bucket of the window ending `now` (at most 145 small items, one page), the state item's
+   * current one among them.
+   */
   async window(shopId: string, endpointId: string, now: Date): Promise<StatsBucket[]> {
     const [buckets, { Item: state }] = await Promise.all([
       this.bucketItems(shopId, endpointId, now),
