@@ -32,6 +32,7 @@ const CHAOS_E2E = [
   'redeliver-recover-races',
   'endpoint-lifecycle',
   'webhook-filters',
+  'webhook-rate-limit',
   'event-feed',
 ];
 export default {
