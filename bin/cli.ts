@@ -1,4 +1,7 @@
-/** Operator CLI: `npm run cli -- help`. The local stack by default; `--stack NAME` a deployed one (lib/cli/target.ts). */
+/**
+ * Operator CLI: `npm run cli -- help`. The local stack by default; `--stack NAME` a deployed one
+ * (lib/cli/target.ts).
+ */
 import '../lib/local/lambda-runtime';
 import { operatorDeps } from '../lib/cli/deps';
 import { runCli } from '../lib/cli/run';

@@ -176,7 +176,10 @@ async function main(): Promise<void> {
     receiver: { port: receiverPort },
     ingest_queue: { url: stack.ingestQueue.url, dlq_url: stack.ingestQueue.dlqUrl },
   });
-  const settings = `Webhook delivery timeout ${options.deliveryTimeoutMs ?? DEFAULT_TIMEOUT_MS} ms, time scale ${options.timeScale ?? 1}, http/loopback targets ${options.allowInsecureWebhookTargets ? 'allowed' : 'refused'}`;
+  const settings =
+    `Webhook delivery timeout ${options.deliveryTimeoutMs ?? DEFAULT_TIMEOUT_MS} ms, time scale ` +
+    `${options.timeScale ?? 1}, http/loopback targets ` +
+    `${options.allowInsecureWebhookTargets ? 'allowed' : 'refused'}`;
   for (const line of bannerLines({
     url: stack.url,
     dynamodbEndpoint: stack.dynamodbEndpoint,

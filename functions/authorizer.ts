@@ -111,7 +111,8 @@ export const makeHandler = (
               : { ...context, ...rateLimitedContext(admission.retryAfterSeconds) },
         };
       } catch (err) {
-        // A throw here would be API Gateway's bare 500; the route answers it in the contract's format, with its Request-Id.
+        // A throw here would be API Gateway's bare 500; the route answers it in the contract's
+        // format, with its Request-Id.
         logger.error('Authorizer failed', { error: err as Error });
         // Nothing left running when the instance may be frozen (the take never rejects).
         await early;

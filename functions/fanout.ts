@@ -13,7 +13,10 @@ import { fanoutDeps } from '../shared/wiring/pipeline';
 
 type Deps = FanOutDeps & RecoveryWorkerDeps & FeedDeps & RateRaiseDeps & { notificationQueue: NotificationQueue };
 
-/** The resource a record is about: an event's `data.id`, an ordered row's `order_key` (the same key); null for the rest. */
+/**
+ * The resource a record is about: an event's `data.id`, an ordered row's `order_key` (the same
+ * key); null for the rest.
+ */
 const resourceOfRecord = (s: StreamedRecord): string | null =>
   s.entity === 'event'
     ? resourceOf(s.event)
@@ -33,7 +36,8 @@ const resourceOfRecord = (s: StreamedRecord): string | null =>
 async function handleRecord(deps: Deps, stored: StreamedRecord): Promise<void> {
   if (stored.entity === 'event') {
     await fanOut(deps, stored.event);
-    // The owner's email has its own queue and function (functions/notify.ts): a refused email is retried there, never here.
+    // The owner's email has its own queue and function (functions/notify.ts): a refused email is
+    // retried there, never here.
     if (stored.event.type === 'webhook_endpoint.disabled')
       await deps.notificationQueue.send({ shop_id: stored.event.shop_id, event_id: stored.event.id });
   } else if (stored.entity === 'rate_raise') {

@@ -3,7 +3,10 @@
  * would break at run time never deploys. The constructs use the same numbers.
  */
 
-/** The delivery consumer's Lambda timeout: a batch of up to 10 deliveries, each leased for the request timeout + 5 s. */
+/**
+ * The delivery consumer's Lambda timeout: a batch of up to 10 deliveries, each leased for the
+ * request timeout + 5 s.
+ */
 export const CONSUMER_TIMEOUT_SECONDS = 30;
 
 /**

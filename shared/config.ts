@@ -9,7 +9,7 @@ import { DEFAULT_DEFER_MS, DEFAULT_TIMEOUT_MS } from './delivery/policy';
  * functions no QUEUE_URL). The local stack makes its config from the same variables, as the
  * cloud stack sets them on each Lambda, without touching process.env.
  * Plain checks, not zod: every function parses its config, and most validate nothing else
- * (zod/mini and these schemas were 15 KB of each pipeline bundle and their build a part of every init).
+ * (zod/mini and these schemas would be in each pipeline bundle, and building them in every init).
  */
 type Check = [ok: (value: string) => boolean, message: string] | null;
 const positiveMs = (name: string): Check => [
@@ -21,7 +21,10 @@ const positive = (name: string): Check => [
   `${name} must be a positive number`,
 ];
 
-/** Log levels from the most verbose; a logger at one level writes that level and those after it, SILENT nothing (Powertools' names and order). */
+/**
+ * Log levels from the most verbose; a logger at one level writes that level and those after it,
+ * SILENT nothing (Powertools' names and order).
+ */
 export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 const isLogLevel = (v: string): v is LogLevel => (LOG_LEVELS as readonly string[]).includes(v);
@@ -32,7 +35,10 @@ const VARIABLES = {
   /** Set for DynamoDB Local; absent in AWS, where the SDK finds the regional endpoint. */
   DYNAMODB_ENDPOINT: null,
   AWS_REGION: null,
-  /** Locally; in AWS the key lives in Secrets Manager (CURSOR_SECRET_ARN), read at first use through the Parameters and Secrets Lambda Extension. */
+  /**
+   * Locally; in AWS the key lives in Secrets Manager (CURSOR_SECRET_ARN), read at first use through
+   * the Parameters and Secrets Lambda Extension.
+   */
   CURSOR_SECRET: [(v) => v.length >= 32, 'CURSOR_SECRET must be at least 32 characters'],
   CURSOR_SECRET_ARN: null,
   /** Set by the extension's layer (lib/constructs/api.ts) where CURSOR_SECRET_ARN is; its default port otherwise. */
@@ -87,7 +93,10 @@ export interface TableConfig {
 }
 /** Where webhook secrets are encrypted: KMS in the cloud, a key file locally. */
 export type SecretsConfig = { kmsKeyId: string } | { keyFile: string };
-/** The list cursors' signing key: given (local), or a secret read through the Parameters and Secrets Lambda Extension on localhost (AWS). */
+/**
+ * The list cursors' signing key: given (local), or a secret read through the Parameters and Secrets
+ * Lambda Extension on localhost (AWS).
+ */
 export type CursorConfig = { secret: string } | { secretArn: string; extension: { port: number; token: string } };
 export interface WebhookConfig {
   /** http:// and loopback targets: the local stack only. */
@@ -115,7 +124,10 @@ export interface Config {
   readonly notifyQueueUrl: string;
   /** The ingest queue's dead-letter queue: refused calls go there at once, not after every retry. */
   readonly ingestDlqUrl: string;
-  /** The delivery queue's dead-letter queue, drained by the sweeper; null: none to drain (a pipeline set up without one). */
+  /**
+   * The delivery queue's dead-letter queue, drained by the sweeper; null: none to drain (a pipeline
+   * set up without one).
+   */
   readonly deliveryDlqUrl: string | null;
   readonly scheduler: SchedulerConfig;
   /** The verified SES sender of owner emails; null: emails are logged, not sent. */
@@ -225,7 +237,10 @@ export function configFromEnv(env: Record<string, string | undefined> = process.
 
 export interface LoggingConfig {
   serviceName: string;
-  /** POWERTOOLS_LOG_LEVEL's, or INFO. Lambda's own level (AWS_LAMBDA_LOG_LEVEL, advanced logging controls) wins over it: Powertools reads that one itself. */
+  /**
+   * POWERTOOLS_LOG_LEVEL's, or INFO. Lambda's own level (AWS_LAMBDA_LOG_LEVEL, advanced logging
+   * controls) wins over it: Powertools reads that one itself.
+   */
   logLevel: LogLevel;
 }
 

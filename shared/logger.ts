@@ -29,7 +29,10 @@ export class Logger extends PowertoolsLogger {
   }
 }
 
-/** The one logger of a process: service and level from POWERTOOLS_SERVICE_NAME and POWERTOOLS_LOG_LEVEL (checked by shared/config.ts). */
+/**
+ * The one logger of a process: service and level from POWERTOOLS_SERVICE_NAME and
+ * POWERTOOLS_LOG_LEVEL (checked by shared/config.ts).
+ */
 export const logger = new Logger(loggingFromEnv());
 
 /**

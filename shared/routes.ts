@@ -12,7 +12,10 @@ export interface Route {
   method: HttpMethod;
   /** API Gateway route syntax: `{name}` is a path parameter. */
   path: string;
-  /** The scopes that allow it: a key needs any one of them (none listed: any valid key). The last is the one a refusal names. */
+  /**
+   * The scopes that allow it: a key needs any one of them (none listed: any valid key). The last is
+   * the one a refusal names.
+   */
   scopes: readonly Scope[];
   /** Needs a write key (every POST, PATCH and DELETE). */
   write: boolean;
@@ -32,7 +35,10 @@ export interface Route {
   secrets: ('cipher' | 'cursor')[];
 }
 
-/** A route as the table below writes it: one scope or a list; a write key follows from the method; options default off. */
+/**
+ * A route as the table below writes it: one scope or a list; a write key follows from the method;
+ * options default off.
+ */
 interface RouteSpec extends Pick<Route, 'operationId' | 'method' | 'path' | 'handler'> {
   scopes: Scope | readonly Scope[];
   idempotent?: boolean;
@@ -53,7 +59,7 @@ const route = ({ operationId, method, path, scopes, handler, ...opts }: RouteSpe
   secrets: [...new Set([...(opts.idempotent ? (['cipher'] as const) : []), ...(opts.secrets ?? [])])],
 });
 
-/** Reading webhook endpoints and events: `webhooks:read`, or `webhooks:write`, which keeps allowing all it did. */
+/** Reading webhook endpoints and events: `webhooks:read`, or `webhooks:write`, which allows every read too. */
 const WEBHOOKS_READ: readonly Scope[] = ['webhooks:read', 'webhooks:write'];
 /** Reading the event feed: any scope that reads one family of events. */
 const FEED_READ: readonly Scope[] = ['calls:read', 'jobs:read', ...WEBHOOKS_READ];

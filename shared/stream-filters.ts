@@ -1,7 +1,8 @@
 /**
  * Which table stream records reach the fan-out: new event items, delivery rows that
  * redeliver and recover inserted, every write of a recovery still running (each one
- * wakes the worker for its next page), and raises of an endpoint's rate limit. CDK puts these in the event source's FilterCriteria;
+ * wakes the worker for its next page), and raises of an endpoint's rate limit. CDK puts these in
+ * the event source's FilterCriteria;
  * the local stream poller applies the same patterns with `matchesFilter`.
  */
 export const FANOUT_FILTER_PATTERNS = [

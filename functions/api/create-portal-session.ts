@@ -6,7 +6,10 @@ import { requestSchemas } from '../../shared/http/validation';
 import { idempotencyDeps, portalSessionDeps, shopDeps } from '../../shared/wiring/api';
 import { lambdaDeps } from '../../shared/wiring/memo';
 
-/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
+/**
+ * The request schemas of this operation (validated here); its success response is documented in
+ * lib/openapi/responses.ts.
+ */
 export const spec = requestSchemas({ body: createPortalSessionBody });
 
 export const makeHandler = (

@@ -7,7 +7,10 @@ import { idempotent, type IdempotencyDeps } from '../../shared/http/idempotency'
 import { cipherDeps, endpointDeps, idempotencyDeps, urlGuardDeps } from '../../shared/wiring/api';
 import { lambdaDeps } from '../../shared/wiring/memo';
 
-/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
+/**
+ * The request schemas of this operation (validated here); its success response is documented in
+ * lib/openapi/responses.ts.
+ */
 export const spec = requestSchemas({ body: createWebhookEndpointBody });
 
 export const makeHandler = (

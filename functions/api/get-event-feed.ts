@@ -10,7 +10,10 @@ import { requestSchemas } from '../../shared/http/validation';
 import { cursorDeps, eventFeedDeps } from '../../shared/wiring/api';
 import { lambdaDeps } from '../../shared/wiring/memo';
 
-/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
+/**
+ * The request schemas of this operation (validated here); its success response is documented in
+ * lib/openapi/responses.ts.
+ */
 export const spec = requestSchemas({ query: eventFeedQuery });
 
 export const makeHandler = (deps: () => FeedDeps & CursorDeps = lambdaDeps(eventFeedDeps, cursorDeps)) =>

@@ -3,7 +3,10 @@ import { apiHandler } from '../../shared/http/handler';
 import { recoveryDeps } from '../../shared/wiring/api';
 import { lambdaDeps } from '../../shared/wiring/memo';
 
-/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
+/**
+ * The request schemas of this operation (validated here); its success response is documented in
+ * lib/openapi/responses.ts.
+ */
 export const spec = {};
 
 /** How far a recovery has got: what a caller polls after a recover answered `running`. */

@@ -3,7 +3,10 @@ import { apiHandler } from '../../shared/http/handler';
 import { endpointLifecycleDeps } from '../../shared/wiring/api';
 import { lambdaDeps } from '../../shared/wiring/memo';
 
-/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
+/**
+ * The request schemas of this operation (validated here); its success response is documented in
+ * lib/openapi/responses.ts.
+ */
 export const spec = {};
 
 export const makeHandler = (deps: () => LifecycleDeps = lambdaDeps(endpointLifecycleDeps)) =>

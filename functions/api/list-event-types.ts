@@ -1,7 +1,10 @@
 import { eventTypeCatalog } from '../../shared/domain/event-catalog';
 import { apiHandler } from '../../shared/http/handler';
 
-/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
+/**
+ * The request schemas of this operation (validated here); its success response is documented in
+ * lib/openapi/responses.ts.
+ */
 export const spec = {};
 
 export const makeHandler = () =>

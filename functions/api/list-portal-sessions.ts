@@ -7,7 +7,10 @@ import { requestSchemas } from '../../shared/http/validation';
 import { apiKeyDeps, cursorDeps, portalSessionDeps } from '../../shared/wiring/api';
 import { lambdaDeps } from '../../shared/wiring/memo';
 
-/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
+/**
+ * The request schemas of this operation (validated here); its success response is documented in
+ * lib/openapi/responses.ts.
+ */
 export const spec = requestSchemas({ query: listPortalSessionsQuery });
 
 type Deps = Pick<PortalSessionDeps, 'portalSessions' | 'now'> & { apiKeys: ApiKeyStore } & CursorDeps;

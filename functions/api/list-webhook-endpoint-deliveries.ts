@@ -6,7 +6,10 @@ import { listBody, pageRequest, type CursorDeps } from '../../shared/http/list';
 import { cursorDeps, endpointLifecycleDeps } from '../../shared/wiring/api';
 import { lambdaDeps } from '../../shared/wiring/memo';
 
-/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
+/**
+ * The request schemas of this operation (validated here); its success response is documented in
+ * lib/openapi/responses.ts.
+ */
 export const spec = requestSchemas({ query: listWebhookEndpointDeliveriesQuery });
 
 export const makeHandler = (

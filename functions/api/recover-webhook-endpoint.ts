@@ -7,7 +7,8 @@ import { idempotencyDeps, recoveryDeps } from '../../shared/wiring/api';
 import { lambdaDeps } from '../../shared/wiring/memo';
 
 /**
- * The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts.
+ * The request schemas of this operation (validated here); its success response is documented in
+ * lib/openapi/responses.ts.
  * It writes the window's first page of delivery rows and the recovery that carries the rest; the
  * table stream puts the rows on the queue and has the fan-out work the later pages (202).
  */

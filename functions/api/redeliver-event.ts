@@ -6,7 +6,10 @@ import { eventLogDeps } from '../../shared/wiring/api';
 import { lambdaDeps } from '../../shared/wiring/memo';
 
 /** Writes new delivery rows only; the table stream puts them on the queue (202). */
-/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
+/**
+ * The request schemas of this operation (validated here); its success response is documented in
+ * lib/openapi/responses.ts.
+ */
 export const spec = requestSchemas({ body: redeliverEventBody });
 
 export const makeHandler = (deps: () => RedeliverDeps = lambdaDeps(eventLogDeps)) =>

@@ -6,7 +6,10 @@ import { idempotent, type IdempotencyDeps } from '../../shared/http/idempotency'
 import { idempotencyDeps, shopDeps } from '../../shared/wiring/api';
 import { lambdaDeps } from '../../shared/wiring/memo';
 
-/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
+/**
+ * The request schemas of this operation (validated here); its success response is documented in
+ * lib/openapi/responses.ts.
+ */
 export const spec = requestSchemas({ body: updateShopBody });
 
 export const makeHandler = (

@@ -5,7 +5,10 @@ import { requestSchemas } from '../../shared/http/validation';
 import { endpointDeps, endpointLifecycleDeps, urlGuardDeps } from '../../shared/wiring/api';
 import { lambdaDeps } from '../../shared/wiring/memo';
 
-/** The request schemas of this operation (validated here); its success response is documented in lib/openapi/responses.ts. */
+/**
+ * The request schemas of this operation (validated here); its success response is documented in
+ * lib/openapi/responses.ts.
+ */
 export const spec = requestSchemas({ body: updateWebhookEndpointBody });
 
 export const makeHandler = (

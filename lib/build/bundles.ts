@@ -25,12 +25,18 @@ const FUNCTION_ENV = {
   TABLE_NAME: 'bundle-check',
 };
 
-/** One function bundled with the stack's esbuild options (source map beside it, as in the asset); returns the .cjs size. */
+/**
+ * One function bundled with the stack's esbuild options (source map beside it, as in the asset);
+ * returns the .cjs size.
+ */
 export async function buildBundle(entry: string, outfile: string): Promise<number> {
   return (await buildBundleWithInputs(entry, outfile)).bytes;
 }
 
-/** The same, with the files whose code the bundle holds (relative to the repository root, e.g. `node_modules/@aws-sdk/client-kms/…`; files read but tree-shaken away are left out). */
+/**
+ * The same, with the files whose code the bundle holds (relative to the repository root, e.g.
+ * `node_modules/@aws-sdk/client-kms/…`; files read but tree-shaken away are left out).
+ */
 export async function buildBundleWithInputs(
   entry: string,
   outfile: string,
@@ -63,7 +69,9 @@ export async function buildBundleWithInputs(
  * init. `sourceMaps` runs Node as `-c sourceMaps=true` deploys it (--enable-source-maps).
  */
 export function initTime(file: string, runs = 3, sourceMaps = false): number {
-  const script = `const t=process.hrtime.bigint();require(${JSON.stringify(file)});process.stdout.write(String(Number(process.hrtime.bigint()-t)/1e6))`;
+  const script =
+    `const t=process.hrtime.bigint();require(${JSON.stringify(file)});` +
+    'process.stdout.write(String(Number(process.hrtime.bigint()-t)/1e6))';
   const flags = sourceMaps ? ['--enable-source-maps'] : [];
   const times = Array.from({ length: runs }, () =>
     Number(

@@ -61,7 +61,8 @@ export class Alarms extends Construct {
     );
     const deadLetterQueues = [...props.deadLetterQueues];
     if (props.alarmEmail) {
-      // Notifications SNS could not email (a bounced or unconfirmed address) are kept 14 days, and alarmed like every DLQ.
+      // Notifications SNS could not email (a bounced or unconfirmed address) are kept 14 days, and
+      // alarmed like every DLQ.
       const emailDlq = deadLetterQueue(this, 'EmailDlq');
       this.topic.addSubscription(new EmailSubscription(props.alarmEmail, { deadLetterQueue: emailDlq }));
       deadLetterQueues.push(emailDlq);
@@ -82,7 +83,8 @@ export class Alarms extends Construct {
         `DeadLetters${i}`,
         q.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }),
         1,
-        `Messages in ${q.node.id}: something failed and was set aside; inspect, fix, then redrive (docs/operations.md).`,
+        `Messages in ${q.node.id}: something failed and was set aside; inspect, fix, then ` +
+          `redrive (docs/operations.md).`,
       );
     }
     alarm(
@@ -91,25 +93,29 @@ export class Alarms extends Construct {
       900,
       'Deliveries wait over 15 minutes: the consumer is capped or failing.',
     );
-    // Failing calls leave the queue for its DLQ within 5 receives (5 minutes); older ones are not being received at all.
+    // Failing calls leave the queue for its DLQ within 5 receives (5 minutes); older ones are not
+    // being received at all.
     alarm(
       'OldestIngestCall',
       props.ingestQueue.metricApproximateAgeOfOldestMessage({ period: FIVE_MINUTES, statistic: 'Maximum' }),
       900,
-      'Calls from the voice platform wait over 15 minutes: the ingest function is not consuming its queue (throttled, failing to start, or its event source disabled).',
+      'Calls from the voice platform wait over 15 minutes: the ingest function is not consuming ' +
+        'its queue (throttled, failing to start, or its event source disabled).',
     );
     alarm(
       'StreamIteratorAge',
       props.streamConsumer.metric('IteratorAge', { period: FIVE_MINUTES, statistic: 'Maximum' }),
       60_000,
-      'The fan-out is over a minute behind the table stream: new events reach receivers late (records older than 24 h are dropped to its DLQ).',
+      'The fan-out is over a minute behind the table stream: new events reach receivers late ' +
+        '(records older than 24 h are dropped to its DLQ).',
     );
     const timeoutMs = props.queueConsumer.timeout.toMilliseconds();
     alarm(
       'ConsumerNearTimeout',
       props.queueConsumer.fn.metricDuration({ period: FIVE_MINUTES, statistic: 'Maximum' }),
       Math.round(timeoutMs * 0.8),
-      `The delivery consumer ran over 80% of its ${timeoutMs / 1000} s timeout: a batch cut off is retried whole after the visibility timeout.`,
+      `The delivery consumer ran over 80% of its ${timeoutMs / 1000} s timeout: a batch cut off ` +
+        `is retried whole after the visibility timeout.`,
     );
     // The one alarm on something missing: with the sweeper stopped, a lost message or schedule is never noticed.
     new Alarm(this, 'SweeperStopped', {
@@ -119,7 +125,9 @@ export class Alarms extends Construct {
       comparisonOperator: ComparisonOperator.LESS_THAN_THRESHOLD,
       treatMissingData: TreatMissingData.BREACHING,
       alarmDescription:
-        'The sweeper has not run for 10 minutes: overdue deliveries whose message or schedule was lost are not being found (its schedule is disabled or deleted, or the function cannot be invoked).',
+        'The sweeper has not run for 10 minutes: overdue deliveries whose message or schedule ' +
+        'was lost are not being found (its schedule is disabled or deleted, or the function ' +
+        'cannot be invoked).',
     }).addAlarmAction(action);
     alarm(
       'Api5xx',

@@ -34,8 +34,8 @@ export const BUNDLING = {
   sourceMap: true,
   target: 'node24',
   format: OutputFormat.CJS,
-  // Bundle the AWS SDK too: a pinned, tree-shaken copy instead of whatever the runtime ships
-  // (loading the runtime's copy measured 45 ms slower at a cold start).
+  // Bundle the AWS SDK too: a pinned, tree-shaken copy instead of whatever the runtime ships,
+  // whose modules a cold start would load file by file.
   externalModules: [],
   mainFields: ['module', 'main'],
   esbuildArgs: Object.fromEntries(Object.entries(BUNDLE_ALIASES).map(([from, to]) => ['--alias', `${from}=${to}`])),
@@ -58,11 +58,17 @@ export interface ServiceFunctionProps {
   reservedConcurrentExecutions?: number;
   /** Folders (relative to the repository root) copied beside the bundle, for files read at run time. */
   copyDirs?: string[];
-  /** The Parameters and Secrets Lambda Extension (its layer and PARAMETERS_SECRETS_* variables), for functions that read a secret. */
+  /**
+   * The Parameters and Secrets Lambda Extension (its layer and PARAMETERS_SECRETS_* variables), for
+   * functions that read a secret.
+   */
   paramsAndSecrets?: ParamsAndSecretsLayerVersion;
   /** Lambda's recursive-loop detection (default: it stops a loop of the same trace after about 16 rounds). */
   recursiveLoop?: RecursiveLoop;
-  /** Active (Lambda samples: 1 a second + 5 %) or pass-through (traced only when the caller sampled); default active. */
+  /**
+   * Active (Lambda samples: 1 a second + 5 %) or pass-through (traced only when the caller
+   * sampled); default active.
+   */
   tracing?: Tracing;
   /** Lambda's own lines (START, END, REPORT are INFO); default: Lambda's (INFO). */
   systemLogLevel?: SystemLogLevel;
@@ -77,7 +83,10 @@ function copyHooks(dirs: string[]): NonNullable<BundlingOptions['commandHooks']>
   };
 }
 
-/** The one Function base class: Node.js 24 on arm64, bundled with esbuild, its own log group, JSON logs, X-Ray tracing, Powertools env. */
+/**
+ * The one Function base class: Node.js 24 on arm64, bundled with esbuild, its own log group, JSON
+ * logs, X-Ray tracing, Powertools env.
+ */
 export class ServiceFunction extends NodejsFunction {
   constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
     const root = repoRoot();
@@ -100,7 +109,8 @@ export class ServiceFunction extends NodejsFunction {
       // Lambda's own lines (START, REPORT, errors) as JSON too, so one query language reads the whole group.
       loggingFormat: LoggingFormat.JSON,
       systemLogLevelV2: props.systemLogLevel,
-      // X-Ray segments (docs/operations.md, Observability); the delivery path passes through (docs/capacity.md, Tracing).
+      // X-Ray segments (docs/operations.md, Observability); the delivery path passes through
+      // (docs/capacity.md, Tracing).
       tracing: props.tracing ?? Tracing.ACTIVE,
       deadLetterQueue: props.deadLetterQueue,
       reservedConcurrentExecutions: props.reservedConcurrentExecutions,
@@ -124,7 +134,8 @@ export class ServiceFunction extends NodejsFunction {
       Validations.of(this).acknowledge({
         id: 'Serverless-LambdaTracing',
         reason:
-          'Pass-through on the delivery path: active tracing there costs more than the deliveries (docs/capacity.md, Tracing); -c fullTracing=true turns it on.',
+          'Pass-through on the delivery path: active tracing there costs more than the ' +
+          'deliveries (docs/capacity.md, Tracing); -c fullTracing=true turns it on.',
       });
     }
     Validations.of(this).acknowledge({
@@ -135,7 +146,9 @@ export class ServiceFunction extends NodejsFunction {
       Validations.of(this).acknowledge({
         id: 'Serverless-LambdaDLQ',
         reason:
-          'A function DLQ catches failed asynchronous invocations only. This one is invoked synchronously (API Gateway) or by an event source mapping or schedule, each of which has its own dead-letter queue or on-failure destination (test/cdk/stack.test.ts).',
+          'A function DLQ catches failed asynchronous invocations only. This one is invoked ' +
+          'synchronously (API Gateway) or by an event source mapping or schedule, each of which ' +
+          'has its own dead-letter queue or on-failure destination (test/cdk/stack.test.ts).',
       });
     }
   }
@@ -165,7 +178,10 @@ export function pipelineTracing(config: { fullTracing: boolean }): Tracing {
   return config.fullTracing ? Tracing.ACTIVE : Tracing.PASS_THROUGH;
 }
 
-/** The delivery path's functions run per delivery: Lambda's START/END/REPORT lines only when `platformLogs` asks (docs/capacity.md, Logs). */
+/**
+ * The delivery path's functions run per delivery: Lambda's START/END/REPORT lines only when
+ * `platformLogs` asks (docs/capacity.md, Logs).
+ */
 export function pipelineSystemLogLevel(config: { platformLogs: boolean }): SystemLogLevel {
   return config.platformLogs ? SystemLogLevel.INFO : SystemLogLevel.WARN;
 }

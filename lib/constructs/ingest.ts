@@ -17,7 +17,10 @@ export interface CallIngestProps {
 }
 
 const INGEST_TIMEOUT = Duration.seconds(10);
-/** Receives before SQS itself moves a message whose ingest keeps failing (the table, not the call) to the dead-letter queue. */
+/**
+ * Receives before SQS itself moves a message whose ingest keeps failing (the table, not the call)
+ * to the dead-letter queue.
+ */
 export const INGEST_MAX_RECEIVES = 5;
 /**
  * Concurrent batches the ingest queue may drive: 10 × 10 calls at a time is far above the rate
@@ -61,7 +64,8 @@ export class CallIngest extends Construct {
       entry: PIPELINE_FUNCTIONS.Ingest,
       description: 'The voice platform records finished calls (ingest queue, or lambda:InvokeFunction)',
       timeout: INGEST_TIMEOUT,
-      // Failed asynchronous invocations land here, sent with the function's role: the same grant lets the function set refused messages aside.
+      // Failed asynchronous invocations land here, sent with the function's role: the same grant
+      // lets the function set refused messages aside.
       deadLetterQueue: dlq,
       environment: { INGEST_DLQ_URL: dlq.queueUrl },
     });
@@ -75,7 +79,10 @@ export class CallIngest extends Construct {
     );
     Validations.of(this.fn).acknowledge({
       id: 'Serverless-LambdaEventSourceMappingDestination',
-      reason: `SQS event sources take no on-failure destination: a call that cannot be recorded moves to IngestDlq, at once when it is refused or by the queue's redrive policy (${INGEST_MAX_RECEIVES} receives); an alarm watches it.`,
+      reason:
+        `SQS event sources take no on-failure destination: a call that cannot be recorded moves to ` +
+        `IngestDlq, at once when it is refused or by the queue's redrive policy ` +
+        `(${INGEST_MAX_RECEIVES} receives); an alarm watches it.`,
     });
     if (config.ingestSenderAccount) {
       // The voice platform in its own account: its role still needs sqs:SendMessage on the queue there too.

@@ -63,7 +63,8 @@ export class DeliverySweeper extends Construct {
     });
     this.fn.bindTable(table, false);
     queue.grantSendMessages(this.fn);
-    // Drains the delivery dead-letter queue: receives and deletes, nothing else (no attributes, no visibility changes, no purge).
+    // Drains the delivery dead-letter queue: receives and deletes, nothing else (no attributes, no
+    // visibility changes, no purge).
     this.fn.addToRolePolicy(
       new PolicyStatement({
         actions: ['sqs:ReceiveMessage', 'sqs:DeleteMessage'],
@@ -77,7 +78,8 @@ export class DeliverySweeper extends Construct {
     Validations.of(this.fn).acknowledge({
       id: 'Serverless-LambdaAsyncFailureDestination',
       reason:
-        "A failed sweep is not retried or kept: the next minute's sweep reads the same rows. The schedule has its own dead-letter queue for invocations that never start.",
+        "A failed sweep is not retried or kept: the next minute's sweep reads the same rows. The " +
+        'schedule has its own dead-letter queue for invocations that never start.',
     });
 
     const dlq = deadLetterQueue(this, 'SweepScheduleDlq');

@@ -71,7 +71,10 @@ export function invoke<E, R>(
   );
 }
 
-/** A function as an event source sees it: every call an invocation of its own, named `functionName`, with a fresh request id. */
+/**
+ * A function as an event source sees it: every call an invocation of its own, named `functionName`,
+ * with a fresh request id.
+ */
 export function localFunction<E, R>(
   functionName: string,
   handler: (event: E, context: Context) => Promise<R>,

@@ -99,7 +99,10 @@ export function toAuthorizerEvent(event: APIGatewayProxyEventV2): APIGatewayRequ
   };
 }
 
-/** A Lambda context; its deadline by default the one API Gateway imposes on integrations (30 s), which only the API's idempotency reads. */
+/**
+ * A Lambda context; its deadline by default the one API Gateway imposes on integrations (30 s),
+ * which only the API's idempotency reads.
+ */
 export function lambdaContext(functionName: string, requestId: string, timeoutMs = 29000): Context {
   const deadline = Date.now() + timeoutMs;
   return {

@@ -19,7 +19,8 @@ export async function breakLeasesOfLastRun(db: Dynamo): Promise<number> {
       ExclusiveStartKey: start,
     });
     for (const item of page.Items ?? []) {
-      // And what its batches' runs carried (`c_…`, shared/delivery/circuit.ts), which would send those deliveries' messages back to the queue until then.
+      // And what its batches' runs carried (`c_…`, shared/delivery/circuit.ts), which would send
+      // those deliveries' messages back to the queue until then.
       const carried = Object.keys(item).filter((name) => name.startsWith('c_'));
       if (Object.keys((item.leases as Record<string, unknown> | undefined) ?? {}).length === 0 && carried.length === 0)
         continue;
@@ -27,7 +28,9 @@ export async function breakLeasesOfLastRun(db: Dynamo): Promise<number> {
       await db.doc.update({
         TableName: db.tableName,
         Key: { pk: item.pk, sk: item.sk },
-        UpdateExpression: `SET leases = :empty, lease_version = lease_version + :one${carried.length ? ` REMOVE ${Object.keys(names).join(', ')}` : ''}`,
+        UpdateExpression:
+          `SET leases = :empty, lease_version = lease_version + ` +
+          `:one${carried.length ? ` REMOVE ${Object.keys(names).join(', ')}` : ''}`,
         ConditionExpression: 'attribute_exists(pk)',
         ...(carried.length ? { ExpressionAttributeNames: names } : {}),
         ExpressionAttributeValues: { ':empty': {}, ':one': 1 },

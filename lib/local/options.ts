@@ -34,16 +34,28 @@ export interface LocalStackOptions {
   queueVisibilitySeconds?: number;
   /** Run the delivery consumer in this process (default true); false to run it elsewhere (bin/consumer.ts). */
   consumer?: boolean;
-  /** Batches the in-process consumer handles at a time (default 16, as the cloud's consumer concurrency allows many). */
+  /**
+   * Batches the in-process consumer handles at a time (default 16, as the cloud's consumer
+   * concurrency allows many).
+   */
   consumerConcurrency?: number;
   /** Where the local mailer writes .eml files (default .local/outbox). */
   outboxDir?: string;
   /** How soon a delivery over its endpoint's in-flight limit is tried again, in ms (default 100 locally). */
   deferMs?: number;
-  /** Requests per second per key (default: the contract's 25 test, 100 live) and failed authentications per address (10). */
+  /**
+   * Requests per second per key (default: the contract's 25 test, 100 live) and failed
+   * authentications per address (10).
+   */
   rateLimits?: { test?: number; live?: number; authFailures?: number };
-  /** Where the consumer counts its metrics (default: nowhere; the benchmarks pass Powertools Metrics to price its lines). */
+  /**
+   * Where the consumer counts its metrics (default: nowhere; the benchmarks pass Powertools Metrics
+   * to price its lines).
+   */
   deliveryMetrics?: MetricSink;
-  /** Wraps the handlers before the event sources and the HTTP adapter get them (benchmarks time them and file their requests by stage). */
+  /**
+   * Wraps the handlers before the event sources and the HTTP adapter get them (benchmarks time them
+   * and file their requests by stage).
+   */
   wrapHandlers?: (handlers: LocalHandlers) => LocalHandlers;
 }

@@ -30,7 +30,10 @@ function value(v: unknown): string {
   return JSON.stringify(v);
 }
 
-/** One log entry (a JSON line of Powertools' Logger) as a line of text; anything that is not JSON is returned as it is. */
+/**
+ * One log entry (a JSON line of Powertools' Logger) as a line of text; anything that is not JSON is
+ * returned as it is.
+ */
 export function prettyLine(json: string, { colour }: PrettyOptions): string {
   let entry: Record<string, unknown>;
   try {
@@ -60,7 +63,8 @@ export function prettyLine(json: string, { colour }: PrettyOptions): string {
       .filter(Boolean)
       .join(' ');
   } else {
-    // Powertools writes an Error as an object { name, location, message, stack }; a string `error` is an ordinary field.
+    // Powertools writes an Error as an object { name, location, message, stack }; a string `error`
+    // is an ordinary field.
     const error =
       typeof entry.error === 'object' && entry.error !== null
         ? (entry.error as { name?: string; message?: string; stack?: string })

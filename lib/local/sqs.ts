@@ -18,12 +18,19 @@ export interface LocalQueues {
   client: SQSClient;
   /** What the functions' queue adapters send on, as in AWS. */
   api: SQSClient;
-  /** What the local event sources receive, delete and read attributes on (lib/local/queue-poller.ts): a client of their own, as Lambda's event source is not the function. */
+  /**
+   * What the local event sources receive, delete and read attributes on
+   * (lib/local/queue-poller.ts): a client of their own, as Lambda's event source is not the
+   * function.
+   */
   events: SQSClient;
   stop(): Promise<void>;
 }
 
-/** A client of the local emulator at `endpoint`, signed with fixed credentials (the emulator ignores them, AWS would not). */
+/**
+ * A client of the local emulator at `endpoint`, signed with fixed credentials (the emulator ignores
+ * them, AWS would not).
+ */
 export const localSqsClient = (endpoint: string): SQSClient =>
   new SQSClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
 
@@ -31,7 +38,8 @@ export const localSqsClient = (endpoint: string): SQSClient =>
 const INGEST_VISIBILITY_SECONDS = 60;
 
 /**
- * The delivery queue, the owner emails' queue, the ingest queue and their dead-letter queues on local-aws-sqs, a pure JS
+ * The delivery queue, the owner emails' queue, the ingest queue and their dead-letter queues on
+ * local-aws-sqs, a pure JS
  * SQS emulator: the same SQS adapter code as in AWS talks to it over HTTP (the queue URLs name the emulator's host).
  * `port` 0 or unset: a free one.
  */

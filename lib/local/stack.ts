@@ -78,21 +78,30 @@ export interface LocalStack {
   url: string;
   /** The local delivery queue, for a consumer run in another process. */
   queue: { endpoint: string; url: string; arn: string; dlqUrl: string };
-  /** The voice platform's way in: send a call (docs/api.md, Call ingest) here; what cannot be recorded lands in its dead-letter queue. */
+  /**
+   * The voice platform's way in: send a call (docs/api.md, Call ingest) here; what cannot be
+   * recorded lands in its dead-letter queue.
+   */
   ingestQueue: { url: string; arn: string; dlqUrl: string };
   /** The SQS client the stack's event sources receive and delete on (benchmarks count its requests). */
   sqs: SQSClient;
   /** The SQS client the stack's queue adapters send on, as in AWS (benchmarks count its requests too). */
   sqsApi: SQSClient;
   dynamodbEndpoint: string;
-  /** The DynamoDB Local this start launched (its watchdog shell's pid; the JVM is its child), for tools that measure it; absent when given an endpoint. */
+  /**
+   * The DynamoDB Local this start launched (its watchdog shell's pid; the JVM is its child), for
+   * tools that measure it; absent when given an endpoint.
+   */
   dynamodbPid?: number;
   tableName: string;
   /** Present when this start created the table and seeded it. */
   demo?: DemoSeed;
   /** The ports the stack's handlers run with (its table, queue, cipher…), for tests and tools in the same process. */
   deps: LocalDeps;
-  /** The variables a consumer in another process (bin/consumer.ts) needs to serve this stack, as Lambda's environment. */
+  /**
+   * The variables a consumer in another process (bin/consumer.ts) needs to serve this stack, as
+   * Lambda's environment.
+   */
   env: Record<string, string>;
   stop(): Promise<void>;
 }

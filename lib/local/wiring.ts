@@ -28,7 +28,10 @@ import { invoke, localFunction } from './invocations';
 /** Every port any handler uses, in one object: the local stack runs all of them in one process. */
 export type LocalDeps = ApiDeps & PipelineDeps & { ingestDeadLetters: IngestDeadLetters };
 
-/** The local stack's wiring: the cloud's parts built from its config, with timers for schedules and an outbox for emails. */
+/**
+ * The local stack's wiring: the cloud's parts built from its config, with timers for schedules and
+ * an outbox for emails.
+ */
 export function localDeps(config: Config, local: { sqs: SQSClient; outboxDir: string }): LocalDeps {
   const queue = new SqsDeliveryQueue(local.sqs, config.queueUrl);
   const adapters = {
@@ -92,7 +95,10 @@ export function localHandlers(deps: LocalDeps, deliveryMetrics?: MetricSink) {
       'ingest',
       makeIngest(() => deps),
     ),
-    /** An operation's handler by its file (relative to the repository root), loaded on first use; the caller names the invocation in its Context. */
+    /**
+     * An operation's handler by its file (relative to the repository root), loaded on first use;
+     * the caller names the invocation in its Context.
+     */
     operation(file: string): Promise<LambdaHandler> {
       let handler = loaded.get(file);
       if (!handler) {

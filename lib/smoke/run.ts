@@ -21,7 +21,10 @@ export interface SmokeTarget {
   ingest: { queueUrl: string; send: CallSender };
 }
 
-/** A sender to the ingest queue at `queueUrl`: one message per call, its body the call's JSON (docs/api.md, Call ingest). */
+/**
+ * A sender to the ingest queue at `queueUrl`: one message per call, its body the call's JSON
+ * (docs/api.md, Call ingest).
+ */
 export function queueSender(sqs: SQSClient, queueUrl: string): CallSender {
   return async (call) => {
     const sent = await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(call) }));
@@ -51,7 +54,10 @@ export interface SmokeResult {
   /** The ingest queue's id of the message that carried the call. */
   messageId: string;
   eventId: string;
-  /** The receiver's request verified with the endpoint's secret (a receiver started here), or null (a given receiver). */
+  /**
+   * The receiver's request verified with the endpoint's secret (a receiver started here), or null
+   * (a given receiver).
+   */
   verifiedSignature: boolean | null;
 }
 
@@ -61,7 +67,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * The client library, as apps use it, that also checks what every answer must carry: a
- * `Request-Id` header (docs/api.md, Request ids). Its errors say the status, code and message.
+ * `Request-Id` header (docs/api.md, Conventions). Its errors say the status, code and message.
  */
 function apiClient(target: SmokeTarget, key: string): { client: ShopCalls; checkRequestIds: () => void } {
   const withoutId: string[] = [];
@@ -161,7 +167,8 @@ export async function runSmoke(target: SmokeTarget, options: SmokeOptions = {}):
     const callId = await until(
       deadline,
       () =>
-        `the call sent as message ${messageId} did not appear in GET /v1/calls in time: is the ingest queue consumed? (its dead-letter queue holds refused calls)`,
+        `the call sent as message ${messageId} did not appear in GET /v1/calls in time: is the ` +
+        `ingest queue consumed? (its dead-letter queue holds refused calls)`,
       async () => {
         const calls = await client.calls.list().toArray({ limit: 100 });
         return calls.find((c) => c.from_number === call.from_number && c.started_at === call.started_at)?.id;

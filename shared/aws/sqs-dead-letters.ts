@@ -21,7 +21,10 @@ export interface IngestDeadLetters {
   setAside(message: RefusedMessage): Promise<void>;
 }
 
-/** SQS caps a message attribute's value with the body; an error message is short, but a bound keeps a long one from costing the body its place. */
+/**
+ * SQS caps a message attribute's value with the body; an error message is short, but a bound keeps
+ * a long one from costing the body its place.
+ */
 const MAX_REASON = 1000;
 
 /**
@@ -80,7 +83,8 @@ export class SqsDeliveryDeadLetters implements DeliveryDeadLetters {
   }
 
   async remove(receipts: string[]): Promise<void> {
-    // A receipt not removed (a failed entry) shows the message again after its visibility timeout: the next sweep sees it, harmlessly.
+    // A receipt not removed (a failed entry) shows the message again after its visibility timeout:
+    // the next sweep sees it, harmlessly.
     await this.sqs.send(
       new DeleteMessageBatchCommand({
         QueueUrl: this.queueUrl,

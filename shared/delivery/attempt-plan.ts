@@ -5,7 +5,10 @@ import type { AttemptUpdate, RetryScheduler } from './delivery-ports';
 /** `last_error` of an attempt that fell due while the endpoint's circuit was open: recorded, not sent. */
 export const CIRCUIT_OPEN = 'circuit_open';
 
-/** When the next attempt runs; `schedule`: a queue delay or schedule wakes it (else the sweeper alone, at `sweepAt`). */
+/**
+ * When the next attempt runs; `schedule`: a queue delay or schedule wakes it (else the sweeper
+ * alone, at `sweepAt`).
+ */
 export interface NextAttempt {
   at: Date | null;
   sweepAt: Date | null;
@@ -49,7 +52,10 @@ export function attemptUpdate(
   };
 }
 
-/** The delivery's next attempt, due now while its endpoint's circuit is open: recorded as not sent, and when the one after runs. */
+/**
+ * The delivery's next attempt, due now while its endpoint's circuit is open: recorded as not sent,
+ * and when the one after runs.
+ */
 export function notSentAttempt(
   delivery: DeliveryRecord,
   scheduler: Pick<RetryScheduler, 'needsSchedule'>,

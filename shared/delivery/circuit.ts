@@ -11,7 +11,10 @@ import { limitRate, type RateStarts } from './rate-window';
 
 /** Requests in flight to one endpoint, fleet-wide, while it answers. */
 export const MAX_IN_FLIGHT = 4;
-/** …and after an attempt that got no answer (timeout, refused connection), until one does: a hanging receiver holds one slot. */
+/**
+ * …and after an attempt that got no answer (timeout, refused connection), until one does: a hanging
+ * receiver holds one slot.
+ */
 export const IN_FLIGHT_WHILE_FAILING = 1;
 /** Consecutive failed attempts that open the circuit. */
 export const CIRCUIT_THRESHOLD = 5;
@@ -52,10 +55,16 @@ export interface EndpointGate {
   lease_version: number;
   /** Requests per second, fleet-wide (./rate-window.ts); null or absent: the in-flight bound alone. */
   rate_limit?: number | null;
-  /** The starts the rate counts and the last place promised to a waiting delivery, written by admissions on the version only. */
+  /**
+   * The starts the rate counts and the last place promised to a waiting delivery, written by
+   * admissions on the version only.
+   */
   rate_starts?: RateStarts;
   rate_tail?: number | null;
-  /** Deliveries batches hold for their runs (sent under their slots, with no lease of their own): until when (epoch ms), by `carriedKey`. */
+  /**
+   * Deliveries batches hold for their runs (sent under their slots, with no lease of their own):
+   * until when (epoch ms), by `carriedKey`.
+   */
   carried?: Record<string, number>;
 }
 
@@ -95,9 +104,15 @@ export interface Admission {
    */
   inFlight: string[];
   inFlightUntil: number | null;
-  /** Carried by another batch's runs (a duplicate message, a sweep, a pull): it waits, like `defer` (a pulled one stays due on its row), for they may give it back. */
+  /**
+   * Carried by another batch's runs (a duplicate message, a sweep, a pull): it waits, like `defer`
+   * (a pulled one stays due on its row), for they may give it back.
+   */
   elsewhere: string[];
-  /** Deferred deliveries this batch keeps for its runs' slots (healthy endpoint, no rate limit): written as carried, until `carryUntil`. */
+  /**
+   * Deferred deliveries this batch keeps for its runs' slots (healthy endpoint, no rate limit):
+   * written as carried, until `carryUntil`.
+   */
   carry: string[];
   carryUntil: number;
   /** Carried entries past their time (a consumer that died), dropped in the same write. */
@@ -106,7 +121,10 @@ export interface Admission {
   expired: string[];
   /** The circuit after admission (half_open when a probe goes out). */
   health: EndpointHealth;
-  /** Over the endpoint's rate: back on the queue when the rate has room (epoch ms), no attempt used, no backoff grown. */
+  /**
+   * Over the endpoint's rate: back on the queue when the rate has room (epoch ms), no attempt used,
+   * no backoff grown.
+   */
   rateLimited?: { deliveryId: string; at: number }[];
   /** The rate's starts to write with the leases (rate-limited endpoints only; they admit on the version). */
   rateStarts?: RateStarts | null;
@@ -114,7 +132,10 @@ export interface Admission {
   rateTail?: number | null;
 }
 
-/** A lease's holder: 72 random bits tell holders apart, in a third of a UUID's bytes on the endpoint's state item (up to four leases, written by every admission and release). */
+/**
+ * A lease's holder: 72 random bits tell holders apart, in a third of a UUID's bytes on the
+ * endpoint's state item (up to four leases, written by every admission and release).
+ */
 export const leaseToken = (): string => randomBytes(9).toString('base64url');
 
 export const isLive = (lease: Lease | undefined, now: number): lease is Lease =>
@@ -142,7 +163,10 @@ function stuck(gate: EndpointGate, live: [string, Lease][], now: number, leaseMs
   return now - oldestTaken > SLOW_REQUEST_MS && !(lastSuccess > oldestTaken);
 }
 
-/** When an admission happens (epoch ms), and the leases it hands out: each held `leaseMs`, its holder named by `token()`. */
+/**
+ * When an admission happens (epoch ms), and the leases it hands out: each held `leaseMs`, its
+ * holder named by `token()`.
+ */
 export interface LeaseTerms {
   now: number;
   leaseMs: number;

@@ -90,7 +90,10 @@ export interface QueueAgainDeps {
   now: () => Date;
 }
 
-/** A lost race means another request made progress, so few tries are ever needed; this many means something else is wrong. */
+/**
+ * A lost race means another request made progress, so few tries are ever needed; this many means
+ * something else is wrong.
+ */
 const MAX_TRIES = 10;
 
 /**

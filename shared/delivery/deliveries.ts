@@ -293,7 +293,10 @@ export async function inOrder(
   return rows.filter((_, i) => admitted[i]);
 }
 
-/** Rows written by an earlier try of this batch come back only if never attempted; these were, so the sweeper is their net. */
+/**
+ * Rows written by an earlier try of this batch come back only if never attempted; these were, so
+ * the sweeper is their net.
+ */
 async function holdBack(deps: FanOutDeps, heldBack: { row: DeliveryRecord; next: NextAttempt }[]): Promise<void> {
   if (heldBack.length === 0) return;
   const created = await deps.deliveries.createMissing(heldBack.map((h) => h.row));

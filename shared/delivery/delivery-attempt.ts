@@ -82,7 +82,10 @@ function readDue(inputs: AttemptInputs, message: DeliveryMessage): Due | 'missin
     : 'duplicate';
 }
 
-/** One endpoint's due deliveries in a batch, as read (`read` null: the batch's read missed it), and where they came from. */
+/**
+ * One endpoint's due deliveries in a batch, as read (`read` null: the batch's read missed it), and
+ * where they came from.
+ */
 interface EndpointBatch {
   read: EndpointRecord | null;
   due: Due[];
@@ -123,7 +126,10 @@ async function forEndpoint(deps: AttemptDeps, batch: EndpointBatch): Promise<Ver
   return verdicts;
 }
 
-/** A pulled delivery this batch does not take after all: it stays due on its row, and its own message or the sweeper wakes it. */
+/**
+ * A pulled delivery this batch does not take after all: it stays due on its row, and its own
+ * message or the sweeper wakes it.
+ */
 const LEFT_DUE: Promise<AttemptVerdict> = Promise.resolve('left_due');
 
 /** Carries out an endpoint's plan: one switch over its actions. */
@@ -196,7 +202,8 @@ async function pullDue(deps: AttemptDeps, endpoint: EndpointRecord, ctx: BatchCo
     if (found.length === 0) return;
     found.forEach((m) => ctx.taken.add(m.delivery_id));
     const inputs = await deps.deliveries.readForAttempts(found);
-    // An ordered row never attempted goes out only once its chain admits it (./resource-order.ts), with its own message.
+    // An ordered row never attempted goes out only once its chain admits it (./resource-order.ts),
+    // with its own message.
     const due = found
       .map((message) => readDue(inputs, message))
       .filter((d): d is Due => typeof d !== 'string' && !(d.delivery.order_key && d.delivery.attempts === 0));

@@ -15,7 +15,10 @@ import type { SecretCipher } from '../domain/secrets';
 import type { EndpointRecord, QueuedDeliveries } from '../domain/webhook-endpoints';
 import type { OrderStore } from './resource-order';
 
-/** The ports of the delivery consumer and the sweeper; adapters live in shared/store and shared/aws. */
+/**
+ * The ports of the delivery consumer and the sweeper; their adapters are in ./dynamo and ./aws
+ * (locally, lib/local/adapters.ts).
+ */
 
 export interface AttemptUpdate {
   status: DeliveryStatus;
@@ -45,7 +48,8 @@ export interface AttemptDeliveryStore extends Omit<DeliveryStore, 'createMissing
   /** Every pending or retrying delivery of the endpoint. */
   listOpenForEndpoint(shopId: string, endpointId: string): Promise<DeliveryRecord[]>;
   /**
-   * Up to `limit` open deliveries of the endpoint already due at `now`, oldest first, as messages (read from an index: may lag a write).
+   * Up to `limit` open deliveries of the endpoint already due at `now`, oldest first, as messages
+   * (read from an index: may lag a write).
    * Never an ordered one not yet attempted: it is due from its row's creation, before its chain has said it may go.
    */
   listDueForEndpoint(shopId: string, endpointId: string, now: Date, limit: number): Promise<DeliveryMessage[]>;
@@ -103,7 +107,10 @@ export interface AttemptEnd {
   endpoint: EndpointRecord;
   /** The lease the attempt ran under. */
   token: string;
-  /** The delivery id that lease is stored under, when a run passed it on to this delivery without a write (default: this delivery's). */
+  /**
+   * The delivery id that lease is stored under, when a run passed it on to this delivery without a
+   * write (default: this delivery's).
+   */
   leaseKey?: string;
   change: ReleaseChange;
   /** Written with this end: other runs' slots released, their attempts counted in the stats. */
@@ -134,11 +141,17 @@ export interface AttemptLedger {
 
 export interface EndpointGateStore {
   get(shopId: string, id: string): Promise<EndpointRecord | null>;
-  /** Writes an admission (leases taken, expired ones dropped, circuit) only if nobody admitted since this read; false on a lost race. */
+  /**
+   * Writes an admission (leases taken, expired ones dropped, circuit) only if nobody admitted since
+   * this read; false on a lost race.
+   */
   admit(endpoint: EndpointRecord, admission: Admission): Promise<boolean>;
   /** Drops the lease (if still ours) and writes the health; returns the circuit as it was before. */
   release(endpoint: EndpointRecord, deliveryId: string, token: string, change: ReleaseChange): Promise<Released>;
-  /** Marks that deliveries of the endpoint wait for a slot (on the queue): the next success pulls due ones from the table. */
+  /**
+   * Marks that deliveries of the endpoint wait for a slot (on the queue): the next success pulls
+   * due ones from the table.
+   */
   markBacklog(endpoint: EndpointRecord, at: string): Promise<void>;
   /** Disables (if still enabled) and writes the event in one transaction; false if it was already disabled. */
   disable(

@@ -47,7 +47,10 @@ export interface DeliveryRecord {
    * had `ordering: "per_resource"` (./resource-order.ts); absent: unordered.
    */
   order_key?: string;
-  /** While held behind an earlier open delivery of its resource: that delivery's id (no attempt, no message, `next_attempt_at` null). */
+  /**
+   * While held behind an earlier open delivery of its resource: that delivery's id (no attempt, no
+   * message, `next_attempt_at` null).
+   */
   held_by?: string;
 }
 
@@ -64,9 +67,15 @@ export interface DeliveryMessage {
   attempt: number;
   /** How many times this message was put back for its endpoint's in-flight limit (each wait is longer). */
   deferrals?: number;
-  /** The place it was promised when it waited for its endpoint's rate limit (epoch ms): it goes before those that did not wait. */
+  /**
+   * The place it was promised when it waited for its endpoint's rate limit (epoch ms): it goes
+   * before those that did not wait.
+   */
   rate_at?: number;
-  /** How long after its admission its request may start (ms), when it missed the usual grace once (./rate-window.ts). */
+  /**
+   * How long after its admission its request may start (ms), when it missed the usual grace once
+   * (./rate-window.ts).
+   */
   rate_grace?: number;
   /**
    * The event itself, when the fan-out had it in hand and it is small (MESSAGE_EVENT_MAX_BYTES):
@@ -77,7 +86,10 @@ export interface DeliveryMessage {
   event?: EventRecord;
 }
 
-/** An event rides in its delivery messages up to this size (JSON): ten of them stay far inside one SQS batch's 256 KB. */
+/**
+ * An event rides in its delivery messages up to this size (JSON): ten of them stay far inside one
+ * SQS batch's 256 KB.
+ */
 export const MESSAGE_EVENT_MAX_BYTES = 16 * 1024;
 
 const isMessageEvent = (message: DeliveryMessage, event: EventRecord): boolean =>
@@ -106,7 +118,10 @@ export interface DeliveryStore {
    */
   createMissing(rows: DeliveryRecord[]): Promise<DeliveryRecord[]>;
   get(ref: DeliveryRef): Promise<DeliveryRecord | null>;
-  /** Of these rows, those that exist, were never attempted and are on the fast path (nothing but a message wakes them). */
+  /**
+   * Of these rows, those that exist, were never attempted and are on the fast path (nothing but a
+   * message wakes them).
+   */
   unsent(refs: DeliveryRef[]): Promise<DeliveryRecord[]>;
   /**
    * Takes an open row on its fast path (`sweep_at` null) into the due index and its endpoint's

@@ -27,7 +27,8 @@ export async function disableIfDue(
   if (!reason) return;
   const lastErrors = history.slice(-5).map((h) => `${h.at} attempt ${h.attempt}: ${h.error ?? `HTTP ${h.status}`}`);
   const disabled = { ...endpoint, enabled: false, disabled_reason: reason, updated_at: now.toISOString() } as const;
-  // Derived from the endpoint and the failure it ends: consumers racing to disable it make one event id (and the consumer's bundle needs no id generator).
+  // Derived from the endpoint and the failure it ends: consumers racing to disable it make one
+  // event id (and the consumer's bundle needs no id generator).
   const eventId = derivedId('evt', now.getTime(), `${endpoint.id}/disabled/${reason}/${endpoint.failing_since ?? ''}`);
   const event = eventWithId(eventId, endpoint.shop_id, 'webhook_endpoint.disabled', toEndpointResource(disabled), now);
   if (await deps.endpoints.disable(endpoint, reason, lastErrors, event, now.toISOString())) {

@@ -35,7 +35,10 @@ export interface EndpointPlan {
   markBacklog: boolean;
 }
 
-/** The admission as written: null when the endpoint is disabled or gone; `admission` null when every try lost its race. */
+/**
+ * The admission as written: null when the endpoint is disabled or gone; `admission` null when every
+ * try lost its race.
+ */
 export type Admitted = { admission: Admission | null; backlogMarked: boolean } | null;
 
 /**

@@ -7,7 +7,10 @@ export const RETRY_SCHEDULE_MS = [1, 5, 30, 120, 360, 720, 1440].map((minutes) =
 export const MAX_ATTEMPTS = RETRY_SCHEDULE_MS.length + 1;
 export const AUTO_DISABLE_AFTER_MS = 3 * 24 * 60 * 60 * 1000;
 export const DEFAULT_TIMEOUT_MS = 10_000;
-/** A delivery over its endpoint's in-flight limit goes back on the queue for this long (SQS delays are whole seconds). */
+/**
+ * A delivery over its endpoint's in-flight limit goes back on the queue for this long (SQS delays
+ * are whole seconds).
+ */
 export const DEFAULT_DEFER_MS = 1_000;
 /** How long the previous signing secret stays valid after a rotation. */
 export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
@@ -57,8 +60,8 @@ export function shouldDisable(failingSince: string | null, now: number, timeScal
  * How late a delivery woken by a queue message or a schedule may be before the sweeper
  * sends it anyway: the normal path takes milliseconds, so a row this far past due has
  * lost its message (a crash, a stop of the local stack). Scaled, but never below 1 s: on
- * a fast test clock a shorter grace had the sweeper send a first attempt again while a
- * busy machine was still making it (the receiver got the event twice).
+ * a fast test clock a shorter grace lets the sweeper send a first attempt again while a
+ * busy machine is still making it, and the receiver gets the event twice.
  */
 export const SWEEP_GRACE_MS = 60_000;
 export const sweepGraceMs = (timeScale: number): number => Math.max(1_000, SWEEP_GRACE_MS * timeScale);

@@ -29,7 +29,10 @@ export async function recordNotSent(deps: AttemptDeps, due: Due, now: Date): Pro
   return 'circuit_open';
 }
 
-/** The endpoint is disabled or gone: the delivery is cancelled, and the next of its resource goes on (to be cancelled in turn, unless enabled again). */
+/**
+ * The endpoint is disabled or gone: the delivery is cancelled, and the next of its resource goes on
+ * (to be cancelled in turn, unless enabled again).
+ */
 export async function cancel(deps: AttemptDeps, delivery: DeliveryRecord): Promise<AttemptVerdict> {
   if (await deps.deliveries.cancel(delivery)) await releaseNextInOrder(deps, delivery);
   return 'cancelled';

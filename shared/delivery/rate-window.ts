@@ -29,7 +29,10 @@ export const START_GRACE_MS = 100;
 export const MAX_START_GRACE_MS = 2_000;
 /** A start with the usual grace frees its place this long after its bucket began, at the latest. */
 export const RATE_PERIOD_MS = WINDOW_MS + START_GRACE_MS + BUCKET_MS;
-/** A delivery waiting for the rate wakes no later than this (under the queue's 15-minute delay: no schedule of its own), then looks again. */
+/**
+ * A delivery waiting for the rate wakes no later than this (under the queue's 15-minute delay: no
+ * schedule of its own), then looks again.
+ */
 export const MAX_RATE_WAIT_MS = 14 * 60_000;
 
 /**
@@ -69,7 +72,10 @@ export function rateAllowance(limit: number, starts: RateStarts, now: number): n
   return Math.max(0, limit - counted(starts, now).reduce((n, c) => n + c.count, 0));
 }
 
-/** The starts as written back: what no longer counts dropped (so at most ~111 buckets, whatever N), `n` added at `now` with their grace. */
+/**
+ * The starts as written back: what no longer counts dropped (so at most ~111 buckets, whatever N),
+ * `n` added at `now` with their grace.
+ */
 export function withStarts(starts: RateStarts, now: number, n: number, grace = START_GRACE_MS): RateStarts {
   const out: RateStarts = Object.fromEntries(counted(starts, now).map((c) => [c.key, c.count]));
   const key = keyOf(bucketOf(now), grace);
@@ -81,7 +87,10 @@ export function withStarts(starts: RateStarts, now: number, n: number, grace = S
 export const raisesRate = (before: number | null | undefined, after: number | null): boolean =>
   before !== null && before !== undefined && (after === null || after > before);
 
-/** The grace to ask for after missing one: twice the time the last admission took to start, in whole buckets, within bounds. */
+/**
+ * The grace to ask for after missing one: twice the time the last admission took to start, in whole
+ * buckets, within bounds.
+ */
 export function graceAfterLate(tookMs: number): number {
   const doubled = Math.ceil((2 * tookMs) / BUCKET_MS) * BUCKET_MS;
   return Math.min(MAX_START_GRACE_MS, Math.max(START_GRACE_MS, doubled));
@@ -106,7 +115,10 @@ export function rateWaits(limit: number, starts: RateStarts, now: number, count:
   return times.map((t) => Math.min(t, now + MAX_RATE_WAIT_MS));
 }
 
-/** The endpoint's rate state as read: the starts counted, and the last place promised to a waiting delivery (epoch ms). */
+/**
+ * The endpoint's rate state as read: the starts counted, and the last place promised to a waiting
+ * delivery (epoch ms).
+ */
 interface RateState {
   starts: RateStarts;
   tail: number | null;
@@ -125,7 +137,10 @@ export interface RateDecision {
   tail: number | null;
 }
 
-/** One admission's deliveries: what the in-flight bound admitted (in order) and deferred, and which of them waited for the rate already. */
+/**
+ * One admission's deliveries: what the in-flight bound admitted (in order) and deferred, and which
+ * of them waited for the rate already.
+ */
 export interface RateBatch {
   send: string[];
   defer: string[];

@@ -25,7 +25,10 @@ export interface RecoveryRecord {
   status: RecoveryStatus;
   deliveries_queued: number;
   checked_through: string;
-  /** Where the next page of the window's events starts (an opaque store position); null before the first page and after the last. */
+  /**
+   * Where the next page of the window's events starts (an opaque store position); null before the
+   * first page and after the last.
+   */
   after: Record<string, unknown> | null;
   /** Pages written so far; every write is conditioned on the count read, so a page worked twice counts once. */
   pages: number;
@@ -40,7 +43,10 @@ export interface RecoveryStore {
   /** Writes a new recovery; one still running wakes the worker (through the table stream in AWS and locally). */
   create(recovery: RecoveryRecord): Promise<void>;
   get(shopId: string, id: string): Promise<RecoveryRecord | null>;
-  /** Writes `next` only if the stored one is still running at `current.pages`; false when another run wrote first. A write that leaves it running wakes the worker again. */
+  /**
+   * Writes `next` only if the stored one is still running at `current.pages`; false when another
+   * run wrote first. A write that leaves it running wakes the worker again.
+   */
   advance(current: RecoveryRecord, next: RecoveryRecord): Promise<boolean>;
   /** Running recoveries whose `sweep_at` has passed, oldest first (read from an index: may lag a write). */
   stalled(now: Date, limit: number): Promise<RecoveryRecord[]>;
@@ -63,7 +69,10 @@ export interface RecoveryPageDeps {
  */
 export const RECOVERY_PAGE = 100;
 export const RUN_BUDGET_MS = 1_000;
-/** Events read by one Query and queued at once; what the endpoint has had of them is read in two requests whatever their number (ofEvents). */
+/**
+ * Events read by one Query and queued at once; what the endpoint has had of them is read in two
+ * requests whatever their number (ofEvents).
+ */
 export const RECOVERY_STEP = 25;
 
 /**
@@ -198,7 +207,10 @@ function queuedBy(recovery: RecoveryRecord, outcome: Queued): boolean {
   return outcome.by.some((d) => d.origin === 'redeliver' && d.created_at >= recovery.created_at);
 }
 
-/** Ended without finishing: its endpoint was disabled or deleted (what it queued is cancelled with the endpoint's other deliveries). */
+/**
+ * Ended without finishing: its endpoint was disabled or deleted (what it queued is cancelled with
+ * the endpoint's other deliveries).
+ */
 export function cancelled(recovery: RecoveryRecord, now: Date): RecoveryRecord {
   const at = now.toISOString();
   return {

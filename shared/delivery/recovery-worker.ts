@@ -33,7 +33,8 @@ export async function continueRecovery(
   if (!endpoint?.enabled)
     return (await deps.recoveries.advance(recovery, cancelled(recovery, deps.now()))) ? 'cancelled' : 'lost';
   const next = await recoverPage(deps, endpoint, recovery);
-  // Lost: another run of the same page (a nudge beside a slow retry) wrote it first; what both queued is one delivery per event.
+  // Lost: another run of the same page (a nudge beside a slow retry) wrote it first; what both
+  // queued is one delivery per event.
   return (await deps.recoveries.advance(recovery, next)) ? 'advanced' : 'lost';
 }
 

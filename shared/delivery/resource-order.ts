@@ -52,7 +52,10 @@ export function aheadOf(open: readonly string[], d: Pick<DeliveryRecord, 'event_
   return ahead;
 }
 
-/** The resource a delivery to this endpoint is ordered by: the event's `data.id` when the endpoint orders; else none. */
+/**
+ * The resource a delivery to this endpoint is ordered by: the event's `data.id` when the endpoint
+ * orders; else none.
+ */
 export function orderKeyFor(
   endpoint: Pick<EndpointRecord, 'ordering'>,
   event: Pick<EventRecord, 'data'>,
@@ -62,7 +65,10 @@ export function orderKeyFor(
 }
 
 export type HoldResult = 'held' | 'moved' | 'ahead_gone';
-/** What a release found: the row was held and now is due; open and not held (sent or being sent); or ended (or gone). */
+/**
+ * What a release found: the row was held and now is due; open and not held (sent or being sent); or
+ * ended (or gone).
+ */
 export type ReleaseResult = 'released' | 'open' | 'ended';
 
 export interface OrderStore {
@@ -84,7 +90,10 @@ export interface OrderStore {
 
 export interface OrderDeps {
   order: OrderStore;
-  /** Absent where nothing may talk to the queue (the API): a released row is then due at once, and the sweeper sends it. */
+  /**
+   * Absent where nothing may talk to the queue (the API): a released row is then due at once, and
+   * the sweeper sends it.
+   */
   queue?: DeliveryQueue;
   timeScale: number;
   now: () => Date;
@@ -144,7 +153,10 @@ export async function repairHeld(deps: OrderDeps, held: DeliveryRecord): Promise
   return (await advance(deps, member, open)) === elementOf(member);
 }
 
-/** From the chain's head: a held head is released, an open one ends the walk, an ended one is dropped. The element released, if any. */
+/**
+ * From the chain's head: a held head is released, an open one ends the walk, an ended one is
+ * dropped. The element released, if any.
+ */
 async function advance(deps: OrderDeps, chain: ChainRef, open: string[]): Promise<string | null> {
   for (let walked = 0; walked < MAX_WALK; walked++) {
     const head = open[0];

@@ -201,7 +201,10 @@ async function recordAndRelease(deps: AttemptDeps, turn: Turn, judged: Judged, l
   return next.at ? 'retry_scheduled' : 'failed';
 }
 
-/** When the endpoint's failures began: cleared by a success (null), kept, set by a first failure; undefined leaves it. */
+/**
+ * When the endpoint's failures began: cleared by a success (null), kept, set by a first failure;
+ * undefined leaves it.
+ */
 function failingSince({ endpoint }: Turn, { succeeded, at }: Judged): string | null | undefined {
   if (succeeded) return endpoint.failing_since ? null : undefined;
   return endpoint.failing_since ?? at.toISOString();
@@ -244,7 +247,10 @@ async function mayOpen(
   );
 }
 
-/** The circuit closed: every delivery waiting on it goes out now (the in-flight limit paces them), not at its next offset. */
+/**
+ * The circuit closed: every delivery waiting on it goes out now (the in-flight limit paces them),
+ * not at its next offset.
+ */
 async function releaseWaiting(deps: AttemptDeps, endpoint: EndpointRecord, exceptId: string): Promise<void> {
   const open = await deps.deliveries.listOpenForEndpoint(endpoint.shop_id, endpoint.id);
   const retrying = open.filter((d) => d.status === 'retrying' && d.id !== exceptId);

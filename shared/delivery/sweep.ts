@@ -24,7 +24,10 @@ export interface DueIndex {
   overdue(cutoff: Date, limit: number): Promise<DueEntry[]>;
   /** Moves the entry's sweep time on, only if the row has not moved on by itself; false when it has. */
   postpone(entry: DueEntry, sweepAt: Date): Promise<boolean>;
-  /** Takes an open row on its fast path into the index at `sweepAt` (./dead-deliveries.ts); false when it is there already or ended. */
+  /**
+   * Takes an open row on its fast path into the index at `sweepAt` (./dead-deliveries.ts); false
+   * when it is there already or ended.
+   */
   enter(ref: { shop_id: string; event_id: string; id: string; endpoint_id: string }, sweepAt: Date): Promise<boolean>;
   /** The rows of these entries, by delivery id (absent: gone). */
   rows(entries: DueEntry[]): Promise<Map<string, DeliveryRecord>>;

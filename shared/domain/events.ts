@@ -30,7 +30,10 @@ export function newEvent(
   return { ...eventWithId(newId('evt', now.getTime()), shopId, type, data, now), endpoint_id: endpointId };
 }
 
-/** An event whose id the caller derives (a change that must always give the same id), for every endpoint it concerns. */
+/**
+ * An event whose id the caller derives (a change that must always give the same id), for every
+ * endpoint it concerns.
+ */
 export function eventWithId(id: string, shopId: string, type: EventType, data: object, now: Date): EventRecord {
   return {
     id,

@@ -114,7 +114,10 @@ export async function notifyEndpointDisabled(deps: NotifyDeps, event: EventRecor
   await deps.notifications.markNotified(event.shop_id, event.id, at);
 }
 
-/** The owner-email function's step: the queued event, read afresh, then notifyEndpointDisabled. A gone event is nothing to do. */
+/**
+ * The owner-email function's step: the queued event, read afresh, then notifyEndpointDisabled. A
+ * gone event is nothing to do.
+ */
 export async function notifyFromQueue(
   deps: NotifyDeps & { events: { get(shopId: string, eventId: string): Promise<EventRecord | null> } },
   message: NotifyMessage,

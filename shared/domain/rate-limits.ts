@@ -84,7 +84,10 @@ export const keyBucket = (keyHash: string) => `key#${keyHash}`;
 /** Failed authentications take from a bucket of their source address. */
 export const failureBucket = (sourceIp: string) => `ip#${sourceIp}`;
 
-/** A request with a valid key takes from the key's own bucket (one key's excess never limits another): over it, the route answers 429. */
+/**
+ * A request with a valid key takes from the key's own bucket (one key's excess never limits
+ * another): over it, the route answers 429.
+ */
 export async function admitKey(deps: AdmitDeps, keyHash: string, mode: KeyMode, nowMs: number): Promise<Admission> {
   const decision = await deps.rateLimiter.take(keyBucket(keyHash), keyLimit(deps.rateLimits, mode), nowMs);
   return { refuse: false, retryAfterSeconds: decision.allowed ? null : decision.retryAfterSeconds };

@@ -14,7 +14,10 @@ const eventsSchema = z.pipe(
 
 const description = z.nullable(z.string().check(z.trim(), z.maxLength(500)));
 
-/** Per resource: one resource's events (the same `data.id`) reach the endpoint in the order they were created (../delivery/resource-order.ts). */
+/**
+ * Per resource: one resource's events (the same `data.id`) reach the endpoint in the order they
+ * were created (../delivery/resource-order.ts).
+ */
 export const ENDPOINT_ORDERINGS = ['none', 'per_resource'] as const;
 export type EndpointOrdering = (typeof ENDPOINT_ORDERINGS)[number];
 const ordering = z.enum(ENDPOINT_ORDERINGS, { error: `must be one of ${ENDPOINT_ORDERINGS.join(', ')}` });
@@ -27,7 +30,8 @@ const rateLimit = z.nullable(
 );
 z.globalRegistry.add(rateLimit, {
   description:
-    'Requests per second to this endpoint, at most 1000: at most this many start in any one-second window. null (default): no limit but the in-flight one.',
+    'Requests per second to this endpoint, at most 1000: at most this many start in any ' +
+    'one-second window. null (default): no limit but the in-flight one.',
 });
 
 export const createWebhookEndpointBody = z.strictObject({

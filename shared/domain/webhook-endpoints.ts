@@ -29,7 +29,10 @@ export interface EndpointRecord {
   events: string[];
   /** Only events matching it are sent (./event-filter.ts); null: all of its types. */
   filter: EventFilter | null;
-  /** `per_resource`: deliveries created while it is set follow their resource's order (../delivery/resource-order.ts). */
+  /**
+   * `per_resource`: deliveries created while it is set follow their resource's order
+   * (../delivery/resource-order.ts).
+   */
   ordering: EndpointOrdering;
   /** Requests per second (../delivery/rate-window.ts); null: no rate limit. */
   rate_limit: number | null;
@@ -55,7 +58,10 @@ export interface EndpointRecord {
   rate_tail?: number | null;
   /** Deliveries batches' runs carry, until when (internal; ../delivery/circuit.ts). */
   carried?: Record<string, number>;
-  /** The write token of the request that created it (internal): a retry of that request gets this endpoint, not a second one. */
+  /**
+   * The write token of the request that created it (internal): a retry of that request gets this
+   * endpoint, not a second one.
+   */
   created_by?: string;
   /**
    * The counters of the stats bucket its state item holds, as read (internal): releases add to
@@ -90,7 +96,10 @@ export type EndpointChanges = Partial<
     | 'health'
   >
 > & {
-  /** The rate limit was raised or removed: the line of the old one ends, and what waits in it is woken (../delivery/rate-raise.ts). */
+  /**
+   * The rate limit was raised or removed: the line of the old one ends, and what waits in it is
+   * woken (../delivery/rate-raise.ts).
+   */
   rate_raised?: boolean;
 };
 
@@ -257,7 +266,10 @@ export async function updateEndpoint(
 }
 
 export interface QueuedDeliveries {
-  /** Cancels the endpoint's pending and retrying deliveries created up to `before`, as many as `budgetMs` allows (the consumer cancels the rest as each falls due); returns how many. */
+  /**
+   * Cancels the endpoint's pending and retrying deliveries created up to `before`, as many as
+   * `budgetMs` allows (the consumer cancels the rest as each falls due); returns how many.
+   */
   cancelOpenForEndpoint(
     shopId: string,
     endpointId: string,
@@ -291,7 +303,8 @@ export async function cancelQueued(
 export const secretNotShownAgain = (id: string) =>
   new AppError(
     'invalid_state',
-    `The secret this Idempotency-Key made for webhook endpoint '${id}' has been rotated since, so it is not shown again. Rotate the secret to get a new one.`,
+    `The secret this Idempotency-Key made for webhook endpoint '${id}' has been rotated since, ` +
+      `so it is not shown again. Rotate the secret to get a new one.`,
   );
 
 /** Secrets that sign at once, the current one included: a fourth rotation within a grace retires the oldest. */
@@ -336,7 +349,10 @@ export async function rotateSecret(
   throw new AppError('version_conflict', 'The secret was rotated concurrently; retry.');
 }
 
-/** Every secret a delivery must be signed with now: the current one, and earlier ones during their grace (newest first). */
+/**
+ * Every secret a delivery must be signed with now: the current one, and earlier ones during their
+ * grace (newest first).
+ */
 export async function signingSecrets(
   deps: Pick<EndpointDeps, 'cipher'>,
   endpoint: EndpointRecord,

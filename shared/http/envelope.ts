@@ -15,7 +15,8 @@ export type Handler<E> = (event: E, context: Context) => Promise<HttpResult>;
 export function envelope<E extends { requestContext?: { requestId?: string } }>(inner: Handler<E>): Handler<E> {
   return async (event, context) => {
     const requestId = requestIdOf(event);
-    // Every log line of this invocation carries the function and its request (Powertools' injectLambdaContext, without middy).
+    // Every log line of this invocation carries the function and its request (Powertools'
+    // injectLambdaContext, without middy).
     if (context) logger.addContext(context);
     let result: HttpResult;
     try {

@@ -29,7 +29,10 @@ export interface Reply {
   body: unknown;
 }
 
-/** The key's token for this exact request: another shop, API key, method, path or body under the same header value is another request. */
+/**
+ * The key's token for this exact request: another shop, API key, method, path or body under the
+ * same header value is another request.
+ */
 function writeTokenOf(event: ApiEvent, idempotent: boolean): string | undefined {
   const key = idempotent ? event.headers['idempotency-key'] : undefined;
   if (key === undefined) return undefined;
@@ -84,7 +87,10 @@ export interface OperationSpec<BS extends z.core.$ZodType, QS extends z.core.$Zo
   validate?: MiddlewareObj<ApiEvent, HttpResult>;
 }
 
-/** What an operation adds to the common chain. Each is imported only by the operations that use it, so the others bundle without it. */
+/**
+ * What an operation adds to the common chain. Each is imported only by the operations that use it,
+ * so the others bundle without it.
+ */
 export interface OperationOptions {
   /** Required exactly on the routes that accept an Idempotency-Key (`idempotent()` from ./idempotency). */
   idempotency?: MiddlewareObj<ApiEvent, HttpResult, Error, Context, Record<string, unknown>>;
@@ -103,7 +109,8 @@ export function apiHandler<BS extends z.core.$ZodType = NoFields, QS extends z.c
   const route = routeById(operationId);
   if (route.idempotent !== (options.idempotency !== undefined)) {
     throw new Error(
-      `${operationId}: the route table says idempotent=${route.idempotent}; pass the idempotency middleware exactly when it is true`,
+      `${operationId}: the route table says idempotent=${route.idempotent}; pass the idempotency ` +
+        `middleware exactly when it is true`,
     );
   }
   if ((schemas.body !== undefined || schemas.query !== undefined) !== (schemas.validate !== undefined)) {

@@ -14,7 +14,10 @@ export interface MetricSink {
 
 export const NO_METRICS: MetricSink = { count: () => undefined, milliseconds: () => undefined, flush: () => undefined };
 
-/** The metric names (namespace ShopCallsApi), one per verdict of an attempt, so alarms and the dashboard need no dimensions. */
+/**
+ * The metric names (namespace ShopCallsApi), one per verdict of an attempt, so alarms and the
+ * dashboard need no dimensions.
+ */
 export const VERDICT_METRICS: Record<AttemptVerdict, string> = {
   delivered: 'DeliverySucceeded',
   retry_scheduled: 'DeliveryRetryScheduled',

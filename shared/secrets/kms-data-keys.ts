@@ -2,12 +2,18 @@ import { DecryptCommand, GenerateDataKeyCommand, type KMSClient } from '@aws-sdk
 import type { DataKeyProvider } from './envelope';
 
 const REUSE_MS = 60 * 60 * 1000;
-/** Shops whose current data key a container keeps (one KMS call per shop per hour); the least recently used go first. */
+/**
+ * Shops whose current data key a container keeps (one KMS call per shop per hour); the least
+ * recently used go first.
+ */
 const MAX_SHOPS = 1_000;
 /** Decrypted data keys a container keeps: a few per shop it has served. */
 const MAX_RESOLVED = 4_096;
 
-/** The encryption context of a shop's data keys: KMS decrypts a key only under the context it was made with, and CloudTrail names the shop on every call. */
+/**
+ * The encryption context of a shop's data keys: KMS decrypts a key only under the context it was
+ * made with, and CloudTrail names the shop on every call.
+ */
 const contextOf = (shopId: string) => ({ shop_id: shopId });
 
 /** A Map that drops its least recently used entry past `max`. */
@@ -24,7 +30,10 @@ function remember<V>(map: Map<string, V>, key: string, value: V, max: number): V
  * delivery costs no KMS call once its shop's key is known.
  */
 export class KmsDataKeys implements DataKeyProvider {
-  /** Each shop's current key, and until when it is used (known before the key arrives, so concurrent callers share one GenerateDataKey). */
+  /**
+   * Each shop's current key, and until when it is used (known before the key arrives, so concurrent
+   * callers share one GenerateDataKey).
+   */
   private readonly current_ = new Map<string, { key: Promise<{ ref: string; key: Buffer }>; until: number }>();
   private readonly resolved = new Map<string, Promise<Buffer>>();
 

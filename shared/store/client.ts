@@ -9,7 +9,10 @@ export interface Dynamo {
   tableName: string;
 }
 
-/** One request as it settled: its operation (`GetItem`), what the store asked (document values), and the answer or the error. */
+/**
+ * One request as it settled: its operation (`GetItem`), what the store asked (document values), and
+ * the answer or the error.
+ */
 export type TableObserver = (
   operation: string,
   input: object,
@@ -42,12 +45,18 @@ export function observeTable(db: Pick<Dynamo, 'doc'>, observer: TableObserver): 
   return () => void db.doc.middlewareStack.remove(name);
 }
 
-/** A write refused by its condition; `Item` (marshalled) is the item as it was, when the request asked for it (ReturnValuesOnConditionCheckFailure). */
+/**
+ * A write refused by its condition; `Item` (marshalled) is the item as it was, when the request
+ * asked for it (ReturnValuesOnConditionCheckFailure).
+ */
 export function isConditionFailed(err: unknown): err is Error & { Item?: Record<string, AttributeValue> } {
   return err instanceof Error && err.name === 'ConditionalCheckFailedException';
 }
 
-/** A transaction's reasons, one per item (`Item` marshalled, as in isConditionFailed), when `err` is its cancellation; otherwise undefined. */
+/**
+ * A transaction's reasons, one per item (`Item` marshalled, as in isConditionFailed), when `err` is
+ * its cancellation; otherwise undefined.
+ */
 export function cancellationReasons(err: unknown): CancellationReason[] | undefined {
   if (!(err instanceof Error) || err.name !== 'TransactionCanceledException') return undefined;
   return (err as { CancellationReasons?: CancellationReason[] }).CancellationReasons ?? [];

@@ -28,7 +28,10 @@ export function eventItem(event: EventRecord): Record<string, unknown> {
   };
 }
 
-/** The event of a table item, a feed entry or an unmarshalled stream image; the email's and the feed's bookkeeping is not part of it. */
+/**
+ * The event of a table item, a feed entry or an unmarshalled stream image; the email's and the
+ * feed's bookkeeping is not part of it.
+ */
 export function eventFromItem(item: Record<string, unknown>): EventRecord {
   const {
     data_json,
@@ -80,7 +83,8 @@ export class DynamoEventStore implements EventWriter, EventReader, NotificationC
       Key: keys.event(shopId, eventId),
       UpdateExpression: 'SET notify_claim = :at, notify_until = :until',
       ConditionExpression:
-        'attribute_exists(pk) AND attribute_not_exists(notified_at) AND (attribute_not_exists(notify_until) OR notify_until < :at)',
+        'attribute_exists(pk) AND attribute_not_exists(notified_at) AND ' +
+        '(attribute_not_exists(notify_until) OR notify_until < :at)',
       ExpressionAttributeValues: { ':at': at, ':until': until },
     });
   }

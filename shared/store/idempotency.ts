@@ -28,7 +28,10 @@ const ATTR = {
   lockToken: 'lock_token',
   owner: 'owner',
 } as const;
-/** Attempts to take the lock when the record found has expired but TTL has not deleted it yet (as Powertools does: 1 + 2 retries). */
+/**
+ * Attempts to take the lock when the record found has expired but TTL has not deleted it yet (as
+ * Powertools does: 1 + 2 retries).
+ */
 const ATTEMPTS = 3;
 
 /** A stored response as it sits in the table: encrypted, because some carry a signing secret. */
@@ -39,7 +42,10 @@ export interface SealedResponse {
 export const isSealed = (value: unknown): value is SealedResponse =>
   typeof value === 'object' && value !== null && typeof (value as SealedResponse).sealed === 'string';
 
-/** One request's record: its key, the hash of what a replay must match, who may have it replayed, and the shop whose key seals its response. */
+/**
+ * One request's record: its key, the hash of what a replay must match, who may have it replayed,
+ * and the shop whose key seals its response.
+ */
 export interface IdempotencyRecordRef {
   key: string;
   payloadHash: string;
@@ -56,7 +62,10 @@ export type LockOutcome =
   | { kind: 'other_owner' }
   | { kind: 'completed'; response: unknown };
 
-/** Object keys sorted case-insensitively, all the way down: Powertools' `deepSort`, comparator included, so hashes stay equal. */
+/**
+ * Object keys sorted case-insensitively, all the way down: Powertools' `deepSort`, comparator
+ * included, so hashes stay equal.
+ */
 function deepSort(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(deepSort);
   if (typeof value !== 'object' || value === null) return value;
@@ -175,7 +184,8 @@ export class SingleTableIdempotencyStore {
         Item: item,
         // New, expired, or locked by an invocation that has since ended.
         ConditionExpression:
-          'attribute_not_exists(#id) OR #expiry < :now OR (#status = :inprogress AND attribute_exists(#lock) AND #lock < :now_ms)',
+          'attribute_not_exists(#id) OR #expiry < :now OR (#status = :inprogress AND ' +
+          'attribute_exists(#lock) AND #lock < :now_ms)',
         ExpressionAttributeNames: {
           '#id': TABLE.partitionKey,
           '#expiry': ATTR.expiry,

@@ -19,7 +19,10 @@ export const apiKeyById = (keyId: string) => ({ gsi1pk: gsi1Partition.apiKeyById
 /** A portal session, addressed like a key by the SHA-256 of its token: what the authorizer reads. */
 export const portalSession = (tokenHash: string) => ({ pk: `PORTALSESSION#${tokenHash}`, sk: 'PORTALSESSION' });
 
-/** The same session in its shop's partition, by id: what DELETE finds (and removes), so another shop's id is never found. */
+/**
+ * The same session in its shop's partition, by id: what DELETE finds (and removes), so another
+ * shop's id is never found.
+ */
 export const portalSessionById = (shopId: string, sessionId: string) => ({
   pk: shopPk(shopId),
   sk: `${skPrefix.portalSession}${sessionId}`,
@@ -47,7 +50,10 @@ export const jobByStatus = (shopId: string, status: string, jobId: string) => ({
 
 export const webhookEndpoint = (shopId: string, endpointId: string) => ({ pk: shopPk(shopId), sk: `WE#${endpointId}` });
 
-/** The endpoint's hot state (leases, health, rate window, current stats): apart from its configuration, right after it (`WE#<id>#STATE`), so one Query of `WE#` reads both. */
+/**
+ * The endpoint's hot state (leases, health, rate window, current stats): apart from its
+ * configuration, right after it (`WE#<id>#STATE`), so one Query of `WE#` reads both.
+ */
 export const endpointState = (shopId: string, endpointId: string) => ({
   pk: shopPk(shopId),
   sk: `${skPrefix.webhookEndpoint}${endpointId}${STATE_SUFFIX}`,
@@ -55,7 +61,10 @@ export const endpointState = (shopId: string, endpointId: string) => ({
 
 export const event = (shopId: string, eventId: string) => ({ pk: shopPk(shopId), sk: `EVT#${eventId}` });
 
-/** A raise of an endpoint's rate limit, for the fan-out to wake what waits for the old one (../delivery/rate-raise.ts). */
+/**
+ * A raise of an endpoint's rate limit, for the fan-out to wake what waits for the old one
+ * (../delivery/rate-raise.ts).
+ */
 export const rateRaise = (shopId: string, endpointId: string, at: string) => ({
   pk: shopPk(shopId),
   sk: `RATERAISE#${endpointId}#${at}`,
@@ -107,7 +116,10 @@ export const openDeliveryByEndpoint = (shopId: string, endpointId: string, deliv
   gsi1sk: deliveryId,
 });
 
-/** The open deliveries of one resource to an ordered endpoint, in the order of their events (shared/delivery/resource-order.ts). */
+/**
+ * The open deliveries of one resource to an ordered endpoint, in the order of their events
+ * (shared/delivery/resource-order.ts).
+ */
 export const orderChain = (shopId: string, endpointId: string, orderKey: string) => ({
   pk: shopPk(shopId),
   sk: `ORD#${endpointId}#${orderKey}`,
@@ -140,5 +152,8 @@ export const dueDelivery = (deliveryId: string, sweepAt: string) => ({
 /** A rate-limit bucket (an API key's, a source address's): one number, see ../domain/rate-limits.ts. */
 export const rateBucket = (bucket: string) => ({ pk: `${RATE_PK_PREFIX}${bucket}`, sk: 'RATE' });
 
-/** Idempotency records (Powertools idempotency's layout); `recordKey` is `IDEMPOTENCY#<hash>` (see ./idempotency.ts). */
+/**
+ * Idempotency records (Powertools idempotency's layout); `recordKey` is `IDEMPOTENCY#<hash>` (see
+ * ./idempotency.ts).
+ */
 export const idempotency = (recordKey: string) => ({ pk: recordKey, sk: 'IDEMPOTENCY' });

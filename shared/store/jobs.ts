@@ -9,7 +9,10 @@ import * as keys from './item-keys';
 import { queryFilteredPage, queryPage } from './pagination';
 import { createdKeyQuery } from './time-range';
 
-/** Jobs read for one page under `updated_after`: a rare match costs a bounded read, and the cursor goes on from there. */
+/**
+ * Jobs read for one page under `updated_after`: a rare match costs a bounded read, and the cursor
+ * goes on from there.
+ */
 const UPDATED_FILTER_BUDGET = 500;
 
 /** The job item; its GSI1 key carries the status, so every status change moves it in the index. */

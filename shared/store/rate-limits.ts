@@ -40,7 +40,8 @@ export class DynamoRateLimiter implements RateLimiter {
         ':ceiling': g.ceiling,
         ':exp': expires,
       });
-    // Two branches, each one conditional write; a failed condition returns the bucket's tat, which picks the other or refuses.
+    // Two branches, each one conditional write; a failed condition returns the bucket's tat, which
+    // picks the other or refuses.
     const branches = known >= nowMs ? [moveOn, fresh] : [fresh, moveOn];
     let tat = 0;
     for (const branch of branches) {
@@ -57,7 +58,8 @@ export class DynamoRateLimiter implements RateLimiter {
   }
 
   private remember(bucket: string, tat: number, decision: RateDecision): RateDecision {
-    if (this.seen.size > 10_000) this.seen.clear(); // a cache, not a record: dropping it costs one extra write per bucket
+    // A cache, not a record: dropping it costs one extra write per bucket.
+    if (this.seen.size > 10_000) this.seen.clear();
     if (tat > (this.seen.get(bucket) ?? 0)) this.seen.set(bucket, tat);
     return decision;
   }

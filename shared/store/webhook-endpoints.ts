@@ -44,7 +44,8 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
               Key: keys.shop(endpoint.shop_id),
               UpdateExpression: 'SET webhook_endpoint_count = if_not_exists(webhook_endpoint_count, :zero) + :one',
               ConditionExpression:
-                'attribute_exists(pk) AND (attribute_not_exists(webhook_endpoint_count) OR webhook_endpoint_count < :max)',
+                'attribute_exists(pk) AND (attribute_not_exists(webhook_endpoint_count) OR ' +
+                'webhook_endpoint_count < :max)',
               ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':max': maxPerShop },
               ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
             },
@@ -69,7 +70,10 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
     }
   }
 
-  /** Configurations and states: one Query of the shop's partition, each state item right after its configuration (keys.endpointState). */
+  /**
+   * Configurations and states: one Query of the shop's partition, each state item right after its
+   * configuration (keys.endpointState).
+   */
   async list(shopId: string): Promise<EndpointRecord[]> {
     const items = await queryPrefix(this.db, shopPk(shopId), skPrefix.webhookEndpoint, { newestFirst: true });
     const stateOf = new Map(
@@ -87,7 +91,10 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
     return readEndpoints(this.db, refs);
   }
 
-  /** Writes the configuration's `sets` under `condition`; the endpoint as it then is, or null when the condition failed. */
+  /**
+   * Writes the configuration's `sets` under `condition`; the endpoint as it then is, or null when
+   * the condition failed.
+   */
   private async conditionalUpdate(
     shopId: string,
     id: string,

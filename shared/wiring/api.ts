@@ -130,7 +130,10 @@ export function endpointLifecycleDeps(config: Config): LifecycleDeps & RecoveryD
   }));
 }
 
-/** Recover and its progress: the endpoint read alone, so their bundles carry none of the endpoint and delivery stores' writes. */
+/**
+ * Recover and its progress: the endpoint read alone, so their bundles carry none of the endpoint
+ * and delivery stores' writes.
+ */
 export function recoveryDeps(config: Config): RecoveryDeps {
   return memo(config, recoveryDeps, () => ({
     endpoints: { get: (shopId: string, id: string) => readEndpoint(dynamoOf(config), shopId, id) },
@@ -161,7 +164,10 @@ export function cursorDeps(config: Config): CursorDeps {
   });
 }
 
-/** In AWS the key lives in Secrets Manager, read once per container (through the extension) so it is never a plain environment variable. */
+/**
+ * In AWS the key lives in Secrets Manager, read once per container (through the extension) so it is
+ * never a plain environment variable.
+ */
 async function loadCursorKey(cursor: CursorConfig): Promise<Buffer> {
   const secret = 'secret' in cursor ? cursor.secret : await secretFromExtension(cursor.secretArn, cursor.extension);
   if (!secret || secret.length < 32) throw new Error('the cursor secret must be at least 32 characters');

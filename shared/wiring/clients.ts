@@ -34,7 +34,10 @@ const TIMEOUTS_MS = {
 /** Without it the handler only logs a request past its `requestTimeout` and keeps waiting. */
 const BOUNDED = { throwOnRequestTimeout: true } as const;
 
-/** What every client of a config shares: its region, and on the local stack fixed credentials (its emulators ignore them, but the SDK signs). */
+/**
+ * What every client of a config shares: its region, and on the local stack fixed credentials (its
+ * emulators ignore them, but the SDK signs).
+ */
 function base(config: Config) {
   const local = config.table.endpoint !== undefined;
   return {

@@ -51,7 +51,10 @@ function queueOf(config: Config, adapters: PipelineAdapters): SqsDeliveryQueue {
   return adapters.queue ?? memo(config, queueOf, () => new SqsDeliveryQueue(sqsOf(config), config.queueUrl));
 }
 
-/** The fan-out: stream records to delivery rows and queue messages, owner emails onto their own queue, and recoveries' next pages. */
+/**
+ * The fan-out: stream records to delivery rows and queue messages, owner emails onto their own
+ * queue, and recoveries' next pages.
+ */
 export function fanoutDeps(
   config: Config,
   adapters: PipelineAdapters = {},
@@ -110,7 +113,10 @@ export function deliverDeps(config: Config, adapters: PipelineAdapters = {}): At
   });
 }
 
-/** The sweeper: the delivery dead-letter queue into the due index, the due index back onto the queue, and a nudge to stalled recoveries; it never schedules or sends. */
+/**
+ * The sweeper: the delivery dead-letter queue into the due index, the due index back onto the
+ * queue, and a nudge to stalled recoveries; it never schedules or sends.
+ */
 export function sweepDeps(
   config: Config,
   adapters: PipelineAdapters = {},
@@ -129,7 +135,10 @@ export function sweepDeps(
   }));
 }
 
-/** The ingest function's queue side: where a call it can never record is set aside (with callDeps, which records the rest). */
+/**
+ * The ingest function's queue side: where a call it can never record is set aside (with callDeps,
+ * which records the rest).
+ */
 export function ingestDeadLetterDeps(config: Config): { ingestDeadLetters: IngestDeadLetters } {
   return memo(config, ingestDeadLetterDeps, () => ({
     ingestDeadLetters: new SqsIngestDeadLetters(sqsOf(config), config.ingestDlqUrl),

@@ -4,7 +4,10 @@ import type { RetryScheduler } from '../delivery-ports';
 
 export const SQS_MAX_DELAY_MS = 15 * 60 * 1000;
 
-/** The delivery queue. Messages carry ids (and the fan-out's, their event); the consumer reads the rest from the table. */
+/**
+ * The delivery queue. Messages carry ids (and the fan-out's, their event); the consumer reads the
+ * rest from the table.
+ */
 export class SqsDeliveryQueue implements DeliveryQueue {
   constructor(
     private readonly sqs: SQSClient,

@@ -47,7 +47,8 @@ export function cancelInput(d: DeliveryRef, attempts?: number) {
   return {
     Key: rowKey(d),
     UpdateExpression:
-      'SET #status = :cancelled, next_attempt_at = :null, sweep_at = :null REMOVE held_by, gsi1pk, gsi1sk, gsi2pk, gsi2sk',
+      'SET #status = :cancelled, next_attempt_at = :null, sweep_at = :null REMOVE held_by, ' +
+      'gsi1pk, gsi1sk, gsi2pk, gsi2sk',
     ConditionExpression: attempts === undefined ? IS_OPEN : `${IS_OPEN} AND attempts = :attempts`,
     ExpressionAttributeNames: { '#status': 'status' },
     ExpressionAttributeValues: {
@@ -105,7 +106,10 @@ export function recordAttemptInput(d: DeliveryRecord, u: AttemptUpdate) {
  */
 export class DynamoAttemptDeliveryStore implements AttemptDeliveryStore {
   private readonly stats: DynamoEndpointStatsCounterStore;
-  /** A cancelled ordered delivery leaves its chain; with no queue here, a row it releases is due at once for the sweeper. */
+  /**
+   * A cancelled ordered delivery leaves its chain; with no queue here, a row it releases is due at
+   * once for the sweeper.
+   */
   private readonly order: OrderDeps;
 
   constructor(protected readonly db: Dynamo) {
@@ -199,7 +203,7 @@ export class DynamoAttemptDeliveryStore implements AttemptDeliveryStore {
         TableName: this.db.tableName,
         IndexName: 'gsi1',
         KeyConditionExpression: 'gsi1pk = :pk',
-        // Not an ordered row never attempted: only its chain's admission may send it (../domain/resource-order.ts).
+        // Not an ordered row never attempted: only its chain's admission may send it (../resource-order.ts).
         FilterExpression: 'next_attempt_at <= :now AND (attribute_not_exists(order_key) OR attempts > :zero)',
         ProjectionExpression: 'shop_id, event_id, id, endpoint_id, attempts',
         ExpressionAttributeValues: {
@@ -258,7 +262,10 @@ export class DynamoAttemptDeliveryStore implements AttemptDeliveryStore {
   }
 }
 
-/** Cancel writes in flight at once, and the time a request spends starting them (an API function runs for 10 s at most). */
+/**
+ * Cancel writes in flight at once, and the time a request spends starting them (an API function
+ * runs for 10 s at most).
+ */
 const CANCEL_CONCURRENCY = 16;
 const CANCEL_BUDGET_MS = 5_000;
 

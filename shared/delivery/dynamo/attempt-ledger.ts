@@ -50,7 +50,8 @@ export class DynamoAttemptLedger implements AttemptLedger {
     const ready = sum ? await this.endpoints.statsReady(end.endpoint, sum.start) : end.endpoint;
     if (sum && ready.stats?.bucket !== sum.start) return this.finishApart({ ...end, endpoint: ready }, key, carried);
     const stats = sum ?? null;
-    // After a success the endpoint is expected closed, with the backlog mark as read; if the mark came or went, one more try.
+    // After a success the endpoint is expected closed, with the backlog mark as read; if the mark
+    // came or went, one more try.
     let expect = change.succeeded ? (ready.backlog_at === undefined ? USUAL : MARKED) : undefined;
     for (let tries = 0; tries < 2; tries++) {
       const outcome = await this.tryTransaction({ ...end, endpoint: ready }, key, carried, expect, stats);
@@ -70,7 +71,10 @@ export class DynamoAttemptLedger implements AttemptLedger {
     return this.finishApart({ ...end, endpoint: ready }, key, carried);
   }
 
-  /** The single-item writes; the release counts the attempt only if the row's write recorded it (and what runs carried). */
+  /**
+   * The single-item writes; the release counts the attempt only if the row's write recorded it (and
+   * what runs carried).
+   */
   private async finishApart(end: AttemptEnd, key: string, carried: Carried): Promise<Finished> {
     const { delivery, update, endpoint, token, change } = end;
     const recorded = await updateIf(this.db, recordAttemptInput(delivery, update));
@@ -92,7 +96,10 @@ export class DynamoAttemptLedger implements AttemptLedger {
     await this.endpoints.dropLeases(endpoint, carried.slots, carried.held, carried.heldUntil);
   }
 
-  /** One try: done, or why it was cancelled (the row had moved on; only the backlog mark differed, there or not; anything else). */
+  /**
+   * One try: done, or why it was cancelled (the row had moved on; only the backlog mark differed,
+   * there or not; anything else).
+   */
   private async tryTransaction(
     end: AttemptEnd,
     key: string,

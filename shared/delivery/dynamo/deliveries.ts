@@ -8,9 +8,15 @@ import { idBound } from '../../ids';
 import { DynamoFanoutDeliveryStore } from './fanout-deliveries';
 import { DynamoEventDeliveryStore } from './event-deliveries';
 
-/** The delivery rows with the API's reads (an endpoint's list, its open counts) on top of the pipeline's (./attempt-deliveries.ts). */
+/**
+ * The delivery rows with the API's reads (an endpoint's list, its open counts) on top of the
+ * pipeline's (./attempt-deliveries.ts).
+ */
 export class DynamoDeliveryStore extends DynamoFanoutDeliveryStore {
-  /** Every delivery of the event, to any endpoint (deleted ones included while their rows are kept), in id order: GET /v1/events/{id}. */
+  /**
+   * Every delivery of the event, to any endpoint (deleted ones included while their rows are kept),
+   * in id order: GET /v1/events/{id}.
+   */
   async listForEvent(shopId: string, eventId: string): Promise<DeliveryRecord[]> {
     return (await new DynamoEventDeliveryStore(this.db).read(shopId, eventId, 'all')).rows;
   }

@@ -23,7 +23,10 @@ export interface HeldStats {
   sum: StatsSum;
 }
 
-/** What a batch's other runs leave to a release: the attempts they recorded on their rows alone, the deliveries carried for them. */
+/**
+ * What a batch's other runs leave to a release: the attempts they recorded on their rows alone, the
+ * deliveries carried for them.
+ */
 export interface RunsCarried {
   attempts?: readonly RunAttempt[];
   held?: readonly string[];
@@ -103,7 +106,8 @@ export function releaseInput(
   const { sets, values } = health;
   const names: Record<string, string> = { '#leases': 'leases', '#d': leaseKey, '#token': 'token' };
   const removes = ['#leases.#d', ...(change.succeeded ? ['backlog_at'] : [])];
-  let condition = `attribute_exists(pk) AND #leases.#d.#token = :token${health.condition ? ` AND ${health.condition}` : ''}`;
+  let condition =
+    `attribute_exists(pk) AND #leases.#d.#token = ` + `:token${health.condition ? ` AND ${health.condition}` : ''}`;
   values[':token'] = token;
   slots.forEach((slot, i) => {
     names[`#c${i}`] = slot.key;
@@ -116,7 +120,8 @@ export function releaseInput(
     condition += ` AND ${expect.condition}`;
     Object.assign(values, expect.values);
   }
-  // The attempts' counts ride on this write, on the bucket the state item holds (the lease condition makes a retried write count nothing).
+  // The attempts' counts ride on this write, on the bucket the state item holds (the lease
+  // condition makes a retried write count nothing).
   const counted = stats ? counterAdds(stats.sum) : null;
   if (stats && counted) {
     condition += ' AND stats_bucket = :statsBucket';
@@ -124,7 +129,9 @@ export function releaseInput(
   }
   return {
     Key: keys.endpointState(endpoint.shop_id, endpoint.id),
-    UpdateExpression: `${sets.length ? `SET ${sets.join(', ')} ` : ''}REMOVE ${removes.join(', ')}${counted ? ` ADD ${counted.adds.join(', ')}` : ''}`,
+    UpdateExpression:
+      `${sets.length ? `SET ${sets.join(', ')} ` : ''}REMOVE ` +
+      `${removes.join(', ')}${counted ? ` ADD ${counted.adds.join(', ')}` : ''}`,
     ConditionExpression: condition,
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,
@@ -349,7 +356,8 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
         if (!err.Item) return { circuitBefore: null, backlog: false }; // the endpoint is gone
         current = withState(current, unmarshall(err.Item));
       }
-      // What differed: a success overtook this failure (it is not counted), the stats bucket moved on, or our lease expired and was taken again.
+      // What differed: a success overtook this failure (it is not counted), the stats bucket moved
+      // on, or our lease expired and was taken again.
       const failedAt = change.health.last_failure_at;
       const overtaken =
         !change.succeeded && change.counted && failedAt !== null && (current.health.last_success_at ?? '') > failedAt;
@@ -435,7 +443,8 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
       );
     }
     if (held.length === 0) return;
-    // Each only while it is still ours (the time our admission wrote): one that expired may have been carried anew by another batch.
+    // Each only while it is still ours (the time our admission wrote): one that expired may have
+    // been carried anew by another batch.
     const names = {};
     const paths = carriedNames(held, names);
     await this.tryUpdate(
@@ -471,7 +480,10 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
   }
 }
 
-/** Slots on a healthy endpoint and nothing else: no probe, no circuit change, no expired lease to drop (those go by the version). */
+/**
+ * Slots on a healthy endpoint and nothing else: no probe, no circuit change, no expired lease to
+ * drop (those go by the version).
+ */
 function isPlainSend(endpoint: EndpointRecord, admission: Admission): boolean {
   const { health } = endpoint;
   return (

@@ -19,7 +19,10 @@ import * as keys from '../../store/item-keys';
 
 export const STATE_ENTITY = 'endpoint_state';
 
-/** The fields the state item holds: never written on the configuration item (`configItem`), replaced whole by each read of the state. */
+/**
+ * The fields the state item holds: never written on the configuration item (`configItem`), replaced
+ * whole by each read of the state.
+ */
 const STATE_FIELDS = [
   'health',
   'failing_since',
@@ -53,7 +56,10 @@ function configFromItem(item: Record<string, unknown>): EndpointRecord {
   };
 }
 
-/** The deliveries batches' runs carry (`c_…` attributes, shared/delivery/circuit.ts `carriedKey`), when there are any. */
+/**
+ * The deliveries batches' runs carry (`c_…` attributes, shared/delivery/circuit.ts `carriedKey`),
+ * when there are any.
+ */
 function carriedOf(item: Record<string, unknown>): { carried?: Record<string, number> } {
   const entries = Object.entries(item).filter(([name, until]) => name.startsWith('c_') && typeof until === 'number');
   return entries.length > 0 ? { carried: Object.fromEntries(entries) as Record<string, number> } : {};
@@ -153,7 +159,11 @@ export function counterAdds(sum: StatsSum, prefix = ':s'): { adds: string[]; val
   return { adds, values };
 }
 
-/** Several endpoints (configuration and state) by shop and id, in one round trip; keyed `<shop>/<endpoint>`. The sweeper's and the recoveries' read, apart from the stores so their bundles carry none of the stores' writes. */
+/**
+ * Several endpoints (configuration and state) by shop and id, in one round trip; keyed
+ * `<shop>/<endpoint>`. The sweeper's and the recoveries' read, apart from the stores so their
+ * bundles carry none of the stores' writes.
+ */
 export async function readEndpoints(
   db: Dynamo,
   refs: { shop_id: string; endpoint_id: string }[],

@@ -8,7 +8,10 @@ import { shopPk, skPrefix } from '../../store/keys';
 import * as keys from '../../store/item-keys';
 import { TABLE } from '../../store/table';
 
-/** The `ADD` of attempts' counts to their endpoint's bucket starting at `start` (also written inside an attempt's transaction). */
+/**
+ * The `ADD` of attempts' counts to their endpoint's bucket starting at `start` (also written inside
+ * an attempt's transaction).
+ */
 export function statsAddInput(shopId: string, endpointId: string, start: string, sum: StatsSum) {
   const adds = ['attempts :attempts', 'succeeded :succeeded', 'failed :failed', 'deliveries_failed :deliveriesFailed'];
   const values: Record<string, unknown> = {
@@ -122,7 +125,8 @@ export class DynamoEndpointStatsCounterStore {
       ConditionExpression:
         from.bucket === null
           ? 'attribute_exists(pk) AND attribute_not_exists(stats_bucket)'
-          : `stats_bucket = :from AND ${COUNTER.attempts} = :attempts AND ${COUNTER.deliveries_failed} = :failedDeliveries`,
+          : `stats_bucket = :from AND ${COUNTER.attempts} = :attempts AND ` +
+            `${COUNTER.deliveries_failed} = :failedDeliveries`,
       ExpressionAttributeValues: {
         ':to': to,
         ':zero': 0,
@@ -141,7 +145,10 @@ export class DynamoEndpointStatsCounterStore {
 
 /** The counters and their reader (GET …/stats): apart, so the consumer's bundle carries only what it writes. */
 export class DynamoEndpointStatsStore extends DynamoEndpointStatsCounterStore {
-  /** Every bucket of the window ending `now` (at most 145 small items, one page), the state item's current one among them. */
+  /**
+   * Every bucket of the window ending `now` (at most 145 small items, one page), the state item's
+   * current one among them.
+   */
   async window(shopId: string, endpointId: string, now: Date): Promise<StatsBucket[]> {
     const [buckets, { Item: state }] = await Promise.all([
       this.bucketItems(shopId, endpointId, now),

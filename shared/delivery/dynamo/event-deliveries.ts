@@ -63,7 +63,10 @@ export class DynamoEventDeliveryStore {
     return new Map(sorted.map((eventId, i) => [eventId, items[i] as EventDeliveryItems]));
   }
 
-  /** Each event's rows read by key in one batch: the fan-out's row to each wanted endpoint and every row its marker names. */
+  /**
+   * Each event's rows read by key in one batch: the fan-out's row to each wanted endpoint and every
+   * row its marker names.
+   */
   private async assemble(
     shopId: string,
     events: { eventId: string; markers: Markers; wanted: Set<string> }[],

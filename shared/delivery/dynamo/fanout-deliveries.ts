@@ -52,7 +52,10 @@ export class DynamoFanoutDeliveryStore extends DynamoAttemptDeliveryStore implem
       .filter((d) => d.status === 'pending' && d.attempts === 0 && (d.sweep_at ?? null) === null);
   }
 
-  /** Rows written as given, 25 to a request, unconditionally: how benchmarks and tests set up deliveries (the API goes through ./current-deliveries.ts). */
+  /**
+   * Rows written as given, 25 to a request, unconditionally: how benchmarks and tests set up
+   * deliveries (the API goes through ./current-deliveries.ts).
+   */
   async createAll(rows: DeliveryRecord[]): Promise<void> {
     for (let i = 0; i < rows.length; i += 25) {
       let requests: Record<string, { PutRequest: { Item: Record<string, unknown> } }[]> = {
