@@ -73,7 +73,8 @@ async function main(): Promise<void> {
   );
   console.log(`Listening on ${listener.url} for shop ${shop.id} (${shop.name})`);
   console.log(
-    `${listener.reused ? 'Reusing' : 'Registered'} webhook endpoint ${listener.endpointId} (every event type); deliveries are verified with its signing secret.`,
+    `${listener.reused ? 'Reusing' : 'Registered'} webhook endpoint ${listener.endpointId} ` +
+      `(every event type); deliveries are verified with its signing secret.`,
   );
   console.log('Trigger one: npm run cli -- trigger call.completed   (Ctrl-C to stop)');
   const stop = () =>

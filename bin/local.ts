@@ -178,7 +178,10 @@ async function main(): Promise<void> {
     ingest_queue: { url: stack.ingestQueue.url, dlq_url: stack.ingestQueue.dlqUrl },
   });
   const chaos = stack.chaos ? `, chaos mode on (seed ${stack.chaos.seed})` : '';
-  const settings = `Webhook delivery timeout ${options.deliveryTimeoutMs ?? DEFAULT_TIMEOUT_MS} ms, time scale ${options.timeScale ?? 1}, http/loopback targets ${options.allowInsecureWebhookTargets ? 'allowed' : 'refused'}${chaos}`;
+  const settings =
+    `Webhook delivery timeout ${options.deliveryTimeoutMs ?? DEFAULT_TIMEOUT_MS} ms, time scale ` +
+    `${options.timeScale ?? 1}, http/loopback targets ` +
+    `${options.allowInsecureWebhookTargets ? 'allowed' : 'refused'}${chaos}`;
   for (const line of bannerLines({
     url: stack.url,
     dynamodbEndpoint: stack.dynamodbEndpoint,

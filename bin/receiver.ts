@@ -41,7 +41,8 @@ if (values.help) {
 }
 if (values.secret !== undefined)
   usage(
-    '--secret is not accepted: a secret on the command line is visible to every user in `ps`. Set WEBHOOK_SECRET instead.',
+    '--secret is not accepted: a secret on the command line is visible to every user in `ps`. ' +
+      'Set WEBHOOK_SECRET instead.',
   );
 const secret = process.env.WEBHOOK_SECRET?.trim() ?? '';
 if (!secret.startsWith('whsec_'))
@@ -99,13 +100,16 @@ const server = createServer((req, res) => {
 })
   .on('error', (err: NodeJS.ErrnoException) => {
     console.error(
-      `Could not listen on 127.0.0.1:${port}: ${err.code === 'EADDRINUSE' ? 'the port is in use (choose another with --port)' : err.message}`,
+      `Could not listen on 127.0.0.1:${port}: ` +
+        `${err.code === 'EADDRINUSE' ? 'the port is in use (choose another with --port)' : err.message}`,
     );
     process.exit(1);
   })
   .listen(port, '127.0.0.1', () => {
     const address = server.address();
     console.log(
-      `Receiver listening on http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}/ (register it as a webhook endpoint)`,
+      `Receiver listening on ` +
+        `http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}/ ` +
+        `(register it as a webhook endpoint)`,
     );
   });

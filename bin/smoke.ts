@@ -18,13 +18,18 @@ import { apiKeyDeps, shopDeps } from '../shared/wiring/api';
 
 if (!process.env.POWERTOOLS_LOG_LEVEL) logger.setLogLevel('WARN');
 
-const USAGE = `Usage: npm run smoke -- --stack NAME --receiver-url https://… [--listen PORT] [--outputs cdk-outputs.json] [--region REGION] [--timeout-seconds 60]
-       npm run smoke -- --local [--api-url http://127.0.0.1:3000] [--ingest-queue-url URL] [--timeout-seconds 60]
---stack reads ApiUrl, TableName and IngestQueueUrl from the outputs file that \`npx cdk deploy --outputs-file cdk-outputs.json\` writes,
-and needs AWS credentials that may write the table and send to the ingest queue. --listen PORT starts the smoke's own receiver
-on that loopback port, for a tunnel that forwards --receiver-url to it: then the signature is verified here too.
---local finds the running npm start in .local/stack.json (LOCAL_STACK_FILE): its API, table and ingest queue;
-DYNAMODB_ENDPOINT, TABLE_NAME, PORT, --api-url, INGEST_QUEUE_URL and --ingest-queue-url override it.`;
+const USAGE = [
+  'Usage: npm run smoke -- --stack NAME --receiver-url https://… [--listen PORT] [--outputs cdk-outputs.json] ' +
+    '[--region REGION] [--timeout-seconds 60]',
+  '       npm run smoke -- --local [--api-url http://127.0.0.1:3000] [--ingest-queue-url URL] [--timeout-seconds 60]',
+  '--stack reads ApiUrl, TableName and IngestQueueUrl from the outputs file that ' +
+    '`npx cdk deploy --outputs-file cdk-outputs.json` writes,',
+  "and needs AWS credentials that may write the table and send to the ingest queue. --listen PORT starts the smoke's " +
+    'own receiver',
+  'on that loopback port, for a tunnel that forwards --receiver-url to it: then the signature is verified here too.',
+  '--local finds the running npm start in .local/stack.json (LOCAL_STACK_FILE): its API, table and ingest queue;',
+  'DYNAMODB_ENDPOINT, TABLE_NAME, PORT, --api-url, INGEST_QUEUE_URL and --ingest-queue-url override it.',
+].join('\n');
 
 function fail(message: string, code = 2): never {
   console.error(message);
@@ -71,7 +76,9 @@ async function localIngestQueue(): Promise<{ queueUrl: string; sqs: SQSClient }>
     return { queueUrl: QueueUrl as string, sqs };
   } catch (err) {
     throw new Error(
-      `no ingest queue at ${endpoint} (${(err as Error).message || (err as { code?: string }).code}): is \`npm start\` running? (another SQS_PORT: set it, or pass --ingest-queue-url)`,
+      `no ingest queue at ${endpoint} ` +
+        `(${(err as Error).message || (err as { code?: string }).code}): is \`npm start\` running? ` +
+        `(another SQS_PORT: set it, or pass --ingest-queue-url)`,
       { cause: err },
     );
   }
@@ -137,7 +144,8 @@ ingest()
   .then(
     (result) => {
       console.log(
-        `PASS: shop ${result.shopId}, call ${result.callId} through the ingest queue, event ${result.eventId}${result.verifiedSignature ? ', signature verified' : ' (signature checked by your receiver)'}`,
+        `PASS: shop ${result.shopId}, call ${result.callId} through the ingest queue, event ${result.eventId}` +
+          (result.verifiedSignature ? ', signature verified' : ' (signature checked by your receiver)'),
       );
     },
     (err: unknown) => {

@@ -115,7 +115,7 @@ export const makeHandler = (deps: () => IngestDeps = lambdaDeps(callDeps, ingest
       return { ok: true, result: await ingest(deps(), event) };
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
-      // `message` is a reserved key of the log line (it was dropped, with a warning line of its own).
+      // `message` is a reserved key of the log line: the logger would drop it, with a warning line of its own.
       logger.warn('Ingest refused', { code: err.code, reason: err.message });
       return { ok: false, error: refusal(err) };
     }

@@ -127,7 +127,8 @@ export function configFromContext(node: Pick<Node, 'tryGetContext'>): ServiceCon
 function retention(days: number): number {
   if (!(RETENTION_VALUES as number[]).includes(days))
     throw new Error(
-      `context logRetentionDays must be a CloudWatch Logs retention value (${RETENTION_VALUES.join(', ')}), got ${days}`,
+      `context logRetentionDays must be a CloudWatch Logs retention value ` +
+        `(${RETENTION_VALUES.join(', ')}), got ${days}`,
     );
   return days;
 }

@@ -53,7 +53,8 @@ export class ShopCallsStack extends Stack {
       // Loud on purpose: without a subscriber every alarm below fires into an empty topic.
       Annotations.of(this).addWarningV2(
         'shop-calls:no-alarm-email',
-        'No alarmEmail: alarms go to an SNS topic nobody is subscribed to. Deploy with -c alarmEmail=ops@example.com (docs/deploy.md).',
+        'No alarmEmail: alarms go to an SNS topic nobody is subscribed to. Deploy with -c ' +
+          'alarmEmail=ops@example.com (docs/deploy.md).',
       );
     }
     const alarms = new Alarms(this, 'Alarms', {
@@ -92,12 +93,14 @@ export class ShopCallsStack extends Stack {
     Validations.of(this).acknowledge({
       id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
       reason:
-        'The standard Lambda logging policy (create log streams, put log events); each function writes to its own log group.',
+        'The standard Lambda logging policy (create log streams, put log events); each function ' +
+        'writes to its own log group.',
     });
     Validations.of(this).acknowledge({
       id: `AwsSolutions-IAM5[Resource::<${this.getLogicalId(table.node.defaultChild as CfnElement)}.Arn>/index/*]`,
       reason:
-        'Table grants include its global secondary indexes (gsi1, and gsi2 the due index), which IAM expresses as index/*.',
+        'Table grants include its global secondary indexes (gsi1, and gsi2 the due index), which ' +
+        'IAM expresses as index/*.',
     });
 
     new CfnOutput(this, 'ApiUrl', { value: api.url, description: 'Base URL; paths start with /v1' });

@@ -9,7 +9,7 @@ import { DEFAULT_DEFER_MS, DEFAULT_TIMEOUT_MS } from './delivery/policy';
  * functions no QUEUE_URL). The local stack makes its config from the same variables, as the
  * cloud stack sets them on each Lambda, without touching process.env.
  * Plain checks, not zod: every function parses its config, and most validate nothing else
- * (zod/mini and these schemas were 15 KB of each pipeline bundle and their build a part of every init).
+ * (zod/mini and these schemas would be in each pipeline bundle, and building them in every init).
  */
 type Check = [ok: (value: string) => boolean, message: string] | null;
 const positiveMs = (name: string): Check => [

@@ -59,7 +59,7 @@ const route = ({ operationId, method, path, scopes, handler, ...opts }: RouteSpe
   secrets: [...new Set([...(opts.idempotent ? (['cipher'] as const) : []), ...(opts.secrets ?? [])])],
 });
 
-/** Reading webhook endpoints and events: `webhooks:read`, or `webhooks:write`, which keeps allowing all it did. */
+/** Reading webhook endpoints and events: `webhooks:read`, or `webhooks:write`, which allows every read too. */
 const WEBHOOKS_READ: readonly Scope[] = ['webhooks:read', 'webhooks:write'];
 /** Reading the event feed: any scope that reads one family of events. */
 const FEED_READ: readonly Scope[] = ['calls:read', 'jobs:read', ...WEBHOOKS_READ];

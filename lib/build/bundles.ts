@@ -69,7 +69,9 @@ export async function buildBundleWithInputs(
  * init. `sourceMaps` runs Node as `-c sourceMaps=true` deploys it (--enable-source-maps).
  */
 export function initTime(file: string, runs = 3, sourceMaps = false): number {
-  const script = `const t=process.hrtime.bigint();require(${JSON.stringify(file)});process.stdout.write(String(Number(process.hrtime.bigint()-t)/1e6))`;
+  const script =
+    `const t=process.hrtime.bigint();require(${JSON.stringify(file)});` +
+    'process.stdout.write(String(Number(process.hrtime.bigint()-t)/1e6))';
   const flags = sourceMaps ? ['--enable-source-maps'] : [];
   const times = Array.from({ length: runs }, () =>
     Number(

@@ -32,9 +32,15 @@ export function describeEvent(event: WebhookEvent): string {
   const customer = (d.customer ?? {}) as Record<string, unknown>;
   switch (event.type.split('.')[0]) {
     case 'call':
-      return `${s(d.id)} from ${s(d.caller_name)} ${s(d.from_number)}, ${s(d.duration_seconds)} s, outcome ${s(d.outcome)}`;
+      return (
+        `${s(d.id)} from ${s(d.caller_name)} ${s(d.from_number)}, ${s(d.duration_seconds)} s, ` +
+        `outcome ${s(d.outcome)}`
+      );
     case 'job':
-      return `${s(d.id)} ${s(d.status)} (v${s(d.version)}): ${s(d.service)} for ${s(customer.name)}, ${s(d.urgency)}${d.decline_reason ? `, "${s(d.decline_reason)}"` : ''}`;
+      return (
+        `${s(d.id)} ${s(d.status)} (v${s(d.version)}): ${s(d.service)} for ${s(customer.name)}, ` +
+        `${s(d.urgency)}${d.decline_reason ? `, "${s(d.decline_reason)}"` : ''}`
+      );
     case 'webhook_endpoint':
       return `${s(d.id ?? d.endpoint_id)} ${s(d.url)}${d.disabled_reason ? ` disabled: ${s(d.disabled_reason)}` : ''}`;
     default:

@@ -192,7 +192,9 @@ export const COMMANDS: CommandSpec[] = [
         keys
           .map(
             (k) =>
-              `${k.id}  ${k.mode}  ${k.write ? 'write' : 'read-only'}  ${k.revoked ? `REVOKED ${k.revoked_at ?? ''}` : 'active'}  created ${k.created_at}  ${k.scopes.join(',')}`,
+              `${k.id}  ${k.mode}  ${k.write ? 'write' : 'read-only'}  ` +
+              `${k.revoked ? `REVOKED ${k.revoked_at ?? ''}` : 'active'}  created ` +
+              `${k.created_at}  ${k.scopes.join(',')}`,
           )
           .join('\n'),
       );
@@ -250,7 +252,8 @@ export const COMMANDS: CommandSpec[] = [
         v.json
           ? JSON.stringify(session)
           : [
-              `Portal link for ${shop.name} (${shop.id}), ${session.read_only ? 'read-only, ' : ''}until ${session.expires_at}:`,
+              `Portal link for ${shop.name} (${shop.id}), ` +
+                `${session.read_only ? 'read-only, ' : ''}until ${session.expires_at}:`,
               session.url,
               `(shown once; to end it early: npm run cli -- portal revoke --shop ${shop.id} --id ${session.id})`,
             ].join('\n'),
@@ -276,7 +279,8 @@ export const COMMANDS: CommandSpec[] = [
         sessions
           .map(
             (s) =>
-              `${s.id}  ${s.read_only ? 'read-only' : 'full'}  until ${s.expires_at}  created ${s.created_at} by ${s.created_by ?? 'an operator'}`,
+              `${s.id}  ${s.read_only ? 'read-only' : 'full'}  until ${s.expires_at}  created ` +
+              `${s.created_at} by ${s.created_by ?? 'an operator'}`,
           )
           .join('\n'),
       );
@@ -375,7 +379,8 @@ export const COMMANDS: CommandSpec[] = [
       if (v.json) return io.out(JSON.stringify({ type, shop_id: shop.id, ...result }));
       const others = result.event_ids.filter((id) => id !== result.event_id);
       io.out(
-        `Triggered ${type} ${result.event_id} for shop ${shop.id}${others.length ? ` (also emitted: ${others.join(', ')})` : ''}`,
+        `Triggered ${type} ${result.event_id} for shop ` +
+          `${shop.id}${others.length ? ` (also emitted: ${others.join(', ')})` : ''}`,
       );
     },
   },
@@ -488,7 +493,8 @@ function parse(command: CommandSpec, args: string[]) {
     return { values: parsed.values as Values, positionals: parsed.positionals };
   } catch (err) {
     throw new UsageError(
-      `${(err as Error).message.replace(/\. To specify a positional argument.*$/s, '')}. See \`${PROGRAM} ${command.name} --help\`.`,
+      `${(err as Error).message.replace(/\. To specify a positional argument.*$/s, '')}. See ` +
+        `\`${PROGRAM} ${command.name} --help\`.`,
     );
   }
 }
@@ -511,14 +517,16 @@ export async function runCli(argv: string[], deps: () => Deps, io: Io): Promise<
     // A known group (`shop`, `key`…) without a known verb: list its commands.
     const group = COMMANDS.filter((c) => c.name.startsWith(`${first} `));
     if (group.length > 0 && (argv.length === 1 || isHelp(argv[1]))) {
-      const text = `Usage: ${PROGRAM} ${first} <${group.map((c) => c.name.split(' ')[1]).join('|')}> [options]\n\n${listing(group)}\n\nHelp on one: ${PROGRAM} ${group[0]?.name} --help`;
+      const verbs = group.map((c) => c.name.split(' ')[1]).join('|');
+      const text =
+        `Usage: ${PROGRAM} ${first} <${verbs}> [options]\n\n${listing(group)}\n\n` +
+        `Help on one: ${PROGRAM} ${group[0]?.name} --help`;
       if (argv.length === 1) io.err(text);
       else io.out(text);
       return argv.length === 1 ? 2 : 0;
     }
-    io.err(
-      `Unknown command '${argv.slice(0, group.length > 0 ? 2 : 1).join(' ')}'.\n\n${group.length > 0 ? listing(group) : USAGE}`,
-    );
+    const tried = argv.slice(0, group.length > 0 ? 2 : 1).join(' ');
+    io.err(`Unknown command '${tried}'.\n\n${group.length > 0 ? listing(group) : USAGE}`);
     return 2;
   }
   const { command, rest } = found;

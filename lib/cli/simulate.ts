@@ -82,7 +82,8 @@ export function simulatedCall(shop: Shop, options: SimulateOptions): CallIngest 
     [
       'agent',
       options.withJob
-        ? `Thanks ${caller.split(' ')[0]}, I have created a request for ${job.service.toLowerCase()}. The team will confirm shortly.`
+        ? `Thanks ${caller.split(' ')[0]}, I have created a request for ` +
+          `${job.service.toLowerCase()}. The team will confirm shortly.`
         : 'Thanks, I will pass your message to the team.',
     ],
     ['caller', 'Great, thank you.'],
@@ -116,7 +117,9 @@ export function simulatedCall(shop: Shop, options: SimulateOptions): CallIngest 
       offset_ms: Math.round((i * durationS * 1000) / turns.length),
     })),
     summary: {
-      summary: `${caller} called about ${problem}.${options.withJob ? ` A ${job.service.toLowerCase()} job was created.` : ' A message was taken.'}`,
+      summary:
+        `${caller} called about ` +
+        `${problem}.${options.withJob ? ` A ${job.service.toLowerCase()} job was created.` : ' A message was taken.'}`,
       outcome: options.emergency ? 'emergency_escalated' : options.withJob ? 'job_created' : 'message_taken',
       details: { caller_name: caller, callback_number: callback, service_requested: job.service, address, urgency },
       usage: { credits: Math.ceil(durationS / 60), billable_seconds: durationS },

@@ -49,7 +49,9 @@ export function resolveTarget(
     return {
       argv: rest,
       env: local,
-      banner: `Local stack: table ${local.TABLE_NAME} on DynamoDB Local at ${local.DYNAMODB_ENDPOINT} (npm start). For a deployed stack: --stack NAME.`,
+      banner:
+        `Local stack: table ${local.TABLE_NAME} on DynamoDB Local at ${local.DYNAMODB_ENDPOINT} ` +
+        `(npm start). For a deployed stack: --stack NAME.`,
       local: true,
       endpoint: local.DYNAMODB_ENDPOINT,
       stack: lookup,
@@ -60,7 +62,8 @@ export function resolveTarget(
   const text = read(file);
   if (text === null)
     throw new TargetError(
-      `${file} not found: deploy with \`npx cdk deploy --outputs-file ${file}\`, or name the file with --outputs (docs/deploy.md)`,
+      `${file} not found: deploy with \`npx cdk deploy --outputs-file ${file}\`, or name the ` +
+        `file with --outputs (docs/deploy.md)`,
     );
   const outputs = (JSON.parse(text) as Record<string, Record<string, string> | undefined>)[stack];
   if (!outputs?.TableName || !outputs.Region)
@@ -86,7 +89,10 @@ export function resolveTarget(
 export function explainFailure(err: unknown, target: Pick<CliTarget, 'local' | 'endpoint' | 'stack'>): string {
   const codes = [err, ...((err as { errors?: unknown[] }).errors ?? [])].map((e) => (e as { code?: string }).code);
   if (target.local && codes.includes('ECONNREFUSED')) {
-    return `nothing answers at ${target.endpoint ?? 'the local DynamoDB'}: ${target.stack ? notRunningHint(target.stack) : 'is `npm start` running?'}`;
+    return (
+      `nothing answers at ${target.endpoint ?? 'the local DynamoDB'}: ` +
+      `${target.stack ? notRunningHint(target.stack) : 'is `npm start` running?'}`
+    );
   }
   // A refused or failed connection can come as an AggregateError with an empty message: its code says more.
   return (err as Error).message || codes.find(Boolean) || String(err);

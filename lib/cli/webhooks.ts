@@ -24,7 +24,10 @@ export async function listShopEndpoints(deps: Deps, shopId: string, failingOnly:
 export function endpointLine(e: Endpoint): string {
   const state = e.enabled ? 'enabled' : `disabled (${e.disabled_reason ?? 'manual'})`;
   const failing = e.failing_since ? ` failing since ${e.failing_since}` : '';
-  return `${e.id}  ${state}  circuit ${e.health.circuit}, ${e.health.consecutive_failures} failures${failing}  ${e.url}  [${e.events.join(', ')}]`;
+  return (
+    `${e.id}  ${state}  circuit ${e.health.circuit}, ${e.health.consecutive_failures} ` +
+    `failures${failing}  ${e.url}  [${e.events.join(', ')}]`
+  );
 }
 
 /** Re-enables as PATCH enabled:true does (clears the failure state); null when there is no such endpoint. */
@@ -55,7 +58,8 @@ export function eventLines(e: Resource<'eventWithDeliveries'>): string[] {
   const lines = [`${e.id}  ${e.type}  ${e.timestamp}  ${e.deliveries.length} deliveries`];
   for (const d of e.deliveries) {
     lines.push(
-      `  ${d.id} → ${d.endpoint_id}  ${d.status}, ${d.attempts} attempts${d.next_attempt_at ? `, next ${d.next_attempt_at}` : ''}`,
+      `  ${d.id} → ${d.endpoint_id}  ${d.status}, ${d.attempts} ` +
+        `attempts${d.next_attempt_at ? `, next ${d.next_attempt_at}` : ''}`,
     );
     for (const a of d.attempt_log) {
       const answer = a.response_status === null ? 'no answer' : `HTTP ${a.response_status}`;

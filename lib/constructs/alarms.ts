@@ -88,7 +88,8 @@ export class Alarms extends Construct {
         `DeadLetters${i}`,
         q.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }),
         1,
-        `Messages in ${q.node.id}: something failed and was set aside; inspect, fix, then redrive (docs/operations.md).`,
+        `Messages in ${q.node.id}: something failed and was set aside; inspect, fix, then ` +
+          `redrive (docs/operations.md).`,
       );
     }
     alarm(
@@ -103,20 +104,23 @@ export class Alarms extends Construct {
       'OldestIngestCall',
       props.ingestQueue.metricApproximateAgeOfOldestMessage({ period: FIVE_MINUTES, statistic: 'Maximum' }),
       900,
-      'Calls from the voice platform wait over 15 minutes: the ingest function is not consuming its queue (throttled, failing to start, or its event source disabled).',
+      'Calls from the voice platform wait over 15 minutes: the ingest function is not consuming ' +
+        'its queue (throttled, failing to start, or its event source disabled).',
     );
     alarm(
       'StreamIteratorAge',
       props.streamConsumer.metric('IteratorAge', { period: FIVE_MINUTES, statistic: 'Maximum' }),
       60_000,
-      'The fan-out is over a minute behind the table stream: new events reach receivers late (records older than 24 h are dropped to its DLQ).',
+      'The fan-out is over a minute behind the table stream: new events reach receivers late ' +
+        '(records older than 24 h are dropped to its DLQ).',
     );
     const timeoutMs = props.queueConsumer.timeout.toMilliseconds();
     alarm(
       'ConsumerNearTimeout',
       props.queueConsumer.fn.metricDuration({ period: FIVE_MINUTES, statistic: 'Maximum' }),
       Math.round(timeoutMs * 0.8),
-      `The delivery consumer ran over 80% of its ${timeoutMs / 1000} s timeout: a batch cut off is retried whole after the visibility timeout.`,
+      `The delivery consumer ran over 80% of its ${timeoutMs / 1000} s timeout: a batch cut off ` +
+        `is retried whole after the visibility timeout.`,
     );
     // The one alarm on something missing: with the sweeper stopped, a lost message or schedule is never noticed.
     new Alarm(this, 'SweeperStopped', {
@@ -126,7 +130,9 @@ export class Alarms extends Construct {
       comparisonOperator: ComparisonOperator.LESS_THAN_THRESHOLD,
       treatMissingData: TreatMissingData.BREACHING,
       alarmDescription:
-        'The sweeper has not run for 10 minutes: overdue deliveries whose message or schedule was lost are not being found (its schedule is disabled or deleted, or the function cannot be invoked).',
+        'The sweeper has not run for 10 minutes: overdue deliveries whose message or schedule ' +
+        'was lost are not being found (its schedule is disabled or deleted, or the function ' +
+        'cannot be invoked).',
     }).addAlarmAction(action);
     alarm(
       'Api5xx',
@@ -174,13 +180,15 @@ export class Alarms extends Construct {
         'LambdaErrors',
         LambdaFunction.metricAllErrors({ period: FIVE_MINUTES, statistic: 'Sum' }),
         1,
-        'A Lambda function of this account and Region threw errors (timeouts and failed starts included): which one, docs/operations.md, Observability (AWS).',
+        'A Lambda function of this account and Region threw errors (timeouts and failed starts included): ' +
+          'which one, docs/operations.md, Observability (AWS).',
       );
       alarm(
         'LambdaThrottles',
         LambdaFunction.metricAllThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }),
         1,
-        'A Lambda function of this account and Region was throttled: which one, docs/operations.md, Observability (AWS).',
+        'A Lambda function of this account and Region was throttled: ' +
+          'which one, docs/operations.md, Observability (AWS).',
       );
     }
   }

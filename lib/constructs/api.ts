@@ -126,7 +126,8 @@ export class Api extends Construct {
     Validations.of(this.httpApi).acknowledge({
       id: 'AwsSolutions-APIG4',
       reason:
-        'Only $default and GET/HEAD /portal(/{file}) are unauthenticated: the fallback answers 404/405 and the portal serves fixed static files; neither reads any data.',
+        'Only $default and GET/HEAD /portal(/{file}) are unauthenticated: the fallback answers ' +
+        '404/405 and the portal serves fixed static files; neither reads any data.',
     });
 
     // The webhook portal: a page and its files, public like the fallback (it reads no table);

@@ -41,7 +41,8 @@ function grantSendEmail(fn: ServiceFunction, sender: string): void {
   Validations.of(fn).acknowledge({
     id: `AwsSolutions-IAM5[Resource::${renderedArnPrefix(Stack.of(fn), 'ses')}:identity/*]`,
     reason:
-      'SES checks SendEmail against the address or domain identity of the sender and, in the sandbox, of each recipient; the statement is limited to this sender by ses:FromAddress.',
+      'SES checks SendEmail against the address or domain identity of the sender and, in the ' +
+      'sandbox, of each recipient; the statement is limited to this sender by ses:FromAddress.',
   });
 }
 
@@ -127,7 +128,8 @@ export class Delivery extends Construct {
     Validations.of(notify).acknowledge({
       id: 'Serverless-LambdaEventSourceMappingDestination',
       reason:
-        "SQS event sources take no on-failure destination: an email that keeps failing moves to NotifyDlq by the queue's redrive policy (5 receives), which an alarm watches.",
+        'SQS event sources take no on-failure destination: an email that keeps failing moves to ' +
+        "NotifyDlq by the queue's redrive policy (5 receives), which an alarm watches.",
     });
 
     const fanout = new ServiceFunction(this, 'Fanout', {
@@ -195,8 +197,9 @@ export class Delivery extends Construct {
     );
     // cdk-nag names the finding by the rendered ARN: pseudo parameters when the stack is environment-agnostic.
     const stack = Stack.of(this);
+    const schedules = `${renderedArnPrefix(stack, 'scheduler')}:schedule/<${stack.getLogicalId(group)}>/*`;
     Validations.of(consumer).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::${renderedArnPrefix(stack, 'scheduler')}:schedule/<${stack.getLogicalId(group)}>/*]`,
+      id: `AwsSolutions-IAM5[Resource::${schedules}]`,
       reason: "Retry schedules have generated names; the grant is limited to the service's own schedule group.",
     });
     consumer.addEventSource(
@@ -209,7 +212,8 @@ export class Delivery extends Construct {
     Validations.of(consumer).acknowledge({
       id: 'Serverless-LambdaEventSourceMappingDestination',
       reason:
-        "SQS event sources take no on-failure destination: a message that keeps failing moves to DeliveryDlq by the queue's redrive policy (5 receives), which an alarm watches.",
+        'SQS event sources take no on-failure destination: a message that keeps failing moves to ' +
+        "DeliveryDlq by the queue's redrive policy (5 receives), which an alarm watches.",
     });
 
     this.functions = [fanout, consumer, notify];
@@ -225,5 +229,10 @@ export class Delivery extends Construct {
  */
 function renderedArnPrefix(stack: Stack, service: string): string {
   const shown = (value: string, pseudo: string) => (Token.isUnresolved(value) ? `<AWS::${pseudo}>` : value);
-  return `arn:${shown(stack.partition, 'Partition')}:${service}:${shown(stack.region, 'Region')}:${shown(stack.account, 'AccountId')}`;
+  const [partition, region, account] = [
+    shown(stack.partition, 'Partition'),
+    shown(stack.region, 'Region'),
+    shown(stack.account, 'AccountId'),
+  ];
+  return `arn:${partition}:${service}:${region}:${account}`;
 }

@@ -34,8 +34,8 @@ export const BUNDLING = {
   sourceMap: true,
   target: 'node24',
   format: OutputFormat.CJS,
-  // Bundle the AWS SDK too: a pinned, tree-shaken copy instead of whatever the runtime ships
-  // (loading the runtime's copy measured 45 ms slower at a cold start).
+  // Bundle the AWS SDK too: a pinned, tree-shaken copy instead of whatever the runtime ships,
+  // whose modules a cold start would load file by file.
   externalModules: [],
   mainFields: ['module', 'main'],
   esbuildArgs: Object.fromEntries(Object.entries(BUNDLE_ALIASES).map(([from, to]) => ['--alias', `${from}=${to}`])),
@@ -137,7 +137,8 @@ export class ServiceFunction extends NodejsFunction {
       Validations.of(this).acknowledge({
         id: 'Serverless-LambdaTracing',
         reason:
-          'Pass-through on the delivery path: active tracing there costs more than the deliveries (docs/capacity.md, Tracing); -c fullTracing=true turns it on.',
+          'Pass-through on the delivery path: active tracing there costs more than the ' +
+          'deliveries (docs/capacity.md, Tracing); -c fullTracing=true turns it on.',
       });
     }
     Validations.of(this).acknowledge({
@@ -148,7 +149,9 @@ export class ServiceFunction extends NodejsFunction {
       Validations.of(this).acknowledge({
         id: 'Serverless-LambdaDLQ',
         reason:
-          'A function DLQ catches failed asynchronous invocations only. This one is invoked synchronously (API Gateway) or by an event source mapping or schedule, each of which has its own dead-letter queue or on-failure destination (test/cdk/stack.test.ts).',
+          'A function DLQ catches failed asynchronous invocations only. This one is invoked ' +
+          'synchronously (API Gateway) or by an event source mapping or schedule, each of which ' +
+          'has its own dead-letter queue or on-failure destination (test/cdk/stack.test.ts).',
       });
     }
   }

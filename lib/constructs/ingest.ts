@@ -79,7 +79,10 @@ export class CallIngest extends Construct {
     );
     Validations.of(this.fn).acknowledge({
       id: 'Serverless-LambdaEventSourceMappingDestination',
-      reason: `SQS event sources take no on-failure destination: a call that cannot be recorded moves to IngestDlq, at once when it is refused or by the queue's redrive policy (${INGEST_MAX_RECEIVES} receives); an alarm watches it.`,
+      reason:
+        `SQS event sources take no on-failure destination: a call that cannot be recorded moves to ` +
+        `IngestDlq, at once when it is refused or by the queue's redrive policy ` +
+        `(${INGEST_MAX_RECEIVES} receives); an alarm watches it.`,
     });
     if (config.ingestSenderAccount) {
       // The voice platform in its own account: its role still needs sqs:SendMessage on the queue there too.

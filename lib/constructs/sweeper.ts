@@ -78,7 +78,8 @@ export class DeliverySweeper extends Construct {
     Validations.of(this.fn).acknowledge({
       id: 'Serverless-LambdaAsyncFailureDestination',
       reason:
-        "A failed sweep is not retried or kept: the next minute's sweep reads the same rows. The schedule has its own dead-letter queue for invocations that never start.",
+        "A failed sweep is not retried or kept: the next minute's sweep reads the same rows. The " +
+        'schedule has its own dead-letter queue for invocations that never start.',
     });
 
     const dlq = deadLetterQueue(this, 'SweepScheduleDlq');

@@ -26,7 +26,8 @@ export function bannerLines(input: BannerInput): string[] {
   const lines = [`DynamoDB: ${input.dynamodbEndpoint} (table ${input.tableName})`];
   if (input.ingestQueue)
     lines.push(
-      `Ingest queue: ${input.ingestQueue.url} (the voice platform's way in; refused calls: ${input.ingestQueue.dlqUrl})`,
+      `Ingest queue: ${input.ingestQueue.url} (the voice platform's way in; refused calls: ` +
+        `${input.ingestQueue.dlqUrl})`,
     );
   let exportLine: string;
   if (seeded) {
@@ -39,7 +40,10 @@ export function bannerLines(input: BannerInput): string[] {
     );
     if (data)
       lines.push(
-        `Demo data:     ${data.calls} calls, ${data.jobs.pending + data.jobs.approved + data.jobs.declined} jobs (${data.jobs.pending} pending, ${data.jobs.approved} approved, ${data.jobs.declined} declined), ${data.events} events`,
+        `Demo data:     ${data.calls} calls, ` +
+          `${data.jobs.pending + data.jobs.approved + data.jobs.declined} jobs ` +
+          `(${data.jobs.pending} pending, ${data.jobs.approved} approved, ${data.jobs.declined} ` +
+          `declined), ${data.events} events`,
       );
     exportLine = `  export KEY=${writeKey.key}`;
   } else if (found) {
@@ -66,7 +70,8 @@ export function bannerLines(input: BannerInput): string[] {
     'Try it:',
     exportLine,
     `  curl -H "Authorization: Bearer $KEY" ${url}/v1/calls`,
-    `First webhook: \`${env}npm run listen\` in another terminal, then \`${env}npm run cli -- trigger call.completed\`.`,
+    `First webhook: \`${env}npm run listen\` in another terminal, then \`${env}npm run cli -- ` +
+      `trigger call.completed\`.`,
     '',
     `API listening on ${url}`,
   );

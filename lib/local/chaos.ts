@@ -57,7 +57,8 @@ const ON = new Set(['1', 'on', 'true']);
 
 const invalid = (message: string): never => {
   throw new ConfigError(
-    `LOCAL_CHAOS ${message} (expected 1, seed:<n>, or items such as seed:42,queueDuplicate:0.5; see docs/development.md)`,
+    `LOCAL_CHAOS ${message} (expected 1, seed:<n>, or items such as seed:42,queueDuplicate:0.5; ` +
+      'see docs/development.md)',
   );
 };
 

@@ -54,7 +54,8 @@ function mainArgs(emulator: string, modules: string): string[] {
   const classPath = loopbackClassPath(emulator, dirname(emulator), modules);
   if (classPath) return ['-cp', classPath, LAUNCHER_CLASS];
   console.warn(
-    'DynamoDB Local listens on every interface: this Java has no jdk.compiler module to build its loopback launcher (install a full JDK 17+ to keep it on 127.0.0.1).',
+    'DynamoDB Local listens on every interface: this Java has no jdk.compiler module to build ' +
+      'its loopback launcher (install a full JDK 17+ to keep it on 127.0.0.1).',
   );
   return ['-jar', join(emulator, 'DynamoDBLocal.jar')];
 }
@@ -65,7 +66,8 @@ function mainArgs(emulator: string, modules: string): string[] {
  * the JVM, so no java process outlives its owner.
  */
 const WATCHDOG =
-  'java "$@" >/dev/null 2>&1 & j=$!; trap \'kill $j 2>/dev/null; exit 0\' INT TERM; while read -r _; do :; done; kill $j 2>/dev/null; wait $j';
+  'java "$@" >/dev/null 2>&1 & j=$!; trap \'kill $j 2>/dev/null; exit 0\' INT TERM; while read ' +
+  '-r _; do :; done; kill $j 2>/dev/null; wait $j';
 
 export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Promise<DynamoDbLocal> {
   const modules = assertJava();
@@ -78,8 +80,8 @@ export async function startDynamoDbLocal(options: DynamoDbLocalOptions = {}): Pr
     `-Djava.library.path=${join(emulator, 'DynamoDBLocal_lib')}`,
     '-Xms64m',
     // The client compiler only: on a 2-core machine C2's compile threads compete with the
-    // requests for a minute or more, and a fresh emulator then answers at 60–70 % of the rate
-    // it does without them (puts 146–156 vs 199–235/s, updates 187–217 vs 270–301/s, 8 in flight).
+    // requests for a minute or more, and a fresh emulator then answers at two thirds of the rate
+    // it does without them.
     '-XX:TieredStopAtLevel=1',
     ...mainArgs(emulator, modules),
     ...storage,

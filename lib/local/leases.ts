@@ -28,7 +28,9 @@ export async function breakLeasesOfLastRun(db: Dynamo): Promise<number> {
       await db.doc.update({
         TableName: db.tableName,
         Key: { pk: item.pk, sk: item.sk },
-        UpdateExpression: `SET leases = :empty, lease_version = lease_version + :one${carried.length ? ` REMOVE ${Object.keys(names).join(', ')}` : ''}`,
+        UpdateExpression:
+          `SET leases = :empty, lease_version = lease_version + ` +
+          `:one${carried.length ? ` REMOVE ${Object.keys(names).join(', ')}` : ''}`,
         ConditionExpression: 'attribute_exists(pk)',
         ...(carried.length ? { ExpressionAttributeNames: names } : {}),
         ExpressionAttributeValues: { ':empty': {}, ':one': 1 },

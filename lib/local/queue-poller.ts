@@ -12,8 +12,8 @@ import type { ChaosDraws } from './chaos';
 /**
  * An idle queue's long poll. Short: local-aws-sqs keeps a receive going after its client has gone,
  * so the one stop() cuts off still takes the next message sent to the queue within its wait, and
- * hides it for the visibility timeout (a bench that stopped one consumer and started the next
- * lost a message that way, and the order of everything after it).
+ * hides it for the visibility timeout (from a consumer started after this one stops, and with it
+ * the order of everything after it).
  */
 const LONG_POLL_SECONDS = 1;
 
@@ -51,8 +51,8 @@ export function startQueuePoller(opts: {
   const concurrency = opts.concurrency ?? 16;
   // Lambda's SQS event source polls with several connections at once (five to begin with): messages
   // sent together go out in parallel batches, not one receive after another. local-aws-sqs answers a
-  // receive on its next 10 ms check at the earliest, so one loop made the third of four messages
-  // sent together wait two receives (about 12 ms more than the first).
+  // receive on its next 10 ms check at the earliest, so with one loop the third of four messages
+  // sent together would wait two receives.
   const pollers = Math.max(1, Math.min(opts.pollers ?? 5, concurrency));
   let running = true;
   // stop() aborts a pending long poll instead of waiting it out.
@@ -103,8 +103,8 @@ export function startQueuePoller(opts: {
       { abortSignal: stopping.signal },
     );
     // local-aws-sqs counts the messages in flight in ApproximateNumberOfMessages (SQS does not): asking
-    // for those too, a receive waited out the 40 ms minimum whenever a batch was in flight (a hanging
-    // receiver's holds one for its whole timeout), and so did every other endpoint's messages.
+    // for those too, a receive would wait out the 40 ms minimum whenever a batch is in flight (a hanging
+    // receiver's holds one for its whole timeout), and every other endpoint's messages with it.
     const count = (name: 'ApproximateNumberOfMessages' | 'ApproximateNumberOfMessagesNotVisible') =>
       Number(attributes.Attributes?.[name] ?? 0);
     const visible = Math.max(0, count('ApproximateNumberOfMessages') - count('ApproximateNumberOfMessagesNotVisible'));

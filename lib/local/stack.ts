@@ -128,7 +128,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const chaosOf = (part: string) => (chaos ? chaosFor(chaos, part, tally) : undefined);
   if (chaos)
     logger.warn(
-      'Chaos mode: the local queues, stream and scheduler duplicate, reorder and delay as AWS may; the value below replays these draws',
+      'Chaos mode: the local queues, stream and scheduler duplicate, reorder and delay as AWS may; ' +
+        'the value below replays these draws',
       { LOCAL_CHAOS: chaosSpec(chaos) },
     );
   let dynamodb: DynamoDbLocal | undefined;

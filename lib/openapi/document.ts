@@ -17,7 +17,8 @@ const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'settings:write': 'Change the shop (with a write key).',
   'webhooks:read': 'Read webhook endpoints, their deliveries, stats and recoveries; read events.',
   'webhooks:write':
-    'Manage webhook endpoints; read and redeliver events; list portal sessions, and make and delete them (with a write key). Allows everything `webhooks:read` does.',
+    'Manage webhook endpoints; read and redeliver events; list portal sessions, and make and ' +
+    'delete them (with a write key). Allows everything `webhooks:read` does.',
 };
 
 type Json = Record<string, unknown>;
@@ -139,22 +140,32 @@ function components(): Json {
 
 const ERROR_RESPONSES: Record<string, string> = {
   '400':
-    'Invalid request: malformed JSON, a missing, invalid or unknown parameter (`param` names it), or an invalid cursor.',
+    'Invalid request: malformed JSON, a missing, invalid or unknown parameter (`param` names ' +
+    'it), or an invalid cursor.',
   '401':
-    "No API key, or an unknown or revoked one; or a portal session's token that expired, was deleted or whose API key was revoked (the message says which).",
+    "No API key, or an unknown or revoked one; or a portal session's token that expired, was " +
+    'deleted or whose API key was revoked (the message says which).',
   '403':
-    'The key lacks the scope (`insufficient_scope`; also a portal session\'s token outside the portal\'s operations, or a read-only one on a write), or is read-only on a write (`write_key_required`). Also API Gateway\'s own refusal, before any operation runs, once a source address is over its budget of failed authentications: a bare `{"message": "Forbidden"}` (a `GatewayError`) with no `Request-Id`.',
+    "The key lacks the scope (`insufficient_scope`; also a portal session's token outside the " +
+    "portal's operations, or a read-only one on a write), or is read-only on a write " +
+    "(`write_key_required`). Also API Gateway's own refusal, before any operation runs, once a " +
+    'source address is over its budget of failed authentications: a bare `{"message": ' +
+    '"Forbidden"}` (a `GatewayError`) with no `Request-Id`.',
   '404':
     "Unknown id, another shop's id, or unknown path; for a replayed create, the endpoint it created has been deleted.",
   '409':
-    "Version conflict (with `current_version`), invalid state (for a replayed create: the endpoint's secret was rotated since), or an Idempotency-Key still in use.",
+    'Version conflict (with `current_version`), invalid state (for a replayed create: the ' +
+    "endpoint's secret was rotated since), or an Idempotency-Key still in use.",
   '410': 'A feed cursor older than the retention (30 days), `cursor_expired`: start again with `since`.',
   '413':
-    "Body over 64 KiB. In AWS a body over API Gateway's 10 MB limit gets the gateway's own bare answer (a `GatewayError`, no `Request-Id`).",
+    "Body over 64 KiB. In AWS a body over API Gateway's 10 MB limit gets the gateway's own bare " +
+    'answer (a `GatewayError`, no `Request-Id`).',
   '415': 'A body without `Content-Type: application/json`.',
   '422': 'Idempotency-Key reused with another method, path or body, or by another API key.',
   '429':
-    'Rate limited (`rate_limited`, per API key); see `Retry-After`. In AWS, past the stage\'s overall throttle, API Gateway answers itself with a bare `{"message": "Too Many Requests"}` (a `GatewayError`, no `Request-Id`, no `Retry-After`).',
+    "Rate limited (`rate_limited`, per API key); see `Retry-After`. In AWS, past the stage's " +
+    'overall throttle, API Gateway answers itself with a bare `{"message": "Too Many Requests"}` ' +
+    '(a `GatewayError`, no `Request-Id`, no `Retry-After`).',
   '500': 'Internal error; the body never carries internal details.',
 };
 
@@ -193,7 +204,8 @@ function describeAccess(route: Route): string {
   const session = route.portalSession
     ? `; a portal session's token may call it${route.write ? ' (not a read-only one)' : ''}`
     : '';
-  return `${scopes}${route.write ? '; needs a write key' : ''}${route.idempotent ? '; accepts Idempotency-Key' : ''}${session}`;
+  const write = route.write ? '; needs a write key' : '';
+  return `${scopes}${write}${route.idempotent ? '; accepts Idempotency-Key' : ''}${session}`;
 }
 
 function operation(route: Route, spec: OperationSpec<z.core.$ZodType, z.core.$ZodType>): Json {
@@ -318,7 +330,9 @@ export function buildOpenApiDocument(specs: Record<string, OperationSpec<z.core.
       title: 'Shop Calls API',
       version: '1.0.0',
       description:
-        'Calls, transcripts, summaries and work-queue jobs of a trade shop; shop settings; signed webhooks. The contract (errors, lists, idempotency, webhooks, limits) is docs/api.md in the repository.',
+        'Calls, transcripts, summaries and work-queue jobs of a trade shop; shop settings; ' +
+        'signed webhooks. The contract (errors, lists, idempotency, webhooks, limits) is ' +
+        'docs/api.md in the repository.',
     },
     servers: [
       { url: '/', description: 'the host that serves this document' },
@@ -337,14 +351,23 @@ export function buildOpenApiDocument(specs: Record<string, OperationSpec<z.core.
         apiKey: {
           type: 'http',
           scheme: 'bearer',
-          description: `\`Authorization: Bearer sk_test_…\` or \`sk_live_…\`. Each operation lists the scopes that allow it, any one of them (OpenAPI 3.1 role names); the scopes are ${SCOPES.map((sc) => `\`${sc}\``).join(', ')}. Every POST and PATCH also needs a write key.`,
+          description:
+            `\`Authorization: Bearer sk_test_…\` or \`sk_live_…\`. Each operation lists the scopes ` +
+            `that allow it, any one of them (OpenAPI 3.1 role names); the scopes are ` +
+            `${SCOPES.map((sc) => `\`${sc}\``).join(', ')}. Every POST and PATCH also needs a ` +
+            `write key.`,
           'x-scopes': SCOPE_DESCRIPTIONS,
         },
         portalSession: {
           type: 'http',
           scheme: 'bearer',
           description:
-            "`Authorization: Bearer pst_…`: a portal session's token (POST /v1/portal-sessions), valid until its `expires_at` unless deleted or the API key that made it is revoked. It allows the operations that list it and nothing else; a read-only session only their GETs. Every answer to it carries `Portal-Session-Id`, `Portal-Session-Expires-At`, `Portal-Session-Read-Only` and `Portal-Session-Shop-Name` (percent-encoded UTF-8).",
+            "`Authorization: Bearer pst_…`: a portal session's token (POST /v1/portal-sessions), " +
+            'valid until its `expires_at` unless deleted or the API key that made it is revoked. ' +
+            'It allows the operations that list it and nothing else; a read-only session only ' +
+            'their GETs. Every answer to it carries `Portal-Session-Id`, ' +
+            '`Portal-Session-Expires-At`, `Portal-Session-Read-Only` and ' +
+            '`Portal-Session-Shop-Name` (percent-encoded UTF-8).',
         },
       },
       headers: {

@@ -67,7 +67,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * The client library, as apps use it, that also checks what every answer must carry: a
- * `Request-Id` header (docs/api.md, Request ids). Its errors say the status, code and message.
+ * `Request-Id` header (docs/api.md, Conventions). Its errors say the status, code and message.
  */
 function apiClient(target: SmokeTarget, key: string): { client: ShopCalls; checkRequestIds: () => void } {
   const withoutId: string[] = [];
@@ -167,7 +167,8 @@ export async function runSmoke(target: SmokeTarget, options: SmokeOptions = {}):
     const callId = await until(
       deadline,
       () =>
-        `the call sent as message ${messageId} did not appear in GET /v1/calls in time: is the ingest queue consumed? (its dead-letter queue holds refused calls)`,
+        `the call sent as message ${messageId} did not appear in GET /v1/calls in time: is the ` +
+        `ingest queue consumed? (its dead-letter queue holds refused calls)`,
       async () => {
         const calls = await client.calls.list().toArray({ limit: 100 });
         return calls.find((c) => c.from_number === call.from_number && c.started_at === call.started_at)?.id;

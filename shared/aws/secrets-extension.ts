@@ -3,8 +3,8 @@ import { get } from 'node:http';
 /**
  * A secret's string through the AWS Parameters and Secrets Lambda Extension: a layer that
  * serves (and caches) Secrets Manager reads on localhost, so the function bundles no Secrets
- * Manager client (29 KB, docs/performance.md, Cold start). The extension answers only callers
- * that present the function's session token. Its answer is GetSecretValue's, as JSON.
+ * Manager client. The extension answers only callers that present the function's session
+ * token. Its answer is GetSecretValue's, as JSON.
  */
 export function secretFromExtension(
   secretId: string,

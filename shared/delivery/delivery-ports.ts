@@ -15,7 +15,10 @@ import type { SecretCipher } from '../domain/secrets';
 import type { EndpointRecord, QueuedDeliveries } from '../domain/webhook-endpoints';
 import type { OrderStore } from './resource-order';
 
-/** The ports of the delivery consumer and the sweeper; adapters live in shared/store and shared/aws. */
+/**
+ * The ports of the delivery consumer and the sweeper; their adapters are in ./dynamo and ./aws
+ * (locally, lib/local/adapters.ts).
+ */
 
 export interface AttemptUpdate {
   status: DeliveryStatus;

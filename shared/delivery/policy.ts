@@ -60,8 +60,8 @@ export function shouldDisable(failingSince: string | null, now: number, timeScal
  * How late a delivery woken by a queue message or a schedule may be before the sweeper
  * sends it anyway: the normal path takes milliseconds, so a row this far past due has
  * lost its message (a crash, a stop of the local stack). Scaled, but never below 1 s: on
- * a fast test clock a shorter grace had the sweeper send a first attempt again while a
- * busy machine was still making it (the receiver got the event twice).
+ * a fast test clock a shorter grace lets the sweeper send a first attempt again while a
+ * busy machine is still making it, and the receiver gets the event twice.
  */
 export const SWEEP_GRACE_MS = 60_000;
 export const sweepGraceMs = (timeScale: number): number => Math.max(1_000, SWEEP_GRACE_MS * timeScale);

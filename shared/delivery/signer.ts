@@ -7,7 +7,7 @@ export const USER_AGENT = 'ShopCalls-Webhooks/1.0';
  * A `whsec_` secret's key bytes, as the Standard Webhooks libraries read it, made into a key
  * once per secret (shared/hmac-keys.ts). Signing is
  * node:crypto's HMAC-SHA256, which the runtime has built in: the `standardwebhooks` package
- * bundled 12 KB of JavaScript SHA-256 and base64 into the consumer (receivers and tests still
+ * would bundle its own JavaScript SHA-256 and base64 into the consumer (receivers and tests
  * verify with it).
  */
 function keyOf(secret: string) {

@@ -23,11 +23,15 @@ const SUPPORTED = `supported: ${FILTER_OPERATORS.join(' ')}`;
 const FORBIDDEN_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype']);
 
 export const FILTER_DESCRIPTION =
-  'Only events that match this condition are sent to the endpoint (besides being of a subscribed type); null: every event of those types. ' +
-  'A MongoDB-style query on the event envelope: keys are `type`, `data` or dotted paths into `data` (`data.outcome`, `data.caller.name`); ' +
-  `a value is matched for equality, or an object of operators. Operators: ${FILTER_OPERATORS.join(', ')} (no others). ` +
+  'Only events that match this condition are sent to the endpoint (besides being of a subscribed ' +
+  'type); null: every event of those types. ' +
+  'A MongoDB-style query on the event envelope: keys are `type`, `data` or dotted paths into ' +
+  '`data` (`data.outcome`, `data.caller.name`); ' +
+  `a value is matched for equality, or an object of operators. Operators: ` +
+  `${FILTER_OPERATORS.join(', ')} (no others). ` +
   `At most ${FILTER_MAX_BYTES} bytes as JSON and ${FILTER_MAX_DEPTH} levels deep. ` +
-  'Applies to the fan-out, recover and a redeliver without `endpoint_ids`; a redeliver naming the endpoint and a test event are sent regardless.';
+  'Applies to the fan-out, recover and a redeliver without `endpoint_ids`; a redeliver naming ' +
+  'the endpoint and a test event are sent regardless.';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isOperator = (key: string) => key.startsWith('$');
@@ -64,7 +68,10 @@ const operatorInValue = (key: string, path: string) =>
 
 function operator(op: string, arg: unknown, path: string): string | null {
   if (includes(LOGICAL_OPERATORS, op))
-    return `${path} combines conditions, so it cannot apply to a field: use it as a key of the filter or of a condition in a list`;
+    return (
+      `${path} combines conditions, so it cannot apply to a field: use it as a key of the filter ` +
+      `or of a condition in a list`
+    );
   if (!includes(FIELD_OPERATORS, op)) return `${path} is not a supported operator (${SUPPORTED})`;
   switch (op) {
     case '$gt':
@@ -97,7 +104,10 @@ function fieldValue(value: unknown, path: string): string | null {
   if (isObject(value) && Object.keys(value).some(isOperator)) {
     const field = Object.keys(value).find((k) => !isOperator(k));
     if (field !== undefined)
-      return `${path} mixes operators and fields (${path}.${field}): use either an object of operators or a value to equal`;
+      return (
+        `${path} mixes operators and fields (${path}.${field}): use either an object of operators ` +
+        `or a value to equal`
+      );
     return first(
       Object.entries(value).map(
         ([op, arg]) =>
@@ -146,7 +156,10 @@ function first(checks: (() => string | null)[]): string | null {
   return null;
 }
 
-/** What is wrong with a filter, naming the offending key (`filter.data.outcome.$regex …`), or null when it is valid. */
+/**
+ * What is wrong with a filter, naming the offending key (`filter.data.outcome.$regex …`), or null
+ * when it is valid.
+ */
 export function filterProblem(value: unknown): string | null {
   if (!isObject(value)) return 'filter must be an object';
   // Depth before anything that recurses without a bound (JSON.stringify included).

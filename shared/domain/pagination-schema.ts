@@ -35,4 +35,5 @@ export const timeFilterOf = (query: { created_after?: number; created_before?: n
 
 /** The part of a cursor's scope that names the filters: a cursor made under others is refused. */
 export const timeScopeOf = (query: { created_after?: number; created_before?: number; updated_after?: number }) =>
-  `created_after=${query.created_after ?? ''}&created_before=${query.created_before ?? ''}&updated_after=${query.updated_after ?? ''}`;
+  `created_after=${query.created_after ?? ''}&created_before=${query.created_before ?? ''}` +
+  `&updated_after=${query.updated_after ?? ''}`;

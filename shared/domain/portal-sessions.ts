@@ -191,13 +191,15 @@ export async function checkReplayedSession(
   if (!session) {
     throw new AppError(
       'resource_missing',
-      `The portal session this Idempotency-Key created ('${id}') has been deleted. To make another, use a new Idempotency-Key.`,
+      `The portal session this Idempotency-Key created ('${id}') has been deleted. To make ` +
+        `another, use a new Idempotency-Key.`,
     );
   }
   if (Date.parse(session.valid_until) <= deps.now().getTime()) {
     throw new AppError(
       'resource_missing',
-      `The portal session this Idempotency-Key created ('${id}') has expired. To make another, use a new Idempotency-Key.`,
+      `The portal session this Idempotency-Key created ('${id}') has expired. To make another, ` +
+        `use a new Idempotency-Key.`,
     );
   }
 }

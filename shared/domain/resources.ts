@@ -152,8 +152,10 @@ export const endpointHealthSchema = z
   .meta({ id: 'WebhookEndpointHealth' });
 
 const RATE_LIMIT_DESCRIPTION =
-  'Requests per second to this endpoint, fleet-wide: at most this many start in any one-second window, bursts included. ' +
-  'A delivery over it waits (no attempt used, nothing counted as failed) and goes out as the rate allows. null: only the in-flight bound applies.';
+  'Requests per second to this endpoint, fleet-wide: at most this many start in any one-second ' +
+  'window, bursts included. ' +
+  'A delivery over it waits (no attempt used, nothing counted as failed) and goes out as the ' +
+  'rate allows. null: only the in-flight bound applies.';
 
 const endpointShape = {
   id: id('we'),
@@ -165,7 +167,8 @@ const endpointShape = {
   ordering: z
     .enum(ENDPOINT_ORDERINGS)
     .describe(
-      'per_resource: events about one resource (the same `data.id`) reach the endpoint in the order they were created; a later one is held while an earlier one is pending or retrying.',
+      'per_resource: events about one resource (the same `data.id`) reach the endpoint in the ' +
+        'order they were created; a later one is held while an earlier one is pending or retrying.',
     ),
   rate_limit: z.int().min(1).max(1000).nullable().describe(RATE_LIMIT_DESCRIPTION),
   enabled: z.boolean(),
@@ -194,7 +197,8 @@ export const attemptLogEntrySchema = z
       .int()
       .nullable()
       .describe(
-        'The receiver\'s HTTP status; null when it never answered or the attempt was not sent (`error: "circuit_open"`).',
+        "The receiver's HTTP status; null when it never answered or the attempt was not sent " +
+          '(`error: "circuit_open"`).',
       ),
     duration_ms: z.int(),
     error: z.string().nullable(),
@@ -218,7 +222,9 @@ export const deliverySchema = z
     held_by: id('dlv')
       .nullable()
       .describe(
-        'Set while the delivery waits, unsent and using no attempt, behind an earlier open delivery of the same resource to an endpoint with `ordering: "per_resource"`: the delivery it waits for.',
+        'Set while the delivery waits, unsent and using no attempt, behind an earlier open ' +
+          'delivery of the same resource to an endpoint with `ordering: "per_resource"`: the ' +
+          'delivery it waits for.',
       ),
     attempt_log: z.array(attemptLogEntrySchema).describe('One entry per attempt, oldest first (at most 8).'),
   })
@@ -253,7 +259,8 @@ export const portalSessionWithTokenSchema = z
     url: z
       .string()
       .describe(
-        'The portal with the token in its fragment (`<base>/portal#token=pst_…`): hand this link to the person who manages the receivers.',
+        'The portal with the token in its fragment (`<base>/portal#token=pst_…`): hand this link ' +
+          'to the person who manages the receivers.',
       ),
   })
   .meta({ id: 'PortalSessionWithToken' });
@@ -274,7 +281,8 @@ export const webhookEndpointStatsSchema = z
     latency_ms: z
       .strictObject({ p50: z.int().nullable(), p95: z.int().nullable() })
       .describe(
-        "Of the attempts sent, from a histogram (each value is its bucket's upper bound, at most 25 % above the true one); null when none.",
+        "Of the attempts sent, from a histogram (each value is its bucket's upper bound, at most " +
+          '25 % above the true one); null when none.',
       ),
     deliveries: z
       .strictObject({ pending: z.int(), retrying: z.int(), failed: z.int() })
@@ -292,12 +300,15 @@ export const recoverySchema = z
     status: z
       .enum(RECOVERY_STATUSES)
       .describe(
-        'running: the rest of the window is being worked through in the background; completed: all of it is; cancelled: the endpoint was disabled or deleted first.',
+        'running: the rest of the window is being worked through in the background; completed: ' +
+          'all of it is; cancelled: the endpoint was disabled or deleted first.',
       ),
     deliveries_queued: z
       .int()
       .describe(
-        "Events of the window checked so far that are on their way to the endpoint: queued by this recovery, or found already waiting for their first attempt (another request's, or the fan-out's).",
+        'Events of the window checked so far that are on their way to the endpoint: queued by ' +
+          "this recovery, or found already waiting for their first attempt (another request's, or " +
+          "the fan-out's).",
       ),
     checked_through: time.describe(
       'Every event of the window up to this time has been checked; `until` once completed.',
@@ -348,7 +359,8 @@ export const eventTypeSchema = z
     schema: z
       .record(z.string(), z.unknown())
       .describe(
-        "JSON Schema (2020-12) of the event, self-contained (`$defs`): the same as this document's `webhooks` entry for the type.",
+        'JSON Schema (2020-12) of the event, self-contained (`$defs`): the same as this ' +
+          "document's `webhooks` entry for the type.",
       ),
     example: eventSchema,
   })

@@ -30,7 +30,8 @@ export async function checkReplayedSecret(
   if (!endpoint) {
     throw new AppError(
       'resource_missing',
-      `The webhook endpoint this Idempotency-Key created ('${body.id}') has been deleted, and its secret with it. To create another, use a new Idempotency-Key.`,
+      `The webhook endpoint this Idempotency-Key created ('${body.id}') has been deleted, and ` +
+        `its secret with it. To create another, use a new Idempotency-Key.`,
     );
   }
   const current = endpoint.secrets.find((s) => s.expires_at === null);

@@ -30,7 +30,8 @@ const rateLimit = z.nullable(
 );
 z.globalRegistry.add(rateLimit, {
   description:
-    'Requests per second to this endpoint, at most 1000: at most this many start in any one-second window. null (default): no limit but the in-flight one.',
+    'Requests per second to this endpoint, at most 1000: at most this many start in any ' +
+    'one-second window. null (default): no limit but the in-flight one.',
 });
 
 export const createWebhookEndpointBody = z.strictObject({

@@ -303,7 +303,8 @@ export async function cancelQueued(
 export const secretNotShownAgain = (id: string) =>
   new AppError(
     'invalid_state',
-    `The secret this Idempotency-Key made for webhook endpoint '${id}' has been rotated since, so it is not shown again. Rotate the secret to get a new one.`,
+    `The secret this Idempotency-Key made for webhook endpoint '${id}' has been rotated since, ` +
+      `so it is not shown again. Rotate the secret to get a new one.`,
   );
 
 /** Secrets that sign at once, the current one included: a fourth rotation within a grace retires the oldest. */

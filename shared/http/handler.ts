@@ -109,7 +109,8 @@ export function apiHandler<BS extends z.core.$ZodType = NoFields, QS extends z.c
   const route = routeById(operationId);
   if (route.idempotent !== (options.idempotency !== undefined)) {
     throw new Error(
-      `${operationId}: the route table says idempotent=${route.idempotent}; pass the idempotency middleware exactly when it is true`,
+      `${operationId}: the route table says idempotent=${route.idempotent}; pass the idempotency ` +
+        `middleware exactly when it is true`,
     );
   }
   if ((schemas.body !== undefined || schemas.query !== undefined) !== (schemas.validate !== undefined)) {

@@ -46,7 +46,10 @@ export const authorize = (route: Route): Middleware => ({
 export function scopeRefusal(route: Route, principal: Principal): string | null {
   const operation = `${route.method} ${route.path}`;
   if (principal.session && !route.portalSession) {
-    return `A portal session can manage webhook endpoints and read or redeliver events only; it cannot call ${operation}. Use an API key.`;
+    return (
+      `A portal session can manage webhook endpoints and read or redeliver events only; it cannot ` +
+      `call ${operation}. Use an API key.`
+    );
   }
   if (route.scopes.length === 0 || route.scopes.some((scope) => principal.scopes.includes(scope))) return null;
   // The last scope is the one that allows the most (webhooks:write allows the reads too).

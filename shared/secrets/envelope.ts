@@ -20,8 +20,8 @@ const REMEMBERED = 256;
  *
  * Decryption is remembered per (context, ciphertext), up to REMEMBERED values, the oldest
  * dropped first: the consumer decrypts the endpoint's secret for every delivery, and each
- * decryption (a cipher object, the key's checks, three base64 decodes) was 3 % of its CPU
- * under load. The process holds the data keys in memory already, so this keeps nothing
+ * decryption (a cipher object, the key's checks, three base64 decodes) costs CPU under
+ * load. The process holds the data keys in memory already, so this keeps nothing
  * there that it could not decrypt at once anyway. A rotated secret is a new ciphertext.
  */
 export class EnvelopeCipher implements SecretCipher {

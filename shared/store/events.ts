@@ -82,7 +82,8 @@ export class DynamoEventStore implements EventWriter, EventReader, NotificationC
       Key: keys.event(shopId, eventId),
       UpdateExpression: 'SET notify_claim = :at, notify_until = :until',
       ConditionExpression:
-        'attribute_exists(pk) AND attribute_not_exists(notified_at) AND (attribute_not_exists(notify_until) OR notify_until < :at)',
+        'attribute_exists(pk) AND attribute_not_exists(notified_at) AND ' +
+        '(attribute_not_exists(notify_until) OR notify_until < :at)',
       ExpressionAttributeValues: { ':at': at, ':until': until },
     });
   }

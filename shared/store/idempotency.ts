@@ -184,7 +184,8 @@ export class SingleTableIdempotencyStore {
         Item: item,
         // New, expired, or locked by an invocation that has since ended.
         ConditionExpression:
-          'attribute_not_exists(#id) OR #expiry < :now OR (#status = :inprogress AND attribute_exists(#lock) AND #lock < :now_ms)',
+          'attribute_not_exists(#id) OR #expiry < :now OR (#status = :inprogress AND ' +
+          'attribute_exists(#lock) AND #lock < :now_ms)',
         ExpressionAttributeNames: {
           '#id': TABLE.partitionKey,
           '#expiry': ATTR.expiry,

@@ -58,7 +58,8 @@ export class DynamoRateLimiter implements RateLimiter {
   }
 
   private remember(bucket: string, tat: number, decision: RateDecision): RateDecision {
-    if (this.seen.size > 10_000) this.seen.clear(); // a cache, not a record: dropping it costs one extra write per bucket
+    // A cache, not a record: dropping it costs one extra write per bucket.
+    if (this.seen.size > 10_000) this.seen.clear();
     if (tat > (this.seen.get(bucket) ?? 0)) this.seen.set(bucket, tat);
     return decision;
   }

@@ -43,7 +43,8 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
               Key: keys.shop(endpoint.shop_id),
               UpdateExpression: 'SET webhook_endpoint_count = if_not_exists(webhook_endpoint_count, :zero) + :one',
               ConditionExpression:
-                'attribute_exists(pk) AND (attribute_not_exists(webhook_endpoint_count) OR webhook_endpoint_count < :max)',
+                'attribute_exists(pk) AND (attribute_not_exists(webhook_endpoint_count) OR ' +
+                'webhook_endpoint_count < :max)',
               ExpressionAttributeValues: { ':zero': 0, ':one': 1, ':max': maxPerShop },
               ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
             },

@@ -46,7 +46,8 @@ export function cancelInput(d: DeliveryRef, attempts?: number) {
   return {
     Key: rowKey(d),
     UpdateExpression:
-      'SET #status = :cancelled, next_attempt_at = :null, sweep_at = :null REMOVE held_by, gsi1pk, gsi1sk, gsi2pk, gsi2sk',
+      'SET #status = :cancelled, next_attempt_at = :null, sweep_at = :null REMOVE held_by, ' +
+      'gsi1pk, gsi1sk, gsi2pk, gsi2sk',
     ConditionExpression: attempts === undefined ? IS_OPEN : `${IS_OPEN} AND attempts = :attempts`,
     ExpressionAttributeNames: { '#status': 'status' },
     ExpressionAttributeValues: {
@@ -201,7 +202,7 @@ export class DynamoAttemptDeliveryStore implements AttemptDeliveryStore {
         TableName: this.db.tableName,
         IndexName: 'gsi1',
         KeyConditionExpression: 'gsi1pk = :pk',
-        // Not an ordered row never attempted: only its chain's admission may send it (../domain/resource-order.ts).
+        // Not an ordered row never attempted: only its chain's admission may send it (../resource-order.ts).
         FilterExpression: 'next_attempt_at <= :now AND (attribute_not_exists(order_key) OR attempts > :zero)',
         ProjectionExpression: 'shop_id, event_id, id, endpoint_id, attempts',
         ExpressionAttributeValues: {

@@ -43,7 +43,9 @@ export class DynamoCurrentDeliveries implements CurrentDeliveryStore {
       TableName,
       Key: keys.currentDelivery(row.shop_id, row.event_id, row.endpoint_id),
       UpdateExpression:
-        'SET entity = :entity, shop_id = :shop, event_id = :event, endpoint_id = :endpoint, delivery_id = :id, updated_at = :at, #ttl = :ttl, delivery_ids = list_append(if_not_exists(delivery_ids, :none), :ids)',
+        'SET entity = :entity, shop_id = :shop, event_id = :event, endpoint_id = :endpoint, ' +
+        'delivery_id = :id, updated_at = :at, #ttl = :ttl, delivery_ids = ' +
+        'list_append(if_not_exists(delivery_ids, :none), :ids)',
       ConditionExpression: expected === null ? 'attribute_not_exists(pk)' : 'delivery_id = :expected',
       ExpressionAttributeNames: { '#ttl': TABLE.ttlAttribute },
       ExpressionAttributeValues: {

@@ -99,7 +99,8 @@ export function releaseInput(
   const { sets, values } = health;
   const names: Record<string, string> = { '#leases': 'leases', '#d': leaseKey, '#token': 'token' };
   const removes = ['#leases.#d', ...(change.succeeded ? ['backlog_at'] : [])];
-  let condition = `attribute_exists(pk) AND #leases.#d.#token = :token${health.condition ? ` AND ${health.condition}` : ''}`;
+  let condition =
+    `attribute_exists(pk) AND #leases.#d.#token = ` + `:token${health.condition ? ` AND ${health.condition}` : ''}`;
   values[':token'] = token;
   slots.forEach((slot, i) => {
     names[`#c${i}`] = slot.key;
@@ -121,7 +122,9 @@ export function releaseInput(
   }
   return {
     Key: keys.endpointState(endpoint.shop_id, endpoint.id),
-    UpdateExpression: `${sets.length ? `SET ${sets.join(', ')} ` : ''}REMOVE ${removes.join(', ')}${counted ? ` ADD ${counted.adds.join(', ')}` : ''}`,
+    UpdateExpression:
+      `${sets.length ? `SET ${sets.join(', ')} ` : ''}REMOVE ` +
+      `${removes.join(', ')}${counted ? ` ADD ${counted.adds.join(', ')}` : ''}`,
     ConditionExpression: condition,
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,

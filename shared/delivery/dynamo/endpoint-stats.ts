@@ -124,7 +124,8 @@ export class DynamoEndpointStatsCounterStore {
       ConditionExpression:
         from.bucket === null
           ? 'attribute_exists(pk) AND attribute_not_exists(stats_bucket)'
-          : `stats_bucket = :from AND ${COUNTER.attempts} = :attempts AND ${COUNTER.deliveries_failed} = :failedDeliveries`,
+          : `stats_bucket = :from AND ${COUNTER.attempts} = :attempts AND ` +
+            `${COUNTER.deliveries_failed} = :failedDeliveries`,
       ExpressionAttributeValues: {
         ':to': to,
         ':zero': 0,

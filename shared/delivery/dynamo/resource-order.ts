@@ -95,7 +95,8 @@ export class DynamoOrderStore implements OrderStore {
               TableName: this.db.tableName,
               Key: keys.delivery(m.shop_id, m.endpoint_id, m.id),
               UpdateExpression:
-                'SET held_by = :by, next_attempt_at = :null, sweep_at = :sweep, gsi1pk = :openPk, gsi1sk = :openSk, gsi2pk = :duePk, gsi2sk = :dueSk',
+                'SET held_by = :by, next_attempt_at = :null, sweep_at = :sweep, gsi1pk = ' +
+                ':openPk, gsi1sk = :openSk, gsi2pk = :duePk, gsi2sk = :dueSk',
               ConditionExpression: 'attempts = :zero AND #status = :pending AND attribute_not_exists(held_by)',
               ExpressionAttributeNames: { '#status': 'status' },
               ExpressionAttributeValues: {
