@@ -149,7 +149,8 @@ try {
   );
   const handlers = [...new Set(overheads.map((o) => o.handler))];
   printTable(
-    `Handler overhead in process, stores faked (${OVERHEAD_SAMPLES} invocations each a round; the median of ${ROUNDS} rounds, with their range)`,
+    `Handler overhead in process, stores faked (${OVERHEAD_SAMPLES} invocations each a round; ` +
+      `the median of ${ROUNDS} rounds, with their range)`,
     ['handler', 'p50 ms', 'p99 ms', 'target', 'result'],
     handlers.map((h) => {
       const mine = overheads.filter((o) => o.handler === h);

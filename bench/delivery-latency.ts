@@ -237,7 +237,8 @@ try {
   }
 
   printTable(
-    `Delivery latency per round: event written → verified receipt (${EVENTS} events a round, one every ${INTERVAL_MS} ms; ` +
+    `Delivery latency per round: event written → verified receipt ` +
+      `(${EVENTS} events a round, one every ${INTERVAL_MS} ms; ` +
       `the floor, ${FLOOR_SAMPLES} samples, measured right before)`,
     ['round', 'floor p50 ms', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'p50 vs floor', 'p99 vs floor'],
     rounds.map((r, i) => [
@@ -267,8 +268,12 @@ try {
   console.log(`Stream reads until the record showed: p50 ${reads.p50}, max ${reads.max}`);
   if (cpuUsed.measured && cpuUsed.events > 0) {
     console.log(
-      `CPU per event over the measured runs, write of the first to receipt of the last (${(cpuUsed.wallMs / 1000).toFixed(1)} s on 2 cores): DynamoDB Local ${(cpuUsed.emulatorMs / cpuUsed.events).toFixed(1)} ms ` +
-        `(busy ${((100 * cpuUsed.emulatorMs) / cpuUsed.wallMs).toFixed(0)} % of one core), this process (stack, pollers, receiver) ${(cpuUsed.benchMs / cpuUsed.events).toFixed(1)} ms (${((100 * cpuUsed.benchMs) / cpuUsed.wallMs).toFixed(0)} %)`,
+      `CPU per event over the measured runs, write of the first to receipt of the last ` +
+        `(${(cpuUsed.wallMs / 1000).toFixed(1)} s on 2 cores): ` +
+        `DynamoDB Local ${(cpuUsed.emulatorMs / cpuUsed.events).toFixed(1)} ms ` +
+        `(busy ${((100 * cpuUsed.emulatorMs) / cpuUsed.wallMs).toFixed(0)} % of one core), ` +
+        `this process (stack, pollers, receiver) ${(cpuUsed.benchMs / cpuUsed.events).toFixed(1)} ms ` +
+        `(${((100 * cpuUsed.benchMs) / cpuUsed.wallMs).toFixed(0)} %)`,
     );
   }
   printTable(
@@ -296,7 +301,8 @@ try {
   );
   printAllIn('sparse', total, { traces: middle.r.traces, kmsRequests: 0, schedules: 0 }, middle.r.latency.n);
   console.log(
-    `Outside these stages during that round (sweeper, owner emails' poller; not per delivery): ${middle.r.outside || 'none'}. Lambda's reads of the table's stream are free.`,
+    `Outside these stages during that round (sweeper, owner emails' poller; not per delivery): ` +
+      `${middle.r.outside || 'none'}. Lambda's reads of the table's stream are free.`,
   );
   if (receiver.rejected > 0) throw new Error(`${receiver.rejected} deliveries failed verification`);
 } finally {
