@@ -214,7 +214,10 @@ export function admit(
     ...out,
     send,
     defer: rate.defer,
-    deferUntil: rate.defer.length ? out.deferUntil : null,
+    // No success pulls a rate-limited endpoint's rows (a pulled row over the rate would take a place
+    // in its line and leave it empty), so its deferrals back off as usual, however stuck the
+    // requests ahead look: a wait for the first lease to end would outlast a receiver only slow.
+    deferUntil: null,
     rateLimited: rate.waiting,
     rateStarts: rate.starts,
     rateTail: rate.tail,
