@@ -202,12 +202,9 @@ export const keys = {
     gsi2sk: `${sweepAt}#${deliveryId}`,
   }),
 
-  /** A rate-limit bucket (an API key's, a source address's): one number, see domain/rate-limits.ts. */
+  /** A rate-limit bucket (an API key's, a source address's): one number, see ../domain/rate-limits.ts. */
   rateBucket: (bucket: string) => ({ pk: `${RATE_PK_PREFIX}${bucket}`, sk: 'RATE' }),
 
-  /**
-   * Idempotency records (the layout Powertools idempotency wrote); `recordKey` is
-   * `IDEMPOTENCY#<hash>` (see store/idempotency.ts).
-   */
+  /** Idempotency records (Powertools idempotency's layout); `recordKey` is `IDEMPOTENCY#<hash>` (./idempotency.ts). */
   idempotency: (recordKey: string) => ({ pk: recordKey, sk: 'IDEMPOTENCY' }),
 } as const;
