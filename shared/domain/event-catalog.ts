@@ -1,7 +1,5 @@
-import * as z from 'zod/mini';
-import { EVENT_EXAMPLES } from './event-examples';
-import { EVENT_TYPE_DESCRIPTIONS, EVENT_TYPES, type EventType } from './event-types';
-import { webhookBodies } from './resources';
+import catalog from '../../docs/event-types.json';
+import type { EventType } from './event-types';
 
 export interface EventTypeResource {
   object: 'event_type';
@@ -12,26 +10,9 @@ export interface EventTypeResource {
   example: object;
 }
 
-let catalog: EventTypeResource[] | undefined;
-
 /**
- * Every event type ever sent, described once: from the schemas the OpenAPI document's
- * `webhooks` section is made of (GET /v1/event-types). Built on first use, then kept.
+ * Every event type ever sent (GET /v1/event-types), as `npm run openapi` derives it from the zod
+ * schemas with the OpenAPI document (lib/openapi/event-catalog.ts): a cold start builds no JSON
+ * Schema, and a test keeps the file equal to what the schemas say.
  */
-export function eventTypeCatalog(): EventTypeResource[] {
-  catalog ??= EVENT_TYPES.map((type) => {
-    const { $schema: _draft, ...schema } = z.toJSONSchema(webhookBodies[type] as z.core.$ZodType, {
-      target: 'draft-2020-12',
-      io: 'output',
-      unrepresentable: 'any',
-    }) as Record<string, unknown>;
-    return {
-      object: 'event_type',
-      type,
-      description: EVENT_TYPE_DESCRIPTIONS[type],
-      schema,
-      example: EVENT_EXAMPLES[type],
-    };
-  });
-  return catalog;
-}
+export const eventTypeCatalog = (): EventTypeResource[] => catalog as EventTypeResource[];

@@ -4,6 +4,8 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import * as z from 'zod/mini';
 import { makeHandler } from '../../functions/api/list-event-types';
+import { buildEventTypeCatalog } from '../../lib/openapi/event-catalog';
+import { serialize } from '../../lib/openapi/generate';
 import { eventTypeCatalog } from '../../shared/domain/event-catalog';
 import { EVENT_TYPES } from '../../shared/domain/event-types';
 import { webhookBodies } from '../../shared/domain/resources';
@@ -20,6 +22,12 @@ const doc = JSON.parse(readFileSync(join(__dirname, '..', '..', 'docs', 'openapi
 };
 
 describe('event types, described once', () => {
+  it('docs/event-types.json, which the operation serves, is what the zod schemas say (run `npm run openapi`)', () => {
+    const file = readFileSync(join(__dirname, '..', '..', 'docs', 'event-types.json'), 'utf8');
+    expect(file).toBe(serialize(buildEventTypeCatalog()));
+    expect(eventTypeCatalog()).toEqual(buildEventTypeCatalog());
+  });
+
   it('the catalog, the OpenAPI webhooks section and the code list the same types', () => {
     const catalogTypes = eventTypeCatalog().map((t) => t.type);
     expect(catalogTypes).toEqual([...EVENT_TYPES]);
