@@ -42,7 +42,7 @@ import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { ingestCall } from '../shared/domain/calls';
 import { createShop } from '../shared/domain/shop';
 import { newEvent } from '../shared/domain/events';
-import { newDelivery } from '../shared/delivery/deliveries';
+import { newDelivery } from '../shared/delivery/fan-out';
 import { newId } from '../shared/ids';
 import { localClient } from '../lib/local/dynamodb-local';
 import type { LocalDeps } from '../lib/local/wiring';

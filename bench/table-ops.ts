@@ -21,7 +21,8 @@
  */
 import './lib/quiet';
 import { randomUUID } from 'node:crypto';
-import { newDelivery, type DeliveryRecord } from '../shared/delivery/deliveries';
+import { newDelivery } from '../shared/delivery/fan-out';
+import { type DeliveryRecord } from '../shared/delivery/records';
 import { newEvent } from '../shared/domain/events';
 import { createShop } from '../shared/domain/shop';
 import { createEndpoint, MAX_ENDPOINTS_PER_SHOP, type EndpointRecord } from '../shared/domain/webhook-endpoints';
@@ -34,7 +35,7 @@ import { keys } from '../shared/store/keys';
 import { releaseInput } from '../shared/delivery/dynamo/endpoint-gate';
 import { DynamoEndpointStore } from '../shared/store/webhook-endpoints';
 import { admit, afterAttempt, MAX_IN_FLIGHT } from '../shared/delivery/circuit';
-import type { AttemptUpdate } from '../shared/delivery/delivery-ports';
+import type { AttemptUpdate } from '../shared/delivery/ports';
 import { treeCpuMs } from './lib/cpu';
 import { startPipelineEnv } from './lib/pipeline-env';
 import { printTable, setting } from './lib/stats';
@@ -177,7 +178,7 @@ try {
       const carried = {
         attempts: Array.from({ length: BATCH - 1 }, () => ({ entry, status: 'succeeded' as const })),
         slots: others.map((s) => ({ key: s.deliveryId, token: s.lease.token })),
-        held: [],
+        deliveries: [],
       };
       const done = await ledger.finish({
         delivery: (rows[i] as DeliveryRecord[])[0] as DeliveryRecord,

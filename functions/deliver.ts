@@ -1,8 +1,8 @@
 import type { SQSRecord } from 'aws-lambda';
 import { batchHandler, type BatchResponse } from '../shared/batch';
-import { deliverBatch } from '../shared/delivery/delivery-attempt';
-import { withoutEvent, type DeliveryMessage } from '../shared/delivery/deliveries';
-import type { AttemptDeps } from '../shared/delivery/delivery-ports';
+import { deliverBatch } from '../shared/delivery/deliver-batch';
+import { withoutEvent, type DeliveryMessage } from '../shared/delivery/records';
+import type { AttemptDeps } from '../shared/delivery/ports';
 import { logger, withLambdaContext } from '../shared/logger';
 import {
   countVerdicts,
@@ -25,7 +25,7 @@ function readMessage(record: SQSRecord): DeliveryMessage | null {
 }
 
 /**
- * The delivery consumer: one batch of queue messages at a time (shared/delivery/delivery-attempt.ts).
+ * The delivery consumer: one batch of queue messages at a time (shared/delivery/deliver-batch.ts).
  * A message that fails (the table or the queue did, not the receiver) is reported alone
  * and comes back after the visibility timeout; receiver failures are normal outcomes. If
  * the batch read fails, every message comes back. Outcomes, receiver latency and circuit

@@ -1,5 +1,6 @@
 import type { DynamoDBRecord } from 'aws-lambda';
-import { fanOut, inOrder, listingOncePerBatch, messageOf, type FanOutDeps } from '../shared/delivery/deliveries';
+import { fanOut, inOrder, listingOncePerBatch, type FanOutDeps } from '../shared/delivery/fan-out';
+import { messageOf } from '../shared/delivery/records';
 import type { NotificationQueue } from '../shared/domain/notifications';
 import { continueRecovery, type RecoveryWorkerDeps } from '../shared/delivery/recovery-worker';
 import { batchHandler } from '../shared/batch';

@@ -1,6 +1,6 @@
 import { nudgeStalledRecoveries, type RecoveryWorkerDeps } from '../shared/delivery/recovery-worker';
 import { sweep, type SweepDeps } from '../shared/delivery/sweep';
-import { drainDeadLetters } from '../shared/delivery/dead-deliveries';
+import { drainDeadLetters } from '../shared/delivery/dead-letters';
 import { logger, withLambdaContext } from '../shared/logger';
 import { lambdaDeps } from '../shared/wiring/memo';
 import { sweepDeps } from '../shared/wiring/pipeline';

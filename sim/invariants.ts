@@ -1,8 +1,8 @@
 import { DynamoDBDocument } from '@aws-sdk/lib-dynamodb';
 import { localClient } from '../lib/local/dynamodb-local';
-import { receives } from '../shared/delivery/deliveries';
-import type { DeliveryRecord } from '../shared/delivery/delivery-records';
-import { isOpenStatus } from '../shared/delivery/delivery-status';
+import { receives } from '../shared/delivery/fan-out';
+import type { DeliveryRecord } from '../shared/delivery/records';
+import { isOpenStatus } from '../shared/delivery/status';
 import { CIRCUIT_OPEN } from '../shared/delivery/attempt-plan';
 import { MAX_IN_FLIGHT } from '../shared/delivery/circuit';
 import { MAX_ATTEMPTS, RETRY_SCHEDULE_MS } from '../shared/delivery/policy';

@@ -1,7 +1,7 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import type { DeliveryMessage } from '../shared/delivery/delivery-records';
-import type { DeadLetteredDelivery, DeliveryDeadLetters } from '../shared/delivery/dead-deliveries';
-import type { RetryScheduler } from '../shared/delivery/delivery-ports';
+import type { DeliveryMessage } from '../shared/delivery/records';
+import type { DeadLetteredDelivery, DeliveryDeadLetters } from '../shared/delivery/dead-letters';
+import type { RetryScheduler } from '../shared/delivery/ports';
 import type { FaultRates } from './faults';
 import { Killed, type Steps } from './steps';
 

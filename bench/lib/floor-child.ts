@@ -8,7 +8,7 @@
  * Env: the stack's `env` (for the table).
  */
 import './quiet';
-import type { DeliveryRecord } from '../../shared/delivery/deliveries';
+import type { DeliveryRecord } from '../../shared/delivery/records';
 import { configFromEnv } from '../../shared/config';
 import { dynamoOf } from '../../shared/wiring/clients';
 import { httpSender } from '../../shared/delivery/sender';

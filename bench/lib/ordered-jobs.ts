@@ -6,7 +6,7 @@
  * arrived, and no job.approved reached the receiver before its job.created was answered 2xx.
  */
 import { newEvent, type EventRecord } from '../../shared/domain/events';
-import type { DeliveryRecord } from '../../shared/delivery/deliveries';
+import type { DeliveryRecord } from '../../shared/delivery/records';
 import type { OrderStore } from '../../shared/delivery/resource-order';
 import { newId } from '../../shared/ids';
 import { stage } from './instrument';

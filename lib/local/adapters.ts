@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { withoutEvent, type DeliveryMessage, type DeliveryQueue } from '../../shared/delivery/deliveries';
-import type { RetryScheduler } from '../../shared/delivery/delivery-ports';
+import { withoutEvent, type DeliveryMessage, type DeliveryQueue } from '../../shared/delivery/records';
+import type { RetryScheduler } from '../../shared/delivery/ports';
 import { SQS_MAX_DELAY_MS } from '../../shared/delivery/aws/sqs-queue';
 import type { Mail, Mailer } from '../../shared/domain/notifications';
 import { logger } from '../../shared/logger';

@@ -4,7 +4,7 @@ import {
   SendMessageCommand,
   type SQSClient,
 } from '@aws-sdk/client-sqs';
-import { deadLetteredMessage, type DeadLetteredDelivery, type DeliveryDeadLetters } from '../delivery/dead-deliveries';
+import { deadLetteredMessage, type DeadLetteredDelivery, type DeliveryDeadLetters } from '../delivery/dead-letters';
 
 /**
  * A queue message the ingest function can never record (not JSON, not a valid call, an unknown
@@ -57,7 +57,7 @@ export class SqsIngestDeadLetters implements IngestDeadLetters {
 }
 
 /**
- * The delivery queue's dead-letter queue, as the sweeper drains it (shared/delivery/dead-deliveries.ts):
+ * The delivery queue's dead-letter queue, as the sweeper drains it (shared/delivery/dead-letters.ts):
  * no long poll (a sweep must not wait on an empty queue), and a message received is hidden for
  * the sweep's run, so two overlapping sweeps do not both take it.
  */

@@ -1,7 +1,7 @@
 import { START_GRACE_MS } from './rate-window';
 import { admit, leaseToken, type Admission, type Lease } from './circuit';
-import type { AttemptDeps } from './delivery-ports';
-import type { Due, Run } from './delivery-runway';
+import type { AttemptDeps } from './ports';
+import type { Due, Run } from './runway';
 import { leaseMs } from './send-attempt';
 import type { EndpointRecord } from '../domain/webhook-endpoints';
 

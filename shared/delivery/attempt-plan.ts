@@ -1,6 +1,6 @@
 import { decide, sweepGraceMs, type Outcome } from './policy';
-import type { AttemptRecord, DeliveryRecord } from './delivery-records';
-import type { AttemptUpdate, RetryScheduler } from './delivery-ports';
+import type { AttemptRecord, DeliveryRecord } from './records';
+import type { AttemptUpdate, RetryScheduler } from './ports';
 
 /** `last_error` of an attempt that fell due while the endpoint's circuit was open: recorded, not sent. */
 export const CIRCUIT_OPEN = 'circuit_open';

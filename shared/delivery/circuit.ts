@@ -152,10 +152,10 @@ const probeDue = (health: EndpointHealth, now: number): boolean =>
  * The requests in flight look stuck (a hanging receiver): the oldest was admitted over
  * SLOW_REQUEST_MS ago and no success has been written since. An old lease alone says
  * little: a run passes its slot from success to success under one lease for up to 5 s
- * (shared/delivery/delivery-runway.ts). Its successes reach the endpoint's health only when
+ * (shared/delivery/runway.ts). Its successes reach the endpoint's health only when
  * its batch's last run ends, so this sees runs move through the other batches that end
  * meanwhile; one batch alone holding every slot still looks stuck after a second (its last
- * success then pulls the deferred deliveries, or queues them again: delivery-attempt.ts).
+ * success then pulls the deferred deliveries, or queues them again: deliver-batch.ts).
  */
 function stuck(gate: EndpointGate, live: [string, Lease][], now: number, leaseMs: number): boolean {
   const oldestTaken = Math.min(...live.map(([, l]) => l.until - leaseMs));
@@ -195,7 +195,7 @@ export function admit(
 ): Admission {
   const { now } = terms;
   const out = admitSlots(gate, deliveryIds, terms);
-  // Over the limit of a healthy endpoint, the batch keeps the rest for the slots its runs free (./delivery-runway.ts).
+  // Over the limit of a healthy endpoint, the batch keeps the rest for the slots its runs free (./runway.ts).
   if (!gate.rate_limit)
     return out.health.circuit === 'closed' && out.health.consecutive_failures === 0 && out.send.length > 0
       ? { ...out, carry: out.defer }
@@ -342,7 +342,7 @@ export function olderAttemptUnresolved(
 }
 
 /** The health after a failure that may not open the circuit yet: counted, the circuit as it was. */
-export function heldClosed(after: EndpointHealth, before: EndpointHealth): EndpointHealth {
+export function keptClosed(after: EndpointHealth, before: EndpointHealth): EndpointHealth {
   return {
     ...after,
     circuit: before.circuit,

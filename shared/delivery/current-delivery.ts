@@ -1,6 +1,7 @@
 import { newId } from '../ids';
-import { newDelivery, type DeliveryRecord } from './deliveries';
-import { isOpenStatus } from './delivery-status';
+import { newDelivery } from './fan-out';
+import { type DeliveryRecord } from './records';
+import { isOpenStatus } from './status';
 import type { EventRecord } from '../domain/events';
 
 /**

@@ -1,7 +1,7 @@
 import { logger } from '../logger';
 import { shouldDisable, type Outcome } from './policy';
-import type { AttemptRecord } from './deliveries';
-import type { AttemptDeps } from './delivery-ports';
+import type { AttemptRecord } from './records';
+import type { AttemptDeps } from './ports';
 import { eventWithId } from '../domain/events';
 import { derivedId } from '../ids';
 import { cancelQueued, toEndpointResource, type EndpointRecord } from '../domain/webhook-endpoints';

@@ -21,7 +21,7 @@ export type Action =
   | { kind: 'cancel'; deliveryId: string }
   /** Another worker's lease covers it (a duplicate message): it comes back when that lease ends. */
   | { kind: 'in-flight'; deliveryId: string; until: number | null }
-  /** Carried: it waits in this batch for a slot one of its runs frees (./delivery-runway.ts). */
+  /** Carried: it waits in this batch for a slot one of its runs frees (./runway.ts). */
   | { kind: 'wait-in-run'; deliveryId: string }
   /** Pulled from the table and not taken: it stays due on its row. */
   | { kind: 'leave-due'; deliveryId: string };
@@ -43,7 +43,7 @@ export type Admitted = { admission: Admission | null; backlogMarked: boolean } |
 
 /**
  * Turns an endpoint's admission into one action per due delivery. Pure: what it decides is
- * carried out by the batch (./delivery-attempt.ts). A delivery that is not sent goes back as
+ * carried out by the batch (./deliver-batch.ts). A delivery that is not sent goes back as
  * it came: a queue message is put back on the queue with the wait its reason asks for; a row
  * pulled from the table is left due.
  */

@@ -1,4 +1,5 @@
-import type { AttemptRecord, DeliveryStatus } from './deliveries';
+import type { AttemptRecord } from './records';
+import type { DeliveryStatus } from './status';
 import type { CIRCUIT_OPEN } from './attempt-plan';
 import type { Resource } from '../domain/resources';
 

@@ -1,8 +1,8 @@
 import { sweepGraceMs } from './policy';
 import { notSentAttempt, type NextAttempt } from './attempt-plan';
-import { messageOf, type DeliveryRecord } from './deliveries';
-import type { AttemptDeps } from './delivery-ports';
-import type { Due } from './delivery-runway';
+import { messageOf, type DeliveryRecord } from './records';
+import type { AttemptDeps } from './ports';
+import type { Due } from './runway';
 import type { AttemptVerdict } from './attempt-verdict';
 import { releaseNextInOrder } from './resource-order';
 

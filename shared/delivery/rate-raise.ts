@@ -1,5 +1,5 @@
-import { messageOf, type DeliveryRecord } from './deliveries';
-import type { DeliveryQueue } from './delivery-records';
+import { messageOf, type DeliveryRecord } from './records';
+import type { DeliveryQueue } from './records';
 import { MAX_RATE_WAIT_MS } from './rate-window';
 
 /**

@@ -170,11 +170,11 @@ export function limitRate(
     0,
     allowance,
   );
-  const held = send.filter((id) => !go.includes(id));
+  const heldBack = send.filter((id) => !go.includes(id));
   const starts = go.length > 0 ? withStarts(state.starts, now, go.length, grace) : null;
-  const binds = held.length > 0 || (defer.length > 0 && allowance <= go.length);
+  const binds = heldBack.length > 0 || (defer.length > 0 && allowance <= go.length);
   // Over the in-flight bound but not the rate: deferred as usual, unless a line is to be joined.
-  const over = [...held, ...defer.filter((id) => binds || (line && !booked.has(id)))];
+  const over = [...heldBack, ...defer.filter((id) => binds || (line && !booked.has(id)))];
   const rateWaiting = [...over.filter((id) => booked.has(id)), ...over.filter((id) => !booked.has(id))];
   const slotWaiting = defer.filter((id) => !rateWaiting.includes(id));
   const places = rateWaits(limit, starts ?? state.starts, now, rateWaiting.length);

@@ -2,7 +2,7 @@ import { derivedId, idTime, newId } from '../ids';
 import { sweepGraceMs } from './policy';
 import { queueAgain, type CurrentDeliveryStore, type Queued } from './current-delivery';
 import { oneResourceAtATime, orderKeyFor, resourceOf } from './resource-order';
-import { receives } from './deliveries';
+import { receives } from './fan-out';
 import type { EventRecord } from '../domain/events';
 import type { Page, PageRequest } from '../domain/pagination';
 import type { RecoveryStatus } from './recovery-status';

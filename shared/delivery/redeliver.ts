@@ -1,7 +1,8 @@
 import { AppError } from '../errors';
 import { sweepGraceMs } from './policy';
 import { queueAgain, type CurrentDeliveryStore } from './current-delivery';
-import { receives, toDeliveryResource, type EventReader } from './deliveries';
+import { receives } from './fan-out';
+import { toDeliveryResource, type EventReader } from './delivery-resource';
 import { toEventResource } from '../domain/events';
 import { findExisting } from '../domain/lookup';
 import { orderKeyFor } from './resource-order';

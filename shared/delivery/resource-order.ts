@@ -1,6 +1,6 @@
 import { logger } from '../logger';
 import { sweepGraceMs } from './policy';
-import type { DeliveryQueue, DeliveryRecord } from './delivery-records';
+import type { DeliveryQueue, DeliveryRecord } from './records';
 import type { EventRecord } from '../domain/events';
 import type { EndpointRecord } from '../domain/webhook-endpoints';
 

@@ -1,13 +1,13 @@
 import { logger } from '../logger';
 import { graceAfterLate } from './rate-window';
-import { afterAttempt, CIRCUIT_THRESHOLD, heldClosed, olderAttemptUnresolved, type EndpointHealth } from './circuit';
+import { afterAttempt, CIRCUIT_THRESHOLD, keptClosed, olderAttemptUnresolved, type EndpointHealth } from './circuit';
 import { decide, isSlowDown, type Outcome } from './policy';
 import { attemptUpdate, planNext, type NextAttempt } from './attempt-plan';
 import type { SendResult } from './sender';
 import { signedHeaders } from './signer';
-import { messageOf, type AttemptRecord } from './deliveries';
-import type { AttemptDeps, AttemptUpdate } from './delivery-ports';
-import type { Due, Run, Runway } from './delivery-runway';
+import { messageOf, type AttemptRecord } from './records';
+import type { AttemptDeps, AttemptUpdate } from './ports';
+import type { Due, Run, Runway } from './runway';
 import type { AttemptVerdict } from './attempt-verdict';
 import { disableIfDue } from './endpoint-failure';
 import { releaseNextInOrder } from './resource-order';
@@ -114,7 +114,7 @@ async function judge(deps: AttemptDeps, turn: Turn, result: SendResult, now: Dat
   const answer = { succeeded, probe: run.lease.probe, retryAfterMs, unanswered: result.status === null };
   let after = afterAttempt(health, answer, deps.now().getTime(), deps.timeScale);
   if (after.circuit === 'open' && health.circuit === 'closed' && !(await mayOpen(deps, endpoint, run.key, now)))
-    after = heldClosed(after, health);
+    after = keptClosed(after, health);
   const next = planNext(deps.scheduler, deps.timeScale, outcome, now, after.circuit !== 'closed');
   const entry: AttemptRecord = {
     attempt: n,

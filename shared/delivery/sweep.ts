@@ -1,9 +1,10 @@
 import { liveLease } from './circuit';
 import { sweepGraceMs } from './policy';
-import type { DeliveryMessage, DeliveryQueue, DeliveryRecord, DeliveryStatus } from './deliveries';
+import type { DeliveryMessage, DeliveryQueue, DeliveryRecord } from './records';
+import type { DeliveryStatus } from './status';
 import { admitInOrder, chainMember, repairHeld, type OrderStore } from './resource-order';
 import type { EndpointRecord } from '../domain/webhook-endpoints';
-import type { DeliveryDeadLetters } from './dead-deliveries';
+import type { DeliveryDeadLetters } from './dead-letters';
 
 /** An open delivery as the due index holds it: enough to wake it. */
 export interface DueEntry {
@@ -25,7 +26,7 @@ export interface DueIndex {
   /** Moves the entry's sweep time on, only if the row has not moved on by itself; false when it has. */
   postpone(entry: DueEntry, sweepAt: Date): Promise<boolean>;
   /**
-   * Takes an open row on its fast path into the index at `sweepAt` (./dead-deliveries.ts); false
+   * Takes an open row on its fast path into the index at `sweepAt` (./dead-letters.ts); false
    * when it is there already or ended.
    */
   enter(ref: { shop_id: string; event_id: string; id: string; endpoint_id: string }, sweepAt: Date): Promise<boolean>;
@@ -35,7 +36,7 @@ export interface DueIndex {
 
 export interface SweepDeps {
   due: DueIndex;
-  /** The delivery queue's dead-letter queue, drained into the due index before each sweep (./dead-deliveries.ts). */
+  /** The delivery queue's dead-letter queue, drained into the due index before each sweep (./dead-letters.ts). */
   deadLetters?: DeliveryDeadLetters;
   /** The chains of ordered endpoints: held rows are released or left held, never sent behind an open one. */
   order: OrderStore;
@@ -68,7 +69,7 @@ export const resweepMs = (timeScale: number) => Math.max(RESWEEP_GRACES * sweepG
  * The delivery row is the truth; this finds rows nobody woke. Every open row off its fast
  * path sits in the due index at its sweep time (due time, plus a grace when a message or
  * schedule should wake it); a fast-path row's lost message comes back through the delivery
- * dead-letter queue (./dead-deliveries.ts). Rows past it with no attempt in flight go back on the queue, after their
+ * dead-letter queue (./dead-letters.ts). Rows past it with no attempt in flight go back on the queue, after their
  * sweep time is moved on with a conditional write: a row swept twice is still attempted
  * once (the consumer records attempt N only over N-1). `horizonMs` looks ahead: at the
  * start of the local stack, whose queue and timers died with it, every due row is lost.

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 
-/** Request schemas of the operations in ../delivery/deliveries.ts. */
+/** Request schemas of the redeliver operation (../delivery/redeliver.ts). */
 export const redeliverEventBody = z.strictObject({
   endpoint_ids: z.optional(z.array(z.string()).check(z.maxLength(16))),
 });

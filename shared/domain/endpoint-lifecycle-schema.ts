@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { DELIVERY_STATUSES } from '../delivery/delivery-status';
+import { DELIVERY_STATUSES } from '../delivery/status';
 import { pageQuery } from './pagination-schema';
 
 /** Request schemas of the operations in ./endpoint-lifecycle.ts (recover's are in ./recovery-schema.ts). */

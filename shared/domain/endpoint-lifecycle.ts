@@ -1,6 +1,7 @@
 import { notFound } from '../errors';
-import type { DeliveryRecord, DeliveryStatus } from '../delivery/deliveries';
-import { toDeliveryResource } from '../delivery/deliveries';
+import type { DeliveryRecord } from '../delivery/records';
+import type { DeliveryStatus } from '../delivery/status';
+import { toDeliveryResource } from '../delivery/delivery-resource';
 import { summarise, type StatsBucket } from '../delivery/endpoint-stats';
 import type { Page, PageRequest } from './pagination';
 import type { Resource } from './resources';

@@ -1,4 +1,5 @@
-import { toDeliveryResource, type DeliveryRecord, type EventReader } from '../delivery/deliveries';
+import { toDeliveryResource, type EventReader } from '../delivery/delivery-resource';
+import { type DeliveryRecord } from '../delivery/records';
 import { findExisting } from './lookup';
 import { toEventResource, type EventRecord } from './events';
 import type { Resource } from './resources';

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { CALL_OUTCOMES, URGENCIES } from './call-ingest-schema';
-import { DELIVERY_STATUSES } from '../delivery/delivery-status';
+import { DELIVERY_STATUSES } from '../delivery/status';
 import { FILTER_DESCRIPTION } from './event-filter-schema';
 import { EVENT_TYPES } from './event-types';
 import { JOB_STATUSES } from './job-values';

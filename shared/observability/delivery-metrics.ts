@@ -1,5 +1,5 @@
 import type { AttemptVerdict } from '../delivery/attempt-verdict';
-import type { AttemptDeps } from '../delivery/delivery-ports';
+import type { AttemptDeps } from '../delivery/ports';
 
 /** The namespace of every custom metric; the stack's alarms and dashboard read the same. */
 export const METRICS_NAMESPACE = 'ShopCallsApi';

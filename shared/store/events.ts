@@ -1,6 +1,6 @@
 import { EVENT_RETENTION_SECONDS, type EventRecord } from '../domain/events';
 import type { EventWriter } from '../domain/webhook-endpoints';
-import type { EventReader } from '../delivery/deliveries';
+import type { EventReader } from '../delivery/delivery-resource';
 import type { NotificationClaims } from '../domain/notifications';
 import type { Page, PageRequest, TimeFilter } from '../domain/pagination';
 import { stripKeys, updateIf, type Dynamo } from './client';

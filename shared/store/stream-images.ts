@@ -1,6 +1,6 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { DeliveryRecord } from '../delivery/deliveries';
+import type { DeliveryRecord } from '../delivery/records';
 import type { EventRecord } from '../domain/events';
 import type { RecoveryRecord } from '../delivery/recovery-job';
 import type { RateRaise } from '../delivery/rate-raise';

@@ -1,13 +1,13 @@
 import type { Config } from '../config';
-import type { FanOutDeps } from '../delivery/deliveries';
-import type { AttemptDeps, RetryScheduler } from '../delivery/delivery-ports';
+import type { FanOutDeps } from '../delivery/fan-out';
+import type { AttemptDeps, RetryScheduler } from '../delivery/ports';
 import type { Mailer, NotificationQueue, NotifyDeps } from '../domain/notifications';
 import type { RecoveryWorkerDeps } from '../delivery/recovery-worker';
 import type { SweepDeps } from '../delivery/sweep';
 import { AwsRetryScheduler } from '../delivery/aws/retry-scheduler';
 import { LogOnlyMailer, SesMailer } from '../aws/ses-mailer';
 import { SqsDeliveryDeadLetters, SqsIngestDeadLetters, type IngestDeadLetters } from '../aws/sqs-dead-letters';
-import type { DeliveryDeadLetters } from '../delivery/dead-deliveries';
+import type { DeliveryDeadLetters } from '../delivery/dead-letters';
 import { SqsNotificationQueue } from '../aws/sqs-notification-queue';
 import { SqsDeliveryQueue, SqsQueueDelays } from '../delivery/aws/sqs-queue';
 import { DynamoAttemptLedger } from '../delivery/dynamo/attempt-ledger';

@@ -6,7 +6,7 @@ import { issueKey } from '../../shared/domain/api-keys';
 import { ingestCall } from '../../shared/domain/calls';
 import { createShop, type Shop } from '../../shared/domain/shop';
 import { SCOPES } from '../../shared/domain/scopes';
-import type { DeliveryRecord } from '../../shared/delivery/deliveries';
+import type { DeliveryRecord } from '../../shared/delivery/records';
 import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
 import { call, expectError } from '../helpers/http';
 import { closeReceivers, eventually, expectRequests, firstOfEach, startReceiver, waitFor } from '../helpers/receiver';

@@ -4,7 +4,7 @@ import { issueKey } from '../../shared/domain/api-keys';
 import { ingestCall } from '../../shared/domain/calls';
 import { createShop } from '../../shared/domain/shop';
 import { SCOPES } from '../../shared/domain/scopes';
-import { messageOf, type DeliveryRecord } from '../../shared/delivery/deliveries';
+import { messageOf, type DeliveryRecord } from '../../shared/delivery/records';
 import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
 import { call, expectError, type HttpReply } from '../helpers/http';
 import { closeReceivers, expectRequests, firstOfEach, startReceiver, waitFor } from '../helpers/receiver';

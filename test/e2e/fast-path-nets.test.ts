@@ -4,7 +4,7 @@ import { startQueuePoller } from '../../lib/local/queue-poller';
 import { localHandlers } from '../../lib/local/wiring';
 import { ingestCall } from '../../shared/domain/calls';
 import { simulatedCall } from '../../lib/cli/simulate';
-import type { DeliveryRecord } from '../../shared/delivery/deliveries';
+import type { DeliveryRecord } from '../../shared/delivery/records';
 import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
 import { keys } from '../../shared/store/keys';
 import { call } from '../helpers/http';

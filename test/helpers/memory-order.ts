@@ -1,4 +1,4 @@
-import type { DeliveryRecord } from '../../shared/delivery/delivery-records';
+import type { DeliveryRecord } from '../../shared/delivery/records';
 import {
   elementOf,
   parseElement,

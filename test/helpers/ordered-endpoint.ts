@@ -1,6 +1,7 @@
-import { deliverBatch } from '../../shared/delivery/delivery-attempt';
-import { newDelivery, fanOutDeliveryId, type DeliveryMessage, type FanOutDeps } from '../../shared/delivery/deliveries';
-import type { AttemptDeps } from '../../shared/delivery/delivery-ports';
+import { deliverBatch } from '../../shared/delivery/deliver-batch';
+import { newDelivery, fanOutDeliveryId, type FanOutDeps } from '../../shared/delivery/fan-out';
+import { type DeliveryMessage } from '../../shared/delivery/records';
+import type { AttemptDeps } from '../../shared/delivery/ports';
 import { newEvent, type EventRecord } from '../../shared/domain/events';
 import { createShop } from '../../shared/domain/shop';
 import { createEndpoint } from '../../shared/domain/webhook-endpoints';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { newDelivery, type DeliveryRecord, fanOutDeliveryId } from '../../shared/delivery/deliveries';
-import type { AttemptUpdate, Carried, ReleaseChange } from '../../shared/delivery/delivery-ports';
+import { newDelivery, fanOutDeliveryId } from '../../shared/delivery/fan-out';
+import { type DeliveryRecord } from '../../shared/delivery/records';
+import type { AttemptUpdate, Carried, ReleaseChange } from '../../shared/delivery/ports';
 import { newEvent } from '../../shared/domain/events';
 import { createShop } from '../../shared/domain/shop';
 import { createEndpoint, type EndpointRecord } from '../../shared/domain/webhook-endpoints';
@@ -152,7 +153,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
     const carried: Carried = {
       attempts: inRun.map((u) => ({ entry: u.entry, status: u.status })),
       slots: [{ key: b.id, token: lease(b).token }],
-      held: [],
+      deliveries: [],
     };
     return { a, b, c, endpoint, lease, carried, sent };
   }

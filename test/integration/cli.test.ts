@@ -2,7 +2,7 @@ import { COMMANDS, runCli } from '../../lib/cli/run';
 import { authenticate, hashKey } from '../../shared/domain/api-keys';
 import { createPortalSession, lookUpSession } from '../../shared/domain/portal-sessions';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
-import { newDelivery, fanOutDeliveryId } from '../../shared/delivery/deliveries';
+import { newDelivery, fanOutDeliveryId } from '../../shared/delivery/fan-out';
 import { createEndpoint } from '../../shared/domain/webhook-endpoints';
 import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
 import { useFreshTable } from '../helpers/table';

@@ -1,4 +1,5 @@
-import { fanOutDeliveryId, newDelivery, type DeliveryRecord } from '../../shared/delivery/deliveries';
+import { fanOutDeliveryId, newDelivery } from '../../shared/delivery/fan-out';
+import { type DeliveryRecord } from '../../shared/delivery/records';
 import { deleteEndpoint } from '../../shared/domain/endpoint-lifecycle';
 import { getEvent } from '../../shared/domain/event-log';
 import { newEvent, type EventRecord } from '../../shared/domain/events';

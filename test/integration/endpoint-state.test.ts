@@ -1,5 +1,6 @@
-import { newDelivery, type DeliveryRecord } from '../../shared/delivery/deliveries';
-import type { AttemptUpdate, ReleaseChange } from '../../shared/delivery/delivery-ports';
+import { newDelivery } from '../../shared/delivery/fan-out';
+import { type DeliveryRecord } from '../../shared/delivery/records';
+import type { AttemptUpdate, ReleaseChange } from '../../shared/delivery/ports';
 import { bucketStart, STATS_BUCKET_MS, summarise } from '../../shared/delivery/endpoint-stats';
 import { newEvent } from '../../shared/domain/events';
 import { createShop } from '../../shared/domain/shop';

@@ -1,5 +1,6 @@
-import { deliverBatch } from '../../shared/delivery/delivery-attempt';
-import { fanOut, messageOf, type DeliveryMessage, type DeliveryRecord } from '../../shared/delivery/deliveries';
+import { deliverBatch } from '../../shared/delivery/deliver-batch';
+import { fanOut } from '../../shared/delivery/fan-out';
+import { messageOf, type DeliveryMessage, type DeliveryRecord } from '../../shared/delivery/records';
 import type { EventRecord } from '../../shared/domain/events';
 import { elementOf } from '../../shared/delivery/resource-order';
 import type { EndpointRecord } from '../../shared/domain/webhook-endpoints';

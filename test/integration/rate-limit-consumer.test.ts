@@ -1,12 +1,7 @@
-import { deliverBatch } from '../../shared/delivery/delivery-attempt';
-import {
-  messageOf,
-  newDelivery,
-  type DeliveryMessage,
-  type DeliveryRecord,
-  fanOutDeliveryId,
-} from '../../shared/delivery/deliveries';
-import type { AttemptDeps } from '../../shared/delivery/delivery-ports';
+import { deliverBatch } from '../../shared/delivery/deliver-batch';
+import { messageOf, type DeliveryMessage, type DeliveryRecord } from '../../shared/delivery/records';
+import { newDelivery, fanOutDeliveryId } from '../../shared/delivery/fan-out';
+import type { AttemptDeps } from '../../shared/delivery/ports';
 import { newEvent } from '../../shared/domain/events';
 import { createShop } from '../../shared/domain/shop';
 import { createEndpoint, type EndpointRecord } from '../../shared/domain/webhook-endpoints';

@@ -1,6 +1,6 @@
 import { createShop } from '../../shared/domain/shop';
 import type { CurrentDeliveryStore } from '../../shared/delivery/current-delivery';
-import type { DeliveryRecord } from '../../shared/delivery/deliveries';
+import type { DeliveryRecord } from '../../shared/delivery/records';
 import { newEvent, type EventRecord } from '../../shared/domain/events';
 import { recoverEndpoint } from '../../shared/delivery/recovery';
 import { recoverPage, type RecoveryRecord } from '../../shared/delivery/recovery-job';

@@ -1,6 +1,6 @@
 import { createShop } from '../../shared/domain/shop';
 import type { CurrentDeliveryStore } from '../../shared/delivery/current-delivery';
-import { isOpenStatus } from '../../shared/delivery/delivery-status';
+import { isOpenStatus } from '../../shared/delivery/status';
 import { newEvent, type EventRecord } from '../../shared/domain/events';
 import { recoverEndpoint, getRecovery } from '../../shared/delivery/recovery';
 import {

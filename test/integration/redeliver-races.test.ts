@@ -1,7 +1,8 @@
 import { createShop } from '../../shared/domain/shop';
-import { newDelivery, type DeliveryRecord, fanOutDeliveryId } from '../../shared/delivery/deliveries';
-import type { AttemptUpdate } from '../../shared/delivery/delivery-ports';
-import { isOpenStatus } from '../../shared/delivery/delivery-status';
+import { newDelivery, fanOutDeliveryId } from '../../shared/delivery/fan-out';
+import { type DeliveryRecord } from '../../shared/delivery/records';
+import type { AttemptUpdate } from '../../shared/delivery/ports';
+import { isOpenStatus } from '../../shared/delivery/status';
 import { newEvent, type EventRecord } from '../../shared/domain/events';
 import { recoverEndpoint } from '../../shared/delivery/recovery';
 import { redeliver } from '../../shared/delivery/redeliver';

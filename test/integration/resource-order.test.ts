@@ -1,13 +1,7 @@
-import { deliverBatch } from '../../shared/delivery/delivery-attempt';
-import {
-  fanOut,
-  messageOf,
-  newDelivery,
-  type DeliveryMessage,
-  type DeliveryRecord,
-  fanOutDeliveryId,
-  toDeliveryResource,
-} from '../../shared/delivery/deliveries';
+import { deliverBatch } from '../../shared/delivery/deliver-batch';
+import { fanOut, newDelivery, fanOutDeliveryId } from '../../shared/delivery/fan-out';
+import { messageOf, type DeliveryMessage, type DeliveryRecord } from '../../shared/delivery/records';
+import { toDeliveryResource } from '../../shared/delivery/delivery-resource';
 import type { EventRecord } from '../../shared/domain/events';
 import { elementOf } from '../../shared/delivery/resource-order';
 import { sweep } from '../../shared/delivery/sweep';

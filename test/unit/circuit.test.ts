@@ -3,7 +3,7 @@ import {
   afterAttempt,
   carriedKey,
   CIRCUIT_THRESHOLD,
-  heldClosed,
+  keptClosed,
   holdsBack,
   olderAttemptUnresolved,
   FIRST_PROBE_INTERVAL_MS,
@@ -310,7 +310,7 @@ describe('opening the circuit in the order the receiver answered', () => {
     const before: EndpointHealth = { ...HEALTHY, consecutive_failures: CIRCUIT_THRESHOLD - 1 };
     const after = afterAttempt(before, { succeeded: false, probe: false, retryAfterMs: null }, NOW, 1);
     expect(after.circuit).toBe('open');
-    expect(heldClosed(after, before)).toMatchObject({
+    expect(keptClosed(after, before)).toMatchObject({
       circuit: 'closed',
       consecutive_failures: CIRCUIT_THRESHOLD,
       next_probe_at: null,

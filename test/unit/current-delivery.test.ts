@@ -4,8 +4,9 @@ import {
   type CurrentDeliveryStore,
   type EventDeliveries,
 } from '../../shared/delivery/current-delivery';
-import { newDelivery, type DeliveryRecord } from '../../shared/delivery/deliveries';
-import type { DeliveryStatus } from '../../shared/delivery/delivery-status';
+import { newDelivery } from '../../shared/delivery/fan-out';
+import { type DeliveryRecord } from '../../shared/delivery/records';
+import type { DeliveryStatus } from '../../shared/delivery/status';
 import { newEvent } from '../../shared/domain/events';
 
 const at = new Date('2026-11-22T10:00:00.000Z');

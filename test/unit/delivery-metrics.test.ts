@@ -1,4 +1,4 @@
-import type { AttemptDeps, AttemptEnd } from '../../shared/delivery/delivery-ports';
+import type { AttemptDeps, AttemptEnd } from '../../shared/delivery/ports';
 import { countVerdicts, withDeliveryMetrics, type MetricSink } from '../../shared/observability/delivery-metrics';
 
 function recorder(): MetricSink & { seen: [string, number][] } {

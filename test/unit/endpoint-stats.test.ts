@@ -7,7 +7,7 @@ import {
   windowStart,
   type StatsBucket,
 } from '../../shared/delivery/endpoint-stats';
-import type { AttemptRecord } from '../../shared/delivery/deliveries';
+import type { AttemptRecord } from '../../shared/delivery/records';
 import { snippetOf } from '../../shared/delivery/sender';
 
 const attempt = (over: Partial<AttemptRecord> = {}): AttemptRecord => ({

@@ -1,15 +1,12 @@
 import {
   carriedEvent,
   carryingEvent,
-  fanOut,
-  listingOncePerBatch,
-  receives,
   MESSAGE_EVENT_MAX_BYTES,
   withoutEvent,
   type DeliveryMessage,
   type DeliveryRecord,
-  type FanOutDeps,
-} from '../../shared/delivery/deliveries';
+} from '../../shared/delivery/records';
+import { fanOut, listingOncePerBatch, receives, type FanOutDeps } from '../../shared/delivery/fan-out';
 import { newEvent } from '../../shared/domain/events';
 import type { EndpointRecord } from '../../shared/domain/webhook-endpoints';
 import { HEALTHY, type EndpointHealth } from '../../shared/delivery/circuit';

@@ -1,5 +1,5 @@
 import { makeHandler } from '../../functions/deliver';
-import type { AttemptDeps } from '../../shared/delivery/delivery-ports';
+import type { AttemptDeps } from '../../shared/delivery/ports';
 import { powertoolsMetrics } from '../../shared/observability/metrics';
 
 /**

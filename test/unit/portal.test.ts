@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { handler as fallback } from '../../functions/fallback';
 import { ASSETS, handler, PORTAL_CSP } from '../../functions/portal';
-import { DELIVERY_STATUSES } from '../../shared/delivery/delivery-status';
+import { DELIVERY_STATUSES } from '../../shared/delivery/status';
 import { SUBSCRIBABLE_EVENT_TYPES } from '../../shared/domain/event-types';
 import { isPortalRequest } from '../../shared/routes';
 

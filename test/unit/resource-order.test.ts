@@ -1,10 +1,6 @@
-import {
-  fanOut,
-  toDeliveryResource,
-  type DeliveryMessage,
-  type DeliveryRecord,
-  type FanOutDeps,
-} from '../../shared/delivery/deliveries';
+import { fanOut, type FanOutDeps } from '../../shared/delivery/fan-out';
+import { toDeliveryResource } from '../../shared/delivery/delivery-resource';
+import { type DeliveryMessage, type DeliveryRecord } from '../../shared/delivery/records';
 import { newEvent } from '../../shared/domain/events';
 import {
   admitInOrder,

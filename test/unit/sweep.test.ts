@@ -1,6 +1,6 @@
-import type { DeliveryMessage } from '../../shared/delivery/deliveries';
+import type { DeliveryMessage } from '../../shared/delivery/records';
 import { RESWEEP_MIN_MS, sweep, type DueEntry, type DueIndex, type SweepDeps } from '../../shared/delivery/sweep';
-import { deadLetteredMessage, drainDeadLetters, type DeliveryDeadLetters } from '../../shared/delivery/dead-deliveries';
+import { deadLetteredMessage, drainDeadLetters, type DeliveryDeadLetters } from '../../shared/delivery/dead-letters';
 import type { EndpointRecord } from '../../shared/domain/webhook-endpoints';
 import { HEALTHY, type Lease } from '../../shared/delivery/circuit';
 import { sweepGraceMs } from '../../shared/delivery/policy';

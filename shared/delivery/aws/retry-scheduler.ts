@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ConflictException, CreateScheduleCommand, type SchedulerClient } from '@aws-sdk/client-scheduler';
-import { withoutEvent, type DeliveryMessage } from '../deliveries';
-import type { RetryScheduler } from '../delivery-ports';
+import { withoutEvent, type DeliveryMessage } from '../records';
+import type { RetryScheduler } from '../ports';
 import { SqsQueueDelays, type SqsDeliveryQueue } from './sqs-queue';
 
 export interface SchedulerTarget {

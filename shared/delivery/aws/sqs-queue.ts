@@ -1,6 +1,6 @@
 import { SendMessageBatchCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { DeliveryMessage, DeliveryQueue } from '../deliveries';
-import type { RetryScheduler } from '../delivery-ports';
+import type { DeliveryMessage, DeliveryQueue } from '../records';
+import type { RetryScheduler } from '../ports';
 
 export const SQS_MAX_DELAY_MS = 15 * 60 * 1000;
 

@@ -1,12 +1,12 @@
-import { carriedEvent, messageOf, type DeliveryMessage, type DeliveryRecord, type DeliveryRef } from '../deliveries';
-import type { AttemptDeliveryStore, AttemptInputs, AttemptUpdate } from '../delivery-ports';
+import { carriedEvent, messageOf, type DeliveryMessage, type DeliveryRecord, type DeliveryRef } from '../records';
+import type { AttemptDeliveryStore, AttemptInputs, AttemptUpdate } from '../ports';
 import { EVENT_RETENTION_SECONDS } from '../../domain/events';
 import { batchGet, getRecord, stripKeys, updateIf, type Dynamo } from '../../store/client';
 import { gsi1Partition, keys } from '../../store/keys';
 import { TABLE } from '../../store/table';
 import { eventFromItem } from '../../store/events';
 import { endpointFromItems } from './endpoint-state';
-import { isOpenStatus } from '../delivery-status';
+import { isOpenStatus } from '../status';
 import { DynamoEndpointStatsCounterStore } from './endpoint-stats';
 import { releaseNextInOrder, type OrderDeps } from '../resource-order';
 import { DynamoOrderStore } from './resource-order';

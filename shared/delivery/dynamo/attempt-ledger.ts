@@ -1,12 +1,12 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { DeliveryRecord } from '../deliveries';
-import type { AttemptEnd, AttemptLedger, AttemptUpdate, Carried, Finished, HeldSlot } from '../delivery-ports';
+import type { DeliveryRecord } from '../records';
+import type { AttemptEnd, AttemptLedger, AttemptUpdate, Carried, Finished, RunSlot } from '../ports';
 import { statsSums } from '../endpoint-stats';
 import type { EndpointRecord } from '../../domain/webhook-endpoints';
 import { cancellationReasons, updateIf, type Dynamo } from '../../store/client';
 import { recordAttemptInput } from './attempt-deliveries';
 import { DynamoEndpointStatsCounterStore } from './endpoint-stats';
-import { DynamoEndpointGateStore, releaseInput, type HeldStats } from './endpoint-gate';
+import { DynamoEndpointGateStore, releaseInput, type BucketStats } from './endpoint-gate';
 import { withState } from './endpoint-state';
 
 /**
@@ -81,7 +81,7 @@ export class DynamoAttemptLedger implements AttemptLedger {
     const counted = recorded ? [{ entry: update.entry, status: update.status }, ...carried.attempts] : carried.attempts;
     const released = await this.endpoints.release(endpoint, key, token, change, {
       attempts: counted,
-      held: carried.held,
+      deliveries: carried.deliveries,
     });
     await this.endpoints.dropLeases(endpoint, carried.slots);
     return { recorded, released };
@@ -93,7 +93,7 @@ export class DynamoAttemptLedger implements AttemptLedger {
 
   async releaseCarried(endpoint: EndpointRecord, carried: Carried): Promise<void> {
     await this.stats.addQuietly(endpoint.shop_id, endpoint.id, carried.attempts);
-    await this.endpoints.dropLeases(endpoint, carried.slots, carried.held, carried.heldUntil);
+    await this.endpoints.dropLeases(endpoint, carried.slots, carried.deliveries, carried.carriedUntil);
   }
 
   /**
@@ -105,7 +105,7 @@ export class DynamoAttemptLedger implements AttemptLedger {
     key: string,
     carried: Carried,
     expect: Expectation | undefined,
-    stats: HeldStats | null,
+    stats: BucketStats | null,
   ): Promise<'done' | 'duplicate' | 'marked' | 'unmarked' | 'other'> {
     const { delivery, update, endpoint, token, change } = end;
     const table = { TableName: this.db.tableName };
@@ -120,7 +120,7 @@ export class DynamoAttemptLedger implements AttemptLedger {
                 expect,
                 slots: carried.slots,
                 stats,
-                held: carried.held,
+                carried: carried.deliveries,
               }),
               ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
             },
@@ -137,7 +137,7 @@ export class DynamoAttemptLedger implements AttemptLedger {
       if (!expect || gate?.Code !== 'ConditionalCheckFailed' || !gate.Item) return 'other';
       // Marshalled: the document client leaves an error's item as the service sent it.
       const current = withState(endpoint, unmarshall(gate.Item));
-      const ours = (slot: HeldSlot) => current.leases[slot.key]?.token === slot.token;
+      const ours = (slot: RunSlot) => current.leases[slot.key]?.token === slot.token;
       const usual =
         current.health.circuit === 'closed' &&
         ours({ key, token }) &&
@@ -149,7 +149,7 @@ export class DynamoAttemptLedger implements AttemptLedger {
   }
 }
 
-const NOTHING: Carried = { attempts: [], slots: [], held: [] };
+const NOTHING: Carried = { attempts: [], slots: [], deliveries: [] };
 
 type Expectation = { condition: string; values: Record<string, unknown> };
 const USUAL: Expectation = {

@@ -1,5 +1,5 @@
 import type { CurrentDeliveryStore, EventDeliveries } from '../current-delivery';
-import type { DeliveryRecord } from '../deliveries';
+import type { DeliveryRecord } from '../records';
 import { EVENT_RETENTION_SECONDS } from '../../domain/events';
 import { cancellationReasons, type Dynamo } from '../../store/client';
 import { cancelInput, deliveryItem } from './attempt-deliveries';

@@ -1,6 +1,6 @@
-import type { DeliveryRecord } from '../deliveries';
+import type { DeliveryRecord } from '../records';
 import type { Page, PageRequest } from '../../domain/pagination';
-import type { DeliveryStatus } from '../delivery-status';
+import type { DeliveryStatus } from '../status';
 import { stripKeys } from '../../store/client';
 import { shopPk, skPrefix } from '../../store/keys';
 import { queryFilteredPage, queryPage } from '../../store/pagination';

@@ -1,5 +1,5 @@
 import type { DueEntry, DueIndex } from '../sweep';
-import type { DeliveryRecord } from '../deliveries';
+import type { DeliveryRecord } from '../records';
 import { batchGet, stripKeys, updateIf, type Dynamo } from '../../store/client';
 import { DUE_BUCKETS, dueBucketPk, keys } from '../../store/keys';
 

@@ -1,5 +1,5 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { EndpointGateStore, HeldSlot, Released, ReleaseChange, RunAttempt } from '../delivery-ports';
+import type { EndpointGateStore, RunSlot, Released, ReleaseChange, RunAttempt } from '../ports';
 import { statsSums, type StatsSum } from '../endpoint-stats';
 import type { EventRecord } from '../../domain/events';
 import type { EndpointRecord } from '../../domain/webhook-endpoints';
@@ -11,7 +11,7 @@ import { DynamoEndpointStatsCounterStore } from './endpoint-stats';
 import { keys } from '../../store/keys';
 
 /** Attempts' counts for the state item's current bucket (`start`). */
-export interface HeldStats {
+export interface BucketStats {
   start: string;
   sum: StatsSum;
 }
@@ -22,7 +22,7 @@ export interface HeldStats {
  */
 export interface RunsCarried {
   attempts?: readonly RunAttempt[];
-  held?: readonly string[];
+  deliveries?: readonly string[];
 }
 
 /** What an attempt's end writes on the endpoint's health and `failing_since`. */
@@ -76,11 +76,11 @@ export interface ReleaseAlso {
    */
   expect?: { condition: string; values: Record<string, unknown> };
   /** Other leases of ours (the slots of runs that ended before it), each ended only if still ours. */
-  slots?: HeldSlot[];
+  slots?: RunSlot[];
   /** Attempts' counts for the state item's current bucket. */
-  stats?: HeldStats | null;
+  stats?: BucketStats | null;
   /** Deliveries the admission wrote as carried for the runs. */
-  held?: readonly string[];
+  carried?: readonly string[];
 }
 
 /**
@@ -93,7 +93,7 @@ export function releaseInput(
   leaseKey: string,
   token: string,
   change: ReleaseChange,
-  { expect, slots = [], stats = null, held = [] }: ReleaseAlso = {},
+  { expect, slots = [], stats = null, carried = [] }: ReleaseAlso = {},
 ) {
   const health = healthChange(change);
   const { sets, values } = health;
@@ -108,7 +108,7 @@ export function releaseInput(
     removes.push(`#leases.#c${i}`);
     condition += ` AND #leases.#c${i}.#token = :c${i}`;
   });
-  removes.push(...carriedNames(held, names));
+  removes.push(...carriedNames(carried, names));
   if (expect) {
     condition += ` AND ${expect.condition}`;
     Object.assign(values, expect.values);
@@ -258,7 +258,7 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
   }
 
   /**
-   * New slots on a healthy endpoint, on the count of leases held rather than on the version
+   * New slots on a healthy endpoint, on the count of leases taken rather than on the version
    * read: batches that read the endpoint at the same moment all get a slot while there is
    * room, where the version made all but one of them read it again and retry (each loss one
    * more read and write of a busy endpoint item, and, after three, a trip back through the
@@ -323,7 +323,7 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
     deliveryId: string,
     token: string,
     change: ReleaseChange,
-    { attempts = [], held = [] }: RunsCarried = {},
+    { attempts = [], deliveries = [] }: RunsCarried = {},
   ): Promise<Released> {
     let current = endpoint;
     let adjusted = change;
@@ -331,11 +331,11 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
     for (let tries = 0; ; tries++) {
       const placed = await this.placeStats(current, sums);
       current = placed.endpoint;
-      sums = placed.held ? [placed.held] : [];
+      sums = placed.onItem ? [placed.onItem] : [];
       try {
         const input = {
           TableName: this.db.tableName,
-          ...releaseInput(current, deliveryId, token, adjusted, { stats: placed.held, held }),
+          ...releaseInput(current, deliveryId, token, adjusted, { stats: placed.onItem, carried: deliveries }),
           ReturnValues: 'UPDATED_OLD' as const,
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
         };
@@ -407,23 +407,23 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
    */
   async placeStats(
     endpoint: EndpointRecord,
-    sums: readonly HeldStats[],
-  ): Promise<{ endpoint: EndpointRecord; held: HeldStats | null }> {
-    if (sums.length === 0) return { endpoint, held: null };
+    sums: readonly BucketStats[],
+  ): Promise<{ endpoint: EndpointRecord; onItem: BucketStats | null }> {
+    if (sums.length === 0) return { endpoint, onItem: null };
     const newest = sums.reduce((a, b) => (b.start > a.start ? b : a));
     const current = await this.statsReady(endpoint, newest.start);
-    const held = sums.find((s) => s.start === current.stats?.bucket) ?? null;
+    const onItem = sums.find((s) => s.start === current.stats?.bucket) ?? null;
     for (const { start, sum } of sums)
-      if (start !== held?.start) await this.stats.addSumQuietly(current.shop_id, current.id, start, sum);
-    return { endpoint: current, held };
+      if (start !== onItem?.start) await this.stats.addSumQuietly(current.shop_id, current.id, start, sum);
+    return { endpoint: current, onItem };
   }
 
-  /** Ends leases of ours with no health to write (the slots runs held), each only if it is still ours. */
+  /** Ends leases of ours with no health to write (the slots runs kept), each only if it is still ours. */
   async dropLeases(
     endpoint: EndpointRecord,
-    slots: HeldSlot[],
-    held: readonly string[] = [],
-    heldUntil = 0,
+    slots: RunSlot[],
+    carried: readonly string[] = [],
+    carriedUntil = 0,
   ): Promise<void> {
     for (const slot of slots) {
       await this.tryUpdate(
@@ -434,17 +434,17 @@ export class DynamoEndpointGateStore implements EndpointGateStore {
         { ':token': slot.token },
       );
     }
-    if (held.length === 0) return;
+    if (carried.length === 0) return;
     // Each only while it is still ours (the time our admission wrote): one that expired may have
     // been carried anew by another batch.
     const names = {};
-    const paths = carriedNames(held, names);
+    const paths = carriedNames(carried, names);
     await this.tryUpdate(
       endpoint,
       `REMOVE ${paths.join(', ')}`,
       ['attribute_exists(pk)', ...paths.map((p) => `(attribute_not_exists(${p}) OR ${p} = :until)`)].join(' AND '),
       names,
-      { ':until': heldUntil },
+      { ':until': carriedUntil },
     );
   }
 
@@ -499,5 +499,5 @@ function carrySets(admission: Admission, names: Record<string, string>, values: 
 }
 
 /** The carried deliveries' attributes as `REMOVE` paths. */
-const carriedNames = (held: readonly string[], names: Record<string, string>): string[] =>
-  held.map((id, i) => ((names[`#h${i}`] = carriedKey(id)), `#h${i}`));
+const carriedNames = (ids: readonly string[], names: Record<string, string>): string[] =>
+  ids.map((id, i) => ((names[`#h${i}`] = carriedKey(id)), `#h${i}`));

@@ -1,4 +1,4 @@
-import type { RunAttempt } from '../delivery-ports';
+import type { RunAttempt } from '../ports';
 import { STATS_RETENTION_SECONDS, statsSums, windowStart, type StatsBucket, type StatsSum } from '../endpoint-stats';
 import type { EndpointRecord } from '../../domain/webhook-endpoints';
 import { logger } from '../../logger';

@@ -1,4 +1,5 @@
-import { fanOutDeliveryId, type DeliveryRecord } from '../deliveries';
+import { fanOutDeliveryId } from '../fan-out';
+import { type DeliveryRecord } from '../records';
 import { batchGet, queryAll, queryPrefix, stripKeys, type Dynamo } from '../../store/client';
 import { keys, shopPk, skPrefix } from '../../store/keys';
 

@@ -1,6 +1,6 @@
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { DeliveryRecord } from '../deliveries';
-import type { DeliveryRef, DeliveryStore } from '../delivery-records';
+import type { DeliveryRecord } from '../records';
+import type { DeliveryRef, DeliveryStore } from '../records';
 import type { RateWaitingRows } from '../rate-raise';
 import { backOff, batchGet, isConditionFailed, stripKeys } from '../../store/client';
 import { keys, shopPk, skPrefix } from '../../store/keys';

@@ -9,7 +9,7 @@ import {
   type OrderStore,
   type ReleaseResult,
 } from '../resource-order';
-import { isOpenStatus, type DeliveryStatus } from '../delivery-status';
+import { isOpenStatus, type DeliveryStatus } from '../status';
 import { cancellationReasons, isConditionFailed, retryConflicts, type Dynamo } from '../../store/client';
 import { keys } from '../../store/keys';
 

@@ -1,11 +1,11 @@
-import type { DeliveryStatus } from './delivery-status';
+import type { DeliveryStatus } from './status';
 import type { EventRecord } from '../domain/events';
 import type { EventType } from '../domain/event-types';
 
 /**
  * A delivery's row, its queue message and the ports that keep them: the shapes the fan-out,
- * the consumer and their stores share, apart from the logic (./deliveries.ts, ./attempt-plan.ts,
- * ./delivery-ports.ts) so none of those needs another to name them.
+ * the consumer and their stores share, apart from the logic (./fan-out.ts, ./attempt-plan.ts,
+ * ./ports.ts) so none of those needs another to name them.
  */
 
 export interface AttemptRecord {
@@ -136,3 +136,12 @@ export interface DeliveryStore {
 export interface DeliveryQueue {
   send(messages: DeliveryMessage[]): Promise<void>;
 }
+
+/** The queue message that wakes a row for its next attempt (or the given one). */
+export const messageOf = (d: DeliveryRecord, attempt = d.attempts + 1): DeliveryMessage => ({
+  shop_id: d.shop_id,
+  event_id: d.event_id,
+  delivery_id: d.id,
+  endpoint_id: d.endpoint_id,
+  attempt,
+});

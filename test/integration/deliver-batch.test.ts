@@ -1,16 +1,8 @@
 import { CIRCUIT_OPEN } from '../../shared/delivery/attempt-plan';
-import { deliverBatch } from '../../shared/delivery/delivery-attempt';
-import {
-  carryingEvent,
-  fanOut,
-  messageOf,
-  newDelivery,
-  type DeliveryMessage,
-  type DeliveryRecord,
-  type FanOutDeps,
-  fanOutDeliveryId,
-} from '../../shared/delivery/deliveries';
-import type { AttemptDeps, AttemptEnd, AttemptLedger } from '../../shared/delivery/delivery-ports';
+import { deliverBatch } from '../../shared/delivery/deliver-batch';
+import { carryingEvent, messageOf, type DeliveryMessage, type DeliveryRecord } from '../../shared/delivery/records';
+import { fanOut, newDelivery, type FanOutDeps, fanOutDeliveryId } from '../../shared/delivery/fan-out';
+import type { AttemptDeps, AttemptEnd, AttemptLedger } from '../../shared/delivery/ports';
 import { newEvent, type EventRecord } from '../../shared/domain/events';
 import { createShop } from '../../shared/domain/shop';
 import { sweep } from '../../shared/delivery/sweep';
@@ -20,7 +12,7 @@ import { AUTO_DISABLE_AFTER_MS } from '../../shared/delivery/policy';
 import { keys, skPrefix } from '../../shared/store/keys';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { admit, carriedKey, CIRCUIT_THRESHOLD, MAX_IN_FLIGHT } from '../../shared/delivery/circuit';
-import { RUNWAY_MS } from '../../shared/delivery/delivery-runway';
+import { RUNWAY_MS } from '../../shared/delivery/runway';
 import type { SendResult } from '../../shared/delivery/sender';
 import { DynamoAttemptLedger } from '../../shared/delivery/dynamo/attempt-ledger';
 import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';

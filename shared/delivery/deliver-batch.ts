@@ -1,15 +1,8 @@
 import { MAX_IN_FLIGHT } from './circuit';
-import type { DeliveryMessage, DeliveryRecord } from './deliveries';
-import type { AttemptDeps, AttemptInputs } from './delivery-ports';
-import {
-  awaitAdmissions,
-  newBatchContext,
-  newRunway,
-  settlePulled,
-  type BatchContext,
-  type Due,
-} from './delivery-runway';
-import { isOpenStatus } from './delivery-status';
+import type { DeliveryMessage, DeliveryRecord } from './records';
+import type { AttemptDeps, AttemptInputs } from './ports';
+import { awaitAdmissions, newBatchContext, newRunway, settlePulled, type BatchContext, type Due } from './runway';
+import { isOpenStatus } from './status';
 import { Verdicts, type AttemptVerdict } from './attempt-verdict';
 import { admitOn, runOf, type Admitted } from './admit-endpoint';
 import { planEndpoint, type Action, type EndpointPlan, type Source } from './endpoint-plan';
@@ -23,7 +16,7 @@ import type { EndpointRecord } from '../domain/webhook-endpoints';
  * allow (one conditional write), plan one action per delivery (./endpoint-plan.ts) and carry
  * it out: send, record and release each admitted delivery (./send-attempt.ts), and put the
  * rest off (./put-off.ts). A slot freed by a success passes on to the endpoint's next due
- * delivery with no endpoint write (a run: ./delivery-runway.ts): one of this batch, or, when
+ * delivery with no endpoint write (a run: ./runway.ts): one of this batch, or, when
  * deliveries wait on the queue for a slot, one pulled from the table. No delivery waits on
  * another endpoint's receiver. The row is the truth: every change is conditional on its
  * attempt count, so a duplicate message sends nothing.
@@ -106,7 +99,7 @@ async function forEndpoint(deps: AttemptDeps, batch: EndpointBatch): Promise<Ver
     const endpoint = batch.read ?? (await deps.endpoints.get(first.delivery.shop_id, first.delivery.endpoint_id));
     admitted = endpoint?.enabled ? await admitOn(deps, endpoint, due) : null;
   } finally {
-    // The queue's endpoints count down the batch's admissions (`admissions` in ./delivery-runway.ts).
+    // The queue's endpoints count down the batch's admissions (`admissions` in ./runway.ts).
     if (source === 'queue') ctx.admitted();
   }
   const backlogMarked = admitted?.endpoint.backlog_at !== undefined;
@@ -186,7 +179,7 @@ function carryOut(
 const PULL_PAGE = 8;
 
 /**
- * The batch's `pull` (./delivery-runway.ts), while its runway lasts: read an endpoint's due ones
+ * The batch's `pull` (./runway.ts), while its runway lasts: read an endpoint's due ones
  * from the table (oldest first) and attempt them in this batch, at the endpoint's limit.
  * Whatever goes wrong, the rows keep their own wake-ups (queue message, schedule, sweeper).
  */

@@ -1,6 +1,6 @@
 import type { Lease } from './circuit';
-import type { DeliveryMessage, DeliveryRecord } from './deliveries';
-import type { Carried } from './delivery-ports';
+import type { DeliveryMessage, DeliveryRecord } from './records';
+import type { Carried } from './ports';
 import type { Source } from './endpoint-plan';
 import type { EventRecord } from '../domain/events';
 import type { EndpointRecord } from '../domain/webhook-endpoints';
@@ -33,7 +33,7 @@ export interface BatchContext {
   admitted(): void;
   /**
    * A success freed a slot of an endpoint whose deliveries wait for one: the batch takes them
-   * from the table while its runway lasts, and hands them to the queue after (./delivery-attempt.ts).
+   * from the table while its runway lasts, and hands them to the queue after (./deliver-batch.ts).
    */
   pull: (endpoint: EndpointRecord) => void;
 }
@@ -115,13 +115,17 @@ export interface RunwayOptions<V> {
 }
 
 export function newRunway<V>({ ctx, waiting, carryUntil, source, giveBack, runs }: RunwayOptions<V>): Runway<V> {
-  const heldUntil = carryUntil;
   const starts = new Map<string, (run: Promise<V>) => void>();
   const outcomes = new Map(
     waiting.map((d) => [d.delivery.id, new Promise<V>((resolve) => starts.set(d.delivery.id, (run) => resolve(run)))]),
   );
   const settle = (id: string, run: Promise<V>) => starts.get(id)?.(run);
-  const carried: Carried = { attempts: [], slots: [], held: waiting.map((d) => d.delivery.id), heldUntil };
+  const carried: Carried = {
+    attempts: [],
+    slots: [],
+    deliveries: waiting.map((d) => d.delivery.id),
+    carriedUntil: carryUntil,
+  };
   const writes: Promise<unknown>[] = [];
   let running = runs;
   return {
@@ -144,8 +148,8 @@ export function newRunway<V>({ ctx, waiting, carryUntil, source, giveBack, runs 
       return {
         attempts: carried.attempts.splice(0),
         slots: carried.slots.splice(0),
-        held: carried.held.splice(0),
-        heldUntil,
+        deliveries: carried.deliveries.splice(0),
+        carriedUntil: carryUntil,
       };
     },
   };

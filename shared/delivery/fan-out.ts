@@ -1,74 +1,18 @@
 import { derivedId, idTime } from '../ids';
 import type { EventRecord } from '../domain/events';
-import type { Resource } from '../domain/resources';
 import type { EndpointRecord } from '../domain/webhook-endpoints';
 import { SWEEP_GRACE_MS, sweepGraceMs } from './policy';
-import {
-  carryingEvent,
-  type AttemptRecord,
-  type DeliveryMessage,
-  type DeliveryQueue,
-  type DeliveryRecord,
-  type DeliveryStore,
-} from './delivery-records';
-import type { EventType } from '../domain/event-types';
+import { carryingEvent, messageOf, type DeliveryQueue, type DeliveryRecord, type DeliveryStore } from './records';
 import { notSentAttempt, withAttempt, type NextAttempt } from './attempt-plan';
-import type { RetryScheduler } from './delivery-ports';
+import type { RetryScheduler } from './ports';
 import { holdsBack } from './circuit';
-import { isOpenStatus } from './delivery-status';
 import { matchesFilter } from '../domain/event-filter';
 import { admitInOrder, chainMember, orderKeyFor, type OrderStore } from './resource-order';
 
-export type { DeliveryStatus } from './delivery-status';
-
-export type {
-  AttemptRecord,
-  DeliveryMessage,
-  DeliveryQueue,
-  DeliveryRecord,
-  DeliveryRef,
-  DeliveryStore,
-} from './delivery-records';
-export { carriedEvent, carryingEvent, MESSAGE_EVENT_MAX_BYTES, withoutEvent } from './delivery-records';
-
-export function toDeliveryResource(d: DeliveryRecord, eventType: EventType): Resource<'delivery'> {
-  return {
-    id: d.id,
-    object: 'delivery' as const,
-    endpoint_id: d.endpoint_id,
-    event_id: d.event_id,
-    event_type: eventType,
-    status: d.status,
-    attempts: d.attempts,
-    last_attempt_at: d.last_attempt_at,
-    next_attempt_at: d.next_attempt_at,
-    last_response_status: d.last_response_status,
-    last_error: d.last_error,
-    // Only an open delivery waits; an ended one shows no hold, whatever its row still holds.
-    held_by: isOpenStatus(d.status) ? (d.held_by ?? null) : null,
-    attempt_log: (d.history ?? []).map(toAttemptLogEntry),
-  };
-}
-
-/** One attempt as the API shows it; the row names the receiver's status `status`. */
-export function toAttemptLogEntry(a: AttemptRecord): Resource<'delivery'>['attempt_log'][number] {
-  return {
-    attempt: a.attempt,
-    at: a.at,
-    response_status: a.status,
-    duration_ms: a.duration_ms,
-    error: a.error,
-    response_snippet: a.response_snippet,
-  };
-}
-
-export const messageOf = (d: DeliveryRecord, attempt = d.attempts + 1): DeliveryMessage => ({
-  shop_id: d.shop_id,
-  event_id: d.event_id,
-  delivery_id: d.id,
-  endpoint_id: d.endpoint_id,
-  attempt,
-});
+/**
+ * The fan-out: which endpoints an event goes to (the one rule of the fan-out, recover and
+ * redeliver), the rows it creates for them, and their first wake-ups.
+ */
 
 export function isSubscribed(endpoint: EndpointRecord, event: EventRecord): boolean {
   if (event.endpoint_id) return endpoint.id === event.endpoint_id;
@@ -309,8 +253,4 @@ async function holdBack(deps: FanOutDeps, heldBack: { row: DeliveryRecord; next:
 function heldRow(deps: FanOutDeps, row: DeliveryRecord, now: Date): { row: DeliveryRecord; next: NextAttempt } {
   const { update, next } = notSentAttempt(row, deps.scheduler, deps.timeScale, now);
   return { row: withAttempt(row, update), next };
-}
-
-export interface EventReader {
-  get(shopId: string, eventId: string): Promise<EventRecord | null>;
 }

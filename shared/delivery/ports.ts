@@ -8,8 +8,8 @@ import type {
   DeliveryRecord,
   DeliveryStore,
   DeliveryRef,
-} from './delivery-records';
-import type { DeliveryStatus } from './delivery-status';
+} from './records';
+import type { DeliveryStatus } from './status';
 import type { EventRecord } from '../domain/events';
 import type { SecretCipher } from '../domain/secrets';
 import type { EndpointRecord, QueuedDeliveries } from '../domain/webhook-endpoints';
@@ -76,7 +76,7 @@ export interface Released {
 }
 
 /** A slot of an endpoint: the lease, stored under the id of the delivery it was admitted for. */
-export interface HeldSlot {
+export interface RunSlot {
   key: string;
   token: string;
 }
@@ -90,14 +90,14 @@ export interface RunAttempt {
 /**
  * What a batch's runs of successes on one endpoint leave for the write that ends the last of
  * them: the stats of the attempts recorded on their rows alone, and the slots of the runs
- * that ended before it (held until then, not released one write each).
+ * that ended before it (kept until then, not released one write each).
  */
 export interface Carried {
   attempts: RunAttempt[];
-  slots: HeldSlot[];
-  /** The deliveries the admission wrote as carried for the runs, until `heldUntil`: the last run's write ends that. */
-  held: string[];
-  heldUntil?: number;
+  slots: RunSlot[];
+  /** The deliveries the admission wrote as carried for the runs, until `carriedUntil`: the last run's write ends that. */
+  deliveries: string[];
+  carriedUntil?: number;
 }
 
 /** A sent attempt's end: what its row records, and what its endpoint's lease and health become. */

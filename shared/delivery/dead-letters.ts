@@ -1,4 +1,4 @@
-import type { DeliveryMessage } from './delivery-records';
+import type { DeliveryMessage } from './records';
 
 /** A message the delivery queue gave up on (received too often), as its dead-letter queue holds it. */
 export interface DeadLetteredDelivery {
