@@ -238,13 +238,21 @@ export async function inOrder(
 }
 
 /**
- * Rows written by an earlier try of this batch come back only if never attempted; these were, so
- * the sweeper is their net.
+ * Rows this try wrote with their first attempt recorded get the wake-up of their second. A row an
+ * earlier try of the batch wrote, recorded (its circuit was already open then), does not come
+ * back: the sweeper is its net. One it wrote unrecorded (the circuit opened since) comes back as
+ * stored, never attempted: a wake-up for a second attempt would find it at its first, and a copy
+ * of that wake-up (another retry's) would then send the second at once. It goes on the queue for
+ * its first attempt, like any new row.
  */
 async function holdBack(deps: FanOutDeps, heldBack: { row: DeliveryRecord; next: NextAttempt }[]): Promise<void> {
   if (heldBack.length === 0) return;
   const created = await deps.deliveries.createMissing(heldBack.map((h) => h.row));
-  for (const { row, next } of heldBack.filter((h) => created.some((c) => c.id === h.row.id))) {
+  const unrecorded = onFastPath(created.filter((c) => c.attempts === 0));
+  if (unrecorded.length > 0)
+    await orIndexed(deps, unrecorded, () => deps.queue.send(unrecorded.map((d) => messageOf(d))));
+  const recorded = heldBack.filter((h) => created.some((c) => c.id === h.row.id && c.attempts > 0));
+  for (const { row, next } of recorded) {
     if (next.schedule && next.at) await deps.scheduler.schedule(messageOf(row), next.at);
   }
 }

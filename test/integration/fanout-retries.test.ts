@@ -1,5 +1,5 @@
-import { fanOut, fanOutDeliveryId, newDelivery, type FanOutDeps } from '../../shared/delivery/deliveries';
-import type { DeliveryMessage } from '../../shared/delivery/delivery-records';
+import { fanOut, fanOutDeliveryId, newDelivery, type FanOutDeps } from '../../shared/delivery/fan-out';
+import type { DeliveryMessage } from '../../shared/delivery/records';
 import { DynamoFanoutDeliveryStore } from '../../shared/delivery/dynamo/fanout-deliveries';
 import { DynamoOrderStore } from '../../shared/delivery/dynamo/resource-order';
 import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
@@ -70,6 +70,44 @@ describe('a retried fan-out (DynamoDB Local)', () => {
     );
     await fanOut(retry, event);
     expect(queued.map((m) => m.endpoint_id)).toEqual([kept!.id]);
+  });
+
+  it('sends the row its first try wrote unrecorded for its first attempt when the circuit opened since: no wake-up for a second it has not reached', async () => {
+    const shop = await createShop(deps, { name: 'Open Shop', owner_email: 'o@open.test' });
+    const made = new Date(Date.now() - 60_000);
+    const endpoint = await createEndpoint(
+      { ...deps, now: () => made, checkUrl: async (url: string) => ({ ok: true as const, url: new URL(url) }) },
+      shop.id,
+      { url: 'https://hooks.example.com/open', events: ['call.completed'] },
+    );
+    const event = newEvent(shop.id, 'call.completed', { id: newId('call'), object: 'call' }, new Date());
+    await deps.events.put(event);
+    const rows = new DynamoFanoutDeliveryStore(deps.db);
+    const id = fanOutDeliveryId(event.id, endpoint!.id);
+    // The first try: the row written with the circuit closed, then it died before its message went.
+    await rows.createMissing([newDelivery(event, { id, endpointId: endpoint!.id, origin: 'fanout', now: new Date() })]);
+
+    // The retry reads the circuit open, its next probe not due: a new row would have its first attempt recorded.
+    const queued: DeliveryMessage[] = [];
+    const scheduled: DeliveryMessage[] = [];
+    const probeLater = new Date(Date.now() + 60_000).toISOString();
+    const retry: FanOutDeps = {
+      ...fanOutDeps(rows, queued),
+      endpoints: {
+        list: async (shopId) =>
+          (await deps.endpoints.list(shopId)).map((e) => ({
+            ...e,
+            health: { ...e.health, circuit: 'open' as const, consecutive_failures: 5, next_probe_at: probeLater },
+          })),
+      },
+      scheduler: { schedule: async (m) => void scheduled.push(m), needsSchedule: () => true },
+    };
+    await fanOut(retry, event);
+    expect(queued.map((m) => [m.delivery_id, m.attempt])).toEqual([[id, 1]]);
+    expect(scheduled).toEqual([]);
+    expect(
+      await new DynamoDeliveryStore(deps.db).get({ shop_id: shop.id, endpoint_id: endpoint!.id, id }),
+    ).toMatchObject({ attempts: 0, status: 'pending' });
   });
 
   it('joins an ordered row its first try wrote (and put in the due index) to its chain: a later event of the resource waits behind it', async () => {

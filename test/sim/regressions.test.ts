@@ -87,6 +87,31 @@ const FOUND: (SimCase & { what: string })[] = [
       seed: -7,
     },
   },
+  {
+    what: 'a fan-out retry that woke a row its first try wrote unrecorded for its second attempt (sent early)',
+    seed: 320,
+    workload: {
+      endpoints: [
+        { behaviour: 'down-then-back', turnAfterMs: 336601, ordered: true, rateLimit: null, filtered: false },
+        { behaviour: 'gone-later', turnAfterMs: 264339, ordered: true, rateLimit: 4, filtered: false },
+        { behaviour: 'flaky', turnAfterMs: 239597, ordered: false, rateLimit: 2, filtered: true },
+        { behaviour: 'down-then-back', turnAfterMs: 313187, ordered: false, rateLimit: 3, filtered: false },
+      ],
+      actions: [
+        { atMs: 290354, kind: 'approve', job: 4 },
+        { atMs: 266459, kind: 'call', jobs: 2, emergency: true },
+        { atMs: 76065, kind: 'rotate', endpoint: 5 },
+        { atMs: 236239, kind: 'call', jobs: 0, emergency: true },
+        { atMs: 315409, kind: 'approve', job: 1 },
+        { atMs: 58114, kind: 'call', jobs: 2, emergency: false },
+        { atMs: 37375, kind: 'call', jobs: 0, emergency: true },
+        { atMs: 285745, kind: 'call', jobs: 0, emergency: false },
+        { atMs: 198869, kind: 'call', jobs: 2, emergency: true },
+      ],
+      concurrency: 4,
+      seed: -2147483620,
+    },
+  },
 ];
 
 describe('runs the simulation found breaking a promise (kept as regressions)', () => {
