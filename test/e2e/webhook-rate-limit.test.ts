@@ -91,22 +91,27 @@ describe('per-endpoint rate limit', () => {
       rate_limit: 1,
     });
     secrets.push(made.json.secret as string);
-    const sent = await Promise.all(Array.from({ length: 30 }, () => t.simulate()));
+    const sent = await Promise.all(Array.from({ length: 60 }, () => t.simulate()));
     await waitFor(() => firstOfEach(receiver.received).length >= 2, 30_000, 'the first rate-limited deliveries');
-    // At 1 a second the rest would take another 28 s or more; raised, they go within a few seconds.
     const raised = Date.now();
+    // At 1 a second, the last of those still waiting cannot arrive sooner than this after the raise.
+    const oldPaceMs = (sent.length - firstOfEach(receiver.received).length - 1) * 1_000;
     expect((await t.api('PATCH', `/v1/webhook-endpoints/${made.json.id as string}`, { rate_limit: 1000 })).status).toBe(
       200,
     );
     const late = await t.simulate();
     await waitFor(
-      () => new Set(receiver.received.map((r) => r.event.id)).size >= 31,
+      () => new Set(receiver.received.map((r) => r.event.id)).size >= sent.length + 1,
       60_000,
       'every delivery after the raise',
     );
-    const arrivals = receiver.received.filter((r) => r.at >= raised).map((r) => r.at - raised);
-    // At the old pace the last of them arrives about 20 s after the raise.
-    expect(Math.max(...arrivals)).toBeLessThan(10_000);
+    const arrivals = receiver.received.filter((r) => r.at >= raised);
+    const lastArrival = Math.max(...arrivals.map((r) => r.at - raised));
+    const lateArrival = Math.min(...arrivals.filter((r) => r.event.id === late).map((r) => r.at - raised));
+    // Raised, they go as fast as the stack sends (a few seconds on a quiet machine): well inside the
+    // old pace, by a margin that holds on a busy one. The new event does not wait for its place behind them.
+    expect(lastArrival).toBeLessThan(oldPaceMs * 0.75);
+    expect(lateArrival).toBeLessThan(oldPaceMs * 0.75);
     expect(new Set(receiver.received.map((r) => r.event.id))).toEqual(new Set([...sent, late]));
   }, 120_000);
 
