@@ -69,7 +69,8 @@ describe('concurrent redelivers and recovers (issue 33): nothing accepted is los
       );
       expect(t.arrivals(eventId)).toBeGreaterThanOrEqual(2);
     }
-  });
+    // Each trial's own waits bound it (up to 10 s on a busy machine): the test's time is their sum.
+  }, 60_000);
 
   it('5 concurrent recovers (different Idempotency-Keys) of 8 missed events: one delivery of each, and each arrives', async () => {
     const t = await newTenant(stack);
@@ -97,5 +98,5 @@ describe('concurrent redelivers and recovers (issue 33): nothing accepted is los
     // a delivery pulled from the table while its message is on its way can go twice, even on a calm stack).
     for (const id of missed) expect((await t.api('GET', `/v1/events/${id}`)).json.deliveries).toHaveLength(1);
     expect(t.receiver.rejected).toHaveLength(0);
-  });
+  }, 60_000);
 });
