@@ -5,6 +5,8 @@
  * An ES module, as package.json's "type": "module" makes every .js file; jest 30 loads it
  * with import() and still runs the tests as CommonJS (the swc transform below).
  */
+import { availableParallelism } from 'node:os';
+
 const swc = [
   '@swc/jest',
   { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } },
@@ -38,6 +40,9 @@ const CHAOS_E2E = [
 export default {
   // The root transform also compiles globalSetup/globalTeardown.
   ...common,
+  // jest's default (one worker less than the cores) is one worker on two cores; the e2e and sim
+  // files spend most of their time waiting on timers and the network, so two run side by side.
+  maxWorkers: Math.max(2, availableParallelism() - 1),
   globalSetup: '<rootDir>/test/global-setup.ts',
   globalTeardown: '<rootDir>/test/global-teardown.ts',
   testTimeout: 30000,
