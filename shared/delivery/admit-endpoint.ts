@@ -2,6 +2,7 @@ import { START_GRACE_MS } from './rate-window';
 import { admit, leaseToken, type Admission, type Lease } from './circuit';
 import type { AttemptDeps } from './ports';
 import type { Due, Run } from './runway';
+import type { Source } from './endpoint-plan';
 import { leaseMs } from './send-attempt';
 import type { EndpointRecord } from '../domain/webhook-endpoints';
 
@@ -19,8 +20,18 @@ export interface Admitted {
  * endpoint is gone or disabled (its deliveries are cancelled); no admission: defer them all.
  * `grace`: how long after its admission a request to a rate-limited endpoint may start.
  */
-export async function admitOn(deps: AttemptDeps, read: EndpointRecord, due: Due[]): Promise<Admitted | null> {
-  const booked = new Set(due.filter((d) => d.message.rate_at !== undefined).map((d) => d.delivery.id));
+export async function admitOn(
+  deps: AttemptDeps,
+  read: EndpointRecord,
+  due: Due[],
+  source: Source,
+): Promise<Admitted | null> {
+  // Under a rate limit, a delivery that waited for it goes first. So does a row pulled for a freed
+  // slot (it waited for one): one the rate has no room for is left due, so it must take no place in
+  // the line, which only a message sent for that place could fill.
+  const booked = new Set(
+    due.filter((d) => source === 'table' || d.message.rate_at !== undefined).map((d) => d.delivery.id),
+  );
   // The batch asks for the longest grace one of its deliveries needs (one that missed the usual one).
   const grace = Math.max(START_GRACE_MS, ...due.map((d) => d.message.rate_grace ?? 0));
   let endpoint: EndpointRecord | null = read;

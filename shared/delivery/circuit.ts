@@ -214,10 +214,7 @@ export function admit(
     ...out,
     send,
     defer: rate.defer,
-    // No success pulls a rate-limited endpoint's rows (a pulled row over the rate would take a place
-    // in its line and leave it empty), so its deferrals back off as usual, however stuck the
-    // requests ahead look: a wait for the first lease to end would outlast a receiver only slow.
-    deferUntil: null,
+    deferUntil: rate.defer.length ? out.deferUntil : null,
     rateLimited: rate.waiting,
     rateStarts: rate.starts,
     rateTail: rate.tail,

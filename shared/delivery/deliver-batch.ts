@@ -97,7 +97,7 @@ async function forEndpoint(deps: AttemptDeps, batch: EndpointBatch): Promise<Ver
   try {
     const first = due[0] as Due;
     const endpoint = batch.read ?? (await deps.endpoints.get(first.delivery.shop_id, first.delivery.endpoint_id));
-    admitted = endpoint?.enabled ? await admitOn(deps, endpoint, due) : null;
+    admitted = endpoint?.enabled ? await admitOn(deps, endpoint, due, source) : null;
   } finally {
     // The queue's endpoints count down the batch's admissions (`admissions` in ./runway.ts).
     if (source === 'queue') ctx.admitted();

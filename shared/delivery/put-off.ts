@@ -83,9 +83,9 @@ const RATE_WAIT_FAST_PATH_MS = 60_000;
  * deferral backoff left as it was; with the longer grace it asks for when it missed its start.
  */
 export async function waitForRate(deps: AttemptDeps, due: Due, at: number, grace?: number): Promise<AttemptVerdict> {
-  // No success pulls a rate-limited endpoint's rows, so a short wait keeps its message as its only
-  // wake-up, like a first attempt, and goes back on the queue at once (a write first would eat into
-  // its place in line); a long one (a backlog) leaves the fast path, for the sweeper and the stats' count.
+  // A short wait keeps its message as its only wake-up, like a first attempt, and goes back on the
+  // queue at once (a write first would eat into its place in line); a long one (a backlog) leaves the
+  // fast path, for the sweeper and the stats' count.
   if (at - deps.now().getTime() >= RATE_WAIT_FAST_PATH_MS) await offFastPath(deps, due, at);
   const message = { ...due.message, rate_at: at, ...(grace === undefined ? {} : { rate_grace: grace }) };
   await deps.scheduler.schedule(message, new Date(at));

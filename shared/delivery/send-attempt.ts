@@ -187,8 +187,8 @@ async function recordAndRelease(deps: AttemptDeps, turn: Turn, judged: Judged, l
   });
   runway.flush();
   // Deliveries wait for a slot (this success took the backlog mark, or they were pulled): the batch
-  // takes them. Not under a rate limit: its waiting deliveries come back on their own, each admitted in turn.
-  if (succeeded && (released.backlog || runway.source === 'table') && !endpoint.rate_limit) runway.ctx.pull(endpoint);
+  // takes them, within the endpoint's rate if it has one (./admit-endpoint.ts).
+  if (succeeded && (released.backlog || runway.source === 'table')) runway.ctx.pull(endpoint);
   if (!recorded) return 'duplicate';
   await followUp(deps, due.delivery, n + 1, next);
   if (succeeded) {
