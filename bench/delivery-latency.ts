@@ -378,7 +378,8 @@ function printStages(
     ['write issued → delivery row written (stream read + fan-out)', (id) => at(row, id) - at(written, id)],
     ['row written → consumer handed the message (queue send, poll, receive)', (id) => at(invoked, id) - at(row, id)],
     [
-      'consumer first handed it → receipt verified (reads, admission, sign, POST; any deferral back through the queue)',
+      'consumer first handed it → receipt verified ' +
+        '(reads, admission, sign, POST; any deferral back through the queue)',
       (id) => at(verified, id) - at(invoked, id),
     ],
     [
@@ -413,7 +414,10 @@ function printStages(
   );
 }
 
-/** A string attribute, marshalled ({ S }) or not (declared as a function: the top-level run calls it before any const here exists). */
+/**
+ * A string attribute, marshalled ({ S }) or not (declared as a function: the top-level run calls it
+ * before any const here exists).
+ */
 function text(v: unknown): string | undefined {
   return typeof v === 'string' ? v : ((v as { S?: string } | undefined)?.S ?? undefined);
 }
@@ -445,7 +449,10 @@ function writtenKeys(command: string, input: Record<string, unknown>): string[] 
   return out.filter((x): x is string => x !== undefined);
 }
 
-/** When the fan-out first wrote each event's delivery row, and every time the consumer wrote it, from the table client. */
+/**
+ * When the fan-out first wrote each event's delivery row, and every time the consumer wrote it, from
+ * the table client.
+ */
 function watchStages(table: LocalDeps['db']) {
   const rowWritten = new Map<string, number>();
   const consumerWrites = new Map<string, number[]>();
@@ -486,7 +493,8 @@ async function measureFloor(
   round: number,
 ) {
   const shop = await createShop(deps, { name: `Floor Shop ${round + 1}`, owner_email: 'floor@bench.test' });
-  // The pipeline's own SQS clients: the functions' (send) and the event source's (receive, delete), on a queue of the floor's.
+  // The pipeline's own SQS clients: the functions' (send) and the event source's (receive, delete),
+  // on a queue of the floor's.
   const queueUrl = (await stack.sqsApi.send(new CreateQueueCommand({ QueueName: `bench-floor-${round + 1}` })))
     .QueueUrl as string;
   const streams = new DynamoDBStreamsClient({

@@ -175,7 +175,8 @@ try {
     if (counted && used) cpu.floor.push(used);
     return rate;
   };
-  // DynamoDB Local's JVM compiles its request paths as they are first used: the first run of a cold emulator is slower whoever makes it.
+  // DynamoDB Local's JVM compiles its request paths as they are first used: the first run of a cold
+  // emulator is slower whoever makes it.
   // Two warm-up runs (consumer, floor: not counted), then the pairs'.
   await consumerRun(await nextRun(WARMUP), false);
   await floorRun(await nextRun(WARMUP), false);

@@ -178,6 +178,10 @@ function carryOut(
 /** Due deliveries read from the table at a time. */
 const PULL_PAGE = 8;
 
+/** An endpoint's due rows, oldest first: a page, and the in-flight limit's worth more that others may hold. */
+const listDue = (deps: AttemptDeps, endpoint: EndpointRecord) =>
+  deps.deliveries.listDueForEndpoint(endpoint.shop_id, endpoint.id, deps.now(), PULL_PAGE + MAX_IN_FLIGHT);
+
 /**
  * The batch's `pull` (./runway.ts), while its runway lasts: read an endpoint's due ones
  * from the table (oldest first) and attempt them in this batch, at the endpoint's limit.
@@ -185,12 +189,7 @@ const PULL_PAGE = 8;
  */
 async function pullDue(deps: AttemptDeps, endpoint: EndpointRecord, ctx: BatchContext): Promise<void> {
   try {
-    const listed = await deps.deliveries.listDueForEndpoint(
-      endpoint.shop_id,
-      endpoint.id,
-      deps.now(),
-      PULL_PAGE + MAX_IN_FLIGHT,
-    );
+    const listed = await listDue(deps, endpoint);
     const found = listed.filter((m) => !ctx.taken.has(m.delivery_id)).slice(0, PULL_PAGE);
     if (found.length === 0) return;
     found.forEach((m) => ctx.taken.add(m.delivery_id));
@@ -217,12 +216,7 @@ async function pullDue(deps: AttemptDeps, endpoint: EndpointRecord, ctx: BatchCo
  */
 async function requeueDue(deps: AttemptDeps, endpoint: EndpointRecord, ctx: BatchContext): Promise<void> {
   try {
-    const listed = await deps.deliveries.listDueForEndpoint(
-      endpoint.shop_id,
-      endpoint.id,
-      deps.now(),
-      PULL_PAGE + MAX_IN_FLIGHT,
-    );
+    const listed = await listDue(deps, endpoint);
     const due = listed.filter((m) => !ctx.taken.has(m.delivery_id));
     if (due.length === 0) return;
     await deps.queue.send(due);
