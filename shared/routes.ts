@@ -33,6 +33,12 @@ export interface Route {
    * responses of idempotent operations), `cursor` (the HMAC key of list cursors).
    */
   secrets: ('cipher' | 'cursor')[];
+  /**
+   * Files (relative to the repository root) the handler reads at run time: each deploy copies them
+   * beside its bundle at the same path, and the handler reads them under its working directory
+   * (Lambda's /var/task; the repository root locally).
+   */
+  files: string[];
 }
 
 /**
@@ -44,6 +50,7 @@ interface RouteSpec extends Pick<Route, 'operationId' | 'method' | 'path' | 'han
   idempotent?: boolean;
   secrets?: Route['secrets'];
   portalSession?: boolean;
+  files?: string[];
 }
 
 const route = ({ operationId, method, path, scopes, handler, ...opts }: RouteSpec): Route => ({
@@ -57,6 +64,7 @@ const route = ({ operationId, method, path, scopes, handler, ...opts }: RouteSpe
   handler,
   // Idempotent operations store their responses encrypted.
   secrets: [...new Set([...(opts.idempotent ? (['cipher'] as const) : []), ...(opts.secrets ?? [])])],
+  files: opts.files ?? [],
 });
 
 /** Reading webhook endpoints and events: `webhooks:read`, or `webhooks:write`, which allows every read too. */
@@ -193,6 +201,7 @@ export const routes: readonly Route[] = [
     path: '/v1/event-types',
     scopes: [],
     handler: 'functions/api/list-event-types.ts',
+    files: ['docs/event-types.json'],
     ...PORTAL,
   }),
   route({

@@ -99,8 +99,9 @@ export class Api extends Construct {
         ...(route.secrets.includes('cursor')
           ? { paramsAndSecrets: ParamsAndSecretsLayerVersion.fromVersion(ParamsAndSecretsVersions.V1_0_103) }
           : {}),
+        ...(route.files.length > 0 ? { copyPaths: route.files } : {}),
       });
-      // A function that is not table-backed (the event types answer from their bundle) gets no table.
+      // A function that is not table-backed (the event types answer from their file) gets no table.
       if (id in FUNCTION_TABLE_PARTS) fn.bindTable(props.table, route.method === 'GET');
       if (route.secrets.includes('cipher')) {
         // Exactly what envelope encryption uses, under the shop's encryption context.
@@ -137,7 +138,7 @@ export class Api extends Construct {
       ...common,
       entry: PIPELINE_FUNCTIONS.Portal,
       description: 'GET and HEAD /portal: the webhook portal page and its files',
-      copyDirs: ['portal'],
+      copyPaths: ['portal'],
     });
     this.functions.push(portalFn);
     const portalMethods = portalRoute.methods.map((m) => HttpMethod[m]);

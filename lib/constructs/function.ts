@@ -14,7 +14,7 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { FUNCTION_TABLE_PARTS, repoRoot } from './entries';
 import { tableActions } from './table-access';
 
@@ -59,8 +59,8 @@ export interface ServiceFunctionProps {
   deadLetterQueue?: IQueue;
   /** Concurrency set aside for (and capping) this function; unset: it shares the account's pool. */
   reservedConcurrentExecutions?: number;
-  /** Folders (relative to the repository root) copied beside the bundle, for files read at run time. */
-  copyDirs?: string[];
+  /** Folders and files (relative to the repository root) copied beside the bundle at the same path, for reads at run time. */
+  copyPaths?: string[];
   /**
    * The Parameters and Secrets Lambda Extension (its layer and PARAMETERS_SECRETS_* variables), for
    * functions that read a secret.
@@ -78,11 +78,15 @@ export interface ServiceFunctionProps {
 }
 
 /** esbuild bundles code only: these hooks copy plain files into the asset after it. */
-function copyHooks(dirs: string[]): NonNullable<BundlingOptions['commandHooks']> {
+export function copyHooks(paths: string[]): NonNullable<BundlingOptions['commandHooks']> {
   return {
     beforeBundling: () => [],
     beforeInstall: () => [],
-    afterBundling: (inputDir, outputDir) => dirs.map((d) => `cp -R "${join(inputDir, d)}" "${join(outputDir, d)}"`),
+    afterBundling: (inputDir, outputDir) =>
+      paths.flatMap((p) => [
+        `mkdir -p "${dirname(join(outputDir, p))}"`,
+        `cp -R "${join(inputDir, p)}" "${join(outputDir, p)}"`,
+      ]),
   };
 }
 
@@ -107,7 +111,7 @@ export class ServiceFunction extends NodejsFunction {
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize ?? 256,
       timeout: props.timeout ?? Duration.seconds(10),
-      bundling: props.copyDirs ? { ...BUNDLING, commandHooks: copyHooks(props.copyDirs) } : BUNDLING,
+      bundling: props.copyPaths ? { ...BUNDLING, commandHooks: copyHooks(props.copyPaths) } : BUNDLING,
       logGroup,
       // Lambda's own lines (START, REPORT, errors) as JSON too, so one query language reads the whole group.
       loggingFormat: LoggingFormat.JSON,

@@ -4,11 +4,16 @@ import { errorBody, errorStatus } from './errors';
 
 export type HttpResult = APIGatewayProxyStructuredResultV2 & { statusCode: number; headers: Record<string, string> };
 
+/** A body that is JSON text already (a fixed document read from a file): answered as it is. */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
 export function jsonResult(statusCode: number, body: unknown, headers: Record<string, string> = {}): HttpResult {
   return {
     statusCode,
     headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
-    body: JSON.stringify(body),
+    body: body instanceof JsonText ? body.text : JSON.stringify(body),
   };
 }
 

@@ -1,8 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildBundle, buildBundleWithInputs, bundleSizes } from '../../lib/build/bundles';
 import { allFunctionEntries, repoRoot } from '../../lib/constructs/entries';
+import { copyHooks } from '../../lib/constructs/function';
+import { routes } from '../../shared/routes';
 
 describe('Lambda bundles', () => {
   // Sizes are reported (npm run bundle:report), not budgeted: the cold-start ratio is the target (docs/performance.md).
@@ -50,4 +53,18 @@ describe('Lambda bundles', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
+
+  it("copies the files a route's handler reads at run time into its asset, at the same path", () => {
+    const files = routes.flatMap((r) => r.files);
+    expect(files).toContain('docs/event-types.json');
+    const dir = mkdtempSync(join(tmpdir(), 'asset-'));
+    try {
+      const hooks = copyHooks([...files, 'portal']);
+      for (const command of hooks.afterBundling(repoRoot(), dir)) execSync(command);
+      for (const file of files) expect(readFileSync(join(dir, file))).toEqual(readFileSync(join(repoRoot(), file)));
+      expect(existsSync(join(dir, 'portal', 'index.html'))).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
