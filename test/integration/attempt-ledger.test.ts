@@ -1,19 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { newDelivery, fanOutDeliveryId } from '../../shared/delivery/fan-out';
 import { type DeliveryRecord } from '../../shared/delivery/records';
 import type { AttemptUpdate, Carried, ReleaseChange } from '../../shared/delivery/ports';
-import { newEvent } from '../../shared/domain/events';
-import { createShop } from '../../shared/domain/shop';
-import { createEndpoint, type EndpointRecord } from '../../shared/domain/webhook-endpoints';
+import type { EndpointRecord } from '../../shared/domain/webhook-endpoints';
 import { DynamoAttemptLedger } from '../../shared/delivery/dynamo/attempt-ledger';
 import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
 import { DynamoEndpointStatsStore } from '../../shared/delivery/dynamo/endpoint-stats';
-import { DynamoEventStore } from '../../shared/store/events';
 import { DynamoEndpointStore } from '../../shared/store/webhook-endpoints';
 import { admit, afterAttempt, MAX_IN_FLIGHT, type Lease } from '../../shared/delivery/circuit';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { useFreshTable } from '../helpers/table';
 import { observeTable } from '../../shared/store/client';
+import { emptyAdmission } from '../helpers/admission';
+import { endpointWithPending } from '../helpers/pending-deliveries';
 
 /**
  * The end of an attempt: single-item writes when it ends alone; one transaction when it also ends
@@ -34,27 +32,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
 
   /** An endpoint with `count` pending deliveries, the first `leased` of them admitted (leases taken). */
   async function setUp(count: number, leased = 1) {
-    const shop = await createShop(deps, { name: 'Ledger Shop', owner_email: 'o@ledger.test' });
-    const created = await createEndpoint(
-      { ...deps, checkUrl: async (url) => ({ ok: true, url: new URL(url) }) },
-      shop.id,
-      { url: 'https://hooks.example.com/x', events: ['call.completed'] },
-    );
-    const rows: DeliveryRecord[] = [];
-    for (let i = 0; i < count; i++) {
-      const now = new Date();
-      const event = newEvent(shop.id, 'call.completed', { id: `call_${i}` }, now);
-      await new DynamoEventStore(deps.db).put(event);
-      rows.push(
-        newDelivery(event, {
-          id: fanOutDeliveryId(event.id, created.id),
-          endpointId: created.id,
-          origin: 'fanout',
-          now,
-        }),
-      );
-    }
-    await deliveries.createMissing(rows);
+    const { shop, endpoint: created, rows } = await endpointWithPending(deps, count);
     const endpoint = (await endpoints.get(shop.id, created.id)) as EndpointRecord;
     const admission = admit(
       endpoint,
@@ -191,20 +169,10 @@ describe('attempt ledger (DynamoDB Local)', () => {
     const stolen = { until: Date.now() + 60_000, token: 'someone-else', probe: false };
     // Taken again as `admit` does when a lease has expired: dropped and written anew.
     expect(
-      await endpoints.admit(current, {
-        send: [{ deliveryId: b.id, lease: stolen }],
-        circuitOpen: [],
-        defer: [],
-        deferUntil: null,
-        inFlight: [],
-        inFlightUntil: null,
-        elsewhere: [],
-        carry: [],
-        carryUntil: 0,
-        expiredCarried: [],
-        expired: [b.id],
-        health: current.health,
-      }),
+      await endpoints.admit(
+        current,
+        emptyAdmission({ send: [{ deliveryId: b.id, lease: stolen }], expired: [b.id], health: current.health }),
+      ),
     ).toBe(true);
     const finished = await ledger.finish({
       delivery: a,
@@ -336,23 +304,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
     const { rows, endpoint, lease } = await setUp(1);
     const first = rows[0] as DeliveryRecord;
     const opened = { ...endpoint.health, circuit: 'half_open' as const, consecutive_failures: 5 };
-    await endpoints.admit(
-      { ...endpoint },
-      {
-        send: [],
-        circuitOpen: [],
-        defer: [],
-        deferUntil: null,
-        inFlight: [],
-        inFlightUntil: null,
-        elsewhere: [],
-        carry: [],
-        carryUntil: 0,
-        expiredCarried: [],
-        expired: [],
-        health: opened,
-      },
-    );
+    await endpoints.admit({ ...endpoint }, emptyAdmission({ health: opened }));
     const current = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;
     const finished = await ledger.finish({
       delivery: first,
@@ -419,20 +371,14 @@ describe('attempt ledger (DynamoDB Local)', () => {
     const stolen = { until: Date.now() + 60_000, token: 'someone-else', probe: false };
     const current = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;
     expect(
-      await endpoints.admit(current, {
-        send: [{ deliveryId: first.id, lease: stolen }],
-        circuitOpen: [],
-        defer: [],
-        deferUntil: null,
-        inFlight: [],
-        inFlightUntil: null,
-        elsewhere: [],
-        carry: [],
-        carryUntil: 0,
-        expiredCarried: [],
-        expired: [first.id],
-        health: current.health,
-      }),
+      await endpoints.admit(
+        current,
+        emptyAdmission({
+          send: [{ deliveryId: first.id, lease: stolen }],
+          expired: [first.id],
+          health: current.health,
+        }),
+      ),
     ).toBe(true);
     const finished = await ledger.finish({
       delivery: first,

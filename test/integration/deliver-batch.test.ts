@@ -1,12 +1,11 @@
 import { CIRCUIT_OPEN } from '../../shared/delivery/attempt-plan';
 import { deliverBatch } from '../../shared/delivery/deliver-batch';
 import { carryingEvent, messageOf, type DeliveryMessage, type DeliveryRecord } from '../../shared/delivery/records';
-import { fanOut, newDelivery, type FanOutDeps, fanOutDeliveryId } from '../../shared/delivery/fan-out';
+import { fanOut, type FanOutDeps } from '../../shared/delivery/fan-out';
 import type { AttemptDeps, AttemptEnd, AttemptLedger } from '../../shared/delivery/ports';
 import { newEvent, type EventRecord } from '../../shared/domain/events';
-import { createShop } from '../../shared/domain/shop';
 import { sweep } from '../../shared/delivery/sweep';
-import { createEndpoint, updateEndpoint } from '../../shared/domain/webhook-endpoints';
+import { updateEndpoint } from '../../shared/domain/webhook-endpoints';
 import { getEndpoint } from '../../shared/domain/endpoint-lifecycle';
 import { AUTO_DISABLE_AFTER_MS } from '../../shared/delivery/policy';
 import { keys, skPrefix } from '../../shared/store/keys';
@@ -23,6 +22,8 @@ import { DynamoEndpointStore } from '../../shared/store/webhook-endpoints';
 import { DynamoOrderStore } from '../../shared/delivery/dynamo/resource-order';
 import { useFreshTable } from '../helpers/table';
 import { observeTable } from '../../shared/store/client';
+import { emptyAdmission } from '../helpers/admission';
+import { endpointWithPending } from '../helpers/pending-deliveries';
 
 /** The consumer and sweeper on DynamoDB Local, with the receiver, queue and scheduler as fakes that record. */
 describe('delivery consumer and sweeper (DynamoDB Local)', () => {
@@ -71,29 +72,11 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
   }
 
   /** `indexed`: rows off their fast path (put off, dead-lettered), in the due index a minute after creation. */
-  async function endpointWith(count: number, opts: { indexed?: boolean } = {}) {
-    const shop = await createShop(deps, { name: 'Attempt Shop', owner_email: 'o@attempt.test' });
-    const endpoint = await createEndpoint(
-      { ...deps, checkUrl: async (url) => ({ ok: true, url: new URL(url) }) },
-      shop.id,
-      { url: 'https://hooks.example.com/x', events: ['call.completed'] },
-    );
-    const rows: DeliveryRecord[] = [];
-    for (let i = 0; i < count; i++) {
-      const now = new Date();
-      const event = newEvent(shop.id, 'call.completed', { id: `call_${i}` }, now);
-      await new DynamoEventStore(deps.db).put(event);
-      const made = newDelivery(event, {
-        id: fanOutDeliveryId(event.id, endpoint.id),
-        endpointId: endpoint.id,
-        origin: 'fanout',
-        now,
-      });
-      rows.push(opts.indexed ? { ...made, sweep_at: new Date(now.getTime() + 60_000).toISOString() } : made);
-    }
-    await store.createMissing(rows);
-    return { shop, endpoint, rows };
-  }
+  const endpointWith = (count: number, opts: { indexed?: boolean } = {}) =>
+    endpointWithPending(deps, count, {
+      shape: (row) =>
+        opts.indexed ? { ...row, sweep_at: new Date(Date.parse(row.created_at) + 60_000).toISOString() } : row,
+    });
   const row = (d: DeliveryRecord) => store.get(d);
   const verdicts = (results: PromiseSettledResult<string>[]) =>
     results.map((r) => (r.status === 'fulfilled' ? r.value : `error: ${String(r.reason)}`));
@@ -315,22 +298,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     const held = rows
       .slice(0, MAX_IN_FLIGHT)
       .map((r) => ({ deliveryId: r.id, lease: { until, token: `t_${r.id}`, probe: false } }));
-    expect(
-      await endpoints.admit(current!, {
-        send: held,
-        circuitOpen: [],
-        defer: [],
-        deferUntil: null,
-        inFlight: [],
-        inFlightUntil: null,
-        elsewhere: [],
-        carry: [],
-        carryUntil: 0,
-        expiredCarried: [],
-        expired: [],
-        health: current!.health,
-      }),
-    ).toBe(true);
+    expect(await endpoints.admit(current!, emptyAdmission({ send: held, health: current!.health }))).toBe(true);
     const late = rows.slice(MAX_IN_FLIGHT).map((r) => messageOf(r));
     expect(verdicts(await deliverBatch(h.attemptDeps, late))).toEqual(['deferred', 'deferred']);
     expect(h.posts).toEqual([]);
@@ -385,22 +353,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
       deliveryId: id,
       lease: { until: Date.now() + 60_000, token: `t-${id}`, probe: false },
     }));
-    expect(
-      await endpoints.admit(read, {
-        send: others,
-        circuitOpen: [],
-        defer: [],
-        deferUntil: null,
-        inFlight: [],
-        inFlightUntil: null,
-        elsewhere: [],
-        carry: [],
-        carryUntil: 0,
-        expiredCarried: [],
-        expired: [],
-        health: read.health,
-      }),
-    ).toBe(true);
+    expect(await endpoints.admit(read, emptyAdmission({ send: others, health: read.health }))).toBe(true);
     const a = deliverBatch(
       h.attemptDeps,
       rows.map((r) => messageOf(r)),
@@ -449,17 +402,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
       deliveryId: id,
       lease: { until: Date.now() + 60_000, token: `t-${id}`, probe: false },
     });
-    const none = {
-      circuitOpen: [],
-      defer: [],
-      deferUntil: null,
-      inFlight: [],
-      inFlightUntil: null,
-      elsewhere: [],
-      expired: [],
-      expiredCarried: [],
-      health: read.health,
-    };
+    const none = emptyAdmission({ health: read.health });
     // A: sends y, carries x.
     expect(
       await endpoints.admit(read, { ...none, send: [slot(y.id)], carry: [x.id], carryUntil: Date.now() + 60_000 }),
@@ -714,20 +657,13 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     };
     // The second row is being attempted right now: its endpoint holds a live lease on it.
     const current = await endpoints.get(shop.id, endpoint.id);
-    await endpoints.admit(current!, {
-      send: [{ deliveryId: busy.id, lease: { until: later().getTime() + 60_000, token: 't', probe: false } }],
-      circuitOpen: [],
-      defer: [],
-      deferUntil: null,
-      inFlight: [],
-      inFlightUntil: null,
-      elsewhere: [],
-      carry: [],
-      carryUntil: 0,
-      expiredCarried: [],
-      expired: [],
-      health: current!.health,
-    });
+    await endpoints.admit(
+      current!,
+      emptyAdmission({
+        send: [{ deliveryId: busy.id, lease: { until: later().getTime() + 60_000, token: 't', probe: false } }],
+        health: current!.health,
+      }),
+    );
 
     const [first, second] = await Promise.all([sweep(sweepDeps), sweep(sweepDeps)]);
     const mine = queued.filter((m) => m.delivery_id === lost.id || m.delivery_id === busy.id);

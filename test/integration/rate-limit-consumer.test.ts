@@ -1,19 +1,16 @@
 import { deliverBatch } from '../../shared/delivery/deliver-batch';
 import { messageOf, type DeliveryMessage, type DeliveryRecord } from '../../shared/delivery/records';
-import { newDelivery, fanOutDeliveryId } from '../../shared/delivery/fan-out';
 import type { AttemptDeps } from '../../shared/delivery/ports';
-import { newEvent } from '../../shared/domain/events';
-import { createShop } from '../../shared/domain/shop';
-import { createEndpoint, type EndpointRecord } from '../../shared/domain/webhook-endpoints';
+import type { EndpointRecord } from '../../shared/domain/webhook-endpoints';
 import { DynamoAttemptLedger } from '../../shared/delivery/dynamo/attempt-ledger';
 import { DynamoOrderStore } from '../../shared/delivery/dynamo/resource-order';
 import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
-import { DynamoEventStore } from '../../shared/store/events';
 import { DynamoEndpointStore } from '../../shared/store/webhook-endpoints';
 import { MAX_IN_FLIGHT } from '../../shared/delivery/circuit';
 import { MAX_START_GRACE_MS, RATE_PERIOD_MS, START_GRACE_MS, WINDOW_MS } from '../../shared/delivery/rate-window';
 import type { ApiDeps as Deps } from '../../shared/wiring/api';
 import { useFreshTable } from '../helpers/table';
+import { endpointWithPending } from '../helpers/pending-deliveries';
 
 /** The consumer under an endpoint's rate limit, on DynamoDB Local; receiver, queue and scheduler are fakes that record. */
 describe('the consumer under a rate limit (DynamoDB Local)', () => {
@@ -57,27 +54,7 @@ describe('the consumer under a rate limit (DynamoDB Local)', () => {
   }
 
   async function endpointWith(count: number, rate_limit: number) {
-    const shop = await createShop(deps, { name: 'Rate Shop', owner_email: 'o@rate.test' });
-    const endpoint = await createEndpoint(
-      { ...deps, checkUrl: async (url) => ({ ok: true, url: new URL(url) }) },
-      shop.id,
-      { url: 'https://hooks.example.com/x', events: ['call.completed'], rate_limit },
-    );
-    const rows: DeliveryRecord[] = [];
-    for (let i = 0; i < count; i++) {
-      const now = new Date();
-      const event = newEvent(shop.id, 'call.completed', { id: `call_${i}` }, now);
-      await new DynamoEventStore(deps.db).put(event);
-      rows.push(
-        newDelivery(event, {
-          id: fanOutDeliveryId(event.id, endpoint.id),
-          endpointId: endpoint.id,
-          origin: 'fanout',
-          now,
-        }),
-      );
-    }
-    await store.createMissing(rows);
+    const { shop, endpoint, rows } = await endpointWithPending(deps, count, { settings: { rate_limit } });
     return { endpoint: { shop_id: shop.id, id: endpoint.id }, rows };
   }
   const read = (e: { shop_id: string; id: string }) => endpoints.get(e.shop_id, e.id) as Promise<EndpointRecord>;

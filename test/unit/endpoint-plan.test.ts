@@ -1,26 +1,8 @@
 import { HEALTHY, type Admission, type EndpointHealth } from '../../shared/delivery/circuit';
 import { planEndpoint, type Source } from '../../shared/delivery/endpoint-plan';
+import { emptyAdmission as admission } from '../helpers/admission';
 
 const lease = { token: 't', until: 1_000, probe: false };
-
-/** An admission that sends nothing and leaves everything empty, to be filled per case. */
-function admission(fill: Partial<Admission>): Admission {
-  return {
-    send: [],
-    circuitOpen: [],
-    defer: [],
-    deferUntil: null,
-    inFlight: [],
-    inFlightUntil: null,
-    elsewhere: [],
-    carry: [],
-    carryUntil: 0,
-    expiredCarried: [],
-    expired: [],
-    health: HEALTHY,
-    ...fill,
-  };
-}
 
 const kinds = (ids: string[], a: Admission | null, source: Source, backlogMarked = false) =>
   planEndpoint(ids, { admission: a, backlogMarked }, source).actions.map((x) => `${x.deliveryId}:${x.kind}`);
