@@ -1,37 +1,25 @@
 import { api } from './api.js';
 import { h } from './dom.js';
-import { endpointFields } from './endpoint-form.js';
+import { endpointForm } from './endpoint-form.js';
 import { endpointsView, secretPanel } from './endpoints.js';
 
 /** Adding an endpoint: its address, what it receives, an optional note; then its secret, once. */
 export function addEndpointView(ctx) {
-  const fields = endpointFields();
-  const form = h(
-    'form',
-    {
-      class: 'stack wide',
-      onsubmit: (ev) => {
-        ev.preventDefault();
-        const values = fields.read(ctx);
-        if (!values) return;
-        void ctx.act(async () => {
-          // What is left at its default is left out: the API's defaults apply.
-          const body = {
-            url: values.url,
-            events: values.events,
-            ...(values.description === null ? {} : { description: values.description }),
-            ...(values.filter === null ? {} : { filter: values.filter }),
-            ...(values.ordering === 'none' ? {} : { ordering: values.ordering }),
-            ...(values.rate_limit === null ? {} : { rate_limit: values.rate_limit }),
-          };
-          const created = await api('POST', '/v1/webhook-endpoints', body, { idempotent: true });
-          await ctx.go((c) => addedView(c, created));
-          ctx.status(`Endpoint added: ${created.url}.`);
-        });
-      },
-    },
-    fields.elements,
-    h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Add endpoint')),
+  const form = endpointForm(ctx, undefined, 'Add endpoint', (values) =>
+    ctx.act(async () => {
+      // What is left at its default is left out: the API's defaults apply.
+      const body = {
+        url: values.url,
+        events: values.events,
+        ...(values.description === null ? {} : { description: values.description }),
+        ...(values.filter === null ? {} : { filter: values.filter }),
+        ...(values.ordering === 'none' ? {} : { ordering: values.ordering }),
+        ...(values.rate_limit === null ? {} : { rate_limit: values.rate_limit }),
+      };
+      const created = await api('POST', '/v1/webhook-endpoints', body, { idempotent: true });
+      await ctx.go((c) => addedView(c, created));
+      ctx.status(`Endpoint added: ${created.url}.`);
+    }),
   );
   return h(
     'div',

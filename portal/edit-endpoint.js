@@ -1,6 +1,6 @@
 import { api } from './api.js';
 import { h } from './dom.js';
-import { endpointFields } from './endpoint-form.js';
+import { endpointForm } from './endpoint-form.js';
 import { endpointsView } from './endpoints.js';
 import { formatTime } from './time.js';
 
@@ -32,20 +32,7 @@ export function changedFields(loaded, values) {
 /** Changing an endpoint: every setting the list shows, filled from the endpoint as it is now. */
 export async function editEndpointView(ctx, id) {
   const loaded = await api('GET', `/v1/webhook-endpoints/${id}`);
-  const fields = endpointFields(loaded);
-  const form = h(
-    'form',
-    {
-      class: 'stack wide',
-      onsubmit: (ev) => {
-        ev.preventDefault();
-        const values = fields.read(ctx);
-        if (values) void ctx.act(() => save(ctx, loaded, values));
-      },
-    },
-    fields.elements,
-    h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, 'Save changes')),
-  );
+  const form = endpointForm(ctx, loaded, 'Save changes', (values) => ctx.act(() => save(ctx, loaded, values)));
   return h(
     'div',
     { 'data-endpoint-id': loaded.id },

@@ -197,3 +197,24 @@ export function endpointFields(initial = NEW_ENDPOINT) {
   }
   return { elements, read };
 }
+
+/**
+ * An endpoint's fields (filled from `initial`) in a form with its submit button: `onValues` gets
+ * what the fields read, once they are valid.
+ */
+export function endpointForm(ctx, initial, submitLabel, onValues) {
+  const fields = endpointFields(initial);
+  return h(
+    'form',
+    {
+      class: 'stack wide',
+      onsubmit: (ev) => {
+        ev.preventDefault();
+        const values = fields.read(ctx);
+        if (values) void onValues(values);
+      },
+    },
+    fields.elements,
+    h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'primary' }, submitLabel)),
+  );
+}
