@@ -1,4 +1,7 @@
-/** `npm run openapi`: regenerates docs/openapi.json and docs/event-types.json from the route table and the zod schemas. */
+/**
+ * `npm run openapi`: regenerates docs/openapi.json and docs/event-types.json from the route table and the zod
+ * schemas.
+ */
 import { writeFileSync } from 'node:fs';
 import { buildEventTypeCatalog } from '../lib/openapi/event-catalog';
 import { generateOpenApi, serialize } from '../lib/openapi/generate';

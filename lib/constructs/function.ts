@@ -59,7 +59,7 @@ export interface ServiceFunctionProps {
   deadLetterQueue?: IQueue;
   /** Concurrency set aside for (and capping) this function; unset: it shares the account's pool. */
   reservedConcurrentExecutions?: number;
-  /** Folders and files (relative to the repository root) copied beside the bundle at the same path, for reads at run time. */
+  /** Folders and files (relative to the repository root) copied into the asset at the same path, read at run time. */
   copyPaths?: string[];
   /**
    * The Parameters and Secrets Lambda Extension (its layer and PARAMETERS_SECRETS_* variables), for

@@ -95,7 +95,10 @@ export interface RunAttempt {
 export interface Carried {
   attempts: RunAttempt[];
   slots: RunSlot[];
-  /** The deliveries the admission wrote as carried for the runs, until `carriedUntil`: the last run's write ends that. */
+  /**
+   * The deliveries the admission wrote as carried for the runs, until `carriedUntil`: the last run's write ends
+   * that.
+   */
   deliveries: string[];
   carriedUntil?: number;
 }
