@@ -201,7 +201,9 @@ try {
   const consumerRequests = perDelivery(consumerTable);
   const floorRequests = perDelivery(floorTable);
   printTable(
-    `Delivery throughput: consumer and floor, ${CONCURRENCY} requests in flight (${ENDPOINTS} endpoints × at most ${MAX_IN_FLIGHT}; consumer ${BATCHES_IN_FLIGHT} batches of ${BATCH}), ${N} deliveries per run`,
+    `Delivery throughput: consumer and floor, ${CONCURRENCY} requests in flight ` +
+      `(${ENDPOINTS} endpoints × at most ${MAX_IN_FLIGHT}; consumer ${BATCHES_IN_FLIGHT} batches of ${BATCH}), ` +
+      `${N} deliveries per run`,
     ['pair', 'consumer deliveries/s', 'floor deliveries/s', 'consumer vs floor'],
     pairs.map((x, i) => [
       `${i + 1}${i % 2 === 0 ? ' (consumer first)' : ' (floor first)'}`,
@@ -223,7 +225,8 @@ try {
       ],
       [
         `table requests per delivery (hot path; all ${PAIRS} consumer runs, and each run's range)`,
-        `${consumerRequests.toFixed(2)} (${Math.min(...requestsPerRun).toFixed(2)}–${Math.max(...requestsPerRun).toFixed(2)})`,
+        `${consumerRequests.toFixed(2)} ` +
+          `(${Math.min(...requestsPerRun).toFixed(2)}–${Math.max(...requestsPerRun).toFixed(2)})`,
         `${floorRequests.toFixed(2)} (floor)`,
         `≤ ${TABLE_REQUESTS_TARGET}`,
         verdict(consumerRequests <= TABLE_REQUESTS_TARGET),
@@ -255,7 +258,8 @@ try {
     );
   }
   console.log(
-    `Table requests per delivery: consumer ${opsPerDelivery(consumerTable, delivered)}; floor ${opsPerDelivery(floorTable, delivered)}`,
+    `Table requests per delivery: consumer ${opsPerDelivery(consumerTable, delivered)}; ` +
+      `floor ${opsPerDelivery(floorTable, delivered)}`,
   );
   const consumerCost = printCost(
     'Consumer under load: per delivery, and at list prices per million',
@@ -282,7 +286,9 @@ try {
   );
   const batches = Math.max(1, lambda.invocations);
   console.log(
-    `Lambda: ${lambda.invocations} invocations, ${(lambda.records / batches).toFixed(1)} messages and ${(endpointsInBatches / batches).toFixed(1)} endpoints each; its ms are wall time per batch with ${BATCHES_IN_FLIGHT} batches sharing one process, as in Lambda they would not.`,
+    `Lambda: ${lambda.invocations} invocations, ${(lambda.records / batches).toFixed(1)} messages and ` +
+      `${(endpointsInBatches / batches).toFixed(1)} endpoints each; its ms are wall time per batch with ` +
+      `${BATCHES_IN_FLIGHT} batches sharing one process, as in Lambda they would not.`,
   );
 } finally {
   await receiver.close();
@@ -352,7 +358,10 @@ interface CpuSample {
   child: number | null;
   bench: number;
 }
-/** CPU ms per delivery, first to last receipt: DynamoDB Local's JVM, the run's process, and this one (receiver, local SQS). */
+/**
+ * CPU ms per delivery, first to last receipt: DynamoDB Local's JVM, the run's process, and this one (receiver,
+ * local SQS).
+ */
 export type CpuPerDelivery = Record<keyof CpuSample, number>;
 
 function cpuSample(childPid: number | undefined): CpuSample {

@@ -3,6 +3,7 @@
  * write-key checks and the fallback (404/405/501) all read it. To find an operation's
  * code, follow `handler`: it is the file, relative to the repository root.
  */
+import { EVENT_TYPE_CATALOG_FILE } from './domain/event-catalog';
 import type { Scope } from './domain/scopes';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -201,7 +202,7 @@ export const routes: readonly Route[] = [
     path: '/v1/event-types',
     scopes: [],
     handler: 'functions/api/list-event-types.ts',
-    files: ['docs/event-types.json'],
+    files: [EVENT_TYPE_CATALOG_FILE],
     ...PORTAL,
   }),
   route({

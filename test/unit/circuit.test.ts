@@ -71,6 +71,14 @@ describe('admission (closed circuit)', () => {
     expect(admit(before, ['dlv_x'], TERMS).deferUntil).toBe(NOW + LEASE_MS - 2000);
   });
 
+  it('under a rate limit too, deferred deliveries behind slow requests wait until the first lease ends', () => {
+    const slow = gate({}, Object.fromEntries(ids(4).map((id, i) => [`old_${id}`, lease(NOW + LEASE_MS - 2000 + i)])));
+    expect(admit({ ...slow, rate_limit: 1000 }, ['dlv_x'], TERMS)).toMatchObject({
+      defer: ['dlv_x'],
+      deferUntil: NOW + LEASE_MS - 2000,
+    });
+  });
+
   it('old leases with a success written since are runs passing their slots on, not stuck requests: deferred with no wait for the leases', () => {
     // Taken 2 s ago (a run that has passed its slot from success to success); a batch's last success was written 0.5 s ago.
     const running = gate(
