@@ -48,7 +48,7 @@ export const STORE_ACTIONS: Record<string, { actions: TableAction[]; uses?: stri
   'endpoint-stats': { actions: ['GetItem', 'Query', 'UpdateItem'] },
   'event-deliveries': { actions: ['BatchGetItem', 'Query'] },
   events: { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
-  'event-feed': { actions: ['GetItem', 'PutItem', 'Query', 'UpdateItem'] },
+  'event-feed': { actions: ['BatchGetItem', 'PutItem', 'Query'] },
   idempotency: { actions: ['DeleteItem', 'GetItem', 'PutItem', 'UpdateItem'] },
   jobs: { actions: ['GetItem', 'PutItem', 'Query'] },
   'portal-sessions': { actions: ['DeleteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'] },

@@ -1,5 +1,5 @@
 import { AppError } from '../errors';
-import { FEED_RETENTION_MS, type FeedDeps, type FeedPosition } from './event-feed';
+import { FEED_RETENTION_MS, type FeedDeps, type FeedEntry, type FeedPosition } from './event-feed';
 import { EVENT_TYPES, type EventType } from './event-types';
 import type { EventRecord } from './events';
 import type { Scope } from './scopes';
@@ -67,22 +67,10 @@ export const APPEND_SKEW_MS = 5 * 60 * 1000;
 const MAX_EXAMINED = 1000;
 
 const iso = (ms: number) => new Date(ms).toISOString();
-const later = (a: FeedPosition, b: FeedPosition) => (a.at > b.at || (a.at === b.at && a.seq >= b.seq) ? a : b);
+const latest = (a: string, b: string) => (a > b ? a : b);
 
-/**
- * One page of a shop's feed, oldest first. A position older than the retention is refused
- * (410): entries after it may have expired. At the end of the feed the next position moves to
- * just before anything that can still be appended, so a follower of a quiet shop keeps a
- * cursor that does not expire.
- */
-export async function readFeed(
-  { feed, now }: FeedDeps,
-  shopId: string,
-  request: { start: FeedStart; limit: number; types: ReadonlySet<string> },
-): Promise<FeedPage> {
-  const at = now().getTime();
-  const retainedFrom = iso(at - FEED_RETENTION_MS);
-  const { start } = request;
+/** A start older than the retention: a cursor is 410 (entries after it may have expired), a `since` 400. */
+function refuseExpired(start: FeedStart, retainedFrom: string): void {
   if (start !== 'oldest' && 'after' in start && start.after.at < retainedFrom) {
     throw new AppError(
       'cursor_expired',
@@ -95,24 +83,61 @@ export async function readFeed(
       param: 'since',
     });
   }
-  let position: FeedPosition | undefined =
-    start === 'oldest' ? undefined : 'after' in start ? start.after : { at: start.since.toISOString(), seq: 0 };
+}
+
+/** The place a request reads after, and the time before which it returns nothing. */
+async function startPosition(
+  feed: FeedDeps['feed'],
+  shopId: string,
+  start: FeedStart,
+  retainedFrom: string,
+): Promise<FeedPosition> {
+  if (start !== 'oldest' && 'after' in start) return start.after;
+  const from = start === 'oldest' ? retainedFrom : start.since.toISOString();
+  return { seq: Math.max(1, await feed.firstSeqAround(shopId, from)) - 1, at: from };
+}
+
+/**
+ * One page of a shop's feed, oldest first. At the end of the feed the next position moves to
+ * just before anything that can still be appended, so a follower of a quiet shop keeps a
+ * cursor that does not expire.
+ */
+export async function readFeed(
+  { feed, now }: FeedDeps,
+  shopId: string,
+  request: { start: FeedStart; limit: number; types: ReadonlySet<string> },
+): Promise<FeedPage> {
+  const at = now().getTime();
+  const retainedFrom = iso(at - FEED_RETENTION_MS);
+  refuseExpired(request.start, retainedFrom);
+  let position = await startPosition(feed, shopId, request.start, retainedFrom);
+  const floor = latest(position.at, retainedFrom);
   const events: EventRecord[] = [];
   for (let examined = 0; examined < MAX_EXAMINED;) {
-    const chunk = await feed.entries(shopId, { after: position, from: retainedFrom }, 100);
+    const chunk = await feed.entries(shopId, position.seq + 1, 100);
+    const wanted: FeedEntry[] = [];
+    let full = false;
     for (const [i, entry] of chunk.entries.entries()) {
       examined++;
-      position = entry;
-      if (!request.types.has(entry.event.type)) continue;
-      events.push(entry.event);
-      if (events.length === request.limit) {
-        return { events, next: entry, hasMore: chunk.more || i < chunk.entries.length - 1 };
+      position = { seq: entry.seq, at: latest(entry.at, floor) };
+      if (entry.at < floor || !request.types.has(entry.type)) continue;
+      wanted.push(entry);
+      if (events.length + wanted.length === request.limit) {
+        full = true;
+        chunk.more ||= i < chunk.entries.length - 1;
+        break;
       }
     }
+    const found = await feed.events(
+      shopId,
+      wanted.map((e) => e.eventId),
+    );
+    // An event past its retention may be gone before its entry.
+    events.push(...wanted.flatMap((e) => found.get(e.eventId) ?? []));
+    if (full) return { events, next: position, hasMore: chunk.more };
     if (!chunk.more) {
-      const settled = { at: iso(at - APPEND_SKEW_MS), seq: 0 };
-      return { events, next: position ? later(position, settled) : settled, hasMore: false };
+      return { events, next: { seq: position.seq, at: latest(position.at, iso(at - APPEND_SKEW_MS)) }, hasMore: false };
     }
   }
-  return { events, next: position ?? { at: retainedFrom, seq: 0 }, hasMore: true };
+  return { events, next: position, hasMore: true };
 }

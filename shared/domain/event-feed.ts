@@ -6,49 +6,46 @@ import { EVENT_RETENTION_SECONDS, type EventRecord } from './events';
  *
  * Event ids and timestamps come from the clocks of the functions that wrote them, which may
  * differ, so neither orders commits. The fan-out appends each event as its stream record
- * arrives: the stream hands a shop's records over in commit order, and one transaction writes
- * the entry `n + 1`, moves the shop's head from `n` to `n + 1` and marks the event as appended.
- * An entry exists only once the head has moved past it, so a reader never finds a gap that is
- * filled later; a retried stream batch finds its events marked and appends nothing twice.
+ * arrives: the stream hands a shop's records over in commit order, and each entry is one
+ * conditional write at the place after the shop's last entry (`seq` + 1), so two appenders
+ * never hold the same place. An entry is written only once the one before it exists, so a
+ * reader never finds a gap that is filled later.
  *
  * Each entry also carries `at`: the latest of its event's timestamp, the appender's clock and
- * the entry before it. Entries sort by `at` then `n`, which is the order of `n`, so a `since`
- * time is one key range holding every event whose timestamp is at or after it; and an entry
- * appended from now on has an `at` no earlier than now minus the appender's skew, which lets
- * a reader at the end of the feed move its cursor forward (./event-feed-reader.ts).
+ * the entry before it. `at` grows with `seq`, so an event's entry is never earlier than its
+ * timestamp (how a retried batch finds what it appended already), an entry appended from now
+ * on has an `at` no earlier than now minus the appender's skew (how a reader at the end of the
+ * feed moves its cursor forward), and the hour marks find the first entry of a `since` time
+ * (./event-feed-reader.ts).
  */
 
-/** A place in a shop's feed: after the entry `at`/`seq` (`seq` 0: before every entry at `at`). */
+/** A place in a shop's feed: after the entry `seq`, and nothing from before `at`. */
 export interface FeedPosition {
   at: string;
   seq: number;
 }
 
-/** The last entry of a shop's feed. */
-export type FeedHead = FeedPosition;
-
+/** An entry of a shop's feed: its event's id and type, at its place. */
 export interface FeedEntry extends FeedPosition {
-  event: EventRecord;
+  eventId: string;
+  type: string;
 }
 
-export type AppendOutcome =
-  /** Appended as `head`'s successor. */
-  | 'appended'
-  /** Already in the feed (a retried stream batch), or expired. */
-  | 'present'
-  /** Another writer moved the head first: read it again. */
-  | 'moved';
-
 export interface EventFeedStore {
-  head(shopId: string): Promise<FeedHead | null>;
-  /** Writes `next` (the successor of `head`, null for the first entry) if the head is still `head`. */
-  append(event: EventRecord, head: FeedHead | null, next: FeedEntry): Promise<AppendOutcome>;
-  /** Entries after `after` (or from the first at or after `from`), in feed order; `more` when more followed. */
-  entries(
-    shopId: string,
-    range: { after?: FeedPosition; from: string },
-    max: number,
-  ): Promise<{ entries: FeedEntry[]; more: boolean }>;
+  /** The shop's last entry (strongly consistent), null while its feed is empty. */
+  last(shopId: string): Promise<FeedEntry | null>;
+  /** The shop's entries whose `at` is `at` or later, newest first. */
+  entriesSince(shopId: string, at: string): Promise<FeedEntry[]>;
+  /** Writes `entry` unless its place is taken: false when it is. */
+  put(shopId: string, entry: FeedEntry): Promise<boolean>;
+  /** Marks `entry` as the first of its hour: every entry before it is from an earlier hour. */
+  markHour(shopId: string, entry: FeedEntry): Promise<void>;
+  /** The place to read from for entries at or after `at`: the latest hour mark at or before it, 0 without one. */
+  firstSeqAround(shopId: string, at: string): Promise<number>;
+  /** Entries from `fromSeq` on, in feed order; `more` when more followed. */
+  entries(shopId: string, fromSeq: number, max: number): Promise<{ entries: FeedEntry[]; more: boolean }>;
+  /** The events of these ids that are still kept, by id. */
+  events(shopId: string, ids: readonly string[]): Promise<Map<string, EventRecord>>;
 }
 
 export interface FeedDeps {
@@ -58,41 +55,77 @@ export interface FeedDeps {
 
 export const FEED_RETENTION_MS = EVENT_RETENTION_SECONDS * 1000;
 
+/** The hour of a time (`2026-11-29T08`), which the hour marks are kept by. */
+export const hourOf = (at: string): string => at.slice(0, 13);
+
 const latest = (times: string[]): string => times.reduce((a, b) => (a > b ? a : b));
 
-/** The entry that follows `head`, appended at `now`. */
-export function successor(head: FeedHead | null, event: EventRecord, now: Date): FeedEntry {
-  return { at: latest([head?.at ?? '', event.timestamp, now.toISOString()]), seq: (head?.seq ?? 0) + 1, event };
+/**
+ * The entry that follows `last`, appended at `now`. A feed that starts empty (a new shop, or
+ * one whose entries have all expired) numbers from its first event's time in milliseconds:
+ * above every place it had before, as those entries are 30 days older at least, and the same
+ * place when a retried batch appends that event again.
+ */
+export function successor(last: FeedEntry | null, event: EventRecord, now: Date): FeedEntry {
+  return {
+    at: latest([last?.at ?? '', event.timestamp, now.toISOString()]),
+    seq: last ? last.seq + 1 : Date.parse(event.timestamp),
+    eventId: event.id,
+    type: event.type,
+  };
 }
 
 const MAX_APPEND_TRIES = 8;
 
 /**
- * Appends a shop's events in the order given (the stream's) and stops at the first that cannot
- * be appended: it and the ones after it are left for the stream's retry, so the order holds.
+ * How many of `events` (one shop's, in stream order) the feed holds already, and its last
+ * entry. An event's entry is no earlier than its timestamp and `at` grows along the feed, so
+ * only the entries from the earliest of those timestamps on can hold them: a retried batch,
+ * whatever records it brings again, reads back as far as that and no further.
+ */
+async function appendedSoFar(
+  feed: EventFeedStore,
+  shopId: string,
+  events: readonly EventRecord[],
+): Promise<{ done: number; last: FeedEntry | null }> {
+  const last = await feed.last(shopId);
+  const earliest = events.reduce((t, e) => (e.timestamp < t ? e.timestamp : t), (events[0] as EventRecord).timestamp);
+  if (!last || last.at < earliest) return { done: 0, last };
+  const ids = new Set((await feed.entriesSince(shopId, earliest)).map((e) => e.eventId));
+  return { done: events.findLastIndex((e) => ids.has(e.id)) + 1, last };
+}
+
+/**
+ * Appends one shop's events in the order given (the stream's) and stops at the first that
+ * cannot be appended: it and the ones after it are left for the stream's retry, so the order
+ * holds.
  */
 export async function appendShopEvents(
   { feed, now }: FeedDeps,
+  shopId: string,
   events: readonly EventRecord[],
 ): Promise<{ stoppedAt: number; error: Error } | null> {
-  let head: FeedHead | null | undefined;
-  for (const [index, event] of events.entries()) {
-    try {
-      let outcome: AppendOutcome = 'moved';
-      for (let tries = 0; outcome === 'moved' && tries < MAX_APPEND_TRIES; tries++) {
-        if (head === undefined || tries > 0) head = await feed.head(event.shop_id);
-        const next = successor(head, event, now());
-        outcome = await feed.append(event, head, next);
-        if (outcome === 'appended') head = next;
-        // Someone else appended it: the head has moved too.
-        if (outcome === 'present') head = undefined;
+  let done = 0;
+  try {
+    let { last, done: appended } = await appendedSoFar(feed, shopId, events);
+    done = appended;
+    for (let taken = 0; done < events.length;) {
+      const next = successor(last, events[done] as EventRecord, now());
+      if (!last || hourOf(next.at) > hourOf(last.at)) await feed.markHour(shopId, next);
+      if (await feed.put(shopId, next)) {
+        last = next;
+        done++;
+        continue;
       }
-      if (outcome === 'moved') throw new Error(`the feed's head of shop ${event.shop_id} kept moving`);
-    } catch (err) {
-      return { stoppedAt: index, error: err as Error };
+      // Another appender holds that place (the same batch, retried beside this one): see how far it got.
+      if (++taken >= MAX_APPEND_TRIES) throw new Error(`the feed of shop ${shopId} kept moving`);
+      ({ last, done: appended } = await appendedSoFar(feed, shopId, events));
+      done = appended;
     }
+    return null;
+  } catch (err) {
+    return { stoppedAt: done, error: err as Error };
   }
-  return null;
 }
 
 /** Appends each shop's events, shops side by side; the events that must come back with the batch, with why. */
@@ -101,8 +134,8 @@ export async function appendToFeed(deps: FeedDeps, events: readonly EventRecord[
   for (const event of events) byShop.set(event.shop_id, [...(byShop.get(event.shop_id) ?? []), event]);
   const failed = new Map<string, Error>();
   await Promise.all(
-    [...byShop.values()].map(async (shopEvents) => {
-      const stop = await appendShopEvents(deps, shopEvents);
+    [...byShop].map(async ([shopId, shopEvents]) => {
+      const stop = await appendShopEvents(deps, shopId, shopEvents);
       if (!stop) return;
       for (const e of shopEvents.slice(stop.stoppedAt)) failed.set(e.id, stop.error);
     }),

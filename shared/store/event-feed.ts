@@ -1,97 +1,142 @@
-import type { AppendOutcome, EventFeedStore, FeedEntry, FeedHead, FeedPosition } from '../domain/event-feed';
-import type { EventRecord } from '../domain/events';
-import { EVENT_RETENTION_SECONDS } from '../domain/events';
-import { cancellationReasons, getRecord, retryConflicts, type Dynamo } from './client';
-import { eventFromItem, eventItem } from './events';
+import { hourOf, type EventFeedStore, type FeedEntry } from '../domain/event-feed';
+import { EVENT_RETENTION_SECONDS, type EventRecord } from '../domain/events';
+import { batchGet, isConditionFailed, retryConflicts, type Dynamo } from './client';
+import { eventFromItem } from './events';
 import { keys, shopPk, skPrefix } from './keys';
 import { TABLE } from './table';
 
-const FEED_PREFIX = skPrefix.feed;
-/** Above every entry's key, below `FEEDHEAD`. */
-const FEED_END = `${FEED_PREFIX}~`;
-const entrySk = (shopId: string, p: FeedPosition): string => keys.feedEntry(shopId, p.at, p.seq).sk;
+/** Above every entry's key. */
+const FEED_END = `${skPrefix.feed}~`;
+const HOUR_MS = 3_600_000;
+const expiresAfter = (ms: number) => Math.floor(ms / 1000) + EVENT_RETENTION_SECONDS;
+
+const entryOf = (item: Record<string, unknown>): FeedEntry => ({
+  at: String(item.at),
+  seq: Number(String(item.sk).slice(skPrefix.feed.length)),
+  eventId: String(item.event_id),
+  type: String(item.type),
+});
 
 /**
- * The feed in the shop's partition: its head (`FEEDHEAD`: the last `seq` and `at`) and one
- * entry per event (`FEED#<at>#<seq>`: a copy of the event, expiring with it). The event item
- * records its `feed_seq`, which is how a retried append finds it already done.
+ * The feed in the shop's partition: one small entry per event (`FEED#<seq>`: its id, type and
+ * `at`, expiring with it), the events themselves read from their own items; and one mark per
+ * hour with entries (`FEEDHOUR#<hour>`: the first entry's `seq`), which finds where a `since`
+ * time starts without reading the hours before it.
  */
 export class DynamoEventFeed implements EventFeedStore {
   constructor(private readonly db: Dynamo) {}
 
-  head(shopId: string): Promise<FeedHead | null> {
-    return getRecord<FeedHead>(this.db, keys.feedHead(shopId));
+  async last(shopId: string): Promise<FeedEntry | null> {
+    const out = await this.db.doc.query({
+      TableName: this.db.tableName,
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :end',
+      ExpressionAttributeValues: { ':pk': shopPk(shopId), ':from': skPrefix.feed, ':end': FEED_END },
+      ScanIndexForward: false,
+      ConsistentRead: true,
+      Limit: 1,
+    });
+    const item = out.Items?.[0];
+    return item ? entryOf(item) : null;
   }
 
-  async append(event: EventRecord, head: FeedHead | null, next: FeedEntry): Promise<AppendOutcome> {
-    const headKey = keys.feedHead(event.shop_id);
-    const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, ...copy } = eventItem(event);
+  async entriesSince(shopId: string, at: string): Promise<FeedEntry[]> {
+    const found: FeedEntry[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const out = await this.db.doc.query({
+        TableName: this.db.tableName,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :end',
+        ExpressionAttributeValues: { ':pk': shopPk(shopId), ':from': skPrefix.feed, ':end': FEED_END },
+        ScanIndexForward: false,
+        ConsistentRead: true,
+        Limit: 100,
+        ExclusiveStartKey: startKey,
+      });
+      for (const item of out.Items ?? []) {
+        const entry = entryOf(item);
+        // `at` grows along the feed: the first one older than `at` ends the search.
+        if (entry.at < at) return found;
+        found.push(entry);
+      }
+      startKey = out.LastEvaluatedKey;
+    } while (startKey);
+    return found;
+  }
+
+  async put(shopId: string, entry: FeedEntry): Promise<boolean> {
     try {
       await retryConflicts(() =>
-        this.db.doc.transactWrite({
-          TransactItems: [
-            {
-              Put: {
-                TableName: this.db.tableName,
-                Item: { ...headKey, entity: 'feed_head', at: next.at, seq: next.seq },
-                ConditionExpression: head ? 'seq = :seq' : 'attribute_not_exists(pk)',
-                ...(head ? { ExpressionAttributeValues: { ':seq': head.seq } } : {}),
-              },
-            },
-            {
-              Put: {
-                TableName: this.db.tableName,
-                Item: {
-                  ...copy,
-                  ...keys.feedEntry(event.shop_id, next.at, next.seq),
-                  entity: 'feed_entry',
-                  [TABLE.ttlAttribute]: Math.floor(Date.parse(next.at) / 1000) + EVENT_RETENTION_SECONDS,
-                },
-              },
-            },
-            {
-              Update: {
-                TableName: this.db.tableName,
-                Key: keys.event(event.shop_id, event.id),
-                UpdateExpression: 'SET feed_seq = :n',
-                ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(feed_seq)',
-                ExpressionAttributeValues: { ':n': next.seq },
-              },
-            },
-          ],
+        this.db.doc.put({
+          TableName: this.db.tableName,
+          Item: {
+            ...keys.feedEntry(shopId, entry.seq),
+            entity: 'feed_entry',
+            at: entry.at,
+            event_id: entry.eventId,
+            type: entry.type,
+            [TABLE.ttlAttribute]: expiresAfter(Date.parse(entry.at)),
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
         }),
       );
-      return 'appended';
+      return true;
     } catch (err) {
-      const reasons = cancellationReasons(err);
-      if (!reasons) throw err;
-      if (reasons[2]?.Code === 'ConditionalCheckFailed') return 'present';
-      if (reasons[0]?.Code === 'ConditionalCheckFailed') return 'moved';
+      if (isConditionFailed(err)) return false;
       throw err;
     }
   }
 
-  async entries(
-    shopId: string,
-    range: { after?: FeedPosition; from: string },
-    max: number,
-  ): Promise<{ entries: FeedEntry[]; more: boolean }> {
-    const pk = shopPk(shopId);
-    const from = `${FEED_PREFIX}${range.from}`;
-    const after = range.after ? entrySk(shopId, range.after) : undefined;
+  async markHour(shopId: string, entry: FeedEntry): Promise<void> {
+    const hour = hourOf(entry.at);
+    // Kept as long as any entry of its hour.
+    const hourEnd = Date.parse(`${hour}:00:00.000Z`) + HOUR_MS;
+    await this.db.doc.put({
+      TableName: this.db.tableName,
+      Item: {
+        ...keys.feedHour(shopId, hour),
+        entity: 'feed_hour',
+        seq: entry.seq,
+        [TABLE.ttlAttribute]: expiresAfter(hourEnd),
+      },
+    });
+  }
+
+  async firstSeqAround(shopId: string, at: string): Promise<number> {
+    const out = await this.db.doc.query({
+      TableName: this.db.tableName,
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: {
+        ':pk': shopPk(shopId),
+        ':from': skPrefix.feedHour,
+        ':to': keys.feedHour(shopId, hourOf(at)).sk,
+      },
+      ScanIndexForward: false,
+      ConsistentRead: true,
+      Limit: 1,
+    });
+    return Number(out.Items?.[0]?.seq ?? 0);
+  }
+
+  async entries(shopId: string, fromSeq: number, max: number): Promise<{ entries: FeedEntry[]; more: boolean }> {
     const out = await this.db.doc.query({
       TableName: this.db.tableName,
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :end',
-      ExpressionAttributeValues: { ':pk': pk, ':from': from, ':end': FEED_END },
-      // A start key outside the range is refused; a position older than `from` reads from `from`.
-      ...(after && after > from ? { ExclusiveStartKey: { pk, sk: after } } : {}),
+      ExpressionAttributeValues: {
+        ':pk': shopPk(shopId),
+        ':from': keys.feedEntry(shopId, fromSeq).sk,
+        ':end': FEED_END,
+      },
       ConsistentRead: true,
       Limit: max,
     });
-    const entries = (out.Items ?? []).map((item) => {
-      const [at = '', seq = '0'] = String(item.sk).slice(FEED_PREFIX.length).split('#');
-      return { at, seq: Number(seq), event: eventFromItem(item) };
-    });
-    return { entries, more: out.LastEvaluatedKey !== undefined };
+    return { entries: (out.Items ?? []).map(entryOf), more: out.LastEvaluatedKey !== undefined };
+  }
+
+  async events(shopId: string, ids: readonly string[]): Promise<Map<string, EventRecord>> {
+    const items = await batchGet(
+      this.db,
+      ids.map((id) => keys.event(shopId, id)),
+    );
+    return new Map([...items.values()].map((item) => [String(item.id), eventFromItem(item)]));
   }
 }

@@ -28,8 +28,8 @@ export function eventItem(event: EventRecord): Record<string, unknown> {
 }
 
 /**
- * The event of a table item, a feed entry or an unmarshalled stream image; the email's and the
- * feed's bookkeeping is not part of it.
+ * The event of a table item or an unmarshalled stream image; the email's bookkeeping is not
+ * part of it.
  */
 export function eventFromItem(item: Record<string, unknown>): EventRecord {
   const {
@@ -37,7 +37,6 @@ export function eventFromItem(item: Record<string, unknown>): EventRecord {
     notified_at: _notified,
     notify_claim: _claim,
     notify_until: _until,
-    feed_seq: _seq,
     ...rest
   } = stripKeys<
     Omit<EventRecord, 'data'> & {
@@ -45,7 +44,6 @@ export function eventFromItem(item: Record<string, unknown>): EventRecord {
       notified_at?: string;
       notify_claim?: string;
       notify_until?: string;
-      feed_seq?: number;
     }
   >(item);
   return { ...rest, data: JSON.parse(data_json) as Record<string, unknown> };

@@ -48,8 +48,10 @@ export const skPrefix = {
   job: 'JOB#',
   webhookEndpoint: 'WE#',
   event: 'EVT#',
-  /** The shop's event feed, in feed order; `FEEDHEAD` sorts after every entry. */
+  /** The shop's event feed, in feed order. */
   feed: 'FEED#',
+  /** The hour marks of the shop's event feed, in time order. */
+  feedHour: 'FEEDHOUR#',
   /** An endpoint's delivery rows. */
   endpointDeliveries: (endpointId: string) => `WD#${endpointId}#`,
   /** An event's current-delivery markers. */
@@ -123,14 +125,14 @@ export const keys = {
     sk: `RATERAISE#${endpointId}#${at}`,
   }),
 
-  /** The head of the shop's event feed: the last entry's `seq` and `at` (shared/store/event-feed.ts). */
-  feedHead: (shopId: string) => ({ pk: shopPk(shopId), sk: 'FEEDHEAD' }),
-
-  /** An entry of the shop's event feed; keys sort by `at`, then by `seq` written with a fixed width. */
-  feedEntry: (shopId: string, at: string, seq: number) => ({
+  /** An entry of the shop's event feed at its place `seq`, written with a fixed width so keys sort by it. */
+  feedEntry: (shopId: string, seq: number) => ({
     pk: shopPk(shopId),
-    sk: `${skPrefix.feed}${at}#${String(seq).padStart(12, '0')}`,
+    sk: `${skPrefix.feed}${String(seq).padStart(16, '0')}`,
   }),
+
+  /** The first entry of the shop's event feed in one hour (`2026-11-29T08`): see shared/store/event-feed.ts. */
+  feedHour: (shopId: string, hour: string) => ({ pk: shopPk(shopId), sk: `${skPrefix.feedHour}${hour}` }),
 
   /** GSI1 entry listing a shop's events of one type, newest first. */
   eventByType: (shopId: string, type: string, eventId: string) => ({

@@ -177,7 +177,7 @@ describe('least privilege in the template', () => {
       ApiTestWebhookEndpoint: endpointWrites,
       ApiListEvents: endpointReads,
       ApiGetEvent: endpointReads,
-      ApiGetEventFeed: ['GetItem', 'Query'],
+      ApiGetEventFeed: ['BatchGetItem', 'Query'],
       ApiListEventTypes: [],
       ApiRedeliverEvent: allButScan,
       ApiCreatePortalSession: ['DeleteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'],

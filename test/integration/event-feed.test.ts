@@ -6,7 +6,6 @@ import { createShop } from '../../shared/domain/shop';
 import type { AppError } from '../../shared/errors';
 import { DynamoEventFeed } from '../../shared/store/event-feed';
 import { putEvent } from '../../shared/store/events';
-import { keys } from '../../shared/store/keys';
 import type { ApiDeps } from '../../shared/wiring/api';
 import { useFreshTable } from '../helpers/table';
 
@@ -65,11 +64,30 @@ describe('the event feed (DynamoDB Local)', () => {
     const { seen } = await readAll(shopId, 'oldest', 7);
     expect(seen.map((e) => e.id)).toEqual(events.map((e) => e.id));
     expect(seen[0]).toEqual(events[0]);
-    expect(await feed.head(shopId)).toMatchObject({ seq: 30 });
-    const marked = await deps.db.doc.get({ TableName: deps.db.tableName, Key: keys.event(shopId, events[4]!.id) });
-    expect(marked.Item?.feed_seq).toBe(5);
+    const entries = await feed.entriesSince(shopId, '');
+    expect(entries.map((e) => e.seq - entries.at(-1)!.seq).reverse()).toEqual(events.map((_, i) => i));
     // The event as the API reads it carries none of the feed's bookkeeping.
     expect(await deps.events.get(shopId, events[4]!.id)).toEqual(events[4]);
+  });
+
+  it('starts a since time at the latest hour mark at or before it', async () => {
+    const { shopId, events } = await shopWithEvents(6);
+    const base = Date.now();
+    const twoHoursOn = () => new Date(base + 2 * 3_600_000);
+    await appendToFeed(feedDeps(), events.slice(0, 3));
+    await appendToFeed(feedDeps(twoHoursOn), events.slice(3));
+    const marked = await feed.firstSeqAround(shopId, twoHoursOn().toISOString());
+    const entries = (await feed.entriesSince(shopId, '')).reverse();
+    expect(marked).toBe(entries[3]!.seq);
+    const since = (ms: number) => readAll(shopId, { since: new Date(base + ms) }, 100);
+    expect((await since(3_600_000)).seen.map((e) => e.id)).toEqual(events.slice(3).map((e) => e.id));
+    expect((await since(-60_000)).seen.map((e) => e.id)).toEqual(events.map((e) => e.id));
+    // The end cursor sees what comes next, appended by a clock behind the entries before it.
+    const end = await since(0);
+    const more = newEvent(shopId, 'job.approved', { id: 'job_0' }, new Date());
+    await putEvent(deps.db, more);
+    await appendToFeed(feedDeps(), [more]);
+    expect((await readAll(shopId, { after: end.next }, 100)).seen.map((e) => e.id)).toEqual([more.id]);
   });
 
   it('pages by types, starts at a time, and leaves a cursor at the end that sees what comes next', async () => {

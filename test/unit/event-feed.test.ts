@@ -1,11 +1,4 @@
-import {
-  appendToFeed,
-  successor,
-  type AppendOutcome,
-  type EventFeedStore,
-  type FeedEntry,
-  type FeedHead,
-} from '../../shared/domain/event-feed';
+import { appendToFeed, successor, type EventFeedStore, type FeedEntry } from '../../shared/domain/event-feed';
 import { newEvent, type EventRecord } from '../../shared/domain/events';
 
 const T = Date.parse('2026-11-28T12:00:00.000Z');
@@ -14,59 +7,80 @@ const event = (shop: string, n: number, skewMs = 0): EventRecord =>
 
 /** A feed in memory whose appends can be made to fail for chosen events. */
 function memoryFeed(failFor: Set<string> = new Set()) {
-  const heads = new Map<string, FeedHead>();
-  const entries: FeedEntry[] = [];
+  const feeds = new Map<string, FeedEntry[]>();
+  const hours: [string, number][] = [];
+  const of = (shopId: string) => feeds.get(shopId) ?? [];
   const store: EventFeedStore = {
-    head: async (shopId) => heads.get(shopId) ?? null,
-    append: async (e, head, next): Promise<AppendOutcome> => {
-      if (failFor.has(e.id)) throw new Error(`throttled on ${e.id}`);
-      if (entries.some((x) => x.event.id === e.id)) return 'present';
-      if ((heads.get(e.shop_id)?.seq ?? 0) !== (head?.seq ?? 0)) return 'moved';
-      heads.set(e.shop_id, { at: next.at, seq: next.seq });
-      entries.push(next);
-      return 'appended';
+    last: async (shopId) => of(shopId).at(-1) ?? null,
+    entriesSince: async (shopId, at) =>
+      of(shopId)
+        .filter((e) => e.at >= at)
+        .reverse(),
+    put: async (shopId, entry) => {
+      if (failFor.has(entry.eventId)) throw new Error(`throttled on ${entry.eventId}`);
+      if (of(shopId).some((e) => e.seq === entry.seq)) return false;
+      feeds.set(
+        shopId,
+        [...of(shopId), entry].sort((a, b) => a.seq - b.seq),
+      );
+      return true;
     },
+    markHour: async (_shopId, entry) => void hours.push([entry.at.slice(0, 13), entry.seq]),
+    firstSeqAround: async () => 0,
     entries: async () => ({ entries: [], more: false }),
+    events: async () => new Map(),
   };
-  return { store, entries };
+  const ids = (shopId: string) => of(shopId).map((e) => e.eventId);
+  const places = (shopId: string) => of(shopId).map((e) => e.seq - (of(shopId)[0]?.seq ?? 0));
+  return { store, ids, places, hours };
 }
+
+const at = (ms: number) => () => new Date(ms);
 
 describe('appending to the event feed', () => {
   it("gives an entry the latest of its event's time, the appender's clock and the entry before", () => {
     const e = event('shop_a', 1);
-    expect(successor(null, e, new Date(T - 5_000))).toMatchObject({ at: e.timestamp, seq: 1 });
+    // A feed's first place is its first event's time in milliseconds.
+    expect(successor(null, e, new Date(T - 5_000))).toMatchObject({ at: e.timestamp, seq: T, eventId: e.id });
     expect(successor(null, e, new Date(T + 700)).at).toBe(new Date(T + 700).toISOString());
     const ahead = new Date(T + 2_000).toISOString();
-    expect(successor({ at: ahead, seq: 4 }, e, new Date(T))).toMatchObject({ at: ahead, seq: 5 });
+    const last = { at: ahead, seq: 4, eventId: 'evt_x', type: 'job.created' };
+    expect(successor(last, e, new Date(T))).toMatchObject({ at: ahead, seq: 5, type: 'job.created' });
   });
 
   it("stops a shop at the first event it cannot append and sends that one and its shop's later ones back", async () => {
     const a = [1, 2, 3, 4].map((n) => event('shop_a', n));
     const b = [1, 2].map((n) => event('shop_b', n));
-    const { store, entries } = memoryFeed(new Set([a[1]!.id]));
-    const failed = await appendToFeed({ feed: store, now: () => new Date(T) }, [
-      a[0]!,
-      b[0]!,
-      a[1]!,
-      a[2]!,
-      b[1]!,
-      a[3]!,
-    ]);
+    const feed = memoryFeed(new Set([a[1]!.id]));
+    const failed = await appendToFeed({ feed: feed.store, now: at(T) }, [a[0]!, b[0]!, a[1]!, a[2]!, b[1]!, a[3]!]);
     expect([...failed.keys()]).toEqual([a[1]!.id, a[2]!.id, a[3]!.id]);
     expect(failed.get(a[3]!.id)?.message).toBe(`throttled on ${a[1]!.id}`);
-    expect(entries.map((x) => [x.event.id, x.seq])).toEqual([
-      [a[0]!.id, 1],
-      [b[0]!.id, 1],
-      [b[1]!.id, 2],
-    ]);
+    expect(feed.ids('shop_a')).toEqual([a[0]!.id]);
+    expect(feed.ids('shop_b')).toEqual([b[0]!.id, b[1]!.id]);
+    expect(feed.places('shop_b')).toEqual([0, 1]);
   });
 
-  it('appends what a retried batch brings again only once, reading the head again after another appender', async () => {
-    const a = [1, 2, 3].map((n) => event('shop_a', n, -n * 300));
-    const { store, entries } = memoryFeed();
-    const deps = { feed: store, now: () => new Date(T) };
-    await Promise.all([appendToFeed(deps, a), appendToFeed(deps, a)]);
-    await appendToFeed(deps, a);
-    expect(entries.map((x) => [x.event.id, x.seq])).toEqual(a.map((e, i) => [e.id, i + 1]));
+  it('appends what batches bring again only once: side by side, shorter, longer', async () => {
+    const a = [1, 2, 3, 4, 5, 6].map((n) => event('shop_a', n, -n * 300));
+    const feed = memoryFeed();
+    const deps = { feed: feed.store, now: at(T) };
+    // A retried batch beside the slow first try of it.
+    await Promise.all([appendToFeed(deps, a.slice(0, 4)), appendToFeed(deps, a.slice(0, 4))]);
+    // Retried with fewer of the records it had, then with more.
+    await appendToFeed(deps, a.slice(0, 2));
+    await appendToFeed(deps, a.slice(1));
+    expect(feed.ids('shop_a')).toEqual(a.map((e) => e.id));
+    expect(feed.places('shop_a')).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+
+  it('marks the first entry of each hour', async () => {
+    const feed = memoryFeed();
+    const a = [1, 2, 3].map((n) => event('shop_a', n));
+    await appendToFeed({ feed: feed.store, now: at(T) }, a.slice(0, 2));
+    await appendToFeed({ feed: feed.store, now: at(T + 3_600_000) }, a.slice(2));
+    expect(feed.hours).toEqual([
+      ['2026-11-28T12', T],
+      ['2026-11-28T13', T + 2],
+    ]);
   });
 });
