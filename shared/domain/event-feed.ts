@@ -51,6 +51,31 @@ export interface EventFeedStore {
 export interface FeedDeps {
   feed: EventFeedStore;
   now: () => Date;
+  /** The appender's memory of each shop's last entry; the readers have none. */
+  lastEntries?: LastEntries;
+}
+
+/**
+ * Each shop's last entry as this process last wrote or read it: where the shop's next append is
+ * tried without reading the feed first. Another process may have appended since; the place
+ * tried is then taken (places are never freed while a process lives), and the feed is read.
+ */
+export class LastEntries {
+  readonly #byShop = new Map<string, FeedEntry>();
+
+  constructor(private readonly maxShops = 1000) {}
+
+  get(shopId: string): FeedEntry | undefined {
+    return this.#byShop.get(shopId);
+  }
+
+  set(shopId: string, entry: FeedEntry | null): void {
+    this.#byShop.delete(shopId);
+    if (!entry) return;
+    this.#byShop.set(shopId, entry);
+    // The shop remembered longest ago makes room.
+    if (this.#byShop.size > this.maxShops) this.#byShop.delete(this.#byShop.keys().next().value as string);
+  }
 }
 
 export const FEED_RETENTION_MS = EVENT_RETENTION_SECONDS * 1000;
@@ -87,8 +112,9 @@ async function appendedSoFar(
   feed: EventFeedStore,
   shopId: string,
   events: readonly EventRecord[],
+  remembered?: FeedEntry,
 ): Promise<{ done: number; last: FeedEntry | null }> {
-  const last = await feed.last(shopId);
+  const last = remembered ?? (await feed.last(shopId));
   const earliest = events.reduce((t, e) => (e.timestamp < t ? e.timestamp : t), (events[0] as EventRecord).timestamp);
   if (!last || last.at < earliest) return { done: 0, last };
   const ids = new Set((await feed.entriesSince(shopId, earliest)).map((e) => e.eventId));
@@ -101,13 +127,13 @@ async function appendedSoFar(
  * holds.
  */
 export async function appendShopEvents(
-  { feed, now }: FeedDeps,
+  { feed, now, lastEntries }: FeedDeps,
   shopId: string,
   events: readonly EventRecord[],
 ): Promise<{ stoppedAt: number; error: Error } | null> {
   let done = 0;
   try {
-    let { last, done: appended } = await appendedSoFar(feed, shopId, events);
+    let { last, done: appended } = await appendedSoFar(feed, shopId, events, lastEntries?.get(shopId));
     done = appended;
     for (let taken = 0; done < events.length;) {
       const next = successor(last, events[done] as EventRecord, now());
@@ -115,15 +141,20 @@ export async function appendShopEvents(
       if (await feed.put(shopId, next)) {
         last = next;
         done++;
+        lastEntries?.set(shopId, next);
         continue;
       }
-      // Another appender holds that place (the same batch, retried beside this one): see how far it got.
+      // Another appender holds that place (the same batch, retried beside this one, or another
+      // process since the one remembered): see how far it got.
       if (++taken >= MAX_APPEND_TRIES) throw new Error(`the feed of shop ${shopId} kept moving`);
       ({ last, done: appended } = await appendedSoFar(feed, shopId, events));
       done = appended;
+      lastEntries?.set(shopId, last);
     }
     return null;
   } catch (err) {
+    // A write whose answer was lost may have landed: read the feed next time.
+    lastEntries?.set(shopId, null);
     return { stoppedAt: done, error: err as Error };
   }
 }

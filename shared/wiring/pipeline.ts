@@ -15,7 +15,7 @@ import { DynamoCurrentDeliveries } from '../delivery/dynamo/current-deliveries';
 import { DynamoDueIndex } from '../delivery/dynamo/due-index';
 import { DynamoEventStore } from '../store/events';
 import { DynamoEventFeed } from '../store/event-feed';
-import type { FeedDeps } from '../domain/event-feed';
+import { LastEntries, type FeedDeps } from '../domain/event-feed';
 import type { RateRaiseDeps } from '../delivery/rate-raise';
 import { DynamoRecoveryStore } from '../delivery/dynamo/recoveries';
 import { DynamoOrderStore } from '../delivery/dynamo/resource-order';
@@ -67,6 +67,7 @@ export function fanoutDeps(
     recoveries: new DynamoRecoveryStore(dynamoOf(config)),
     order: new DynamoOrderStore(dynamoOf(config)),
     feed: new DynamoEventFeed(dynamoOf(config)),
+    lastEntries: new LastEntries(),
     queue: queueOf(config, adapters),
     scheduler: adapters.scheduler ?? new SqsQueueDelays(queueOf(config, adapters)),
     notificationQueue: adapters.notificationQueue ?? new SqsNotificationQueue(sqsOf(config), config.notifyQueueUrl),

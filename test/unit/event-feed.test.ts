@@ -1,4 +1,10 @@
-import { appendToFeed, successor, type EventFeedStore, type FeedEntry } from '../../shared/domain/event-feed';
+import {
+  appendToFeed,
+  LastEntries,
+  successor,
+  type EventFeedStore,
+  type FeedEntry,
+} from '../../shared/domain/event-feed';
 import { newEvent, type EventRecord } from '../../shared/domain/events';
 
 const T = Date.parse('2026-11-28T12:00:00.000Z');
@@ -10,8 +16,12 @@ function memoryFeed(failFor: Set<string> = new Set()) {
   const feeds = new Map<string, FeedEntry[]>();
   const hours: [string, number][] = [];
   const of = (shopId: string) => feeds.get(shopId) ?? [];
+  const reads = { last: 0 };
   const store: EventFeedStore = {
-    last: async (shopId) => of(shopId).at(-1) ?? null,
+    last: async (shopId) => {
+      reads.last++;
+      return of(shopId).at(-1) ?? null;
+    },
     entriesSince: async (shopId, at) =>
       of(shopId)
         .filter((e) => e.at >= at)
@@ -32,7 +42,7 @@ function memoryFeed(failFor: Set<string> = new Set()) {
   };
   const ids = (shopId: string) => of(shopId).map((e) => e.eventId);
   const places = (shopId: string) => of(shopId).map((e) => e.seq - (of(shopId)[0]?.seq ?? 0));
-  return { store, ids, places, hours };
+  return { store, ids, places, hours, reads };
 }
 
 const at = (ms: number) => () => new Date(ms);
@@ -81,6 +91,38 @@ describe('appending to the event feed', () => {
     expect(feed.hours).toEqual([
       ['2026-11-28T12', T],
       ['2026-11-28T13', T + 2],
+    ]);
+  });
+
+  it('appends after the entry it remembers, and reads the feed when another process appended since', async () => {
+    const feed = memoryFeed();
+    const a = [1, 2, 3, 4, 5].map((n) => event('shop_a', n, n));
+    const processOf = () => ({ feed: feed.store, now: at(T + 10), lastEntries: new LastEntries() });
+    const [one, two] = [processOf(), processOf()];
+    await appendToFeed(one, [a[0]!]);
+    await appendToFeed(one, [a[1]!]);
+    expect(feed.reads.last).toBe(1);
+    await appendToFeed(two, [a[2]!]);
+    // One's next place is taken by two's append: it reads the feed and appends after it.
+    await appendToFeed(one, [a[3]!]);
+    // A retried batch: the remembered entry is its first event's, so only the second is appended.
+    await appendToFeed(one, a.slice(3));
+    expect(feed.ids('shop_a')).toEqual(a.map((e) => e.id));
+    expect(feed.places('shop_a')).toEqual([0, 1, 2, 3, 4]);
+    expect(feed.reads.last).toBe(3);
+  });
+
+  it('remembers a bounded number of shops, forgetting the one remembered longest ago', () => {
+    const entry = (seq: number) => ({ at: new Date(T).toISOString(), seq, eventId: `evt_${seq}`, type: 'job.created' });
+    const remembered = new LastEntries(2);
+    remembered.set('shop_a', entry(1));
+    remembered.set('shop_b', entry(2));
+    remembered.set('shop_a', entry(3));
+    remembered.set('shop_c', entry(4));
+    expect([remembered.get('shop_a')?.seq, remembered.get('shop_b'), remembered.get('shop_c')?.seq]).toEqual([
+      3,
+      undefined,
+      4,
     ]);
   });
 });
