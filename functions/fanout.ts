@@ -58,7 +58,7 @@ export const makeHandler = (deps: () => Deps = lambdaDeps(fanoutDeps)) =>
       name: 'Fan-out',
       id: (record: DynamoDBRecord) => record.dynamodb?.SequenceNumber ?? '',
       read: (record) => recordOfStreamImage(record.dynamodb?.NewImage),
-      process: (stored) => {
+      process: async (stored) => {
         const batch = listingOncePerBatch(deps());
         // The feed takes the batch's events in stream order, beside their deliveries (shared/domain/event-feed.ts).
         const notAppended = appendToFeed(
@@ -66,11 +66,15 @@ export const makeHandler = (deps: () => Deps = lambdaDeps(fanoutDeps)) =>
           stored.flatMap((s) => (s.entity === 'event' ? [s.event] : [])),
         );
         // One resource's events one after the other, so ordered endpoints see them join their chains in order.
-        return oneResourceAtATime(stored, resourceOfRecord, async (s) => {
+        const results = await oneResourceAtATime(stored, resourceOfRecord, async (s) => {
           await handleRecord(batch, s);
           const failure = s.entity === 'event' ? (await notAppended).get(s.event.id) : undefined;
           if (failure) throw failure;
         });
+        // The appends end with the invocation whatever became of the records: one left running would be frozen
+        // with it and land later, with an `at` from before.
+        await notAppended;
+        return results;
       },
     }),
   );

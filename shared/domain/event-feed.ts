@@ -86,15 +86,23 @@ export const hourOf = (at: string): string => at.slice(0, 13);
 const latest = (times: string[]): string => times.reduce((a, b) => (a > b ? a : b));
 
 /**
- * The entry that follows `last`, appended at `now`. A feed that starts empty (a new shop, or
- * one whose entries have all expired) numbers from its first event's time in milliseconds:
- * above every place it had before, as those entries are 30 days older at least, and the same
- * place when a retried batch appends that event again.
+ * How long after a shop's last entry its feed starts over: by then every entry it holds has
+ * expired or is about to, and DynamoDB deletes expired items in no particular order.
+ */
+const START_OVER_AFTER_MS = FEED_RETENTION_MS - 24 * 3_600_000;
+
+/**
+ * The entry that follows `last`, appended at `now`. A feed that starts empty, or over after its
+ * shop was quiet for the retention, numbers from its event's time in milliseconds: above every
+ * place it had before (those entries are a month older, at most one a millisecond), and the same
+ * place whichever of the expired entries an appender still finds, and when a retried batch
+ * appends that event again.
  */
 export function successor(last: FeedEntry | null, event: EventRecord, now: Date): FeedEntry {
+  const fresh = !last || Date.parse(event.timestamp) - Date.parse(last.at) > START_OVER_AFTER_MS;
   return {
     at: latest([last?.at ?? '', event.timestamp, now.toISOString()]),
-    seq: last ? last.seq + 1 : Date.parse(event.timestamp),
+    seq: fresh ? Date.parse(event.timestamp) : last.seq + 1,
     eventId: event.id,
     type: event.type,
   };

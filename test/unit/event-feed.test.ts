@@ -48,7 +48,7 @@ function memoryFeed(failFor: Set<string> = new Set()) {
 const at = (ms: number) => () => new Date(ms);
 
 describe('appending to the event feed', () => {
-  it("gives an entry the latest of its event's time, the appender's clock and the entry before", () => {
+  it("gives an entry the latest of its event's time, the appender's clock and the entry before, and its place", () => {
     const e = event('shop_a', 1);
     // A feed's first place is its first event's time in milliseconds.
     expect(successor(null, e, new Date(T - 5_000))).toMatchObject({ at: e.timestamp, seq: T, eventId: e.id });
@@ -56,6 +56,11 @@ describe('appending to the event feed', () => {
     const ahead = new Date(T + 2_000).toISOString();
     const last = { at: ahead, seq: 4, eventId: 'evt_x', type: 'job.created' };
     expect(successor(last, e, new Date(T))).toMatchObject({ at: ahead, seq: 5, type: 'job.created' });
+    // After a shop was quiet for the retention, whichever expired entry an appender still finds.
+    const daysAgo = (days: number) => ({ ...last, at: new Date(T - days * 86_400_000).toISOString() });
+    expect(successor(daysAgo(30), e, new Date(T)).seq).toBe(T);
+    expect(successor(daysAgo(29.5), e, new Date(T)).seq).toBe(T);
+    expect(successor(daysAgo(28), e, new Date(T)).seq).toBe(5);
   });
 
   it("stops a shop at the first event it cannot append and sends that one and its shop's later ones back", async () => {
