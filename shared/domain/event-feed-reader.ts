@@ -1,5 +1,5 @@
 import { AppError } from '../errors';
-import { FEED_RETENTION_MS, type FeedDeps, type FeedEntry, type FeedPosition } from './event-feed';
+import { FEED_RETENTION_MS, type EventFeedStore, type FeedDeps, type FeedEntry, type FeedPosition } from './event-feed';
 import { EVENT_TYPES, type EventType } from './event-types';
 import type { EventRecord } from './events';
 import type { Scope } from './scopes';
@@ -87,14 +87,35 @@ function refuseExpired(start: FeedStart, retainedFrom: string): void {
 
 /** The place a request reads after, and the time before which it returns nothing. */
 async function startPosition(
-  feed: FeedDeps['feed'],
+  feed: EventFeedStore,
   shopId: string,
   start: FeedStart,
   retainedFrom: string,
 ): Promise<FeedPosition> {
-  if (start !== 'oldest' && 'after' in start) return start.after;
-  const from = start === 'oldest' ? retainedFrom : start.since.toISOString();
+  if (start === 'oldest') return { seq: 0, at: retainedFrom };
+  if ('after' in start) return start.after;
+  const from = start.since.toISOString();
   return { seq: Math.max(1, await feed.firstSeqAround(shopId, from)) - 1, at: from };
+}
+
+type Chunk = Awaited<ReturnType<EventFeedStore['entries']>>;
+
+/**
+ * The first entries of a read from the oldest kept, and the place before them. Entries past the
+ * retention that DynamoDB has not deleted yet are skipped through the hour marks, which are read
+ * only when there are such entries.
+ */
+async function oldestKept(
+  feed: EventFeedStore,
+  shopId: string,
+  floor: string,
+): Promise<{ chunk: Chunk; after: number }> {
+  const chunk = await feed.entries(shopId, 1, 100);
+  const first = chunk.entries[0];
+  if (!first || first.at >= floor) return { chunk, after: 0 };
+  const marked = await feed.firstSeqAround(shopId, floor);
+  if (marked <= first.seq) return { chunk, after: 0 };
+  return { chunk: await feed.entries(shopId, marked, 100), after: marked - 1 };
 }
 
 /**
@@ -112,9 +133,12 @@ export async function readFeed(
   refuseExpired(request.start, retainedFrom);
   let position = await startPosition(feed, shopId, request.start, retainedFrom);
   const floor = latest(position.at, retainedFrom);
+  let first: Chunk | undefined;
+  if (request.start === 'oldest') ({ chunk: first, after: position.seq } = await oldestKept(feed, shopId, floor));
   const events: EventRecord[] = [];
   for (let examined = 0; examined < MAX_EXAMINED;) {
-    const chunk = await feed.entries(shopId, position.seq + 1, 100);
+    const chunk = first ?? (await feed.entries(shopId, position.seq + 1, 100));
+    first = undefined;
     const wanted: FeedEntry[] = [];
     let full = false;
     for (const [i, entry] of chunk.entries.entries()) {

@@ -131,7 +131,7 @@ export const keys = {
     sk: `${skPrefix.feed}${String(seq).padStart(16, '0')}`,
   }),
 
-  /** Where one hour (`2026-11-29T08`) of the shop's event feed starts at the latest: every entry before it is earlier. */
+  /** Where an hour (`2026-11-29T08`) of the shop's event feed starts at the latest: every entry before is earlier. */
   feedHour: (shopId: string, hour: string) => ({ pk: shopPk(shopId), sk: `${skPrefix.feedHour}${hour}` }),
 
   /** GSI1 entry listing a shop's events of one type, newest first. */

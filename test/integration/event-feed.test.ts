@@ -5,6 +5,7 @@ import { newEvent, type EventRecord } from '../../shared/domain/events';
 import { createShop } from '../../shared/domain/shop';
 import type { AppError } from '../../shared/errors';
 import { DynamoEventFeed } from '../../shared/store/event-feed';
+import { observeTable } from '../../shared/store/client';
 import { putEvent } from '../../shared/store/events';
 import type { ApiDeps } from '../../shared/wiring/api';
 import { useFreshTable } from '../helpers/table';
@@ -107,6 +108,41 @@ describe('the event feed (DynamoDB Local)', () => {
     for (const event of more) await putEvent(deps.db, event);
     await appendToFeed(feedDeps(), more);
     expect((await readAll(shopId, { after: end.next }, 100)).seen.map((e) => e.id)).toEqual(more.map((e) => e.id));
+  });
+
+  it('reads from the oldest kept with one Query, past expired entries through the hour marks', async () => {
+    const queries = () => {
+      const seen: string[] = [];
+      const stop = observeTable(deps.db, (operation) => void seen.push(operation));
+      return { seen, stop };
+    };
+    const fresh = await shopWithEvents(2);
+    await appendToFeed(feedDeps(), fresh.events);
+    const read = queries();
+    expect((await readAll(fresh.shopId, 'oldest', 100)).seen).toEqual(fresh.events);
+    read.stop();
+    expect(read.seen).toEqual(['Query', 'BatchGetItem']);
+
+    // Entries a month old that DynamoDB has not deleted yet, in two hours, then today's.
+    const { shopId } = await shopWithEvents(0);
+    const at = (msAgo: number) => new Date(Date.now() - msAgo);
+    const month = FEED_RETENTION_MS;
+    const events = [at(month + 30 * 3_600_000), at(month + 30 * 3_600_000), at(month + 2 * 3_600_000), at(0)].map(
+      (time, i) => newEvent(shopId, 'job.created', { id: `job_${i}` }, time),
+    );
+    for (const event of events) await putEvent(deps.db, event);
+    for (const event of events)
+      await appendToFeed(
+        feedDeps(() => new Date(event.timestamp)),
+        [event],
+      );
+    const expired = queries();
+    expect((await readAll(shopId, 'oldest', 100)).seen.map((e) => e.id)).toEqual([events[3]!.id]);
+    expired.stop();
+    // The first entries, the hour marks, the entries from the latest mark before the retention.
+    expect(expired.seen.slice(0, 3)).toEqual(['Query', 'Query', 'Query']);
+    const entries = (await feed.entriesSince(shopId, '')).reverse();
+    expect(await feed.firstSeqAround(shopId, at(month).toISOString())).toBe(entries[2]!.seq);
   });
 
   it('refuses a position older than the retention, and a since before it', async () => {
