@@ -26,16 +26,21 @@ const entryOf = (item: Record<string, unknown>): FeedEntry => ({
 export class DynamoEventFeed implements EventFeedStore {
   constructor(private readonly db: Dynamo) {}
 
-  async last(shopId: string): Promise<FeedEntry | null> {
-    const out = await this.db.doc.query({
+  /** One page of the shop's entries, newest first. */
+  private newestFirst(shopId: string, limit: number, startKey?: Record<string, unknown>) {
+    return this.db.doc.query({
       TableName: this.db.tableName,
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :end',
       ExpressionAttributeValues: { ':pk': shopPk(shopId), ':from': skPrefix.feed, ':end': FEED_END },
       ScanIndexForward: false,
       ConsistentRead: true,
-      Limit: 1,
+      Limit: limit,
+      ...(startKey ? { ExclusiveStartKey: startKey } : {}),
     });
-    const item = out.Items?.[0];
+  }
+
+  async last(shopId: string): Promise<FeedEntry | null> {
+    const item = (await this.newestFirst(shopId, 1)).Items?.[0];
     return item ? entryOf(item) : null;
   }
 
@@ -43,15 +48,7 @@ export class DynamoEventFeed implements EventFeedStore {
     const found: FeedEntry[] = [];
     let startKey: Record<string, unknown> | undefined;
     do {
-      const out = await this.db.doc.query({
-        TableName: this.db.tableName,
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :end',
-        ExpressionAttributeValues: { ':pk': shopPk(shopId), ':from': skPrefix.feed, ':end': FEED_END },
-        ScanIndexForward: false,
-        ConsistentRead: true,
-        Limit: 100,
-        ExclusiveStartKey: startKey,
-      });
+      const out = await this.newestFirst(shopId, 100, startKey);
       for (const item of out.Items ?? []) {
         const entry = entryOf(item);
         // `at` grows along the feed: the first one older than `at` ends the search.
