@@ -108,7 +108,8 @@ export function successor(last: FeedEntry | null, event: EventRecord, now: Date)
   };
 }
 
-const MAX_APPEND_TRIES = 8;
+/** Places an appender may lose in a row while none of its events gets in: others' events keep filling the feed. */
+const MAX_PLACES_LOST = 8;
 
 /**
  * How many of `events` (one shop's, in stream order) the feed holds already, and its last
@@ -143,19 +144,21 @@ export async function appendShopEvents(
   try {
     let { last, done: appended } = await appendedSoFar(feed, shopId, events, lastEntries?.get(shopId));
     done = appended;
-    for (let taken = 0; done < events.length;) {
+    for (let lost = 0; done < events.length;) {
       const next = successor(last, events[done] as EventRecord, now());
       if (!last || hourOf(next.at) > hourOf(last.at)) await feed.markHour(shopId, next);
       if (await feed.put(shopId, next)) {
         last = next;
         done++;
         lastEntries?.set(shopId, next);
+        lost = 0;
         continue;
       }
       // Another appender holds that place (the same batch, retried beside this one, or another
       // process since the one remembered): see how far it got.
-      if (++taken >= MAX_APPEND_TRIES) throw new Error(`the feed of shop ${shopId} kept moving`);
       ({ last, done: appended } = await appendedSoFar(feed, shopId, events));
+      lost = appended > done ? 0 : lost + 1;
+      if (lost >= MAX_PLACES_LOST) throw new Error(`the feed of shop ${shopId} kept moving`);
       done = appended;
       lastEntries?.set(shopId, last);
     }

@@ -88,6 +88,34 @@ describe('appending to the event feed', () => {
     expect(feed.places('shop_a')).toEqual([0, 1, 2, 3, 4, 5]);
   });
 
+  it('keeps appending while another appender takes the places it tries, as long as its events get in', async () => {
+    const feed = memoryFeed();
+    const a = Array.from({ length: 20 }, (_, n) => event('shop_a', n));
+    // The same batch beside it, always a step ahead: every place this one tries is taken by that event.
+    const racing: EventFeedStore = {
+      ...feed.store,
+      put: async (shopId, entry) => {
+        await feed.store.put(shopId, entry);
+        return false;
+      },
+    };
+    expect((await appendToFeed({ feed: racing, now: at(T) }, a)).size).toBe(0);
+    expect(feed.ids('shop_a')).toEqual(a.map((e) => e.id));
+    // An appender whose places go to events it does not have gives up, and its batch comes back.
+    let other = 0;
+    const crowded: EventFeedStore = {
+      ...feed.store,
+      put: async (shopId, entry) => {
+        await feed.store.put(shopId, { ...entry, eventId: `evt_other_${other++}` });
+        return false;
+      },
+    };
+    const b = [event('shop_a', 99)];
+    expect([...(await appendToFeed({ feed: crowded, now: at(T) }, b)).values()].map((e) => e.message)).toEqual([
+      'the feed of shop shop_a kept moving',
+    ]);
+  });
+
   it('marks the first entry of each hour', async () => {
     const feed = memoryFeed();
     const a = [1, 2, 3].map((n) => event('shop_a', n));
