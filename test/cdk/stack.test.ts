@@ -51,7 +51,7 @@ describe('cloud stack template', () => {
     ['a given account and region', { account: '123456789012', region: 'eu-west-1' }],
     ['an environment-agnostic stack with an SES sender', undefined],
   ])(
-    'passes cdk-nag AwsSolutions and Serverless, as bin/app.ts applies them, for %s (every acknowledgment carries a reason)',
+    'passes cdk-nag AwsSolutions and Serverless as bin/app.ts applies them, for %s (each acknowledgment has a reason)',
     (_label, env) => {
       const app = cdkApp(env ? {} : { senderEmail: 'alerts@shop.example' });
       new ShopCallsStack(app, 'Nag', { env });
@@ -68,7 +68,7 @@ describe('cloud stack template', () => {
     expect(() => app.synth()).toThrow(/Unreviewed/);
   });
 
-  it("traces the API's functions (active) and lets the delivery path pass through, unless fullTracing is set; JSON logs everywhere", () => {
+  it("traces the API's functions, passes the delivery path's through unless fullTracing; JSON logs", () => {
     const fns = ofType('AWS::Lambda::Function');
     expect(fns).toHaveLength(Object.keys(allFunctionEntries()).length);
     const pipeline = /^(DeliveryFanout|DeliveryDeliver|DeliveryNotify|SweeperSweep|CallIngest)[0-9A-F]{8}$/;
@@ -82,7 +82,7 @@ describe('cloud stack template', () => {
     for (const fn of Object.values(fullFns)) expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
   });
 
-  it("puts the stack's name on every log line and custom metric (service), so two stacks in one account stay apart", () => {
+  it('names the stack on every log line and custom metric (service): two stacks in one account stay apart', () => {
     for (const [, fn] of ofType('AWS::Lambda::Function'))
       expect(fn.Properties.Environment).toMatchObject({ Variables: { POWERTOOLS_SERVICE_NAME: 'Test' } });
     const body = ref(
@@ -150,7 +150,7 @@ describe('cloud stack template', () => {
     expect(depth).toHaveLength(1);
   });
 
-  it("lets only the consumer loop through its own queue (its retries carry the trace header Lambda's loop detection follows)", () => {
+  it('lets only the consumer loop through its own queue (its retries carry the trace header)', () => {
     const looping = ofType('AWS::Lambda::Function')
       .filter(([, fn]) => fn.Properties.RecursiveLoop === 'Allow')
       .map(([id]) => id);
@@ -158,7 +158,7 @@ describe('cloud stack template', () => {
     expect(looping[0]).toMatch(/^DeliveryDeliver/);
   });
 
-  it('alarms on the stream iterator age, the consumer duration against its timeout, API latency and table throttles', () => {
+  it('alarms on stream iterator age, consumer duration against its timeout, API latency, throttles', () => {
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
     const fanoutId = ofType('AWS::Lambda::Function').find(([id]) => id.startsWith('DeliveryFanout'))?.[0];
     const deliverFn = ofType('AWS::Lambda::Function').find(([id]) => id.startsWith('DeliveryDeliver'));
