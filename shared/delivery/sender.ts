@@ -61,72 +61,111 @@ function describeFailure(err: NodeJS.ErrnoException, timeoutMs: number): string 
   return `${err.code ?? 'error'}: ${err.message}`.slice(0, 300);
 }
 
+/** One request's outcome, and whether it failed on a pooled connection the receiver had already closed. */
+interface Try {
+  result: Omit<SendResult, 'durationMs'>;
+  stale: boolean;
+}
+
 /**
- * POSTs over keep-alive connections; never follows redirects; gives up at the timeout. Of the
- * answer it reads the head and the snippet only: a receiver streaming an endless body would
- * otherwise be read until the timeout (gigabytes on a fast link).
+ * A reused keep-alive connection that fails before any answer was most likely closed by the
+ * receiver while idle (its keep-alive timeout crossed our request): the request is sent again on
+ * a new connection, as Node's documentation and Go's transport do for a request that may be
+ * replayed. A webhook may be: receivers deduplicate on its `webhook-id`.
+ */
+const STALE_CODES = new Set(['ECONNRESET', 'EPIPE']);
+
+/**
+ * POSTs over keep-alive connections; never follows redirects; gives up at the timeout, which
+ * bounds the whole attempt, a resend on a new connection included. Of the answer it reads the
+ * head and the snippet only: a receiver streaming an endless body would otherwise be read until
+ * the timeout (gigabytes on a fast link).
  */
 export function httpSender(policy: GuardPolicy, timeoutMs: number): Sender {
   const lookup = guardedLookup(policy);
-  const agents = {
+  const pooled = {
     'https:': new https.Agent({ keepAlive: true, maxSockets: 64, lookup }),
     'http:': new http.Agent({ keepAlive: true, maxSockets: 64, lookup }),
   };
+  const unpooled = { 'https:': new https.Agent({ lookup }), 'http:': new http.Agent({ lookup }) };
+  const describe = (err: NodeJS.ErrnoException) => describeFailure(err, timeoutMs);
   return {
-    post(url, headers, body) {
+    async post(url, headers, body) {
       const started = performance.now();
-      return new Promise<SendResult>((resolve) => {
-        let settled = false;
-        const settle = (r: Omit<SendResult, 'durationMs'>) => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(deadline);
-          resolve({ ...r, durationMs: Math.round(performance.now() - started) });
-        };
-        const client = url.protocol === 'https:' ? https : http;
-        const req = client.request(url, {
-          method: 'POST',
-          agent: agents[url.protocol as 'https:' | 'http:'],
-          headers: { ...headers, 'content-length': Buffer.byteLength(body) },
-          timeout: timeoutMs,
-          maxHeaderSize: RESPONSE_HEAD_BYTES,
-        });
-        const deadline = setTimeout(() => req.destroy(timeoutError()), timeoutMs);
-        req.on('response', (res) => {
-          const kept: Buffer[] = [];
-          let size = 0;
-          const answer = () => {
-            const retryAfter = res.headers['retry-after'];
-            settle({
-              status: res.statusCode ?? null,
-              error: null,
-              retryAfterMs: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, Date.now()),
-              snippet: snippetOf(Buffer.concat(kept)),
-            });
-          };
-          res.on('data', (chunk: Buffer) => {
-            if (size >= SNIPPET_BYTES) return;
-            kept.push(chunk);
-            size += chunk.length;
-            if (size < SNIPPET_BYTES) return;
-            answer();
-            // Cut off at once, before the socket reads on: a half-read connection must never go back
-            // to the pool. A body its length says is all here ends by itself and keeps the connection.
-            const length = res.headers['content-length'];
-            const whole = length !== undefined && size >= Number(length);
-            if (!whole) req.destroy();
-          });
-          res.on('end', answer);
-          // A body the receiver cut short is still its answer: the status arrived.
-          res.on('close', answer);
-          res.on('error', () => undefined);
-        });
-        req.on('timeout', () => req.destroy(timeoutError()));
-        req.on('error', (err: NodeJS.ErrnoException) =>
-          settle({ status: null, error: describeFailure(err, timeoutMs), retryAfterMs: null, snippet: null }),
-        );
-        req.end(body);
-      });
+      const protocol = url.protocol as 'https:' | 'http:';
+      const request = { url, headers, body, describe };
+      let sent = await sendOnce({ ...request, agent: pooled[protocol], timeoutMs });
+      const left = timeoutMs - (performance.now() - started);
+      if (sent.stale && left > 0) sent = await sendOnce({ ...request, agent: unpooled[protocol], timeoutMs: left });
+      return { ...sent.result, durationMs: Math.round(performance.now() - started) };
     },
   };
+}
+
+interface OneRequest {
+  url: URL;
+  headers: Record<string, string>;
+  body: string;
+  agent: http.Agent;
+  timeoutMs: number;
+  describe: (err: NodeJS.ErrnoException) => string;
+}
+
+/** One request on one connection of `agent`, given up at `timeoutMs`. */
+function sendOnce({ url, headers, body, agent, timeoutMs, describe }: OneRequest): Promise<Try> {
+  return new Promise<Try>((resolve) => {
+    let settled = false;
+    let answered = false;
+    const settle = (result: Try['result'], stale = false) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(deadline);
+      resolve({ result, stale });
+    };
+    const client = url.protocol === 'https:' ? https : http;
+    const req = client.request(url, {
+      method: 'POST',
+      agent,
+      headers: { ...headers, 'content-length': Buffer.byteLength(body) },
+      timeout: timeoutMs,
+      maxHeaderSize: RESPONSE_HEAD_BYTES,
+    });
+    const deadline = setTimeout(() => req.destroy(timeoutError()), timeoutMs);
+    req.on('response', (res) => {
+      answered = true;
+      const kept: Buffer[] = [];
+      let size = 0;
+      const answer = () => {
+        const retryAfter = res.headers['retry-after'];
+        settle({
+          status: res.statusCode ?? null,
+          error: null,
+          retryAfterMs: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, Date.now()),
+          snippet: snippetOf(Buffer.concat(kept)),
+        });
+      };
+      res.on('data', (chunk: Buffer) => {
+        if (size >= SNIPPET_BYTES) return;
+        kept.push(chunk);
+        size += chunk.length;
+        if (size < SNIPPET_BYTES) return;
+        answer();
+        // Cut off at once, before the socket reads on: a half-read connection must never go back
+        // to the pool. A body its length says is all here ends by itself and keeps the connection.
+        const length = res.headers['content-length'];
+        const whole = length !== undefined && size >= Number(length);
+        if (!whole) req.destroy();
+      });
+      res.on('end', answer);
+      // A body the receiver cut short is still its answer: the status arrived.
+      res.on('close', answer);
+      res.on('error', () => undefined);
+    });
+    req.on('timeout', () => req.destroy(timeoutError()));
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      const stale = req.reusedSocket && !answered && STALE_CODES.has(err.code ?? '');
+      settle({ status: null, error: describe(err), retryAfterMs: null, snippet: null }, stale);
+    });
+    req.end(body);
+  });
 }

@@ -4,6 +4,7 @@ import { createShop } from '../../shared/domain/shop';
 import { SCOPES } from '../../shared/domain/scopes';
 import { newId } from '../../shared/ids';
 import { DynamoDeliveryStore } from '../../shared/delivery/dynamo/deliveries';
+import type { DeliveryRecord } from '../../shared/delivery/records';
 import { call } from '../helpers/http';
 import { closeReceivers, startReceiver, waitFor } from '../helpers/receiver';
 import { startTestStack } from '../helpers/stack';
@@ -96,18 +97,23 @@ describe('recover of a large window: answered at once, finished in the backgroun
   }
 
   /**
-   * Each event queued once: one delivery to the endpoint, sent once as its attempt log shows.
-   * (Its receiver may still see an attempt twice: with hundreds due to one endpoint the consumer
+   * Each event queued once: one delivery to the endpoint, which succeeded. An attempt before the
+   * one that succeeded may only have timed out: on two cores under the whole suite's load the
+   * receiver in this process can answer later than the delivery timeout, and at-least-once
+   * allows the attempt again. Any other failure (a refused or reset connection) fails the test.
+   * (The receiver may still see an attempt twice: with hundreds due to one endpoint the consumer
    * sometimes takes a delivery from the table while its own message is on its way, which the
-   * contract's at-least-once allows; that is the consumer's, not the recovery's, and happened as
-   * often before recoveries went on in the background.)
+   * contract's at-least-once allows; that is the consumer's, not the recovery's.)
    */
   async function queuedOnce(shopId: string, endpointId: string, eventIds: string[]): Promise<void> {
     const store = new DynamoDeliveryStore(stack.deps.db);
     const rows = await Promise.all(
       eventIds.map(async (id) => (await store.listForEvent(shopId, id)).filter((d) => d.endpoint_id === endpointId)),
     );
-    expect(rows.map((r) => r.map((d) => [d.status, d.attempts]))).toEqual(eventIds.map(() => [['succeeded', 1]]));
+    const outcomes = (d: DeliveryRecord) =>
+      d.history.map((a) => (a.status !== null && a.status < 300 ? 'succeeded' : a.error?.replace(/ after .*/, '')));
+    const sentOnce = (d: DeliveryRecord) => [d.status, outcomes(d).filter((o) => o !== 'timeout')];
+    expect(rows.map((r) => r.map(sentOnce))).toEqual(eventIds.map(() => [['succeeded', ['succeeded']]]));
   }
 
   /** Polls the recovery as a caller would, until it ends; every answer along the way. */

@@ -124,6 +124,45 @@ describe('httpSender against hostile receivers', () => {
     }
   });
 
+  it('sends again on a new connection when the receiver reset a pooled one it had kept alive, within the attempt', async () => {
+    let requests = 0;
+    // Answers the first request of each connection; resets one that carries a second, as a receiver that had just closed it while idle.
+    const perSocket = new WeakMap<Socket, number>();
+    const r = await receiver((res) => {
+      const socket = res.socket as Socket;
+      const n = (perSocket.get(socket) ?? 0) + 1;
+      perSocket.set(socket, n);
+      requests++;
+      if (n > 1) socket.resetAndDestroy();
+      else res.writeHead(200, { 'content-length': '2' }).end('ok');
+    });
+    try {
+      expect((await post(r.url)).status).toBe(200);
+      const again = await post(r.url);
+      expect(again).toMatchObject({ status: 200, error: null, snippet: 'ok' });
+      expect(requests).toBe(3);
+      expect(r.connections()).toBe(2);
+    } finally {
+      await r.close();
+    }
+  });
+
+  it('does not send again when a new connection is reset: that receiver failed the attempt', async () => {
+    let requests = 0;
+    const r = await receiver((res) => {
+      requests++;
+      (res.socket as Socket).resetAndDestroy();
+    });
+    try {
+      const result = await post(r.url);
+      expect(result).toMatchObject({ status: null, snippet: null });
+      expect(result.error).toMatch(/^ECONNRESET/);
+      expect(requests).toBe(1);
+    } finally {
+      await r.close();
+    }
+  });
+
   it('still times out a receiver that sends its status and then nothing', async () => {
     const quick = httpSender({ allowInsecureLocal: true }, 300);
     const r = await receiver((res) => res.writeHead(200, { 'content-type': 'text/plain' }).write('x'));
