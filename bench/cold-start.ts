@@ -18,9 +18,10 @@
  * Bundle sizes are printed for what they say about load time; they carry no target.
  *
  * Each round runs every function right after its reference (fresh processes), so both meet
- * the machine in the same state; a function's ratio is the median of its rounds' ratios
- * (BENCH_INIT_RUNS rounds, default 15), printed with their quartiles, its times the medians
- * of its rounds.
+ * the machine in the same state; a function whose reference takes little CPU runs several pairs
+ * in its round, alternated, and the round takes their medians (ROUND_CPU_MS). A function's ratio
+ * is the median of its rounds' ratios (BENCH_INIT_RUNS rounds, default 15), printed with their
+ * quartiles, its times the medians of its rounds.
  *
  *   npm run bench:cold-start         (BENCH_INIT_RUNS=15; BENCH_COLD_START_ONLY=GetShop,Deliver to measure a few)
  */
@@ -43,6 +44,17 @@ const ONLY = process.env.BENCH_COLD_START_ONLY?.split(',')
   .map((s) => s.trim())
   .filter(Boolean);
 const RATIO = 1.3;
+/**
+ * The reference CPU a round spans at least. One fresh process's CPU varies by a few ms from the
+ * next (scheduling, page faults): next to a 15 ms reference that is a fifth of the ratio, next to
+ * a 150 ms one a fiftieth. So a round of a function whose reference is small runs several
+ * processes of each, alternated, and takes their medians; one with an SDK client runs one.
+ */
+const ROUND_CPU_MS = 100;
+const MOST_PER_ROUND = 9;
+/** Processes of each per round, for a reference that took `referenceCpuMs` in the first pass. */
+const perRoundFor = (referenceCpuMs: number) =>
+  Math.min(MOST_PER_ROUND, Math.max(1, Math.ceil(ROUND_CPU_MS / referenceCpuMs)));
 
 const PACKAGES: Record<SdkClient, string> = {
   DynamoDB: '@aws-sdk/client-dynamodb',
@@ -130,6 +142,13 @@ interface Sample {
   bodySha256: string | null;
 }
 const wall = (s: Sample) => s.loadMs + s.invokeMs;
+/** A round's figures from its processes: each the median of theirs (the answer is the first's). */
+const medianSample = (samples: Sample[]): Sample => ({
+  ...(samples[0] as Sample),
+  loadMs: median(samples.map((s) => s.loadMs)),
+  invokeMs: median(samples.map((s) => s.invokeMs)),
+  cpuMs: median(samples.map((s) => s.cpuMs)),
+});
 const cpu = (s: Sample) => s.cpuMs;
 
 function measure(r: Run): Promise<Sample> {
@@ -234,6 +253,8 @@ try {
     /** Requests of the function's first invocation, and of its reference's, in the pass that checks them. */
     asked?: Record<string, number>;
     referenceAsked?: Record<string, number>;
+    /** Processes of the function and of its reference per round (set in the first pass). */
+    perRound: number;
     samples: Sample[];
     referenceSamples: Sample[];
   }
@@ -257,7 +278,7 @@ try {
         eventFile: fn.eventFile,
         ...(await bundle(label, referenceEntry, [])),
       };
-      measured.push({ name, scenario, fn, reference, set: label, samples: [], referenceSamples: [] });
+      measured.push({ name, scenario, fn, reference, set: label, perRound: 1, samples: [], referenceSamples: [] });
       continue;
     }
     const set = setName(scenario.clients);
@@ -272,6 +293,7 @@ try {
       fn,
       reference: { name: `${name}'s reference`, env: referenceEnv, eventFile: '', ...built },
       set,
+      perRound: 1,
       samples: [],
       referenceSamples: [],
     });
@@ -292,8 +314,10 @@ try {
     if (problem) throw new Error(`${m.name}: its first invocation ${problem}`);
     m.asked = asked;
     if (m.scenario.sameLibraries) {
-      const differs = differentAnswer(sample, (await run(m.reference)).sample);
+      const reference = (await run(m.reference)).sample;
+      const differs = differentAnswer(sample, reference);
       if (differs) throw new Error(`${m.name}'s reference does not serve the same answer: ${differs}`);
+      m.perRound = perRoundFor(cpu(reference));
       continue;
     }
     const requests: ReferenceRequests = Object.fromEntries(m.scenario.clients.map((c) => [c, [] as string[]]));
@@ -303,7 +327,9 @@ try {
       if (ops && operation && !ops.includes(operation)) ops.push(operation);
     }
     m.reference.eventFile = eventFile(requests);
-    m.referenceAsked = (await run(m.reference)).asked;
+    const reference = await run(m.reference);
+    m.referenceAsked = reference.asked;
+    m.perRound = perRoundFor(cpu(reference.sample));
   }
   const getShop = measured.find((m) => m.name === 'GetShop');
   const extra = getShop
@@ -322,8 +348,14 @@ try {
   for (let round = 0; round < RUNS; round++) {
     for (const [r, samples] of scale) samples.push((await run(r)).sample);
     for (const m of [...measured, ...extra]) {
-      m.referenceSamples.push((await run(m.reference)).sample);
-      m.samples.push((await run(m.fn)).sample);
+      const references: Sample[] = [];
+      const fns: Sample[] = [];
+      for (let i = 0; i < m.perRound; i++) {
+        references.push((await run(m.reference)).sample);
+        fns.push((await run(m.fn)).sample);
+      }
+      m.referenceSamples.push(medianSample(references));
+      m.samples.push(medianSample(fns));
     }
   }
 
@@ -353,6 +385,7 @@ try {
       ms(f.cpu),
       m.set,
       ms(f.reference),
+      String(m.perRound),
       withSpread(f.ratio, (x) => x.toFixed(2), '×', 'iqr'),
       Number.isFinite(f.literal) ? `${f.literal.toFixed(2)}×` : '',
       checked ? verdict(f.ratio.median <= RATIO) : '',
@@ -361,7 +394,8 @@ try {
   printTable(
     'Cold start: module load + first invocation, beside a reference with the same SDK clients making the same ' +
       'SDK requests once each, or for a function with no SDK client the same libraries serving the same answer ' +
-      `(medians of ${RUNS} rounds of fresh processes, each function right after its reference; ratios of CPU ms, ` +
+      `(medians of ${RUNS} rounds of fresh processes, each function right after its reference, a round of a ` +
+      `small reference the medians of enough pairs to span ${ROUND_CPU_MS} ms of its CPU; ratios of CPU ms, ` +
       `with the quartiles of the rounds' ratios; bundle size reported, no target; Node ${process.versions.node})`,
     [
       'function',
@@ -372,6 +406,7 @@ try {
       'CPU ms',
       'its reference',
       'reference CPU ms',
+      'pairs a round',
       'ratio (IQR, rounds)',
       'vs one request per client',
       `≤ ${RATIO}× reference`,
