@@ -70,10 +70,12 @@ interface Try {
 /**
  * A reused keep-alive connection that fails before any answer was most likely closed by the
  * receiver while idle (its keep-alive timeout crossed our request): the request is sent again on
- * a new connection, as Node's documentation and Go's transport do for a request that may be
- * replayed. A webhook may be: receivers deduplicate on its `webhook-id`.
+ * a new connection, as Node's documentation advises. The receiver may have read the first before
+ * it closed; a webhook may reach it twice, and receivers deduplicate on its `webhook-id`.
  */
 const STALE_CODES = new Set(['ECONNRESET', 'EPIPE']);
+/** Less time left than this and the first error stands: a new connection would only time out. */
+const RESEND_MIN_MS = 100;
 
 /**
  * POSTs over keep-alive connections; never follows redirects; gives up at the timeout, which
@@ -96,7 +98,8 @@ export function httpSender(policy: GuardPolicy, timeoutMs: number): Sender {
       const request = { url, headers, body, describe };
       let sent = await sendOnce({ ...request, agent: pooled[protocol], timeoutMs });
       const left = timeoutMs - (performance.now() - started);
-      if (sent.stale && left > 0) sent = await sendOnce({ ...request, agent: unpooled[protocol], timeoutMs: left });
+      if (sent.stale && left >= RESEND_MIN_MS)
+        sent = await sendOnce({ ...request, agent: unpooled[protocol], timeoutMs: left });
       return { ...sent.result, durationMs: Math.round(performance.now() - started) };
     },
   };
@@ -115,7 +118,8 @@ interface OneRequest {
 function sendOnce({ url, headers, body, agent, timeoutMs, describe }: OneRequest): Promise<Try> {
   return new Promise<Try>((resolve) => {
     let settled = false;
-    let answered = false;
+    /** Set once the status line arrived: settles with the receiver's answer so far. */
+    let answer: (() => void) | undefined;
     const settle = (result: Try['result'], stale = false) => {
       if (settled) return;
       settled = true;
@@ -132,10 +136,9 @@ function sendOnce({ url, headers, body, agent, timeoutMs, describe }: OneRequest
     });
     const deadline = setTimeout(() => req.destroy(timeoutError()), timeoutMs);
     req.on('response', (res) => {
-      answered = true;
       const kept: Buffer[] = [];
       let size = 0;
-      const answer = () => {
+      answer = () => {
         const retryAfter = res.headers['retry-after'];
         settle({
           status: res.statusCode ?? null,
@@ -149,21 +152,23 @@ function sendOnce({ url, headers, body, agent, timeoutMs, describe }: OneRequest
         kept.push(chunk);
         size += chunk.length;
         if (size < SNIPPET_BYTES) return;
-        answer();
+        answer?.();
         // Cut off at once, before the socket reads on: a half-read connection must never go back
         // to the pool. A body its length says is all here ends by itself and keeps the connection.
         const length = res.headers['content-length'];
         const whole = length !== undefined && size >= Number(length);
         if (!whole) req.destroy();
       });
-      res.on('end', answer);
+      res.on('end', () => answer?.());
       // A body the receiver cut short is still its answer: the status arrived.
-      res.on('close', answer);
+      res.on('close', () => answer?.());
       res.on('error', () => undefined);
     });
     req.on('timeout', () => req.destroy(timeoutError()));
     req.on('error', (err: NodeJS.ErrnoException) => {
-      const stale = req.reusedSocket && !answered && STALE_CODES.has(err.code ?? '');
+      // Closed or reset once its status arrived, the answer stands; stalled past the timeout, it does not.
+      if (answer && err.code !== 'ETIMEDOUT') return answer();
+      const stale = req.reusedSocket && !answer && STALE_CODES.has(err.code ?? '');
       settle({ status: null, error: describe(err), retryAfterMs: null, snippet: null }, stale);
     });
     req.end(body);

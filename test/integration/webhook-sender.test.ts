@@ -124,24 +124,70 @@ describe('httpSender against hostile receivers', () => {
     }
   });
 
-  it('sends again on a new connection when the receiver reset a pooled one it had kept alive, within the attempt', async () => {
-    let requests = 0;
-    // Answers the first request of each connection; resets one that carries a second, as a receiver that had just closed it while idle.
+  /** A receiver that answers each connection's first request and treats a second one as `second` says. */
+  function secondOnSocket(second: (res: ServerResponse, socket: Socket) => void) {
     const perSocket = new WeakMap<Socket, number>();
-    const r = await receiver((res) => {
+    let requests = 0;
+    const started = receiver((res) => {
       const socket = res.socket as Socket;
       const n = (perSocket.get(socket) ?? 0) + 1;
       perSocket.set(socket, n);
       requests++;
-      if (n > 1) socket.resetAndDestroy();
+      if (n > 1) second(res, socket);
       else res.writeHead(200, { 'content-length': '2' }).end('ok');
     });
+    return { started, requests: () => requests };
+  }
+
+  it('sends again on a new connection when the receiver reset a pooled one it had kept alive, within the attempt', async () => {
+    // A second request on a connection is reset, as by a receiver that had just closed it while idle.
+    const { started, requests } = secondOnSocket((_res, socket) => socket.resetAndDestroy());
+    const r = await started;
     try {
       expect((await post(r.url)).status).toBe(200);
       const again = await post(r.url);
       expect(again).toMatchObject({ status: 200, error: null, snippet: 'ok' });
+      expect(requests()).toBe(3);
+      expect(r.connections()).toBe(2);
+    } finally {
+      await r.close();
+    }
+  });
+
+  it('keeps the status when a pooled connection is reset after the answer began: no second request', async () => {
+    const { started, requests } = secondOnSocket((res, socket) => {
+      res.writeHead(202, { 'content-length': '100' });
+      res.write('part');
+      setTimeout(() => socket.resetAndDestroy(), 20);
+    });
+    const r = await started;
+    try {
+      await post(r.url);
+      expect(await post(r.url)).toMatchObject({ status: 202, error: null, snippet: 'part' });
+      expect(requests()).toBe(2);
+    } finally {
+      await r.close();
+    }
+  });
+
+  it('bounds both requests by one timeout: a resend gets only what the first left', async () => {
+    const slow = httpSender({ allowInsecureLocal: true }, 2000);
+    let requests = 0;
+    // Answers the first; resets the kept connection under the second after 1 s; never answers its resend.
+    const r = await receiver((res) => {
+      requests++;
+      if (requests === 1) res.writeHead(200, { 'content-length': '2' }).end('ok');
+      if (requests === 2) setTimeout(() => (res.socket as Socket).resetAndDestroy(), 1000);
+    });
+    try {
+      await slow.post(r.url, {}, '{}');
+      const result = await slow.post(r.url, {}, '{}');
+      expect(result).toMatchObject({ status: null, error: 'timeout after 2000 ms' });
       expect(requests).toBe(3);
       expect(r.connections()).toBe(2);
+      expect(result.durationMs).toBeGreaterThanOrEqual(1990);
+      // Not 1 s and then a whole 2 s timeout of its own.
+      expect(result.durationMs).toBeLessThan(2700);
     } finally {
       await r.close();
     }
