@@ -19,7 +19,7 @@
  *
  * Each round runs every function right after its reference (fresh processes), so both meet
  * the machine in the same state; a function whose reference takes little CPU runs several pairs
- * in its round, alternated, and the round takes their medians (ROUND_CPU_MS). A function's ratio
+ * in its round, alternated, and the round takes each side's median process (ROUND_CPU_MS). A function's ratio
  * is the median of its rounds' ratios (BENCH_INIT_RUNS rounds, default 15), printed with their
  * quartiles, its times the medians of its rounds.
  *
@@ -45,16 +45,18 @@ const ONLY = process.env.BENCH_COLD_START_ONLY?.split(',')
   .filter(Boolean);
 const RATIO = 1.3;
 /**
- * The reference CPU a round spans at least. One fresh process's CPU varies by a few ms from the
- * next (scheduling, page faults): next to a 15 ms reference that is a fifth of the ratio, next to
- * a 150 ms one a fiftieth. So a round of a function whose reference is small runs several
- * processes of each, alternated, and takes their medians; one with an SDK client runs one.
+ * The reference CPU a round spans, up to MOST_PER_ROUND pairs. One fresh process's CPU varies by a
+ * few ms from the next (scheduling, page faults): next to a 15 ms reference that is a fifth of the
+ * ratio, next to a 150 ms one a fiftieth. So a round of a function whose reference is small runs
+ * several pairs, alternated, and takes the median process of each side.
  */
 const ROUND_CPU_MS = 100;
 const MOST_PER_ROUND = 9;
-/** Processes of each per round, for a reference that took `referenceCpuMs` in the first pass. */
-const perRoundFor = (referenceCpuMs: number) =>
-  Math.min(MOST_PER_ROUND, Math.max(1, Math.ceil(ROUND_CPU_MS / referenceCpuMs)));
+/** Pairs per round (odd, so a median is a process) for a reference of `referenceCpuMs`. */
+const perRoundFor = (referenceCpuMs: number) => {
+  const spanning = Math.max(1, Math.ceil(ROUND_CPU_MS / referenceCpuMs));
+  return Math.min(MOST_PER_ROUND, spanning % 2 === 0 ? spanning + 1 : spanning);
+};
 
 const PACKAGES: Record<SdkClient, string> = {
   DynamoDB: '@aws-sdk/client-dynamodb',
@@ -142,13 +144,9 @@ interface Sample {
   bodySha256: string | null;
 }
 const wall = (s: Sample) => s.loadMs + s.invokeMs;
-/** A round's figures from its processes: each the median of theirs (the answer is the first's). */
-const medianSample = (samples: Sample[]): Sample => ({
-  ...(samples[0] as Sample),
-  loadMs: median(samples.map((s) => s.loadMs)),
-  invokeMs: median(samples.map((s) => s.invokeMs)),
-  cpuMs: median(samples.map((s) => s.cpuMs)),
-});
+/** A round's process: of an odd number, the one of median CPU. */
+const medianSample = (samples: Sample[]): Sample =>
+  [...samples].sort((a, b) => a.cpuMs - b.cpuMs)[Math.floor((samples.length - 1) / 2)] as Sample;
 const cpu = (s: Sample) => s.cpuMs;
 
 function measure(r: Run): Promise<Sample> {
@@ -303,6 +301,7 @@ try {
 
   // First pass, not timed: each first invocation must go the way a working request goes, and what it asks of AWS
   // becomes its reference's event.
+  const firstReferenceCpu = new Map<Measured, number>();
   for (const m of measured) {
     const { sample, asked } = await run({ ...m.fn, env: { ...m.fn.env, BENCH_BODY_FILE: bodyFile(m.name) } });
     const problem =
@@ -317,7 +316,7 @@ try {
       const reference = (await run(m.reference)).sample;
       const differs = differentAnswer(sample, reference);
       if (differs) throw new Error(`${m.name}'s reference does not serve the same answer: ${differs}`);
-      m.perRound = perRoundFor(cpu(reference));
+      firstReferenceCpu.set(m, cpu(reference));
       continue;
     }
     const requests: ReferenceRequests = Object.fromEntries(m.scenario.clients.map((c) => [c, [] as string[]]));
@@ -329,7 +328,12 @@ try {
     m.reference.eventFile = eventFile(requests);
     const reference = await run(m.reference);
     m.referenceAsked = reference.asked;
-    m.perRound = perRoundFor(cpu(reference.sample));
+    firstReferenceCpu.set(m, cpu(reference.sample));
+  }
+  // Pairs a round from the median of three reference processes: the first after a build is the slowest.
+  for (const m of measured) {
+    const more = [(await run(m.reference)).sample, (await run(m.reference)).sample];
+    m.perRound = perRoundFor(median([firstReferenceCpu.get(m) as number, ...more.map(cpu)]));
   }
   const getShop = measured.find((m) => m.name === 'GetShop');
   const extra = getShop
@@ -394,8 +398,9 @@ try {
   printTable(
     'Cold start: module load + first invocation, beside a reference with the same SDK clients making the same ' +
       'SDK requests once each, or for a function with no SDK client the same libraries serving the same answer ' +
-      `(medians of ${RUNS} rounds of fresh processes, each function right after its reference, a round of a ` +
-      `small reference the medians of enough pairs to span ${ROUND_CPU_MS} ms of its CPU; ratios of CPU ms, ` +
+      `(medians of ${RUNS} rounds of fresh processes, each function right after its reference; a round of a ` +
+      `small reference runs an odd number of pairs, up to ${MOST_PER_ROUND}, to span ${ROUND_CPU_MS} ms of its CPU, ` +
+      `and takes each side's median process; ratios of CPU ms, ` +
       `with the quartiles of the rounds' ratios; bundle size reported, no target; Node ${process.versions.node})`,
     [
       'function',
