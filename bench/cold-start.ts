@@ -19,9 +19,9 @@
  *
  * Each round runs every function right after its reference (fresh processes), so both meet
  * the machine in the same state; a function whose reference takes little CPU runs several pairs
- * in its round, alternated, and the round takes each side's median process (ROUND_CPU_MS). A function's ratio
- * is the median of its rounds' ratios (BENCH_INIT_RUNS rounds, default 15), printed with their
- * quartiles, its times the medians of its rounds.
+ * in its round, alternated, and the round takes each side's median process (ROUND_CPU_MS). A
+ * function's ratio is the median of its rounds' ratios (BENCH_INIT_RUNS rounds, default 15),
+ * printed with their quartiles, its times the medians of its rounds.
  *
  *   npm run bench:cold-start         (BENCH_INIT_RUNS=15; BENCH_COLD_START_ONLY=GetShop,Deliver to measure a few)
  */
@@ -251,7 +251,7 @@ try {
     /** Requests of the function's first invocation, and of its reference's, in the pass that checks them. */
     asked?: Record<string, number>;
     referenceAsked?: Record<string, number>;
-    /** Processes of the function and of its reference per round (set in the first pass). */
+    /** Pairs of the function and its reference per round (sized after the first pass). */
     perRound: number;
     samples: Sample[];
     referenceSamples: Sample[];

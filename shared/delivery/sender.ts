@@ -138,7 +138,7 @@ function sendOnce({ url, headers, body, agent, timeoutMs, describe }: OneRequest
     req.on('response', (res) => {
       const kept: Buffer[] = [];
       let size = 0;
-      answer = () => {
+      const answered = () => {
         const retryAfter = res.headers['retry-after'];
         settle({
           status: res.statusCode ?? null,
@@ -147,21 +147,22 @@ function sendOnce({ url, headers, body, agent, timeoutMs, describe }: OneRequest
           snippet: snippetOf(Buffer.concat(kept)),
         });
       };
+      answer = answered;
       res.on('data', (chunk: Buffer) => {
         if (size >= SNIPPET_BYTES) return;
         kept.push(chunk);
         size += chunk.length;
         if (size < SNIPPET_BYTES) return;
-        answer?.();
+        answered();
         // Cut off at once, before the socket reads on: a half-read connection must never go back
         // to the pool. A body its length says is all here ends by itself and keeps the connection.
         const length = res.headers['content-length'];
         const whole = length !== undefined && size >= Number(length);
         if (!whole) req.destroy();
       });
-      res.on('end', () => answer?.());
+      res.on('end', answered);
       // A body the receiver cut short is still its answer: the status arrived.
-      res.on('close', () => answer?.());
+      res.on('close', answered);
       res.on('error', () => undefined);
     });
     req.on('timeout', () => req.destroy(timeoutError()));

@@ -179,7 +179,7 @@ describe('cloud stack template', () => {
     ).toEqual(['ReadThrottleEvents', 'WriteThrottleEvents']);
   });
 
-  it('has a dashboard with the API, the pipeline and the delivery metrics (EMF namespace) only when asked (dashboard)', () => {
+  it('has a dashboard of the API, the pipeline and the delivery metrics (EMF) only when asked', () => {
     expect(ofType('AWS::CloudWatch::Dashboard')).toHaveLength(0);
     const dashboards = Object.values(dashboardTemplate().findResources('AWS::CloudWatch::Dashboard'));
     expect(dashboards).toHaveLength(1);
@@ -265,7 +265,7 @@ describe('cloud stack template', () => {
     });
   });
 
-  it('serves the webhook portal (GET and HEAD /portal and /portal/{file}) without the authorizer, from one function with no access to data', () => {
+  it('serves the portal (GET, HEAD /portal and /portal/{file}) without the authorizer or data access', () => {
     const fnIds = new Set<string>();
     const routeKeys = ofType('AWS::ApiGatewayV2::Route').map(([, x]) => x.Properties.RouteKey as string);
     for (const path of portalRoute.paths) {
@@ -417,7 +417,7 @@ describe('cloud stack template', () => {
     expect(ref(ingest?.[1].Properties.DeadLetterConfig)).toMatch(/IngestDlq/);
   });
 
-  it("alarms on dead letters, old deliveries, 5xx, a stopped sweeper, and Lambda's errors and throttles, to one topic", () => {
+  it('alarms on dead letters, old deliveries, 5xx, a stopped sweeper, Lambda errors and throttles', () => {
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
     // One per dead-letter queue: every queue but the ones functions consume.
     const consumed = ['DeliveryDeliveries', 'DeliveryOwnerEmails', 'CallIngestCalls'];
@@ -507,7 +507,8 @@ describe('cloud stack template', () => {
     t.hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: { SES_FROM_ADDRESS: 'alerts@shop.example' } },
     });
-    // Only the owner-email function may send, from that sender, through an address or a domain identity (and sandbox recipients).
+    // Only the owner-email function may send, from that sender, through an address or a domain identity
+    // (and sandbox recipients).
     const sesStatements = Object.values(t.toJSON().Resources as Record<string, Resource>)
       .filter((r) => r.Type === 'AWS::IAM::Policy')
       .flatMap((p) =>
@@ -593,7 +594,7 @@ describe('delivery sweeper', () => {
     ]);
   });
 
-  it('lets the sweeper read and write the table, send to the delivery queue and drain its dead-letter queue, nothing else beyond logs and traces', () => {
+  it('lets the sweeper use the table, send to the delivery queue and drain its dead letters, no more', () => {
     const roleId = ref(sweep?.Properties.Role).match(/"([A-Za-z0-9]+)"/)?.[1];
     const role = resources.find(([id]) => id === roleId)?.[1].Properties ?? {};
     expect(ref(role.ManagedPolicyArns)).toBe(
@@ -646,7 +647,7 @@ describe('delivery sweeper', () => {
     );
   });
 
-  it('has its dead letters alarmed, and its errors and throttles (account-wide, or its own with perFunctionAlarms)', () => {
+  it('alarms on its dead letters, errors and throttles (account-wide, or its own with perFunctionAlarms)', () => {
     const alarms = ofType('AWS::CloudWatch::Alarm').map(([, a]) => a.Properties);
     const on = (metric: string, id: string | undefined) =>
       alarms.filter((a) => a.MetricName === metric && ref(a.Dimensions).includes(`"${id}"`));

@@ -35,7 +35,8 @@ describe('recover of a large window: answered at once, finished in the backgroun
       deliveryTimeoutMs: 2000,
       wrapHandlers: (h) => ({
         ...h,
-        // The stream record of a recovery's second page, as if the fan-out died on it (the whole batch fails; the stream hands it over again).
+        // The stream record of a recovery's second page, as if the fan-out died on it (the whole batch
+        // fails; the stream hands it over again).
         fanout: async (event) => {
           for (const r of event.Records) {
             const image = r.dynamodb?.NewImage as StreamImage;
@@ -83,7 +84,8 @@ describe('recover of a large window: answered at once, finished in the backgroun
     );
     for (let i = 0; i < events.length; i += 25)
       await Promise.all(events.slice(i, i + 25).map((e) => stack.deps.events.put(e)));
-    // Enabled again only once the fan-out has handled them all (the stream lags under load): an event it reached after that would be delivered, not missed.
+    // Enabled again only once the fan-out has handled them all (the stream lags under load): an event
+    // it reached after that would be delivered, not missed.
     const deadline = Date.now() + 60_000;
     while (!events.every((e) => fannedOut.has(e.id))) {
       if (Date.now() > deadline) throw new Error('the fan-out never reached every event');
@@ -132,7 +134,8 @@ describe('recover of a large window: answered at once, finished in the backgroun
     id: string,
   ): Promise<Recovery[]> {
     const seen: Recovery[] = [];
-    // Generous: under the whole suite's load on two cores, DynamoDB Local serves every stack at once (a page has taken 16 s).
+    // Generous: under the whole suite's load on two cores, DynamoDB Local serves every stack at once
+    // (a page has taken 16 s).
     const deadline = Date.now() + 90_000;
     while (seen.at(-1)?.status !== 'completed') {
       if (Date.now() > deadline) throw new Error(`the recovery never completed: ${JSON.stringify(seen.at(-1))}`);
@@ -144,7 +147,7 @@ describe('recover of a large window: answered at once, finished in the backgroun
     return seen;
   }
 
-  it('320 missed events: the answer comes after a first page of at most 100 (running), GET follows it to completed, and each event is queued once and arrives', async () => {
+  it('320 missed events: answered running after a page of ≤ 100, followed to completed, each queued once', async () => {
     const t = await missed(320);
     const started = Date.now();
     const reply = await t.api('POST', `/v1/webhook-endpoints/${t.endpointId}/recover`, { since: t.since });
@@ -176,7 +179,7 @@ describe('recover of a large window: answered at once, finished in the backgroun
     expect(t.receiver.rejected).toHaveLength(0);
   }, 240_000);
 
-  it('a fan-out that dies between two pages of a recovery: the stream hands the page over again and the recovery completes, each event queued once', async () => {
+  it('a fan-out dying between two pages: the page comes again, the recovery completes, each queued once', async () => {
     // More than two pages of 100: the record of page 2 is a running recovery's, which the fan-out takes.
     const t = await missed(250);
     crashBetweenPages.add(t.endpointId);

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import { httpSender, RESPONSE_HEAD_BYTES, SNIPPET_BYTES } from '../../shared/delivery/sender';
 
-/** A local receiver whose answer each test decides; counts connections and the bytes it managed to hand to its sockets. */
+/** A local receiver whose answer each test decides; counts connections and the bytes it handed to its sockets. */
 async function receiver(answer: (res: ServerResponse, written: (n: number) => void) => void) {
   let connections = 0;
   let bytesWritten = 0;
@@ -60,7 +60,7 @@ describe('httpSender against hostile receivers', () => {
   });
   afterEach(() => read.stop());
 
-  it('stops reading an endless body once it has the snippet: the status and first 1 KiB, well before the timeout, at most 64 KiB read', async () => {
+  it('stops reading an endless body once it has the status and 1 KiB: before the timeout, ≤ 64 KiB', async () => {
     const r = await receiver(endless);
     try {
       const result = await post(r.url);
@@ -79,7 +79,7 @@ describe('httpSender against hostile receivers', () => {
     }
   });
 
-  it("keeps the connection for the next attempt when the answer's length says it arrived whole with the snippet", async () => {
+  it("keeps the connection when the answer's length says it arrived whole with the snippet", async () => {
     const answer = JSON.stringify({ echo: 'b'.repeat(3000) });
     const r = await receiver((res) =>
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': answer.length }).end(answer),
@@ -139,7 +139,7 @@ describe('httpSender against hostile receivers', () => {
     return { started, requests: () => requests };
   }
 
-  it('sends again on a new connection when the receiver reset a pooled one it had kept alive, within the attempt', async () => {
+  it('sends again on a new connection when the receiver reset a kept-alive one, within the attempt', async () => {
     // A second request on a connection is reset, as by a receiver that had just closed it while idle.
     const { started, requests } = secondOnSocket((_res, socket) => socket.resetAndDestroy());
     const r = await started;
@@ -188,6 +188,25 @@ describe('httpSender against hostile receivers', () => {
       expect(result.durationMs).toBeGreaterThanOrEqual(1990);
       // Not 1 s and then a whole 2 s timeout of its own.
       expect(result.durationMs).toBeLessThan(2700);
+    } finally {
+      await r.close();
+    }
+  });
+
+  it('does not send again with under 100 ms of the attempt left: the first error stands', async () => {
+    const quick = httpSender({ allowInsecureLocal: true }, 600);
+    let requests = 0;
+    // Answers the first; resets the kept connection under the second 550 ms into its 600.
+    const r = await receiver((res) => {
+      requests++;
+      if (requests === 1) res.writeHead(200, { 'content-length': '2' }).end('ok');
+      else setTimeout(() => (res.socket as Socket).resetAndDestroy(), 550);
+    });
+    try {
+      await quick.post(r.url, {}, '{}');
+      const result = await quick.post(r.url, {}, '{}');
+      expect(result).toMatchObject({ status: null, snippet: null });
+      expect(requests).toBe(2);
     } finally {
       await r.close();
     }
