@@ -27,14 +27,22 @@ export const existedAt = (endpoint: EndpointRecord, event: EventRecord): boolean
   endpoint.created_at <= event.timestamp;
 
 /**
- * Whether an event goes to an endpoint: the one rule of the fan-out, recover and a redeliver
- * without `endpoint_ids`. Subscribed to its type, existing when it was created, and matching
- * the endpoint's filter; a test event goes to its endpoint whatever the filter.
+ * Whether an event goes to an endpoint: the rule of recover and a redeliver without `endpoint_ids`,
+ * which the fan-out narrows (`sentNow`). Subscribed to its type, existing when it was created, and
+ * matching the endpoint's filter; a test event goes to its endpoint whatever the filter.
  */
 export function receives(endpoint: EndpointRecord, event: EventRecord): boolean {
   if (!isSubscribed(endpoint, event) || !existedAt(endpoint, event)) return false;
   return Boolean(event.endpoint_id) || matchesFilter(endpoint.filter, event);
 }
+
+/**
+ * The fan-out's rule: an endpoint that receives the event, and was enabled when it was created. One
+ * enabled again after a lagging stream wrote the event missed it, as it would have on time (recover sends
+ * it), rather than get it from the fan-out beside a recover that queues it too.
+ */
+const sentNow = (endpoint: EndpointRecord, event: EventRecord): boolean =>
+  receives(endpoint, event) && endpoint.enabled_at <= event.timestamp;
 
 /**
  * The id of the fan-out's delivery of an event to an endpoint: derived from both, so a retried
@@ -133,10 +141,10 @@ export async function fanOut(deps: FanOutDeps, event: EventRecord): Promise<numb
   const listed = await deps.endpoints.list(event.shop_id);
   await wakeLeftovers(
     deps,
-    listed.filter((e) => !e.enabled && receives({ ...e, enabled: true }, event)),
+    listed.filter((e) => !sentNow(e, event) && receives({ ...e, enabled: true }, event)),
     event,
   );
-  const endpoints = listed.filter((e) => receives(e, event));
+  const endpoints = listed.filter((e) => sentNow(e, event));
   if (endpoints.length === 0) return 0;
   const now = deps.now();
   const grace = sweepGraceMs(deps.timeScale);
@@ -167,9 +175,9 @@ export async function fanOut(deps: FanOutDeps, event: EventRecord): Promise<numb
 }
 
 /**
- * A try of this record may have written a row for an endpoint disabled since, and died before
- * its message went: the row, on its fast path, has no other wake-up. Its message goes now, and
- * the consumer cancels it (or sends it, should the endpoint be enabled again by then).
+ * A try of this record may have written a row for an endpoint disabled since (and perhaps enabled
+ * again), and died before its message went: the row, on its fast path, has no other wake-up. Its
+ * message goes now, and the consumer cancels it (or sends it, should the endpoint be enabled by then).
  */
 async function wakeLeftovers(deps: FanOutDeps, disabled: EndpointRecord[], event: EventRecord): Promise<void> {
   if (disabled.length === 0) return;

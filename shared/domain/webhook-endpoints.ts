@@ -40,6 +40,11 @@ export interface EndpointRecord {
   disabled_reason: 'manual' | 'failing' | 'gone' | null;
   failing_since: string | null;
   created_at: string;
+  /**
+   * When it was last enabled (its creation, or an enable after a disable): the fan-out sends it only
+   * events created since, and what it missed while disabled is recover's (../delivery/fan-out.ts).
+   */
+  enabled_at: string;
   updated_at: string;
   secrets: StoredSecret[];
   secrets_version: number;
@@ -91,6 +96,7 @@ export type EndpointChanges = Partial<
     | 'ordering'
     | 'rate_limit'
     | 'enabled'
+    | 'enabled_at'
     | 'disabled_reason'
     | 'failing_since'
     | 'health'
@@ -208,6 +214,7 @@ export async function createEndpoint(
     disabled_reason: null,
     failing_since: null,
     created_at: now.toISOString(),
+    enabled_at: now.toISOString(),
     updated_at: now.toISOString(),
     secrets: [
       {
@@ -250,13 +257,14 @@ export async function updateEndpoint(
   if (input.ordering !== undefined) changes.ordering = input.ordering;
   if (input.rate_limit !== undefined) changes.rate_limit = input.rate_limit;
   if (input.rate_limit !== undefined && raisesRate(endpoint.rate_limit, input.rate_limit)) changes.rate_raised = true;
+  const now = deps.now();
   if (input.enabled === true) Object.assign(changes, { enabled: true, disabled_reason: null, failing_since: null });
-  // Re-enabling a disabled endpoint starts afresh: a closed circuit and no failure count.
-  if (input.enabled === true && !endpoint.enabled) changes.health = HEALTHY;
+  // Re-enabling a disabled endpoint starts afresh: a closed circuit, no failure count, and only events from now on.
+  if (input.enabled === true && !endpoint.enabled)
+    Object.assign(changes, { health: HEALTHY, enabled_at: now.toISOString() });
   if (input.enabled === false)
     Object.assign(changes, { enabled: false, disabled_reason: endpoint.enabled ? 'manual' : endpoint.disabled_reason });
   if (Object.keys(changes).length === 0) return toEndpointResource(endpoint);
-  const now = deps.now();
   const updated = await deps.endpoints.update(shopId, endpoint.id, changes, now.toISOString());
   if (!updated) throw notFound('webhook endpoint', id);
   // "Deliveries still queued for a disabled endpoint become cancelled": now, not as each falls due.

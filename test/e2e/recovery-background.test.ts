@@ -28,8 +28,6 @@ describe('recover of a large window: answered at once, finished in the backgroun
   /** Endpoints whose recovery's fan-out dies once between pages, and how often it did. */
   const crashBetweenPages = new Set<string>();
   let crashes = 0;
-  /** Events the fan-out has finished with: a missed event is one it handled while its endpoint was disabled. */
-  const fannedOut = new Set<string>();
   beforeAll(async () => {
     stack = await startTestStack({
       deliveryTimeoutMs: 2000,
@@ -49,12 +47,7 @@ describe('recover of a large window: answered at once, finished in the backgroun
               throw new Error('the fan-out died between two pages of a recovery');
             }
           }
-          const result = await h.fanout(event);
-          for (const r of event.Records) {
-            const image = r.dynamodb?.NewImage as StreamImage;
-            if (image?.entity?.S === 'event' && image.id?.S) fannedOut.add(image.id.S);
-          }
-          return result;
+          return h.fanout(event);
         },
       }),
     });
@@ -84,13 +77,8 @@ describe('recover of a large window: answered at once, finished in the backgroun
     );
     for (let i = 0; i < events.length; i += 25)
       await Promise.all(events.slice(i, i + 25).map((e) => stack.deps.events.put(e)));
-    // Enabled again only once the fan-out has handled them all (the stream lags under load): an event
-    // it reached after that would be delivered, not missed.
-    const deadline = Date.now() + 60_000;
-    while (!events.every((e) => fannedOut.has(e.id))) {
-      if (Date.now() > deadline) throw new Error('the fan-out never reached every event');
-      await settle(50);
-    }
+    // Missed even if the stream hands them on after the enable: the fan-out sends an endpoint only events
+    // created while it was enabled.
     expect((await api('PATCH', `/v1/webhook-endpoints/${endpointId}`, { enabled: true })).status).toBe(200);
     const arrived = () => {
       const ids = new Set(receiver.received.map((r) => r.event.id));

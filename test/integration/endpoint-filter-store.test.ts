@@ -46,6 +46,7 @@ describe("an endpoint's filter in the table (DynamoDB Local)", () => {
       disabled_reason: null,
       failing_since: null,
       created_at: at,
+      enabled_at: at,
       updated_at: at,
       secrets: [],
       secrets_version: 1,

@@ -21,6 +21,7 @@ const endpoint = (failingSince: string | null): EndpointRecord =>
     leases: {},
     lease_version: 0,
     created_at: '2026-11-20T00:00:00.000Z',
+    enabled_at: '2026-11-20T00:00:00.000Z',
     updated_at: '2026-11-20T00:00:00.000Z',
   }) as unknown as EndpointRecord;
 

@@ -51,6 +51,7 @@ describe('rate_limit in the endpoint request bodies', () => {
       disabled_reason: null,
       failing_since: null,
       created_at: '2026-11-22T10:00:00.000Z',
+      enabled_at: '2026-11-22T10:00:00.000Z',
       updated_at: '2026-11-22T10:00:00.000Z',
       secrets: [],
       secrets_version: 1,

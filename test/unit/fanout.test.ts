@@ -14,7 +14,15 @@ import { memoryOrder } from '../helpers/memory-order';
 
 const created = '2026-11-01T00:00:00.000Z';
 const endpoint = (id: string, shopId: string, events: string[], health: EndpointHealth = HEALTHY) =>
-  ({ id, shop_id: shopId, enabled: true, events, created_at: created, health }) as unknown as EndpointRecord;
+  ({
+    id,
+    shop_id: shopId,
+    enabled: true,
+    events,
+    created_at: created,
+    enabled_at: created,
+    health,
+  }) as unknown as EndpointRecord;
 
 function fakeDeps(): FanOutDeps & { lists: string[]; queued: DeliveryMessage[] } {
   const lists: string[] = [];
@@ -253,7 +261,7 @@ describe("a batch's endpoint reads", () => {
   });
 });
 
-describe("which endpoints an event goes to (receives: the fan-out's, recover's and redeliver's one rule)", () => {
+describe("which endpoints an event goes to (receives: recover's and redeliver's rule, which the fan-out narrows)", () => {
   const at = new Date('2026-11-22T09:00:00.000Z');
   const filtered = {
     ...endpoint('we_f', 'shop_a', ['call.completed']),
@@ -294,5 +302,35 @@ describe("which endpoints an event goes to (receives: the fan-out's, recover's a
         newEvent('shop_a', 'call.completed', { outcome: 'booked' }, new Date('2026-10-01T00:00:00.000Z')),
       ),
     ).toBe(false);
+  });
+  it('the fan-out skips an endpoint enabled again after the event was created, and wakes a row an earlier try left', async () => {
+    const event = newEvent('shop_a', 'call.completed', { id: 'call_1', outcome: 'booked' }, at);
+    const reenabled = { ...all, enabled_at: '2026-11-22T09:00:01.000Z' } as EndpointRecord;
+    const queued: DeliveryMessage[] = [];
+    const asked: string[] = [];
+    const leftover = { id: 'dlv_left', shop_id: 'shop_a', endpoint_id: 'we_all', event_id: event.id, attempts: 0 };
+    const deps = {
+      ...fakeDeps(),
+      endpoints: { list: async () => [reenabled] },
+      deliveries: {
+        createMissing: async (rows: DeliveryRecord[]) => rows,
+        unsent: async (refs: { endpoint_id: string }[]) => {
+          asked.push(...refs.map((r) => r.endpoint_id));
+          return [leftover];
+        },
+      } as unknown as FanOutDeps['deliveries'],
+      queue: { send: async (m: DeliveryMessage[]) => void queued.push(...m) },
+    };
+    // Recover's rule still takes it: the endpoint missed it while disabled.
+    expect(receives(reenabled, event)).toBe(true);
+    expect(await fanOut(deps, event)).toBe(0);
+    expect(asked).toEqual(['we_all']);
+    expect(queued.map((m) => m.delivery_id)).toEqual(['dlv_left']);
+    // Enabled since before the event: the fan-out's own row, and no look for leftovers.
+    asked.length = 0;
+    queued.length = 0;
+    expect(await fanOut({ ...deps, endpoints: { list: async () => [all] } }, event)).toBe(1);
+    expect(asked).toEqual([]);
+    expect(queued.map((m) => m.endpoint_id)).toEqual(['we_all']);
   });
 });

@@ -261,6 +261,7 @@ describe('ordering in the fan-out', () => {
       enabled: true,
       events: ['*'],
       created_at: '2026-11-01T00:00:00.000Z',
+      enabled_at: '2026-11-01T00:00:00.000Z',
       health: HEALTHY,
       ordering: 'per_resource',
     } as unknown as EndpointRecord;

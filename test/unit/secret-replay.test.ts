@@ -36,6 +36,7 @@ function endpointWith(secrets: StoredSecret[]): EndpointRecord {
     disabled_reason: null,
     failing_since: null,
     created_at: at,
+    enabled_at: at,
     updated_at: at,
     secrets,
     secrets_version: secrets.length,
