@@ -27,6 +27,8 @@ export interface ChildStackOptions {
   readyTimeoutMs?: number;
   /** Keep the temporary folder (data, key, outbox) after close(), e.g. to look at a failure. */
   keepDir?: boolean;
+  /** Where ports come from (default: a free one); a test of this harness hands out a taken one. */
+  pickPort?: () => Promise<number>;
 }
 
 export interface ApiReply {
@@ -144,7 +146,8 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
   const dataDir = join(dir, 'data');
   const tableName = 'shop-calls';
   const cursorSecret = randomBytes(32).toString('hex');
-  let dynamodbPort = await freePort();
+  const pickPort = options.pickPort ?? freePort;
+  let dynamodbPort = await pickPort();
   let apiPort = 0;
   let child: ChildProcess | undefined;
   let exited: Promise<number | null> = Promise.resolve(null);
@@ -157,8 +160,23 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
 
   const running = () => child !== undefined && child.exitCode === null && child.signalCode === null;
 
+  /**
+   * Starts bin/local.ts once more. A port taken between `pickPort()` and the child's bind (by another stack, or
+   * as an outgoing connection's ephemeral port) is no failed start: it starts again on new ports.
+   */
   const launch = async () => {
-    apiPort = await freePort();
+    for (let tries = 1; ; tries++) {
+      const started = await spawnApp();
+      if (started === 'ready') return;
+      if (tries === 3) throw new Error(`bin/local.ts found its ports taken ${tries} times:\n${out}`);
+      if (started === 'dynamodb port taken') dynamodbPort = await pickPort();
+      // A first start seeds the table before it listens: its key died with it, and the next one seeds afresh.
+      if (starts === 0) rmSync(dataDir, { recursive: true, force: true });
+    }
+  };
+
+  const spawnApp = async (): Promise<'ready' | 'api port taken' | 'dynamodb port taken'> => {
+    apiPort = await pickPort();
     out = '';
     const env: NodeJS.ProcessEnv = {
       ...process.env,
@@ -193,7 +211,6 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
       detached: true,
     });
     child = c;
-    starts++;
     if (c.pid) groups.add(c.pid);
     exited = new Promise((resolveExit) =>
       c.once('exit', (code) => {
@@ -212,8 +229,11 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
       if (running() && c.pid) process.kill(-c.pid, 'SIGKILL');
       await exited;
       await javaGone(dynamodbPort);
-      throw new Error(`bin/local.ts did not come up (start ${starts}):\n${out}`);
+      if (new RegExp(`EADDRINUSE[^\\n]*:${apiPort}\\b`).test(out)) return 'api port taken';
+      if (/is the port in use\?/.test(out)) return 'dynamodb port taken';
+      throw new Error(`bin/local.ts did not come up (start ${starts + 1}):\n${out}`);
     }
+    starts++;
     url = /API listening on (http:\/\/\S+)/.exec(out)?.[1] ?? `http://127.0.0.1:${apiPort}`;
     app = c.pid as number;
     const seededKey = /Write key:\s+(sk_test_\S+)/.exec(out)?.[1];
@@ -225,6 +245,7 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
     } else if (seededKey) {
       throw new Error(`start ${starts} seeded a fresh table: the data in ${dataDir} did not survive the restart`);
     }
+    return 'ready';
   };
 
   let tableDepsOf: { endpoint: string; deps: ApiDeps } | undefined;
@@ -279,7 +300,7 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
     },
     restart: async (opts = {}) => {
       if (running()) throw new Error('stop the child stack (sigkill or sigint) before restarting it');
-      if (opts.newDynamoPort) dynamodbPort = await freePort();
+      if (opts.newDynamoPort) dynamodbPort = await pickPort();
       await launch();
     },
     tableDeps: () => {
