@@ -119,6 +119,40 @@ describe('attempt ledger (DynamoDB Local)', () => {
     expect(await statsOf(endpoint)).toEqual({ attempts: 1, succeeded: 1 });
   });
 
+  it('an attempt under way when its row is cancelled is logged on the row, which stays cancelled (alone, and in a run)', async () => {
+    const { rows, endpoint, lease } = await setUp(2, 2);
+    const [alone, inRun] = rows as [DeliveryRecord, DeliveryRecord];
+    // Cancelled as the endpoint's disable or a recover's supersede does, with the attempt's request on its way.
+    expect(await deliveries.cancel(alone)).toBe(true);
+    expect(await deliveries.cancel(inRun)).toBe(true);
+    const finished = await ledger.finish({
+      delivery: alone,
+      update: update(true),
+      endpoint,
+      token: lease(alone).token,
+      change: change(endpoint, true),
+    });
+    expect(finished.recorded).toBe(false);
+    expect(await ledger.recordInRun(inRun, update(false))).toBe(false);
+    expect(await deliveries.get(alone)).toMatchObject({
+      status: 'cancelled',
+      attempts: 1,
+      last_response_status: 204,
+      history: [expect.objectContaining({ attempt: 1, status: 204 })],
+    });
+    expect(await deliveries.get(inRun)).toMatchObject({
+      status: 'cancelled',
+      attempts: 1,
+      last_response_status: 500,
+      next_attempt_at: null,
+      history: [expect.objectContaining({ attempt: 1, status: 500 })],
+    });
+    // Logged once: the same attempt's end coming twice writes nothing more.
+    expect(await ledger.recordInRun(inRun, update(false))).toBe(false);
+    expect((await deliveries.get(inRun))?.history).toHaveLength(1);
+    expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases).not.toHaveProperty(alone.id);
+  });
+
   /** Two runs on two slots: A (rows[0]) and B (leased for rows[1], which recorded rows[1] and then rows[2] on its rows alone, and ended first). */
   async function runsOf() {
     const { rows, endpoint, lease } = await setUp(3, 2);

@@ -60,6 +60,31 @@ export function cancelInput(d: DeliveryRef, attempts?: number) {
 }
 
 /**
+ * The write that logs attempt N on a row cancelled while the attempt was under way (its endpoint
+ * disabled, or a newer delivery of the event superseding it): the request went, so the row's log
+ * shows it. The row stays cancelled and in no index.
+ */
+export function logOnCancelledInput(d: DeliveryRecord, u: AttemptUpdate) {
+  return {
+    Key: rowKey(d),
+    UpdateExpression:
+      'SET attempts = :attempts, last_attempt_at = :at, last_response_status = :code, last_error = :error, ' +
+      'history = list_append(history, :entry)',
+    ConditionExpression: '#status = :cancelled AND attempts = :previous',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: {
+      ':cancelled': 'cancelled',
+      ':attempts': u.attempts,
+      ':previous': u.attempts - 1,
+      ':at': u.last_attempt_at,
+      ':code': u.last_response_status,
+      ':error': u.last_error,
+      ':entry': [u.entry],
+    },
+  };
+}
+
+/**
  * The write that records attempt N on its row, only if the row still says N-1 attempts and
  * is open. Still open: it is (or stays) in both indexes, at its new sweep time; ended: it
  * leaves them (removing what a fast-path row never had costs nothing).

@@ -4,7 +4,7 @@ import type { AttemptEnd, AttemptLedger, AttemptUpdate, Carried, Finished, RunSl
 import { statsSums } from '../endpoint-stats';
 import type { EndpointRecord } from '../../domain/webhook-endpoints';
 import { cancellationReasons, updateIf, type Dynamo } from '../../store/client';
-import { recordAttemptInput } from './attempt-deliveries';
+import { logOnCancelledInput, recordAttemptInput } from './attempt-deliveries';
 import { DynamoEndpointStatsCounterStore } from './endpoint-stats';
 import { DynamoEndpointGateStore, releaseInput, type BucketStats } from './endpoint-gate';
 import { withState } from './endpoint-state';
@@ -61,6 +61,7 @@ export class DynamoAttemptLedger implements AttemptLedger {
           released: { circuitBefore: change.succeeded ? 'closed' : ready.health.circuit, backlog: expect === MARKED },
         };
       if (outcome === 'duplicate') {
+        await this.logOnCancelled(delivery, update);
         const released = await this.endpoints.release(ready, key, end.token, change, carried);
         await this.endpoints.dropLeases(ready, carried.slots);
         return { recorded: false, released };
@@ -77,7 +78,7 @@ export class DynamoAttemptLedger implements AttemptLedger {
    */
   private async finishApart(end: AttemptEnd, key: string, carried: Carried): Promise<Finished> {
     const { delivery, update, endpoint, token, change } = end;
-    const recorded = await updateIf(this.db, recordAttemptInput(delivery, update));
+    const recorded = await this.record(delivery, update);
     const counted = recorded ? [{ entry: update.entry, status: update.status }, ...carried.attempts] : carried.attempts;
     const released = await this.endpoints.release(endpoint, key, token, change, {
       attempts: counted,
@@ -88,7 +89,22 @@ export class DynamoAttemptLedger implements AttemptLedger {
   }
 
   recordInRun(delivery: DeliveryRecord, update: AttemptUpdate): Promise<boolean> {
-    return updateIf(this.db, recordAttemptInput(delivery, update));
+    return this.record(delivery, update);
+  }
+
+  /** The attempt on its open row; false when the row had moved on (then logged if it was cancelled meanwhile). */
+  private async record(delivery: DeliveryRecord, update: AttemptUpdate): Promise<boolean> {
+    if (await updateIf(this.db, recordAttemptInput(delivery, update))) return true;
+    await this.logOnCancelled(delivery, update);
+    return false;
+  }
+
+  /**
+   * The request went, though the row was cancelled while it was under way: its log shows it. Not counted as
+   * recorded: what follows a recorded attempt (the next in order, the retry) is the cancel's to settle.
+   */
+  private async logOnCancelled(delivery: DeliveryRecord, update: AttemptUpdate): Promise<void> {
+    await updateIf(this.db, logOnCancelledInput(delivery, update));
   }
 
   async releaseCarried(endpoint: EndpointRecord, carried: Carried): Promise<void> {
