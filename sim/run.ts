@@ -63,16 +63,22 @@ function callInput(shopId: string, n: number, jobs: number, emergency: boolean) 
   });
 }
 
-/** The random part of every id (ULIDs read crypto.getRandomValues) drawn from the run's seed, so a replay makes the same ids. */
-function seedRandomValues(rng: Rng): () => void {
+/**
+ * The engine's chance drawn from the run's seed, so a replay takes the same path: the random part of every id
+ * (ULIDs read crypto.getRandomValues) from `ids`, and `Math.random` (a deferral's jitter, a back-off) from `jitter`.
+ */
+function seedRandomness(ids: Rng, jitter: Rng): () => void {
   const real = globalThis.crypto.getRandomValues.bind(globalThis.crypto);
+  const realRandom = Math.random;
   globalThis.crypto.getRandomValues = (<T extends ArrayBufferView | null>(array: T): T => {
-    if (array instanceof Uint8Array) for (let i = 0; i < array.length; i++) array[i] = rng.int(0, 255);
+    if (array instanceof Uint8Array) for (let i = 0; i < array.length; i++) array[i] = ids.int(0, 255);
     else real(array as never);
     return array;
   }) as typeof globalThis.crypto.getRandomValues;
+  Math.random = () => jitter.int(0, 2 ** 31 - 1) / 2 ** 31;
   return () => {
     globalThis.crypto.getRandomValues = real;
+    Math.random = realRandom;
   };
 }
 
@@ -149,7 +155,7 @@ export async function runOnce(
   const undoDate = installSimDate(clock);
   const timers = trackShortTimers();
   const rng = new Rng(workload.seed);
-  const undoRandom = seedRandomValues(new Rng(workload.seed ^ 0x5eed));
+  const undoRandom = seedRandomness(new Rng(workload.seed ^ 0x5eed), new Rng(workload.seed ^ 0x7a11));
   const drawn = drawFaults(rng);
   let faults: FaultRates = drawn;
   const steps = new Steps(scheduler, clock, rng, timers.pending, START);
