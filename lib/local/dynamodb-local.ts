@@ -5,6 +5,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import {
   CreateTableCommand,
+  DeleteTableCommand,
   DynamoDBClient,
   ListTablesCommand,
   ResourceInUseException,
@@ -147,6 +148,16 @@ export function localClient(endpoint: string): DynamoDBClient {
 }
 
 /** Creates the table if absent; returns true when it was created now (an empty store). */
+/** Deletes the table (a start that failed after creating it: the next start creates and seeds it afresh). */
+export async function dropTable(endpoint: string, tableName: string): Promise<void> {
+  const client = localClient(endpoint);
+  try {
+    await client.send(new DeleteTableCommand({ TableName: tableName }));
+  } finally {
+    client.destroy();
+  }
+}
+
 export async function ensureTable(endpoint: string, tableName: string): Promise<boolean> {
   const client = localClient(endpoint);
   try {

@@ -15,7 +15,7 @@ import { indexFastPathRowsOfLastRun } from './fast-path-rows';
 import { startQueuePoller, type QueuePoller } from './queue-poller';
 import { startLocalQueues, type LocalQueues } from './sqs';
 import { startStreamPoller, type StreamPoller } from './stream-poller';
-import { ensureTable, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local';
+import { dropTable, ensureTable, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local';
 import { startHttpAdapter, type HttpAdapter } from './http-adapter';
 import { seedDemo, seedDemoData, type DemoSeed } from './seed';
 import { localDeps, localHandlers, type LocalDeps, type LocalHandlers } from './wiring';
@@ -142,7 +142,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   let sweeper: LocalSweeper | undefined;
   let unwatch: (() => void) | undefined;
   let deps: LocalDeps | undefined;
-  const stop = async () => {
+  /** Where the table this start created is (dropped should the start fail). */
+  let createdOn: string | undefined;
+  /** Everything but DynamoDB Local. */
+  const stopServing = async () => {
     await http?.close();
     await sweeper?.stop();
     unwatch?.();
@@ -153,6 +156,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     LocalRetryScheduler.clearAll();
     await queues?.stop();
     deps?.db.client.destroy();
+  };
+  const stop = async () => {
+    await stopServing();
     await dynamodb?.stop();
     if (chaos) logger.info('Chaos mode: the faults played', { LOCAL_CHAOS: chaosSpec(chaos), ...tally });
   };
@@ -162,6 +168,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     }
     const endpoint = options.dynamodbEndpoint ?? (dynamodb as DynamoDbLocal).endpoint;
     const created = await ensureTable(endpoint, tableName);
+    if (created) createdOn = endpoint;
 
     // The event pipeline: stream → fan-out → queue → consumer, with local stand-ins for
     // the Lambda event sources, EventBridge Scheduler and SES.
@@ -250,7 +257,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       stop,
     };
   } catch (err) {
-    await stop();
+    // A table this start created holds only its seed, whose key nobody was shown (the port was taken, say):
+    // gone, the next start seeds it again (with DYNAMODB_DATA_DIR it would otherwise never be seeded).
+    await stopServing();
+    if (createdOn) await dropTable(createdOn, tableName).catch(() => undefined);
+    await dynamodb?.stop();
     throw err;
   }
 }

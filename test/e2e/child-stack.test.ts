@@ -12,6 +12,8 @@ async function takenPort(): Promise<{ port: number; server: Server }> {
 describe('the child-stack harness (the `npm start` entry as a child process)', () => {
   afterAll(() => closeChildStacks(), 60_000);
 
+  // The start that found its port taken had created and seeded the table with DYNAMODB_DATA_DIR: it drops it, so
+  // the next start seeds again and prints a key that works.
   it('starts on another port when the API port it picked is taken before the child binds it, counting one start', async () => {
     const taken = await takenPort();
     try {

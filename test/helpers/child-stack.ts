@@ -170,8 +170,6 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
       if (started === 'ready') return;
       if (tries === 3) throw new Error(`bin/local.ts found its ports taken ${tries} times:\n${out}`);
       if (started === 'dynamodb port taken') dynamodbPort = await pickPort();
-      // A first start seeds the table before it listens: its key died with it, and the next one seeds afresh.
-      if (starts === 0) rmSync(dataDir, { recursive: true, force: true });
     }
   };
 
