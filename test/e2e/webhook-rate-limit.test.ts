@@ -109,12 +109,17 @@ describe('per-endpoint rate limit', () => {
     // recorded them, come several a second however busy the machine (a quiet one sends them all
     // within a few seconds).
     const deliveries = (await t.api('GET', `/v1/webhook-endpoints/${made.json.id as string}/deliveries?limit=100`)).json
-      .data as { attempt_log: { at: string }[] }[];
-    const startsAfter = deliveries.map((d) => Date.parse(d.attempt_log[0]?.at ?? '')).filter((at) => at >= raised);
+      .data as { event_id: string; attempt_log: { at: string }[] }[];
+    const startsAfter = deliveries
+      .filter((d) => d.event_id !== late)
+      .map((d) => Date.parse(d.attempt_log[0]?.at ?? ''))
+      .filter((at) => at >= raised);
     expect(mostInOneSecond(startsAfter)).toBeGreaterThanOrEqual(3);
-    // The new event does not take a place behind them: at the old pace its turn would come after all.
+    // The new event does not take a place behind them: at the old pace its turn would come after all. On a
+    // machine so busy that even the raised pace takes longer, it comes with the backlog's last, not a line later.
     const lateArrival = Math.min(...receiver.received.filter((r) => r.event.id === late).map((r) => r.at - raised));
-    expect(lateArrival).toBeLessThan(oldPaceMs);
+    const backlogDrained = Math.max(0, ...startsAfter.map((at) => at - raised));
+    expect(lateArrival).toBeLessThan(Math.max(oldPaceMs, backlogDrained + 10_000));
     expect(new Set(receiver.received.map((r) => r.event.id))).toEqual(new Set([...sent, late]));
   }, 180_000);
 
