@@ -113,7 +113,17 @@ export interface EndpointStore {
   create(endpoint: EndpointRecord, maxPerShop: number): Promise<'created' | 'limit_reached' | 'shop_missing'>;
   list(shopId: string): Promise<EndpointRecord[]>;
   get(shopId: string, id: string): Promise<EndpointRecord | null>;
-  update(shopId: string, id: string, changes: EndpointChanges, updatedAt: string): Promise<EndpointRecord | null>;
+  /**
+   * Writes the changes; with `readAt`, only if the endpoint was not written since it was read with that
+   * `updated_at`. Null when it is gone, or was written since.
+   */
+  update(
+    shopId: string,
+    id: string,
+    changes: EndpointChanges,
+    updatedAt: string,
+    readAt?: string,
+  ): Promise<EndpointRecord | null>;
   /** Replaces the secrets only if nobody rotated since `expectedVersion`; null on a lost race. */
   replaceSecrets(
     endpoint: EndpointRecord,
@@ -248,29 +258,45 @@ export async function updateEndpoint(
   id: string,
   input: UpdateEndpointInput,
 ) {
-  const endpoint = await loadEndpoint(deps, shopId, id);
+  let endpoint = await loadEndpoint(deps, shopId, id);
+  const url = input.url === undefined ? undefined : await guardedUrl(deps, input.url);
+  // What it changes depends on the endpoint as read (enabled, its rate): written only over that read, or read
+  // again, so a disable by the engine or another PATCH in between is not overwritten with a stale derivation.
+  for (let tries = 1; ; tries++) {
+    const now = deps.now();
+    const changes = changesOf(endpoint, input, url, now);
+    if (Object.keys(changes).length === 0) return toEndpointResource(endpoint);
+    const updated = await deps.endpoints.update(shopId, endpoint.id, changes, now.toISOString(), endpoint.updated_at);
+    if (updated) {
+      // "Deliveries still queued for a disabled endpoint become cancelled": now, not as each falls due.
+      // Also when it was disabled already (a crash after an earlier disable may have left some open).
+      if (input.enabled === false && !updated.enabled) await cancelQueued(deps, updated, now);
+      return toEndpointResource(updated);
+    }
+    if (tries === MAX_UPDATE_TRIES) throw new Error(`endpoint ${id} changed under ${tries} updates in a row`);
+    endpoint = await loadEndpoint(deps, shopId, id);
+  }
+}
+
+/** Each lost race means another write landed: a few tries always suffice short of a write storm. */
+const MAX_UPDATE_TRIES = 5;
+
+function changesOf(endpoint: EndpointRecord, input: UpdateEndpointInput, url: string | undefined, now: Date) {
   const changes: EndpointChanges = {};
-  if (input.url !== undefined) changes.url = await guardedUrl(deps, input.url);
+  if (url !== undefined) changes.url = url;
   if (input.events !== undefined) changes.events = input.events;
   if (input.description !== undefined) changes.description = input.description;
   if (input.filter !== undefined) changes.filter = input.filter;
   if (input.ordering !== undefined) changes.ordering = input.ordering;
   if (input.rate_limit !== undefined) changes.rate_limit = input.rate_limit;
   if (input.rate_limit !== undefined && raisesRate(endpoint.rate_limit, input.rate_limit)) changes.rate_raised = true;
-  const now = deps.now();
   if (input.enabled === true) Object.assign(changes, { enabled: true, disabled_reason: null, failing_since: null });
   // Re-enabling a disabled endpoint starts afresh: a closed circuit, no failure count, and only events from now on.
   if (input.enabled === true && !endpoint.enabled)
     Object.assign(changes, { health: HEALTHY, enabled_at: now.toISOString() });
   if (input.enabled === false)
     Object.assign(changes, { enabled: false, disabled_reason: endpoint.enabled ? 'manual' : endpoint.disabled_reason });
-  if (Object.keys(changes).length === 0) return toEndpointResource(endpoint);
-  const updated = await deps.endpoints.update(shopId, endpoint.id, changes, now.toISOString());
-  if (!updated) throw notFound('webhook endpoint', id);
-  // "Deliveries still queued for a disabled endpoint become cancelled": now, not as each falls due.
-  // Also when it was disabled already (a crash after an earlier disable may have left some open).
-  if (input.enabled === false && !updated.enabled) await cancelQueued(deps, updated, now);
-  return toEndpointResource(updated);
+  return changes;
 }
 
 export interface QueuedDeliveries {

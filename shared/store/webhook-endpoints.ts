@@ -120,8 +120,11 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
     }
   }
 
-  async update(shopId: string, id: string, changes: EndpointChanges, updatedAt: string) {
+  async update(shopId: string, id: string, changes: EndpointChanges, updatedAt: string, readAt?: string) {
     const { filter, health, failing_since: failingSince, rate_raised: rateRaised, ...rest } = changes;
+    const [condition, values] = readAt
+      ? ['attribute_exists(pk) AND updated_at = :readAt', { ':readAt': readAt }]
+      : ['attribute_exists(pk)', {}];
     const sets = {
       ...rest,
       ...(filter !== undefined ? { filter: filterAttribute(filter) } : {}),
@@ -136,14 +139,14 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
         rate_tail: rateRaised ? null : undefined,
       }).filter(([, v]) => v !== undefined),
     );
-    if (Object.keys(stateSets).length === 0) return this.conditionalUpdate(shopId, id, sets, 'attribute_exists(pk)');
+    if (Object.keys(stateSets).length === 0) return this.conditionalUpdate(shopId, id, sets, condition, values);
     try {
       await this.db.doc.transactWrite({
         TransactItems: [
           {
             Update: {
               TableName: this.db.tableName,
-              ...setsInput(keys.webhookEndpoint(shopId, id), sets, 'attribute_exists(pk)'),
+              ...setsInput(keys.webhookEndpoint(shopId, id), sets, condition, values),
             },
           },
           {
