@@ -175,6 +175,9 @@ export function checkRun(input: {
       const from = Date.parse(event.timestamp);
       const to = made.eventAnswered.get(event.id) ?? made.approved.get(String(event.data.id)) ?? from;
       const enabledThen = enabledOver(changes, from, to);
+      // Created while it was disabled: recover's to send, never the fan-out's, however late the stream hands it on.
+      if (enabledOver(changes, from, from) === false && rowsOf(ep.id, event.id).some((r) => r.origin === 'fanout'))
+        add('fanned-out-while-disabled', `${event.type} ${event.id} got a fan-out row to ${ep.name}, disabled then`);
       if (enabledThen !== true) continue;
       const rows = rowsOf(ep.id, event.id);
       // A disable or delete before the fan-out read the endpoint ends the pair with no row (as a cancel would).
