@@ -35,9 +35,12 @@ export class SimApi {
   private handler(file: string): Promise<Handler> {
     let h = this.handlers.get(file);
     if (!h) {
-      h = import(`../${file.replace(/\.ts$/, '')}`).then((mod: { makeHandler(deps: () => unknown): Handler }) =>
-        mod.makeHandler(() => this.world.deps),
-      );
+      // Loading the handler's module is real input/output (tsx's loader, the file system), and takes real time:
+      // through `io`, so the driver waits for it before it releases a step or fires a timer. Not waited for, the
+      // call's first gate would come whenever the load ends: before or after another step's, or after the next timer.
+      h = this.steps
+        .io(() => import(`../${file.replace(/\.ts$/, '')}`))
+        .then((mod: { makeHandler(deps: () => unknown): Handler }) => mod.makeHandler(() => this.world.deps));
       this.handlers.set(file, h);
     }
     return h;
