@@ -76,6 +76,15 @@ describe('attempt ledger (DynamoDB Local)', () => {
     health: afterAttempt(endpoint.health, { succeeded, probe: false, retryAfterMs: null }, Date.now(), 1),
     ...extra,
   });
+  /** The end of a successful attempt of `d`, alone on its endpoint (nothing carried). */
+  const finishSuccess = (d: DeliveryRecord, endpoint: EndpointRecord, lease: (r: DeliveryRecord) => Lease) =>
+    ledger.finish({
+      delivery: d,
+      update: update(true),
+      endpoint,
+      token: lease(d).token,
+      change: change(endpoint, true),
+    });
   const statsOf = async (endpoint: EndpointRecord) => {
     const buckets = await new DynamoEndpointStatsStore(deps.db).window(endpoint.shop_id, endpoint.id, new Date());
     return buckets.reduce(
@@ -100,16 +109,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
     const { rows, endpoint, lease } = await setUp(1);
     const first = rows[0] as DeliveryRecord;
     let finished;
-    const sent = await requests(
-      async () =>
-        (finished = await ledger.finish({
-          delivery: first,
-          update: update(true),
-          endpoint,
-          token: lease(first).token,
-          change: change(endpoint, true),
-        })),
-    );
+    const sent = await requests(async () => (finished = await finishSuccess(first, endpoint, lease)));
     expect(sent).toEqual(['UpdateItem', 'UpdateItem']); // the row, then the endpoint's state item: lease, health and the stats in one write
     expect(finished).toEqual({ recorded: true, released: { circuitBefore: 'closed', backlog: false } });
     expect(await deliveries.get(first)).toMatchObject({ status: 'succeeded', attempts: 1 });
@@ -125,13 +125,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
     // Cancelled as the endpoint's disable or a recover's supersede does, with the attempt's request on its way.
     expect(await deliveries.cancel(alone)).toBe(true);
     expect(await deliveries.cancel(inRun)).toBe(true);
-    const finished = await ledger.finish({
-      delivery: alone,
-      update: update(true),
-      endpoint,
-      token: lease(alone).token,
-      change: change(endpoint, true),
-    });
+    const finished = await finishSuccess(alone, endpoint, lease);
     expect(finished.recorded).toBe(false);
     expect(await ledger.recordInRun(inRun, update(false))).toBe(false);
     expect(await deliveries.get(alone)).toMatchObject({
@@ -254,13 +248,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
     const { rows, endpoint, lease } = await setUp(1);
     const first = rows[0] as DeliveryRecord;
     await endpoints.markBacklog(endpoint, new Date().toISOString());
-    const finished = await ledger.finish({
-      delivery: first,
-      update: update(true),
-      endpoint,
-      token: lease(first).token,
-      change: change(endpoint, true),
-    });
+    const finished = await finishSuccess(first, endpoint, lease);
     expect(finished).toEqual({ recorded: true, released: { circuitBefore: 'closed', backlog: true } });
     expect(await endpoints.get(endpoint.shop_id, endpoint.id)).not.toHaveProperty('backlog_at');
     expect(await statsOf(endpoint)).toEqual({ attempts: 1, succeeded: 1 });
@@ -358,13 +346,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
     const { rows, endpoint, lease } = await setUp(1);
     const first = rows[0] as DeliveryRecord;
     expect(await deliveries.recordAttempt(first, update(true))).toBe(true);
-    const finished = await ledger.finish({
-      delivery: first,
-      update: update(true),
-      endpoint,
-      token: lease(first).token,
-      change: change(endpoint, true),
-    });
+    const finished = await finishSuccess(first, endpoint, lease);
     expect(finished.recorded).toBe(false);
     expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases).toEqual({});
     expect(await statsOf(endpoint)).toEqual({ attempts: 1, succeeded: 1 });
@@ -377,13 +359,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
     // The receiver answered 500 to the first and then 204 to the second; the success is written first.
     const failure = change(endpoint, false, { failingSince: new Date().toISOString() });
     await new Promise((r) => setTimeout(r, 5));
-    await ledger.finish({
-      delivery: succeeded,
-      update: update(true),
-      endpoint,
-      token: lease(succeeded).token,
-      change: change(endpoint, true),
-    });
+    await finishSuccess(succeeded, endpoint, lease);
     const finished = await ledger.finish({
       delivery: failed,
       update: update(false),
@@ -414,13 +390,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
         }),
       ),
     ).toBe(true);
-    const finished = await ledger.finish({
-      delivery: first,
-      update: update(true),
-      endpoint,
-      token: lease(first).token,
-      change: change(endpoint, true),
-    });
+    const finished = await finishSuccess(first, endpoint, lease);
     expect(finished.recorded).toBe(true);
     expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases[first.id]?.token).toBe('someone-else');
     expect(await deliveries.get(first)).toMatchObject({ status: 'succeeded', attempts: 1 });
