@@ -10,8 +10,8 @@ import { matchesFilter } from '../domain/event-filter';
 import { admitInOrder, chainMember, orderKeyFor, type OrderStore } from './resource-order';
 
 /**
- * The fan-out: which endpoints an event goes to (the one rule of the fan-out, recover and
- * redeliver), the rows it creates for them, and their first wake-ups.
+ * The fan-out: which endpoints an event goes to (recover's and redeliver's rule, and the fan-out's
+ * narrower one), the rows it creates for them, and their first wake-ups.
  */
 
 export function isSubscribed(endpoint: EndpointRecord, event: EventRecord): boolean {

@@ -121,7 +121,10 @@ export interface AttemptEnd {
 }
 
 export interface Finished {
-  /** False when another worker recorded this attempt first (the row had moved on). */
+  /**
+   * False when the row had moved on: another worker recorded this attempt first, or the row was cancelled while
+   * the attempt was under way (the attempt is then logged on it, uncounted).
+   */
   recorded: boolean;
   released: Released;
 }

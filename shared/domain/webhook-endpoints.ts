@@ -86,6 +86,9 @@ export interface EndpointStatsState {
   latency: Record<number, number>;
 }
 
+/** What an update conditioned on a read compares (`EndpointStore.update`). */
+export type EndpointVersion = Pick<EndpointRecord, 'updated_at' | 'enabled'>;
+
 export type EndpointChanges = Partial<
   Pick<
     EndpointRecord,
@@ -114,15 +117,15 @@ export interface EndpointStore {
   list(shopId: string): Promise<EndpointRecord[]>;
   get(shopId: string, id: string): Promise<EndpointRecord | null>;
   /**
-   * Writes the changes; with `readAt`, only if the endpoint was not written since it was read with that
-   * `updated_at`. Null when it is gone, or was written since.
+   * Writes the changes; with `read`, only if the endpoint is still as read (its `updated_at`, and `enabled`,
+   * which the engine's disable changes). Null when it is gone, or changed since.
    */
   update(
     shopId: string,
     id: string,
     changes: EndpointChanges,
     updatedAt: string,
-    readAt?: string,
+    read?: EndpointVersion,
   ): Promise<EndpointRecord | null>;
   /** Replaces the secrets only if nobody rotated since `expectedVersion`; null on a lost race. */
   replaceSecrets(
@@ -266,14 +269,15 @@ export async function updateEndpoint(
     const now = deps.now();
     const changes = changesOf(endpoint, input, url, now);
     if (Object.keys(changes).length === 0) return toEndpointResource(endpoint);
-    const updated = await deps.endpoints.update(shopId, endpoint.id, changes, now.toISOString(), endpoint.updated_at);
+    const updated = await deps.endpoints.update(shopId, endpoint.id, changes, now.toISOString(), endpoint);
     if (updated) {
       // "Deliveries still queued for a disabled endpoint become cancelled": now, not as each falls due.
       // Also when it was disabled already (a crash after an earlier disable may have left some open).
       if (input.enabled === false && !updated.enabled) await cancelQueued(deps, updated, now);
       return toEndpointResource(updated);
     }
-    if (tries === MAX_UPDATE_TRIES) throw new Error(`endpoint ${id} changed under ${tries} updates in a row`);
+    if (tries === MAX_UPDATE_TRIES)
+      throw new AppError('version_conflict', 'The webhook endpoint is being changed concurrently; retry.');
     endpoint = await loadEndpoint(deps, shopId, id);
   }
 }

@@ -1,5 +1,11 @@
 import type { EventFilter } from '../domain/event-filter-schema';
-import type { EndpointChanges, EndpointRecord, EndpointStore, StoredSecret } from '../domain/webhook-endpoints';
+import type {
+  EndpointChanges,
+  EndpointRecord,
+  EndpointStore,
+  EndpointVersion,
+  StoredSecret,
+} from '../domain/webhook-endpoints';
 import { EVENT_RETENTION_SECONDS } from '../domain/events';
 import { cancellationReasons, isConditionFailed, queryPrefix } from './client';
 import { DynamoEndpointGateStore } from '../delivery/dynamo/endpoint-gate';
@@ -120,10 +126,13 @@ export class DynamoEndpointStore extends DynamoEndpointGateStore implements Endp
     }
   }
 
-  async update(shopId: string, id: string, changes: EndpointChanges, updatedAt: string, readAt?: string) {
+  async update(shopId: string, id: string, changes: EndpointChanges, updatedAt: string, read?: EndpointVersion) {
     const { filter, health, failing_since: failingSince, rate_raised: rateRaised, ...rest } = changes;
-    const [condition, values] = readAt
-      ? ['attribute_exists(pk) AND updated_at = :readAt', { ':readAt': readAt }]
+    const [condition, values] = read
+      ? [
+          'attribute_exists(pk) AND updated_at = :readAt AND enabled = :readEnabled',
+          { ':readAt': read.updated_at, ':readEnabled': read.enabled },
+        ]
       : ['attribute_exists(pk)', {}];
     const sets = {
       ...rest,

@@ -191,6 +191,31 @@ describe('attempt ledger (DynamoDB Local)', () => {
     expect(await statsOf(endpoint)).toEqual({ attempts: 3, succeeded: 3 });
   });
 
+  it("a run's end whose row was cancelled meanwhile logs it there, still releases every slot and counts the runs'", async () => {
+    const { a, endpoint, lease, carried } = await runsOf();
+    expect(await deliveries.cancel(a)).toBe(true);
+    const finished = await ledger.finish({
+      delivery: a,
+      update: update(true),
+      endpoint,
+      token: lease(a).token,
+      change: change(endpoint, true),
+      carried,
+    });
+    expect(finished.recorded).toBe(false);
+    expect(await deliveries.get(a)).toMatchObject({ status: 'cancelled', attempts: 1, last_response_status: 204 });
+    expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases).toEqual({});
+    expect(await statsOf(endpoint)).toEqual({ attempts: 2, succeeded: 2 });
+  });
+
+  it('an attempt another consumer recorded first writes nothing more on its row (no log as if cancelled)', async () => {
+    const { rows, endpoint, lease } = await setUp(1);
+    const first = rows[0] as DeliveryRecord;
+    expect(await deliveries.recordAttempt(first, update(true))).toBe(true);
+    const sent = await requests(() => finishSuccess(first, endpoint, lease));
+    expect(sent.filter((op) => op === 'UpdateItem')).toHaveLength(2); // the row's refused record, then the release
+  });
+
   it('a carried slot that is no longer ours is left to its holder; the rest is written as separate writes', async () => {
     const { a, b, endpoint, lease, carried } = await runsOf();
     const current = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;

@@ -32,19 +32,33 @@ describe('updating an endpoint that another writer changes meanwhile (DynamoDB L
     return { shop, id: made.id, raced: { ...deps, checkUrl, endpoints } };
   }
 
-  it('a manual disable that crosses the engine disabling it for failures keeps "failing"', async () => {
-    const { shop, id, raced } = await racing((e) =>
-      deps.endpoints.update(e.shop_id, e.id, { enabled: false, disabled_reason: 'failing' }, new Date().toISOString()),
+  /**
+   * The engine disabling it for failures, as its write may land: the circuit open, and stamped with the time of
+   * the attempt that disabled it, which can be the very `updated_at` the PATCH read.
+   */
+  const engineDisables = (e: EndpointRecord) =>
+    deps.endpoints.update(
+      e.shop_id,
+      e.id,
+      {
+        enabled: false,
+        disabled_reason: 'failing',
+        health: { ...e.health, circuit: 'open', consecutive_failures: 5 },
+      },
+      e.updated_at,
     );
+
+  it('a manual disable that crosses the engine disabling it for failures keeps "failing"', async () => {
+    const { shop, id, raced } = await racing(engineDisables);
     const patched = await updateEndpoint(raced, shop.id, id, { enabled: false });
     expect(patched).toMatchObject({ enabled: false, disabled_reason: 'failing' });
   });
 
-  it('an enable that crosses a disable starts afresh: reason cleared, events from now on', async () => {
+  it('an enable that crosses a disable starts afresh: reason cleared, circuit closed, events from now on', async () => {
     let disabledAt = '';
     const { shop, id, raced } = await racing((e) => {
       disabledAt = new Date().toISOString();
-      return deps.endpoints.update(e.shop_id, e.id, { enabled: false, disabled_reason: 'failing' }, disabledAt);
+      return engineDisables(e);
     });
     const patched = await updateEndpoint(raced, shop.id, id, { enabled: true });
     expect(patched).toMatchObject({ enabled: true, disabled_reason: null });
@@ -52,5 +66,14 @@ describe('updating an endpoint that another writer changes meanwhile (DynamoDB L
     // Enabled after the disable: what was created while it was disabled is recover's, not the fan-out's.
     expect(stored.enabled_at >= disabledAt).toBe(true);
     expect(stored.health).toMatchObject({ circuit: 'closed', consecutive_failures: 0 });
+  });
+
+  it('an enable of an endpoint that is enabled changes neither its health nor when it was enabled', async () => {
+    const { shop, id, raced } = await racing(async () => undefined);
+    const before = (await deps.endpoints.get(shop.id, id)) as EndpointRecord;
+    expect(await updateEndpoint(raced, shop.id, id, { enabled: true })).toMatchObject({ enabled: true });
+    const after = (await deps.endpoints.get(shop.id, id)) as EndpointRecord;
+    expect(after.enabled_at).toBe(before.enabled_at);
+    expect(after.health).toEqual(before.health);
   });
 });

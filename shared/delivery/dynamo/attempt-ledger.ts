@@ -1,9 +1,11 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DeliveryRecord } from '../records';
 import type { AttemptEnd, AttemptLedger, AttemptUpdate, Carried, Finished, RunSlot } from '../ports';
 import { statsSums } from '../endpoint-stats';
 import type { EndpointRecord } from '../../domain/webhook-endpoints';
-import { cancellationReasons, updateIf, type Dynamo } from '../../store/client';
+import { cancellationReasons, isConditionFailed, retryConflicts, updateIf, type Dynamo } from '../../store/client';
+import { logger } from '../../logger';
 import { logOnCancelledInput, recordAttemptInput } from './attempt-deliveries';
 import { DynamoEndpointStatsCounterStore } from './endpoint-stats';
 import { DynamoEndpointGateStore, releaseInput, type BucketStats } from './endpoint-gate';
@@ -60,8 +62,8 @@ export class DynamoAttemptLedger implements AttemptLedger {
           recorded: true,
           released: { circuitBefore: change.succeeded ? 'closed' : ready.health.circuit, backlog: expect === MARKED },
         };
-      if (outcome === 'duplicate') {
-        await this.logOnCancelled(delivery, update);
+      if (outcome === 'duplicate' || outcome === 'cancelled') {
+        if (outcome === 'cancelled') await this.logOnCancelled(delivery, update);
         const released = await this.endpoints.release(ready, key, end.token, change, carried);
         await this.endpoints.dropLeases(ready, carried.slots);
         return { recorded: false, released };
@@ -94,9 +96,20 @@ export class DynamoAttemptLedger implements AttemptLedger {
 
   /** The attempt on its open row; false when the row had moved on (then logged if it was cancelled meanwhile). */
   private async record(delivery: DeliveryRecord, update: AttemptUpdate): Promise<boolean> {
-    if (await updateIf(this.db, recordAttemptInput(delivery, update))) return true;
-    await this.logOnCancelled(delivery, update);
-    return false;
+    try {
+      await retryConflicts(() =>
+        this.db.doc.update({
+          TableName: this.db.tableName,
+          ...recordAttemptInput(delivery, update),
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (!isConditionFailed(err)) throw err;
+      if (cancelledBefore(err.Item, update)) await this.logOnCancelled(delivery, update);
+      return false;
+    }
   }
 
   /**
@@ -104,7 +117,10 @@ export class DynamoAttemptLedger implements AttemptLedger {
    * recorded: what follows a recorded attempt (the next in order, the retry) is the cancel's to settle.
    */
   private async logOnCancelled(delivery: DeliveryRecord, update: AttemptUpdate): Promise<void> {
-    await updateIf(this.db, logOnCancelledInput(delivery, update));
+    // Best effort: the row's outcome stands without it, and the lease still has to go.
+    await updateIf(this.db, logOnCancelledInput(delivery, update)).catch((err: unknown) =>
+      logger.warn('Could not log an attempt on its cancelled delivery', { delivery_id: delivery.id, error: err }),
+    );
   }
 
   async releaseCarried(endpoint: EndpointRecord, carried: Carried): Promise<void> {
@@ -122,13 +138,19 @@ export class DynamoAttemptLedger implements AttemptLedger {
     carried: Carried,
     expect: Expectation | undefined,
     stats: BucketStats | null,
-  ): Promise<'done' | 'duplicate' | 'marked' | 'unmarked' | 'other'> {
+  ): Promise<'done' | 'duplicate' | 'cancelled' | 'marked' | 'unmarked' | 'other'> {
     const { delivery, update, endpoint, token, change } = end;
     const table = { TableName: this.db.tableName };
     try {
       await this.db.doc.transactWrite({
         TransactItems: [
-          { Update: { ...table, ...recordAttemptInput(delivery, update) } },
+          {
+            Update: {
+              ...table,
+              ...recordAttemptInput(delivery, update),
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            },
+          },
           {
             Update: {
               ...table,
@@ -149,7 +171,7 @@ export class DynamoAttemptLedger implements AttemptLedger {
       if (!reasons) throw err;
       const [row, gate] = reasons;
       // Recorded already (by another consumer after our lease expired): only the lease is ours to end.
-      if (row?.Code === 'ConditionalCheckFailed') return 'duplicate';
+      if (row?.Code === 'ConditionalCheckFailed') return cancelledBefore(row.Item, update) ? 'cancelled' : 'duplicate';
       if (!expect || gate?.Code !== 'ConditionalCheckFailed' || !gate.Item) return 'other';
       // Marshalled: the document client leaves an error's item as the service sent it.
       const current = withState(endpoint, unmarshall(gate.Item));
@@ -166,6 +188,10 @@ export class DynamoAttemptLedger implements AttemptLedger {
 }
 
 const NOTHING: Carried = { attempts: [], slots: [], deliveries: [] };
+
+/** The row as a failed record found it (marshalled) was cancelled before this attempt was recorded. */
+const cancelledBefore = (item: Record<string, AttributeValue> | undefined, update: AttemptUpdate): boolean =>
+  item?.status?.S === 'cancelled' && item.attempts?.N === String(update.attempts - 1);
 
 type Expectation = { condition: string; values: Record<string, unknown> };
 const USUAL: Expectation = {
