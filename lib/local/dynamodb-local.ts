@@ -7,10 +7,12 @@ import {
   CreateTableCommand,
   DeleteTableCommand,
   DynamoDBClient,
+  GetItemCommand,
   ListTablesCommand,
+  PutItemCommand,
   ResourceInUseException,
 } from '@aws-sdk/client-dynamodb';
-import { createTableInput } from '../../shared/store/table';
+import { createTableInput, DATA_MODEL_VERSION } from '../../shared/store/table';
 import { ensureDynamoDbLocal } from './dynamodb-jar';
 import { javaModules, LAUNCHER_CLASS, loopbackClassPath } from './dynamodb-loopback';
 
@@ -147,7 +149,6 @@ export function localClient(endpoint: string): DynamoDBClient {
   });
 }
 
-/** Creates the table if absent; returns true when it was created now (an empty store). */
 /** Deletes the table (a start that failed after creating it: the next start creates and seeds it afresh). */
 export async function dropTable(endpoint: string, tableName: string): Promise<void> {
   const client = localClient(endpoint);
@@ -158,14 +159,36 @@ export async function dropTable(endpoint: string, tableName: string): Promise<vo
   }
 }
 
+/** The item that records the data model a local table holds (the cloud table carries it as a tag). */
+const DATA_MODEL_KEY = { pk: { S: 'LOCAL#DATA_MODEL' }, sk: { S: 'VERSION' } };
+
+/**
+ * Creates the table if absent, recording its data-model version; returns true when it was created now (an
+ * empty store). A table kept (DYNAMODB_DATA_DIR) from code of another data model is refused with what to do:
+ * 0.x releases migrate no data, and this code would misread its items.
+ */
 export async function ensureTable(endpoint: string, tableName: string): Promise<boolean> {
   const client = localClient(endpoint);
   try {
-    await client.send(new CreateTableCommand(createTableInput(tableName)));
-    return true;
-  } catch (err) {
-    if (err instanceof ResourceInUseException) return false;
-    throw err;
+    try {
+      await client.send(new CreateTableCommand(createTableInput(tableName)));
+      const version = { N: String(DATA_MODEL_VERSION) };
+      await client.send(new PutItemCommand({ TableName: tableName, Item: { ...DATA_MODEL_KEY, version } }));
+      return true;
+    } catch (err) {
+      if (!(err instanceof ResourceInUseException)) throw err;
+    }
+    const read = await client.send(
+      new GetItemCommand({ TableName: tableName, Key: DATA_MODEL_KEY, ConsistentRead: true }),
+    );
+    const found = read.Item?.version?.N;
+    if (found !== String(DATA_MODEL_VERSION))
+      throw new Error(
+        `The table ${tableName} holds ${found ? `data model ${found}` : 'no data-model version'}, and this code ` +
+          `reads version ${DATA_MODEL_VERSION}: 0.x releases migrate no data. Start on a new DYNAMODB_DATA_DIR ` +
+          '(or delete the old one) to begin with a fresh table.',
+      );
+    return false;
   } finally {
     client.destroy();
   }

@@ -44,7 +44,7 @@ export const TABLE = {
  * cloud table as the tag `data-model-version`: a release that changes the layout raises it, and
  * a release that migrates reads the tag to know what it starts from (docs/data-model.md).
  */
-export const DATA_MODEL_VERSION = 2;
+export const DATA_MODEL_VERSION = 3;
 export const DATA_MODEL_VERSION_TAG = 'data-model-version';
 
 function projectionOf(p: IndexProjection): Projection {

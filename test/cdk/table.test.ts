@@ -56,9 +56,9 @@ describe('the table in the cloud stack', () => {
   });
 
   it('records the data-model version in a tag, for a later release to migrate from', () => {
-    expect(DATA_MODEL_VERSION).toBe(2);
+    expect(DATA_MODEL_VERSION).toBe(3);
     template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
-      Replicas: [Match.objectLike({ Tags: [{ Key: 'data-model-version', Value: '2' }] })],
+      Replicas: [Match.objectLike({ Tags: [{ Key: 'data-model-version', Value: '3' }] })],
     });
   });
 

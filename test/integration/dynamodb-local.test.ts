@@ -2,8 +2,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { ensureTable, localClient, startDynamoDbLocal } from '../../lib/local/dynamodb-local';
+import { DATA_MODEL_VERSION } from '../../shared/store/table';
 
 describe('DynamoDB Local launcher', () => {
   it('keeps data in a folder across restarts when asked (a relative path is fine)', async () => {
@@ -30,6 +31,32 @@ describe('DynamoDB Local launcher', () => {
       expect(got.Item?.v?.S).toBe('kept');
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('refuses a kept table of another data model, or of none, saying what to do', async () => {
+    const local = await startDynamoDbLocal({});
+    const client = localClient(local.endpoint);
+    const versionKey = { pk: { S: 'LOCAL#DATA_MODEL' }, sk: { S: 'VERSION' } };
+    try {
+      expect(await ensureTable(local.endpoint, 'older')).toBe(true);
+      expect(await ensureTable(local.endpoint, 'older')).toBe(false);
+      await client.send(
+        new PutItemCommand({
+          TableName: 'older',
+          Item: { ...versionKey, version: { N: String(DATA_MODEL_VERSION - 1) } },
+        }),
+      );
+      await expect(ensureTable(local.endpoint, 'older')).rejects.toThrow(
+        `holds data model ${DATA_MODEL_VERSION - 1}, and this code reads version ${DATA_MODEL_VERSION}`,
+      );
+      await client.send(new DeleteItemCommand({ TableName: 'older', Key: versionKey }));
+      await expect(ensureTable(local.endpoint, 'older')).rejects.toThrow(
+        /holds no data-model version.*new DYNAMODB_DATA_DIR/,
+      );
+    } finally {
+      client.destroy();
+      await local.stop();
     }
   }, 60_000);
 
