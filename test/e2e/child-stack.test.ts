@@ -28,8 +28,9 @@ describe('the child-stack harness (the `npm start` entry as a child process)', (
         },
       });
       expect(stack.starts).toBe(1);
-      expect(picked).toHaveLength(3);
-      expect(new URL(stack.url).port).toBe(String(picked[2]));
+      // Another port for the API (a free one is picked again; should that one be taken too, the one after it).
+      expect(picked.length).toBeGreaterThanOrEqual(3);
+      expect(new URL(stack.url).port).toBe(String(picked.at(-1)));
       expect((await stack.api('GET', '/v1/event-types', { key: stack.writeKey })).status).toBe(200);
     } finally {
       taken.server.close();

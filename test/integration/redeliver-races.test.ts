@@ -14,6 +14,7 @@ import { useFreshTable } from '../helpers/table';
 
 /** How a delivery of the event to the endpoint stands before the requests race. */
 type Start = 'none' | 'pending' | 'retrying' | 'succeeded' | 'cancelled';
+/** Trials of concurrent requests, each retrying its lost races: seconds alone, much longer on a loaded machine. */
 const TRIALS = 5;
 
 describe('redeliver and recover racing each other (DynamoDB Local, many interleavings)', () => {
@@ -112,7 +113,7 @@ describe('redeliver and recover racing each other (DynamoDB Local, many interlea
         else expect(rows).toHaveLength(start === 'none' ? 1 : 2);
       }
     }
-  });
+  }, 90_000);
 
   it('redelivers and recovers racing a consumer that records attempts: never two open deliveries, and the current one is never cancelled', async () => {
     for (let trial = 0; trial < TRIALS; trial++) {
@@ -141,7 +142,7 @@ describe('redeliver and recover racing each other (DynamoDB Local, many interlea
       const currentId = await currentOf(shopId, event.id, endpointId);
       expect(rows.find((d) => d.id === currentId)?.status).toMatch(/^(pending|retrying|succeeded)$/);
     }
-  });
+  }, 90_000);
 });
 
 /** What the consumer records for the row's next attempt: a 204, or a 500 with the retry a minute away. */
