@@ -76,14 +76,20 @@ describe('attempt ledger (DynamoDB Local)', () => {
     health: afterAttempt(endpoint.health, { succeeded, probe: false, retryAfterMs: null }, Date.now(), 1),
     ...extra,
   });
-  /** The end of a successful attempt of `d`, alone on its endpoint (nothing carried). */
-  const finishSuccess = (d: DeliveryRecord, endpoint: EndpointRecord, lease: (r: DeliveryRecord) => Lease) =>
+  /** The end of a successful attempt of `d`, with what other runs `carried` (nothing: alone on its endpoint). */
+  const finishSuccess = (
+    d: DeliveryRecord,
+    endpoint: EndpointRecord,
+    lease: (r: DeliveryRecord) => Lease,
+    carried?: Carried,
+  ) =>
     ledger.finish({
       delivery: d,
       update: update(true),
       endpoint,
       token: lease(d).token,
       change: change(endpoint, true),
+      ...(carried ? { carried } : {}),
     });
   const statsOf = async (endpoint: EndpointRecord) => {
     const buckets = await new DynamoEndpointStatsStore(deps.db).window(endpoint.shop_id, endpoint.id, new Date());
@@ -174,17 +180,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
     );
 
     let finished;
-    const sent = await requests(
-      async () =>
-        (finished = await ledger.finish({
-          delivery: a,
-          update: update(true),
-          endpoint,
-          token: lease(a).token,
-          change: change(endpoint, true),
-          carried,
-        })),
-    );
+    const sent = await requests(async () => (finished = await finishSuccess(a, endpoint, lease, carried)));
     expect(sent).toEqual(['TransactWriteItems']);
     expect(finished).toEqual({ recorded: true, released: { circuitBefore: 'closed', backlog: false } });
     expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases).toEqual({});
@@ -194,14 +190,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
   it("a run's end whose row was cancelled meanwhile logs it there, still releases every slot and counts the runs'", async () => {
     const { a, endpoint, lease, carried } = await runsOf();
     expect(await deliveries.cancel(a)).toBe(true);
-    const finished = await ledger.finish({
-      delivery: a,
-      update: update(true),
-      endpoint,
-      token: lease(a).token,
-      change: change(endpoint, true),
-      carried,
-    });
+    const finished = await finishSuccess(a, endpoint, lease, carried);
     expect(finished.recorded).toBe(false);
     expect(await deliveries.get(a)).toMatchObject({ status: 'cancelled', attempts: 1, last_response_status: 204 });
     expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases).toEqual({});
@@ -227,14 +216,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
         emptyAdmission({ send: [{ deliveryId: b.id, lease: stolen }], expired: [b.id], health: current.health }),
       ),
     ).toBe(true);
-    const finished = await ledger.finish({
-      delivery: a,
-      update: update(true),
-      endpoint,
-      token: lease(a).token,
-      change: change(endpoint, true),
-      carried,
-    });
+    const finished = await finishSuccess(a, endpoint, lease, carried);
     expect(finished.recorded).toBe(true);
     const after = await endpoints.get(endpoint.shop_id, endpoint.id);
     expect(after?.leases).toEqual({ [b.id]: stolen });
@@ -283,17 +265,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
     const { a, endpoint, lease, carried } = await runsOf();
     await endpoints.markBacklog(endpoint, new Date().toISOString());
     let finished;
-    const sent = await requests(
-      async () =>
-        (finished = await ledger.finish({
-          delivery: a,
-          update: update(true),
-          endpoint,
-          token: lease(a).token,
-          change: change(endpoint, true),
-          carried,
-        })),
-    );
+    const sent = await requests(async () => (finished = await finishSuccess(a, endpoint, lease, carried)));
     expect(sent).toEqual(['TransactWriteItems', 'TransactWriteItems']); // cancelled, then the one that expects the mark
     expect(finished).toMatchObject({ recorded: true, released: { circuitBefore: 'closed', backlog: true } });
     expect(await endpoints.get(endpoint.shop_id, endpoint.id)).not.toHaveProperty('backlog_at');
