@@ -36,7 +36,7 @@ describe('the table in the cloud stack', () => {
     const byName = Object.fromEntries(
       (table?.Properties.GlobalSecondaryIndexes ?? []).map((gsi) => [gsi.IndexName, gsi]),
     );
-    // No index of every delivery: an endpoint's rows sit under it in the table (keys.delivery), so no write of a row pays for one.
+    // No index of every delivery: an endpoint's rows sit under it (keys.delivery), so no row's write pays for one.
     expect(Object.keys(byName)).toEqual(['gsi1', 'gsi2']);
     expect(byName.gsi1?.Projection).toEqual({ ProjectionType: 'ALL' });
     expect(byName.gsi2?.KeySchema).toEqual([

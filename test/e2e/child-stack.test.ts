@@ -14,7 +14,7 @@ describe('the child-stack harness (the `npm start` entry as a child process)', (
 
   // The start that found its port taken had created and seeded the table with DYNAMODB_DATA_DIR: it drops it, so
   // the next start seeds again and prints a key that works.
-  it('starts on another port when the API port it picked is taken before the child binds it, counting one start', async () => {
+  it('starts on another port when its API port is taken before the child binds it, counting one start', async () => {
     const taken = await takenPort();
     try {
       const picked: number[] = [];

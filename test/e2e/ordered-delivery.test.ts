@@ -99,7 +99,7 @@ describe('ordered delivery per resource (ordering: per_resource)', () => {
     );
   });
 
-  it("a failed first attempt of job.created holds that job's job.approved until it succeeds; another job's events do not wait", async () => {
+  it("a failed job.created holds its job's job.approved until it succeeds; other jobs' events go on", async () => {
     const t = await newTenant(stack);
     const secrets: string[] = [];
     // The first job's job.created fails until the test has seen what waits behind it (its retries come 3 s, then
@@ -244,7 +244,7 @@ describe('ordered delivery across a crash (child process, TIME_SCALE 0.01)', () 
 
   it("a SIGKILL with held deliveries loses none and breaks no job's order", async () => {
     // The ordered receiver answers 500 to the first two requests of each event (never three in a row): job.approved
-    // waits behind a retrying job.created, whose second retry is seconds away, long enough to be seen on a busy machine.
+    // waits behind a retrying job.created, whose second retry is seconds away: long enough to see on a busy machine.
     const result = await runCrashScenario(stack, {
       kind: 'sigkill-retries-pending',
       events: 20,

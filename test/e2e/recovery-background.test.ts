@@ -135,7 +135,7 @@ describe('recover of a large window: answered at once, finished in the backgroun
     return seen;
   }
 
-  it('320 missed events: answered running after a page of ≤ 100, followed to completed, each queued once', async () => {
+  it('320 missed events: running after a page of ≤ 100, then completed, each queued once', async () => {
     const t = await missed(320);
     const started = Date.now();
     const reply = await t.api('POST', `/v1/webhook-endpoints/${t.endpointId}/recover`, { since: t.since });

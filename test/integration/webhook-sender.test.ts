@@ -170,15 +170,18 @@ describe('httpSender against hostile receivers', () => {
     }
   });
 
+  /** A receiver's handler: answers its first request, resets the kept connection under the second after `ms`. */
+  const answerThenReset = (ms: number, count: () => number) => (res: ServerResponse) => {
+    const n = count();
+    if (n === 1) res.writeHead(200, { 'content-length': '2' }).end('ok');
+    if (n === 2) setTimeout(() => (res.socket as Socket).resetAndDestroy(), ms);
+  };
+
   it('bounds both requests by one timeout: a resend gets only what the first left', async () => {
     const slow = httpSender({ allowInsecureLocal: true }, 2000);
     let requests = 0;
     // Answers the first; resets the kept connection under the second after 1 s; never answers its resend.
-    const r = await receiver((res) => {
-      requests++;
-      if (requests === 1) res.writeHead(200, { 'content-length': '2' }).end('ok');
-      if (requests === 2) setTimeout(() => (res.socket as Socket).resetAndDestroy(), 1000);
-    });
+    const r = await receiver(answerThenReset(1000, () => ++requests));
     try {
       await slow.post(r.url, {}, '{}');
       const result = await slow.post(r.url, {}, '{}');
@@ -197,11 +200,7 @@ describe('httpSender against hostile receivers', () => {
     const quick = httpSender({ allowInsecureLocal: true }, 600);
     let requests = 0;
     // Answers the first; resets the kept connection under the second 550 ms into its 600.
-    const r = await receiver((res) => {
-      requests++;
-      if (requests === 1) res.writeHead(200, { 'content-length': '2' }).end('ok');
-      else setTimeout(() => (res.socket as Socket).resetAndDestroy(), 550);
-    });
+    const r = await receiver(answerThenReset(550, () => ++requests));
     try {
       await quick.post(r.url, {}, '{}');
       const result = await quick.post(r.url, {}, '{}');
