@@ -11,6 +11,7 @@ import {
   ListTablesCommand,
   PutItemCommand,
   ResourceInUseException,
+  ScanCommand,
 } from '@aws-sdk/client-dynamodb';
 import { createTableInput, DATA_MODEL_VERSION } from '../../shared/store/table';
 import { ensureDynamoDbLocal } from './dynamodb-jar';
@@ -159,21 +160,31 @@ export async function dropTable(endpoint: string, tableName: string): Promise<vo
   }
 }
 
+const isEmpty = async (client: DynamoDBClient, tableName: string) =>
+  ((await client.send(new ScanCommand({ TableName: tableName, Limit: 1, ConsistentRead: true }))).Count ?? 0) === 0;
+
 /** The item that records the data model a local table holds (the cloud table carries it as a tag). */
 const DATA_MODEL_KEY = { pk: { S: 'LOCAL#DATA_MODEL' }, sk: { S: 'VERSION' } };
 
 /**
  * Creates the table if absent, recording its data-model version; returns true when it was created now (an
  * empty store). A table kept (DYNAMODB_DATA_DIR) from code of another data model is refused with what to do:
- * 0.x releases migrate no data, and this code would misread its items.
+ * 0.x releases migrate no data, and this code would misread its items. An empty table without a version is
+ * one whose start stopped between creating it and recording its version: it is taken as created now.
  */
 export async function ensureTable(endpoint: string, tableName: string): Promise<boolean> {
   const client = localClient(endpoint);
+  const recordVersion = () =>
+    client.send(
+      new PutItemCommand({
+        TableName: tableName,
+        Item: { ...DATA_MODEL_KEY, version: { N: String(DATA_MODEL_VERSION) } },
+      }),
+    );
   try {
     try {
       await client.send(new CreateTableCommand(createTableInput(tableName)));
-      const version = { N: String(DATA_MODEL_VERSION) };
-      await client.send(new PutItemCommand({ TableName: tableName, Item: { ...DATA_MODEL_KEY, version } }));
+      await recordVersion();
       return true;
     } catch (err) {
       if (!(err instanceof ResourceInUseException)) throw err;
@@ -182,6 +193,10 @@ export async function ensureTable(endpoint: string, tableName: string): Promise<
       new GetItemCommand({ TableName: tableName, Key: DATA_MODEL_KEY, ConsistentRead: true }),
     );
     const found = read.Item?.version?.N;
+    if (found === undefined && (await isEmpty(client, tableName))) {
+      await recordVersion();
+      return true;
+    }
     if (found !== String(DATA_MODEL_VERSION))
       throw new Error(
         `The table ${tableName} holds ${found ? `data model ${found}` : 'no data-model version'}, and this code ` +

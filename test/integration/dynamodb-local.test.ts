@@ -2,9 +2,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { DeleteItemCommand, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DeleteItemCommand, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { ensureTable, localClient, startDynamoDbLocal } from '../../lib/local/dynamodb-local';
-import { DATA_MODEL_VERSION } from '../../shared/store/table';
+import { createTableInput, DATA_MODEL_VERSION } from '../../shared/store/table';
 
 describe('DynamoDB Local launcher', () => {
   it('keeps data in a folder across restarts when asked (a relative path is fine)', async () => {
@@ -50,10 +50,32 @@ describe('DynamoDB Local launcher', () => {
       await expect(ensureTable(local.endpoint, 'older')).rejects.toThrow(
         `holds data model ${DATA_MODEL_VERSION - 1}, and this code reads version ${DATA_MODEL_VERSION}`,
       );
+      // A table from before data-model versions: items, and no version among them.
       await client.send(new DeleteItemCommand({ TableName: 'older', Key: versionKey }));
+      await client.send(
+        new PutItemCommand({ TableName: 'older', Item: { pk: { S: 'SHOP#shop_1' }, sk: { S: 'SHOP' } } }),
+      );
       await expect(ensureTable(local.endpoint, 'older')).rejects.toThrow(
         /holds no data-model version.*new DYNAMODB_DATA_DIR/,
       );
+    } finally {
+      client.destroy();
+      await local.stop();
+    }
+  }, 60_000);
+
+  it('takes an empty table without a version (a start stopped before recording it) as created now', async () => {
+    const local = await startDynamoDbLocal({});
+    const client = localClient(local.endpoint);
+    const versionKey = { pk: { S: 'LOCAL#DATA_MODEL' }, sk: { S: 'VERSION' } };
+    try {
+      await client.send(new CreateTableCommand(createTableInput('interrupted')));
+      expect(await ensureTable(local.endpoint, 'interrupted')).toBe(true);
+      const recorded = await client.send(
+        new GetItemCommand({ TableName: 'interrupted', Key: versionKey, ConsistentRead: true }),
+      );
+      expect(recorded.Item?.version?.N).toBe(String(DATA_MODEL_VERSION));
+      expect(await ensureTable(local.endpoint, 'interrupted')).toBe(false);
     } finally {
       client.destroy();
       await local.stop();
