@@ -1,6 +1,7 @@
 import { newId } from '../ids';
 import { newDelivery } from './fan-out';
 import { type DeliveryRecord } from './records';
+import { isAccepted } from './policy';
 import { isOpenStatus } from './status';
 import type { EventRecord } from '../domain/events';
 
@@ -50,11 +51,18 @@ export type Plan =
   | { kind: 'waiting'; delivery: DeliveryRecord }
   | { kind: 'replace'; expected: string | null; cancel: DeliveryRecord[] };
 
+/**
+ * A delivery that reached its endpoint: it succeeded, or it was cancelled while its last attempt was
+ * under way and that attempt was answered 2xx (logged on the cancelled row).
+ */
+const reached = (d: DeliveryRecord) =>
+  d.status === 'succeeded' || (d.status === 'cancelled' && isAccepted(d.last_response_status));
+
 /** What to do for the endpoint, given the event's deliveries as read; `skipReceived` for recover. */
 export function planFor(seen: EventDeliveries, endpointId: string, skipReceived: boolean): Plan {
   const rows = seen.rows.filter((d) => d.endpoint_id === endpointId);
-  const succeeded = rows.filter((d) => d.status === 'succeeded');
-  if (skipReceived && succeeded.length > 0) return { kind: 'received', by: succeeded };
+  const received = rows.filter(reached);
+  if (skipReceived && received.length > 0) return { kind: 'received', by: received };
   const open = rows.filter((d) => isOpenStatus(d.status));
   const current = seen.current.get(endpointId) ?? null;
   const [only] = open;

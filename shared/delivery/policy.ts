@@ -31,9 +31,12 @@ export type Outcome =
 export const SLOW_DOWN_STATUSES: readonly number[] = [429, 502, 503, 504];
 export const isSlowDown = (status: number | null): boolean => status !== null && SLOW_DOWN_STATUSES.includes(status);
 
+/** Whether the receiver accepted the request: any 2xx. */
+export const isAccepted = (status: number | null): boolean => status !== null && status >= 200 && status < 300;
+
 /** 2xx succeeds; 410 disables the endpoint; anything else (3xx included: redirects are not followed) fails. */
 export function decide(attempt: number, result: AttemptResult, timeScale = 1): Outcome {
-  if (result.status !== null && result.status >= 200 && result.status < 300) return { kind: 'succeeded' };
+  if (isAccepted(result.status)) return { kind: 'succeeded' };
   if (result.status === 410) return { kind: 'gone' };
   if (attempt >= MAX_ATTEMPTS) return { kind: 'failed' };
   const scheduled = (RETRY_SCHEDULE_MS[attempt - 1] as number) * timeScale;

@@ -19,8 +19,9 @@ export interface RecoveryDeps extends RecoveryPageDeps {
 
 /**
  * Queues one new delivery to the endpoint for every event of the window that it would be
- * sent now (its filter, created after it) and that it has not received: no `succeeded`
- * delivery to it, whatever happened before (disabled, cancelled, failed, never fanned out).
+ * sent now (its filter, created after it) and that it has not received: no delivery to it
+ * answered 2xx (./current-delivery.ts), whatever happened before (disabled, cancelled, failed,
+ * never fanned out).
  * A delivery of the event still open for it is superseded, unless no attempt has reached it
  * yet: then it goes out as it is, so the event arrives once (./current-delivery.ts).
  *

@@ -66,6 +66,18 @@ describe('what a redeliver or recover does for one endpoint', () => {
       { kind: 'received', by: [row('dlv_a', 'succeeded', 1)] },
     ],
     [
+      'cancelled, its attempt under way answered 2xx, for a recover: nothing to do',
+      seen([{ ...row('dlv_a', 'cancelled', 2), last_response_status: 204 }]),
+      true,
+      { kind: 'received', by: [{ ...row('dlv_a', 'cancelled', 2), last_response_status: 204 }] },
+    ],
+    [
+      'cancelled after a 500, for a recover: sent again',
+      seen([{ ...row('dlv_a', 'cancelled', 2), last_response_status: 500 }], { we_1: 'dlv_a' }),
+      true,
+      { kind: 'replace', expected: 'dlv_a', cancel: [] },
+    ],
+    [
       "another endpoint's deliveries do not count",
       seen([row('dlv_x', 'pending', 0, 'we_2'), row('dlv_y', 'succeeded', 1, 'we_2')], { we_2: 'dlv_x' }),
       true,
