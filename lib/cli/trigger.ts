@@ -76,8 +76,9 @@ async function disableFixture(deps: ApiDeps, shop: Shop): Promise<Triggered> {
     endpoints: new DynamoEndpointStore(deps.db),
     deliveries: new DynamoDeliveryStore(deps.db),
     timeScale: deps.timeScale,
+    now: deps.now,
   };
-  await disableIfDue(stores, fixture, { kind: 'gone' }, [], deps.now());
+  await disableIfDue(stores, fixture, { kind: 'gone' }, []);
   const event = (await deps.events.list(shop.id, { limit: 1 }, 'webhook_endpoint.disabled')).items[0];
   if (!event) throw new Error('no webhook_endpoint.disabled event was written');
   return { event_id: event.id, event_ids: [event.id], objects: { webhook_endpoint: fixture.id } };

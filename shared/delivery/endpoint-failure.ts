@@ -9,15 +9,17 @@ import { cancelQueued, toEndpointResource, type EndpointRecord } from '../domain
 /**
  * After a failed attempt: a 410 disables the endpoint at once; 3 (scaled) days of failure
  * with no success since `failing_since` disable it on this failure. Disabling writes the
- * `webhook_endpoint.disabled` event in the same transaction and cancels what is queued.
+ * `webhook_endpoint.disabled` event in the same transaction and cancels what is queued. The
+ * event takes the time of that write, not of the attempt, which may have begun seconds before:
+ * an endpoint enabled in between was enabled before the disabling, and is sent the event.
  */
 export async function disableIfDue(
-  deps: Pick<AttemptDeps, 'endpoints' | 'deliveries' | 'timeScale'>,
+  deps: Pick<AttemptDeps, 'endpoints' | 'deliveries' | 'timeScale' | 'now'>,
   endpoint: EndpointRecord,
   outcome: Outcome,
   history: AttemptRecord[],
-  now: Date,
 ): Promise<void> {
+  const now = deps.now();
   const reason =
     outcome.kind === 'gone'
       ? 'gone'

@@ -197,7 +197,7 @@ async function recordAndRelease(deps: AttemptDeps, turn: Turn, judged: Judged, l
     return 'delivered';
   }
   logFailure(turn, judged);
-  await disableIfDue(deps, endpoint, judged.outcome, [...due.delivery.history, judged.entry], judged.at);
+  await disableIfDue(deps, endpoint, judged.outcome, [...due.delivery.history, judged.entry]);
   return next.at ? 'retry_scheduled' : 'failed';
 }
 

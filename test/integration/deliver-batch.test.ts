@@ -581,6 +581,27 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     });
   });
 
+  it('a 410 disables the endpoint at the time of the answer: its event is stamped then, not when the attempt began', async () => {
+    let clock = Date.now();
+    const began = clock;
+    // The receiver takes 8 s to answer Gone.
+    const h = harness(
+      () => ((clock += 8_000), { status: 410 }),
+      () => new Date(clock),
+    );
+    const { rows, shop, endpoint } = await endpointWith(1);
+    expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(rows[0] as DeliveryRecord)]))).toEqual(['failed']);
+    const [event] = (await new DynamoEventStore(deps.db).list(shop.id, { limit: 5 }, 'webhook_endpoint.disabled'))
+      .items;
+    expect(event?.timestamp).toBe(new Date(clock).toISOString());
+    expect(event?.timestamp).not.toBe(new Date(began).toISOString());
+    expect(await getEndpoint({ endpoints }, shop.id, endpoint.id)).toMatchObject({
+      enabled: false,
+      disabled_reason: 'gone',
+      updated_at: new Date(clock).toISOString(),
+    });
+  });
+
   it("fan-out gives an open endpoint's new delivery its first attempt as circuit_open and a wake-up; that second attempt goes out as the probe", async () => {
     let status = 503;
     const { rows, shop } = await endpointWith(CIRCUIT_THRESHOLD);

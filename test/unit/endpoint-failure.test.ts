@@ -26,7 +26,7 @@ const endpoint = (failingSince: string | null): EndpointRecord =>
   }) as unknown as EndpointRecord;
 
 /** The `webhook_endpoint.disabled` events a disable was asked to write (the store refuses all but the first, as its condition does). */
-function recording() {
+function recording(now: Date) {
   const events: EventRecord[] = [];
   const deps = {
     endpoints: {
@@ -37,17 +37,18 @@ function recording() {
     },
     deliveries: { cancelOpenForEndpoint: async () => 0 },
     timeScale: 1,
+    now: () => now,
   } as unknown as Parameters<typeof disableIfDue>[0];
   return { deps, events };
 }
 
 describe('disabling a failing endpoint', () => {
   it('gives the disabled event an id derived from the endpoint and its failure: consumers racing to disable it name one event', async () => {
-    const { deps, events } = recording();
-    const failing = endpoint('2026-11-20T00:00:00.000Z');
     const now = new Date('2026-11-24T00:00:00.000Z');
-    await disableIfDue(deps, failing, { kind: 'retry', delayMs: 1000 }, [], now);
-    await disableIfDue(deps, failing, { kind: 'retry', delayMs: 1000 }, [], now);
+    const { deps, events } = recording(now);
+    const failing = endpoint('2026-11-20T00:00:00.000Z');
+    await disableIfDue(deps, failing, { kind: 'retry', delayMs: 1000 }, []);
+    await disableIfDue(deps, failing, { kind: 'retry', delayMs: 1000 }, []);
     expect(events).toHaveLength(2);
     expect(events[0]?.id).toBe(events[1]?.id);
     expect(isId('evt', events[0]?.id as string)).toBe(true);
@@ -59,11 +60,10 @@ describe('disabling a failing endpoint', () => {
   });
 
   it('names another event for another failure of the same endpoint, and none while it is not due', async () => {
-    const { deps, events } = recording();
-    const now = new Date('2026-11-24T00:00:00.000Z');
-    await disableIfDue(deps, endpoint('2026-11-20T00:00:00.000Z'), { kind: 'retry', delayMs: 1000 }, [], now);
-    await disableIfDue(deps, endpoint('2026-11-20T06:00:00.000Z'), { kind: 'retry', delayMs: 1000 }, [], now);
-    await disableIfDue(deps, endpoint('2026-11-23T23:00:00.000Z'), { kind: 'retry', delayMs: 1000 }, [], now);
+    const { deps, events } = recording(new Date('2026-11-24T00:00:00.000Z'));
+    await disableIfDue(deps, endpoint('2026-11-20T00:00:00.000Z'), { kind: 'retry', delayMs: 1000 }, []);
+    await disableIfDue(deps, endpoint('2026-11-20T06:00:00.000Z'), { kind: 'retry', delayMs: 1000 }, []);
+    await disableIfDue(deps, endpoint('2026-11-23T23:00:00.000Z'), { kind: 'retry', delayMs: 1000 }, []);
     expect(events).toHaveLength(2);
     expect(events[0]?.id).not.toBe(events[1]?.id);
   });
