@@ -34,8 +34,12 @@ describe('a first verified webhook in two commands', () => {
     POWERTOOLS_LOG_LEVEL: 'WARN',
   });
 
+  /**
+   * As `npm run listen` runs it (`node --import tsx`): a tsx parent would relay Ctrl-C and kill the
+   * listener when it is slow to report the signal, before it disables its endpoint.
+   */
   function listen(args: string[]): { child: ChildProcess; output: () => string } {
-    const child = spawn('node_modules/.bin/tsx', ['bin/listen.ts', ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/listen.ts', ...args], {
       env: env(),
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,

@@ -112,7 +112,8 @@ describe('npm start records where it runs; listen, trigger, receiver and smoke f
     expect((calls.json.data as unknown[]).length).toBeGreaterThan(0);
     expect(stack.output()).toContain(`First webhook: \`LOCAL_STACK_FILE=`);
 
-    const listener = run(['node_modules/.bin/tsx', 'bin/listen.ts'], shellEnv());
+    // As `npm run listen` runs it: no tsx parent relaying Ctrl-C, so the listener disables its endpoint first.
+    const listener = run([process.execPath, '--import', 'tsx', 'bin/listen.ts'], shellEnv());
     await until(() => listener.output().includes('Trigger one:'), 'npm run listen', listener.output);
     expect(listener.output()).toContain(
       `Listening on http://127.0.0.1:${listenPort}/webhooks for shop ${recorded.demo_shop_id}`,
