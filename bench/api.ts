@@ -71,7 +71,7 @@ try {
   const authorizerCalls = async () => {
     await Promise.all([
       deps.apiKeys.getByHash(hash),
-      deps.rateLimiter.take(keyBucket(hash), deps.rateLimits.test, Date.now()),
+      deps.rateLimiter.take(keyBucket(hash), deps.rateLimits.test, Date.now),
     ]);
   };
   const listBare = async () => {

@@ -83,7 +83,7 @@ export const makeHandler = (
       let early: Promise<Admission> | null = null;
       try {
         const knownMode = presented.ok ? known.get(presented.hash) : undefined;
-        if (presented.ok && knownMode) early = orLetThrough(admitKey(deps(), presented.hash, knownMode, now));
+        if (presented.ok && knownMode) early = orLetThrough(admitKey(deps(), presented.hash, knownMode, clock));
         const outcome = !presented.ok
           ? presented
           : presented.session
@@ -96,10 +96,10 @@ export const makeHandler = (
             if (known.size >= KNOWN_KEYS_MAX) known.clear();
             known.set(presented.hash, mode);
           }
-          admission = await (early ?? orLetThrough(admitKey(deps(), presented.hash, mode, now)));
+          admission = await (early ?? orLetThrough(admitKey(deps(), presented.hash, mode, clock)));
         } else {
           if (presented.ok) known.delete(presented.hash);
-          [admission] = await Promise.all([orLetThrough(admitFailure(deps(), sourceIp, now)), early]);
+          [admission] = await Promise.all([orLetThrough(admitFailure(deps(), sourceIp, clock)), early]);
         }
         if (admission.refuse) return { isAuthorized: false, context: {} };
         const context = toAuthorizerContext(outcome);

@@ -27,6 +27,9 @@ export const DEFAULT_RATE_LIMITS: RateLimits = {
 
 export const keyLimit = (limits: RateLimits, mode: KeyMode): RateLimit => limits[mode];
 
+/** Milliseconds since the epoch, read when a judgement is made. */
+export type Clock = () => number;
+
 export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
 /**
@@ -34,7 +37,7 @@ export type RateDecision = { allowed: true } | { allowed: false; retryAfterSecon
  * `bucket` names whose budget it is (an API key, a source address).
  */
 export interface RateLimiter {
-  take(bucket: string, limit: RateLimit, nowMs: number): Promise<RateDecision>;
+  take(bucket: string, limit: RateLimit, clock: Clock): Promise<RateDecision>;
 }
 
 /**
@@ -62,7 +65,8 @@ export function gcra(limit: RateLimit, nowMs: number) {
 export class MemoryRateLimiter implements RateLimiter {
   private readonly tats = new Map<string, number>();
 
-  take(bucket: string, limit: RateLimit, nowMs: number): Promise<RateDecision> {
+  take(bucket: string, limit: RateLimit, clock: Clock): Promise<RateDecision> {
+    const nowMs = clock();
     const g = gcra(limit, nowMs);
     const tat = this.tats.get(bucket) ?? 0;
     if (tat > g.ceiling) return Promise.resolve({ allowed: false, retryAfterSeconds: g.retryAfterSeconds(tat) });
@@ -88,8 +92,8 @@ export const failureBucket = (sourceIp: string) => `ip#${sourceIp}`;
  * A request with a valid key takes from the key's own bucket (one key's excess never limits
  * another): over it, the route answers 429.
  */
-export async function admitKey(deps: AdmitDeps, keyHash: string, mode: KeyMode, nowMs: number): Promise<Admission> {
-  const decision = await deps.rateLimiter.take(keyBucket(keyHash), keyLimit(deps.rateLimits, mode), nowMs);
+export async function admitKey(deps: AdmitDeps, keyHash: string, mode: KeyMode, clock: Clock): Promise<Admission> {
+  const decision = await deps.rateLimiter.take(keyBucket(keyHash), keyLimit(deps.rateLimits, mode), clock);
   return { refuse: false, retryAfterSeconds: decision.allowed ? null : decision.retryAfterSeconds };
 }
 
@@ -98,7 +102,7 @@ export async function admitKey(deps: AdmitDeps, keyHash: string, mode: KeyMode, 
  * request is refused before any route runs: random keys cost an authorizer call each, not a
  * route call.
  */
-export async function admitFailure(deps: AdmitDeps, sourceIp: string, nowMs: number): Promise<Admission> {
-  const decision = await deps.rateLimiter.take(failureBucket(sourceIp), deps.rateLimits.authFailures, nowMs);
+export async function admitFailure(deps: AdmitDeps, sourceIp: string, clock: Clock): Promise<Admission> {
+  const decision = await deps.rateLimiter.take(failureBucket(sourceIp), deps.rateLimits.authFailures, clock);
   return decision.allowed ? { refuse: false, retryAfterSeconds: null } : { refuse: true };
 }

@@ -1,7 +1,9 @@
-import { gcra, type RateDecision, type RateLimit, type RateLimiter } from '../domain/rate-limits';
+import { gcra, type Clock, type RateDecision, type RateLimit, type RateLimiter } from '../domain/rate-limits';
 import { isConditionFailed, type Dynamo } from './client';
 import { keys } from './keys';
 import { TABLE } from './table';
+
+type Judgement = { decision: RateDecision; tat: number };
 
 /** A bucket outlives its last request by this long, then TTL removes it (it would be full again anyway). */
 const IDLE_SECONDS = 120;
@@ -22,10 +24,22 @@ export class DynamoRateLimiter implements RateLimiter {
 
   constructor(private readonly db: Dynamo) {}
 
-  async take(bucket: string, limit: RateLimit, nowMs: number): Promise<RateDecision> {
+  async take(bucket: string, limit: RateLimit, clock: Clock): Promise<RateDecision> {
+    const arrival = await this.takeAt(bucket, limit, clock());
+    if (arrival.decision.allowed) return arrival.decision;
+    // Concurrent requests write in any order: one judged at its arrival may find tat moved by a
+    // request that arrived after it. Judged again at the current time, a burst is never cut short.
+    const now = clock();
+    if (arrival.tat > gcra(limit, now).ceiling) return arrival.decision;
+    return (await this.takeAt(bucket, limit, now)).decision;
+  }
+
+  /** One judgement at `nowMs`: the decision, and the bucket's tat as this process last saw it. */
+  private async takeAt(bucket: string, limit: RateLimit, nowMs: number): Promise<Judgement> {
     const g = gcra(limit, nowMs);
     const known = this.seen.get(bucket) ?? 0;
-    if (known > g.ceiling) return { allowed: false, retryAfterSeconds: g.retryAfterSeconds(known) };
+    if (known > g.ceiling)
+      return { decision: { allowed: false, retryAfterSeconds: g.retryAfterSeconds(known) }, tat: known };
     const expires = Math.ceil(nowMs / 1000) + IDLE_SECONDS;
     const fresh = () =>
       this.update(bucket, 'SET tat = :fresh, #ttl = :exp', 'attribute_not_exists(tat) OR tat < :now', {
@@ -57,11 +71,11 @@ export class DynamoRateLimiter implements RateLimiter {
     });
   }
 
-  private remember(bucket: string, tat: number, decision: RateDecision): RateDecision {
+  private remember(bucket: string, tat: number, decision: RateDecision): Judgement {
     // A cache, not a record: dropping it costs one extra write per bucket.
     if (this.seen.size > 10_000) this.seen.clear();
     if (tat > (this.seen.get(bucket) ?? 0)) this.seen.set(bucket, tat);
-    return decision;
+    return { decision, tat };
   }
 
   /** Writes, or reports the bucket's current tat when the condition does not hold. */

@@ -2,6 +2,7 @@ import { makeHandler } from '../../functions/authorizer';
 import { generateSecretKey, hashKey, type ApiKeyRecord, type ApiKeyStore } from '../../shared/domain/api-keys';
 import type { PortalSessionRecord } from '../../shared/domain/portal-sessions';
 import {
+  type Clock,
   failureBucket,
   keyBucket,
   limitOf,
@@ -58,10 +59,10 @@ class RecordingLimiter extends MemoryRateLimiter {
   constructor(private readonly keys: HeldKeys) {
     super();
   }
-  override async take(bucket: string, limit: RateLimit, nowMs: number) {
+  override async take(bucket: string, limit: RateLimit, clock: Clock) {
     this.takes.push({ bucket, limit, lookupPending: this.keys.answered === this.answeredBefore });
     if (this.failing) throw new Error('bucket store down');
-    return super.take(bucket, limit, nowMs);
+    return super.take(bucket, limit, clock);
   }
 }
 
