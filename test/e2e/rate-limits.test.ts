@@ -17,7 +17,7 @@ describe('per-key rate limits (docs/api.md, Rate limits) through the local HTTP 
     expect(stack.deps.rateLimits.live).toEqual({ perSecond: 100, burst: 200 });
   });
 
-  it('200 concurrent requests from one test key: some 429 rate_limited with Retry-After ≥ 1; another key meanwhile gets 200; after the wait the key works again', async () => {
+  it('floods of 200 concurrent requests from one test key: some 429 rate_limited with Retry-After ≥ 1; another key meanwhile gets 200; after the wait the key works again', async () => {
     const noisy = stack.demo.writeKey.key;
     const { key: other } = await issueKey(stack.deps.apiKeys, {
       shopId: stack.demo.shop.id,
@@ -26,15 +26,19 @@ describe('per-key rate limits (docs/api.md, Rate limits) through the local HTTP 
       mode: 'test',
     });
     const started = performance.now();
-    const flood = Array.from({ length: 200 }, () => call(stack.url, 'GET', '/v1/me', { key: noisy }));
     const meanwhile = call(stack.url, 'GET', '/v1/me', { key: other });
-    const replies = await Promise.all(flood);
+    const replies: HttpReply[] = [];
+    // A machine that answers slower than the bucket refills admits a whole flood: flood again.
+    for (let round = 0; round < 5 && !replies.some((r) => r.status === 429); round++) {
+      const flood = Array.from({ length: 200 }, () => call(stack.url, 'GET', '/v1/me', { key: noisy }));
+      replies.push(...(await Promise.all(flood)));
+    }
     const seconds = (performance.now() - started) / 1000;
     expect((await meanwhile).status).toBe(200);
 
     const limited = replies.filter((r) => r.status === 429);
     const ok = replies.filter((r) => r.status === 200);
-    expect(limited.length + ok.length).toBe(200);
+    expect(limited.length + ok.length).toBe(replies.length);
     expect(limited.length).toBeGreaterThan(0);
     // The burst got through, and no more than the burst plus 25 per second of the flood.
     expect(ok.length).toBeGreaterThanOrEqual(50);
@@ -51,7 +55,7 @@ describe('per-key rate limits (docs/api.md, Rate limits) through the local HTTP 
     await sleep(wait * 1000);
     const again: HttpReply = await call(stack.url, 'GET', '/v1/me', { key: noisy });
     expect(again.status).toBe(200);
-  });
+  }, 120_000);
 
   it('a flood of unknown keys from one address is refused before any route runs once over its budget; valid keys are unaffected', async () => {
     const bad = Array.from({ length: 60 }, (_, i) =>
