@@ -3,6 +3,7 @@ import type { DeliveryRecord } from '../delivery/records';
 import type { DeliveryStatus } from '../delivery/status';
 import { toDeliveryResource } from '../delivery/delivery-resource';
 import { summarise, type StatsBucket } from '../delivery/endpoint-stats';
+import { requireId } from './lookup';
 import type { Page, PageRequest } from './pagination';
 import type { Resource } from './resources';
 import {
@@ -69,8 +70,13 @@ export async function listEndpointDeliveries(
   page: PageRequest,
   status?: DeliveryStatus,
 ) {
-  const endpoint = await loadEndpoint(deps, shopId, id);
-  const found = await deps.deliveries.listForEndpoint(shopId, endpoint.id, page, status);
+  // The page is read beside the endpoint, both under the shop's key: one round trip, and an
+  // unknown endpoint is still a 404 whatever the page held.
+  const endpointId = requireId('we', 'webhook endpoint', id);
+  const [, found] = await Promise.all([
+    loadEndpoint(deps, shopId, endpointId),
+    deps.deliveries.listForEndpoint(shopId, endpointId, page, status),
+  ]);
   return { items: found.items.map((d) => toDeliveryResource(d, d.event_type)), next: found.next };
 }
 
