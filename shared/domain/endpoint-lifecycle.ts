@@ -85,10 +85,12 @@ export async function getEndpointStats(
   shopId: string,
   id: string,
 ): Promise<Resource<'webhookEndpointStats'>> {
-  const endpoint = await loadEndpoint(deps, shopId, id);
-  const [buckets, open] = await Promise.all([
-    deps.stats.window(shopId, endpoint.id, deps.now()),
-    deps.deliveries.countOpenForEndpoint(shopId, endpoint.id, deps.now()),
+  // Read beside the endpoint, as its deliveries are (listEndpointDeliveries).
+  const endpointId = requireId('we', 'webhook endpoint', id);
+  const [, buckets, open] = await Promise.all([
+    loadEndpoint(deps, shopId, endpointId),
+    deps.stats.window(shopId, endpointId, deps.now()),
+    deps.deliveries.countOpenForEndpoint(shopId, endpointId, deps.now()),
   ]);
-  return summarise(endpoint.id, buckets, open);
+  return summarise(endpointId, buckets, open);
 }

@@ -1,9 +1,7 @@
 import type { DeliveryRecord } from '../../shared/delivery/records';
-import { listEndpointDeliveries, type LifecycleDeps } from '../../shared/domain/endpoint-lifecycle';
+import { getEndpointStats, listEndpointDeliveries, type LifecycleDeps } from '../../shared/domain/endpoint-lifecycle';
 import type { EndpointRecord } from '../../shared/domain/webhook-endpoints';
 import { newId } from '../../shared/ids';
-
-type Deps = Pick<LifecycleDeps, 'endpoints' | 'deliveries'>;
 
 /** Stores that record the order of their reads; the endpoint's read answers only when the test lets it. */
 function stores(endpoint: EndpointRecord | null, rows: DeliveryRecord[]) {
@@ -21,8 +19,19 @@ function stores(endpoint: EndpointRecord | null, rows: DeliveryRecord[]) {
         reads.push(`page ${id}`);
         return Promise.resolve({ items: rows, next: undefined });
       },
+      countOpenForEndpoint: (_shopId: string, id: string) => {
+        reads.push(`open ${id}`);
+        return Promise.resolve({ pending: rows.length, retrying: 0 });
+      },
     },
-  } as unknown as Deps;
+    stats: {
+      window: (_shopId: string, id: string) => {
+        reads.push(`stats ${id}`);
+        return Promise.resolve([]);
+      },
+    },
+    now: () => new Date(),
+  } as unknown as LifecycleDeps;
   return { deps, reads, answer: () => answer() };
 }
 
@@ -37,10 +46,10 @@ const row = (endpointId: string) =>
     history: [],
   }) as unknown as DeliveryRecord;
 
-describe('listEndpointDeliveries', () => {
+describe("an endpoint's own pages read beside the endpoint", () => {
   const id = newId('we');
 
-  it('reads the page while the endpoint is read: one round trip, not two', async () => {
+  it('deliveries: the page is read while the endpoint is: one round trip, not two', async () => {
     const { deps, reads, answer } = stores({ id } as EndpointRecord, [row(id)]);
     const listing = listEndpointDeliveries(deps, 'shop_1', id, { limit: 20 });
     await new Promise((r) => setImmediate(r));
@@ -49,11 +58,24 @@ describe('listEndpointDeliveries', () => {
     expect((await listing).items.map((d) => d.endpoint_id)).toEqual([id]);
   });
 
+  it('stats: the counters and the open rows are read while the endpoint is', async () => {
+    const { deps, reads, answer } = stores({ id } as EndpointRecord, [row(id)]);
+    const stats = getEndpointStats(deps, 'shop_1', id);
+    await new Promise((r) => setImmediate(r));
+    expect(reads).toEqual([`endpoint ${id}`, `stats ${id}`, `open ${id}`]);
+    answer();
+    expect(await stats).toMatchObject({ endpoint_id: id });
+  });
+
   it('an unknown endpoint is a 404 whatever the page held', async () => {
     const { deps, answer } = stores(null, [row(id)]);
     const listing = listEndpointDeliveries(deps, 'shop_1', id, { limit: 20 });
     answer();
     await expect(listing).rejects.toMatchObject({ code: 'resource_missing' });
+    const stats = stores(null, [row(id)]);
+    const reading = getEndpointStats(stats.deps, 'shop_1', id);
+    stats.answer();
+    await expect(reading).rejects.toMatchObject({ code: 'resource_missing' });
   });
 
   it('a malformed id is a 404 that reads nothing', async () => {
@@ -61,6 +83,7 @@ describe('listEndpointDeliveries', () => {
     await expect(listEndpointDeliveries(deps, 'shop_1', 'we_nope', { limit: 20 })).rejects.toMatchObject({
       code: 'resource_missing',
     });
+    await expect(getEndpointStats(deps, 'shop_1', 'we_nope')).rejects.toMatchObject({ code: 'resource_missing' });
     expect(reads).toEqual([]);
   });
 });
