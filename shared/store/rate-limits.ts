@@ -12,7 +12,8 @@ const IDLE_SECONDS = 120;
  * GCRA buckets in the table, shared by every Lambda instance (and the local stack). An
  * admitted request is one conditional UpdateItem: "start afresh" when the bucket is idle,
  * else "move tat one interval on" while it is under its ceiling (two when this process
- * guessed the branch wrong); a refused one is at most two failed conditions, or none.
+ * guessed the branch wrong); a refused one is at most two failed conditions, or none, at
+ * each of its (at most two) judgements.
  */
 export class DynamoRateLimiter implements RateLimiter {
   /**
