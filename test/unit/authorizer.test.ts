@@ -111,24 +111,28 @@ async function issued(keys: HeldKeys, mode: 'test' | 'live', revoked = false) {
 }
 
 describe('authorizer: the key lookup and the rate-limit take', () => {
-  it('a key seen to authenticate takes from its bucket (named by its hash, at its mode’s limit) while it is looked up; the first time, after', async () => {
-    const { keys, limiter, run } = setup();
-    const key = await issued(keys, 'live');
-    const bucket = { bucket: keyBucket(hashKey(key)), limit: LIMITS.live };
-    expect(await run(key)).toEqual({
-      isAuthorized: true,
-      context: expect.objectContaining({ authenticated: true, mode: 'live' }),
-    });
-    expect(limiter.takes).toEqual([{ ...bucket, lookupPending: false }]);
-    expect(await run(key)).toEqual({
-      isAuthorized: true,
-      context: expect.objectContaining({ authenticated: true, mode: 'live' }),
-    });
-    expect(limiter.takes).toEqual([
-      { ...bucket, lookupPending: false },
-      { ...bucket, lookupPending: true },
-    ]);
-  });
+  it(
+    'a key seen to authenticate takes from its bucket (named by its hash, ' +
+      'at its mode’s limit) while it is looked up; the first time, after',
+    async () => {
+      const { keys, limiter, run } = setup();
+      const key = await issued(keys, 'live');
+      const bucket = { bucket: keyBucket(hashKey(key)), limit: LIMITS.live };
+      expect(await run(key)).toEqual({
+        isAuthorized: true,
+        context: expect.objectContaining({ authenticated: true, mode: 'live' }),
+      });
+      expect(limiter.takes).toEqual([{ ...bucket, lookupPending: false }]);
+      expect(await run(key)).toEqual({
+        isAuthorized: true,
+        context: expect.objectContaining({ authenticated: true, mode: 'live' }),
+      });
+      expect(limiter.takes).toEqual([
+        { ...bucket, lookupPending: false },
+        { ...bucket, lookupPending: true },
+      ]);
+    },
+  );
 
   it('over the key’s limit: authorized with rate_limited in the context, so the route answers 429', async () => {
     const { keys, run } = setup();
@@ -142,45 +146,53 @@ describe('authorizer: the key lookup and the rate-limit take', () => {
     });
   });
 
-  it('an unknown, malformed or missing key takes from its source address’s bucket alone, never a key bucket; past that budget the request is refused outright', async () => {
-    const { limiter, run } = setup();
-    const verdicts = [];
-    for (let i = 0; i < LIMITS.authFailures.burst; i++) verdicts.push(await run(generateSecretKey('test')));
-    expect(verdicts.every((v) => v.isAuthorized && v.context.error_code === 'invalid_api_key')).toBe(true);
-    expect(await run('sk_test_short')).toEqual({ isAuthorized: false, context: {} });
-    expect(await run('')).toEqual({ isAuthorized: false, context: {} });
-    // Within its budget, another address hears why: the contract's 401 codes.
-    expect((await run('', '192.0.2.1')).context).toMatchObject({ error_code: 'missing_api_key' });
-    expect((await run('sk_test_short', '192.0.2.1')).context).toMatchObject({ error_code: 'invalid_api_key' });
-    expect(new Set(limiter.takes.map((t) => t.bucket))).toEqual(
-      new Set([failureBucket('198.51.100.7'), failureBucket('192.0.2.1')]),
-    );
-    // Another address has a budget of its own.
-    expect((await run(generateSecretKey('test'), '203.0.113.9')).isAuthorized).toBe(true);
-  });
+  it(
+    'an unknown, malformed or missing key takes from its source address’s bucket ' +
+      'alone, never a key bucket; past that budget the request is refused outright',
+    async () => {
+      const { limiter, run } = setup();
+      const verdicts = [];
+      for (let i = 0; i < LIMITS.authFailures.burst; i++) verdicts.push(await run(generateSecretKey('test')));
+      expect(verdicts.every((v) => v.isAuthorized && v.context.error_code === 'invalid_api_key')).toBe(true);
+      expect(await run('sk_test_short')).toEqual({ isAuthorized: false, context: {} });
+      expect(await run('')).toEqual({ isAuthorized: false, context: {} });
+      // Within its budget, another address hears why: the contract's 401 codes.
+      expect((await run('', '192.0.2.1')).context).toMatchObject({ error_code: 'missing_api_key' });
+      expect((await run('sk_test_short', '192.0.2.1')).context).toMatchObject({ error_code: 'invalid_api_key' });
+      expect(new Set(limiter.takes.map((t) => t.bucket))).toEqual(
+        new Set([failureBucket('198.51.100.7'), failureBucket('192.0.2.1')]),
+      );
+      // Another address has a budget of its own.
+      expect((await run(generateSecretKey('test'), '203.0.113.9')).isAuthorized).toBe(true);
+    },
+  );
 
-  it('a key revoked after it was seen: its early take is wasted on its own bucket, it answers 401, and it is looked up first from then on', async () => {
-    const { keys, limiter, run } = setup();
-    const key = await issued(keys, 'test');
-    await run(key);
-    keys.records.set(hashKey(key), { ...(keys.records.get(hashKey(key)) as ApiKeyRecord), revoked: true });
-    limiter.takes.length = 0;
-    expect(await run(key)).toEqual({
-      isAuthorized: true,
-      context: expect.objectContaining({
-        authenticated: false,
-        error_code: 'invalid_api_key',
-        error_message: expect.stringMatching(/revoked/),
-      }),
-    });
-    expect(limiter.takes.map((t) => [t.bucket, t.lookupPending])).toEqual([
-      [keyBucket(hashKey(key)), true],
-      [failureBucket('198.51.100.7'), false],
-    ]);
-    limiter.takes.length = 0;
-    await run(key);
-    expect(limiter.takes.map((t) => t.bucket)).toEqual([failureBucket('198.51.100.7')]);
-  });
+  it(
+    'a key revoked after it was seen: its early take is wasted on its ' +
+      'own bucket, it answers 401, and it is looked up first from then on',
+    async () => {
+      const { keys, limiter, run } = setup();
+      const key = await issued(keys, 'test');
+      await run(key);
+      keys.records.set(hashKey(key), { ...(keys.records.get(hashKey(key)) as ApiKeyRecord), revoked: true });
+      limiter.takes.length = 0;
+      expect(await run(key)).toEqual({
+        isAuthorized: true,
+        context: expect.objectContaining({
+          authenticated: false,
+          error_code: 'invalid_api_key',
+          error_message: expect.stringMatching(/revoked/),
+        }),
+      });
+      expect(limiter.takes.map((t) => [t.bucket, t.lookupPending])).toEqual([
+        [keyBucket(hashKey(key)), true],
+        [failureBucket('198.51.100.7'), false],
+      ]);
+      limiter.takes.length = 0;
+      await run(key);
+      expect(limiter.takes.map((t) => t.bucket)).toEqual([failureBucket('198.51.100.7')]);
+    },
+  );
 
   it('the bucket store failing lets the request through; the key store failing is the route’s 500', async () => {
     const { keys, limiter, run } = setup();
@@ -221,31 +233,35 @@ describe('authorizer: portal session tokens', () => {
     return token;
   }
 
-  it('a valid token: the shop, both webhook scopes, writes, the session facts, and a bucket of its own at its issuing key’s mode (taken early once seen)', async () => {
-    const { sessions, limiter, run } = setup();
-    const token = session(sessions);
-    const verdict = await run(token);
-    expect(verdict).toEqual({
-      isAuthorized: true,
-      context: expect.objectContaining({
-        authenticated: true,
-        shop_id: 'shop_01jd0000000000000000000000',
-        key_id: 'ps_01jd0000000000000000000000',
-        mode: 'live',
-        scopes: 'webhooks:read webhooks:write',
-        write: true,
-        session_id: 'ps_01jd0000000000000000000000',
-        session_read_only: false,
-        session_shop_name: 'Ace Plumbing',
-        session_expires_at: T(3_600_000),
-      }),
-    });
-    await run(token);
-    expect(limiter.takes).toEqual([
-      { bucket: keyBucket(hashKey(token)), limit: LIMITS.live, lookupPending: false },
-      { bucket: keyBucket(hashKey(token)), limit: LIMITS.live, lookupPending: true },
-    ]);
-  });
+  it(
+    'a valid token: the shop, both webhook scopes, writes, the session facts, ' +
+      'and a bucket of its own at its issuing key’s mode (taken early once seen)',
+    async () => {
+      const { sessions, limiter, run } = setup();
+      const token = session(sessions);
+      const verdict = await run(token);
+      expect(verdict).toEqual({
+        isAuthorized: true,
+        context: expect.objectContaining({
+          authenticated: true,
+          shop_id: 'shop_01jd0000000000000000000000',
+          key_id: 'ps_01jd0000000000000000000000',
+          mode: 'live',
+          scopes: 'webhooks:read webhooks:write',
+          write: true,
+          session_id: 'ps_01jd0000000000000000000000',
+          session_read_only: false,
+          session_shop_name: 'Ace Plumbing',
+          session_expires_at: T(3_600_000),
+        }),
+      });
+      await run(token);
+      expect(limiter.takes).toEqual([
+        { bucket: keyBucket(hashKey(token)), limit: LIMITS.live, lookupPending: false },
+        { bucket: keyBucket(hashKey(token)), limit: LIMITS.live, lookupPending: true },
+      ]);
+    },
+  );
 
   it('a read-only token carries webhooks:read alone and no write', async () => {
     const { sessions, run } = setup();
@@ -275,22 +291,29 @@ describe('authorizer: portal session tokens', () => {
     },
   );
 
-  it('a key’s session ends with the key: the request after the revocation is 401 saying so, though the token was seen', async () => {
-    const { keys, sessions, limiter, run } = setup();
-    const key = await issued(keys, 'live');
-    const token = session(sessions, { issued_by: 'key_01jd0000000000000000000000', issuer_key_hash: hashKey(key) });
-    expect((await run(token)).context).toMatchObject({ authenticated: true, key_id: 'ps_01jd0000000000000000000000' });
-    expect((await run(token)).context).toMatchObject({ authenticated: true });
-    const record = keys.records.get(hashKey(key)) as ApiKeyRecord;
-    keys.records.set(hashKey(key), { ...record, revoked: true, revoked_at: T(-5) });
-    limiter.takes.length = 0;
-    expect((await run(token)).context).toEqual({
-      authenticated: false,
-      error_code: 'invalid_api_key',
-      error_message: `This portal link was revoked at ${T(-5)}, with the API key that made it. Ask for a new link.`,
-    });
-    expect(limiter.takes.map((t) => t.bucket)).toEqual([keyBucket(hashKey(token)), failureBucket('198.51.100.7')]);
-  });
+  it(
+    'a key’s session ends with the key: the request after the ' +
+      'revocation is 401 saying so, though the token was seen',
+    async () => {
+      const { keys, sessions, limiter, run } = setup();
+      const key = await issued(keys, 'live');
+      const token = session(sessions, { issued_by: 'key_01jd0000000000000000000000', issuer_key_hash: hashKey(key) });
+      expect((await run(token)).context).toMatchObject({
+        authenticated: true,
+        key_id: 'ps_01jd0000000000000000000000',
+      });
+      expect((await run(token)).context).toMatchObject({ authenticated: true });
+      const record = keys.records.get(hashKey(key)) as ApiKeyRecord;
+      keys.records.set(hashKey(key), { ...record, revoked: true, revoked_at: T(-5) });
+      limiter.takes.length = 0;
+      expect((await run(token)).context).toEqual({
+        authenticated: false,
+        error_code: 'invalid_api_key',
+        error_message: `This portal link was revoked at ${T(-5)}, with the API key that made it. Ask for a new link.`,
+      });
+      expect(limiter.takes.map((t) => t.bucket)).toEqual([keyBucket(hashKey(token)), failureBucket('198.51.100.7')]);
+    },
+  );
 
   it('an unknown token of the right shape is 401 with a message about the link, never a key lookup', async () => {
     const { keys, run } = setup();

@@ -111,21 +111,24 @@ describe('portal sessions: issuing, revoking, recognising', () => {
     expect(JSON.stringify(stored)).not.toContain(s.token);
   });
 
-  it('a replayed create gives the token again only while its session is live: not once deleted, not once expired', async () => {
-    const d = deps();
-    const s = await createPortalSession(d, issuer, { expires_in: 60 }, 'https://api.example.test');
-    await expect(checkReplayedSession(d, SHOP, s)).resolves.toBeUndefined();
-    const later = { ...d, now: () => new Date(NOW.getTime() + 61_000) };
-    await expect(checkReplayedSession(later, SHOP, s)).rejects.toMatchObject({
-      code: 'resource_missing',
-      message: expect.stringContaining('has expired'),
-    });
-    await d.portalSessions.revoke(SHOP, s.id, NOW.toISOString());
-    await expect(checkReplayedSession(d, SHOP, s)).rejects.toMatchObject({
-      code: 'resource_missing',
-      message: expect.stringContaining('has been deleted'),
-    });
-  });
+  it(
+    'a replayed create gives the token again only while its ' + 'session is live: not once deleted, not once expired',
+    async () => {
+      const d = deps();
+      const s = await createPortalSession(d, issuer, { expires_in: 60 }, 'https://api.example.test');
+      await expect(checkReplayedSession(d, SHOP, s)).resolves.toBeUndefined();
+      const later = { ...d, now: () => new Date(NOW.getTime() + 61_000) };
+      await expect(checkReplayedSession(later, SHOP, s)).rejects.toMatchObject({
+        code: 'resource_missing',
+        message: expect.stringContaining('has expired'),
+      });
+      await d.portalSessions.revoke(SHOP, s.id, NOW.toISOString());
+      await expect(checkReplayedSession(d, SHOP, s)).rejects.toMatchObject({
+        code: 'resource_missing',
+        message: expect.stringContaining('has been deleted'),
+      });
+    },
+  );
 
   it('honours expires_in and read_only', async () => {
     const s = await createPortalSession(deps(), issuer, { expires_in: 60, read_only: true }, 'http://127.0.0.1:3000');
@@ -188,22 +191,26 @@ describe('portal sessions: issuing, revoking, recognising', () => {
     });
   });
 
-  it("ends with its key: once the key that made it is revoked, 401 saying so; an operator's session reads no key", async () => {
-    const d = deps();
-    const s = await createPortalSession(d, issuer, {}, 'https://api.example.test');
-    const operator = await createPortalSession(d, { ...issuer, key: null }, {}, 'https://api.example.test');
-    expect(await lookUpSession(d, hashKey(s.token), NOW.getTime())).toMatchObject({ ok: true });
-    d.apiKeys.add(KEY.id, '2026-11-23T12:00:05.000Z');
-    expect(await lookUpSession(d, hashKey(s.token), NOW.getTime())).toEqual({
-      ok: false,
-      code: 'invalid_api_key',
-      message:
-        'This portal link was revoked at 2026-11-23T12:00:05.000Z, with the API key that made it. Ask for a new link.',
-    });
-    const reads = d.apiKeys.reads;
-    expect(await lookUpSession(d, hashKey(operator.token), NOW.getTime())).toMatchObject({ ok: true });
-    expect(d.apiKeys.reads).toBe(reads);
-  });
+  it(
+    'ends with its key: once the key that made it is revoked, ' + "401 saying so; an operator's session reads no key",
+    async () => {
+      const d = deps();
+      const s = await createPortalSession(d, issuer, {}, 'https://api.example.test');
+      const operator = await createPortalSession(d, { ...issuer, key: null }, {}, 'https://api.example.test');
+      expect(await lookUpSession(d, hashKey(s.token), NOW.getTime())).toMatchObject({ ok: true });
+      d.apiKeys.add(KEY.id, '2026-11-23T12:00:05.000Z');
+      expect(await lookUpSession(d, hashKey(s.token), NOW.getTime())).toEqual({
+        ok: false,
+        code: 'invalid_api_key',
+        message:
+          'This portal link was revoked at 2026-11-23T12:00:05.000Z, with the API key that made it. ' +
+          'Ask for a new link.',
+      });
+      const reads = d.apiKeys.reads;
+      expect(await lookUpSession(d, hashKey(operator.token), NOW.getTime())).toMatchObject({ ok: true });
+      expect(d.apiKeys.reads).toBe(reads);
+    },
+  );
 
   it('a session whose key is gone is refused', async () => {
     const d = deps();
@@ -254,27 +261,31 @@ describe('listing portal sessions', () => {
     });
   });
 
-  it('leaves out the deleted, the expired and those of a revoked key, reading each key once, and still fills the page', async () => {
-    const d = deps();
-    const revoked = d.apiKeys.add('key_01jd0000000000000000000009', '2026-11-23T11:00:00.000Z');
-    const at = (ms: number) => ({ ...d, now: () => new Date(NOW.getTime() + ms) });
-    const make = (ms: number, key = KEY, body = {}) =>
-      createPortalSession(at(ms), { ...issuer, key }, body, 'https://api.example.test');
-    const kept = [await make(1), await make(2)];
-    for (let i = 3; i < 8; i++) await make(i, revoked);
-    const deleted = await make(8);
-    await deletePortalSession(d, SHOP, deleted.id);
-    await make(9, KEY, { expires_in: 60 });
-    const newest = await make(10);
-    const later = at(60_010);
-    const one = await listPortalSessions(later, SHOP, page(2));
-    expect(one.items.map((s) => s.id)).toEqual([newest.id, kept[1]?.id]);
-    const two = await listPortalSessions(later, SHOP, page(2, one.next));
-    expect([two.items.map((s) => s.id), two.next]).toEqual([[kept[0]?.id], undefined]);
-    d.apiKeys.reads = 0;
-    expect((await listPortalSessions(later, SHOP, page(100))).items).toHaveLength(3);
-    expect(d.apiKeys.reads).toBe(2);
-  });
+  it(
+    'leaves out the deleted, the expired and those of a revoked ' +
+      'key, reading each key once, and still fills the page',
+    async () => {
+      const d = deps();
+      const revoked = d.apiKeys.add('key_01jd0000000000000000000009', '2026-11-23T11:00:00.000Z');
+      const at = (ms: number) => ({ ...d, now: () => new Date(NOW.getTime() + ms) });
+      const make = (ms: number, key = KEY, body = {}) =>
+        createPortalSession(at(ms), { ...issuer, key }, body, 'https://api.example.test');
+      const kept = [await make(1), await make(2)];
+      for (let i = 3; i < 8; i++) await make(i, revoked);
+      const deleted = await make(8);
+      await deletePortalSession(d, SHOP, deleted.id);
+      await make(9, KEY, { expires_in: 60 });
+      const newest = await make(10);
+      const later = at(60_010);
+      const one = await listPortalSessions(later, SHOP, page(2));
+      expect(one.items.map((s) => s.id)).toEqual([newest.id, kept[1]?.id]);
+      const two = await listPortalSessions(later, SHOP, page(2, one.next));
+      expect([two.items.map((s) => s.id), two.next]).toEqual([[kept[0]?.id], undefined]);
+      d.apiKeys.reads = 0;
+      expect((await listPortalSessions(later, SHOP, page(100))).items).toHaveLength(3);
+      expect(d.apiKeys.reads).toBe(2);
+    },
+  );
 });
 
 describe("what a caller may call (the route middleware's scope decision)", () => {
