@@ -27,6 +27,8 @@ const RETRIES_BEFORE_ERROR = 5;
  * latency benchmark's floor finds it on its first read, every time).
  */
 const EAGER_POLLS = 2;
+/** Between polls of an idle stream: Lambda's event source reads each shard four times a second. */
+const IDLE_POLL_MS = 250;
 /** Records per read and per fan-out batch (Lambda's default batch size for a stream is 100). */
 const BATCH_SIZE = 100;
 const EAGER_PAUSE_MS = 5;
@@ -82,9 +84,10 @@ export function toLambdaRecord(r: _Record, streamArn: string): DynamoDBRecord {
  * DynamoDB Streams has no long poll, and polling DynamoDB Local every few milliseconds
  * costs it a core. So the poller reads when woken (the local stack wakes it after each
  * table write made in its process), reads again at once while a read comes back full or
- * when a wake-up came during the read, and otherwise polls every `idleMs` (default 100) for
- * writes made by other processes. Each table request it spares is one DynamoDB Local
- * serves the pipeline instead: the stream stage of a delivery's latency is mostly the
+ * when a wake-up came during the read, and otherwise polls every `idleMs` for writes made by
+ * other processes: by default 250 ms, as Lambda polls each shard four times a second. Each
+ * table request it spares is one DynamoDB Local serves the pipeline instead (an idle stack's
+ * polls are most of its CPU): the stream stage of a delivery's latency is mostly the
  * emulator's queue.
  *
  * Positions are written behind the reads (at most one write per CHECKPOINT_EVERY_MS), not
@@ -111,7 +114,7 @@ export async function startStreamPoller(opts: {
     region: 'us-east-1',
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
-  const idleMs = opts.idleMs ?? 100;
+  const idleMs = opts.idleMs ?? IDLE_POLL_MS;
   let running = true;
   let eager = 0;
   // A write committed since the current read began: its record may have been missed.
