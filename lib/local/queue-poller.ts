@@ -94,7 +94,8 @@ export function startQueuePoller(opts: {
     }
   };
 
-  const receive = async (): Promise<Message[]> => {
+  /** Messages waiting to be received: visible, and not in flight. */
+  const visibleCount = async (): Promise<number> => {
     const attributes = await opts.sqs.send(
       new GetQueueAttributesCommand({
         QueueUrl: opts.queueUrl,
@@ -107,7 +108,16 @@ export function startQueuePoller(opts: {
     // receiver's holds one for its whole timeout), and every other endpoint's messages with it.
     const count = (name: 'ApproximateNumberOfMessages' | 'ApproximateNumberOfMessagesNotVisible') =>
       Number(attributes.Attributes?.[name] ?? 0);
-    const visible = Math.max(0, count('ApproximateNumberOfMessages') - count('ApproximateNumberOfMessagesNotVisible'));
+    return Math.max(0, count('ApproximateNumberOfMessages') - count('ApproximateNumberOfMessagesNotVisible'));
+  };
+
+  /**
+   * A receive sized to what waits, or a long poll for one message when nothing does. After a long
+   * poll that came back empty nothing was waiting, so the next one goes without reading the count:
+   * an idle queue costs one request a second per poller, not two.
+   */
+  const receive = async (idle: boolean): Promise<{ messages: Message[]; idle: boolean }> => {
+    const visible = idle ? 0 : await visibleCount();
     const wait = visible > 0 ? 0 : LONG_POLL_SECONDS;
     // The event sources' client sets no request timeout: a receive cut off and retried would leave
     // its messages hidden for the visibility timeout.
@@ -120,7 +130,8 @@ export function startQueuePoller(opts: {
       }),
       { abortSignal: stopping.signal },
     );
-    return out.Messages ?? [];
+    const messages = out.Messages ?? [];
+    return { messages, idle: wait > 0 && messages.length === 0 };
   };
 
   const dispatch = (messages: Message[]) => {
@@ -148,6 +159,7 @@ export function startQueuePoller(opts: {
   // Batches invoked plus receives under way: a receive holds the slot its batch will take.
   let receiving = 0;
   const loop = async () => {
+    let idle = false;
     while (running) {
       if (inFlight.size + receiving >= concurrency) {
         await Promise.race(inFlight);
@@ -156,7 +168,7 @@ export function startQueuePoller(opts: {
       let messages: Message[];
       receiving++;
       try {
-        messages = await receive();
+        ({ messages, idle } = await receive(idle));
       } catch (err) {
         if (!running) break;
         logger.error('Local queue receive failed', { error: err as Error });

@@ -130,42 +130,49 @@ describe('local SQS event source', () => {
     expect(back.Messages ?? []).toHaveLength(0);
   });
 
-  it("an idle queue is long-polled for 1 s at a time by five receives at once, as Lambda's event source does; stop() ends them at once, and a cut-off poll takes nothing sent after its wait", async () => {
-    const { sqs, requests } = recordingApi();
-    const poller = startQueuePoller({
-      sqs,
-      queueUrl: queues.notifyQueueUrl,
-      queueArn: queues.notifyQueueArn,
-      handler: () => Promise.resolve({ batchItemFailures: [] }),
-    });
-    try {
-      await until(() => requests.filter((r) => r.operation === 'ReceiveMessage').length === 5);
-      await until(() => false, 100);
-      const started = Date.now();
-      await poller.stop();
-      expect(Date.now() - started).toBeLessThan(500);
-    } finally {
-      sqs.destroy();
-    }
-    const receives = requests.filter((r) => r.operation === 'ReceiveMessage');
-    expect(receives).toHaveLength(5);
-    for (const r of receives) expect(r).toMatchObject({ input: { WaitTimeSeconds: 1, MaxNumberOfMessages: 1 } });
-    // local-aws-sqs runs the cut-off receive to its end: a message sent after it is received once, by the next reader.
-    await until(() => false, 1_300);
-    await send(['after-stop'], queues.notifyQueueUrl);
-    const got = await queues.client.send(
-      new ReceiveMessageCommand({
-        QueueUrl: queues.notifyQueueUrl,
-        MaxNumberOfMessages: 1,
-        WaitTimeSeconds: 1,
-        AttributeNames: ['All'],
-      }),
-    );
-    expect(got.Messages?.map((m) => [m.Body, m.Attributes?.ApproximateReceiveCount])).toEqual([['after-stop', '1']]);
-    await queues.client.send(
-      new DeleteMessageCommand({ QueueUrl: queues.notifyQueueUrl, ReceiptHandle: got.Messages?.[0]?.ReceiptHandle }),
-    );
-  });
+  it(
+    'an idle queue is long-polled for 1 s at a time by five receives at once, as ' +
+      "Lambda's event source does, reading its count only before the first; stop() ends " +
+      'them at once, and a cut-off poll takes nothing sent after its wait',
+    async () => {
+      const { sqs, requests } = recordingApi();
+      const poller = startQueuePoller({
+        sqs,
+        queueUrl: queues.notifyQueueUrl,
+        queueArn: queues.notifyQueueArn,
+        handler: () => Promise.resolve({ batchItemFailures: [] }),
+      });
+      const receives = () => requests.filter((r) => r.operation === 'ReceiveMessage');
+      try {
+        // Two rounds: the second follows an empty long poll, so nothing waited and the count is not read again.
+        await until(() => receives().length === 10, 5_000);
+        await until(() => false, 100);
+        const started = Date.now();
+        await poller.stop();
+        expect(Date.now() - started).toBeLessThan(500);
+      } finally {
+        sqs.destroy();
+      }
+      expect(receives()).toHaveLength(10);
+      expect(requests.filter((r) => r.operation === 'GetQueueAttributes')).toHaveLength(5);
+      for (const r of receives()) expect(r).toMatchObject({ input: { WaitTimeSeconds: 1, MaxNumberOfMessages: 1 } });
+      // local-aws-sqs runs the cut-off receive to its end: a message sent after it is received once, by the next reader.
+      await until(() => false, 1_300);
+      await send(['after-stop'], queues.notifyQueueUrl);
+      const got = await queues.client.send(
+        new ReceiveMessageCommand({
+          QueueUrl: queues.notifyQueueUrl,
+          MaxNumberOfMessages: 1,
+          WaitTimeSeconds: 1,
+          AttributeNames: ['All'],
+        }),
+      );
+      expect(got.Messages?.map((m) => [m.Body, m.Attributes?.ApproximateReceiveCount])).toEqual([['after-stop', '1']]);
+      await queues.client.send(
+        new DeleteMessageCommand({ QueueUrl: queues.notifyQueueUrl, ReceiptHandle: got.Messages?.[0]?.ReceiptHandle }),
+      );
+    },
+  );
 
   it('a batch in flight is not counted as waiting: the poller long-polls for the next message and asks for it alone', async () => {
     // local-aws-sqs counts messages in flight in ApproximateNumberOfMessages. Counted as waiting, a held
