@@ -1,5 +1,6 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startDynamoDbLocal, type DynamoDbLocal } from '../../lib/local/dynamodb-local';
 import { startLocalStack, type LocalStack, type LocalStackOptions } from '../../lib/local/stack';
 import type { DemoSeed } from '../../lib/local/seed';
 import { parseChaos } from '../../lib/local/chaos';
@@ -11,9 +12,24 @@ import { testEndpoint, uniqueTableName } from './table';
  */
 export const GENEROUS_RATE_LIMITS = { test: 100_000, live: 100_000, authFailures: 100_000 };
 
-/** The local stack in this process, on the run's DynamoDB Local with a fresh table: the demo shop and keys, no demo calls unless asked. */
+/**
+ * A DynamoDB Local of the test file's own, started on first use and stopped after its tests. The
+ * run's shared emulators slow down with every table created over their life, and a file whose
+ * outcome rides on the emulator's write latency (a rate limit's start grace covers the admission's
+ * write) would take several times as long late in the run.
+ */
+let own: Promise<DynamoDbLocal> | undefined;
+afterAll(async () => {
+  await (await own)?.stop();
+  own = undefined;
+});
+
+/**
+ * The local stack in this process on a fresh table, of the run's DynamoDB Local or, with
+ * `ownEmulator`, of the file's own: the demo shop and keys, no demo calls unless asked.
+ */
 export async function startTestStack(
-  options: Pick<
+  options: { ownEmulator?: boolean } & Pick<
     LocalStackOptions,
     | 'allowInsecureWebhookTargets'
     | 'timeScale'
@@ -27,15 +43,17 @@ export async function startTestStack(
     | 'consumerConcurrency'
   > = {},
 ): Promise<LocalStack & { demo: DemoSeed }> {
+  const { ownEmulator, ...stackOptions } = options;
+  const endpoint = ownEmulator ? (await (own ??= startDynamoDbLocal({ port: 0 }))).endpoint : testEndpoint();
   const stack = await startLocalStack({
     port: 0,
-    dynamodbEndpoint: testEndpoint(),
+    dynamodbEndpoint: endpoint,
     tableName: uniqueTableName(),
     secretsKeyFile: process.env.SECRETS_KEY_FILE,
     outboxDir: join(tmpdir(), 'shop-calls-test-outbox'),
     rateLimits: GENEROUS_RATE_LIMITS,
     demoData: false,
-    ...options,
+    ...stackOptions,
   });
   if (!stack.demo) throw new Error('expected a seeded demo shop');
   return stack as LocalStack & { demo: DemoSeed };
