@@ -156,7 +156,8 @@ describe('local SQS event source', () => {
       expect(receives()).toHaveLength(10);
       expect(requests.filter((r) => r.operation === 'GetQueueAttributes')).toHaveLength(5);
       for (const r of receives()) expect(r).toMatchObject({ input: { WaitTimeSeconds: 1, MaxNumberOfMessages: 1 } });
-      // local-aws-sqs runs the cut-off receive to its end: a message sent after it is received once, by the next reader.
+      // local-aws-sqs runs the cut-off receive to its end: a message sent after it is received once,
+      // by the next reader.
       await until(() => false, 1_300);
       await send(['after-stop'], queues.notifyQueueUrl);
       const got = await queues.client.send(
