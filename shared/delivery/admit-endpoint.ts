@@ -38,7 +38,11 @@ export async function admitOn(
   for (let tries = 0; tries < 3; tries++) {
     if (!endpoint?.enabled) return null;
     // The rate's window counts from this moment, just before the write: its latency is all the grace covers.
-    const terms = { now: deps.now().getTime(), leaseMs: leaseMs(deps.settings.timeoutMs), token: leaseToken };
+    const terms = {
+      now: deps.now().getTime(),
+      leaseMs: leaseMs(deps.settings.timeoutMs, endpoint.rate_limit ? grace : undefined),
+      token: leaseToken,
+    };
     const admission = admit(
       endpoint,
       due.map((d) => d.delivery.id),

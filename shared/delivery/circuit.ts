@@ -40,6 +40,8 @@ export interface EndpointHealth {
 
 /** One request in flight to an endpoint: held until `until` (epoch ms) unless released earlier. */
 export interface Lease {
+  /** When it was admitted (epoch ms). */
+  taken: number;
   until: number;
   /** Identifies the holder, so a release never removes a lease that expired and was taken again. */
   token: string;
@@ -157,8 +159,8 @@ const probeDue = (health: EndpointHealth, now: number): boolean =>
  * meanwhile; one batch alone holding every slot still looks stuck after a second (its last
  * success then pulls the deferred deliveries, or queues them again: deliver-batch.ts).
  */
-function stuck(gate: EndpointGate, live: [string, Lease][], now: number, leaseMs: number): boolean {
-  const oldestTaken = Math.min(...live.map(([, l]) => l.until - leaseMs));
+function stuck(gate: EndpointGate, live: [string, Lease][], now: number): boolean {
+  const oldestTaken = Math.min(...live.map(([, l]) => l.taken));
   const lastSuccess = gate.health.last_success_at === null ? -Infinity : Date.parse(gate.health.last_success_at);
   return now - oldestTaken > SLOW_REQUEST_MS && !(lastSuccess > oldestTaken);
 }
@@ -230,7 +232,7 @@ function admitSlots(gate: EndpointGate, deliveryIds: string[], { now, leaseMs, t
   const inFlight = unique.filter((id) => isLive(gate.leases[id], now));
   const elsewhere = unique.filter((id) => !inFlight.includes(id) && (carried[carriedKey(id)] ?? 0) > now);
   const due = unique.filter((id) => !inFlight.includes(id) && !elsewhere.includes(id));
-  const lease = (probe: boolean): Lease => ({ until: now + leaseMs, token: token(), probe });
+  const lease = (probe: boolean): Lease => ({ taken: now, until: now + leaseMs, token: token(), probe });
   const expiredCarried = Object.keys(carried).filter((k) => !((carried[k] ?? 0) > now));
   const out: Admission = {
     send: [],
@@ -253,7 +255,7 @@ function admitSlots(gate: EndpointGate, deliveryIds: string[], { now, leaseMs, t
     const free = Math.max(0, limit - live.length);
     out.send = due.slice(0, free).map((deliveryId) => ({ deliveryId, lease: lease(false) }));
     out.defer = due.slice(free);
-    if (out.defer.length > 0 && free === 0 && stuck(gate, live, now, leaseMs))
+    if (out.defer.length > 0 && free === 0 && stuck(gate, live, now))
       out.deferUntil = Math.min(...live.map(([, l]) => l.until));
     return out;
   }
@@ -332,10 +334,9 @@ export function olderAttemptUnresolved(
   leases: Record<string, Lease>,
   deliveryId: string,
   startedAt: number,
-  leaseMs: number,
   now: number,
 ): boolean {
-  return Object.entries(leases).some(([id, l]) => id !== deliveryId && isLive(l, now) && l.until - leaseMs < startedAt);
+  return Object.entries(leases).some(([id, l]) => id !== deliveryId && isLive(l, now) && l.taken < startedAt);
 }
 
 /** The health after a failure that may not open the circuit yet: counted, the circuit as it was. */

@@ -24,9 +24,11 @@ export const START_GRACE_MS = 100;
 /**
  * The longest grace a delivery asks for. One that missed its grace asks next time for twice
  * the time it took (a slow table, a busy process): it then gets out, at the price of its start
- * counting that much longer, rather than missing again and again.
+ * counting that much longer, rather than missing again and again. Its lease grows by as much
+ * (../send-attempt.ts, `leaseMs`), so a request started late in its grace still ends, and is
+ * recorded, inside the lease.
  */
-export const MAX_START_GRACE_MS = 2_000;
+export const MAX_START_GRACE_MS = 10_000;
 /** A start with the usual grace frees its place this long after its bucket began, at the latest. */
 export const RATE_PERIOD_MS = WINDOW_MS + START_GRACE_MS + BUCKET_MS;
 /**

@@ -1,5 +1,5 @@
 import { logger } from '../logger';
-import { graceAfterLate } from './rate-window';
+import { graceAfterLate, START_GRACE_MS } from './rate-window';
 import { afterAttempt, CIRCUIT_THRESHOLD, keptClosed, olderAttemptUnresolved, type EndpointHealth } from './circuit';
 import { decide, isSlowDown, type Outcome } from './policy';
 import { attemptUpdate, planNext, type NextAttempt } from './attempt-plan';
@@ -15,8 +15,12 @@ import { followUp, waitForRate } from './put-off';
 import { toEventResource, type EventRecord } from '../domain/events';
 import { signingSecrets, type EndpointRecord } from '../domain/webhook-endpoints';
 
-/** A lease outlives the request it covers by the time to read and record around it. */
-export const leaseMs = (timeoutMs: number) => timeoutMs + 5_000;
+/**
+ * A lease outlives the request it covers by the time to read and record around it, and by the
+ * start grace beyond the usual one that a rate-limited request may take (./rate-window.ts).
+ */
+export const leaseMs = (timeoutMs: number, grace = START_GRACE_MS) =>
+  timeoutMs + 5_000 + Math.max(0, grace - START_GRACE_MS);
 
 /** Time a run's lease must have left to take one more delivery: its request, and the write after it. */
 const RECORD_MARGIN_MS = 2_000;
@@ -74,7 +78,7 @@ export async function attempt(deps: AttemptDeps, turn: Turn): Promise<AttemptVer
 async function sendOrFree(deps: AttemptDeps, turn: Turn, now: Date): Promise<SendResult | 'late'> {
   const { endpoint, run, health } = turn;
   try {
-    return await send(deps, endpoint, turn.due.event, now, startBy(deps, run));
+    return await send(deps, endpoint, turn.due.event, now, startBy(run));
   } catch (err) {
     // Not the receiver's doing: free the slot, let the message come back.
     const change = { succeeded: false, counted: false, opens: false, health };
@@ -83,12 +87,8 @@ async function sendOrFree(deps: AttemptDeps, turn: Turn, now: Date): Promise<Sen
   }
 }
 
-/** When the lease was admitted: its end, less its length. */
-const admittedAt = (deps: AttemptDeps, run: Run) => run.lease.until - leaseMs(deps.settings.timeoutMs);
-
 /** Under a rate limit the request must start soon after its admission (./rate-window.ts). */
-const startBy = (deps: AttemptDeps, run: Run) =>
-  run.startGrace === undefined ? Infinity : admittedAt(deps, run) + run.startGrace;
+const startBy = (run: Run) => (run.startGrace === undefined ? Infinity : run.lease.taken + run.startGrace);
 
 /**
  * Its start came too late for the rate: not sent, nothing counted, the slot freed, and the
@@ -97,7 +97,7 @@ const startBy = (deps: AttemptDeps, run: Run) =>
  */
 async function tooLate(deps: AttemptDeps, turn: Turn): Promise<AttemptVerdict> {
   const { endpoint, run, runway, health } = turn;
-  const took = deps.now().getTime() - admittedAt(deps, run);
+  const took = deps.now().getTime() - run.lease.taken;
   const change = { succeeded: false, counted: false, opens: false, health };
   await deps.endpoints.release(endpoint, run.key, run.lease.token, change);
   if (runway.endRun(run)) await deps.ledger.releaseCarried(endpoint, await runway.take());
@@ -238,13 +238,7 @@ async function mayOpen(
 ): Promise<boolean> {
   const current = await deps.endpoints.get(endpoint.shop_id, endpoint.id).catch(() => null);
   if (!current || current.health.consecutive_failures + 1 < CIRCUIT_THRESHOLD) return false;
-  return !olderAttemptUnresolved(
-    current.leases,
-    deliveryId,
-    startedAt.getTime(),
-    leaseMs(deps.settings.timeoutMs),
-    deps.now().getTime(),
-  );
+  return !olderAttemptUnresolved(current.leases, deliveryId, startedAt.getTime(), deps.now().getTime());
 }
 
 /**

@@ -208,7 +208,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
   it('a carried slot that is no longer ours is left to its holder; the rest is written as separate writes', async () => {
     const { a, b, endpoint, lease, carried } = await runsOf();
     const current = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;
-    const stolen = { until: Date.now() + 60_000, token: 'someone-else', probe: false };
+    const stolen = { taken: Date.now(), until: Date.now() + 60_000, token: 'someone-else', probe: false };
     // Taken again as `admit` does when a lease has expired: dropped and written anew.
     expect(
       await endpoints.admit(
@@ -375,7 +375,7 @@ describe('attempt ledger (DynamoDB Local)', () => {
   it('a lease that expired and was taken again is left to its new holder; the attempt is still recorded', async () => {
     const { rows, endpoint, lease } = await setUp(1);
     const first = rows[0] as DeliveryRecord;
-    const stolen = { until: Date.now() + 60_000, token: 'someone-else', probe: false };
+    const stolen = { taken: Date.now(), until: Date.now() + 60_000, token: 'someone-else', probe: false };
     const current = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;
     expect(
       await endpoints.admit(

@@ -297,7 +297,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     const current = await endpoints.get(shop.id, endpoint.id);
     const held = rows
       .slice(0, MAX_IN_FLIGHT)
-      .map((r) => ({ deliveryId: r.id, lease: { until, token: `t_${r.id}`, probe: false } }));
+      .map((r) => ({ deliveryId: r.id, lease: { taken: until - leaseMs, until, token: `t_${r.id}`, probe: false } }));
     expect(await endpoints.admit(current!, emptyAdmission({ send: held, health: current!.health }))).toBe(true);
     const late = rows.slice(MAX_IN_FLIGHT).map((r) => messageOf(r));
     expect(verdicts(await deliverBatch(h.attemptDeps, late))).toEqual(['deferred', 'deferred']);
@@ -351,7 +351,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     const read = (await endpoints.get(shop.id, endpoint.id)) as NonNullable<Awaited<ReturnType<typeof endpoints.get>>>;
     const others = ['dlv_01jd0000000000000000000001', 'dlv_01jd0000000000000000000002'].map((id) => ({
       deliveryId: id,
-      lease: { until: Date.now() + 60_000, token: `t-${id}`, probe: false },
+      lease: { taken: Date.now(), until: Date.now() + 60_000, token: `t-${id}`, probe: false },
     }));
     expect(await endpoints.admit(read, emptyAdmission({ send: others, health: read.health }))).toBe(true);
     const a = deliverBatch(
@@ -400,7 +400,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     const read = (await endpoints.get(shop.id, endpoint.id)) as NonNullable<Awaited<ReturnType<typeof endpoints.get>>>;
     const slot = (id: string) => ({
       deliveryId: id,
-      lease: { until: Date.now() + 60_000, token: `t-${id}`, probe: false },
+      lease: { taken: Date.now(), until: Date.now() + 60_000, token: `t-${id}`, probe: false },
     });
     const none = emptyAdmission({ health: read.health });
     // A: sends y, carries x.
@@ -681,7 +681,12 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     await endpoints.admit(
       current!,
       emptyAdmission({
-        send: [{ deliveryId: busy.id, lease: { until: later().getTime() + 60_000, token: 't', probe: false } }],
+        send: [
+          {
+            deliveryId: busy.id,
+            lease: { taken: Date.now(), until: later().getTime() + 60_000, token: 't', probe: false },
+          },
+        ],
         health: current!.health,
       }),
     );

@@ -163,4 +163,35 @@ describe('the consumer under a rate limit (DynamoDB Local)', () => {
       true,
     );
   });
+
+  it('a request whose every start comes 2.5 s after its admission still goes out, its lease covering the late start', async () => {
+    const { endpoint, rows } = await endpointWith(1, 2);
+    const timeoutMs = 1000;
+    const leaseLeft: number[] = [];
+    const h = harness(() => {
+      h.clock.skew += 2_500; // each time, a slow process between the admission and the start
+    });
+    const post = h.attemptDeps.sender.post;
+    h.attemptDeps.sender = {
+      post: async (...args) => {
+        const lease = Object.values((await read(endpoint)).leases)[0];
+        leaseLeft.push((lease?.until ?? 0) - (h.clock.base + h.clock.skew));
+        return post(...args);
+      },
+    };
+    let message = messageOf(rows[0] as DeliveryRecord);
+    const tries: string[] = [];
+    for (let i = 0; i < 5 && h.posts.length === 0; i++) {
+      h.scheduled.length = 0;
+      tries.push(...verdicts(await deliverBatch(h.attemptDeps, [message])));
+      message = h.scheduled[0]?.message ?? message;
+      h.clock.skew += RATE_PERIOD_MS + MAX_START_GRACE_MS; // every earlier start has stopped counting
+    }
+    // Missed its grace while the grace grew to cover the time its starts take, then went out.
+    expect(tries.at(-1)).toBe('delivered');
+    expect(tries.length).toBeLessThanOrEqual(4);
+    expect(h.posts).toHaveLength(1);
+    // Started late in its grace, the request and its record still fit in its lease.
+    expect(leaseLeft[0]).toBeGreaterThanOrEqual(timeoutMs + 2_000);
+  });
 });

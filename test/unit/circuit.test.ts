@@ -24,7 +24,7 @@ const token = () => `t${++n}`;
 /** Admissions at NOW, with leases of LEASE_MS. */
 const TERMS: LeaseTerms = { now: NOW, leaseMs: LEASE_MS, token };
 const ids = (count: number) => Array.from({ length: count }, (_, i) => `dlv_${i}`);
-const lease = (until: number, probe = false): Lease => ({ until, token: 'x', probe });
+const lease = (until: number, probe = false): Lease => ({ taken: until - LEASE_MS, until, token: 'x', probe });
 const gate = (health: Partial<EndpointHealth> = {}, leases: Record<string, Lease> = {}): EndpointGate => ({
   health: { ...HEALTHY, ...health },
   leases,
@@ -272,38 +272,20 @@ describe('deferral (over the in-flight limit)', () => {
 
 describe('opening the circuit in the order the receiver answered', () => {
   const LEASE_MS = 15_000;
-  const taken = (at: number): Lease => ({ until: at + LEASE_MS, token: 't', probe: false });
+  const taken = (at: number): Lease => ({ taken: at, until: at + LEASE_MS, token: 't', probe: false });
 
   it('holds the opening while an attempt that started earlier is unanswered; not for later or ended ones', () => {
     const startedAt = NOW - 100;
     expect(
-      olderAttemptUnresolved(
-        { mine: taken(startedAt), older: taken(startedAt - 50) },
-        'mine',
-        startedAt,
-        LEASE_MS,
-        NOW,
-      ),
+      olderAttemptUnresolved({ mine: taken(startedAt), older: taken(startedAt - 50) }, 'mine', startedAt, NOW),
     ).toBe(true);
     expect(
-      olderAttemptUnresolved(
-        { mine: taken(startedAt), newer: taken(startedAt + 50) },
-        'mine',
-        startedAt,
-        LEASE_MS,
-        NOW,
-      ),
+      olderAttemptUnresolved({ mine: taken(startedAt), newer: taken(startedAt + 50) }, 'mine', startedAt, NOW),
     ).toBe(false);
     expect(
-      olderAttemptUnresolved(
-        { mine: taken(startedAt), expired: taken(NOW - LEASE_MS - 1) },
-        'mine',
-        startedAt,
-        LEASE_MS,
-        NOW,
-      ),
+      olderAttemptUnresolved({ mine: taken(startedAt), expired: taken(NOW - LEASE_MS - 1) }, 'mine', startedAt, NOW),
     ).toBe(false);
-    expect(olderAttemptUnresolved({ mine: taken(startedAt) }, 'mine', startedAt, LEASE_MS, NOW)).toBe(false);
+    expect(olderAttemptUnresolved({ mine: taken(startedAt) }, 'mine', startedAt, NOW)).toBe(false);
   });
 
   it('a held failure is counted with the circuit as it was', () => {

@@ -2,7 +2,7 @@ import { HEALTHY, type Admission, type EndpointHealth } from '../../shared/deliv
 import { planEndpoint, type Source } from '../../shared/delivery/endpoint-plan';
 import { emptyAdmission as admission } from '../helpers/admission';
 
-const lease = { token: 't', until: 1_000, probe: false };
+const lease = { token: 't', taken: 0, until: 1_000, probe: false };
 
 const kinds = (ids: string[], a: Admission | null, source: Source, backlogMarked = false) =>
   planEndpoint(ids, { admission: a, backlogMarked }, source).actions.map((x) => `${x.deliveryId}:${x.kind}`);

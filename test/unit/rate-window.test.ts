@@ -214,7 +214,7 @@ describe('the rate window (pure)', () => {
   });
 
   it.each([1, 3, 20])(
-    'graces from 100 ms to 2 s, each start anywhere in its own: never more than %i in any one-second window',
+    'graces from 100 ms to 10 s, each start anywhere in its own: never more than %i in any one-second window',
     (limit) => {
       let seed = limit + 7;
       const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647;

@@ -108,8 +108,8 @@ describe('sweeper decisions', () => {
   it('leaves a row alone while an attempt of it is in flight, and sends it once its lease has expired', async () => {
     const { index } = memoryIndex([entry('dlv_a', NOW - 1), entry('dlv_b', NOW - 1)]);
     const { d, queued } = deps(index, {
-      dlv_a: { until: NOW + 1, token: 't', probe: false },
-      dlv_b: { until: NOW, token: 'u', probe: false },
+      dlv_a: { taken: NOW - 15_000, until: NOW + 1, token: 't', probe: false },
+      dlv_b: { taken: NOW - 15_000, until: NOW, token: 'u', probe: false },
     });
     expect(await sweep(d)).toEqual({ found: 2, enqueued: 1, inFlight: 1 });
     expect(queued.map((m) => m.delivery_id)).toEqual(['dlv_b']);
