@@ -128,6 +128,12 @@ async function perform(
     case 'enable':
       await api.call('updateWebhookEndpoint', id, { enabled: a.kind === 'enable' }, on);
       return;
+    case 'pause':
+      await api.call('updateWebhookEndpoint', id, { enabled: false }, on);
+      await perform(ctx, { atMs: a.atMs, kind: 'call', jobs: 0, emergency: false }, n);
+      await steps.clock.sleep(a.forMs, 'pause');
+      await api.call('updateWebhookEndpoint', id, { enabled: true }, on);
+      return;
     case 'delete':
       await api.call('deleteWebhookEndpoint', id, undefined, on);
       return;
@@ -156,7 +162,7 @@ export async function runOnce(
   const timers = trackShortTimers();
   const rng = new Rng(workload.seed);
   const undoRandom = seedRandomness(new Rng(workload.seed ^ 0x5eed), new Rng(workload.seed ^ 0x7a11));
-  const drawn = drawFaults(rng);
+  const drawn = drawFaults(rng, new Rng(workload.seed ^ 0x1a7e));
   let faults: FaultRates = drawn;
   const steps = new Steps(scheduler, clock, rng, timers.pending, START);
   steps.verbose = opts.verbose ?? false;

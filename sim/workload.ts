@@ -18,6 +18,8 @@ export type Action = { atMs: number } & (
   | { kind: 'redeliver'; event: number; endpoint: number | null }
   | { kind: 'recover'; endpoint: number }
   | { kind: 'disable' | 'enable' | 'delete' | 'rotate'; endpoint: number }
+  /** Disabled, a call comes in, and enabled again `forMs` later: often before the stream fans the call out. */
+  | { kind: 'pause'; endpoint: number; forMs: number }
   | { kind: 'rate'; endpoint: number; rateLimit: number | null }
 );
 
@@ -61,6 +63,15 @@ const action: fc.Arbitrary<Action> = fc.oneof(
       atMs: at,
       kind: fc.constantFrom('disable' as const, 'enable' as const, 'delete' as const, 'rotate' as const),
       endpoint: index,
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      atMs: at,
+      kind: fc.constant('pause' as const),
+      endpoint: index,
+      forMs: fc.integer({ min: 0, max: 1_000 }),
     }),
   },
   {

@@ -1,6 +1,7 @@
 import { DynamoAttemptDeliveryStore } from '../../shared/delivery/dynamo/attempt-deliveries';
 import { DynamoDueIndex } from '../../shared/delivery/dynamo/due-index';
 import { DynamoOrderStore } from '../../shared/delivery/dynamo/resource-order';
+import { DynamoEndpointStore } from '../../shared/store/webhook-endpoints';
 import { tampering } from '../../sim/table-stream';
 import { broken, runCases, seeds } from './harness';
 
@@ -94,6 +95,19 @@ const BREAKAGES: { name: string; rules: string[]; apply: () => Undo }[] = [
         tampering.request = undefined;
       };
     },
+  },
+  {
+    name: "the fan-out's check of when the endpoint was last enabled removed",
+    rules: ['fanned-out-while-disabled'],
+    apply: () =>
+      patch(
+        DynamoEndpointStore.prototype,
+        'list',
+        (list) =>
+          async function (this: DynamoEndpointStore, shopId) {
+            return (await list.call(this, shopId)).map((e) => ({ ...e, enabled_at: e.created_at }));
+          },
+      ),
   },
   {
     name: "the sweeper's due check loosened by an hour",
