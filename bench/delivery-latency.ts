@@ -6,17 +6,20 @@
  * table's document client, the functions' and the event source's SQS clients). Target:
  * p99 ≤ 3× the floor's p50.
  *
- *   npm run bench:latency   (BENCH_LATENCY_ROUNDS=5, BENCH_EVENTS=500, BENCH_INTERVAL_MS=40, BENCH_FLOOR_SAMPLES=200)
+ *   npm run bench:latency   (BENCH_LATENCY_ROUNDS=5, BENCH_EVENTS=500, BENCH_FLOOR_SAMPLES=200;
+ *                            BENCH_INTERVAL_MS fixes the pace, which is otherwise set as below)
  *
  * One stack, warmed up once, then rounds: the floor, and right after it a measured run of
  * BENCH_EVENTS events. Each round's p99 is divided by its own floor, and the verdict is the
  * median of the rounds' ratios, printed with their range: on a shared machine one burst of
  * another job's work lands in one round, not in the verdict.
  *
- * The pace (25 events/s) is meant to stay under what one DynamoDB Local sustains for the
- * whole pipeline on a 2-core machine; past it the figure measures a queue, not a delivery.
- * The benchmark prints the emulator's CPU per event, to tell (about 20 ms on a quiet
- * machine: half a core at this pace).
+ * The pace stays under what one DynamoDB Local sustains for the whole pipeline: past it the
+ * figure measures the emulator's queue, not a delivery. After the warm-up, 100 events at one
+ * every 40 ms measure the emulator's CPU per event (about 20 ms on a fast machine, 40 ms on a
+ * slow one), and the rounds go at one event every 40 ms or, where that would take more than half
+ * a core of the emulator, at the pace that keeps it at half a core. The benchmark prints the
+ * emulator's CPU per event over the rounds too, to tell.
  *
  * The stack's fan-out and consumer handlers run wrapped (timed as Lambda bills them, their
  * requests filed under their stage), so it also prints where each event's time goes, per
@@ -83,7 +86,12 @@ import {
 
 const ROUNDS = setting('BENCH_LATENCY_ROUNDS', 5);
 const EVENTS = setting('BENCH_EVENTS', 500);
-const INTERVAL_MS = setting('BENCH_INTERVAL_MS', 40);
+const FIXED_INTERVAL = process.env.BENCH_INTERVAL_MS !== undefined;
+/** The fastest pace: one event every this many ms. */
+const MIN_INTERVAL_MS = setting('BENCH_INTERVAL_MS', 40);
+/** The share of a core the emulator may take at the measured runs' pace. */
+const EMULATOR_SHARE = 0.5;
+const CALIBRATION_EVENTS = 100;
 const FLOOR_SAMPLES = setting('BENCH_FLOOR_SAMPLES', 200);
 const WARMUP = 30;
 
@@ -160,6 +168,39 @@ try {
   // Warm-up: JIT, connection pools, the stream poller's shard discovery.
   for (let i = 0; i < WARMUP; i++) await emit();
   await drain(30_000);
+  const emulatorCpu = () => (bench.stack.dynamodbPid === undefined ? null : treeCpuMs(bench.stack.dynamodbPid));
+
+  /** `count` events one every `everyMs`, open loop (as calls finish in a real shop), until all are delivered. */
+  const emitAtPace = async (count: number, everyMs: number) => {
+    const started = performance.now();
+    const writes: Promise<void>[] = [];
+    // Held until the pace is done: a write failing meanwhile must not end the process as an unhandled rejection.
+    const failed: unknown[] = [];
+    for (let i = 0; i < count; i++) {
+      writes.push(emit().catch((err: unknown) => void failed.push(err)));
+      const wait = started + (i + 1) * everyMs - performance.now();
+      if (wait > 0) await sleep(wait);
+    }
+    await Promise.all(writes);
+    if (failed.length > 0)
+      throw new Error(`${failed.length} of ${count} ingests failed; the first: ${String(failed[0])}`);
+    await drain(60_000);
+    return performance.now() - started;
+  };
+
+  // The pace: the fastest, or slower where the emulator would take more than its share of a core.
+  let intervalMs = MIN_INTERVAL_MS;
+  const before = FIXED_INTERVAL ? null : emulatorCpu();
+  if (before !== null) await emitAtPace(CALIBRATION_EVENTS, MIN_INTERVAL_MS);
+  const after = before === null ? null : emulatorCpu();
+  if (before !== null && after !== null) {
+    const perEvent = (after - before) / CALIBRATION_EVENTS;
+    intervalMs = Math.max(MIN_INTERVAL_MS, Math.ceil(perEvent / EMULATOR_SHARE));
+    console.log(
+      `Pace: one event every ${intervalMs} ms (DynamoDB Local took ${perEvent.toFixed(1)} ms of CPU an event ` +
+        `over ${CALIBRATION_EVENTS} events at one every ${MIN_INTERVAL_MS} ms; at most ${EMULATOR_SHARE} of a core)`,
+    );
+  }
 
   // Counted in each round's measured run only (reset as it starts). Queue requests outside a handler are the event
   // sources' (and the owner emails' poller's).
@@ -169,7 +210,6 @@ try {
     stageOf: (_op, input) => (input.QueueUrl === queues.url ? 'consumer' : undefined),
   });
   const stages = watchStages(deps.db);
-  const emulatorCpu = () => (bench.stack.dynamodbPid === undefined ? null : treeCpuMs(bench.stack.dynamodbPid));
   const cpuUsed = { emulatorMs: 0, benchMs: 0, wallMs: 0, events: 0, measured: true };
   const rounds: Round[] = [];
   const floorSteps: Record<string, number[]> = {};
@@ -189,21 +229,7 @@ try {
     for (const t of [fanoutTally, consumerTally]) Object.assign(t, newHandlerTally());
     resetLogBytes();
     const cpuBefore = { emulator: emulatorCpu(), bench: process.cpuUsage() };
-    const started = performance.now();
-    const writes: Promise<void>[] = [];
-    // Held until the pace is done: a write failing meanwhile must not end the process as an unhandled rejection.
-    const failed: unknown[] = [];
-    for (let i = 0; i < EVENTS; i++) {
-      writes.push(emit().catch((err: unknown) => void failed.push(err)));
-      const next = started + (i + 1) * INTERVAL_MS;
-      const wait = next - performance.now();
-      if (wait > 0) await sleep(wait);
-    }
-    await Promise.all(writes);
-    if (failed.length > 0)
-      throw new Error(`${failed.length} of ${EVENTS} ingests failed; the first: ${String(failed[0])}`);
-    await drain(60_000);
-    const wallMs = performance.now() - started;
+    const wallMs = await emitAtPace(EVENTS, intervalMs);
     const cpuAfter = { emulator: emulatorCpu(), bench: process.cpuUsage(cpuBefore.bench) };
     if (cpuBefore.emulator !== null && cpuAfter.emulator !== null) {
       cpuUsed.emulatorMs += cpuAfter.emulator - cpuBefore.emulator;
@@ -238,7 +264,7 @@ try {
 
   printTable(
     `Delivery latency per round: event written → verified receipt ` +
-      `(${EVENTS} events a round, one every ${INTERVAL_MS} ms; ` +
+      `(${EVENTS} events a round, one every ${intervalMs} ms; ` +
       `the floor, ${FLOOR_SAMPLES} samples, measured right before)`,
     ['round', 'floor p50 ms', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'p50 vs floor', 'p99 vs floor'],
     rounds.map((r, i) => [
@@ -295,7 +321,7 @@ try {
       `the cost tables below are round ${middle.i + 1}'s, the median.`,
   );
   const total = printCost(
-    `What a delivered event costs: one event every ${INTERVAL_MS} ms, one endpoint (round ${middle.i + 1})`,
+    `What a delivered event costs: one event every ${intervalMs} ms, one endpoint (round ${middle.i + 1})`,
     middle.r.usage,
     middle.r.latency.n,
   );
