@@ -4,6 +4,7 @@
  *   npm run sim -- --seed 42            one run, replayed exactly, with its trace
  *   npm run sim -- --runs 2000          seeds 1..2000 (or --from N)
  *   npm run sim -- --minutes 30         a soak: runs until the time is up
+ *   npm run sim -- --runs 300 --pause   each workload with a pause (an endpoint disabled and enabled round a call)
  *
  * A run that breaks a promise prints its seed, its violations and, with --shrink, the smallest
  * workload fast-check finds that still breaks it.
@@ -21,6 +22,7 @@ const { values } = parseArgs({
     minutes: { type: 'string' },
     shrink: { type: 'boolean', default: false },
     trace: { type: 'boolean', default: false },
+    pause: { type: 'boolean', default: false },
   },
 });
 
@@ -43,6 +45,7 @@ try {
     deadline: values.minutes ? Date.now() + Number(values.minutes) * 60_000 : Infinity,
     shrink: values.shrink ?? false,
     trace: single || (values.trace ?? false),
+    pause: values.pause ?? false,
     print: (line) => console.log(line),
   });
   process.exitCode = summary.failed.length > 0 ? 1 : 0;

@@ -21,11 +21,6 @@ export interface FaultRates {
   queueDeleteLost: number;
   /** Per stream batch that succeeded: it runs again (a timeout after the work was done). */
   streamTwice: number;
-  /**
-   * Per stream poll: it comes 1 s to 3 min late, as when the event source falls behind (its
-   * iterator age grows), so endpoints change between an event's write and its fan-out.
-   */
-  streamLate: number;
   /** Per EventBridge schedule: it fires twice. */
   scheduleTwice: number;
 }
@@ -39,16 +34,11 @@ export const CALM: FaultRates = {
   queueLate: 0,
   queueDeleteLost: 0,
   streamTwice: 0,
-  streamLate: 0,
   scheduleTwice: 0,
 };
 
-/**
- * A run's rates: calm, light or stormy, each fault on or off on its own. Whether the stream is
- * late is drawn from `lateness`, so the other draws, and the runs kept as regressions, stay as
- * they were.
- */
-export function drawFaults(rng: Rng, lateness: Rng): FaultRates {
+/** A run's rates: calm, light or stormy, each fault on or off on its own. */
+export function drawFaults(rng: Rng): FaultRates {
   const level = rng.pick([0, 0.02, 0.05, 0.12]);
   const on = () => (rng.chance(0.6) ? level : 0);
   return {
@@ -60,7 +50,6 @@ export function drawFaults(rng: Rng, lateness: Rng): FaultRates {
     queueLate: on(),
     queueDeleteLost: on(),
     streamTwice: on() * 2,
-    streamLate: lateness.chance(0.6) ? level / 2 : 0,
     scheduleTwice: on() * 2,
   };
 }

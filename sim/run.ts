@@ -162,7 +162,7 @@ export async function runOnce(
   const timers = trackShortTimers();
   const rng = new Rng(workload.seed);
   const undoRandom = seedRandomness(new Rng(workload.seed ^ 0x5eed), new Rng(workload.seed ^ 0x7a11));
-  const drawn = drawFaults(rng, new Rng(workload.seed ^ 0x1a7e));
+  const drawn = drawFaults(rng);
   let faults: FaultRates = drawn;
   const steps = new Steps(scheduler, clock, rng, timers.pending, START);
   steps.verbose = opts.verbose ?? false;
@@ -222,7 +222,7 @@ export async function runOnce(
     clock.at(START + sweepEvery(), 'sweeper', sweep);
     const failures: string[] = [];
     const ctx = { steps, world: w, api, made, start: START };
-    for (const [n, a] of [...workload.actions].sort((x, y) => x.atMs - y.atMs).entries())
+    for (const [n, a] of [...workload.actions, ...(workload.pauses ?? [])].sort((x, y) => x.atMs - y.atMs).entries())
       clock.at(START + a.atMs, a.kind, () => {
         perform(ctx, a, n).catch((e: unknown) => failures.push(`${a.kind}: ${String(e)}`));
       });

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { runOnce, type RunReport } from './run';
 import { SimTable } from './table-stream';
-import { workloadArb, type Workload } from './workload';
+import { workloadArb, workloadWithPauseArb, type Workload } from './workload';
 
 export interface SimOptions {
   dynamodbEndpoint: string;
@@ -14,6 +14,8 @@ export interface SimOptions {
   shrink: boolean;
   /** Print every run's trace (one seed), or only failing runs' (several). */
   trace: boolean;
+  /** Each workload with a pause (`SimCase.pause`). */
+  pause?: boolean;
   print: (line: string) => void;
 }
 
@@ -31,6 +33,8 @@ export interface SimSummary {
 export interface SimCase {
   seed: number;
   workload?: Workload;
+  /** Draws the seed's workload with a pause (`workloadWithPauseArb`). */
+  pause?: boolean;
 }
 
 /**
@@ -44,7 +48,7 @@ export async function runCase(
 ): Promise<{ report: RunReport; workload: Workload }> {
   let last: { report: RunReport; workload: Workload } | undefined;
   let first: { report: RunReport; workload: Workload } | undefined;
-  const workloads = c.workload ? fc.constant(c.workload) : workloadArb;
+  const workloads = c.workload ? fc.constant(c.workload) : c.pause ? workloadWithPauseArb : workloadArb;
   const property = fc.asyncProperty(fc.scheduler(), workloads, async (scheduler, workload) => {
     const report = await runOnce(workload, scheduler, { table, seed: c.seed, verbose: opts.verbose ?? false });
     last = { report, workload };
@@ -65,7 +69,10 @@ export async function simulate(opts: SimOptions): Promise<SimSummary> {
   const table = new SimTable(opts.dynamodbEndpoint, `sim-${process.pid}`);
   for (let i = 0; i < opts.runs && Date.now() < opts.deadline; i++) {
     const seed = opts.from + i;
-    const { report, workload } = await runCase({ seed }, table, { ...opts, verbose: opts.runs === 1 && opts.trace });
+    const { report, workload } = await runCase({ seed, pause: opts.pause ?? false }, table, {
+      ...opts,
+      verbose: opts.runs === 1 && opts.trace,
+    });
     sum.runs++;
     sum.deliveries += report.deliveries;
     sum.receipts += report.receipts;

@@ -27,16 +27,11 @@ export class StreamEventSource {
     private readonly faults: () => FaultRates,
   ) {}
 
-  /**
-   * A write committed: poll soon (the event source polls a shard about four times a second), or
-   * late, when the event source has fallen behind.
-   */
+  /** A write committed: poll soon (the event source polls a shard about four times a second). */
   wake(): void {
     if (this.wanted) return;
     this.wanted = true;
-    const late = this.steps.rng.chance(this.faults().streamLate);
-    const delay = late ? this.steps.rng.int(1_000, 180_000) : this.steps.rng.int(5, 250);
-    this.steps.clock.at(this.steps.clock.now() + delay, 'stream poll', () => {
+    this.steps.clock.at(this.steps.clock.now() + this.steps.rng.int(5, 250), 'stream poll', () => {
       this.wanted = false;
       this.poll().catch((e: unknown) => {
         this.steps.log(`stream poll failed: ${String(e)}`);

@@ -18,9 +18,9 @@ export type Action = { atMs: number } & (
   | { kind: 'redeliver'; event: number; endpoint: number | null }
   | { kind: 'recover'; endpoint: number }
   | { kind: 'disable' | 'enable' | 'delete' | 'rotate'; endpoint: number }
+  | { kind: 'rate'; endpoint: number; rateLimit: number | null }
   /** Disabled, a call comes in, and enabled again `forMs` later: often before the stream fans the call out. */
   | { kind: 'pause'; endpoint: number; forMs: number }
-  | { kind: 'rate'; endpoint: number; rateLimit: number | null }
 );
 
 /** A run: its endpoints, what happens when, the consumer's concurrency, and the seed of every fault and delay. */
@@ -29,6 +29,8 @@ export interface Workload {
   actions: Action[];
   concurrency: number;
   seed: number;
+  /** Pauses, besides the actions (`workloadWithPauseArb`). */
+  pauses?: Extract<Action, { kind: 'pause' }>[];
 }
 
 const endpointPlan: fc.Arbitrary<EndpointPlan> = fc.record({
@@ -69,15 +71,6 @@ const action: fc.Arbitrary<Action> = fc.oneof(
     weight: 1,
     arbitrary: fc.record({
       atMs: at,
-      kind: fc.constant('pause' as const),
-      endpoint: index,
-      forMs: fc.integer({ min: 0, max: 1_000 }),
-    }),
-  },
-  {
-    weight: 1,
-    arbitrary: fc.record({
-      atMs: at,
       kind: fc.constant('rate' as const),
       endpoint: index,
       rateLimit: fc.option(fc.integer({ min: 1, max: 1000 })),
@@ -85,9 +78,27 @@ const action: fc.Arbitrary<Action> = fc.oneof(
   },
 );
 
-export const workloadArb: fc.Arbitrary<Workload> = fc.record({
+const fields = {
   endpoints: fc.array(endpointPlan, { minLength: 1, maxLength: 4 }),
   actions: fc.array(action, { minLength: 2, maxLength: 10 }),
   concurrency: fc.integer({ min: 1, max: 4 }),
   seed: fc.integer(),
+};
+
+export const workloadArb: fc.Arbitrary<Workload> = fc.record(fields);
+
+/**
+ * The same workloads with a pause each, drawn after the other fields: for a seed, those are
+ * the ones `workloadArb` draws.
+ */
+export const workloadWithPauseArb: fc.Arbitrary<Workload> = fc.record({
+  ...fields,
+  pauses: fc.tuple(
+    fc.record({
+      atMs: at,
+      kind: fc.constant('pause' as const),
+      endpoint: index,
+      forMs: fc.integer({ min: 0, max: 1_000 }),
+    }),
+  ),
 });

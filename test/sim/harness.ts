@@ -42,8 +42,8 @@ export async function runCases(cases: SimCase[], opts: { untilViolation?: boolea
   return out;
 }
 
-export const seeds = (from: number, count: number): SimCase[] =>
-  Array.from({ length: count }, (_, i) => ({ seed: from + i }));
+export const seeds = (from: number, count: number, opts: { pause?: boolean } = {}): SimCase[] =>
+  Array.from({ length: count }, (_, i) => ({ seed: from + i, ...opts }));
 
 /** The cases that broke a rule, as `seed N: rule: detail` lines (empty when every rule held). */
 export const broken = (results: CaseResult[]): string[] =>
