@@ -111,49 +111,61 @@ describe('attempt ledger (DynamoDB Local)', () => {
     return sent;
   }
 
-  it('records a success, counts it and drops the lease, as single-item writes (no transaction to bill each item twice)', async () => {
-    const { rows, endpoint, lease } = await setUp(1);
-    const first = rows[0] as DeliveryRecord;
-    let finished;
-    const sent = await requests(async () => (finished = await finishSuccess(first, endpoint, lease)));
-    expect(sent).toEqual(['UpdateItem', 'UpdateItem']); // the row, then the endpoint's state item: lease, health and the stats in one write
-    expect(finished).toEqual({ recorded: true, released: { circuitBefore: 'closed', backlog: false } });
-    expect(await deliveries.get(first)).toMatchObject({ status: 'succeeded', attempts: 1 });
-    const after = await endpoints.get(endpoint.shop_id, endpoint.id);
-    expect(after?.leases).toEqual({});
-    expect(after?.health.last_success_at).not.toBeNull();
-    expect(await statsOf(endpoint)).toEqual({ attempts: 1, succeeded: 1 });
-  });
+  it(
+    'records a success, counts it and drops the lease, as ' +
+      'single-item writes (no transaction to bill each item twice)',
+    async () => {
+      const { rows, endpoint, lease } = await setUp(1);
+      const first = rows[0] as DeliveryRecord;
+      let finished;
+      const sent = await requests(async () => (finished = await finishSuccess(first, endpoint, lease)));
+      // The row, then the endpoint's state item: lease, health and the stats in one write.
+      expect(sent).toEqual(['UpdateItem', 'UpdateItem']);
+      expect(finished).toEqual({ recorded: true, released: { circuitBefore: 'closed', backlog: false } });
+      expect(await deliveries.get(first)).toMatchObject({ status: 'succeeded', attempts: 1 });
+      const after = await endpoints.get(endpoint.shop_id, endpoint.id);
+      expect(after?.leases).toEqual({});
+      expect(after?.health.last_success_at).not.toBeNull();
+      expect(await statsOf(endpoint)).toEqual({ attempts: 1, succeeded: 1 });
+    },
+  );
 
-  it('an attempt under way when its row is cancelled is logged on the row, which stays cancelled (alone, and in a run)', async () => {
-    const { rows, endpoint, lease } = await setUp(2, 2);
-    const [alone, inRun] = rows as [DeliveryRecord, DeliveryRecord];
-    // Cancelled as the endpoint's disable or a recover's supersede does, with the attempt's request on its way.
-    expect(await deliveries.cancel(alone)).toBe(true);
-    expect(await deliveries.cancel(inRun)).toBe(true);
-    const finished = await finishSuccess(alone, endpoint, lease);
-    expect(finished.recorded).toBe(false);
-    expect(await ledger.recordInRun(inRun, update(false))).toBe(false);
-    expect(await deliveries.get(alone)).toMatchObject({
-      status: 'cancelled',
-      attempts: 1,
-      last_response_status: 204,
-      history: [expect.objectContaining({ attempt: 1, status: 204 })],
-    });
-    expect(await deliveries.get(inRun)).toMatchObject({
-      status: 'cancelled',
-      attempts: 1,
-      last_response_status: 500,
-      next_attempt_at: null,
-      history: [expect.objectContaining({ attempt: 1, status: 500 })],
-    });
-    // Logged once: the same attempt's end coming twice writes nothing more.
-    expect(await ledger.recordInRun(inRun, update(false))).toBe(false);
-    expect((await deliveries.get(inRun))?.history).toHaveLength(1);
-    expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases).not.toHaveProperty(alone.id);
-  });
+  it(
+    'an attempt under way when its row is cancelled is logged ' +
+      'on the row, which stays cancelled (alone, and in a run)',
+    async () => {
+      const { rows, endpoint, lease } = await setUp(2, 2);
+      const [alone, inRun] = rows as [DeliveryRecord, DeliveryRecord];
+      // Cancelled as the endpoint's disable or a recover's supersede does, with the attempt's request on its way.
+      expect(await deliveries.cancel(alone)).toBe(true);
+      expect(await deliveries.cancel(inRun)).toBe(true);
+      const finished = await finishSuccess(alone, endpoint, lease);
+      expect(finished.recorded).toBe(false);
+      expect(await ledger.recordInRun(inRun, update(false))).toBe(false);
+      expect(await deliveries.get(alone)).toMatchObject({
+        status: 'cancelled',
+        attempts: 1,
+        last_response_status: 204,
+        history: [expect.objectContaining({ attempt: 1, status: 204 })],
+      });
+      expect(await deliveries.get(inRun)).toMatchObject({
+        status: 'cancelled',
+        attempts: 1,
+        last_response_status: 500,
+        next_attempt_at: null,
+        history: [expect.objectContaining({ attempt: 1, status: 500 })],
+      });
+      // Logged once: the same attempt's end coming twice writes nothing more.
+      expect(await ledger.recordInRun(inRun, update(false))).toBe(false);
+      expect((await deliveries.get(inRun))?.history).toHaveLength(1);
+      expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases).not.toHaveProperty(alone.id);
+    },
+  );
 
-  /** Two runs on two slots: A (rows[0]) and B (leased for rows[1], which recorded rows[1] and then rows[2] on its rows alone, and ended first). */
+  /**
+   * Two runs on two slots: A (rows[0]) and B (leased for rows[1], which recorded rows[1] and then rows[2] on its rows
+   * alone, and ended first).
+   */
   async function runsOf() {
     const { rows, endpoint, lease } = await setUp(3, 2);
     const [a, b, c] = rows as [DeliveryRecord, DeliveryRecord, DeliveryRecord];
@@ -170,32 +182,39 @@ describe('attempt ledger (DynamoDB Local)', () => {
     return { a, b, c, endpoint, lease, carried, sent };
   }
 
-  it("a run records its successes on their rows alone; the last run's end releases every slot and counts every attempt, in one transaction", async () => {
-    const { a, b, c, endpoint, lease, carried, sent: inRun } = await runsOf();
-    expect(inRun).toEqual(['UpdateItem', 'UpdateItem']);
-    expect(await deliveries.get(c)).toMatchObject({ status: 'succeeded', attempts: 1 });
-    expect(await statsOf(endpoint)).toEqual({ attempts: 0, succeeded: 0 });
-    expect(Object.keys((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases ?? {}).sort()).toEqual(
-      [a.id, b.id].sort(),
-    );
+  it(
+    "a run records its successes on their rows alone; the last run's end " +
+      'releases every slot and counts every attempt, in one transaction',
+    async () => {
+      const { a, b, c, endpoint, lease, carried, sent: inRun } = await runsOf();
+      expect(inRun).toEqual(['UpdateItem', 'UpdateItem']);
+      expect(await deliveries.get(c)).toMatchObject({ status: 'succeeded', attempts: 1 });
+      expect(await statsOf(endpoint)).toEqual({ attempts: 0, succeeded: 0 });
+      expect(Object.keys((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases ?? {}).sort()).toEqual(
+        [a.id, b.id].sort(),
+      );
 
-    let finished;
-    const sent = await requests(async () => (finished = await finishSuccess(a, endpoint, lease, carried)));
-    expect(sent).toEqual(['TransactWriteItems']);
-    expect(finished).toEqual({ recorded: true, released: { circuitBefore: 'closed', backlog: false } });
-    expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases).toEqual({});
-    expect(await statsOf(endpoint)).toEqual({ attempts: 3, succeeded: 3 });
-  });
+      let finished;
+      const sent = await requests(async () => (finished = await finishSuccess(a, endpoint, lease, carried)));
+      expect(sent).toEqual(['TransactWriteItems']);
+      expect(finished).toEqual({ recorded: true, released: { circuitBefore: 'closed', backlog: false } });
+      expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases).toEqual({});
+      expect(await statsOf(endpoint)).toEqual({ attempts: 3, succeeded: 3 });
+    },
+  );
 
-  it("a run's end whose row was cancelled meanwhile logs it there, still releases every slot and counts the runs'", async () => {
-    const { a, endpoint, lease, carried } = await runsOf();
-    expect(await deliveries.cancel(a)).toBe(true);
-    const finished = await finishSuccess(a, endpoint, lease, carried);
-    expect(finished.recorded).toBe(false);
-    expect(await deliveries.get(a)).toMatchObject({ status: 'cancelled', attempts: 1, last_response_status: 204 });
-    expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases).toEqual({});
-    expect(await statsOf(endpoint)).toEqual({ attempts: 2, succeeded: 2 });
-  });
+  it(
+    "a run's end whose row was cancelled meanwhile logs it " + "there, still releases every slot and counts the runs'",
+    async () => {
+      const { a, endpoint, lease, carried } = await runsOf();
+      expect(await deliveries.cancel(a)).toBe(true);
+      const finished = await finishSuccess(a, endpoint, lease, carried);
+      expect(finished.recorded).toBe(false);
+      expect(await deliveries.get(a)).toMatchObject({ status: 'cancelled', attempts: 1, last_response_status: 204 });
+      expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases).toEqual({});
+      expect(await statsOf(endpoint)).toEqual({ attempts: 2, succeeded: 2 });
+    },
+  );
 
   it('an attempt another consumer recorded first writes nothing more on its row (no log as if cancelled)', async () => {
     const { rows, endpoint, lease } = await setUp(1);
@@ -205,23 +224,26 @@ describe('attempt ledger (DynamoDB Local)', () => {
     expect(sent.filter((op) => op === 'UpdateItem')).toHaveLength(2); // the row's refused record, then the release
   });
 
-  it('a carried slot that is no longer ours is left to its holder; the rest is written as separate writes', async () => {
-    const { a, b, endpoint, lease, carried } = await runsOf();
-    const current = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;
-    const stolen = { taken: Date.now(), until: Date.now() + 60_000, token: 'someone-else', probe: false };
-    // Taken again as `admit` does when a lease has expired: dropped and written anew.
-    expect(
-      await endpoints.admit(
-        current,
-        emptyAdmission({ send: [{ deliveryId: b.id, lease: stolen }], expired: [b.id], health: current.health }),
-      ),
-    ).toBe(true);
-    const finished = await finishSuccess(a, endpoint, lease, carried);
-    expect(finished.recorded).toBe(true);
-    const after = await endpoints.get(endpoint.shop_id, endpoint.id);
-    expect(after?.leases).toEqual({ [b.id]: stolen });
-    expect(await statsOf(endpoint)).toEqual({ attempts: 3, succeeded: 3 });
-  });
+  it(
+    'a carried slot that is no longer ours is left to ' + 'its holder; the rest is written as separate writes',
+    async () => {
+      const { a, b, endpoint, lease, carried } = await runsOf();
+      const current = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;
+      const stolen = { taken: Date.now(), until: Date.now() + 60_000, token: 'someone-else', probe: false };
+      // Taken again as `admit` does when a lease has expired: dropped and written anew.
+      expect(
+        await endpoints.admit(
+          current,
+          emptyAdmission({ send: [{ deliveryId: b.id, lease: stolen }], expired: [b.id], health: current.health }),
+        ),
+      ).toBe(true);
+      const finished = await finishSuccess(a, endpoint, lease, carried);
+      expect(finished.recorded).toBe(true);
+      const after = await endpoints.get(endpoint.shop_id, endpoint.id);
+      expect(after?.leases).toEqual({ [b.id]: stolen });
+      expect(await statsOf(endpoint)).toEqual({ attempts: 3, succeeded: 3 });
+    },
+  );
 
   it("what runs carried is released on its own when no attempt's end could take it", async () => {
     const { b, endpoint, carried, lease } = await runsOf();
@@ -296,28 +318,36 @@ describe('attempt ledger (DynamoDB Local)', () => {
     expect(await endpoints.get(endpoint.shop_id, endpoint.id)).not.toHaveProperty('backlog_at');
   });
 
-  it('admits batches that read a healthy endpoint at the same moment while there is room: never past the cap, never one delivery twice', async () => {
-    const { rows, endpoint } = await setUp(7, 0);
-    const read = endpoint;
-    const one = (id: string) => admit(read, [id], { now: Date.now(), leaseMs: 60_000, token: randomUUID });
-    // Six batches, each with the endpoint as read before any of them wrote.
-    const admitted = await Promise.all(rows.slice(0, 6).map((r) => endpoints.admit(read, one(r.id))));
-    expect(admitted.filter(Boolean)).toHaveLength(MAX_IN_FLIGHT);
-    const after = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;
-    expect(Object.keys(after.leases)).toHaveLength(MAX_IN_FLIGHT);
-    expect(after.lease_version).toBe(read.lease_version + MAX_IN_FLIGHT);
-  });
+  it(
+    'admits batches that read a healthy endpoint at the same moment ' +
+      'while there is room: never past the cap, never one delivery twice',
+    async () => {
+      const { rows, endpoint } = await setUp(7, 0);
+      const read = endpoint;
+      const one = (id: string) => admit(read, [id], { now: Date.now(), leaseMs: 60_000, token: randomUUID });
+      // Six batches, each with the endpoint as read before any of them wrote.
+      const admitted = await Promise.all(rows.slice(0, 6).map((r) => endpoints.admit(read, one(r.id))));
+      expect(admitted.filter(Boolean)).toHaveLength(MAX_IN_FLIGHT);
+      const after = (await endpoints.get(endpoint.shop_id, endpoint.id)) as EndpointRecord;
+      expect(Object.keys(after.leases)).toHaveLength(MAX_IN_FLIGHT);
+      expect(after.lease_version).toBe(read.lease_version + MAX_IN_FLIGHT);
+    },
+  );
 
-  it('does not admit a delivery whose lease another batch took since the read (a duplicate message), though there is room', async () => {
-    const { rows, endpoint, lease } = await setUp(2, 1);
-    const first = rows[0] as DeliveryRecord;
-    // The endpoint as a second batch read it just before the first batch's admission.
-    const stale = { ...endpoint, leases: {} };
-    const duplicate = admit(stale, [first.id], { now: Date.now(), leaseMs: 60_000, token: randomUUID });
-    expect(duplicate.send.map((s) => s.deliveryId)).toEqual([first.id]);
-    expect(await endpoints.admit(stale, duplicate)).toBe(false);
-    expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases[first.id]?.token).toBe(lease(first).token);
-  });
+  it(
+    'does not admit a delivery whose lease another batch took ' +
+      'since the read (a duplicate message), though there is room',
+    async () => {
+      const { rows, endpoint, lease } = await setUp(2, 1);
+      const first = rows[0] as DeliveryRecord;
+      // The endpoint as a second batch read it just before the first batch's admission.
+      const stale = { ...endpoint, leases: {} };
+      const duplicate = admit(stale, [first.id], { now: Date.now(), leaseMs: 60_000, token: randomUUID });
+      expect(duplicate.send.map((s) => s.deliveryId)).toEqual([first.id]);
+      expect(await endpoints.admit(stale, duplicate)).toBe(false);
+      expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases[first.id]?.token).toBe(lease(first).token);
+    },
+  );
 
   it('a probe that succeeds reports the circuit it closed', async () => {
     const { rows, endpoint, lease } = await setUp(1);
@@ -339,16 +369,19 @@ describe('attempt ledger (DynamoDB Local)', () => {
     });
   });
 
-  it('an attempt another consumer recorded first is not recorded or counted again, and our lease still goes', async () => {
-    const { rows, endpoint, lease } = await setUp(1);
-    const first = rows[0] as DeliveryRecord;
-    expect(await deliveries.recordAttempt(first, update(true))).toBe(true);
-    const finished = await finishSuccess(first, endpoint, lease);
-    expect(finished.recorded).toBe(false);
-    expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases).toEqual({});
-    expect(await statsOf(endpoint)).toEqual({ attempts: 1, succeeded: 1 });
-    expect((await deliveries.get(first))?.history).toHaveLength(1);
-  });
+  it(
+    'an attempt another consumer recorded first is not ' + 'recorded or counted again, and our lease still goes',
+    async () => {
+      const { rows, endpoint, lease } = await setUp(1);
+      const first = rows[0] as DeliveryRecord;
+      expect(await deliveries.recordAttempt(first, update(true))).toBe(true);
+      const finished = await finishSuccess(first, endpoint, lease);
+      expect(finished.recorded).toBe(false);
+      expect((await endpoints.get(endpoint.shop_id, endpoint.id))?.leases).toEqual({});
+      expect(await statsOf(endpoint)).toEqual({ attempts: 1, succeeded: 1 });
+      expect((await deliveries.get(first))?.history).toHaveLength(1);
+    },
+  );
 
   it('a failure that a later success overtook on its way to the table is not counted as consecutive', async () => {
     const { rows, endpoint, lease } = await setUp(2, 2);

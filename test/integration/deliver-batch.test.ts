@@ -104,136 +104,55 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     }
   });
 
-  it("reads only row and endpoint for a message that carries its event (the fan-out's), and sends the event it carries", async () => {
-    const { rows } = await endpointWith(2);
-    const [carrier, plain] = rows as [DeliveryRecord, DeliveryRecord];
-    const stored = (await new DynamoEventStore(deps.db).get(carrier.shop_id, carrier.event_id)) as EventRecord;
-    // Marked, to tell the carried copy from the stored one (a real message carries the event as written).
-    const carried = { ...stored, data: { ...stored.data, carried: true } };
-    const h = harness();
-    const bodies: Record<string, unknown>[] = [];
-    h.attemptDeps.sender = {
-      post: async (_url, _headers, body) => (
-        bodies.push(JSON.parse(body) as Record<string, unknown>),
-        { status: 204, error: null, retryAfterMs: null, durationMs: 1, snippet: null }
-      ),
-    };
-    const read: string[] = [];
-    const unwatch = observeTable(deps.db, (operation, input) => {
-      if (operation === 'BatchGetItem') read.push(...(JSON.stringify(input).match(/(WD|EVT|WE)#[^"]*/g) ?? []));
-    });
-    try {
-      expect(
-        verdicts(await deliverBatch(h.attemptDeps, [carryingEvent(messageOf(carrier), carried), messageOf(plain)])),
-      ).toEqual(['delivered', 'delivered']);
-    } finally {
-      unwatch();
-    }
-    const eventKeys = read.filter((k) => k.startsWith('EVT'));
-    expect(eventKeys).toEqual([keys.event(plain.shop_id, plain.event_id).sk]);
-    expect(read.filter((k) => k.startsWith(skPrefix.endpointDeliveries(plain.endpoint_id)))).toHaveLength(2);
-    expect(bodies.find((b) => b.id === carrier.event_id)?.data).toMatchObject({ carried: true });
-    expect(bodies.find((b) => b.id === plain.event_id)?.data).not.toHaveProperty('carried');
-  });
-
-  it(`sends at most ${MAX_IN_FLIGHT} to one healthy endpoint at once; a freed slot passes to the next delivery of the batch`, async () => {
-    const { rows, endpoint, shop } = await endpointWith(10);
-    let inFlight = 0;
-    let most = 0;
-    const h = harness(async () => {
-      most = Math.max(most, ++inFlight);
-      await new Promise((r) => setTimeout(r, 20));
-      inFlight--;
-      return { status: 204 };
-    });
-    expect(
-      verdicts(
-        await deliverBatch(
-          h.attemptDeps,
-          rows.map((r) => messageOf(r)),
+  it(
+    'reads only row and endpoint for a message that carries ' +
+      "its event (the fan-out's), and sends the event it carries",
+    async () => {
+      const { rows } = await endpointWith(2);
+      const [carrier, plain] = rows as [DeliveryRecord, DeliveryRecord];
+      const stored = (await new DynamoEventStore(deps.db).get(carrier.shop_id, carrier.event_id)) as EventRecord;
+      // Marked, to tell the carried copy from the stored one (a real message carries the event as written).
+      const carried = { ...stored, data: { ...stored.data, carried: true } };
+      const h = harness();
+      const bodies: Record<string, unknown>[] = [];
+      h.attemptDeps.sender = {
+        post: async (_url, _headers, body) => (
+          bodies.push(JSON.parse(body) as Record<string, unknown>),
+          { status: 204, error: null, retryAfterMs: null, durationMs: 1, snippet: null }
         ),
-      ),
-    ).toEqual(Array(10).fill('delivered'));
-    expect([h.posts.length, most]).toEqual([10, MAX_IN_FLIGHT]);
-    expect(h.scheduled).toEqual([]); // no trip through the queue
-    const after = await endpoints.get(shop.id, endpoint.id);
-    expect(after?.leases).toEqual({});
-    expect(after?.health).toMatchObject({
-      circuit: 'closed',
-      consecutive_failures: 0,
-      last_success_at: expect.any(String),
-    });
-  });
+      };
+      const read: string[] = [];
+      const unwatch = observeTable(deps.db, (operation, input) => {
+        if (operation === 'BatchGetItem') read.push(...(JSON.stringify(input).match(/(WD|EVT|WE)#[^"]*/g) ?? []));
+      });
+      try {
+        expect(
+          verdicts(await deliverBatch(h.attemptDeps, [carryingEvent(messageOf(carrier), carried), messageOf(plain)])),
+        ).toEqual(['delivered', 'delivered']);
+      } finally {
+        unwatch();
+      }
+      const eventKeys = read.filter((k) => k.startsWith('EVT'));
+      expect(eventKeys).toEqual([keys.event(plain.shop_id, plain.event_id).sk]);
+      expect(read.filter((k) => k.startsWith(skPrefix.endpointDeliveries(plain.endpoint_id)))).toHaveLength(2);
+      expect(bodies.find((b) => b.id === carrier.event_id)?.data).toMatchObject({ carried: true });
+      expect(bodies.find((b) => b.id === plain.event_id)?.data).not.toHaveProperty('carried');
+    },
+  );
 
-  it('deliveries that went back on the queue for want of a slot are pulled from the table by the batch whose success frees one', async () => {
-    const { rows, shop, endpoint } = await endpointWith(12);
-    let inFlight = 0;
-    let most = 0;
-    const h = harness(async () => {
-      most = Math.max(most, ++inFlight);
-      // The first ones answer slowly enough for the second batch to find every slot taken.
-      await new Promise((r) => setTimeout(r, h.posts.length <= MAX_IN_FLIGHT ? 400 : 20));
-      inFlight--;
-      return { status: 204 };
-    });
-    const holders = deliverBatch(
-      h.attemptDeps,
-      rows.slice(0, MAX_IN_FLIGHT).map((r) => messageOf(r)),
-    );
-    while (h.posts.length < MAX_IN_FLIGHT) await new Promise((r) => setTimeout(r, 5));
-    // The endpoint is full: this batch sends nothing, puts its messages back and marks the endpoint.
-    const late = rows.slice(MAX_IN_FLIGHT).map((r) => messageOf(r));
-    expect(verdicts(await deliverBatch(h.attemptDeps, late))).toEqual(Array(late.length).fill('deferred'));
-    expect(h.scheduled.map((s) => s.message.delivery_id).sort()).toEqual(late.map((m) => m.delivery_id).sort());
-    expect(await endpoints.get(shop.id, endpoint.id)).toHaveProperty('backlog_at');
-    // The holders' batch delivers its own and then the waiting ones, at the endpoint's limit.
-    expect(verdicts(await holders)).toEqual(Array(MAX_IN_FLIGHT).fill('delivered'));
-    expect(h.posts.sort()).toEqual(rows.map((r) => r.event_id).sort());
-    expect(most).toBe(MAX_IN_FLIGHT);
-    for (const r of rows) expect(await row(r)).toMatchObject({ status: 'succeeded', attempts: 1 });
-    expect(await endpoints.get(shop.id, endpoint.id)).not.toHaveProperty('backlog_at');
-    // The messages that went back come round again and send nothing.
-    expect(
-      verdicts(
-        await deliverBatch(
-          h.attemptDeps,
-          h.scheduled.map((s) => s.message),
-        ),
-      ),
-    ).toEqual(Array(late.length).fill('duplicate'));
-    expect(h.posts).toHaveLength(rows.length);
-  });
-
-  it(`a success after its batch's ${RUNWAY_MS / 1000} s runway hands the deliveries waiting for a slot back to the queue, due now, instead of leaving them to their deferral`, async () => {
-    const { rows, shop, endpoint } = await endpointWith(12);
-    // The holders answer after the runway: their batch ends past it and must not pull.
-    const h = harness(async () => {
-      await new Promise((r) => setTimeout(r, h.posts.length <= MAX_IN_FLIGHT ? RUNWAY_MS + 300 : 5));
-      return { status: 204 };
-    });
-    const holders = deliverBatch(
-      h.attemptDeps,
-      rows.slice(0, MAX_IN_FLIGHT).map((r) => messageOf(r)),
-    );
-    while (h.posts.length < MAX_IN_FLIGHT) await new Promise((r) => setTimeout(r, 5));
-    const late = rows.slice(MAX_IN_FLIGHT).map((r) => messageOf(r));
-    expect(verdicts(await deliverBatch(h.attemptDeps, late))).toEqual(Array(late.length).fill('deferred'));
-    expect(await endpoints.get(shop.id, endpoint.id)).toHaveProperty('backlog_at');
-    expect(verdicts(await holders)).toEqual(Array(MAX_IN_FLIGHT).fill('delivered'));
-    // Not pulled (only the holders were sent), but queued again at once, and the mark taken.
-    expect(h.posts).toHaveLength(MAX_IN_FLIGHT);
-    expect(h.queued.map((m) => m.delivery_id).sort()).toEqual(late.map((m) => m.delivery_id).sort());
-    expect(await endpoints.get(shop.id, endpoint.id)).not.toHaveProperty('backlog_at');
-    expect(verdicts(await deliverBatch(h.attemptDeps, h.queued))).toEqual(Array(late.length).fill('delivered'));
-    for (const r of rows) expect(await row(r)).toMatchObject({ status: 'succeeded', attempts: 1 });
-  }, 20_000);
-
-  it('costs 1.2 table requests per delivery on the hot path: one read, one admission, one write per attempt, one transaction per endpoint', async () => {
-    const { shop, endpoint, rows } = await endpointWith(10);
-    const h = harness();
-    const sent: string[] = [];
-    const unwatch = observeTable(deps.db, (operation) => sent.push(`${operation}Command`));
-    try {
+  it(
+    `sends at most ${MAX_IN_FLIGHT} to one healthy endpoint at once; ` +
+      'a freed slot passes to the next delivery of the batch',
+    async () => {
+      const { rows, endpoint, shop } = await endpointWith(10);
+      let inFlight = 0;
+      let most = 0;
+      const h = harness(async () => {
+        most = Math.max(most, ++inFlight);
+        await new Promise((r) => setTimeout(r, 20));
+        inFlight--;
+        return { status: 204 };
+      });
       expect(
         verdicts(
           await deliverBatch(
@@ -242,24 +161,127 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
           ),
         ),
       ).toEqual(Array(10).fill('delivered'));
-    } finally {
-      unwatch();
-    }
-    const count = (name: string) => sent.filter((c) => c === name).length;
-    // The admission and 9 successes recorded on their rows alone; the last run's end writes its row, every slot's release and the stats.
-    expect({
-      reads: count('BatchGetItemCommand'),
-      updates: count('UpdateItemCommand'),
-      transactions: count('TransactWriteItemsCommand'),
-    }).toEqual({ reads: 1, updates: 10, transactions: 1 });
-    expect(sent).toHaveLength(12);
-    for (const r of rows) expect(await row(r)).toMatchObject({ status: 'succeeded', attempts: 1 });
-    const after = await endpoints.get(shop.id, endpoint.id);
-    expect(after?.leases).toEqual({});
-    expect(after?.health.last_success_at).not.toBeNull();
-    const buckets = await new DynamoEndpointStatsStore(deps.db).window(shop.id, endpoint.id, new Date());
-    expect(buckets.reduce((n, b) => n + b.succeeded, 0)).toBe(10);
-  });
+      expect([h.posts.length, most]).toEqual([10, MAX_IN_FLIGHT]);
+      expect(h.scheduled).toEqual([]); // no trip through the queue
+      const after = await endpoints.get(shop.id, endpoint.id);
+      expect(after?.leases).toEqual({});
+      expect(after?.health).toMatchObject({
+        circuit: 'closed',
+        consecutive_failures: 0,
+        last_success_at: expect.any(String),
+      });
+    },
+  );
+
+  it(
+    'deliveries that went back on the queue for want of a slot are ' +
+      'pulled from the table by the batch whose success frees one',
+    async () => {
+      const { rows, shop, endpoint } = await endpointWith(12);
+      let inFlight = 0;
+      let most = 0;
+      const h = harness(async () => {
+        most = Math.max(most, ++inFlight);
+        // The first ones answer slowly enough for the second batch to find every slot taken.
+        await new Promise((r) => setTimeout(r, h.posts.length <= MAX_IN_FLIGHT ? 400 : 20));
+        inFlight--;
+        return { status: 204 };
+      });
+      const holders = deliverBatch(
+        h.attemptDeps,
+        rows.slice(0, MAX_IN_FLIGHT).map((r) => messageOf(r)),
+      );
+      while (h.posts.length < MAX_IN_FLIGHT) await new Promise((r) => setTimeout(r, 5));
+      // The endpoint is full: this batch sends nothing, puts its messages back and marks the endpoint.
+      const late = rows.slice(MAX_IN_FLIGHT).map((r) => messageOf(r));
+      expect(verdicts(await deliverBatch(h.attemptDeps, late))).toEqual(Array(late.length).fill('deferred'));
+      expect(h.scheduled.map((s) => s.message.delivery_id).sort()).toEqual(late.map((m) => m.delivery_id).sort());
+      expect(await endpoints.get(shop.id, endpoint.id)).toHaveProperty('backlog_at');
+      // The holders' batch delivers its own and then the waiting ones, at the endpoint's limit.
+      expect(verdicts(await holders)).toEqual(Array(MAX_IN_FLIGHT).fill('delivered'));
+      expect(h.posts.sort()).toEqual(rows.map((r) => r.event_id).sort());
+      expect(most).toBe(MAX_IN_FLIGHT);
+      for (const r of rows) expect(await row(r)).toMatchObject({ status: 'succeeded', attempts: 1 });
+      expect(await endpoints.get(shop.id, endpoint.id)).not.toHaveProperty('backlog_at');
+      // The messages that went back come round again and send nothing.
+      expect(
+        verdicts(
+          await deliverBatch(
+            h.attemptDeps,
+            h.scheduled.map((s) => s.message),
+          ),
+        ),
+      ).toEqual(Array(late.length).fill('duplicate'));
+      expect(h.posts).toHaveLength(rows.length);
+    },
+  );
+
+  it(
+    `a success after its batch's ${RUNWAY_MS / 1000} s runway ` +
+      'hands the deliveries waiting for a slot back to the queue, due now, instead of leaving them to their deferral',
+    async () => {
+      const { rows, shop, endpoint } = await endpointWith(12);
+      // The holders answer after the runway: their batch ends past it and must not pull.
+      const h = harness(async () => {
+        await new Promise((r) => setTimeout(r, h.posts.length <= MAX_IN_FLIGHT ? RUNWAY_MS + 300 : 5));
+        return { status: 204 };
+      });
+      const holders = deliverBatch(
+        h.attemptDeps,
+        rows.slice(0, MAX_IN_FLIGHT).map((r) => messageOf(r)),
+      );
+      while (h.posts.length < MAX_IN_FLIGHT) await new Promise((r) => setTimeout(r, 5));
+      const late = rows.slice(MAX_IN_FLIGHT).map((r) => messageOf(r));
+      expect(verdicts(await deliverBatch(h.attemptDeps, late))).toEqual(Array(late.length).fill('deferred'));
+      expect(await endpoints.get(shop.id, endpoint.id)).toHaveProperty('backlog_at');
+      expect(verdicts(await holders)).toEqual(Array(MAX_IN_FLIGHT).fill('delivered'));
+      // Not pulled (only the holders were sent), but queued again at once, and the mark taken.
+      expect(h.posts).toHaveLength(MAX_IN_FLIGHT);
+      expect(h.queued.map((m) => m.delivery_id).sort()).toEqual(late.map((m) => m.delivery_id).sort());
+      expect(await endpoints.get(shop.id, endpoint.id)).not.toHaveProperty('backlog_at');
+      expect(verdicts(await deliverBatch(h.attemptDeps, h.queued))).toEqual(Array(late.length).fill('delivered'));
+      for (const r of rows) expect(await row(r)).toMatchObject({ status: 'succeeded', attempts: 1 });
+    },
+    20_000,
+  );
+
+  it(
+    'costs 1.2 table requests per delivery on the hot path: one read, ' +
+      'one admission, one write per attempt, one transaction per endpoint',
+    async () => {
+      const { shop, endpoint, rows } = await endpointWith(10);
+      const h = harness();
+      const sent: string[] = [];
+      const unwatch = observeTable(deps.db, (operation) => sent.push(`${operation}Command`));
+      try {
+        expect(
+          verdicts(
+            await deliverBatch(
+              h.attemptDeps,
+              rows.map((r) => messageOf(r)),
+            ),
+          ),
+        ).toEqual(Array(10).fill('delivered'));
+      } finally {
+        unwatch();
+      }
+      const count = (name: string) => sent.filter((c) => c === name).length;
+      // The admission and 9 successes recorded on their rows alone; the last run's end writes its row, every slot's
+      // release and the stats.
+      expect({
+        reads: count('BatchGetItemCommand'),
+        updates: count('UpdateItemCommand'),
+        transactions: count('TransactWriteItemsCommand'),
+      }).toEqual({ reads: 1, updates: 10, transactions: 1 });
+      expect(sent).toHaveLength(12);
+      for (const r of rows) expect(await row(r)).toMatchObject({ status: 'succeeded', attempts: 1 });
+      const after = await endpoints.get(shop.id, endpoint.id);
+      expect(after?.leases).toEqual({});
+      expect(after?.health.last_success_at).not.toBeNull();
+      const buckets = await new DynamoEndpointStatsStore(deps.db).window(shop.id, endpoint.id, new Date());
+      expect(buckets.reduce((n, b) => n + b.succeeded, 0)).toBe(10);
+    },
+  );
 
   it('after an unanswered attempt, one at a time: the rest go back on the queue with no attempt used', async () => {
     const { rows } = await endpointWith(4);
@@ -288,48 +310,55 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     expect(await row(rows[3] as DeliveryRecord)).toMatchObject({ status: 'pending', attempts: 0 });
   });
 
-  it('behind requests that look stuck, deferred deliveries wait until the first lease ends, and the endpoint is marked so a success pulls them sooner', async () => {
-    const { rows, shop, endpoint } = await endpointWith(MAX_IN_FLIGHT + 2);
-    const h = harness();
-    // Every slot held by requests taken 2 s ago (the lease is the 1 s timeout + 5 s), nothing succeeded since.
-    const leaseMs = h.attemptDeps.settings.timeoutMs + 5_000;
-    const until = Date.now() + leaseMs - 2_000;
-    const current = await endpoints.get(shop.id, endpoint.id);
-    const held = rows
-      .slice(0, MAX_IN_FLIGHT)
-      .map((r) => ({ deliveryId: r.id, lease: { taken: until - leaseMs, until, token: `t_${r.id}`, probe: false } }));
-    expect(await endpoints.admit(current!, emptyAdmission({ send: held, health: current!.health }))).toBe(true);
-    const late = rows.slice(MAX_IN_FLIGHT).map((r) => messageOf(r));
-    expect(verdicts(await deliverBatch(h.attemptDeps, late))).toEqual(['deferred', 'deferred']);
-    expect(h.posts).toEqual([]);
-    expect(h.scheduled.map((s) => s.at.getTime())).toEqual([until, until]);
-    expect(await endpoints.get(shop.id, endpoint.id)).toHaveProperty('backlog_at');
-  });
+  it(
+    'behind requests that look stuck, deferred deliveries wait until the first ' +
+      'lease ends, and the endpoint is marked so a success pulls them sooner',
+    async () => {
+      const { rows, shop, endpoint } = await endpointWith(MAX_IN_FLIGHT + 2);
+      const h = harness();
+      // Every slot held by requests taken 2 s ago (the lease is the 1 s timeout + 5 s), nothing succeeded since.
+      const leaseMs = h.attemptDeps.settings.timeoutMs + 5_000;
+      const until = Date.now() + leaseMs - 2_000;
+      const current = await endpoints.get(shop.id, endpoint.id);
+      const held = rows
+        .slice(0, MAX_IN_FLIGHT)
+        .map((r) => ({ deliveryId: r.id, lease: { taken: until - leaseMs, until, token: `t_${r.id}`, probe: false } }));
+      expect(await endpoints.admit(current!, emptyAdmission({ send: held, health: current!.health }))).toBe(true);
+      const late = rows.slice(MAX_IN_FLIGHT).map((r) => messageOf(r));
+      expect(verdicts(await deliverBatch(h.attemptDeps, late))).toEqual(['deferred', 'deferred']);
+      expect(h.posts).toEqual([]);
+      expect(h.scheduled.map((s) => s.at.getTime())).toEqual([until, until]);
+      expect(await endpoints.get(shop.id, endpoint.id)).toHaveProperty('backlog_at');
+    },
+  );
 
-  it("when the table fails mid-attempt, that message fails alone and the batch's waiting ones go back on the queue", async () => {
-    const { rows } = await endpointWith(6);
-    const h = harness();
-    const failing: AttemptLedger = {
-      finish: async (end: AttemptEnd) => {
-        if (end.delivery.id === rows[0]?.id) throw new Error('table unavailable');
-        return ledger.finish(end);
-      },
-      recordInRun: async (delivery, update) => {
-        if (delivery.id === rows[0]?.id) throw new Error('table unavailable');
-        return ledger.recordInRun(delivery, update);
-      },
-      releaseCarried: (endpoint, carried) => ledger.releaseCarried(endpoint, carried),
-    };
-    const results = verdicts(
-      await deliverBatch(
-        { ...h.attemptDeps, ledger: failing },
-        rows.map((r) => messageOf(r)),
-      ),
-    );
-    expect(results[0]).toBe('error: Error: table unavailable');
-    expect(results.slice(1).every((v) => v === 'delivered' || v === 'deferred')).toBe(true);
-    expect(results.filter((v) => v === 'deferred').length).toBeGreaterThan(0);
-  });
+  it(
+    'when the table fails mid-attempt, that message fails ' + "alone and the batch's waiting ones go back on the queue",
+    async () => {
+      const { rows } = await endpointWith(6);
+      const h = harness();
+      const failing: AttemptLedger = {
+        finish: async (end: AttemptEnd) => {
+          if (end.delivery.id === rows[0]?.id) throw new Error('table unavailable');
+          return ledger.finish(end);
+        },
+        recordInRun: async (delivery, update) => {
+          if (delivery.id === rows[0]?.id) throw new Error('table unavailable');
+          return ledger.recordInRun(delivery, update);
+        },
+        releaseCarried: (endpoint, carried) => ledger.releaseCarried(endpoint, carried),
+      };
+      const results = verdicts(
+        await deliverBatch(
+          { ...h.attemptDeps, ledger: failing },
+          rows.map((r) => messageOf(r)),
+        ),
+      );
+      expect(results[0]).toBe('error: Error: table unavailable');
+      expect(results.slice(1).every((v) => v === 'delivered' || v === 'deferred')).toBe(true);
+      expect(results.filter((v) => v === 'deferred').length).toBeGreaterThan(0);
+    },
+  );
 
   it('two consumers given the same message at once send it once', async () => {
     const { rows } = await endpointWith(1);
@@ -343,325 +372,360 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     expect(['duplicate', 'in_flight']).toContain(other);
   });
 
-  it("a delivery one batch's runs carry, woken again in another batch meanwhile, is sent once: the other sends it back to the queue", async () => {
-    const { rows, endpoint, shop } = await endpointWith(MAX_IN_FLIGHT + 2);
-    const h = harness(() => new Promise((r) => setTimeout(() => r({ status: 204 }), 60)));
-    const carried = rows[rows.length - 1] as DeliveryRecord;
-    // Another consumer holds two slots when batch A is admitted: A gets the other two and carries the rest for them.
-    const read = (await endpoints.get(shop.id, endpoint.id)) as NonNullable<Awaited<ReturnType<typeof endpoints.get>>>;
-    const others = ['dlv_01jd0000000000000000000001', 'dlv_01jd0000000000000000000002'].map((id) => ({
-      deliveryId: id,
-      lease: { taken: Date.now(), until: Date.now() + 60_000, token: `t-${id}`, probe: false },
-    }));
-    expect(await endpoints.admit(read, emptyAdmission({ send: others, health: read.health }))).toBe(true);
-    const a = deliverBatch(
-      h.attemptDeps,
-      rows.map((r) => messageOf(r)),
-    );
-    while (h.posts.length === 0) await new Promise((r) => setTimeout(r, 5));
-    const state = await deps.db.doc.get({
-      TableName: deps.db.tableName,
-      Key: keys.endpointState(shop.id, endpoint.id),
-      ConsistentRead: true,
-    });
-    expect(
-      Object.keys(state.Item ?? {})
-        .filter((k) => k.startsWith('c_'))
-        .sort(),
-    ).toEqual(
-      rows
-        .slice(2)
-        .map((r) => carriedKey(r.id))
-        .sort(),
-    );
-    // The other consumer's requests end: two slots are free while A's runs still carry the last row.
-    await endpoints.dropLeases(
-      read,
-      others.map((o) => ({ key: o.deliveryId, token: o.lease.token })),
-    );
-    // Another wake-up of that row (a duplicate message, a sweep, a pull) in batch B.
-    expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(carried)]))).toEqual(['deferred']);
-    expect(verdicts(await a)).toEqual(Array(rows.length).fill('delivered'));
-    expect(h.posts.filter((id) => id === carried.event_id)).toHaveLength(1);
-    expect(h.scheduled.map((s) => s.message.delivery_id)).toEqual([carried.id]);
-    // The last run's write ended what the batch carried.
-    const after = await deps.db.doc.get({
-      TableName: deps.db.tableName,
-      Key: keys.endpointState(shop.id, endpoint.id),
-      ConsistentRead: true,
-    });
-    expect(Object.keys(after.Item ?? {}).filter((k) => k.startsWith('c_'))).toEqual([]);
-    expect(after.Item?.leases).toEqual({});
-  });
-
-  it('an admission made on a read from before another batch carried a delivery does not send it, nor carry one another batch holds', async () => {
-    const { rows, endpoint, shop } = await endpointWith(3);
-    const [x, y, z] = rows as [DeliveryRecord, DeliveryRecord, DeliveryRecord];
-    const read = (await endpoints.get(shop.id, endpoint.id)) as NonNullable<Awaited<ReturnType<typeof endpoints.get>>>;
-    const slot = (id: string) => ({
-      deliveryId: id,
-      lease: { taken: Date.now(), until: Date.now() + 60_000, token: `t-${id}`, probe: false },
-    });
-    const none = emptyAdmission({ health: read.health });
-    // A: sends y, carries x.
-    expect(
-      await endpoints.admit(read, { ...none, send: [slot(y.id)], carry: [x.id], carryUntil: Date.now() + 60_000 }),
-    ).toBe(true);
-    // B read the endpoint before A wrote: it would send x, on the count of leases (a healthy endpoint's way).
-    expect(await endpoints.admit(read, { ...none, send: [slot(x.id)], carry: [], carryUntil: 0 })).toBe(false);
-    // C read before too: it would send z and carry y, which A holds a lease for.
-    expect(
-      await endpoints.admit(read, { ...none, send: [slot(z.id)], carry: [y.id], carryUntil: Date.now() + 60_000 }),
-    ).toBe(false);
-    // D read before too: it would send z and carry x, which A carries.
-    expect(
-      await endpoints.admit(read, { ...none, send: [slot(z.id)], carry: [x.id], carryUntil: Date.now() + 60_000 }),
-    ).toBe(false);
-    const now = (await endpoints.get(shop.id, endpoint.id)) as NonNullable<Awaited<ReturnType<typeof endpoints.get>>>;
-    expect(Object.keys(now.leases)).toEqual([y.id]);
-    expect(Object.keys(now.carried ?? {})).toEqual([carriedKey(x.id)]);
-  });
-
-  it("what a consumer that died carried expires: the next admission carries it anew in the same write, and only the carrier's own entry is ever removed", async () => {
-    const { rows, endpoint, shop } = await endpointWith(2);
-    const [x, y] = rows as [DeliveryRecord, DeliveryRecord];
-    const key = keys.endpointState(shop.id, endpoint.id);
-    // Left by a consumer that died mid-batch, past its time.
-    await deps.db.doc.update({
-      TableName: deps.db.tableName,
-      Key: key,
-      UpdateExpression: 'SET #c = :past',
-      ExpressionAttributeNames: { '#c': carriedKey(x.id) },
-      ExpressionAttributeValues: { ':past': Date.now() - 1000 },
-    });
-    const read = (await endpoints.get(shop.id, endpoint.id)) as NonNullable<Awaited<ReturnType<typeof endpoints.get>>>;
-    const admission = admit(read, [y.id, x.id], { now: Date.now(), leaseMs: 60_000, token: () => 'tok' });
-    // A batch over the limit: y goes out, x waits in its runway (carried).
-    const until = Date.now() + 60_000;
-    expect(admission.expiredCarried).toEqual([carriedKey(x.id)]);
-    expect(
-      await endpoints.admit(read, {
-        ...admission,
-        send: admission.send.filter((s) => s.deliveryId === y.id),
-        carry: [x.id],
-        carryUntil: until,
-      }),
-    ).toBe(true);
-    const after = (await deps.db.doc.get({ TableName: deps.db.tableName, Key: key, ConsistentRead: true })).Item ?? {};
-    expect(after[carriedKey(x.id)]).toBe(until);
-    // A late release of the dead consumer's (its time, not this one) leaves the new entry; the carrier's own removes it.
-    await endpoints.dropLeases(read, [], [x.id], Date.now() - 1000);
-    expect(
-      (await deps.db.doc.get({ TableName: deps.db.tableName, Key: key, ConsistentRead: true })).Item?.[
-        carriedKey(x.id)
-      ],
-    ).toBe(until);
-    await endpoints.dropLeases(read, [], [x.id], until);
-    expect(
-      (await deps.db.doc.get({ TableName: deps.db.tableName, Key: key, ConsistentRead: true })).Item?.[
-        carriedKey(x.id)
-      ],
-    ).toBeUndefined();
-  });
-
-  it('opens the circuit, records due deliveries as circuit_open without a schedule, probes, and releases the waiting ones on success', async () => {
-    let clock = Date.now();
-    let status = 503;
-    const { rows, shop, endpoint } = await endpointWith(CIRCUIT_THRESHOLD + 2);
-    const h = harness(
-      () => ({ status }),
-      () => new Date(clock),
-    );
-    // One at a time after the first failure: five batches of one make five failures.
-    for (const r of rows.slice(0, CIRCUIT_THRESHOLD))
-      expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(r)]))).toEqual(['retry_scheduled']);
-    expect((await endpoints.get(shop.id, endpoint.id))?.health).toMatchObject({
-      circuit: 'open',
-      consecutive_failures: CIRCUIT_THRESHOLD,
-    });
-
-    // A delivery on its 4th attempt (due 30 min after the 3rd): with the circuit open it gets no schedule.
-    const held = rows[CIRCUIT_THRESHOLD] as DeliveryRecord;
-    const late = await store
-      .get(held)
-      .then((d) => ({ ...(d as DeliveryRecord), status: 'retrying' as const, attempts: 3 }));
-    await deps.db.doc.update({
-      TableName: deps.db.tableName,
-      Key: keys.delivery(held.shop_id, held.endpoint_id, held.id),
-      UpdateExpression: 'SET attempts = :three, #s = :retrying',
-      ExpressionAttributeNames: { '#s': 'status' },
-      ExpressionAttributeValues: { ':three': 3, ':retrying': 'retrying' },
-    });
-    const postsBefore = h.posts.length;
-    const scheduledBefore = h.scheduled.length;
-    expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(late)]))).toEqual(['circuit_open']);
-    expect(h.posts).toHaveLength(postsBefore);
-    const recorded = await row(held);
-    expect(recorded).toMatchObject({
-      status: 'retrying',
-      attempts: 4,
-      last_response_status: null,
-      last_error: CIRCUIT_OPEN,
-    });
-    expect(recorded?.history.at(-1)).toMatchObject({ attempt: 4, status: null, error: CIRCUIT_OPEN });
-    expect(h.scheduled).toHaveLength(scheduledBefore); // no per-delivery schedule while open…
-    expect(recorded?.sweep_at).toBe(recorded?.next_attempt_at); // …the sweeper wakes it at its time
-
-    // Past the probe time a real due delivery goes out as the probe; its success closes the circuit.
-    clock += 16_000;
-    status = 204;
-    h.queued.length = 0;
-    expect(
-      verdicts(await deliverBatch(h.attemptDeps, [messageOf(rows[CIRCUIT_THRESHOLD + 1] as DeliveryRecord)])),
-    ).toEqual(['delivered']);
-    expect((await endpoints.get(shop.id, endpoint.id))?.health).toMatchObject({
-      circuit: 'closed',
-      consecutive_failures: 0,
-      next_probe_at: null,
-    });
-    // Every delivery still retrying is put back on the queue now, not at its next offset.
-    expect(h.queued.map((m) => m.delivery_id).sort()).toEqual(
-      [...rows.slice(0, CIRCUIT_THRESHOLD).map((r) => r.id), held.id].sort(),
-    );
-    expect(h.queued.find((m) => m.delivery_id === held.id)?.attempt).toBe(5);
-  });
-
-  it('an endpoint disabled with its circuit open shows that circuit and no probe to come: by the 3-day rule, in its disabled event, and by hand', async () => {
-    let clock = Date.now();
-    const h = harness(
-      () => ({ status: 503 }),
-      () => new Date(clock),
-    );
-    /** An endpoint whose circuit the first CIRCUIT_THRESHOLD of its rows' failures opened. */
-    const failing = async (extra: number) => {
-      const made = await endpointWith(CIRCUIT_THRESHOLD + extra);
-      for (const r of made.rows.slice(0, CIRCUIT_THRESHOLD))
-        expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(r)]))).toEqual(['retry_scheduled']);
-      expect((await getEndpoint({ endpoints }, made.shop.id, made.endpoint.id)).health).toMatchObject({
-        circuit: 'open',
-        next_probe_at: expect.any(String),
+  it(
+    "a delivery one batch's runs carry, woken again in another batch " +
+      'meanwhile, is sent once: the other sends it back to the queue',
+    async () => {
+      const { rows, endpoint, shop } = await endpointWith(MAX_IN_FLIGHT + 2);
+      const h = harness(() => new Promise((r) => setTimeout(() => r({ status: 204 }), 60)));
+      const carried = rows[rows.length - 1] as DeliveryRecord;
+      // Another consumer holds two slots when batch A is admitted: A gets the other two and carries the rest for them.
+      const read = (await endpoints.get(shop.id, endpoint.id)) as NonNullable<
+        Awaited<ReturnType<typeof endpoints.get>>
+      >;
+      const others = ['dlv_01jd0000000000000000000001', 'dlv_01jd0000000000000000000002'].map((id) => ({
+        deliveryId: id,
+        lease: { taken: Date.now(), until: Date.now() + 60_000, token: `t-${id}`, probe: false },
+      }));
+      expect(await endpoints.admit(read, emptyAdmission({ send: others, health: read.health }))).toBe(true);
+      const a = deliverBatch(
+        h.attemptDeps,
+        rows.map((r) => messageOf(r)),
+      );
+      while (h.posts.length === 0) await new Promise((r) => setTimeout(r, 5));
+      const state = await deps.db.doc.get({
+        TableName: deps.db.tableName,
+        Key: keys.endpointState(shop.id, endpoint.id),
+        ConsistentRead: true,
       });
-      return made;
-    };
+      expect(
+        Object.keys(state.Item ?? {})
+          .filter((k) => k.startsWith('c_'))
+          .sort(),
+      ).toEqual(
+        rows
+          .slice(2)
+          .map((r) => carriedKey(r.id))
+          .sort(),
+      );
+      // The other consumer's requests end: two slots are free while A's runs still carry the last row.
+      await endpoints.dropLeases(
+        read,
+        others.map((o) => ({ key: o.deliveryId, token: o.lease.token })),
+      );
+      // Another wake-up of that row (a duplicate message, a sweep, a pull) in batch B.
+      expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(carried)]))).toEqual(['deferred']);
+      expect(verdicts(await a)).toEqual(Array(rows.length).fill('delivered'));
+      expect(h.posts.filter((id) => id === carried.event_id)).toHaveLength(1);
+      expect(h.scheduled.map((s) => s.message.delivery_id)).toEqual([carried.id]);
+      // The last run's write ended what the batch carried.
+      const after = await deps.db.doc.get({
+        TableName: deps.db.tableName,
+        Key: keys.endpointState(shop.id, endpoint.id),
+        ConsistentRead: true,
+      });
+      expect(Object.keys(after.Item ?? {}).filter((k) => k.startsWith('c_'))).toEqual([]);
+      expect(after.Item?.leases).toEqual({});
+    },
+  );
 
-    // Three days on, its probe fails too: the engine disables it, past its probe time.
-    const auto = await failing(1);
-    clock += AUTO_DISABLE_AFTER_MS + 60_000;
-    await deliverBatch(h.attemptDeps, [messageOf(auto.rows[CIRCUIT_THRESHOLD] as DeliveryRecord)]);
-    const disabled = await getEndpoint({ endpoints }, auto.shop.id, auto.endpoint.id);
-    expect(disabled).toMatchObject({ enabled: false, disabled_reason: 'failing' });
-    expect(disabled.health).toEqual({
-      circuit: 'open',
-      consecutive_failures: CIRCUIT_THRESHOLD + 1,
-      last_success_at: null,
-      last_failure_at: new Date(clock).toISOString(),
-      next_probe_at: null,
-    });
-    const events = new DynamoEventStore(deps.db);
-    const [event] = (await events.list(auto.shop.id, { limit: 5 }, 'webhook_endpoint.disabled')).items;
-    expect(event?.data).toMatchObject({ id: auto.endpoint.id, enabled: false, health: { next_probe_at: null } });
+  it(
+    'an admission made on a read from before another batch carried ' +
+      'a delivery does not send it, nor carry one another batch holds',
+    async () => {
+      const { rows, endpoint, shop } = await endpointWith(3);
+      const [x, y, z] = rows as [DeliveryRecord, DeliveryRecord, DeliveryRecord];
+      const read = (await endpoints.get(shop.id, endpoint.id)) as NonNullable<
+        Awaited<ReturnType<typeof endpoints.get>>
+      >;
+      const slot = (id: string) => ({
+        deliveryId: id,
+        lease: { taken: Date.now(), until: Date.now() + 60_000, token: `t-${id}`, probe: false },
+      });
+      const none = emptyAdmission({ health: read.health });
+      // A: sends y, carries x.
+      expect(
+        await endpoints.admit(read, { ...none, send: [slot(y.id)], carry: [x.id], carryUntil: Date.now() + 60_000 }),
+      ).toBe(true);
+      // B read the endpoint before A wrote: it would send x, on the count of leases (a healthy endpoint's way).
+      expect(await endpoints.admit(read, { ...none, send: [slot(x.id)], carry: [], carryUntil: 0 })).toBe(false);
+      // C read before too: it would send z and carry y, which A holds a lease for.
+      expect(
+        await endpoints.admit(read, { ...none, send: [slot(z.id)], carry: [y.id], carryUntil: Date.now() + 60_000 }),
+      ).toBe(false);
+      // D read before too: it would send z and carry x, which A carries.
+      expect(
+        await endpoints.admit(read, { ...none, send: [slot(z.id)], carry: [x.id], carryUntil: Date.now() + 60_000 }),
+      ).toBe(false);
+      const now = (await endpoints.get(shop.id, endpoint.id)) as NonNullable<Awaited<ReturnType<typeof endpoints.get>>>;
+      expect(Object.keys(now.leases)).toEqual([y.id]);
+      expect(Object.keys(now.carried ?? {})).toEqual([carriedKey(x.id)]);
+    },
+  );
 
-    // By hand: PATCH enabled:false answers, and later reads show, no probe time; enabling again resets health.
-    const manual = await failing(0);
-    const guard = { ...deps, checkUrl: async (url: string) => ({ ok: true as const, url: new URL(url) }) };
-    const patched = await updateEndpoint(guard, manual.shop.id, manual.endpoint.id, { enabled: false });
-    expect(patched.health).toMatchObject({
-      circuit: 'open',
-      consecutive_failures: CIRCUIT_THRESHOLD,
-      next_probe_at: null,
-    });
-    expect((await getEndpoint({ endpoints }, manual.shop.id, manual.endpoint.id)).health.next_probe_at).toBeNull();
-    const enabled = await updateEndpoint(guard, manual.shop.id, manual.endpoint.id, { enabled: true });
-    expect(enabled.health).toEqual({
-      circuit: 'closed',
-      consecutive_failures: 0,
-      last_success_at: null,
-      last_failure_at: null,
-      next_probe_at: null,
-    });
-  });
+  it(
+    'what a consumer that died carried expires: the next admission carries it ' +
+      "anew in the same write, and only the carrier's own entry is ever removed",
+    async () => {
+      const { rows, endpoint, shop } = await endpointWith(2);
+      const [x, y] = rows as [DeliveryRecord, DeliveryRecord];
+      const key = keys.endpointState(shop.id, endpoint.id);
+      // Left by a consumer that died mid-batch, past its time.
+      await deps.db.doc.update({
+        TableName: deps.db.tableName,
+        Key: key,
+        UpdateExpression: 'SET #c = :past',
+        ExpressionAttributeNames: { '#c': carriedKey(x.id) },
+        ExpressionAttributeValues: { ':past': Date.now() - 1000 },
+      });
+      const read = (await endpoints.get(shop.id, endpoint.id)) as NonNullable<
+        Awaited<ReturnType<typeof endpoints.get>>
+      >;
+      const admission = admit(read, [y.id, x.id], { now: Date.now(), leaseMs: 60_000, token: () => 'tok' });
+      // A batch over the limit: y goes out, x waits in its runway (carried).
+      const until = Date.now() + 60_000;
+      expect(admission.expiredCarried).toEqual([carriedKey(x.id)]);
+      expect(
+        await endpoints.admit(read, {
+          ...admission,
+          send: admission.send.filter((s) => s.deliveryId === y.id),
+          carry: [x.id],
+          carryUntil: until,
+        }),
+      ).toBe(true);
+      const after =
+        (await deps.db.doc.get({ TableName: deps.db.tableName, Key: key, ConsistentRead: true })).Item ?? {};
+      expect(after[carriedKey(x.id)]).toBe(until);
+      // A late release of the dead consumer's (its time, not this one) leaves the new entry; the carrier's own removes
+      // it.
+      await endpoints.dropLeases(read, [], [x.id], Date.now() - 1000);
+      expect(
+        (await deps.db.doc.get({ TableName: deps.db.tableName, Key: key, ConsistentRead: true })).Item?.[
+          carriedKey(x.id)
+        ],
+      ).toBe(until);
+      await endpoints.dropLeases(read, [], [x.id], until);
+      expect(
+        (await deps.db.doc.get({ TableName: deps.db.tableName, Key: key, ConsistentRead: true })).Item?.[
+          carriedKey(x.id)
+        ],
+      ).toBeUndefined();
+    },
+  );
 
-  it('a 410 disables the endpoint at the time of the answer: its event is stamped then, not when the attempt began', async () => {
-    let clock = Date.now();
-    const began = clock;
-    // The receiver takes 8 s to answer Gone.
-    const h = harness(
-      () => ((clock += 8_000), { status: 410 }),
-      () => new Date(clock),
-    );
-    const { rows, shop, endpoint } = await endpointWith(1);
-    expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(rows[0] as DeliveryRecord)]))).toEqual(['failed']);
-    const [event] = (await new DynamoEventStore(deps.db).list(shop.id, { limit: 5 }, 'webhook_endpoint.disabled'))
-      .items;
-    expect(event?.timestamp).toBe(new Date(clock).toISOString());
-    expect(event?.timestamp).not.toBe(new Date(began).toISOString());
-    expect(await getEndpoint({ endpoints }, shop.id, endpoint.id)).toMatchObject({
-      enabled: false,
-      disabled_reason: 'gone',
-      updated_at: new Date(clock).toISOString(),
-    });
-  });
+  it(
+    'opens the circuit, records due deliveries as circuit_open without ' +
+      'a schedule, probes, and releases the waiting ones on success',
+    async () => {
+      let clock = Date.now();
+      let status = 503;
+      const { rows, shop, endpoint } = await endpointWith(CIRCUIT_THRESHOLD + 2);
+      const h = harness(
+        () => ({ status }),
+        () => new Date(clock),
+      );
+      // One at a time after the first failure: five batches of one make five failures.
+      for (const r of rows.slice(0, CIRCUIT_THRESHOLD))
+        expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(r)]))).toEqual(['retry_scheduled']);
+      expect((await endpoints.get(shop.id, endpoint.id))?.health).toMatchObject({
+        circuit: 'open',
+        consecutive_failures: CIRCUIT_THRESHOLD,
+      });
 
-  it("fan-out gives an open endpoint's new delivery its first attempt as circuit_open and a wake-up; that second attempt goes out as the probe", async () => {
-    let status = 503;
-    const { rows, shop } = await endpointWith(CIRCUIT_THRESHOLD);
-    // After the endpoint's creation: it receives only events created after it.
-    let clock = Date.now() + 1;
-    const h = harness(
-      () => ({ status }),
-      () => new Date(clock),
-    );
-    for (const r of rows) await deliverBatch(h.attemptDeps, [messageOf(r)]);
-    const event = newEvent(shop.id, 'call.completed', { id: 'call_after_open' }, new Date(clock));
-    await new DynamoEventStore(deps.db).put(event);
-    const fanOutDeps: FanOutDeps = {
-      endpoints,
-      deliveries: store,
-      order: new DynamoOrderStore(deps.db),
-      queue: h.attemptDeps.queue,
-      scheduler: h.attemptDeps.scheduler,
-      timeScale: 1,
-      now: () => new Date(clock),
-    };
-    h.queued.length = 0;
-    h.scheduled.length = 0;
-    const postsBefore = h.posts.length;
+      // A delivery on its 4th attempt (due 30 min after the 3rd): with the circuit open it gets no schedule.
+      const held = rows[CIRCUIT_THRESHOLD] as DeliveryRecord;
+      const late = await store
+        .get(held)
+        .then((d) => ({ ...(d as DeliveryRecord), status: 'retrying' as const, attempts: 3 }));
+      await deps.db.doc.update({
+        TableName: deps.db.tableName,
+        Key: keys.delivery(held.shop_id, held.endpoint_id, held.id),
+        UpdateExpression: 'SET attempts = :three, #s = :retrying',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':three': 3, ':retrying': 'retrying' },
+      });
+      const postsBefore = h.posts.length;
+      const scheduledBefore = h.scheduled.length;
+      expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(late)]))).toEqual(['circuit_open']);
+      expect(h.posts).toHaveLength(postsBefore);
+      const recorded = await row(held);
+      expect(recorded).toMatchObject({
+        status: 'retrying',
+        attempts: 4,
+        last_response_status: null,
+        last_error: CIRCUIT_OPEN,
+      });
+      expect(recorded?.history.at(-1)).toMatchObject({ attempt: 4, status: null, error: CIRCUIT_OPEN });
+      expect(h.scheduled).toHaveLength(scheduledBefore); // no per-delivery schedule while open…
+      expect(recorded?.sweep_at).toBe(recorded?.next_attempt_at); // …the sweeper wakes it at its time
 
-    expect(await fanOut(fanOutDeps, event)).toBe(0);
-    const [held] = await store.listForEvent(shop.id, event.id);
-    expect(held).toMatchObject({
-      status: 'retrying',
-      attempts: 1,
-      last_response_status: null,
-      last_error: CIRCUIT_OPEN,
-      next_attempt_at: new Date(clock + 60_000).toISOString(),
-    });
-    expect(held?.history).toEqual([
-      {
-        attempt: 1,
-        at: new Date(clock).toISOString(),
-        status: null,
-        duration_ms: 0,
-        error: CIRCUIT_OPEN,
-        response_snippet: null,
-      },
-    ]);
-    expect(h.queued).toEqual([]);
-    expect(h.scheduled).toEqual([{ message: messageOf(held as DeliveryRecord), at: new Date(clock + 60_000) }]);
-    // In the due index at its wake-up plus the grace, should that message be lost.
-    const due = new DynamoDueIndex(deps.db);
-    expect((await due.overdue(new Date(clock + 60_000), 1000)).map((e) => e.id)).not.toContain(held?.id);
-    expect((await due.overdue(new Date(clock + 60_000 + 61_000), 1000)).map((e) => e.id)).toContain(held?.id);
+      // Past the probe time a real due delivery goes out as the probe; its success closes the circuit.
+      clock += 16_000;
+      status = 204;
+      h.queued.length = 0;
+      expect(
+        verdicts(await deliverBatch(h.attemptDeps, [messageOf(rows[CIRCUIT_THRESHOLD + 1] as DeliveryRecord)])),
+      ).toEqual(['delivered']);
+      expect((await endpoints.get(shop.id, endpoint.id))?.health).toMatchObject({
+        circuit: 'closed',
+        consecutive_failures: 0,
+        next_probe_at: null,
+      });
+      // Every delivery still retrying is put back on the queue now, not at its next offset.
+      expect(h.queued.map((m) => m.delivery_id).sort()).toEqual(
+        [...rows.slice(0, CIRCUIT_THRESHOLD).map((r) => r.id), held.id].sort(),
+      );
+      expect(h.queued.find((m) => m.delivery_id === held.id)?.attempt).toBe(5);
+    },
+  );
 
-    // A minute later the probe is due: the woken attempt 2 is it, and its success closes the circuit.
-    clock += 60_000;
-    status = 204;
-    expect(verdicts(await deliverBatch(h.attemptDeps, [h.scheduled[0]?.message as DeliveryMessage]))).toEqual([
-      'delivered',
-    ]);
-    expect(h.posts.length).toBe(postsBefore + 1);
-    expect(await row(held as DeliveryRecord)).toMatchObject({ status: 'succeeded', attempts: 2 });
-  });
+  it(
+    'an endpoint disabled with its circuit open shows that circuit and no ' +
+      'probe to come: by the 3-day rule, in its disabled event, and by hand',
+    async () => {
+      let clock = Date.now();
+      const h = harness(
+        () => ({ status: 503 }),
+        () => new Date(clock),
+      );
+      /** An endpoint whose circuit the first CIRCUIT_THRESHOLD of its rows' failures opened. */
+      const failing = async (extra: number) => {
+        const made = await endpointWith(CIRCUIT_THRESHOLD + extra);
+        for (const r of made.rows.slice(0, CIRCUIT_THRESHOLD))
+          expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(r)]))).toEqual(['retry_scheduled']);
+        expect((await getEndpoint({ endpoints }, made.shop.id, made.endpoint.id)).health).toMatchObject({
+          circuit: 'open',
+          next_probe_at: expect.any(String),
+        });
+        return made;
+      };
+
+      // Three days on, its probe fails too: the engine disables it, past its probe time.
+      const auto = await failing(1);
+      clock += AUTO_DISABLE_AFTER_MS + 60_000;
+      await deliverBatch(h.attemptDeps, [messageOf(auto.rows[CIRCUIT_THRESHOLD] as DeliveryRecord)]);
+      const disabled = await getEndpoint({ endpoints }, auto.shop.id, auto.endpoint.id);
+      expect(disabled).toMatchObject({ enabled: false, disabled_reason: 'failing' });
+      expect(disabled.health).toEqual({
+        circuit: 'open',
+        consecutive_failures: CIRCUIT_THRESHOLD + 1,
+        last_success_at: null,
+        last_failure_at: new Date(clock).toISOString(),
+        next_probe_at: null,
+      });
+      const events = new DynamoEventStore(deps.db);
+      const [event] = (await events.list(auto.shop.id, { limit: 5 }, 'webhook_endpoint.disabled')).items;
+      expect(event?.data).toMatchObject({ id: auto.endpoint.id, enabled: false, health: { next_probe_at: null } });
+
+      // By hand: PATCH enabled:false answers, and later reads show, no probe time; enabling again resets health.
+      const manual = await failing(0);
+      const guard = { ...deps, checkUrl: async (url: string) => ({ ok: true as const, url: new URL(url) }) };
+      const patched = await updateEndpoint(guard, manual.shop.id, manual.endpoint.id, { enabled: false });
+      expect(patched.health).toMatchObject({
+        circuit: 'open',
+        consecutive_failures: CIRCUIT_THRESHOLD,
+        next_probe_at: null,
+      });
+      expect((await getEndpoint({ endpoints }, manual.shop.id, manual.endpoint.id)).health.next_probe_at).toBeNull();
+      const enabled = await updateEndpoint(guard, manual.shop.id, manual.endpoint.id, { enabled: true });
+      expect(enabled.health).toEqual({
+        circuit: 'closed',
+        consecutive_failures: 0,
+        last_success_at: null,
+        last_failure_at: null,
+        next_probe_at: null,
+      });
+    },
+  );
+
+  it(
+    'a 410 disables the endpoint at the time of the answer: ' + 'its event is stamped then, not when the attempt began',
+    async () => {
+      let clock = Date.now();
+      const began = clock;
+      // The receiver takes 8 s to answer Gone.
+      const h = harness(
+        () => ((clock += 8_000), { status: 410 }),
+        () => new Date(clock),
+      );
+      const { rows, shop, endpoint } = await endpointWith(1);
+      expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(rows[0] as DeliveryRecord)]))).toEqual(['failed']);
+      const [event] = (await new DynamoEventStore(deps.db).list(shop.id, { limit: 5 }, 'webhook_endpoint.disabled'))
+        .items;
+      expect(event?.timestamp).toBe(new Date(clock).toISOString());
+      expect(event?.timestamp).not.toBe(new Date(began).toISOString());
+      expect(await getEndpoint({ endpoints }, shop.id, endpoint.id)).toMatchObject({
+        enabled: false,
+        disabled_reason: 'gone',
+        updated_at: new Date(clock).toISOString(),
+      });
+    },
+  );
+
+  it(
+    "fan-out gives an open endpoint's new delivery its first attempt as " +
+      'circuit_open and a wake-up; that second attempt goes out as the probe',
+    async () => {
+      let status = 503;
+      const { rows, shop } = await endpointWith(CIRCUIT_THRESHOLD);
+      // After the endpoint's creation: it receives only events created after it.
+      let clock = Date.now() + 1;
+      const h = harness(
+        () => ({ status }),
+        () => new Date(clock),
+      );
+      for (const r of rows) await deliverBatch(h.attemptDeps, [messageOf(r)]);
+      const event = newEvent(shop.id, 'call.completed', { id: 'call_after_open' }, new Date(clock));
+      await new DynamoEventStore(deps.db).put(event);
+      const fanOutDeps: FanOutDeps = {
+        endpoints,
+        deliveries: store,
+        order: new DynamoOrderStore(deps.db),
+        queue: h.attemptDeps.queue,
+        scheduler: h.attemptDeps.scheduler,
+        timeScale: 1,
+        now: () => new Date(clock),
+      };
+      h.queued.length = 0;
+      h.scheduled.length = 0;
+      const postsBefore = h.posts.length;
+
+      expect(await fanOut(fanOutDeps, event)).toBe(0);
+      const [held] = await store.listForEvent(shop.id, event.id);
+      expect(held).toMatchObject({
+        status: 'retrying',
+        attempts: 1,
+        last_response_status: null,
+        last_error: CIRCUIT_OPEN,
+        next_attempt_at: new Date(clock + 60_000).toISOString(),
+      });
+      expect(held?.history).toEqual([
+        {
+          attempt: 1,
+          at: new Date(clock).toISOString(),
+          status: null,
+          duration_ms: 0,
+          error: CIRCUIT_OPEN,
+          response_snippet: null,
+        },
+      ]);
+      expect(h.queued).toEqual([]);
+      expect(h.scheduled).toEqual([{ message: messageOf(held as DeliveryRecord), at: new Date(clock + 60_000) }]);
+      // In the due index at its wake-up plus the grace, should that message be lost.
+      const due = new DynamoDueIndex(deps.db);
+      expect((await due.overdue(new Date(clock + 60_000), 1000)).map((e) => e.id)).not.toContain(held?.id);
+      expect((await due.overdue(new Date(clock + 60_000 + 61_000), 1000)).map((e) => e.id)).toContain(held?.id);
+
+      // A minute later the probe is due: the woken attempt 2 is it, and its success closes the circuit.
+      clock += 60_000;
+      status = 204;
+      expect(verdicts(await deliverBatch(h.attemptDeps, [h.scheduled[0]?.message as DeliveryMessage]))).toEqual([
+        'delivered',
+      ]);
+      expect(h.posts.length).toBe(postsBefore + 1);
+      expect(await row(held as DeliveryRecord)).toMatchObject({ status: 'succeeded', attempts: 2 });
+    },
+  );
 
   it('the sweeper sends an overdue delivery nobody woke, once, and leaves one in flight alone', async () => {
     const { rows, shop, endpoint } = await endpointWith(2, { indexed: true });
@@ -721,87 +785,98 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
       .filter((k) => /^gsi[12]/.test(k))
       .sort();
 
-  it('a fan-out row is in neither gsi1 nor gsi2, and its success leaves it in none; a retried one enters both', async () => {
-    const { rows } = await endpointWith(2);
-    const [ok, failing] = rows as [DeliveryRecord, DeliveryRecord];
-    expect(indexKeys(await stored(ok))).toEqual([]);
-    expect(await stored(ok)).toMatchObject({ status: 'pending', sweep_at: null });
-    let answer = 204;
-    const h = harness(() => ({ status: answer }));
-    expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(ok)]))).toEqual(['delivered']);
-    expect(indexKeys(await stored(ok))).toEqual([]);
-    expect(await stored(ok)).toMatchObject({ status: 'succeeded', sweep_at: null });
-    answer = 500;
-    expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(failing)]))).toEqual(['retry_scheduled']);
-    const retrying = await stored(failing);
-    expect(indexKeys(retrying)).toEqual(['gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk']);
-    expect(retrying).toMatchObject({
-      status: 'retrying',
-      gsi1sk: failing.id,
-      gsi2sk: `${String(retrying.sweep_at)}#${failing.id}`,
-    });
-    expect((await store.listOpenForEndpoint(failing.shop_id, failing.endpoint_id)).map((d) => d.id)).toEqual([
-      failing.id,
-    ]);
-  });
+  it(
+    'a fan-out row is in neither gsi1 nor gsi2, and its ' + 'success leaves it in none; a retried one enters both',
+    async () => {
+      const { rows } = await endpointWith(2);
+      const [ok, failing] = rows as [DeliveryRecord, DeliveryRecord];
+      expect(indexKeys(await stored(ok))).toEqual([]);
+      expect(await stored(ok)).toMatchObject({ status: 'pending', sweep_at: null });
+      let answer = 204;
+      const h = harness(() => ({ status: answer }));
+      expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(ok)]))).toEqual(['delivered']);
+      expect(indexKeys(await stored(ok))).toEqual([]);
+      expect(await stored(ok)).toMatchObject({ status: 'succeeded', sweep_at: null });
+      answer = 500;
+      expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(failing)]))).toEqual(['retry_scheduled']);
+      const retrying = await stored(failing);
+      expect(indexKeys(retrying)).toEqual(['gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk']);
+      expect(retrying).toMatchObject({
+        status: 'retrying',
+        gsi1sk: failing.id,
+        gsi2sk: `${String(retrying.sweep_at)}#${failing.id}`,
+      });
+      expect((await store.listOpenForEndpoint(failing.shop_id, failing.endpoint_id)).map((d) => d.id)).toEqual([
+        failing.id,
+      ]);
+    },
+  );
 
-  it("a fast-path row put off for want of a slot enters both indexes (one write), where the endpoint's due deliveries are read", async () => {
-    const { rows } = await endpointWith(4);
-    const h = harness(() => ({ status: null, error: 'timeout after 1000 ms' }));
-    expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(rows[0] as DeliveryRecord)]))).toEqual([
-      'retry_scheduled',
-    ]);
-    const writes: string[] = [];
-    const undo = observeTable(
-      deps.db,
-      (operation, input) => void writes.push(`${operation} ${String((input as { Key?: { sk?: string } }).Key?.sk)}`),
-    );
-    try {
-      // After an unanswered attempt, one at a time: the other two are put off, no attempt used.
-      expect(
-        verdicts(
-          await deliverBatch(
-            h.attemptDeps,
-            rows.slice(1).map((r) => messageOf(r)),
-          ),
-        ),
-      ).toEqual(['retry_scheduled', 'deferred', 'deferred']);
-    } finally {
-      undo();
-    }
-    const deferred = rows.slice(2);
-    for (const d of deferred) {
-      expect(writes.filter((w) => w === `UpdateItem ${keys.delivery(d.shop_id, d.endpoint_id, d.id).sk}`)).toHaveLength(
-        1,
+  it(
+    'a fast-path row put off for want of a slot enters both indexes ' +
+      "(one write), where the endpoint's due deliveries are read",
+    async () => {
+      const { rows } = await endpointWith(4);
+      const h = harness(() => ({ status: null, error: 'timeout after 1000 ms' }));
+      expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(rows[0] as DeliveryRecord)]))).toEqual([
+        'retry_scheduled',
+      ]);
+      const writes: string[] = [];
+      const undo = observeTable(
+        deps.db,
+        (operation, input) => void writes.push(`${operation} ${String((input as { Key?: { sk?: string } }).Key?.sk)}`),
       );
-      const item = await stored(d);
-      expect(indexKeys(item)).toEqual(['gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk']);
-      expect(item).toMatchObject({ status: 'pending', attempts: 0, sweep_at: expect.any(String) });
-    }
-    // Due now, with the two retrying ones not due for a minute: a success's pull takes exactly the put-off ones.
-    const due = await store.listDueForEndpoint(rows[0]!.shop_id, rows[0]!.endpoint_id, new Date(), 10);
-    expect(due.map((m) => m.delivery_id).sort()).toEqual(deferred.map((d) => d.id).sort());
-  });
+      try {
+        // After an unanswered attempt, one at a time: the other two are put off, no attempt used.
+        expect(
+          verdicts(
+            await deliverBatch(
+              h.attemptDeps,
+              rows.slice(1).map((r) => messageOf(r)),
+            ),
+          ),
+        ).toEqual(['retry_scheduled', 'deferred', 'deferred']);
+      } finally {
+        undo();
+      }
+      const deferred = rows.slice(2);
+      for (const d of deferred) {
+        expect(
+          writes.filter((w) => w === `UpdateItem ${keys.delivery(d.shop_id, d.endpoint_id, d.id).sk}`),
+        ).toHaveLength(1);
+        const item = await stored(d);
+        expect(indexKeys(item)).toEqual(['gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk']);
+        expect(item).toMatchObject({ status: 'pending', attempts: 0, sweep_at: expect.any(String) });
+      }
+      // Due now, with the two retrying ones not due for a minute: a success's pull takes exactly the put-off ones.
+      const due = await store.listDueForEndpoint(rows[0]!.shop_id, rows[0]!.endpoint_id, new Date(), 10);
+      expect(due.map((m) => m.delivery_id).sort()).toEqual(deferred.map((d) => d.id).sort());
+    },
+  );
 
-  it('disabling an endpoint leaves its fast-path rows (in no index) to the consumer, which cancels each when it meets it', async () => {
-    const { rows, shop, endpoint } = await endpointWith(1);
-    const row0 = rows[0] as DeliveryRecord;
-    await updateEndpoint(
-      { ...deps, checkUrl: async (url) => ({ ok: true, url: new URL(url) }) },
-      shop.id,
-      endpoint.id,
-      { enabled: false },
-    );
-    // Not in the endpoint's open deliveries: the disable's cancel did not see it, the stats count it all the same.
-    expect(await row(row0)).toMatchObject({ status: 'pending' });
-    expect(await store.countOpenForEndpoint(shop.id, endpoint.id, new Date())).toEqual({ pending: 1, retrying: 0 });
-    const h = harness();
-    expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(row0)]))).toEqual(['cancelled']);
-    expect(h.posts).toEqual([]);
-    const due = await new DynamoDueIndex(deps.db).overdue(new Date(Date.now() + 3_600_000), 100);
-    expect(due.map((e) => e.id)).not.toContain(row0.id);
-    expect(await row(row0)).toMatchObject({ status: 'cancelled', sweep_at: null });
-    expect(indexKeys(await stored(row0))).toEqual([]);
-    expect(await store.countOpenForEndpoint(shop.id, endpoint.id, new Date())).toEqual({ pending: 0, retrying: 0 });
-  });
+  it(
+    'disabling an endpoint leaves its fast-path rows (in no ' +
+      'index) to the consumer, which cancels each when it meets it',
+    async () => {
+      const { rows, shop, endpoint } = await endpointWith(1);
+      const row0 = rows[0] as DeliveryRecord;
+      await updateEndpoint(
+        { ...deps, checkUrl: async (url) => ({ ok: true, url: new URL(url) }) },
+        shop.id,
+        endpoint.id,
+        { enabled: false },
+      );
+      // Not in the endpoint's open deliveries: the disable's cancel did not see it, the stats count it all the same.
+      expect(await row(row0)).toMatchObject({ status: 'pending' });
+      expect(await store.countOpenForEndpoint(shop.id, endpoint.id, new Date())).toEqual({ pending: 1, retrying: 0 });
+      const h = harness();
+      expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(row0)]))).toEqual(['cancelled']);
+      expect(h.posts).toEqual([]);
+      const due = await new DynamoDueIndex(deps.db).overdue(new Date(Date.now() + 3_600_000), 100);
+      expect(due.map((e) => e.id)).not.toContain(row0.id);
+      expect(await row(row0)).toMatchObject({ status: 'cancelled', sweep_at: null });
+      expect(indexKeys(await stored(row0))).toEqual([]);
+      expect(await store.countOpenForEndpoint(shop.id, endpoint.id, new Date())).toEqual({ pending: 0, retrying: 0 });
+    },
+  );
 });

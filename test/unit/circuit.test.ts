@@ -48,15 +48,21 @@ describe('admission (closed circuit)', () => {
     expect(a.expired).toEqual(['c']);
   });
 
-  it(`after an unanswered attempt allows ${IN_FLIGHT_WHILE_FAILING} in flight, so a hanging receiver holds one slot`, () => {
-    const hanging = gate({ consecutive_failures: 1, unanswered: true });
-    expect(admit(hanging, ids(4), TERMS).send).toHaveLength(IN_FLIGHT_WHILE_FAILING);
-    expect(
-      admit(gate({ consecutive_failures: 2, unanswered: true }, { x: lease(NOW + 5) }), ids(4), TERMS).send,
-    ).toHaveLength(0);
-    // A receiver that answers an error at once holds no slot long: it keeps the full limit.
-    expect(admit(gate({ consecutive_failures: 1, unanswered: false }), ids(4), TERMS).send).toHaveLength(MAX_IN_FLIGHT);
-  });
+  it(
+    `after an unanswered attempt allows ${IN_FLIGHT_WHILE_FAILING} in flight, ` +
+      'so a hanging receiver holds one slot',
+    () => {
+      const hanging = gate({ consecutive_failures: 1, unanswered: true });
+      expect(admit(hanging, ids(4), TERMS).send).toHaveLength(IN_FLIGHT_WHILE_FAILING);
+      expect(
+        admit(gate({ consecutive_failures: 2, unanswered: true }, { x: lease(NOW + 5) }), ids(4), TERMS).send,
+      ).toHaveLength(0);
+      // A receiver that answers an error at once holds no slot long: it keeps the full limit.
+      expect(admit(gate({ consecutive_failures: 1, unanswered: false }), ids(4), TERMS).send).toHaveLength(
+        MAX_IN_FLIGHT,
+      );
+    },
+  );
 
   it('behind slow requests (a hanging receiver), deferred deliveries wait until the first lease ends', () => {
     const slow = gate({}, Object.fromEntries(ids(4).map((id, i) => [`old_${id}`, lease(NOW + LEASE_MS - 2000 + i)])));
@@ -79,18 +85,23 @@ describe('admission (closed circuit)', () => {
     });
   });
 
-  it('old leases with a success written since are runs passing their slots on, not stuck requests: deferred with no wait for the leases', () => {
-    // Taken 2 s ago (a run that has passed its slot from success to success); a batch's last success was written 0.5 s ago.
-    const running = gate(
-      { last_success_at: at(NOW - 500) },
-      Object.fromEntries(ids(4).map((id) => [`run_${id}`, lease(NOW + LEASE_MS - 2000)])),
-    );
-    expect(admit(running, ['dlv_x'], TERMS)).toMatchObject({
-      send: [],
-      defer: ['dlv_x'],
-      deferUntil: null,
-    });
-  });
+  it(
+    'old leases with a success written since are runs passing their ' +
+      'slots on, not stuck requests: deferred with no wait for the leases',
+    () => {
+      // Taken 2 s ago (a run that has passed its slot from success to success); a batch's last success was written 0.5
+      // s ago.
+      const running = gate(
+        { last_success_at: at(NOW - 500) },
+        Object.fromEntries(ids(4).map((id) => [`run_${id}`, lease(NOW + LEASE_MS - 2000)])),
+      );
+      expect(admit(running, ['dlv_x'], TERMS)).toMatchObject({
+        send: [],
+        defer: ['dlv_x'],
+        deferUntil: null,
+      });
+    },
+  );
 
   it('never sends a delivery that is already in flight (a duplicate message), nor one named twice', () => {
     const a = admit(gate({}, { dlv_0: lease(NOW + 1000) }), ['dlv_0', 'dlv_1', 'dlv_1'], TERMS);
@@ -98,29 +109,37 @@ describe('admission (closed circuit)', () => {
     expect(a.send.map((s) => s.deliveryId)).toEqual(['dlv_1']);
   });
 
-  it("a healthy endpoint's batch carries what it defers for its runs' slots, until its leases end; not under a rate limit or after a failure", () => {
-    const a = admit(gate(), ids(7), TERMS);
-    expect(a.carry).toEqual(ids(7).slice(MAX_IN_FLIGHT));
-    expect(a.carryUntil).toBe(NOW + LEASE_MS);
-    expect(admit({ ...gate(), rate_limit: 50 }, ids(7), TERMS).carry).toEqual([]);
-    expect(admit(gate({ consecutive_failures: 1 }), ids(7), TERMS).carry).toEqual([]);
-    // Nothing sent (every slot taken by others): nothing to carry either, it all waits on the queue.
-    expect(
-      admit(gate({}, { a: lease(NOW + 1), b: lease(NOW + 1), c: lease(NOW + 1), d: lease(NOW + 1) }), ids(2), TERMS)
-        .carry,
-    ).toEqual([]);
-  });
+  it(
+    "a healthy endpoint's batch carries what it defers for its runs' slots, " +
+      'until its leases end; not under a rate limit or after a failure',
+    () => {
+      const a = admit(gate(), ids(7), TERMS);
+      expect(a.carry).toEqual(ids(7).slice(MAX_IN_FLIGHT));
+      expect(a.carryUntil).toBe(NOW + LEASE_MS);
+      expect(admit({ ...gate(), rate_limit: 50 }, ids(7), TERMS).carry).toEqual([]);
+      expect(admit(gate({ consecutive_failures: 1 }), ids(7), TERMS).carry).toEqual([]);
+      // Nothing sent (every slot taken by others): nothing to carry either, it all waits on the queue.
+      expect(
+        admit(gate({}, { a: lease(NOW + 1), b: lease(NOW + 1), c: lease(NOW + 1), d: lease(NOW + 1) }), ids(2), TERMS)
+          .carry,
+      ).toEqual([]);
+    },
+  );
 
-  it("a delivery another batch's runs carry is neither sent nor carried again, but sent back like a deferral; a carried entry past its time is dropped", () => {
-    const carried = { [carriedKey('dlv_1')]: NOW + 1000, [carriedKey('dlv_9')]: NOW };
-    const a = admit({ ...gate(), carried }, ids(6), TERMS);
-    expect(a.elsewhere).toEqual(['dlv_1']);
-    expect(a.send.map((s) => s.deliveryId)).toEqual(['dlv_0', 'dlv_2', 'dlv_3', 'dlv_4']);
-    expect(a.carry).toEqual(['dlv_5']);
-    expect(a.expiredCarried).toEqual([carriedKey('dlv_9')]);
-    // Its attribute names the id by its last characters: deliveries of one endpoint never share one.
-    expect(carriedKey('dlv_01jd3x8r6mz2k4q9w7e5t1y3b0')).toBe('c_w7e5t1y3b0');
-  });
+  it(
+    "a delivery another batch's runs carry is neither sent nor carried again, " +
+      'but sent back like a deferral; a carried entry past its time is dropped',
+    () => {
+      const carried = { [carriedKey('dlv_1')]: NOW + 1000, [carriedKey('dlv_9')]: NOW };
+      const a = admit({ ...gate(), carried }, ids(6), TERMS);
+      expect(a.elsewhere).toEqual(['dlv_1']);
+      expect(a.send.map((s) => s.deliveryId)).toEqual(['dlv_0', 'dlv_2', 'dlv_3', 'dlv_4']);
+      expect(a.carry).toEqual(['dlv_5']);
+      expect(a.expiredCarried).toEqual([carriedKey('dlv_9')]);
+      // Its attribute names the id by its last characters: deliveries of one endpoint never share one.
+      expect(carriedKey('dlv_01jd3x8r6mz2k4q9w7e5t1y3b0')).toBe('c_w7e5t1y3b0');
+    },
+  );
 
   it('leaves the health object untouched when the circuit does not change', () => {
     const g = gate();

@@ -127,7 +127,8 @@ describe('the rate window (pure)', () => {
     });
     expect(both.send.map((s) => s.deliveryId)).toEqual(['old']);
     expect(both.rateLimited?.map((w) => w.deliveryId)).toEqual(['new']);
-    // One that waited and still finds no room (the one before it started late) waits for the window only: the line's end stays.
+    // One that waited and still finds no room (the one before it started late) waits for the window only: the line's
+    // end stays.
     const full = withStarts({}, T0 - 200, 2);
     const again = admit({ ...gate(2, full), rate_tail: tail }, ['old'], TERMS, {
       booked: new Set(['old']),
@@ -241,7 +242,8 @@ describe('the rate window (pure)', () => {
   );
 
   it.each([1, 2, 5, 50])(
-    'the window sliding: deliveries arriving at random, each start up to the grace after its admission, never more than %i in any one-second window',
+    'the window sliding: deliveries arriving at random, each start up to the grace after its admission, ' +
+      'never more than %i in any one-second window',
     (limit) => {
       let seed = limit;
       const random = () => (seed = (seed * 16807) % 2147483647) / 2147483647;

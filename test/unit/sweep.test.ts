@@ -92,18 +92,22 @@ describe('sweeper decisions', () => {
     expect(postponed).toEqual([{ id: 'dlv_a', to: NOW + 5 * sweepGraceMs(1) }]);
   });
 
-  it('never sweeps a row twice in one long run, and at a small TIME_SCALE waits at least 10 s before sweeping it again', async () => {
-    const entries = Array.from({ length: 450 }, (_, i) => entry(`dlv_${String(i).padStart(3, '0')}`, NOW - 1000 + i));
-    const { index, postponed } = memoryIndex(entries);
-    let clock = NOW;
-    const { d, queued } = deps(index);
-    // Each page takes 5 s (a slow table): longer than five graces at TIME_SCALE 0.01 (3 s).
-    const slow: SweepDeps = { ...d, timeScale: 0.01, now: () => new Date((clock += 2500)) };
-    const report = await sweep(slow);
-    expect(report).toEqual({ found: 450, enqueued: 450, inFlight: 0 });
-    expect(new Set(queued.map((m) => m.delivery_id)).size).toBe(450);
-    expect(Math.min(...postponed.map((p) => p.to)) - NOW).toBeGreaterThanOrEqual(RESWEEP_MIN_MS);
-  });
+  it(
+    'never sweeps a row twice in one long run, and at a small ' +
+      'TIME_SCALE waits at least 10 s before sweeping it again',
+    async () => {
+      const entries = Array.from({ length: 450 }, (_, i) => entry(`dlv_${String(i).padStart(3, '0')}`, NOW - 1000 + i));
+      const { index, postponed } = memoryIndex(entries);
+      let clock = NOW;
+      const { d, queued } = deps(index);
+      // Each page takes 5 s (a slow table): longer than five graces at TIME_SCALE 0.01 (3 s).
+      const slow: SweepDeps = { ...d, timeScale: 0.01, now: () => new Date((clock += 2500)) };
+      const report = await sweep(slow);
+      expect(report).toEqual({ found: 450, enqueued: 450, inFlight: 0 });
+      expect(new Set(queued.map((m) => m.delivery_id)).size).toBe(450);
+      expect(Math.min(...postponed.map((p) => p.to)) - NOW).toBeGreaterThanOrEqual(RESWEEP_MIN_MS);
+    },
+  );
 
   it('leaves a row alone while an attempt of it is in flight, and sends it once its lease has expired', async () => {
     const { index } = memoryIndex([entry('dlv_a', NOW - 1), entry('dlv_b', NOW - 1)]);
@@ -169,35 +173,42 @@ describe('the delivery dead-letter queue, drained before a sweep', () => {
     return { queue, removed };
   }
 
-  it('puts each named row in the due index, due now, removes its message, and the sweep then sends it; a body naming no delivery stays', async () => {
-    const { index } = memoryIndex([]);
-    const { d, queued } = deps(index);
-    const { queue, removed } = deadLetters([
-      letter('dlv_lost'),
-      'not json',
-      '{"delivery_id":"dlv_x"}',
-      ...Array.from({ length: 12 }, (_, i) => letter(`dlv_${i}`)),
-    ]);
-    expect(await drainDeadLetters({ ...d, deadLetters: queue })).toBe(13);
-    expect(removed).toHaveLength(13);
-    expect(removed).not.toContain('r1');
-    expect(removed).not.toContain('r2');
-    await sweep(d);
-    expect(queued).toHaveLength(13);
-    expect(queued).toContainEqual({
-      shop_id: 'shop_1',
-      event_id: 'evt_dlv_lost',
-      delivery_id: 'dlv_lost',
-      endpoint_id: 'we_1',
-      attempt: 1,
-    });
-  });
+  it(
+    'puts each named row in the due index, due now, removes its message, ' +
+      'and the sweep then sends it; a body naming no delivery stays',
+    async () => {
+      const { index } = memoryIndex([]);
+      const { d, queued } = deps(index);
+      const { queue, removed } = deadLetters([
+        letter('dlv_lost'),
+        'not json',
+        '{"delivery_id":"dlv_x"}',
+        ...Array.from({ length: 12 }, (_, i) => letter(`dlv_${i}`)),
+      ]);
+      expect(await drainDeadLetters({ ...d, deadLetters: queue })).toBe(13);
+      expect(removed).toHaveLength(13);
+      expect(removed).not.toContain('r1');
+      expect(removed).not.toContain('r2');
+      await sweep(d);
+      expect(queued).toHaveLength(13);
+      expect(queued).toContainEqual({
+        shop_id: 'shop_1',
+        event_id: 'evt_dlv_lost',
+        delivery_id: 'dlv_lost',
+        endpoint_id: 'we_1',
+        attempt: 1,
+      });
+    },
+  );
 
-  it('removes nothing when the row could not be written (the table failed): the message stays for the next sweep', async () => {
-    const { index } = memoryIndex([]);
-    const { d } = deps({ ...index, enter: () => Promise.reject(new Error('throttled')) });
-    const { queue, removed } = deadLetters([letter('dlv_lost')]);
-    await expect(drainDeadLetters({ ...d, deadLetters: queue })).rejects.toThrow('throttled');
-    expect(removed).toEqual([]);
-  });
+  it(
+    'removes nothing when the row could not be written (the ' + 'table failed): the message stays for the next sweep',
+    async () => {
+      const { index } = memoryIndex([]);
+      const { d } = deps({ ...index, enter: () => Promise.reject(new Error('throttled')) });
+      const { queue, removed } = deadLetters([letter('dlv_lost')]);
+      await expect(drainDeadLetters({ ...d, deadLetters: queue })).rejects.toThrow('throttled');
+      expect(removed).toEqual([]);
+    },
+  );
 });
