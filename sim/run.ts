@@ -10,7 +10,7 @@ import { checkRun, finalState, type Made, type Violation } from './invariants';
 import { Rng } from '../lib/local/rng';
 import { Killed, Steps } from './steps';
 import type { SimTable } from './table-stream';
-import type { Action, Workload } from './workload';
+import type { Action, EndpointPlan, Workload } from './workload';
 import { buildWorld, type World } from './world';
 
 /**
@@ -146,6 +146,35 @@ async function perform(
   }
 }
 
+/** The workload's actions and pauses, in the order of their times. */
+const timeline = (workload: Workload) =>
+  [...workload.actions, ...(workload.pauses ?? [])].sort((x, y) => x.atMs - y.atMs);
+
+/** A planned endpoint, created through the API as an app creates one, with its stored record. */
+async function createEndpoint(
+  at: { api: SimApi; world: World; shopId: string; start: number },
+  i: number,
+  plan: EndpointPlan,
+): Promise<Made['endpoints'][number]> {
+  const name = `ep${i}`;
+  const url = at.world.receivers.add(name, plan.behaviour, at.start + plan.turnAfterMs);
+  const created = await at.api.call(
+    'createWebhookEndpoint',
+    {},
+    {
+      url,
+      events: ['call.completed', 'job.created', 'job.approved'],
+      ...(plan.ordered ? { ordering: 'per_resource' } : {}),
+      ...(plan.rateLimit ? { rate_limit: plan.rateLimit } : {}),
+      ...(plan.filtered ? { filter: { $or: [{ type: 'call.completed' }, { 'data.urgency': 'emergency' }] } } : {}),
+    },
+    { gated: false, endpoint: name },
+  );
+  if (created.status !== 201) throw new Error(`endpoint not created: ${JSON.stringify(created.body)}`);
+  const record = await at.world.deps.endpoints.get(at.shopId, String(created.body.id));
+  if (!record) throw new Error('the endpoint just created is missing');
+  return { id: record.id, name, record };
+}
 /**
  * One run: a fresh table, the workload's endpoints, its actions at their times under the
  * run's faults, then a drain (faults off, every receiver back) until nothing is open, then
@@ -191,26 +220,8 @@ export async function runOnce(
       eventAnswered: new Map(),
       approved: new Map(),
     };
-    for (const [i, plan] of workload.endpoints.entries()) {
-      const name = `ep${i}`;
-      const url = world.receivers.add(name, plan.behaviour, START + plan.turnAfterMs);
-      const created = await api.call(
-        'createWebhookEndpoint',
-        {},
-        {
-          url,
-          events: ['call.completed', 'job.created', 'job.approved'],
-          ...(plan.ordered ? { ordering: 'per_resource' } : {}),
-          ...(plan.rateLimit ? { rate_limit: plan.rateLimit } : {}),
-          ...(plan.filtered ? { filter: { $or: [{ type: 'call.completed' }, { 'data.urgency': 'emergency' }] } } : {}),
-        },
-        { gated: false, endpoint: name },
-      );
-      if (created.status !== 201) throw new Error(`endpoint not created: ${JSON.stringify(created.body)}`);
-      const record = await world.deps.endpoints.get(shop.id, String(created.body.id));
-      if (!record) throw new Error('the endpoint just created is missing');
-      made.endpoints.push({ id: record.id, name, record });
-    }
+    for (const [i, plan] of workload.endpoints.entries())
+      made.endpoints.push(await createEndpoint({ api, world, shopId: shop.id, start: START }, i, plan));
     world.gate();
     const w = world;
     let sweepEvery = () => rng.int(...SWEEP_EVERY_MS);
@@ -222,7 +233,7 @@ export async function runOnce(
     clock.at(START + sweepEvery(), 'sweeper', sweep);
     const failures: string[] = [];
     const ctx = { steps, world: w, api, made, start: START };
-    for (const [n, a] of [...workload.actions, ...(workload.pauses ?? [])].sort((x, y) => x.atMs - y.atMs).entries())
+    for (const [n, a] of timeline(workload).entries())
       clock.at(START + a.atMs, a.kind, () => {
         perform(ctx, a, n).catch((e: unknown) => failures.push(`${a.kind}: ${String(e)}`));
       });
