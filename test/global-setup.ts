@@ -8,11 +8,12 @@ declare global {
 }
 
 /**
- * DynamoDB Local slows down with every table created over its life (3.5 to 10 ms per write
- * after 400 tables, dropped or not), and the suite creates hundreds: the run spreads its test
- * files over a few emulators (test/helpers/table.ts), so none grows slow.
+ * DynamoDB Local's CPU per request grows with every table created over its life, dropped or
+ * not (about three times a fresh emulator's after 150), and the suite creates hundreds: the run
+ * spreads its test files over several emulators (test/helpers/table.ts), so none grows slow.
+ * An idle one costs little; the slow ones cost the whole run, which is bound by CPU.
  */
-const EMULATORS = 3;
+const EMULATORS = 8;
 
 /** The run's DynamoDB Locals; workers inherit their endpoints through the environment. */
 export default async function globalSetup(): Promise<void> {
