@@ -207,7 +207,10 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
     while (!attempted() && Date.now() < deadline) await sleep(50);
     // Should every failed pair have been delivered by then (first attempts that came late), one more event makes a failure to retry.
     const oneMore = async () => accepted.push(...(await stack.ingest(tenant.shop)).event_ids);
-    startKill(await retryingSeen(stack, tenant.key, allReceivers(), oneMore));
+    const why = await retryingSeen(stack, tenant.key, allReceivers(), oneMore);
+    // An ordered run is killed with a delivery held behind a retrying one, which is what it tests.
+    if (ordered) await heldSeen(ordered, () => heldSampled);
+    startKill(why);
   }
   if (!kill) startKill('after the ingests');
   const exitCode = (await kill) ?? null;
@@ -377,6 +380,22 @@ async function describeRow(stack: ChildStack, shopId: string, eventId: string, e
     .join('; ');
 }
 
+/**
+ * Waits (at most 20 s) until the sampler has seen an ordered delivery held. Should every job have
+ * finished by then (first attempts came late on a busy machine), one more job makes a hold: its
+ * job.created fails twice, and its job.approved waits seconds behind it.
+ */
+async function heldSeen(ordered: { writeJob(): Promise<void> }, held: () => number): Promise<void> {
+  const started = Date.now();
+  let wrote = false;
+  while (held() === 0 && Date.now() - started < 20_000) {
+    if (!wrote && Date.now() - started > 2_000) {
+      wrote = true;
+      await ordered.writeJob();
+    }
+    await sleep(50);
+  }
+}
 /**
  * Waits until the API shows a delivery in status `retrying`, looking at events a receiver
  * answered with an error and has not yet accepted: up to 4 of them at a time, every 100 ms
