@@ -33,7 +33,10 @@ export interface CrashScenarioOptions {
   kind: CrashKind;
   /** Calls to ingest (one call.completed event each). */
   events: number;
-  /** Every endpoint subscribes to call.completed; each gets its own receiver (and, with `rateLimit`, that `rate_limit`). */
+  /**
+   * Every endpoint subscribes to call.completed; each gets its own receiver (and, with `rateLimit`, that
+   * `rate_limit`).
+   */
   endpoints: { name: string; policy: AnswerPolicy; rateLimit?: number }[];
   /** Parallel ingests (default 4; 16 for sigkill-first-attempts, to get ahead of the pipeline). */
   ingestConcurrency?: number;
@@ -43,8 +46,8 @@ export interface CrashScenarioOptions {
   quietMs?: number;
   /**
    * Stop waiting early when nothing arrived for this long, and at least this long after the restart (default 35 s:
-   * longer than the longest wait of a delivery deferred over its endpoint's in-flight limit, 30 s, so a slow drain is not taken for a loss),
-   * unless a missing pair's row has an attempt due before the settle timeout.
+   * longer than the longest wait of a delivery deferred over its endpoint's in-flight limit, 30 s, so a slow drain
+   * is not taken for a loss), unless a missing pair's row has an attempt due before the settle timeout.
    */
   idleGiveUpMs?: number;
   /** The child stack's TIME_SCALE (for when each attempt fell due). */
@@ -99,7 +102,10 @@ export interface CrashScenarioResult {
   /** Stack listening again → last pair delivered, ms (null when nothing was delivered after it). */
   restartToLastDeliveryMs: number | null;
   receivers: FaultReceiver[];
-  /** The ordered endpoint's jobs: how many of its deliveries were held just before the kill, and jobs whose job.approved arrived before job.created succeeded. */
+  /**
+   * The ordered endpoint's jobs: how many of its deliveries were held just before the kill, and jobs whose
+   * job.approved arrived before job.created succeeded.
+   */
   ordered?: { jobs: number; heldBeforeKill: number; outOfOrder: string[] };
 }
 
@@ -181,7 +187,8 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
       }
     }
   };
-  // During first attempts: ingest fast (ahead of the pipeline), then kill at once, while pairs still wait for their first request.
+  // During first attempts: ingest fast (ahead of the pipeline), then kill at once, while pairs still wait for their
+  // first request.
   const concurrency = opts.ingestConcurrency ?? (opts.kind === 'sigkill-first-attempts' ? 16 : 4);
   await Promise.all(Array.from({ length: concurrency }, worker));
   log(`${opts.kind}: ${accepted.length} ingested, ${failedIngests} failed`);
@@ -192,12 +199,14 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
     while (requested() === 0 && Date.now() < deadline) await sleep(5);
     if (requested() === 0) throw new Error('no first attempt reached a receiver within 60 s');
     startKill(
-      `after all ${accepted.length} ingests, with ${requested()} of ${accepted.length * receivers.length} pairs requested`,
+      `after all ${accepted.length} ingests, with ${requested()} of ` +
+        `${accepted.length * receivers.length} pairs requested`,
     );
   }
 
   if (opts.kind.endsWith('retries-pending')) {
-    // First attempts made for every pair (so the retries pending are many; at most 20 s), then a `retrying` row seen through the API.
+    // First attempts made for every pair (so the retries pending are many; at most 20 s), then a `retrying` row seen
+    // through the API.
     const deadline = Date.now() + 20_000;
     const attempted = () =>
       receivers.every((r) => {
@@ -205,7 +214,8 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
         return accepted.every((id) => seen.has(id));
       });
     while (!attempted() && Date.now() < deadline) await sleep(50);
-    // Should every failed pair have been delivered by then (first attempts that came late), one more event makes a failure to retry.
+    // Should every failed pair have been delivered by then (first attempts that came late), one more event makes a
+    // failure to retry.
     const oneMore = async () => accepted.push(...(await stack.ingest(tenant.shop)).event_ids);
     const why = await retryingSeen(stack, tenant.key, allReceivers(), oneMore);
     // An ordered run is killed with a delivery held behind a retrying one, which is what it tests.
@@ -280,8 +290,12 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
         const rows = (await stack.tableDeps().deliveries.listForEvent(tenant.shop.id, x.eventId)).filter(
           (d) => d.endpoint_id === endpointIds.get(r.name),
         );
+        const attempts = (d: (typeof rows)[number]) =>
+          d.history.map((h) => `${h.status}@${(Date.parse(h.at) - killedWall).toFixed(0)}`).join('/');
         console.error(
-          `DUP ${r.name} ${x.eventId} first ${(first - killIssuedAt).toFixed(0)}ms-vs-kill dup ${(x.at - restartedAt).toFixed(0)}ms-after-restart rows ${rows.map((d) => `${d.id}:${d.origin}:${d.status}:${d.attempts}:${d.history.map((h) => `${h.status}@${(Date.parse(h.at) - killedWall).toFixed(0)}`).join('/')}`).join(' ')}`,
+          `DUP ${r.name} ${x.eventId} first ${(first - killIssuedAt).toFixed(0)}ms-vs-kill ` +
+            `dup ${(x.at - restartedAt).toFixed(0)}ms-after-restart ` +
+            `rows ${rows.map((d) => `${d.id}:${d.origin}:${d.status}:${d.attempts}:${attempts(d)}`).join(' ')}`,
         );
       }
     }
@@ -299,7 +313,8 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
     }
   }
   for (const l of lost) l.row = await describeRow(stack, tenant.shop.id, l.eventId, endpointIds.get(l.endpoint) ?? '');
-  // The ordered and rate-limited endpoints' rows are left out: a held delivery, or one waiting for the rate, goes out later by design.
+  // The ordered and rate-limited endpoints' rows are left out: a held delivery, or one waiting for the rate, goes out
+  // later by design.
   const paced = new Set(opts.endpoints.filter((e) => e.rateLimit).map((e) => endpointIds.get(e.name)));
   const lateness = await attemptLateness(
     stack,
@@ -366,7 +381,9 @@ async function attemptLateness(
   return out;
 }
 
-/** The delivery row of a pair that did not arrive, as the table has it: lost (no row, or ended) or late (still open). */
+/**
+ * The delivery row of a pair that did not arrive, as the table has it: lost (no row, or ended) or late (still open).
+ */
 async function describeRow(stack: ChildStack, shopId: string, eventId: string, endpointId: string): Promise<string> {
   const rows = (await stack.tableDeps().deliveries.listForEvent(shopId, eventId)).filter(
     (d) => d.endpoint_id === endpointId,
@@ -375,7 +392,8 @@ async function describeRow(stack: ChildStack, shopId: string, eventId: string, e
   return rows
     .map(
       (d) =>
-        `${d.status} after ${d.attempts} attempts (${d.history.map((h) => h.status ?? h.error).join(', ')}), next ${d.next_attempt_at ?? '-'}, sweep ${d.sweep_at ?? '-'}`,
+        `${d.status} after ${d.attempts} attempts (${d.history.map((h) => h.status ?? h.error).join(', ')}), ` +
+        `next ${d.next_attempt_at ?? '-'}, sweep ${d.sweep_at ?? '-'}`,
     )
     .join('; ');
 }
@@ -447,7 +465,8 @@ async function retryingSeen(
             (n, r) => n + new Set(r.receipts.filter((x) => !r.firstOk.has(x.eventId)).map((x) => x.eventId)).size,
             0,
           );
-          return `with retries pending (${waiting} pairs failed and not yet delivered${extra > 0 ? `, after ${extra} more events` : ''})`;
+          const after = extra > 0 ? `, after ${extra} more events` : '';
+          return `with retries pending (${waiting} pairs failed and not yet delivered${after})`;
         }
       }
     }
@@ -455,6 +474,7 @@ async function retryingSeen(
   }
   const shown = [...seen].map(([s, n]) => `${s} ×${n}`).join(', ') || 'nothing';
   throw new Error(
-    `no delivery was seen retrying within 20 s (the API showed: ${shown}; ${extra} more events ingested): does an endpoint answer errors?`,
+    `no delivery was seen retrying within 20 s (the API showed: ${shown}; ${extra} more events ingested): ` +
+      'does an endpoint answer errors?',
   );
 }

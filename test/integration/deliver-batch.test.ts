@@ -81,6 +81,19 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
   const verdicts = (results: PromiseSettledResult<string>[]) =>
     results.map((r) => (r.status === 'fulfilled' ? r.value : `error: ${String(r.reason)}`));
 
+  /**
+   * A batch of the first MAX_IN_FLIGHT rows, once each of its requests is in flight (every slot of
+   * the endpoint taken), and the messages of the rows after them.
+   */
+  async function slotsTaken(h: ReturnType<typeof harness>, rows: DeliveryRecord[]) {
+    const holders = deliverBatch(
+      h.attemptDeps,
+      rows.slice(0, MAX_IN_FLIGHT).map((r) => messageOf(r)),
+    );
+    while (h.posts.length < MAX_IN_FLIGHT) await new Promise((r) => setTimeout(r, 5));
+    return { holders, late: rows.slice(MAX_IN_FLIGHT).map((r) => messageOf(r)) };
+  }
+
   it('reads every row, event and endpoint of a batch in one request', async () => {
     const { rows } = await endpointWith(3);
     const sent: string[] = [];
@@ -187,13 +200,8 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
         inFlight--;
         return { status: 204 };
       });
-      const holders = deliverBatch(
-        h.attemptDeps,
-        rows.slice(0, MAX_IN_FLIGHT).map((r) => messageOf(r)),
-      );
-      while (h.posts.length < MAX_IN_FLIGHT) await new Promise((r) => setTimeout(r, 5));
-      // The endpoint is full: this batch sends nothing, puts its messages back and marks the endpoint.
-      const late = rows.slice(MAX_IN_FLIGHT).map((r) => messageOf(r));
+      const { holders, late } = await slotsTaken(h, rows);
+      // The endpoint is full: the late batch sends nothing, puts its messages back and marks the endpoint.
       expect(verdicts(await deliverBatch(h.attemptDeps, late))).toEqual(Array(late.length).fill('deferred'));
       expect(h.scheduled.map((s) => s.message.delivery_id).sort()).toEqual(late.map((m) => m.delivery_id).sort());
       expect(await endpoints.get(shop.id, endpoint.id)).toHaveProperty('backlog_at');
@@ -226,12 +234,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
         await new Promise((r) => setTimeout(r, h.posts.length <= MAX_IN_FLIGHT ? RUNWAY_MS + 300 : 5));
         return { status: 204 };
       });
-      const holders = deliverBatch(
-        h.attemptDeps,
-        rows.slice(0, MAX_IN_FLIGHT).map((r) => messageOf(r)),
-      );
-      while (h.posts.length < MAX_IN_FLIGHT) await new Promise((r) => setTimeout(r, 5));
-      const late = rows.slice(MAX_IN_FLIGHT).map((r) => messageOf(r));
+      const { holders, late } = await slotsTaken(h, rows);
       expect(verdicts(await deliverBatch(h.attemptDeps, late))).toEqual(Array(late.length).fill('deferred'));
       expect(await endpoints.get(shop.id, endpoint.id)).toHaveProperty('backlog_at');
       expect(verdicts(await holders)).toEqual(Array(MAX_IN_FLIGHT).fill('delivered'));
