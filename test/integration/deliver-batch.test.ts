@@ -80,6 +80,9 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
   const row = (d: DeliveryRecord) => store.get(d);
   const verdicts = (results: PromiseSettledResult<string>[]) =>
     results.map((r) => (r.status === 'fulfilled' ? r.value : `error: ${String(r.reason)}`));
+  /** What the consumer's batch made of each message. */
+  const sendBatch = async (h: ReturnType<typeof harness>, messages: DeliveryMessage[]) =>
+    verdicts(await deliverBatch(h.attemptDeps, messages));
 
   /**
    * A batch of the first MAX_IN_FLIGHT rows, once each of its requests is in flight (every slot of
@@ -139,9 +142,10 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
         if (operation === 'BatchGetItem') read.push(...(JSON.stringify(input).match(/(WD|EVT|WE)#[^"]*/g) ?? []));
       });
       try {
-        expect(
-          verdicts(await deliverBatch(h.attemptDeps, [carryingEvent(messageOf(carrier), carried), messageOf(plain)])),
-        ).toEqual(['delivered', 'delivered']);
+        expect(await sendBatch(h, [carryingEvent(messageOf(carrier), carried), messageOf(plain)])).toEqual([
+          'delivered',
+          'delivered',
+        ]);
       } finally {
         unwatch();
       }
@@ -167,11 +171,9 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
         return { status: 204 };
       });
       expect(
-        verdicts(
-          await deliverBatch(
-            h.attemptDeps,
-            rows.map((r) => messageOf(r)),
-          ),
+        await sendBatch(
+          h,
+          rows.map((r) => messageOf(r)),
         ),
       ).toEqual(Array(10).fill('delivered'));
       expect([h.posts.length, most]).toEqual([10, MAX_IN_FLIGHT]);
@@ -202,7 +204,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
       });
       const { holders, late } = await slotsTaken(h, rows);
       // The endpoint is full: the late batch sends nothing, puts its messages back and marks the endpoint.
-      expect(verdicts(await deliverBatch(h.attemptDeps, late))).toEqual(Array(late.length).fill('deferred'));
+      expect(await sendBatch(h, late)).toEqual(Array(late.length).fill('deferred'));
       expect(h.scheduled.map((s) => s.message.delivery_id).sort()).toEqual(late.map((m) => m.delivery_id).sort());
       expect(await endpoints.get(shop.id, endpoint.id)).toHaveProperty('backlog_at');
       // The holders' batch delivers its own and then the waiting ones, at the endpoint's limit.
@@ -213,11 +215,9 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
       expect(await endpoints.get(shop.id, endpoint.id)).not.toHaveProperty('backlog_at');
       // The messages that went back come round again and send nothing.
       expect(
-        verdicts(
-          await deliverBatch(
-            h.attemptDeps,
-            h.scheduled.map((s) => s.message),
-          ),
+        await sendBatch(
+          h,
+          h.scheduled.map((s) => s.message),
         ),
       ).toEqual(Array(late.length).fill('duplicate'));
       expect(h.posts).toHaveLength(rows.length);
@@ -235,14 +235,14 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
         return { status: 204 };
       });
       const { holders, late } = await slotsTaken(h, rows);
-      expect(verdicts(await deliverBatch(h.attemptDeps, late))).toEqual(Array(late.length).fill('deferred'));
+      expect(await sendBatch(h, late)).toEqual(Array(late.length).fill('deferred'));
       expect(await endpoints.get(shop.id, endpoint.id)).toHaveProperty('backlog_at');
       expect(verdicts(await holders)).toEqual(Array(MAX_IN_FLIGHT).fill('delivered'));
       // Not pulled (only the holders were sent), but queued again at once, and the mark taken.
       expect(h.posts).toHaveLength(MAX_IN_FLIGHT);
       expect(h.queued.map((m) => m.delivery_id).sort()).toEqual(late.map((m) => m.delivery_id).sort());
       expect(await endpoints.get(shop.id, endpoint.id)).not.toHaveProperty('backlog_at');
-      expect(verdicts(await deliverBatch(h.attemptDeps, h.queued))).toEqual(Array(late.length).fill('delivered'));
+      expect(await sendBatch(h, h.queued)).toEqual(Array(late.length).fill('delivered'));
       for (const r of rows) expect(await row(r)).toMatchObject({ status: 'succeeded', attempts: 1 });
     },
     20_000,
@@ -258,11 +258,9 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
       const unwatch = observeTable(deps.db, (operation) => sent.push(`${operation}Command`));
       try {
         expect(
-          verdicts(
-            await deliverBatch(
-              h.attemptDeps,
-              rows.map((r) => messageOf(r)),
-            ),
+          await sendBatch(
+            h,
+            rows.map((r) => messageOf(r)),
           ),
         ).toEqual(Array(10).fill('delivered'));
       } finally {
@@ -290,20 +288,16 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     const { rows } = await endpointWith(4);
     const h = harness(() => ({ status: null, error: 'timeout after 1000 ms' }));
     expect(
-      verdicts(
-        await deliverBatch(
-          h.attemptDeps,
-          rows.slice(0, 1).map((r) => messageOf(r)),
-        ),
+      await sendBatch(
+        h,
+        rows.slice(0, 1).map((r) => messageOf(r)),
       ),
     ).toEqual(['retry_scheduled']);
     h.scheduled.length = 0;
     expect(
-      verdicts(
-        await deliverBatch(
-          h.attemptDeps,
-          rows.slice(1).map((r) => messageOf(r)),
-        ),
+      await sendBatch(
+        h,
+        rows.slice(1).map((r) => messageOf(r)),
       ),
     ).toEqual(['retry_scheduled', 'deferred', 'deferred']);
     expect(h.posts).toHaveLength(2);
@@ -328,7 +322,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
         .map((r) => ({ deliveryId: r.id, lease: { taken: until - leaseMs, until, token: `t_${r.id}`, probe: false } }));
       expect(await endpoints.admit(current!, emptyAdmission({ send: held, health: current!.health }))).toBe(true);
       const late = rows.slice(MAX_IN_FLIGHT).map((r) => messageOf(r));
-      expect(verdicts(await deliverBatch(h.attemptDeps, late))).toEqual(['deferred', 'deferred']);
+      expect(await sendBatch(h, late)).toEqual(['deferred', 'deferred']);
       expect(h.posts).toEqual([]);
       expect(h.scheduled.map((s) => s.at.getTime())).toEqual([until, until]);
       expect(await endpoints.get(shop.id, endpoint.id)).toHaveProperty('backlog_at');
@@ -417,7 +411,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
         others.map((o) => ({ key: o.deliveryId, token: o.lease.token })),
       );
       // Another wake-up of that row (a duplicate message, a sweep, a pull) in batch B.
-      expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(carried)]))).toEqual(['deferred']);
+      expect(await sendBatch(h, [messageOf(carried)])).toEqual(['deferred']);
       expect(verdicts(await a)).toEqual(Array(rows.length).fill('delivered'));
       expect(h.posts.filter((id) => id === carried.event_id)).toHaveLength(1);
       expect(h.scheduled.map((s) => s.message.delivery_id)).toEqual([carried.id]);
@@ -529,7 +523,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
       );
       // One at a time after the first failure: five batches of one make five failures.
       for (const r of rows.slice(0, CIRCUIT_THRESHOLD))
-        expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(r)]))).toEqual(['retry_scheduled']);
+        expect(await sendBatch(h, [messageOf(r)])).toEqual(['retry_scheduled']);
       expect((await endpoints.get(shop.id, endpoint.id))?.health).toMatchObject({
         circuit: 'open',
         consecutive_failures: CIRCUIT_THRESHOLD,
@@ -549,7 +543,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
       });
       const postsBefore = h.posts.length;
       const scheduledBefore = h.scheduled.length;
-      expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(late)]))).toEqual(['circuit_open']);
+      expect(await sendBatch(h, [messageOf(late)])).toEqual(['circuit_open']);
       expect(h.posts).toHaveLength(postsBefore);
       const recorded = await row(held);
       expect(recorded).toMatchObject({
@@ -566,9 +560,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
       clock += 16_000;
       status = 204;
       h.queued.length = 0;
-      expect(
-        verdicts(await deliverBatch(h.attemptDeps, [messageOf(rows[CIRCUIT_THRESHOLD + 1] as DeliveryRecord)])),
-      ).toEqual(['delivered']);
+      expect(await sendBatch(h, [messageOf(rows[CIRCUIT_THRESHOLD + 1] as DeliveryRecord)])).toEqual(['delivered']);
       expect((await endpoints.get(shop.id, endpoint.id))?.health).toMatchObject({
         circuit: 'closed',
         consecutive_failures: 0,
@@ -595,7 +587,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
       const failing = async (extra: number) => {
         const made = await endpointWith(CIRCUIT_THRESHOLD + extra);
         for (const r of made.rows.slice(0, CIRCUIT_THRESHOLD))
-          expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(r)]))).toEqual(['retry_scheduled']);
+          expect(await sendBatch(h, [messageOf(r)])).toEqual(['retry_scheduled']);
         expect((await getEndpoint({ endpoints }, made.shop.id, made.endpoint.id)).health).toMatchObject({
           circuit: 'open',
           next_probe_at: expect.any(String),
@@ -652,7 +644,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
         () => new Date(clock),
       );
       const { rows, shop, endpoint } = await endpointWith(1);
-      expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(rows[0] as DeliveryRecord)]))).toEqual(['failed']);
+      expect(await sendBatch(h, [messageOf(rows[0] as DeliveryRecord)])).toEqual(['failed']);
       const [event] = (await new DynamoEventStore(deps.db).list(shop.id, { limit: 5 }, 'webhook_endpoint.disabled'))
         .items;
       expect(event?.timestamp).toBe(new Date(clock).toISOString());
@@ -722,9 +714,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
       // A minute later the probe is due: the woken attempt 2 is it, and its success closes the circuit.
       clock += 60_000;
       status = 204;
-      expect(verdicts(await deliverBatch(h.attemptDeps, [h.scheduled[0]?.message as DeliveryMessage]))).toEqual([
-        'delivered',
-      ]);
+      expect(await sendBatch(h, [h.scheduled[0]?.message as DeliveryMessage])).toEqual(['delivered']);
       expect(h.posts.length).toBe(postsBefore + 1);
       expect(await row(held as DeliveryRecord)).toMatchObject({ status: 'succeeded', attempts: 2 });
     },
@@ -797,11 +787,11 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
       expect(await stored(ok)).toMatchObject({ status: 'pending', sweep_at: null });
       let answer = 204;
       const h = harness(() => ({ status: answer }));
-      expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(ok)]))).toEqual(['delivered']);
+      expect(await sendBatch(h, [messageOf(ok)])).toEqual(['delivered']);
       expect(indexKeys(await stored(ok))).toEqual([]);
       expect(await stored(ok)).toMatchObject({ status: 'succeeded', sweep_at: null });
       answer = 500;
-      expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(failing)]))).toEqual(['retry_scheduled']);
+      expect(await sendBatch(h, [messageOf(failing)])).toEqual(['retry_scheduled']);
       const retrying = await stored(failing);
       expect(indexKeys(retrying)).toEqual(['gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk']);
       expect(retrying).toMatchObject({
@@ -821,9 +811,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     async () => {
       const { rows } = await endpointWith(4);
       const h = harness(() => ({ status: null, error: 'timeout after 1000 ms' }));
-      expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(rows[0] as DeliveryRecord)]))).toEqual([
-        'retry_scheduled',
-      ]);
+      expect(await sendBatch(h, [messageOf(rows[0] as DeliveryRecord)])).toEqual(['retry_scheduled']);
       const writes: string[] = [];
       const undo = observeTable(
         deps.db,
@@ -832,11 +820,9 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
       try {
         // After an unanswered attempt, one at a time: the other two are put off, no attempt used.
         expect(
-          verdicts(
-            await deliverBatch(
-              h.attemptDeps,
-              rows.slice(1).map((r) => messageOf(r)),
-            ),
+          await sendBatch(
+            h,
+            rows.slice(1).map((r) => messageOf(r)),
           ),
         ).toEqual(['retry_scheduled', 'deferred', 'deferred']);
       } finally {
@@ -873,7 +859,7 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
       expect(await row(row0)).toMatchObject({ status: 'pending' });
       expect(await store.countOpenForEndpoint(shop.id, endpoint.id, new Date())).toEqual({ pending: 1, retrying: 0 });
       const h = harness();
-      expect(verdicts(await deliverBatch(h.attemptDeps, [messageOf(row0)]))).toEqual(['cancelled']);
+      expect(await sendBatch(h, [messageOf(row0)])).toEqual(['cancelled']);
       expect(h.posts).toEqual([]);
       const due = await new DynamoDueIndex(deps.db).overdue(new Date(Date.now() + 3_600_000), 100);
       expect(due.map((e) => e.id)).not.toContain(row0.id);
