@@ -8,7 +8,8 @@ import { broken, runCases, seeds } from './harness';
 /**
  * The simulation can fail: each deliberate breakage of the engine, applied here and undone
  * after, is caught within the seeds npm test runs (1 to 200). Each run stops at the first
- * seed that breaks a rule.
+ * seed that breaks a rule. `firstTry` is the seed that caught it last time: it goes first, so
+ * the run usually stops at once, and the others follow in order should it no longer catch it.
  */
 type Undo = () => void;
 
@@ -38,19 +39,22 @@ function patch<T extends object, K extends keyof T>(target: T, name: K, replace:
 }
 
 /** `pause`: the seeds' workloads with a pause each (sim/workload.ts, `workloadWithPauseArb`). */
-const BREAKAGES: { name: string; rules: string[]; apply: () => Undo; pause?: boolean }[] = [
+const BREAKAGES: { name: string; rules: string[]; apply: () => Undo; pause?: boolean; firstTry: number }[] = [
   {
     name: "the attempt-count condition on a delivery row's write removed",
+    firstTry: 16,
     rules: ['unlogged-attempt', 'attempts', 'success-without-2xx', 'early-attempt', 'lost', 'order'],
     apply: () => loosenConditions(/^WD#/),
   },
   {
     name: "the endpoint's admission written whatever the leases and rate window now hold",
+    firstTry: 7,
     rules: ['in-flight', 'rate-limit', 'order', 'unlogged-attempt', 'early-attempt'],
     apply: () => loosenConditions(/#STATE$/),
   },
   {
     name: "the chain's hold skipped (every ordered delivery sent as if first of its resource)",
+    firstTry: 16,
     rules: ['order'],
     apply: () =>
       patch(
@@ -65,6 +69,7 @@ const BREAKAGES: { name: string; rules: string[]; apply: () => Undo; pause?: boo
   },
   {
     name: "the consumer's checks that the endpoint is still enabled removed (its read and its admission's condition)",
+    firstTry: 14,
     rules: ['sent-after-disable'],
     apply: () => {
       const undoRead = patch(
@@ -99,6 +104,7 @@ const BREAKAGES: { name: string; rules: string[]; apply: () => Undo; pause?: boo
   },
   {
     name: "the fan-out's check of when the endpoint was last enabled removed",
+    firstTry: 7,
     rules: ['fanned-out-while-disabled'],
     pause: true,
     apply: () =>
@@ -113,6 +119,7 @@ const BREAKAGES: { name: string; rules: string[]; apply: () => Undo; pause?: boo
   },
   {
     name: "the sweeper's due check loosened by an hour",
+    firstTry: 5,
     rules: ['early-attempt', 'order', 'rate-limit', 'unlogged-attempt'],
     apply: () =>
       patch(
@@ -129,14 +136,18 @@ const BREAKAGES: { name: string; rules: string[]; apply: () => Undo; pause?: boo
 describe('the simulation catches a broken engine', () => {
   it.each(BREAKAGES)(
     '$name',
-    async ({ rules, apply, pause }) => {
+    async ({ rules, apply, pause, firstTry }) => {
+      const all = seeds(1, 200, { pause });
+      const ordered = [...all.filter((c) => c.seed === firstTry), ...all.filter((c) => c.seed !== firstTry)];
       const undo = apply();
       let found: string[];
       try {
-        found = broken(await runCases(seeds(1, 200, { pause }), { untilViolation: true }));
+        found = broken(await runCases(ordered, { untilViolation: true }));
       } finally {
         undo();
       }
+      if (found.length > 0 && !found[0]?.startsWith(`seed ${firstTry}:`))
+        console.warn(`seed ${firstTry} no longer catches this breakage; ${found[0]}: make that seed its firstTry`);
       expect(found.length).toBeGreaterThan(0);
       expect(found.filter((line) => rules.some((rule) => line.includes(`: ${rule}: `)))).not.toEqual([]);
     },
