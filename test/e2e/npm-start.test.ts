@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { freePort } from '../../lib/local/dynamodb-local';
 import { call } from '../helpers/http';
 import { closeReceivers, startReceiver } from '../helpers/receiver';
+import { testEndpoint, uniqueTableName } from '../helpers/table';
 
 /** PIDs of java processes listening as DynamoDB Local on this port. */
 function dynamoJavaPids(port: number): string[] {
@@ -166,7 +167,12 @@ describe('npm start (the real entry point, as a child process)', () => {
   }, 90000);
 
   it('honours DELIVERY_TIMEOUT_MS from the environment: a receiver that never answers fails at 250 ms', async () => {
-    const { child, output, apiPort } = await start({ DELIVERY_TIMEOUT_MS: '250' });
+    // On a table of the run's DynamoDB Local: what is tested is the variable, not a launch.
+    const { child, output, apiPort } = await start({
+      DELIVERY_TIMEOUT_MS: '250',
+      DYNAMODB_ENDPOINT: testEndpoint(),
+      TABLE_NAME: uniqueTableName(),
+    });
     const base = `http://127.0.0.1:${apiPort}`;
     const key = /Write key:\s+(sk_test_\S+)/.exec(output())?.[1];
     let secret = '';

@@ -16,6 +16,7 @@ import {
 } from '../helpers/receiver';
 import { startTestStack } from '../helpers/stack';
 import { closeChildStacks, startChildStack, type ChildStack } from '../helpers/child-stack';
+import { testEndpoint } from '../helpers/table';
 
 type Stack = Awaited<ReturnType<typeof startTestStack>>;
 type Delivery = {
@@ -235,7 +236,7 @@ describe('ordered delivery per resource (ordering: per_resource)', () => {
 describe('ordered delivery across a crash (child process, TIME_SCALE 0.01)', () => {
   let stack: ChildStack;
   beforeAll(async () => {
-    stack = await startChildStack({ timeScale: 0.01, deliveryTimeoutMs: 2000 });
+    stack = await startChildStack({ timeScale: 0.01, deliveryTimeoutMs: 2000, dynamodbEndpoint: testEndpoint() });
   }, 120_000);
   afterAll(async () => {
     await closeFaultReceivers();

@@ -1,8 +1,10 @@
 /**
  * The real `npm start` entry (`node --import tsx bin/local.ts`) as a child process that a test or a
- * benchmark can crash (SIGKILL of the app), stop (Ctrl-C) and start again on the same data
- * directory, while it writes to the child's DynamoDB Local directly (calls, shops, keys).
- * No jest dependency: the benchmarks use it too.
+ * benchmark can crash (SIGKILL of the app), stop (Ctrl-C) and start again on the same table,
+ * while it writes to that table directly (calls, shops, keys). The table is either the child's
+ * own DynamoDB Local on a data directory, which each start launches and each crash takes down
+ * (as `npm start` does), or a table of its own on a DynamoDB Local that outlives the app's
+ * crashes, as a table in AWS outlives its Lambdas'. No jest dependency: the benchmarks use it too.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -29,6 +31,11 @@ export interface ChildStackOptions {
   keepDir?: boolean;
   /** Where ports come from (default: a free one); a test of this harness hands out a taken one. */
   pickPort?: () => Promise<number>;
+  /**
+   * A DynamoDB Local that is already running (e.g. the test run's): the app uses a new table on it
+   * (DYNAMODB_ENDPOINT) and launches none of its own, so a crash or a stop leaves the table up.
+   */
+  dynamodbEndpoint?: string;
 }
 
 export interface ApiReply {
@@ -46,12 +53,10 @@ export interface Tenant {
 export interface ChildStack {
   /** The API of the current run (a restart picks a new port). */
   readonly url: string;
-  readonly dynamodbPort: number;
   readonly dynamodbEndpoint: string;
   readonly tableName: string;
-  /** The temporary folder: `data/` (DynamoDB Local), `secrets.key`, `outbox/`. */
+  /** The temporary folder: `data/` (the child's own DynamoDB Local), `secrets.key`, `outbox/`. */
   readonly dir: string;
-  readonly dataDir: string;
   /** Printed on the first start (the table was empty and seeded); a restart seeds nothing. */
   readonly writeKey: string;
   readonly shopId: string;
@@ -62,12 +67,12 @@ export interface ChildStack {
   output(): string;
   /** The node process that runs bin/local.ts (the child itself: `npm start` runs no tsx parent process). */
   appPid(): number;
-  /** A crash: SIGKILL of the app's node process; returns once it and its DynamoDB Local are gone. */
+  /** A crash: SIGKILL of the app's node process; returns once it and its own DynamoDB Local are gone. */
   sigkill(): Promise<void>;
-  /** Ctrl-C: SIGINT, then waits for the exit (returns its code) and for DynamoDB Local to be gone. */
+  /** Ctrl-C: SIGINT, then waits for the exit (returns its code) and for its own DynamoDB Local to be gone. */
   sigint(): Promise<number | null>;
-  /** Starts bin/local.ts again on the same data dir and key file; the same DynamoDB port unless `newDynamoPort`. */
-  restart(opts?: { newDynamoPort?: boolean }): Promise<void>;
+  /** Starts bin/local.ts again on the same table and key file. */
+  restart(): Promise<void>;
   /** The table adapters of this process pointed at the child's DynamoDB Local (sets DYNAMODB_ENDPOINT/TABLE_NAME). */
   tableDeps(): ApiDeps;
   /** A new shop with a write key (all scopes), written straight into the child's table. */
@@ -144,10 +149,14 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
   installExitHook();
   const dir = mkdtempSync(join(tmpdir(), 'child-stack-'));
   const dataDir = join(dir, 'data');
-  const tableName = 'shop-calls';
+  const external = options.dynamodbEndpoint;
+  const tableName = external ? `child-${randomBytes(6).toString('hex')}` : 'shop-calls';
   const cursorSecret = randomBytes(32).toString('hex');
   const pickPort = options.pickPort ?? freePort;
-  let dynamodbPort = await pickPort();
+  let dynamodbPort = external ? 0 : await pickPort();
+  const dynamodbEndpoint = () => external ?? `http://127.0.0.1:${dynamodbPort}`;
+  /** After the app's exit: its own DynamoDB Local is gone too (one that outlives it is left alone). */
+  const ownJavaGone = () => (external ? Promise.resolve() : javaGone(dynamodbPort));
   let apiPort = 0;
   let child: ChildProcess | undefined;
   let exited: Promise<number | null> = Promise.resolve(null);
@@ -183,8 +192,8 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
       DYNAMODB_PORT: String(dynamodbPort),
       // A free one: tests and benchmarks run several stacks at once.
       SQS_PORT: '0',
-      DYNAMODB_ENDPOINT: '',
-      DYNAMODB_DATA_DIR: dataDir,
+      DYNAMODB_ENDPOINT: external ?? '',
+      DYNAMODB_DATA_DIR: external ? '' : dataDir,
       TABLE_NAME: tableName,
       SECRETS_KEY_FILE: join(dir, 'secrets.key'),
       OUTBOX_DIR: join(dir, 'outbox'),
@@ -226,7 +235,7 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
     if (!ready || !running()) {
       if (running() && c.pid) process.kill(-c.pid, 'SIGKILL');
       await exited;
-      await javaGone(dynamodbPort);
+      await ownJavaGone();
       if (new RegExp(`EADDRINUSE[^\\n]*:${apiPort}\\b`).test(out)) return 'api port taken';
       if (/is the port in use\?/.test(out)) return 'dynamodb port taken';
       throw new Error(`bin/local.ts did not come up (start ${starts + 1}):\n${out}`);
@@ -241,7 +250,7 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
       writeKey = seededKey;
       shopId = printedShop;
     } else if (seededKey) {
-      throw new Error(`start ${starts} seeded a fresh table: the data in ${dataDir} did not survive the restart`);
+      throw new Error(`start ${starts} seeded a fresh table: ${tableName} at ${dynamodbEndpoint()} did not survive`);
     }
     return 'ready';
   };
@@ -251,15 +260,11 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
     get url() {
       return url;
     },
-    get dynamodbPort() {
-      return dynamodbPort;
-    },
     get dynamodbEndpoint() {
-      return `http://127.0.0.1:${dynamodbPort}`;
+      return dynamodbEndpoint();
     },
     tableName,
     dir,
-    dataDir,
     get writeKey() {
       return writeKey;
     },
@@ -281,7 +286,7 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
       if (!gone && child?.pid) process.kill(-child.pid, 'SIGKILL');
       await exited;
       // The watchdog stops the JVM when the app's pipe closes; a restart on the same data dir must wait for that.
-      await javaGone(dynamodbPort);
+      await ownJavaGone();
     },
     sigint: async () => {
       if (!running()) throw new Error('the child stack is not running');
@@ -290,19 +295,18 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
       if (code === 'timeout') {
         if (child?.pid) process.kill(-child.pid, 'SIGKILL');
         await exited;
-        await javaGone(dynamodbPort);
+        await ownJavaGone();
         throw new Error(`Ctrl-C did not stop the stack within 30 s:\n${out}`);
       }
-      await javaGone(dynamodbPort);
+      await ownJavaGone();
       return code;
     },
-    restart: async (opts = {}) => {
+    restart: async () => {
       if (running()) throw new Error('stop the child stack (sigkill or sigint) before restarting it');
-      if (opts.newDynamoPort) dynamodbPort = await pickPort();
       await launch();
     },
     tableDeps: () => {
-      const endpoint = `http://127.0.0.1:${dynamodbPort}`;
+      const endpoint = dynamodbEndpoint();
       if (tableDepsOf?.endpoint !== endpoint) {
         tableDepsOf = {
           endpoint,
@@ -361,7 +365,7 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
         }
       }
       await exited;
-      await javaGone(dynamodbPort);
+      await ownJavaGone();
       if (!options.keepDir) rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -5,6 +5,7 @@ import { join, relative } from 'node:path';
 import { CreateTableCommand, DeleteItemCommand, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { ensureTable, localClient, startDynamoDbLocal } from '../../lib/local/dynamodb-local';
 import { createTableInput, DATA_MODEL_VERSION } from '../../shared/store/table';
+import { testEndpoint, uniqueTableName } from '../helpers/table';
 
 describe('DynamoDB Local launcher', () => {
   it('keeps data in a folder across restarts when asked (a relative path is fine)', async () => {
@@ -34,51 +35,50 @@ describe('DynamoDB Local launcher', () => {
     }
   }, 60_000);
 
+  // On the run's DynamoDB Local: these two need a table, not a launch.
   it('refuses a kept table of another data model, or of none, saying what to do', async () => {
-    const local = await startDynamoDbLocal({});
-    const client = localClient(local.endpoint);
+    const endpoint = testEndpoint();
+    const older = uniqueTableName();
+    const client = localClient(endpoint);
     const versionKey = { pk: { S: 'LOCAL#DATA_MODEL' }, sk: { S: 'VERSION' } };
     try {
-      expect(await ensureTable(local.endpoint, 'older')).toBe(true);
-      expect(await ensureTable(local.endpoint, 'older')).toBe(false);
+      expect(await ensureTable(endpoint, older)).toBe(true);
+      expect(await ensureTable(endpoint, older)).toBe(false);
       await client.send(
         new PutItemCommand({
-          TableName: 'older',
+          TableName: older,
           Item: { ...versionKey, version: { N: String(DATA_MODEL_VERSION - 1) } },
         }),
       );
-      await expect(ensureTable(local.endpoint, 'older')).rejects.toThrow(
+      await expect(ensureTable(endpoint, older)).rejects.toThrow(
         `holds data model ${DATA_MODEL_VERSION - 1}, and this code reads version ${DATA_MODEL_VERSION}`,
       );
       // A table from before data-model versions: items, and no version among them.
-      await client.send(new DeleteItemCommand({ TableName: 'older', Key: versionKey }));
+      await client.send(new DeleteItemCommand({ TableName: older, Key: versionKey }));
       await client.send(
-        new PutItemCommand({ TableName: 'older', Item: { pk: { S: 'SHOP#shop_1' }, sk: { S: 'SHOP' } } }),
+        new PutItemCommand({ TableName: older, Item: { pk: { S: 'SHOP#shop_1' }, sk: { S: 'SHOP' } } }),
       );
-      await expect(ensureTable(local.endpoint, 'older')).rejects.toThrow(
-        /holds no data-model version.*new DYNAMODB_DATA_DIR/,
-      );
+      await expect(ensureTable(endpoint, older)).rejects.toThrow(/holds no data-model version.*new DYNAMODB_DATA_DIR/);
     } finally {
       client.destroy();
-      await local.stop();
     }
   }, 60_000);
 
   it('takes an empty table without a version (a start stopped before recording it) as created now', async () => {
-    const local = await startDynamoDbLocal({});
-    const client = localClient(local.endpoint);
+    const endpoint = testEndpoint();
+    const interrupted = uniqueTableName();
+    const client = localClient(endpoint);
     const versionKey = { pk: { S: 'LOCAL#DATA_MODEL' }, sk: { S: 'VERSION' } };
     try {
-      await client.send(new CreateTableCommand(createTableInput('interrupted')));
-      expect(await ensureTable(local.endpoint, 'interrupted')).toBe(true);
+      await client.send(new CreateTableCommand(createTableInput(interrupted)));
+      expect(await ensureTable(endpoint, interrupted)).toBe(true);
       const recorded = await client.send(
-        new GetItemCommand({ TableName: 'interrupted', Key: versionKey, ConsistentRead: true }),
+        new GetItemCommand({ TableName: interrupted, Key: versionKey, ConsistentRead: true }),
       );
       expect(recorded.Item?.version?.N).toBe(String(DATA_MODEL_VERSION));
-      expect(await ensureTable(local.endpoint, 'interrupted')).toBe(false);
+      expect(await ensureTable(endpoint, interrupted)).toBe(false);
     } finally {
       client.destroy();
-      await local.stop();
     }
   }, 60_000);
 
