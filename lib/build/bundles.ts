@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build } from 'esbuild';
+import { build, type BuildOptions } from 'esbuild';
 import { allFunctionEntries, repoRoot } from '../constructs/entries';
 import { BUNDLE_ALIASES, BUNDLING } from '../constructs/function';
 
@@ -25,6 +25,19 @@ const FUNCTION_ENV = {
   TABLE_NAME: 'bundle-check',
 };
 
+/** The stack's esbuild options (lib/constructs/function.ts), source map beside the bundle as in the asset. */
+const STACK_OPTIONS: BuildOptions = {
+  bundle: true,
+  platform: 'node',
+  target: BUNDLING.target,
+  format: 'cjs',
+  minify: BUNDLING.minify,
+  sourcemap: BUNDLING.sourceMap,
+  mainFields: BUNDLING.mainFields,
+  alias: BUNDLE_ALIASES,
+  logLevel: 'error',
+};
+
 /**
  * One function bundled with the stack's esbuild options (source map beside it, as in the asset);
  * returns the .cjs size.
@@ -42,18 +55,10 @@ export async function buildBundleWithInputs(
   outfile: string,
 ): Promise<{ bytes: number; inputs: string[] }> {
   const result = await build({
+    ...STACK_OPTIONS,
     entryPoints: [entry],
     outfile,
-    bundle: true,
-    platform: 'node',
-    target: BUNDLING.target,
-    format: 'cjs',
-    minify: BUNDLING.minify,
-    sourcemap: BUNDLING.sourceMap,
-    mainFields: BUNDLING.mainFields,
-    alias: BUNDLE_ALIASES,
     absWorkingDir: repoRoot(),
-    logLevel: 'error',
     metafile: true,
   });
   const inputs = Object.values(result.metafile.outputs).flatMap((o) =>
@@ -83,17 +88,26 @@ export function initTime(file: string, runs = 3, sourceMaps = false): number {
   return times.sort((a, b) => a - b)[Math.floor(runs / 2)] as number;
 }
 
+/**
+ * Every function bundled and timed. One esbuild build with an entry point per function reads
+ * each module once and still writes each function its own bundle (no code is split between them).
+ */
 export async function bundleSizes(runs = 3): Promise<BundleSize[]> {
   const root = repoRoot();
   const out = mkdtempSync(join(tmpdir(), 'bundles-'));
   try {
-    const results: BundleSize[] = [];
-    for (const [name, entry] of Object.entries(allFunctionEntries())) {
+    const entries = Object.entries(allFunctionEntries());
+    await build({
+      ...STACK_OPTIONS,
+      entryPoints: Object.fromEntries(entries.map(([name, entry]) => [name, join(root, entry)])),
+      outdir: out,
+      outExtension: { '.js': '.cjs' },
+      absWorkingDir: root,
+    });
+    return entries.map(([name, entry]) => {
       const outfile = join(out, `${name}.cjs`);
-      const bytes = await buildBundle(join(root, entry), outfile);
-      results.push({ name, entry, bytes, initMs: initTime(outfile, runs) });
-    }
-    return results;
+      return { name, entry, bytes: statSync(outfile).size, initMs: initTime(outfile, runs) };
+    });
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
