@@ -5,10 +5,17 @@
  * chosen moment, started again on the same data, and then every accepted (event, endpoint)
  * pair checked at the receivers. Shared by test/e2e/delivery-durability.test.ts and bench/crash.ts.
  */
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { RETRY_SCHEDULE_MS } from '../../shared/delivery/policy';
 import type { ChildStack } from '../../test/helpers/child-stack';
+import {
+  allReceivers,
+  countPairs,
+  keepEvidence,
+  settle,
+  tally,
+  type Kill,
+  type Restart,
+  type Scene,
+} from './crash-pairs';
 import { startFaultReceiver, type AnswerPolicy, type FaultReceiver } from './fault-receiver';
 import { startOrderedJobs } from './ordered-jobs';
 
@@ -111,8 +118,20 @@ export interface CrashScenarioResult {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * The scenario in stages: the shop and its endpoints, the ingests and the kill, the restart,
+ * the wait for every pair, and what arrived.
+ */
 export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOptions): Promise<CrashScenarioResult> {
-  const log = opts.log ?? (() => undefined);
+  const scene = await setUp(stack, opts);
+  const kill = await ingestAndKill(scene);
+  const restart = await restartAfter(scene, kill);
+  await settle(scene, restart);
+  await keepEvidence(scene, kill, restart);
+  return tally(scene, kill, restart);
+}
+
+async function setUp(stack: ChildStack, opts: CrashScenarioOptions): Promise<Scene> {
   const tenant = await stack.newTenant(`Crash ${opts.kind}`);
   const receivers: FaultReceiver[] = [];
   const endpointIds = new Map<string, string>();
@@ -128,8 +147,6 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
     receiver.setSecret(created.json.secret as string);
     endpointIds.set(e.name, created.json.id as string);
   }
-  const accepted: string[] = [];
-  let kill: Promise<number | null> | undefined;
   const tableDeps = stack.tableDeps();
   const ordered = opts.ordered
     ? await startOrderedJobs(
@@ -144,10 +161,35 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
       )
     : undefined;
   if (ordered) endpointIds.set(ordered.receiver.name, ordered.endpointId);
-  // The ordered endpoint's events are pairs for it alone.
-  const eventsOf = (r: FaultReceiver): string[] =>
-    ordered && r === ordered.receiver ? ordered.accepted.flatMap((j) => [j.created, j.approved]) : accepted;
-  const allReceivers = (): FaultReceiver[] => [...receivers, ...(ordered ? [ordered.receiver] : [])];
+  return {
+    stack,
+    opts,
+    log: opts.log ?? (() => undefined),
+    shop: tenant.shop,
+    key: tenant.key,
+    receivers,
+    endpointIds,
+    ordered,
+    accepted: [],
+  };
+}
+
+/**
+ * Ingests a few at a time and kills the stack at the scenario's moment: a third of the way
+ * through the ingests (they go on until the store is gone), once the first attempts reach a
+ * receiver, or once a delivery is seen retrying (and, with an ordered endpoint, one held).
+ */
+async function ingestAndKill(scene: Scene): Promise<Kill> {
+  const { stack, opts, ordered } = scene;
+  let kill: Promise<number | null> | undefined;
+  let killedAt = '';
+  let issuedAt = 0;
+  const startKill = (why: string) => {
+    if (kill) return;
+    killedAt = why;
+    issuedAt = performance.now();
+    kill = opts.kind.startsWith('sigint') ? stack.sigint() : stack.sigkill().then(() => null);
+  };
   // How many ordered deliveries are held, looked at every 250 ms until the kill: the last look is what the kill found.
   let heldSampled = 0;
   const sampling = (async () => {
@@ -158,244 +200,87 @@ export async function runCrashScenario(stack: ChildStack, opts: CrashScenarioOpt
     }
   })();
 
-  let failedIngests = 0;
-  let killedAt = '';
-  let killIssuedAt = 0;
-  const startKill = (why: string) => {
-    if (kill) return;
-    killedAt = why;
-    killIssuedAt = performance.now();
-    kill = opts.kind.startsWith('sigint') ? stack.sigint() : stack.sigkill().then(() => null);
-  };
+  const failedIngests = await ingest(scene, startKill);
+  scene.log(`${opts.kind}: ${scene.accepted.length} ingested, ${failedIngests} failed`);
+  if (opts.kind === 'sigkill-first-attempts') startKill(await firstAttemptsSeen(scene));
+  if (opts.kind.endsWith('retries-pending')) {
+    const why = await retriesPending(scene);
+    // An ordered run is killed with a delivery held behind a retrying one, which is what it tests.
+    if (ordered) await heldSeen(ordered, () => heldSampled);
+    startKill(why);
+  }
+  startKill('after the ingests');
+  const exitCode = (await kill) ?? null;
+  await sampling;
+  const deliveredBeforeKill = countPairs(scene, (r, id) => r.firstOk.has(id));
+  scene.log(`${opts.kind}: killed ${killedAt}; ${deliveredBeforeKill} pairs delivered before`);
+  return { killedAt, issuedAt, exitCode, failedIngests, heldBeforeKill: heldSampled, deliveredBeforeKill };
+}
 
-  // Ingest: a few in parallel; mid-ingest kills at a third and keeps ingesting until the store is gone.
+/**
+ * The ingests, a few in parallel (16 for a kill during first attempts, to get ahead of the
+ * pipeline); a mid-ingest kill starts at a third. Returns how many threw (the stack was going down).
+ */
+async function ingest(scene: Scene, startKill: (why: string) => void): Promise<number> {
+  const { stack, opts } = scene;
   const killAfter = Math.max(1, Math.floor(opts.events / 3));
   let next = 0;
+  let failed = 0;
   let stop = false;
   const worker = async () => {
     while (!stop && next < opts.events) {
       next++;
       try {
-        const result = await stack.ingest(tenant.shop);
-        accepted.push(...result.event_ids);
-        await ordered?.writeJob();
-        if (opts.kind === 'sigkill-mid-ingest' && accepted.length >= killAfter)
-          startKill(`after ${accepted.length} of ${opts.events} ingests returned`);
+        const result = await stack.ingest(scene.shop);
+        scene.accepted.push(...result.event_ids);
+        await scene.ordered?.writeJob();
+        if (opts.kind === 'sigkill-mid-ingest' && scene.accepted.length >= killAfter)
+          startKill(`after ${scene.accepted.length} of ${opts.events} ingests returned`);
       } catch {
-        failedIngests++;
+        failed++;
         stop = true;
       }
     }
   };
-  // During first attempts: ingest fast (ahead of the pipeline), then kill at once, while pairs still wait for their
-  // first request.
   const concurrency = opts.ingestConcurrency ?? (opts.kind === 'sigkill-first-attempts' ? 16 : 4);
   await Promise.all(Array.from({ length: concurrency }, worker));
-  log(`${opts.kind}: ${accepted.length} ingested, ${failedIngests} failed`);
+  return failed;
+}
+/** Waits (at most 60 s) for a first attempt to reach a receiver; the kill's moment. */
+async function firstAttemptsSeen(scene: Scene): Promise<string> {
+  const requested = () => scene.receivers.reduce((n, r) => n + new Set(r.receipts.map((x) => x.eventId)).size, 0);
+  const deadline = Date.now() + 60_000;
+  while (requested() === 0 && Date.now() < deadline) await sleep(5);
+  if (requested() === 0) throw new Error('no first attempt reached a receiver within 60 s');
+  const pairs = scene.accepted.length * scene.receivers.length;
+  return `after all ${scene.accepted.length} ingests, with ${requested()} of ${pairs} pairs requested`;
+}
 
-  if (opts.kind === 'sigkill-first-attempts') {
-    const requested = () => receivers.reduce((n, r) => n + new Set(r.receipts.map((x) => x.eventId)).size, 0);
-    const deadline = Date.now() + 60_000;
-    while (requested() === 0 && Date.now() < deadline) await sleep(5);
-    if (requested() === 0) throw new Error('no first attempt reached a receiver within 60 s');
-    startKill(
-      `after all ${accepted.length} ingests, with ${requested()} of ` +
-        `${accepted.length * receivers.length} pairs requested`,
-    );
-  }
+/**
+ * Waits for first attempts at every pair (so the retries pending are many; at most 20 s), then
+ * for a `retrying` row seen through the API; the kill's moment.
+ */
+async function retriesPending(scene: Scene): Promise<string> {
+  const deadline = Date.now() + 20_000;
+  const attempted = () =>
+    scene.receivers.every((r) => {
+      const seen = new Set(r.receipts.map((x) => x.eventId));
+      return scene.accepted.every((id) => seen.has(id));
+    });
+  while (!attempted() && Date.now() < deadline) await sleep(50);
+  // Should every failed pair have been delivered by then (first attempts that came late), one more event makes a
+  // failure to retry.
+  const oneMore = async () => scene.accepted.push(...(await scene.stack.ingest(scene.shop)).event_ids);
+  return retryingSeen(scene.stack, scene.key, allReceivers(scene), oneMore);
+}
 
-  if (opts.kind.endsWith('retries-pending')) {
-    // First attempts made for every pair (so the retries pending are many; at most 20 s), then a `retrying` row seen
-    // through the API.
-    const deadline = Date.now() + 20_000;
-    const attempted = () =>
-      receivers.every((r) => {
-        const seen = new Set(r.receipts.map((x) => x.eventId));
-        return accepted.every((id) => seen.has(id));
-      });
-    while (!attempted() && Date.now() < deadline) await sleep(50);
-    // Should every failed pair have been delivered by then (first attempts that came late), one more event makes a
-    // failure to retry.
-    const oneMore = async () => accepted.push(...(await stack.ingest(tenant.shop)).event_ids);
-    const why = await retryingSeen(stack, tenant.key, allReceivers(), oneMore);
-    // An ordered run is killed with a delivery held behind a retrying one, which is what it tests.
-    if (ordered) await heldSeen(ordered, () => heldSampled);
-    startKill(why);
-  }
-  if (!kill) startKill('after the ingests');
-  const exitCode = (await kill) ?? null;
-  await sampling;
-  const heldBeforeKill = heldSampled;
-  const deliveredBeforeKill = allReceivers().reduce(
-    (n, r) => n + eventsOf(r).filter((id) => r.firstOk.has(id)).length,
-    0,
-  );
-  log(`${opts.kind}: killed ${killedAt}; ${deliveredBeforeKill} pairs delivered before`);
-
+async function restartAfter(scene: Scene, kill: Kill): Promise<Restart> {
   const killedWall = Date.now();
-  await stack.restart();
-  const restartedAt = performance.now();
-  const restartedWall = Date.now();
-  const downMs = restartedAt - killIssuedAt;
-  log(`${opts.kind}: up again after ${(downMs / 1000).toFixed(1)} s`);
-
-  const missing = () => allReceivers().reduce((n, r) => n + eventsOf(r).filter((id) => !r.firstOk.has(id)).length, 0);
-  const lastReceipt = () => Math.max(restartedAt, ...allReceivers().flatMap((r) => r.receipts.map((x) => x.at)));
-  const settle = opts.settleTimeoutMs ?? 120_000;
-  const idle = opts.idleGiveUpMs ?? 35_000;
-  // A missing pair whose row has an attempt due before the settle deadline is waited for, however
-  // long the receivers were quiet: after an open circuit held two attempts and the receiver failed
-  // two, the next is 2 h out, 72 s at TIME_SCALE 0.01. Not one long overdue (its wake-up is what the
-  // bench looks for being lost), nor one due too close to the deadline to go out before it.
-  const dueBefore = restartedWall + settle - 5_000;
-  const dueInWindow = async () => {
-    const waitedOn = new Set([...endpointIds.values()]);
-    const missingEvents = new Set(allReceivers().flatMap((r) => eventsOf(r).filter((e) => !r.firstOk.has(e))));
-    for (const id of missingEvents) {
-      const rows = (await stack.tableDeps().deliveries.listForEvent(tenant.shop.id, id)).filter((d) =>
-        waitedOn.has(d.endpoint_id),
-      );
-      const due = (d: (typeof rows)[number]) => Date.parse(d.next_attempt_at ?? '');
-      if (
-        rows.some(
-          (d) =>
-            (d.status === 'pending' || d.status === 'retrying') && due(d) > Date.now() - idle && due(d) <= dueBefore,
-        )
-      )
-        return true;
-    }
-    return false;
-  };
-  let checkedAt = -Infinity;
-  let waitingOnSchedule = false;
-  for (;;) {
-    const now = performance.now();
-    if (now - restartedAt > settle) break;
-    if (missing() === 0 && now - lastReceipt() >= (opts.quietMs ?? 2000)) break;
-    if (missing() > 0 && now - restartedAt >= idle && now - lastReceipt() >= idle) {
-      if (now - checkedAt >= 1000) {
-        checkedAt = now;
-        waitingOnSchedule = await dueInWindow();
-      }
-      if (!waitingOnSchedule) break;
-    }
-    await sleep(50);
-  }
-
-  if (process.env.BENCH_CRASH_DEBUG) {
-    for (const r of allReceivers()) {
-      for (const x of r.receipts) {
-        const first = r.firstOk.get(x.eventId);
-        if (first === undefined || x.at <= first) continue;
-        const rows = (await stack.tableDeps().deliveries.listForEvent(tenant.shop.id, x.eventId)).filter(
-          (d) => d.endpoint_id === endpointIds.get(r.name),
-        );
-        const attempts = (d: (typeof rows)[number]) =>
-          d.history.map((h) => `${h.status}@${(Date.parse(h.at) - killedWall).toFixed(0)}`).join('/');
-        console.error(
-          `DUP ${r.name} ${x.eventId} first ${(first - killIssuedAt).toFixed(0)}ms-vs-kill ` +
-            `dup ${(x.at - restartedAt).toFixed(0)}ms-after-restart ` +
-            `rows ${rows.map((d) => `${d.id}:${d.origin}:${d.status}:${d.attempts}:${attempts(d)}`).join(' ')}`,
-        );
-      }
-    }
-  }
-  if (process.env.BENCH_CRASH_LOG_DIR)
-    writeFileSync(join(process.env.BENCH_CRASH_LOG_DIR, `${opts.kind}.log`), stack.output());
-  const acceptedSet = new Set(accepted);
-  const lost: LostPair[] = [];
-  let lastDelivery = -Infinity;
-  for (const r of allReceivers()) {
-    for (const id of eventsOf(r)) {
-      const at = r.firstOk.get(id);
-      if (at === undefined) lost.push({ eventId: id, endpoint: r.name, row: '' });
-      else lastDelivery = Math.max(lastDelivery, at);
-    }
-  }
-  for (const l of lost) l.row = await describeRow(stack, tenant.shop.id, l.eventId, endpointIds.get(l.endpoint) ?? '');
-  // The ordered and rate-limited endpoints' rows are left out: a held delivery, or one waiting for the rate, goes out
-  // later by design.
-  const paced = new Set(opts.endpoints.filter((e) => e.rateLimit).map((e) => endpointIds.get(e.name)));
-  const lateness = await attemptLateness(
-    stack,
-    tenant.shop.id,
-    accepted,
-    new Set([...endpointIds.values()].filter((id) => !paced.has(id))),
-    { killedWall, restartedWall, timeScale: opts.timeScale },
-  );
-  return {
-    kind: opts.kind,
-    acceptedEvents: accepted.length,
-    failedIngests,
-    acceptedPairs: allReceivers().reduce((n, r) => n + eventsOf(r).length, 0),
-    deliveredPairs: allReceivers().reduce((n, r) => n + eventsOf(r).length, 0) - lost.length,
-    deliveredBeforeKill,
-    lost,
-    duplicates: allReceivers().reduce((n, r) => n + r.duplicates(), 0),
-    rejected: allReceivers().reduce((n, r) => n + r.rejected, 0),
-    unaccepted: allReceivers().reduce(
-      (n, r) => n + r.receipts.filter((x) => !acceptedSet.has(x.eventId) && !eventsOf(r).includes(x.eventId)).length,
-      0,
-    ),
-    killedAt,
-    exitCode,
-    downMs,
-    restartedAt,
-    lateness,
-    restartToLastDeliveryMs: lastDelivery > restartedAt ? lastDelivery - restartedAt : null,
-    receivers: allReceivers(),
-    ...(ordered
-      ? { ordered: { jobs: ordered.accepted.length, heldBeforeKill, outOfOrder: ordered.outOfOrder() } }
-      : {}),
-  };
-}
-
-/**
- * For every attempt made after the kill (the stack was down in between, so after the restart):
- * when it went out against when it could have, max(stack listening again, its due time). Due
- * times come from the row: its creation for attempt 1, else the previous attempt plus the
- * scaled retry delay (the fault receivers send no Retry-After).
- */
-async function attemptLateness(
-  stack: ChildStack,
-  shopId: string,
-  events: string[],
-  endpoints: Set<string>,
-  t: { killedWall: number; restartedWall: number; timeScale: number },
-): Promise<{ overdue: number[]; later: number[] }> {
-  const out = { overdue: [] as number[], later: [] as number[] };
-  for (const eventId of events) {
-    for (const d of await stack.tableDeps().deliveries.listForEvent(shopId, eventId)) {
-      if (!endpoints.has(d.endpoint_id)) continue;
-      d.history.forEach((a, i) => {
-        const at = Date.parse(a.at);
-        if (at <= t.killedWall) return;
-        const previous = d.history[i - 1];
-        const due = previous
-          ? Date.parse(previous.at) + (RETRY_SCHEDULE_MS[previous.attempt - 1] ?? 0) * t.timeScale
-          : Date.parse(d.created_at);
-        (due <= t.restartedWall ? out.overdue : out.later).push(Math.max(0, at - Math.max(due, t.restartedWall)));
-      });
-    }
-  }
-  return out;
-}
-
-/**
- * The delivery row of a pair that did not arrive, as the table has it: lost (no row, or ended) or late (still open).
- */
-async function describeRow(stack: ChildStack, shopId: string, eventId: string, endpointId: string): Promise<string> {
-  const rows = (await stack.tableDeps().deliveries.listForEvent(shopId, eventId)).filter(
-    (d) => d.endpoint_id === endpointId,
-  );
-  if (rows.length === 0) return 'no row';
-  return rows
-    .map(
-      (d) =>
-        `${d.status} after ${d.attempts} attempts (${d.history.map((h) => h.status ?? h.error).join(', ')}), ` +
-        `next ${d.next_attempt_at ?? '-'}, sweep ${d.sweep_at ?? '-'}`,
-    )
-    .join('; ');
+  await scene.stack.restart();
+  const at = performance.now();
+  const downMs = at - kill.issuedAt;
+  scene.log(`${scene.opts.kind}: up again after ${(downMs / 1000).toFixed(1)} s`);
+  return { at, wall: Date.now(), killedWall, downMs };
 }
 
 /**
