@@ -1,10 +1,10 @@
 import { Template } from 'aws-cdk-lib/assertions';
 import { FUNCTION_MEMORY_MB, FUNCTION_SYSTEM_LOG_LEVEL, FUNCTION_TRACING } from '../../bench/lib/lambda-memory';
 import { ShopCallsStack } from '../../lib/stack';
-import { cdkApp } from '../helpers/cdk-app';
+import { templateApp } from '../helpers/cdk-app';
 
 // Synthesized once, outside any test's timeout (as in stack.test.ts): it takes seconds.
-const app = cdkApp();
+const app = templateApp();
 const stack = new ShopCallsStack(app, 'Bench', { env: { account: '123456789012', region: 'us-east-1' } });
 type FunctionProps = {
   MemorySize?: number;
@@ -40,7 +40,7 @@ describe('benchmark cost figures', () => {
 
 describe('-c platformLogs=true', () => {
   it("brings Lambda's START/END/REPORT lines back on the delivery path (system log level INFO)", () => {
-    const withLines = cdkApp({ platformLogs: 'true' });
+    const withLines = templateApp({ platformLogs: 'true' });
     const template = Template.fromStack(
       new ShopCallsStack(withLines, 'Lines', { env: { account: '123456789012', region: 'us-east-1' } }),
     );

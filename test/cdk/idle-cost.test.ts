@@ -2,7 +2,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { readFileSync } from 'node:fs';
 import { allFunctionEntries } from '../../lib/constructs/entries';
 import { ShopCallsStack } from '../../lib/stack';
-import { cdkApp } from '../helpers/cdk-app';
+import { templateApp } from '../helpers/cdk-app';
 import { DUE_BUCKETS } from '../../shared/store/keys';
 
 /**
@@ -83,7 +83,7 @@ function idleCost(template: Template, keyRotations = 0) {
 }
 
 const synth = (context: Record<string, string> = {}) => {
-  const app = cdkApp(context);
+  const app = templateApp(context);
   return Template.fromStack(new ShopCallsStack(app, 'Idle', { env: { account: '123456789012', region: 'eu-west-1' } }));
 };
 const dollars = (n: number) => `$${n.toFixed(2)}`;

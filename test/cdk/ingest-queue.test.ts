@@ -1,7 +1,7 @@
 import { Template } from 'aws-cdk-lib/assertions';
 import { applyNagPacks } from '../../lib/nag';
 import { ShopCallsStack } from '../../lib/stack';
-import { cdkApp } from '../helpers/cdk-app';
+import { cdkApp, templateApp } from '../helpers/cdk-app';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 type Statement = {
@@ -18,7 +18,7 @@ const ref = (v: unknown): string => JSON.stringify(v);
 const asArray = <T>(v: T | T[]): T[] => (Array.isArray(v) ? v : [v]);
 
 function synth(context: Record<string, string> = {}) {
-  const app = cdkApp(context);
+  const app = templateApp(context);
   const json = Template.fromStack(new ShopCallsStack(app, 'Test', { env: ENV })).toJSON() as {
     Resources: Record<string, Resource>;
     Outputs: Record<string, { Value: unknown }>;

@@ -5,7 +5,7 @@ import { applyNagPacks } from '../../lib/nag';
 import { METRICS_NAMESPACE } from '../../shared/observability/delivery-metrics';
 import { allFunctionEntries } from '../../lib/constructs/entries';
 import { ShopCallsStack } from '../../lib/stack';
-import { cdkApp } from '../helpers/cdk-app';
+import { cdkApp, templateApp } from '../helpers/cdk-app';
 import { portalRoute, routes } from '../../shared/routes';
 import { FANOUT_FILTER_PATTERNS } from '../../shared/stream-filters';
 
@@ -13,14 +13,14 @@ type Resource = { Type: string; Properties: Record<string, unknown> };
 type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Condition?: unknown };
 
 const synth = () => {
-  const app = cdkApp();
+  const app = templateApp();
   const stack = new ShopCallsStack(app, 'Test', { env: { account: '123456789012', region: 'eu-west-1' } });
   return { app, stack, template: Template.fromStack(stack) };
 };
 const { template } = synth();
 /** The same stack with its dashboard, which is off by default. */
 const dashboardTemplate = () => {
-  const app = cdkApp({ dashboard: 'true' });
+  const app = templateApp({ dashboard: 'true' });
   return Template.fromStack(new ShopCallsStack(app, 'Test', { env: { account: '123456789012', region: 'eu-west-1' } }));
 };
 const resources = Object.entries(template.toJSON().Resources as Record<string, Resource>);
@@ -77,7 +77,7 @@ describe('cloud stack template', () => {
       expect(fn.Properties.LoggingConfig).toMatchObject({ LogFormat: 'JSON' });
     }
     expect(fns.filter(([id]) => pipeline.test(id))).toHaveLength(5);
-    const full = cdkApp({ fullTracing: 'true' });
+    const full = templateApp({ fullTracing: 'true' });
     const fullFns = Template.fromStack(new ShopCallsStack(full, 'Full')).findResources('AWS::Lambda::Function');
     for (const fn of Object.values(fullFns)) expect(fn.Properties.TracingConfig).toEqual({ Mode: 'Active' });
   });
@@ -95,7 +95,7 @@ describe('cloud stack template', () => {
   it('reserves no concurrency unless sweeperReservedConcurrency is set (new accounts cannot spare any)', () => {
     for (const [, fn] of ofType('AWS::Lambda::Function'))
       expect(fn.Properties.ReservedConcurrentExecutions).toBeUndefined();
-    const reserved = cdkApp({ sweeperReservedConcurrency: '1' });
+    const reserved = templateApp({ sweeperReservedConcurrency: '1' });
     const fns = Object.entries(
       Template.fromStack(new ShopCallsStack(reserved, 'Reserved')).findResources('AWS::Lambda::Function'),
     );
@@ -132,7 +132,7 @@ describe('cloud stack template', () => {
   });
 
   it('keeps the alarm emails SNS could not deliver in a dead-letter queue, alarmed', () => {
-    const app = cdkApp({ alarmEmail: 'ops@shop.example' });
+    const app = templateApp({ alarmEmail: 'ops@shop.example' });
     const t = Template.fromStack(
       new ShopCallsStack(app, 'Email', { env: { account: '123456789012', region: 'eu-west-1' } }),
     );
@@ -477,7 +477,7 @@ describe('cloud stack template', () => {
     expect(
       ofType('AWS::Lambda::Permission').filter(([, p]) => ref(p.Properties.FunctionName).includes('CallIngest')),
     ).toEqual([]);
-    const app = cdkApp({ ingestInvokerAccount: '210987654321' });
+    const app = templateApp({ ingestInvokerAccount: '210987654321' });
     const t = Template.fromStack(
       new ShopCallsStack(app, 'Platform', { env: { account: '123456789012', region: 'eu-west-1' } }),
     );
@@ -490,7 +490,7 @@ describe('cloud stack template', () => {
   });
 
   it('reads its settings from context', () => {
-    const app = cdkApp({
+    const app = templateApp({
       senderEmail: 'alerts@shop.example',
       consumerMaxConcurrency: '5',
       throttleRate: '50',
@@ -652,7 +652,7 @@ describe('delivery sweeper', () => {
     const on = (metric: string, id: string | undefined) =>
       alarms.filter((a) => a.MetricName === metric && ref(a.Dimensions).includes(`"${id}"`));
     expect(on('ApproximateNumberOfMessagesVisible', idOf('SweeperSweepScheduleDlq'))).toHaveLength(1);
-    const app = cdkApp({ perFunctionAlarms: 'true' });
+    const app = templateApp({ perFunctionAlarms: 'true' });
     const perFunction = Object.values(
       Template.fromStack(
         new ShopCallsStack(app, 'Test', { env: { account: '123456789012', region: 'eu-west-1' } }),

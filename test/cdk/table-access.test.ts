@@ -4,7 +4,7 @@ import { posix } from 'node:path';
 import { FUNCTION_TABLE_PARTS, allFunctionEntries } from '../../lib/constructs/entries';
 import { PART_STORES, STORE_ACTIONS } from '../../lib/constructs/table-access';
 import { ShopCallsStack } from '../../lib/stack';
-import { cdkApp } from '../helpers/cdk-app';
+import { templateApp } from '../helpers/cdk-app';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 type Statement = { Action: string | string[]; Resource: unknown; Effect: string; Condition?: Record<string, unknown> };
@@ -113,7 +113,7 @@ describe('table access per function', () => {
 });
 
 describe('least privilege in the template', () => {
-  const app = cdkApp();
+  const app = templateApp();
   const template = Template.fromStack(
     new ShopCallsStack(app, 'Test', { env: { account: '123456789012', region: 'eu-west-1' } }),
   ).toJSON();

@@ -1,10 +1,10 @@
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { ShopCallsStack } from '../../lib/stack';
-import { cdkApp } from '../helpers/cdk-app';
+import { templateApp } from '../helpers/cdk-app';
 import { createTableInput, DATA_MODEL_VERSION } from '../../shared/store/table';
 
 describe('the table in the cloud stack', () => {
-  const app = cdkApp();
+  const app = templateApp();
   const template = Template.fromStack(new ShopCallsStack(app, 'Test'));
 
   it("has the same keys, indexes and stream as the local stack's table", () => {

@@ -15,3 +15,11 @@ const CDK_JSON_CONTEXT = (
 export function cdkApp(context: Record<string, unknown> = {}, props: Omit<AppProps, 'context'> = {}): App {
   return new App({ ...props, context: { ...CDK_JSON_CONTEXT, 'aws:cdk:bundling-stacks': [], ...context } });
 }
+
+/**
+ * The same App for a test that reads a template. CloudFormation's own checks at synth, which a
+ * deploy runs, change nothing in it: the tests that synthesize (cdk-nag, the settings, cfn-lint)
+ * keep them, with cdkApp.
+ */
+export const templateApp = (context: Record<string, unknown> = {}): App =>
+  cdkApp(context, { builtinCloudFormationValidation: false });
