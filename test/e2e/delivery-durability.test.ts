@@ -1,11 +1,11 @@
 import { CRASH_KINDS, describeKind, runCrashScenario, type CrashKind } from '../../bench/lib/crash-scenario';
 import { answers, closeFaultReceivers, startFaultReceiver } from '../../bench/lib/fault-receiver';
 import { closeChildStacks, startChildStack, type ChildStack } from '../helpers/child-stack';
-import { testEndpoint } from '../helpers/table';
+import { fileEmulator } from '../helpers/stack';
 
 /**
  * The contract's "Durable" and "No history replay" rules, on the real `npm start` entry run
- * as a child process on a table of the run's DynamoDB Local: the app is killed (SIGKILL) or
+ * as a child process on a DynamoDB Local of the file's own: the app is killed (SIGKILL) or
  * stopped (Ctrl-C) and started again while its table stays up, as a table in AWS outlives a
  * Lambda's crash, and every accepted (event, endpoint) pair must still reach its receiver,
  * verified. TIME_SCALE 0.01: the first retries fall 600 ms and 3 s out. What is
@@ -15,7 +15,11 @@ import { testEndpoint } from '../helpers/table';
 describe('delivery across a crash or a stop of the local stack (child process, TIME_SCALE 0.01)', () => {
   let stack: ChildStack;
   beforeAll(async () => {
-    stack = await startChildStack({ timeScale: 0.01, deliveryTimeoutMs: 2000, dynamodbEndpoint: testEndpoint() });
+    stack = await startChildStack({
+      timeScale: 0.01,
+      deliveryTimeoutMs: 2000,
+      dynamodbEndpoint: (await fileEmulator()).endpoint,
+    });
   }, 120_000);
   beforeEach(async () => {
     // A scenario that failed half-way may have left the stack down.

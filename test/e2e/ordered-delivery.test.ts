@@ -14,9 +14,8 @@ import {
   waitFor,
   type Received,
 } from '../helpers/receiver';
-import { startTestStack } from '../helpers/stack';
+import { fileEmulator, startTestStack } from '../helpers/stack';
 import { closeChildStacks, startChildStack, type ChildStack } from '../helpers/child-stack';
-import { testEndpoint } from '../helpers/table';
 
 type Stack = Awaited<ReturnType<typeof startTestStack>>;
 type Delivery = {
@@ -236,7 +235,11 @@ describe('ordered delivery per resource (ordering: per_resource)', () => {
 describe('ordered delivery across a crash (child process, TIME_SCALE 0.01)', () => {
   let stack: ChildStack;
   beforeAll(async () => {
-    stack = await startChildStack({ timeScale: 0.01, deliveryTimeoutMs: 2000, dynamodbEndpoint: testEndpoint() });
+    stack = await startChildStack({
+      timeScale: 0.01,
+      deliveryTimeoutMs: 2000,
+      dynamodbEndpoint: (await fileEmulator()).endpoint,
+    });
   }, 120_000);
   afterAll(async () => {
     await closeFaultReceivers();

@@ -24,6 +24,9 @@ afterAll(async () => {
   own = undefined;
 });
 
+/** The test file's own DynamoDB Local (above): for stacks that it outlives, e.g. a child stack's restarts. */
+export const fileEmulator = (): Promise<DynamoDbLocal> => (own ??= startDynamoDbLocal({ port: 0 }));
+
 /**
  * The local stack in this process on a fresh table, of the run's DynamoDB Local or, with
  * `ownEmulator`, of the file's own: the demo shop and keys, no demo calls unless asked.
@@ -44,7 +47,7 @@ export async function startTestStack(
   > = {},
 ): Promise<LocalStack & { demo: DemoSeed }> {
   const { ownEmulator, ...stackOptions } = options;
-  const endpoint = ownEmulator ? (await (own ??= startDynamoDbLocal({ port: 0 }))).endpoint : testEndpoint();
+  const endpoint = ownEmulator ? (await fileEmulator()).endpoint : testEndpoint();
   const stack = await startLocalStack({
     port: 0,
     dynamodbEndpoint: endpoint,
