@@ -85,7 +85,7 @@ describe('local stream poller resumes from its checkpoint (DynamoDB Local)', () 
   let deps: Deps;
   const running: StreamPoller[] = [];
   beforeEach(async () => {
-    deps = await useFreshTable();
+    deps = await useFreshTable({ stream: true });
   });
   afterEach(async () => {
     await Promise.all(running.splice(0).map((p) => p.stop()));
