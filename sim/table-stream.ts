@@ -128,8 +128,8 @@ export class StreamReader {
 
 /**
  * The table of a process's runs, and its stream. Runs share it (each has its own shop), since
- * DynamoDB Local slows down with every table created and dropped; a run that leaves deliveries
- * open gets a fresh one, so that none of its rows wakes in the next run.
+ * DynamoDB Local is slow on a table created after it has held many stream records; a run that
+ * leaves deliveries open gets a fresh one, so that none of its rows wakes in the next run.
  */
 export class SimTable {
   private count = 0;

@@ -8,10 +8,11 @@ declare global {
 }
 
 /**
- * DynamoDB Local's CPU per request grows with every table created over its life, dropped or
- * not (about three times a fresh emulator's after 150), and the suite creates hundreds: the run
- * spreads its test files over several emulators (test/helpers/table.ts), so none grows slow.
- * An idle one costs little; the slow ones cost the whole run, which is bound by CPU.
+ * DynamoDB Local grows slow for every table created after it has held many stream records,
+ * dropped or not (after 20,000, a new table's requests cost about ten times the CPU), and the
+ * e2e stacks write theirs all run long: the run spreads its test files over several emulators
+ * (test/helpers/table.ts), so that none holds too many. An idle one costs little; the slow ones
+ * cost the whole run, which is bound by CPU.
  */
 const EMULATORS = 8;
 

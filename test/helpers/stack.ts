@@ -14,7 +14,7 @@ export const GENEROUS_RATE_LIMITS = { test: 100_000, live: 100_000, authFailures
 
 /**
  * A DynamoDB Local of the test file's own, started on first use and stopped after its tests. The
- * run's shared emulators slow down with every table created over their life, and a file whose
+ * run's shared emulators grow slow with the stream records they hold, and a file whose
  * outcome rides on the emulator's write latency (a rate limit's start grace covers the admission's
  * write) would take several times as long late in the run.
  */

@@ -9,9 +9,9 @@ export interface CaseResult {
 }
 
 /**
- * A DynamoDB Local of the file's own, started on first use and stopped after its tests. The
- * emulator slows down with every table created over its life, and the rest of the suite creates
- * hundreds: on the run's shared one, the same seeds would take several times as long.
+ * A DynamoDB Local of the file's own, started on first use and stopped after its tests. A table
+ * created on an emulator that has held many stream records is slow, and the rest of the suite (or
+ * another sim file) writes thousands: on a shared one, the same seeds take several times as long.
  */
 let own: Promise<DynamoDbLocal> | undefined;
 const dynamodb = () => (own ??= startDynamoDbLocal({ port: 0 }));
