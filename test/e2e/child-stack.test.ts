@@ -1,6 +1,9 @@
+import { spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
-import { freePort } from '../../lib/local/dynamodb-local';
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { freePort, localClient } from '../../lib/local/dynamodb-local';
 import { closeChildStacks, startChildStack } from '../helpers/child-stack';
+import { fileEmulator } from '../helpers/stack';
 
 /** A port something else listens on, as when another process binds it between the pick and the child's bind. */
 async function takenPort(): Promise<{ port: number; server: Server }> {
@@ -35,5 +38,26 @@ describe('the child-stack harness (the `npm start` entry as a child process)', (
     } finally {
       taken.server.close();
     }
+  }, 180_000);
+
+  it('on a DynamoDB Local it is given: launches none, and the table outlives a SIGKILL of the app', async () => {
+    const db = await fileEmulator();
+    const stack = await startChildStack({ dynamodbEndpoint: db.endpoint });
+    expect(stack.dynamodbEndpoint).toBe(db.endpoint);
+    // The app runs in a process group of its own, where its own DynamoDB Local would run too.
+    const javaInGroup = spawnSync('pgrep', ['-g', String(stack.appPid()), 'java'], { encoding: 'utf8' });
+    expect(javaInGroup.stdout.trim()).toBe('');
+    await stack.sigkill();
+    const client = localClient(db.endpoint);
+    try {
+      const table = await client.send(new DescribeTableCommand({ TableName: stack.tableName }));
+      expect(table.Table?.TableStatus).toBe('ACTIVE');
+    } finally {
+      client.destroy();
+    }
+    // The same table again: nothing seeded a second time (the harness would throw), the first key still works.
+    await stack.restart();
+    expect(stack.starts).toBe(2);
+    expect((await stack.api('GET', '/v1/event-types', { key: stack.writeKey })).status).toBe(200);
   }, 180_000);
 });

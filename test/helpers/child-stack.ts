@@ -19,6 +19,7 @@ import { createShop, type Shop } from '../../shared/domain/shop';
 import { SCOPES } from '../../shared/domain/scopes';
 import { configFromEnv } from '../../shared/config';
 import { apiDeps, type ApiDeps } from '../../shared/wiring/api';
+import { uniqueTableName } from './table';
 
 export interface ChildStackOptions {
   timeScale?: number;
@@ -129,7 +130,7 @@ async function until(probe: () => boolean, timeoutMs: number): Promise<boolean> 
   return true;
 }
 
-/** Waits until no DynamoDB Local listens on `port`; after `graceMs` kills the leftovers (they are ours: that port is). */
+/** Waits until no DynamoDB Local listens on `port`; after `graceMs` kills the leftovers (that port is ours). */
 async function javaGone(port: number, graceMs = 15_000): Promise<void> {
   if (await until(() => dynamoJavaPids(port).length === 0, graceMs)) return;
   for (const pid of dynamoJavaPids(port)) {
@@ -150,7 +151,7 @@ export async function startChildStack(options: ChildStackOptions = {}): Promise<
   const dir = mkdtempSync(join(tmpdir(), 'child-stack-'));
   const dataDir = join(dir, 'data');
   const external = options.dynamodbEndpoint;
-  const tableName = external ? `child-${randomBytes(6).toString('hex')}` : 'shop-calls';
+  const tableName = external ? uniqueTableName() : 'shop-calls';
   const cursorSecret = randomBytes(32).toString('hex');
   const pickPort = options.pickPort ?? freePort;
   let dynamodbPort = external ? 0 : await pickPort();
