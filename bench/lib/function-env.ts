@@ -30,7 +30,8 @@ function resolved(name: string, stubUrl: string): string {
   const value = values[name];
   if (value === undefined)
     throw new Error(
-      `${name} is a deploy-time reference the cold-start benchmark does not fill in: add it to bench/lib/function-env.ts`,
+      `${name} is a deploy-time reference the cold-start benchmark does not fill in: ` +
+        'add it to bench/lib/function-env.ts',
     );
   return value;
 }

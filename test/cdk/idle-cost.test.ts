@@ -31,7 +31,10 @@ const PRICE = {
  * pollers, or as few as 2 where no maximum concurrency is set (Lambda's SQS scaling docs).
  */
 const receivesAMonth = (maxConcurrency: unknown) => (maxConcurrency === undefined ? 2 : 5) * 3 * MINUTES_A_MONTH;
-/** An idle sweep: one query per due bucket and one of stalled recoveries (0.5 RRU each), one empty receive, Lambda's 3 lines. */
+/**
+ * An idle sweep: one query per due bucket and one of stalled recoveries (0.5 RRU each), one
+ * empty receive, Lambda's 3 lines.
+ */
 const IDLE_SWEEP = { seconds: 0.2, readUnits: (DUE_BUCKETS + 1) * 0.5, receives: 1, logBytes: 648 };
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
@@ -125,7 +128,7 @@ describe('the idle cost of a deployed stack', () => {
     expect(readFileSync('docs/deploy.md', 'utf8')).toContain(dollars(defaults.total));
   });
 
-  it('brings back an errors and a throttles alarm per function with perFunctionAlarms, in place of the account-wide two', () => {
+  it('with perFunctionAlarms, an errors and a throttles alarm per function replace the account-wide two', () => {
     const alarms = Object.values(perFunctionTemplate.findResources('AWS::CloudWatch::Alarm')).map(
       (a) => (a as Resource).Properties,
     );

@@ -48,7 +48,7 @@ describe("the voice platform's ingest queue", () => {
   const [dlqId] = one('AWS::SQS::Queue', 'CallIngestIngestDlq');
   const [fnId, fn] = one('AWS::Lambda::Function', 'CallIngest');
 
-  it("is encrypted, TLS-only, and hides a message for 6 × the function's timeout; 5 failed receives move it to the ingest DLQ", () => {
+  it("is encrypted, TLS-only, hides a message for 6 × the function's timeout, and dead-letters it after 5", () => {
     expect(queue.Properties).toMatchObject({
       SqsManagedSseEnabled: true,
       VisibilityTimeout: (fn.Properties.Timeout as number) * 6,
@@ -81,12 +81,12 @@ describe("the voice platform's ingest queue", () => {
     });
   });
 
-  it('tells the function where to set refused calls aside: the same DLQ, which also takes failed asynchronous invocations', () => {
+  it('sets refused calls and failed asynchronous invocations aside in the same DLQ', () => {
     expect(fn.Properties.Environment).toMatchObject({ Variables: { INGEST_DLQ_URL: { Ref: dlqId } } });
     expect(fn.Properties.DeadLetterConfig).toEqual({ TargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] } });
   });
 
-  it("gives the ingest role the event source's consume actions on its queue and SendMessage on its DLQ, nothing more of SQS", () => {
+  it("gives the ingest role the event source's consume actions and SendMessage on its DLQ, no more of SQS", () => {
     const roleId = ref(fn.Properties.Role).match(/"([A-Za-z0-9]+)"/)?.[1] as string;
     const sqsStatements = resources
       .filter(([, r]) => r.Type === 'AWS::IAM::Policy' && ref(r.Properties.Roles).includes(`"${roleId}"`))

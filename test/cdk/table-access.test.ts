@@ -87,7 +87,7 @@ describe('table access per function', () => {
     }
   });
 
-  it("declares for every store the requests it makes and the stores it builds on, and no store but the operator CLI's scans", () => {
+  it("declares every store's requests and the stores it builds on; only the operator CLI's scans", () => {
     const storeFiles = Object.keys(STORE_ACTIONS);
     for (const store of storeFiles) {
       const file = storeFile(store);

@@ -56,7 +56,9 @@ describe('delivery across a crash or a stop of the local stack (child process, T
       expect(result.acceptedEvents).toBeGreaterThan(0);
       expect(result.rejected).toBe(0);
       if (kind === 'sigint-retries-pending') expect(result.exitCode).toBe(0);
-      const summary = `killed ${result.killedAt}; accepted ${result.acceptedPairs} pairs, delivered ${result.deliveredPairs} (${result.deliveredBeforeKill} before the kill), duplicates ${result.duplicates}`;
+      const summary =
+        `killed ${result.killedAt}; accepted ${result.acceptedPairs} pairs, delivered ${result.deliveredPairs} ` +
+        `(${result.deliveredBeforeKill} before the kill), duplicates ${result.duplicates}`;
       expect({ summary, lost: result.lost }).toEqual({ summary, lost: [] });
     },
     150_000,
@@ -91,12 +93,14 @@ describe('delivery across a crash or a stop of the local stack (child process, T
       'the new event at both endpoints',
     );
 
-    // Stopped and started again with endpoint 2 in place: a stream read from its start would now fan the old events out to it.
+    // Stopped and started again with endpoint 2 in place: a stream read from its start would now fan the old
+    // events out to it.
     expect(await stack.sigint()).toBe(0);
     await stack.restart();
     await new Promise((r) => setTimeout(r, 3000));
 
-    // Which events arrived, not how often: delivery is at least once (a stop between the receiver's answer and the row's update sends it again).
+    // Which events arrived, not how often: delivery is at least once (a stop between the receiver's answer and
+    // the row's update sends it again).
     const arrived = (r: typeof first) => [...new Set(r.receipts.map((x) => x.eventId))].sort();
     expect(arrived(second)).toEqual([fresh]);
     expect(arrived(first)).toEqual([...old, fresh].sort());

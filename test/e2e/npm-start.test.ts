@@ -87,7 +87,10 @@ describe('npm start (the real entry point, as a child process)', () => {
     expect(output()).toContain(`API listening on http://127.0.0.1:${apiPort}`);
     // The voice platform's way in, where `npm run smoke -- --local` and a developer find it.
     expect(output()).toMatch(
-      /Ingest queue: http:\/\/127\.0\.0\.1:\d+\/\d+\/ingest \(the voice platform's way in; refused calls: http:\/\/127\.0\.0\.1:\d+\/\d+\/ingest-dlq\)/,
+      new RegExp(
+        String.raw`Ingest queue: http://127\.0\.0\.1:\d+/\d+/ingest ` +
+          String.raw`\(the voice platform's way in; refused calls: http://127\.0\.0\.1:\d+/\d+/ingest-dlq\)`,
+      ),
     );
     const key = /Write key:\s+(sk_test_\S+)/.exec(output())?.[1];
     const me = await call(`http://127.0.0.1:${apiPort}`, 'GET', '/v1/me', { key });
@@ -130,7 +133,7 @@ describe('npm start (the real entry point, as a child process)', () => {
     await waitFor(() => (dynamoJavaPids(dbPort).length === 0 ? true : undefined), 10000);
   }, 90000);
 
-  it('prints the demo shop and how to get a key on a restart with DYNAMODB_DATA_DIR (nothing seeded twice)', async () => {
+  it('prints the demo shop and how to get a key on a restart with DYNAMODB_DATA_DIR (no second seed)', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'npm-start-data-'));
     try {
       const env = { DYNAMODB_DATA_DIR: dataDir, SECRETS_KEY_FILE: join(dataDir, 'secrets.key') };

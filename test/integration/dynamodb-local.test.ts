@@ -107,7 +107,10 @@ describe('DynamoDB Local launcher', () => {
   }, 60_000);
 });
 
-/** The local addresses of the listening TCP sockets on `port`, from the kernel's tables (IPv4-mapped IPv6 shown as IPv4). */
+/**
+ * The local addresses of the listening TCP sockets on `port`, from the kernel's tables
+ * (IPv4-mapped IPv6 shown as IPv4).
+ */
 function listeningAddresses(port: number): string[] {
   const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
   const found: string[] = [];

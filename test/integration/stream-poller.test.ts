@@ -197,7 +197,7 @@ describe('local stream poller resumes from its checkpoint (DynamoDB Local)', () 
     expect(seen).toHaveLength(2);
   });
 
-  it('writes its position behind the reads: at most one checkpoint write per 250 ms, the last one on stop', async () => {
+  it('writes its position behind the reads: a checkpoint write per 250 ms at most, the last on stop', async () => {
     let batches = 0;
     const seen: string[] = [];
     const handler = async (event: DynamoDBStreamEvent) => {
