@@ -9,6 +9,7 @@ import type { SQSClient } from '@aws-sdk/client-sqs';
 import { makeHandler } from '../functions/deliver';
 import { LocalRetryScheduler } from '../lib/local/adapters';
 import { localFunction } from '../lib/local/invocations';
+import { CONSUMER_TIMEOUT_MS } from '../lib/limits';
 import { startQueuePoller } from '../lib/local/queue-poller';
 import { localSqsClient } from '../lib/local/sqs';
 import { SqsDeliveryQueue } from '../shared/delivery/aws/sqs-queue';
@@ -38,6 +39,7 @@ const poller = startQueuePoller({
   handler: localFunction(
     'deliver',
     makeHandler(() => deps),
+    CONSUMER_TIMEOUT_MS,
   ),
 });
 console.log('consumer ready');

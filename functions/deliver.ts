@@ -1,4 +1,4 @@
-import type { SQSRecord } from 'aws-lambda';
+import type { Context, SQSRecord } from 'aws-lambda';
 import { batchHandler, type BatchResponse } from '../shared/batch';
 import { deliverBatch } from '../shared/delivery/deliver-batch';
 import { withoutEvent, type DeliveryMessage } from '../shared/delivery/records';
@@ -33,25 +33,28 @@ function readMessage(record: SQSRecord): DeliveryMessage | null {
  * written once per invocation, at its end, whatever its outcome.
  */
 export const makeHandler = (deps: () => AttemptDeps = lambdaDeps(deliverDeps), metrics: MetricSink = NO_METRICS) => {
-  const batch = batchHandler({
-    name: 'Delivery',
-    id: (record: SQSRecord) => record.messageId,
-    read: readMessage,
-    process: async (messages) => {
-      const results = await deliverBatch(withDeliveryMetrics(deps(), metrics), messages);
-      countVerdicts(results, metrics);
-      results.forEach((result, i) => {
-        // Ids only: an event's data (a call's caller, its transcript) stays out of the logs.
-        const message = withoutEvent(messages[i] as DeliveryMessage);
-        if (result.status === 'fulfilled') logger.debug('Delivery attempt', { ...message, verdict: result.value });
-        else logger.error('Delivery attempt failed', { ...message, error: result.reason as Error });
-      });
-      return results;
-    },
-  });
-  return withLambdaContext(async (event: { Records: SQSRecord[] }): Promise<BatchResponse> => {
+  const batchUntil = (endsAt: number) =>
+    batchHandler({
+      name: 'Delivery',
+      id: (record: SQSRecord) => record.messageId,
+      read: readMessage,
+      process: async (messages) => {
+        const results = await deliverBatch(withDeliveryMetrics(deps(), metrics), messages, endsAt);
+        countVerdicts(results, metrics);
+        results.forEach((result, i) => {
+          // Ids only: an event's data (a call's caller, its transcript) stays out of the logs.
+          const message = withoutEvent(messages[i] as DeliveryMessage);
+          if (result.status === 'fulfilled') logger.debug('Delivery attempt', { ...message, verdict: result.value });
+          else logger.error('Delivery attempt failed', { ...message, error: result.reason as Error });
+        });
+        return results;
+      },
+    });
+  return withLambdaContext(async (event: { Records: SQSRecord[] }, context?: Context): Promise<BatchResponse> => {
+    // Lambda cuts the invocation off at its timeout: no request starts that could not end before.
+    const endsAt = context ? Date.now() + context.getRemainingTimeInMillis() : Infinity;
     try {
-      return await batch(event);
+      return await batchUntil(endsAt)(event);
     } finally {
       metrics.flush();
     }

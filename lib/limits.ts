@@ -8,12 +8,14 @@
  * request timeout + 5 s.
  */
 export const CONSUMER_TIMEOUT_SECONDS = 30;
+export const CONSUMER_TIMEOUT_MS = CONSUMER_TIMEOUT_SECONDS * 1000;
 
 /**
- * The longest webhook request the consumer can hold: its timeout less 10 s for the reads, the
- * result's conditional writes and a retry's schedule after the request, so an attempt that
- * times out is still recorded before Lambda cuts the run off (and the run stays under the 80 %
- * ConsumerNearTimeout alarm).
+ * The longest webhook request the consumer can hold: its timeout less 10 s for the reads and
+ * admission before the request, and the result's conditional writes and a retry's schedule
+ * after it. The consumer starts no request that could not end, and be recorded, before Lambda
+ * cuts the invocation off (shared/delivery/send-attempt.ts): with this timeout, requests start
+ * within the first 8 s of an invocation.
  */
 export const MAX_DELIVERY_TIMEOUT_MS = (CONSUMER_TIMEOUT_SECONDS - 10) * 1000;
 

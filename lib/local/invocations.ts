@@ -73,11 +73,12 @@ export function invoke<E, R>(
 
 /**
  * A function as an event source sees it: every call an invocation of its own, named `functionName`,
- * with a fresh request id.
+ * with a fresh request id, and `timeoutMs` (its Lambda timeout) left when it starts.
  */
 export function localFunction<E, R>(
   functionName: string,
   handler: (event: E, context: Context) => Promise<R>,
+  timeoutMs?: number,
 ): (event: E) => Promise<R> {
-  return (event) => invoke(handler, event, lambdaContext(functionName, randomUUID()));
+  return (event) => invoke(handler, event, lambdaContext(functionName, randomUUID(), timeoutMs));
 }

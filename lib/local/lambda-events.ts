@@ -101,7 +101,7 @@ export function toAuthorizerEvent(event: APIGatewayProxyEventV2): APIGatewayRequ
 
 /**
  * A Lambda context; its deadline by default the one API Gateway imposes on integrations (30 s),
- * which only the API's idempotency reads.
+ * which the API's idempotency reads. The delivery consumer is given its own timeout.
  */
 export function lambdaContext(functionName: string, requestId: string, timeoutMs = 29000): Context {
   const deadline = Date.now() + timeoutMs;

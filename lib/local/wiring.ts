@@ -24,6 +24,7 @@ import { deliverDeps, fanoutDeps, notifyDeps, sweepDeps, type PipelineDeps } fro
 import type { MetricSink } from '../../shared/observability/delivery-metrics';
 import { LocalRetryScheduler, OutboxMailer } from './adapters';
 import type { ChaosDraws } from './chaos';
+import { CONSUMER_TIMEOUT_MS } from '../limits';
 import { invoke, localFunction } from './invocations';
 
 /** Every port any handler uses, in one object: the local stack runs all of them in one process. */
@@ -93,6 +94,7 @@ export function localHandlers(deps: LocalDeps, deliveryMetrics?: MetricSink) {
     deliver: localFunction(
       'deliver',
       makeDeliver(() => deps, deliveryMetrics),
+      CONSUMER_TIMEOUT_MS,
     ),
     sweep: localFunction(
       'sweep',

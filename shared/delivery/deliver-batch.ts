@@ -19,14 +19,16 @@ import type { EndpointRecord } from '../domain/webhook-endpoints';
  * delivery with no endpoint write (a run: ./runway.ts): one of this batch, or, when
  * deliveries wait on the queue for a slot, one pulled from the table. No delivery waits on
  * another endpoint's receiver. The row is the truth: every change is conditional on its
- * attempt count, so a duplicate message sends nothing.
+ * attempt count, so a duplicate message sends nothing. `endsAt`: when the invocation is cut
+ * off (epoch ms), which no request outlasts.
  */
 export async function deliverBatch(
   deps: AttemptDeps,
   messages: DeliveryMessage[],
+  endsAt = Infinity,
 ): Promise<PromiseSettledResult<AttemptVerdict>[]> {
   const inputs = await deps.deliveries.readForAttempts(messages);
-  const ctx = newBatchContext(deps.now().getTime());
+  const ctx = newBatchContext(deps.now().getTime(), endsAt);
   ctx.pull = (endpoint) =>
     ctx.pulled.push(Date.now() < ctx.deadline ? pullDue(deps, endpoint, ctx) : requeueDue(deps, endpoint, ctx));
   const groups = new Map<string, { endpoint: EndpointRecord | null; due: Due[] }>();

@@ -21,6 +21,12 @@ export interface BatchContext {
   taken: Set<string>;
   /** Until when (epoch ms) a freed slot passes on to the endpoint's next due delivery. */
   deadline: number;
+  /**
+   * When Lambda cuts the invocation off (epoch ms, on `Date.now()`'s clock, as Lambda's own timer
+   * runs; Infinity where nothing does). A request starts only while its whole timeout, and its
+   * record after it, fit before then (./send-attempt.ts).
+   */
+  endsAt: number;
   /** Work on pulled deliveries: the batch ends only when it has settled. */
   pulled: Promise<unknown>[];
   /**
@@ -38,10 +44,11 @@ export interface BatchContext {
   pull: (endpoint: EndpointRecord) => void;
 }
 
-export function newBatchContext(now: number): BatchContext {
+export function newBatchContext(now: number, endsAt = Infinity): BatchContext {
   return {
     taken: new Set(),
     deadline: now + RUNWAY_MS,
+    endsAt,
     pulled: [],
     admissions: Promise.resolve(),
     admitted: () => undefined,

@@ -22,7 +22,10 @@ import { signingSecrets, type EndpointRecord } from '../domain/webhook-endpoints
 export const leaseMs = (timeoutMs: number, grace = START_GRACE_MS) =>
   timeoutMs + 5_000 + Math.max(0, grace - START_GRACE_MS);
 
-/** Time a run's lease must have left to take one more delivery: its request, and the write after it. */
+/**
+ * Time a request needs after its timeout for the write that records it: a run's lease, and the
+ * invocation, must have its timeout and this left to start one more.
+ */
 const RECORD_MARGIN_MS = 2_000;
 
 /** One admitted delivery, its endpoint as admitted on, and the run whose slot it uses. */
@@ -61,6 +64,7 @@ export async function attempt(deps: AttemptDeps, turn: Turn): Promise<AttemptVer
     const now = deps.now();
     const result = await sendOrFree(deps, turn, now);
     if (result === 'late') return await tooLate(deps, turn);
+    if (result === 'out_of_time') return await outOfTime(deps, turn);
     const judged = await judge(deps, turn, result, now);
     const steady = isSteady(turn, judged);
     const following = steady ? nextInRun(deps, turn) : undefined;
@@ -75,10 +79,10 @@ export async function attempt(deps: AttemptDeps, turn: Turn): Promise<AttemptVer
 }
 
 /** The request; when it cannot be made (secrets unreadable), the slot is freed, uncounted, and the error goes up. */
-async function sendOrFree(deps: AttemptDeps, turn: Turn, now: Date): Promise<SendResult | 'late'> {
+async function sendOrFree(deps: AttemptDeps, turn: Turn, now: Date): Promise<SendResult | NotStarted> {
   const { endpoint, run, health } = turn;
   try {
-    return await send(deps, endpoint, turn.due.event, now, startBy(run));
+    return await send(deps, endpoint, turn.due.event, now, { rate: startBy(run), invocation: lastStart(deps, turn) });
   } catch (err) {
     // Not the receiver's doing: free the slot, let the message come back.
     const change = { succeeded: false, counted: false, opens: false, health };
@@ -89,6 +93,16 @@ async function sendOrFree(deps: AttemptDeps, turn: Turn, now: Date): Promise<Sen
 
 /** Under a rate limit the request must start soon after its admission (./rate-window.ts). */
 const startBy = (run: Run) => (run.startGrace === undefined ? Infinity : run.lease.taken + run.startGrace);
+
+/**
+ * The last moment (on `Date.now()`'s clock, as the invocation's end is) a request may start
+ * and still end, and be recorded, before Lambda cuts the invocation off.
+ */
+const lastStart = (deps: AttemptDeps, { runway }: Turn) =>
+  runway.ctx.endsAt - deps.settings.timeoutMs - RECORD_MARGIN_MS;
+
+/** Why a request was not made: too late for its rate's grace, or for what is left of the invocation. */
+type NotStarted = 'late' | 'out_of_time';
 
 /**
  * Its start came too late for the rate: not sent, nothing counted, the slot freed, and the
@@ -102,6 +116,20 @@ async function tooLate(deps: AttemptDeps, turn: Turn): Promise<AttemptVerdict> {
   await deps.endpoints.release(endpoint, run.key, run.lease.token, change);
   if (runway.endRun(run)) await deps.ledger.releaseCarried(endpoint, await runway.take());
   return waitForRate(deps, turn.due, deps.now().getTime(), graceAfterLate(took));
+}
+
+/**
+ * Too little of the invocation is left for the request's whole timeout and its record: not
+ * sent, nothing counted, the slot freed, and the delivery given back with those waiting in the
+ * run (on the queue, or left due on its row) for an invocation that has the time.
+ */
+async function outOfTime(deps: AttemptDeps, turn: Turn): Promise<AttemptVerdict> {
+  const { endpoint, run, runway, health } = turn;
+  runway.flush();
+  const change = { succeeded: false, counted: false, opens: false, health };
+  await deps.endpoints.release(endpoint, run.key, run.lease.token, change);
+  if (runway.endRun(run)) await deps.ledger.releaseCarried(endpoint, await runway.take());
+  return runway.giveBack(turn.due);
 }
 
 /** The answer, judged: the row's update, the endpoint's health after it, and when the next attempt runs. */
@@ -133,10 +161,14 @@ function isSteady({ endpoint, health, run }: Turn, { succeeded }: Judged): boole
   return succeeded && !run.lease.probe && healthy;
 }
 
-/** The next delivery waiting in this batch, while the runway lasts and the lease covers one more request. */
-function nextInRun(deps: AttemptDeps, { run, runway }: Turn): Due | undefined {
-  const left = run.lease.until - deps.now().getTime();
-  return left >= deps.settings.timeoutMs + RECORD_MARGIN_MS ? runway.next() : undefined;
+/**
+ * The next delivery waiting in this batch, while the runway lasts and both the lease and the
+ * invocation cover one more request.
+ */
+function nextInRun(deps: AttemptDeps, turn: Turn): Due | undefined {
+  const leaseLeft = turn.run.lease.until - deps.now().getTime();
+  const fits = leaseLeft >= deps.settings.timeoutMs + RECORD_MARGIN_MS && Date.now() <= lastStart(deps, turn);
+  return fits ? turn.runway.next() : undefined;
 }
 
 /**
@@ -256,8 +288,8 @@ async function send(
   endpoint: EndpointRecord,
   event: EventRecord,
   now: Date,
-  startBy: number,
-): Promise<SendResult | 'late'> {
+  startBy: { rate: number; invocation: number },
+): Promise<SendResult | NotStarted> {
   // The guard runs again before every delivery: DNS may have changed since the endpoint was saved.
   const target = await deps.checkTarget(endpoint.url);
   if (!target.ok)
@@ -270,6 +302,7 @@ async function send(
     };
   const body = JSON.stringify(toEventResource(event));
   const headers = signedHeaders(event.id, body, await signingSecrets(deps, endpoint, now), now);
-  if (deps.now().getTime() > startBy) return 'late';
+  if (deps.now().getTime() > startBy.rate) return 'late';
+  if (Date.now() > startBy.invocation) return 'out_of_time';
   return deps.sender.post(target.url, headers, body);
 }

@@ -1,3 +1,5 @@
+import { makeHandler as makeDeliver } from '../../functions/deliver';
+import { lambdaContext } from '../../lib/local/lambda-events';
 import { CIRCUIT_OPEN } from '../../shared/delivery/attempt-plan';
 import { deliverBatch } from '../../shared/delivery/deliver-batch';
 import { carryingEvent, messageOf, type DeliveryMessage, type DeliveryRecord } from '../../shared/delivery/records';
@@ -187,6 +189,69 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
       });
     },
   );
+
+  describe("the invocation's end (Lambda's timeout)", () => {
+    // The harness's request timeout is 1 s; a request's record needs 2 s after it.
+    const NEEDS_MS = 1000 + 2000;
+
+    it('starts no request that could not end, and be recorded, before it: the delivery goes back, uncounted', async () => {
+      const { rows, shop, endpoint } = await endpointWith(1);
+      const row = rows[0] as DeliveryRecord;
+      const h = harness();
+      const verdict = verdicts(await deliverBatch(h.attemptDeps, [messageOf(row)], Date.now() + NEEDS_MS - 200));
+      expect(verdict).toEqual(['deferred']);
+      expect(h.posts).toEqual([]);
+      expect(await store.get(row)).toMatchObject({ status: 'pending', attempts: 0 });
+      const after = await endpoints.get(shop.id, endpoint.id);
+      expect(after?.leases).toEqual({});
+      expect(after?.health).toMatchObject({ consecutive_failures: 0 });
+      expect(h.scheduled.map((s) => [s.message.delivery_id, s.message.deferrals])).toEqual([[row.id, 1]]);
+      // An invocation with the time sends it.
+      expect(await sendBatch(h, [h.scheduled[0]?.message as DeliveryMessage])).toEqual(['delivered']);
+      expect(h.posts).toHaveLength(1);
+    });
+
+    it("is the consumer's Lambda context's: its time left when the handler starts", async () => {
+      const { rows } = await endpointWith(1);
+      const row = rows[0] as DeliveryRecord;
+      const h = harness();
+      const handler = makeDeliver(() => h.attemptDeps);
+      const event = { Records: [{ messageId: 'm1', body: JSON.stringify(messageOf(row)) }] } as never;
+      expect(await handler(event, lambdaContext('deliver', 'short', NEEDS_MS - 200))).toEqual({
+        batchItemFailures: [],
+      });
+      expect([h.posts.length, h.scheduled.length]).toEqual([0, 1]);
+      expect(await handler(event, lambdaContext('deliver', 'long', NEEDS_MS + 2000))).toEqual({
+        batchItemFailures: [],
+      });
+      expect([h.posts.length, h.scheduled.length]).toEqual([1, 1]);
+    });
+
+    it('ends a run whose next request would outlast it: the deliveries waiting for its slots go back', async () => {
+      const { rows, shop, endpoint } = await endpointWith(MAX_IN_FLIGHT + 2);
+      const h = harness(async () => {
+        await new Promise((r) => setTimeout(r, 400));
+        return { status: 204 };
+      });
+      // The first requests start at once; by their answers, 400 ms on, none fits any more.
+      const results = verdicts(
+        await deliverBatch(
+          h.attemptDeps,
+          rows.map((r) => messageOf(r)),
+          Date.now() + NEEDS_MS + 300,
+        ),
+      );
+      expect(results).toEqual([...Array(MAX_IN_FLIGHT).fill('delivered'), 'deferred', 'deferred']);
+      expect(h.posts).toHaveLength(MAX_IN_FLIGHT);
+      expect(h.scheduled.map((s) => s.message.delivery_id).sort()).toEqual(
+        rows
+          .slice(MAX_IN_FLIGHT)
+          .map((r) => r.id)
+          .sort(),
+      );
+      expect((await endpoints.get(shop.id, endpoint.id))?.leases).toEqual({});
+    });
+  });
 
   it(
     'deliveries that went back on the queue for want of a slot are ' +
