@@ -1,6 +1,6 @@
-import { getEndpoint, type LifecycleDeps } from '../../shared/domain/endpoint-lifecycle';
+import { getEndpoint, type EndpointPageDeps } from '../../shared/domain/endpoint-lifecycle';
 import { apiHandler } from '../../shared/http/handler';
-import { endpointLifecycleDeps } from '../../shared/wiring/api';
+import { endpointPageDeps } from '../../shared/wiring/api';
 import { lambdaDeps } from '../../shared/wiring/memo';
 
 /**
@@ -9,7 +9,7 @@ import { lambdaDeps } from '../../shared/wiring/memo';
  */
 export const spec = {};
 
-export const makeHandler = (deps: () => Pick<LifecycleDeps, 'endpoints'> = lambdaDeps(endpointLifecycleDeps)) =>
+export const makeHandler = (deps: () => Pick<EndpointPageDeps, 'endpoints'> = lambdaDeps(endpointPageDeps)) =>
   apiHandler('getWebhookEndpoint', spec, async ({ principal, pathParameters }) => ({
     status: 200,
     body: await getEndpoint(deps(), principal.shopId, pathParameters.id ?? ''),

@@ -1,9 +1,9 @@
-import { listEndpointDeliveries, type LifecycleDeps } from '../../shared/domain/endpoint-lifecycle';
+import { listEndpointDeliveries, type EndpointPageDeps } from '../../shared/domain/endpoint-lifecycle';
 import { listWebhookEndpointDeliveriesQuery } from '../../shared/domain/endpoint-lifecycle-schema';
 import { apiHandler } from '../../shared/http/handler';
 import { requestSchemas } from '../../shared/http/validation';
 import { listBody, pageRequest, type CursorDeps } from '../../shared/http/list';
-import { cursorDeps, endpointLifecycleDeps } from '../../shared/wiring/api';
+import { cursorDeps, endpointPageDeps } from '../../shared/wiring/api';
 import { lambdaDeps } from '../../shared/wiring/memo';
 
 /**
@@ -12,12 +12,7 @@ import { lambdaDeps } from '../../shared/wiring/memo';
  */
 export const spec = requestSchemas({ query: listWebhookEndpointDeliveriesQuery });
 
-export const makeHandler = (
-  deps: () => Pick<LifecycleDeps, 'endpoints' | 'deliveries'> & CursorDeps = lambdaDeps(
-    endpointLifecycleDeps,
-    cursorDeps,
-  ),
-) =>
+export const makeHandler = (deps: () => EndpointPageDeps & CursorDeps = lambdaDeps(endpointPageDeps, cursorDeps)) =>
   apiHandler('listWebhookEndpointDeliveries', spec, async ({ principal, pathParameters, query }) => {
     const id = pathParameters.id ?? '';
     // The cursor is bound to this endpoint and filter: another endpoint's list refuses it. `rows`:

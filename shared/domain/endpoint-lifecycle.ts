@@ -30,6 +30,15 @@ export interface EndpointStatsReader {
   window(shopId: string, endpointId: string, now: Date): Promise<StatsBucket[]>;
 }
 
+/**
+ * What an endpoint's read-only pages read: the endpoint, and a page of its deliveries. Narrower
+ * than LifecycleDeps, so those functions are wired without the stores' writes.
+ */
+export interface EndpointPageDeps {
+  endpoints: Pick<EndpointStore, 'get'>;
+  deliveries: Pick<EndpointDeliveryReader, 'listForEndpoint'>;
+}
+
 export interface LifecycleDeps {
   endpoints: EndpointStore;
   deliveries: EndpointDeliveryReader;
@@ -38,7 +47,7 @@ export interface LifecycleDeps {
 }
 
 export async function getEndpoint(
-  deps: Pick<LifecycleDeps, 'endpoints'>,
+  deps: Pick<EndpointPageDeps, 'endpoints'>,
   shopId: string,
   id: string,
 ): Promise<Resource<'webhookEndpoint'>> {
@@ -64,7 +73,7 @@ export async function deleteEndpoint(
 }
 
 export async function listEndpointDeliveries(
-  deps: Pick<LifecycleDeps, 'endpoints' | 'deliveries'>,
+  deps: EndpointPageDeps,
   shopId: string,
   id: string,
   page: PageRequest,

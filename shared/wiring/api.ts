@@ -7,7 +7,7 @@ import type { JobDeps } from '../domain/jobs';
 import type { SecretCipher } from '../domain/secrets';
 import type { ShopDeps } from '../domain/shop';
 import type { EndpointDeps } from '../domain/webhook-endpoints';
-import type { LifecycleDeps } from '../domain/endpoint-lifecycle';
+import type { EndpointPageDeps, LifecycleDeps } from '../domain/endpoint-lifecycle';
 import type { RecoveryDeps } from '../delivery/recovery';
 import type { PortalSessionStore } from '../domain/portal-sessions';
 import { DynamoEndpointStatsStore } from '../delivery/dynamo/endpoint-stats';
@@ -30,6 +30,7 @@ import { DynamoRateLimiter } from '../store/rate-limits';
 import { DynamoShopStore } from '../store/shops';
 import { DynamoEndpointStore } from '../store/webhook-endpoints';
 import { readEndpoint } from '../delivery/dynamo/endpoint-state';
+import { readEndpointDeliveries } from '../delivery/dynamo/endpoint-deliveries';
 import { secretFromExtension } from '../aws/secrets-extension';
 import { ROTATION_GRACE_MS } from '../delivery/policy';
 import { checkUrl } from '../delivery/url-guard';
@@ -128,6 +129,23 @@ export function endpointLifecycleDeps(config: Config): LifecycleDeps & RecoveryD
     timeScale: config.webhooks.timeScale,
     now,
   }));
+}
+
+/**
+ * An endpoint's read-only pages (get, deliveries): the endpoint read and its delivery rows' page
+ * alone, so their bundles carry none of the endpoint and delivery stores' writes.
+ */
+export function endpointPageDeps(config: Config): EndpointPageDeps {
+  return memo(config, endpointPageDeps, () => {
+    const db = dynamoOf(config);
+    return {
+      endpoints: { get: (shopId: string, id: string) => readEndpoint(db, shopId, id) },
+      deliveries: {
+        listForEndpoint: (shopId, endpointId, page, status) =>
+          readEndpointDeliveries(db, shopId, endpointId, page, status),
+      },
+    };
+  });
 }
 
 /**

@@ -7,10 +7,14 @@ import { carriedKey } from '../../shared/delivery/circuit';
 import { breakLeasesOfLastRun } from '../../lib/local/leases';
 import { ensureTable } from '../../lib/local/dynamodb-local';
 import { keys } from '../../shared/store/keys';
-import { apiDeps, recoveryDeps } from '../../shared/wiring/api';
+import { apiDeps, endpointPageDeps, recoveryDeps } from '../../shared/wiring/api';
+import { getEndpoint, listEndpointDeliveries } from '../../shared/domain/endpoint-lifecycle';
 import { testEndpoint, uniqueTableName } from '../helpers/table';
 
-/** The production wiring of recover (the endpoint read alone) and the local start's lease break, on DynamoDB Local. */
+/**
+ * The production wiring of recover and of an endpoint's read-only pages (the endpoint read alone)
+ * and the local start's lease break, on DynamoDB Local.
+ */
 describe("recover's own wiring and the local start's clean-up (DynamoDB Local)", () => {
   const tableName = uniqueTableName();
   const config = configFromEnv({ ...process.env, DYNAMODB_ENDPOINT: testEndpoint(), TABLE_NAME: tableName });
@@ -44,6 +48,25 @@ describe("recover's own wiring and the local start's clean-up (DynamoDB Local)",
         since: new Date(Date.now() - 3_600_000).toISOString(),
       }),
     ).rejects.toMatchObject({ code: 'resource_missing' });
+  });
+
+  it("an endpoint's read-only pages' wiring reads the endpoint and a page of its deliveries; an unknown endpoint is a 404", async () => {
+    const { deps: full, shopId, endpointId } = await endpointWithMissedEvent();
+    await recoverEndpoint(recoveryDeps(config), shopId, endpointId, {
+      since: new Date(Date.now() - 3_600_000).toISOString(),
+    });
+    const deps = endpointPageDeps(config);
+    expect(await getEndpoint(deps, shopId, endpointId)).toEqual(await getEndpoint(full, shopId, endpointId));
+    const page = await listEndpointDeliveries(deps, shopId, endpointId, { limit: 10 });
+    expect(page).toEqual(await listEndpointDeliveries(full, shopId, endpointId, { limit: 10 }));
+    expect(page.items).toMatchObject([{ endpoint_id: endpointId, status: 'pending' }]);
+    expect(await listEndpointDeliveries(deps, shopId, endpointId, { limit: 10 }, 'succeeded')).toEqual({
+      items: [],
+      next: undefined,
+    });
+    await expect(getEndpoint(deps, shopId, 'we_01jd0000000000000000000000')).rejects.toMatchObject({
+      code: 'resource_missing',
+    });
   });
 
   it("a local start ends the last run's leases and what its batches carried, and leaves a quiet endpoint alone", async () => {

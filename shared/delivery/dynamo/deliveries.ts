@@ -1,12 +1,11 @@
 import type { DeliveryRecord } from '../records';
 import type { Page, PageRequest } from '../../domain/pagination';
 import type { DeliveryStatus } from '../status';
-import { stripKeys } from '../../store/client';
 import { shopPk, skPrefix } from '../../store/keys';
-import { queryFilteredPage, queryPage } from '../../store/pagination';
 import { idBound } from '../../ids';
 import { DynamoFanoutDeliveryStore } from './fanout-deliveries';
 import { DynamoEventDeliveryStore } from './event-deliveries';
+import { readEndpointDeliveries } from './endpoint-deliveries';
 
 /**
  * The delivery rows with the API's reads (an endpoint's list, its open counts) on top of the
@@ -21,32 +20,14 @@ export class DynamoDeliveryStore extends DynamoFanoutDeliveryStore {
     return (await new DynamoEventDeliveryStore(this.db).read(shopId, eventId, 'all')).rows;
   }
 
-  /**
-   * An endpoint's deliveries, newest first: its rows sit under it (ids are time-ordered), so a
-   * page is one strongly consistent Query of the table. With a status filter at most 1,000 rows
-   * are read per page.
-   */
-  async listForEndpoint(
+  /** An endpoint's deliveries, newest first (./endpoint-deliveries.ts). */
+  listForEndpoint(
     shopId: string,
     endpointId: string,
     page: PageRequest,
     status?: DeliveryStatus,
   ): Promise<Page<DeliveryRecord>> {
-    const query = {
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: {
-        ':pk': shopPk(shopId),
-        ':prefix': skPrefix.endpointDeliveries(endpointId),
-        ...(status ? { ':status': status } : {}),
-      },
-      ...(status ? { FilterExpression: '#status = :status', ExpressionAttributeNames: { '#status': 'status' } } : {}),
-      ScanIndexForward: false,
-      ConsistentRead: true,
-    };
-    const found = status
-      ? await queryFilteredPage(this.db, query, page, FILTER_BUDGET)
-      : await queryPage(this.db, query, page);
-    return { items: found.items.map((i) => stripKeys<DeliveryRecord>(i)), next: found.next };
+    return readEndpointDeliveries(this.db, shopId, endpointId, page, status);
   }
 
   /**
@@ -118,6 +99,3 @@ export class DynamoDeliveryStore extends DynamoFanoutDeliveryStore {
 const FAST_PATH_WINDOW_MS = 30 * 60_000;
 /** Rows the count of fast-path rows reads at most (an endpoint's last 30 minutes, usually far fewer). */
 const FAST_PATH_BUDGET = 1_000;
-
-/** Rows a filtered page of an endpoint's deliveries reads at most. */
-const FILTER_BUDGET = 1_000;
