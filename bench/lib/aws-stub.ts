@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { StubTable, type Item } from './stub-table';
 
 /**
@@ -23,7 +23,10 @@ import { StubTable, type Item } from './stub-table';
 export interface AwsStub {
   url: string;
   port: number;
-  /** The data key KMS "generates" and "decrypts" (its plaintext and blob), so sealed items seeded elsewhere open here. */
+  /**
+   * The data key KMS "generates" and "decrypts" (its plaintext and blob), so sealed items seeded elsewhere open
+   * here.
+   */
   dataKey: { plaintext: Buffer; blob: Buffer };
   /** Serves reads from these items from now on (writes are always acknowledged and dropped). */
   setTable(items: readonly Item[]): void;
@@ -36,150 +39,179 @@ export interface AwsStub {
 
 const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest('hex');
 
+type DataKey = AwsStub['dataKey'];
+type Json = Record<string, unknown>;
+
+/** What the answers read (the table, the data key, the extension's secret) and what they tally for the benchmark. */
+interface StubState {
+  table: StubTable;
+  dataKey: DataKey;
+  secretString: string;
+  calls: Record<string, number>;
+  errors: string[];
+}
+
 export async function startAwsStub(secretString: string): Promise<AwsStub> {
   const dataKey = {
     plaintext: createHash('sha256').update('cold-start data key').digest(),
     blob: Buffer.from(`bench-kms-blob:${'k'.repeat(32)}`),
   };
-  let table = new StubTable([]);
-  let calls: Record<string, number> = {};
-  let errors: string[] = [];
-  const count = (name: string) => (calls[name] = (calls[name] ?? 0) + 1);
-
-  const json1 = (target: string, input: Record<string, unknown>): Record<string, unknown> => {
-    const [prefix, operation = ''] = target.split('.');
-    if (prefix === 'DynamoDB_20120810') {
-      count(`DynamoDB ${operation}`);
-      return table.answer(operation, input);
-    }
-    if (prefix === 'AmazonSQS') {
-      count(`SQS ${operation}`);
-      if (operation === 'SendMessage')
-        return { MessageId: randomUUID(), MD5OfMessageBody: md5(String(input.MessageBody)) };
-      if (operation === 'SendMessageBatch') {
-        const entries = (input.Entries ?? []) as { Id: string; MessageBody: string }[];
-        return {
-          Successful: entries.map((e) => ({ Id: e.Id, MessageId: randomUUID(), MD5OfMessageBody: md5(e.MessageBody) })),
-          Failed: [],
-        };
-      }
-      // The sweeper's drain of the delivery dead-letter queue: empty, as it usually is.
-      if (operation === 'ReceiveMessage') return { Messages: [] };
-    }
-    if (prefix === 'TrentService') {
-      count(`KMS ${operation}`);
-      const keyId = String(input.KeyId ?? 'arn:aws:kms:us-east-1:123456789012:key/bench');
-      if (operation === 'GenerateDataKey')
-        return {
-          KeyId: keyId,
-          Plaintext: dataKey.plaintext.toString('base64'),
-          CiphertextBlob: dataKey.blob.toString('base64'),
-        };
-      if (operation === 'Decrypt') {
-        if (Buffer.from(String(input.CiphertextBlob), 'base64').equals(dataKey.blob))
-          return {
-            KeyId: keyId,
-            Plaintext: dataKey.plaintext.toString('base64'),
-            EncryptionAlgorithm: 'SYMMETRIC_DEFAULT',
-          };
-        throw new Error('KMS Decrypt of a blob this stub never made');
-      }
-    }
-    throw new Error(`no answer for ${target}`);
+  const state: StubState = { table: new StubTable([]), dataKey, secretString, calls: {}, errors: [] };
+  const server = createServer((req, res) => void serve(state, req, res));
+  const port = await listen(server);
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    dataKey,
+    setTable: (items) => {
+      state.table = new StubTable(items);
+    },
+    takeCalls: () => {
+      const out = state.calls;
+      state.calls = {};
+      return out;
+    },
+    takeErrors: () => {
+      const out = state.errors;
+      state.errors = [];
+      return out;
+    },
+    close: () => close(server),
   };
+}
 
-  const rest = (req: IncomingMessage, url: URL): { status: number; body?: unknown } => {
-    if (req.method === 'GET' && url.pathname === '/secretsmanager/get') {
-      count('Secrets extension GetSecretValue');
-      if (!req.headers['x-aws-parameters-secrets-token']) return { status: 401 };
-      return {
-        status: 200,
-        body: { ARN: url.searchParams.get('secretId'), Name: 'cursor', SecretString: secretString, VersionId: 'v1' },
-      };
-    }
-    if (req.method === 'POST' && url.pathname.startsWith('/hooks')) {
-      count('webhook POST');
-      return { status: 204 };
-    }
-    if (req.method === 'POST' && url.pathname.startsWith('/schedules/')) {
-      count('Scheduler CreateSchedule');
-      return {
-        status: 200,
-        body: {
-          ScheduleArn: `arn:aws:scheduler:us-east-1:123456789012:schedule/${decodeURIComponent(url.pathname.slice('/schedules/'.length))}`,
-        },
-      };
-    }
-    if (req.method === 'POST' && url.pathname === '/v2/email/outbound-emails') {
-      count('SES SendEmail');
-      return { status: 200, body: { MessageId: randomUUID() } };
-    }
-    throw new Error(`no answer for ${req.method} ${url.pathname}`);
-  };
-
-  const serve = async (req: IncomingMessage, res: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const text = Buffer.concat(chunks).toString('utf8');
-    const target = req.headers['x-amz-target'];
-    try {
-      if (typeof target === 'string') {
-        const body = JSON.stringify(json1(target, text ? (JSON.parse(text) as Record<string, unknown>) : {}));
-        const type = target.startsWith('TrentService') ? 'application/x-amz-json-1.1' : 'application/x-amz-json-1.0';
-        res.writeHead(200, {
-          'content-type': type,
-          'x-amzn-requestid': randomUUID(),
-          'content-length': Buffer.byteLength(body),
-        });
-        res.end(body);
-        return;
-      }
-      const out = rest(req, new URL(req.url ?? '/', 'http://stub'));
-      const body = out.body === undefined ? '' : JSON.stringify(out.body);
-      res.writeHead(out.status, {
-        'content-type': 'application/json',
-        'x-amzn-requestid': randomUUID(),
-        'content-length': Buffer.byteLength(body),
-      });
-      res.end(body);
-    } catch (err) {
-      errors.push(`${req.method} ${req.url} ${String(target ?? '')}: ${(err as Error).message}`);
-      const body = JSON.stringify({ __type: 'com.amazonaws.bench#StubError', message: (err as Error).message });
-      res.writeHead(400, {
-        'content-type': 'application/x-amz-json-1.0',
-        'x-amzn-requestid': randomUUID(),
-        'content-length': Buffer.byteLength(body),
-      });
-      res.end(body);
-    }
-  };
-
-  const server = createServer((req, res) => void serve(req, res));
+/** Listens on a free loopback port, and says which. */
+async function listen(server: Server): Promise<number> {
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const address = server.address();
   if (!address || typeof address === 'string') throw new Error('the AWS stub has no port');
-  return {
-    url: `http://127.0.0.1:${address.port}`,
-    port: address.port,
-    dataKey,
-    setTable: (items) => {
-      table = new StubTable(items);
-    },
-    takeCalls: () => {
-      const out = calls;
-      calls = {};
-      return out;
-    },
-    takeErrors: () => {
-      const out = errors;
-      errors = [];
-      return out;
-    },
-    close: async () => {
-      server.closeAllConnections();
-      server.close();
-      await once(server, 'close').catch(() => undefined);
-    },
-  };
+  return address.port;
+}
+
+async function close(server: Server): Promise<void> {
+  server.closeAllConnections();
+  server.close();
+  await once(server, 'close').catch(() => undefined);
+}
+
+const count = (state: StubState, name: string) => (state.calls[name] = (state.calls[name] ?? 0) + 1);
+
+/**
+ * Answers one request: a JSON protocol call (it names its operation in X-Amz-Target) or a
+ * REST one; a request it cannot answer is noted for the benchmark and gets an AWS-shaped 400.
+ */
+async function serve(state: StubState, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const text = await bodyOf(req);
+  const target = req.headers['x-amz-target'];
+  try {
+    if (typeof target === 'string') {
+      const body = answerJson(state, target, text ? (JSON.parse(text) as Json) : {});
+      const type = target.startsWith('TrentService') ? 'application/x-amz-json-1.1' : 'application/x-amz-json-1.0';
+      send(res, 200, type, JSON.stringify(body));
+      return;
+    }
+    const out = answerRest(state, req, new URL(req.url ?? '/', 'http://stub'));
+    send(res, out.status, 'application/json', out.body === undefined ? '' : JSON.stringify(out.body));
+  } catch (err) {
+    state.errors.push(`${req.method} ${req.url} ${String(target ?? '')}: ${(err as Error).message}`);
+    const body = JSON.stringify({ __type: 'com.amazonaws.bench#StubError', message: (err as Error).message });
+    send(res, 400, 'application/x-amz-json-1.0', body);
+  }
+}
+
+async function bodyOf(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function send(res: ServerResponse, status: number, type: string, body: string): void {
+  res.writeHead(status, {
+    'content-type': type,
+    'x-amzn-requestid': randomUUID(),
+    'content-length': Buffer.byteLength(body),
+  });
+  res.end(body);
+}
+
+/** The JSON protocols' services (DynamoDB, SQS, KMS), each request counted as its service and operation. */
+function answerJson(state: StubState, target: string, input: Json): Json {
+  const [prefix, operation = ''] = target.split('.');
+  if (prefix === 'DynamoDB_20120810') {
+    count(state, `DynamoDB ${operation}`);
+    return state.table.answer(operation, input);
+  }
+  if (prefix === 'AmazonSQS') {
+    count(state, `SQS ${operation}`);
+    const answer = answerSqs(operation, input);
+    if (answer) return answer;
+  }
+  if (prefix === 'TrentService') {
+    count(state, `KMS ${operation}`);
+    const answer = answerKms(state.dataKey, operation, input);
+    if (answer) return answer;
+  }
+  throw new Error(`no answer for ${target}`);
+}
+
+/** Message ids with the MD5 of each body, which the SDK checks; undefined for an operation it does not answer. */
+function answerSqs(operation: string, input: Json): Json | undefined {
+  if (operation === 'SendMessage') return { MessageId: randomUUID(), MD5OfMessageBody: md5(String(input.MessageBody)) };
+  if (operation === 'SendMessageBatch') {
+    const entries = (input.Entries ?? []) as { Id: string; MessageBody: string }[];
+    return {
+      Successful: entries.map((e) => ({ Id: e.Id, MessageId: randomUUID(), MD5OfMessageBody: md5(e.MessageBody) })),
+      Failed: [],
+    };
+  }
+  // The sweeper's drain of the delivery dead-letter queue: empty, as it usually is.
+  if (operation === 'ReceiveMessage') return { Messages: [] };
+  return undefined;
+}
+
+/** The one data key, generated and decrypted; undefined for an operation it does not answer. */
+function answerKms(dataKey: DataKey, operation: string, input: Json): Json | undefined {
+  const keyId = String(input.KeyId ?? 'arn:aws:kms:us-east-1:123456789012:key/bench');
+  if (operation === 'GenerateDataKey')
+    return {
+      KeyId: keyId,
+      Plaintext: dataKey.plaintext.toString('base64'),
+      CiphertextBlob: dataKey.blob.toString('base64'),
+    };
+  if (operation !== 'Decrypt') return undefined;
+  if (!Buffer.from(String(input.CiphertextBlob), 'base64').equals(dataKey.blob))
+    throw new Error('KMS Decrypt of a blob this stub never made');
+  return { KeyId: keyId, Plaintext: dataKey.plaintext.toString('base64'), EncryptionAlgorithm: 'SYMMETRIC_DEFAULT' };
+}
+
+/** The REST endpoints: the secrets extension, the webhook receivers, Scheduler and SES v2. */
+function answerRest(state: StubState, req: IncomingMessage, url: URL): { status: number; body?: unknown } {
+  if (req.method === 'GET' && url.pathname === '/secretsmanager/get') {
+    count(state, 'Secrets extension GetSecretValue');
+    if (!req.headers['x-aws-parameters-secrets-token']) return { status: 401 };
+    return {
+      status: 200,
+      body: {
+        ARN: url.searchParams.get('secretId'),
+        Name: 'cursor',
+        SecretString: state.secretString,
+        VersionId: 'v1',
+      },
+    };
+  }
+  if (req.method === 'POST' && url.pathname.startsWith('/hooks')) {
+    count(state, 'webhook POST');
+    return { status: 204 };
+  }
+  if (req.method === 'POST' && url.pathname.startsWith('/schedules/')) {
+    count(state, 'Scheduler CreateSchedule');
+    const name = decodeURIComponent(url.pathname.slice('/schedules/'.length));
+    return { status: 200, body: { ScheduleArn: `arn:aws:scheduler:us-east-1:123456789012:schedule/${name}` } };
+  }
+  if (req.method === 'POST' && url.pathname === '/v2/email/outbound-emails') {
+    count(state, 'SES SendEmail');
+    return { status: 200, body: { MessageId: randomUUID() } };
+  }
+  throw new Error(`no answer for ${req.method} ${url.pathname}`);
 }

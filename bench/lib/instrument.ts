@@ -2,7 +2,10 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { MiddlewareStack } from '@smithy/types';
 import { DYNAMODB_WRITES } from '../../lib/local/stack';
 
-/** An SDK client (SQS, DynamoDB) or the table's document client, which shares its DynamoDB client's middleware stack. */
+/**
+ * An SDK client (SQS, DynamoDB) or the table's document client, which shares its DynamoDB client's middleware
+ * stack.
+ */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any service's inputs and outputs
 type AnyClient = { middlewareStack: MiddlewareStack<any, any> };
 
@@ -133,6 +136,18 @@ function sqsChunks(op: string, input: Record<string, unknown>, output: unknown):
 
 let counters = 0;
 
+type StageOf = (op: string, input: Record<string, unknown>) => string | undefined;
+
+/** A request as the counter files it, with the tally of its stage and operation that its units go to. */
+interface Filed {
+  name: string;
+  input: Record<string, unknown>;
+  dynamo: boolean;
+  items: number;
+  stageName: string;
+  tally: OpTally;
+}
+
 /**
  * Counts every request a client sends (an SDK client's commands as they enter its stack), with
  * the units each bills: on the table it asks every request for its consumed capacity
@@ -141,10 +156,7 @@ let counters = 0;
  * under what `stageOf` says (e.g. an event source's receives, sent outside any handler).
  * Several clients (an event source's SQS API and the functions' own) may share one counter.
  */
-export function countCalls(
-  clients: AnyClient | AnyClient[],
-  opts: { stageOf?: (op: string, input: Record<string, unknown>) => string | undefined } = {},
-): CallCounter {
+export function countCalls(clients: AnyClient | AnyClient[], opts: { stageOf?: StageOf } = {}): CallCounter {
   const counter: CallCounter = {
     calls: new Map(),
     items: new Map(),
@@ -155,54 +167,75 @@ export function countCalls(
       counter.stages.clear();
     },
   };
-  const record = async <T>(
-    command: string,
-    input: Record<string, unknown>,
-    dynamo: boolean,
-    send: () => Promise<T>,
-    outputOf: (out: T) => unknown,
-  ): Promise<T> => {
-    const name = command.replace(/Command$/, '');
-    const items = itemsWritten(command, input);
-    counter.calls.set(name, (counter.calls.get(name) ?? 0) + 1);
-    counter.items.set(name, (counter.items.get(name) ?? 0) + items);
-    const stageName = stage.getStore() ?? opts.stageOf?.(name, input) ?? '';
-    const byOp = counter.stages.get(stageName) ?? new Map<string, OpTally>();
-    counter.stages.set(stageName, byOp);
-    const tally = byOp.get(name) ?? { requests: 0, items: 0, units: 0, estimated: 0 };
-    byOp.set(name, tally);
-    tally.requests++;
-    tally.items += items;
-    if (dynamo && CAPACITY_OPS.has(name) && input.ReturnConsumedCapacity === undefined)
-      input.ReturnConsumedCapacity = DETAIL ? 'INDEXES' : 'TOTAL';
-    try {
-      const out = await send();
-      if (DETAIL && dynamo) noteDetail(stageName, name, outputOf(out));
-      const reported = dynamo ? reportedUnits(outputOf(out)) : sqsChunks(name, input, outputOf(out));
-      if (reported === undefined) tally.estimated++;
-      tally.units += reported ?? estimatedUnits(name, items, input);
-      return out;
-    } catch (err) {
-      tally.estimated++;
-      tally.units += dynamo ? estimatedUnits(name, items, input) : 1;
-      throw err;
-    }
-  };
   for (const client of Array.isArray(clients) ? clients : [clients]) {
     client.middlewareStack.add(
-      (next, context) => (args) =>
-        record(
-          context.commandName ?? 'unknown',
-          args.input as Record<string, unknown>,
-          context.clientName === 'DynamoDBClient',
-          () => next(args),
-          (out) => out.output,
-        ),
+      (next, context) => async (args) => {
+        const input = args.input as Record<string, unknown>;
+        const dynamo = context.clientName === 'DynamoDBClient';
+        const filed = fileRequest(counter, context.commandName ?? 'unknown', input, dynamo, opts.stageOf);
+        if (dynamo) askForCapacity(filed);
+        try {
+          const out = await next(args);
+          billAnswer(filed, out.output);
+          return out;
+        } catch (err) {
+          billFailure(filed);
+          throw err;
+        }
+      },
       // A name of its own: a client may carry several counters (one per measured window).
       { step: 'initialize', name: `benchCallCounter${++counters}` },
     );
   }
   return counter;
+}
+
+/** Counts a request by operation and, under the stage it was sent in, by stage and operation. */
+function fileRequest(
+  counter: CallCounter,
+  command: string,
+  input: Record<string, unknown>,
+  dynamo: boolean,
+  stageOf: StageOf | undefined,
+): Filed {
+  const name = command.replace(/Command$/, '');
+  const items = itemsWritten(command, input);
+  counter.calls.set(name, (counter.calls.get(name) ?? 0) + 1);
+  counter.items.set(name, (counter.items.get(name) ?? 0) + items);
+  const stageName = stage.getStore() ?? stageOf?.(name, input) ?? '';
+  const tally = tallyOf(counter, stageName, name);
+  tally.requests++;
+  tally.items += items;
+  return { name, input, dynamo, items, stageName, tally };
+}
+
+/** The tally of one operation in one stage, made empty the first time. */
+function tallyOf(counter: CallCounter, stageName: string, name: string): OpTally {
+  const byOp = counter.stages.get(stageName) ?? new Map<string, OpTally>();
+  counter.stages.set(stageName, byOp);
+  const tally = byOp.get(name) ?? { requests: 0, items: 0, units: 0, estimated: 0 };
+  byOp.set(name, tally);
+  return tally;
+}
+
+/** Asks a DynamoDB request for its consumed capacity, unless its caller already does. */
+function askForCapacity({ name, input }: Filed): void {
+  if (CAPACITY_OPS.has(name) && input.ReturnConsumedCapacity === undefined)
+    input.ReturnConsumedCapacity = DETAIL ? 'INDEXES' : 'TOTAL';
+}
+
+/** Adds the units an answer reports (DynamoDB's capacity, SQS's chunks), or an estimate when it reports none. */
+function billAnswer({ name, input, dynamo, items, stageName, tally }: Filed, output: unknown): void {
+  if (DETAIL && dynamo) noteDetail(stageName, name, output);
+  const reported = dynamo ? reportedUnits(output) : sqsChunks(name, input, output);
+  if (reported === undefined) tally.estimated++;
+  tally.units += reported ?? estimatedUnits(name, items, input);
+}
+
+/** A failed request bills too, and its error says nothing of units: an estimate (SQS: one request). */
+function billFailure({ name, input, dynamo, items, tally }: Filed): void {
+  tally.estimated++;
+  tally.units += dynamo ? estimatedUnits(name, items, input) : 1;
 }
 
 /** Every stage's requests as one map by operation (a process that runs one stage only). */

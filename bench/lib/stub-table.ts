@@ -116,34 +116,18 @@ export class StubTable {
   /** The answer to one DynamoDB operation, as its JSON body. */
   answer(operation: string, input: Json): Json {
     switch (operation) {
-      case 'GetItem': {
-        const item = this.get(input.Key as Item);
-        return item ? { Item: item } : {};
-      }
-      case 'BatchGetItem': {
-        const requests = (input.RequestItems ?? {}) as Record<string, { Keys?: Item[] }>;
-        const responses = Object.fromEntries(
-          Object.entries(requests).map(([table, r]) => [
-            table,
-            (r.Keys ?? []).map((k) => this.get(k)).filter((i): i is Item => i !== undefined),
-          ]),
-        );
-        return { Responses: responses, UnprocessedKeys: {} };
-      }
-      case 'TransactGetItems': {
-        const gets = (input.TransactItems ?? []) as { Get?: { Key?: Item } }[];
-        return { Responses: gets.map((g) => ({ ...(this.get(g.Get?.Key) ? { Item: this.get(g.Get?.Key) } : {}) })) };
-      }
+      case 'GetItem':
+        return this.getItem(input);
+      case 'BatchGetItem':
+        return this.batchGetItem(input);
+      case 'TransactGetItems':
+        return this.transactGetItems(input);
       case 'Query':
       case 'Scan':
         return this.query(operation, input);
       case 'UpdateItem':
-      case 'DeleteItem': {
-        // Dropped; a caller that asked for the item gets it as it is in the copy.
-        const wanted = input.ReturnValues === 'ALL_NEW' || input.ReturnValues === 'ALL_OLD';
-        const item = wanted ? this.get(input.Key as Item) : undefined;
-        return item ? { Attributes: item } : {};
-      }
+      case 'DeleteItem':
+        return this.droppedUpdate(input);
       case 'PutItem':
       case 'TransactWriteItems':
         return {};
@@ -152,6 +136,34 @@ export class StubTable {
       default:
         throw new Error(`stub table: ${operation} is not answered`);
     }
+  }
+
+  private getItem(input: Json): Json {
+    const item = this.get(input.Key as Item);
+    return item ? { Item: item } : {};
+  }
+
+  private batchGetItem(input: Json): Json {
+    const requests = (input.RequestItems ?? {}) as Record<string, { Keys?: Item[] }>;
+    const responses = Object.fromEntries(
+      Object.entries(requests).map(([table, r]) => [
+        table,
+        (r.Keys ?? []).map((k) => this.get(k)).filter((i): i is Item => i !== undefined),
+      ]),
+    );
+    return { Responses: responses, UnprocessedKeys: {} };
+  }
+
+  private transactGetItems(input: Json): Json {
+    const gets = (input.TransactItems ?? []) as { Get?: { Key?: Item } }[];
+    return { Responses: gets.map((g) => ({ ...(this.get(g.Get?.Key) ? { Item: this.get(g.Get?.Key) } : {}) })) };
+  }
+
+  /** An UpdateItem or DeleteItem: dropped, while a caller that asks for the item gets it as it is in the copy. */
+  private droppedUpdate(input: Json): Json {
+    const wanted = input.ReturnValues === 'ALL_NEW' || input.ReturnValues === 'ALL_OLD';
+    const item = wanted ? this.get(input.Key as Item) : undefined;
+    return item ? { Attributes: item } : {};
   }
 
   private query(operation: string, input: Json): Json {
