@@ -1,6 +1,6 @@
 import { getEvent, type EventLogDeps } from '../../shared/domain/event-log';
 import { apiHandler } from '../../shared/http/handler';
-import { eventLogDeps } from '../../shared/wiring/api';
+import { eventPageDeps } from '../../shared/wiring/api';
 import { lambdaDeps } from '../../shared/wiring/memo';
 
 /**
@@ -9,7 +9,7 @@ import { lambdaDeps } from '../../shared/wiring/memo';
  */
 export const spec = {};
 
-export const makeHandler = (deps: () => EventLogDeps = lambdaDeps(eventLogDeps)) =>
+export const makeHandler = (deps: () => EventLogDeps = lambdaDeps(eventPageDeps)) =>
   apiHandler('getEvent', spec, async ({ principal, pathParameters }) => ({
     status: 200,
     body: await getEvent(deps(), principal.shopId, pathParameters.id ?? ''),

@@ -4,7 +4,7 @@ import { listEventsQuery } from '../../shared/domain/event-log-schema';
 import { apiHandler } from '../../shared/http/handler';
 import { requestSchemas } from '../../shared/http/validation';
 import { listBody, pageRequest, type CursorDeps } from '../../shared/http/list';
-import { cursorDeps, eventLogDeps } from '../../shared/wiring/api';
+import { cursorDeps, eventPageDeps } from '../../shared/wiring/api';
 import { lambdaDeps } from '../../shared/wiring/memo';
 
 /**
@@ -13,7 +13,7 @@ import { lambdaDeps } from '../../shared/wiring/memo';
  */
 export const spec = requestSchemas({ query: listEventsQuery });
 
-export const makeHandler = (deps: () => EventLogDeps & CursorDeps = lambdaDeps(eventLogDeps, cursorDeps)) =>
+export const makeHandler = (deps: () => EventLogDeps & CursorDeps = lambdaDeps(eventPageDeps, cursorDeps)) =>
   apiHandler('listEvents', spec, async ({ principal, query }) => {
     // The filters are part of the cursor's scope: a cursor made under others is refused.
     const scope = { shopId: principal.shopId, list: `events?type=${query.type ?? ''}&${timeScopeOf(query)}` };

@@ -75,6 +75,7 @@ export const PART_STORES: Record<string, string[]> = {
   urlGuardDeps: [],
   eventWriterDeps: ['events'],
   eventFeedDeps: ['event-feed'],
+  eventPageDeps: ['events', 'event-deliveries'],
   eventLogDeps: ['events', 'deliveries', 'current-deliveries', 'webhook-endpoints'],
   endpointLifecycleDeps: [
     'webhook-endpoints',

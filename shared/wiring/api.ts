@@ -31,6 +31,7 @@ import { DynamoShopStore } from '../store/shops';
 import { DynamoEndpointStore } from '../store/webhook-endpoints';
 import { readEndpoint } from '../delivery/dynamo/endpoint-state';
 import { readEndpointDeliveries } from '../delivery/dynamo/endpoint-deliveries';
+import { readEventDeliveries } from '../delivery/dynamo/event-deliveries';
 import { secretFromExtension } from '../aws/secrets-extension';
 import { ROTATION_GRACE_MS } from '../delivery/policy';
 import { checkUrl } from '../delivery/url-guard';
@@ -100,7 +101,7 @@ export function eventWriterDeps(config: Config): Pick<EndpointDeps, 'events'> {
   return memo(config, eventWriterDeps, () => ({ events: { put: (event) => putEvent(dynamoOf(config), event) } }));
 }
 
-/** The event log and redeliver: table only (the API never talks to the queue). */
+/** Redeliver, and the event pages with it: table only (the API never talks to the queue). */
 export function eventLogDeps(config: Config): EventLogDeps & RedeliverDeps {
   return memo(config, eventLogDeps, () => ({
     events: new DynamoEventStore(dynamoOf(config)),
@@ -110,6 +111,20 @@ export function eventLogDeps(config: Config): EventLogDeps & RedeliverDeps {
     timeScale: config.webhooks.timeScale,
     now,
   }));
+}
+
+/**
+ * The event pages (list, get with its deliveries): the events and the event's delivery rows
+ * alone, so their bundles carry none of the delivery stores' writes.
+ */
+export function eventPageDeps(config: Config): EventLogDeps {
+  return memo(config, eventPageDeps, () => {
+    const db = dynamoOf(config);
+    return {
+      events: new DynamoEventStore(db),
+      deliveries: { listForEvent: (shopId, eventId) => readEventDeliveries(db, shopId, eventId) },
+    };
+  });
 }
 
 /** The event feed's reads. */

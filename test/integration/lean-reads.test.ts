@@ -7,13 +7,14 @@ import { carriedKey } from '../../shared/delivery/circuit';
 import { breakLeasesOfLastRun } from '../../lib/local/leases';
 import { ensureTable } from '../../lib/local/dynamodb-local';
 import { keys } from '../../shared/store/keys';
-import { apiDeps, endpointPageDeps, recoveryDeps } from '../../shared/wiring/api';
+import { apiDeps, endpointPageDeps, eventPageDeps, recoveryDeps } from '../../shared/wiring/api';
+import { getEvent, listEvents } from '../../shared/domain/event-log';
 import { getEndpoint, listEndpointDeliveries } from '../../shared/domain/endpoint-lifecycle';
 import { testEndpoint, uniqueTableName } from '../helpers/table';
 
 /**
- * The production wiring of recover and of an endpoint's read-only pages (the endpoint read alone)
- * and the local start's lease break, on DynamoDB Local.
+ * The production wiring of recover, of an endpoint's read-only pages and of the event pages (the
+ * reads alone) and the local start's lease break, on DynamoDB Local.
  */
 describe("recover's own wiring and the local start's clean-up (DynamoDB Local)", () => {
   const tableName = uniqueTableName();
@@ -65,6 +66,23 @@ describe("recover's own wiring and the local start's clean-up (DynamoDB Local)",
       next: undefined,
     });
     await expect(getEndpoint(deps, shopId, 'we_01jd0000000000000000000000')).rejects.toMatchObject({
+      code: 'resource_missing',
+    });
+  });
+
+  it("the event pages' wiring lists events and reads one with its deliveries, as the full wiring does", async () => {
+    const { deps: full, shopId, endpointId } = await endpointWithMissedEvent();
+    await recoverEndpoint(recoveryDeps(config), shopId, endpointId, {
+      since: new Date(Date.now() - 3_600_000).toISOString(),
+    });
+    const deps = eventPageDeps(config);
+    const page = await listEvents(deps, shopId, { limit: 10 });
+    expect(page).toEqual(await listEvents(full, shopId, { limit: 10 }));
+    const [event] = page.items;
+    const read = await getEvent(deps, shopId, String(event?.id));
+    expect(read).toEqual(await getEvent(full, shopId, String(event?.id)));
+    expect(read.deliveries).toMatchObject([{ endpoint_id: endpointId, status: 'pending' }]);
+    await expect(getEvent(deps, shopId, 'evt_01jd0000000000000000000000')).rejects.toMatchObject({
       code: 'resource_missing',
     });
   });

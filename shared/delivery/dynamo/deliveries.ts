@@ -4,7 +4,7 @@ import type { DeliveryStatus } from '../status';
 import { shopPk, skPrefix } from '../../store/keys';
 import { idBound } from '../../ids';
 import { DynamoFanoutDeliveryStore } from './fanout-deliveries';
-import { DynamoEventDeliveryStore } from './event-deliveries';
+import { readEventDeliveries } from './event-deliveries';
 import { readEndpointDeliveries } from './endpoint-deliveries';
 
 /**
@@ -12,12 +12,9 @@ import { readEndpointDeliveries } from './endpoint-deliveries';
  * pipeline's (./attempt-deliveries.ts).
  */
 export class DynamoDeliveryStore extends DynamoFanoutDeliveryStore {
-  /**
-   * Every delivery of the event, to any endpoint (deleted ones included while their rows are kept),
-   * in id order: GET /v1/events/{id}.
-   */
-  async listForEvent(shopId: string, eventId: string): Promise<DeliveryRecord[]> {
-    return (await new DynamoEventDeliveryStore(this.db).read(shopId, eventId, 'all')).rows;
+  /** Every delivery of the event (./event-deliveries.ts). */
+  listForEvent(shopId: string, eventId: string): Promise<DeliveryRecord[]> {
+    return readEventDeliveries(this.db, shopId, eventId);
   }
 
   /** An endpoint's deliveries, newest first (./endpoint-deliveries.ts). */

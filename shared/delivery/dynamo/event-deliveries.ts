@@ -13,6 +13,14 @@ export interface EventDeliveryItems {
 }
 
 /**
+ * Every delivery of the event, to any endpoint (deleted ones included while their rows are kept),
+ * in id order: GET /v1/events/{id}.
+ */
+export async function readEventDeliveries(db: Dynamo, shopId: string, eventId: string): Promise<DeliveryRecord[]> {
+  return (await new DynamoEventDeliveryStore(db).read(shopId, eventId, 'all')).rows;
+}
+
+/**
  * The deliveries of an event, with no index: the rows sit under their endpoints, so they are
  * found by key. The fan-out's row to an endpoint has an id derived from event and endpoint;
  * every row a redeliver or recover made is named by the pair's marker (`delivery_ids`), and
