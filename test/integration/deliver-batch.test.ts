@@ -194,22 +194,25 @@ describe('delivery consumer and sweeper (DynamoDB Local)', () => {
     // The harness's request timeout is 1 s; a request's record needs 2 s after it.
     const NEEDS_MS = 1000 + 2000;
 
-    it('starts no request that could not end, and be recorded, before it: the delivery goes back, uncounted', async () => {
-      const { rows, shop, endpoint } = await endpointWith(1);
-      const row = rows[0] as DeliveryRecord;
-      const h = harness();
-      const verdict = verdicts(await deliverBatch(h.attemptDeps, [messageOf(row)], Date.now() + NEEDS_MS - 200));
-      expect(verdict).toEqual(['deferred']);
-      expect(h.posts).toEqual([]);
-      expect(await store.get(row)).toMatchObject({ status: 'pending', attempts: 0 });
-      const after = await endpoints.get(shop.id, endpoint.id);
-      expect(after?.leases).toEqual({});
-      expect(after?.health).toMatchObject({ consecutive_failures: 0 });
-      expect(h.scheduled.map((s) => [s.message.delivery_id, s.message.deferrals])).toEqual([[row.id, 1]]);
-      // An invocation with the time sends it.
-      expect(await sendBatch(h, [h.scheduled[0]?.message as DeliveryMessage])).toEqual(['delivered']);
-      expect(h.posts).toHaveLength(1);
-    });
+    it(
+      'starts no request that could not end, and be recorded, before it: ' + 'the delivery goes back, uncounted',
+      async () => {
+        const { rows, shop, endpoint } = await endpointWith(1);
+        const row = rows[0] as DeliveryRecord;
+        const h = harness();
+        const verdict = verdicts(await deliverBatch(h.attemptDeps, [messageOf(row)], Date.now() + NEEDS_MS - 200));
+        expect(verdict).toEqual(['deferred']);
+        expect(h.posts).toEqual([]);
+        expect(await store.get(row)).toMatchObject({ status: 'pending', attempts: 0 });
+        const after = await endpoints.get(shop.id, endpoint.id);
+        expect(after?.leases).toEqual({});
+        expect(after?.health).toMatchObject({ consecutive_failures: 0 });
+        expect(h.scheduled.map((s) => [s.message.delivery_id, s.message.deferrals])).toEqual([[row.id, 1]]);
+        // An invocation with the time sends it.
+        expect(await sendBatch(h, [h.scheduled[0]?.message as DeliveryMessage])).toEqual(['delivered']);
+        expect(h.posts).toHaveLength(1);
+      },
+    );
 
     it("is the consumer's Lambda context's: its time left when the handler starts", async () => {
       const { rows } = await endpointWith(1);

@@ -36,39 +36,47 @@ describe("recover's own wiring and the local start's clean-up (DynamoDB Local)",
     return { deps, shopId: shop.id, endpointId: endpoint.id };
   }
 
-  it("recoverWebhookEndpoint's wiring finds the endpoint, queues the missed event and shows the recovery; an unknown endpoint is a 404", async () => {
-    const { shopId, endpointId } = await endpointWithMissedEvent();
-    const deps = recoveryDeps(config);
-    const answer = await recoverEndpoint(deps, shopId, endpointId, {
-      since: new Date(Date.now() - 3_600_000).toISOString(),
-    });
-    expect(answer).toMatchObject({ status: 'completed', deliveries_queued: 1 });
-    expect(await getRecovery(deps, shopId, endpointId, answer.id)).toEqual(answer);
-    await expect(
-      recoverEndpoint(deps, shopId, 'we_01jd0000000000000000000000', {
+  it(
+    "recoverWebhookEndpoint's wiring finds the endpoint, queues the missed event and shows the recovery; " +
+      'an unknown endpoint is a 404',
+    async () => {
+      const { shopId, endpointId } = await endpointWithMissedEvent();
+      const deps = recoveryDeps(config);
+      const answer = await recoverEndpoint(deps, shopId, endpointId, {
         since: new Date(Date.now() - 3_600_000).toISOString(),
-      }),
-    ).rejects.toMatchObject({ code: 'resource_missing' });
-  });
+      });
+      expect(answer).toMatchObject({ status: 'completed', deliveries_queued: 1 });
+      expect(await getRecovery(deps, shopId, endpointId, answer.id)).toEqual(answer);
+      await expect(
+        recoverEndpoint(deps, shopId, 'we_01jd0000000000000000000000', {
+          since: new Date(Date.now() - 3_600_000).toISOString(),
+        }),
+      ).rejects.toMatchObject({ code: 'resource_missing' });
+    },
+  );
 
-  it("an endpoint's read-only pages' wiring reads the endpoint and a page of its deliveries; an unknown endpoint is a 404", async () => {
-    const { deps: full, shopId, endpointId } = await endpointWithMissedEvent();
-    await recoverEndpoint(recoveryDeps(config), shopId, endpointId, {
-      since: new Date(Date.now() - 3_600_000).toISOString(),
-    });
-    const deps = endpointPageDeps(config);
-    expect(await getEndpoint(deps, shopId, endpointId)).toEqual(await getEndpoint(full, shopId, endpointId));
-    const page = await listEndpointDeliveries(deps, shopId, endpointId, { limit: 10 });
-    expect(page).toEqual(await listEndpointDeliveries(full, shopId, endpointId, { limit: 10 }));
-    expect(page.items).toMatchObject([{ endpoint_id: endpointId, status: 'pending' }]);
-    expect(await listEndpointDeliveries(deps, shopId, endpointId, { limit: 10 }, 'succeeded')).toEqual({
-      items: [],
-      next: undefined,
-    });
-    await expect(getEndpoint(deps, shopId, 'we_01jd0000000000000000000000')).rejects.toMatchObject({
-      code: 'resource_missing',
-    });
-  });
+  it(
+    "an endpoint's read-only pages' wiring reads the endpoint and a page of its deliveries; " +
+      'an unknown endpoint is a 404',
+    async () => {
+      const { deps: full, shopId, endpointId } = await endpointWithMissedEvent();
+      await recoverEndpoint(recoveryDeps(config), shopId, endpointId, {
+        since: new Date(Date.now() - 3_600_000).toISOString(),
+      });
+      const deps = endpointPageDeps(config);
+      expect(await getEndpoint(deps, shopId, endpointId)).toEqual(await getEndpoint(full, shopId, endpointId));
+      const page = await listEndpointDeliveries(deps, shopId, endpointId, { limit: 10 });
+      expect(page).toEqual(await listEndpointDeliveries(full, shopId, endpointId, { limit: 10 }));
+      expect(page.items).toMatchObject([{ endpoint_id: endpointId, status: 'pending' }]);
+      expect(await listEndpointDeliveries(deps, shopId, endpointId, { limit: 10 }, 'succeeded')).toEqual({
+        items: [],
+        next: undefined,
+      });
+      await expect(getEndpoint(deps, shopId, 'we_01jd0000000000000000000000')).rejects.toMatchObject({
+        code: 'resource_missing',
+      });
+    },
+  );
 
   it("the event pages' wiring lists events and reads one with its deliveries, as the full wiring does", async () => {
     const { deps: full, shopId, endpointId } = await endpointWithMissedEvent();
@@ -87,43 +95,47 @@ describe("recover's own wiring and the local start's clean-up (DynamoDB Local)",
     });
   });
 
-  it("a local start ends the last run's leases and what its batches carried, and leaves a quiet endpoint alone", async () => {
-    const { deps, shopId, endpointId } = await endpointWithMissedEvent();
-    const quiet = await endpointWithMissedEvent();
-    const key = keys.endpointState(shopId, endpointId);
-    await deps.db.doc.update({
-      TableName: deps.db.tableName,
-      Key: key,
-      UpdateExpression: 'SET leases.#d = :lease, #c = :until',
-      ExpressionAttributeNames: {
-        '#d': 'dlv_01jd0000000000000000000001',
-        '#c': carriedKey('dlv_01jd0000000000000000000002'),
-      },
-      ExpressionAttributeValues: {
-        ':lease': { until: Date.now() + 60_000, token: 't', probe: false },
-        ':until': Date.now() + 60_000,
-      },
-    });
-    const quietBefore = (
-      await deps.db.doc.get({
+  it(
+    "a local start ends the last run's leases and what its batches carried, " + 'and leaves a quiet endpoint alone',
+    async () => {
+      const { deps, shopId, endpointId } = await endpointWithMissedEvent();
+      const quiet = await endpointWithMissedEvent();
+      const key = keys.endpointState(shopId, endpointId);
+      await deps.db.doc.update({
         TableName: deps.db.tableName,
-        Key: keys.endpointState(quiet.shopId, quiet.endpointId),
-        ConsistentRead: true,
-      })
-    ).Item;
-    expect(await breakLeasesOfLastRun(deps.db)).toBe(1);
-    const after = (await deps.db.doc.get({ TableName: deps.db.tableName, Key: key, ConsistentRead: true })).Item ?? {};
-    expect(after.leases).toEqual({});
-    expect(Object.keys(after).filter((k) => k.startsWith('c_'))).toEqual([]);
-    expect(
-      (
+        Key: key,
+        UpdateExpression: 'SET leases.#d = :lease, #c = :until',
+        ExpressionAttributeNames: {
+          '#d': 'dlv_01jd0000000000000000000001',
+          '#c': carriedKey('dlv_01jd0000000000000000000002'),
+        },
+        ExpressionAttributeValues: {
+          ':lease': { until: Date.now() + 60_000, token: 't', probe: false },
+          ':until': Date.now() + 60_000,
+        },
+      });
+      const quietBefore = (
         await deps.db.doc.get({
           TableName: deps.db.tableName,
           Key: keys.endpointState(quiet.shopId, quiet.endpointId),
           ConsistentRead: true,
         })
-      ).Item,
-    ).toEqual(quietBefore);
-    expect(await breakLeasesOfLastRun(deps.db)).toBe(0);
-  });
+      ).Item;
+      expect(await breakLeasesOfLastRun(deps.db)).toBe(1);
+      const after =
+        (await deps.db.doc.get({ TableName: deps.db.tableName, Key: key, ConsistentRead: true })).Item ?? {};
+      expect(after.leases).toEqual({});
+      expect(Object.keys(after).filter((k) => k.startsWith('c_'))).toEqual([]);
+      expect(
+        (
+          await deps.db.doc.get({
+            TableName: deps.db.tableName,
+            Key: keys.endpointState(quiet.shopId, quiet.endpointId),
+            ConsistentRead: true,
+          })
+        ).Item,
+      ).toEqual(quietBefore);
+      expect(await breakLeasesOfLastRun(deps.db)).toBe(0);
+    },
+  );
 });
