@@ -38,19 +38,30 @@ const FIVE_MINUTES = Duration.minutes(5);
 /** What operators are paged for, all on one SNS topic. Thresholds and what to do: docs/operations.md. */
 export class Alarms extends Construct {
   readonly topic: Topic;
+  readonly #action: SnsAction;
 
   constructor(scope: Construct, id: string, props: AlarmsProps) {
     super(scope, id);
-    this.topic = new Topic(this, 'Topic', { displayName: 'Shop Calls API alarms', enforceSSL: true });
+    this.topic = this.#topicForCloudWatch();
+    this.#action = new SnsAction(this.topic);
+    const emailDlq = props.alarmEmail ? this.#emailTo(props.alarmEmail) : [];
+    this.#deadLetterAlarms([...props.deadLetterQueues, ...emailDlq]);
+    this.#pipelineAlarms(props);
+    this.#apiAndTableAlarms(props);
+    this.#lambdaAlarms(props);
+  }
+
+  #topicForCloudWatch(): Topic {
+    const topic = new Topic(this, 'Topic', { displayName: 'Shop Calls API alarms', enforceSSL: true });
     // A topic policy replaces SNS's default one, and enforceSSL writes a policy holding only its
     // Deny: without this Allow, CloudWatch could not publish and every alarm would reach no one.
     const stack = Stack.of(this);
-    this.topic.addToResourcePolicy(
+    topic.addToResourcePolicy(
       new PolicyStatement({
         sid: 'CloudWatchAlarmsOfThisAccount',
         principals: [new ServicePrincipal('cloudwatch.amazonaws.com')],
         actions: ['sns:Publish'],
-        resources: [this.topic.topicArn],
+        resources: [topic.topicArn],
         conditions: {
           StringEquals: { 'aws:SourceAccount': stack.account },
           ArnLike: {
@@ -64,27 +75,33 @@ export class Alarms extends Construct {
         },
       }),
     );
-    const deadLetterQueues = [...props.deadLetterQueues];
-    if (props.alarmEmail) {
-      // Notifications SNS could not email (a bounced or unconfirmed address) are kept 14 days, and
-      // alarmed like every DLQ.
-      const emailDlq = deadLetterQueue(this, 'EmailDlq');
-      this.topic.addSubscription(new EmailSubscription(props.alarmEmail, { deadLetterQueue: emailDlq }));
-      deadLetterQueues.push(emailDlq);
-    }
-    const action = new SnsAction(this.topic);
-    const alarm = (name: string, metric: IMetric, threshold: number, description: string, evaluationPeriods = 1) =>
-      new Alarm(this, name, {
-        metric,
-        threshold,
-        evaluationPeriods,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-        alarmDescription: description,
-      }).addAlarmAction(action);
+    return topic;
+  }
 
+  /**
+   * Notifications SNS could not email (a bounced or unconfirmed address) are kept 14 days, and
+   * alarmed like every DLQ.
+   */
+  #emailTo(address: string): Queue[] {
+    const emailDlq = deadLetterQueue(this, 'EmailDlq');
+    this.topic.addSubscription(new EmailSubscription(address, { deadLetterQueue: emailDlq }));
+    return [emailDlq];
+  }
+
+  #alarm(name: string, metric: IMetric, threshold: number, description: string, evaluationPeriods = 1): void {
+    new Alarm(this, name, {
+      metric,
+      threshold,
+      evaluationPeriods,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      alarmDescription: description,
+    }).addAlarmAction(this.#action);
+  }
+
+  #deadLetterAlarms(deadLetterQueues: Queue[]): void {
     for (const [i, q] of deadLetterQueues.entries()) {
-      alarm(
+      this.#alarm(
         `DeadLetters${i}`,
         q.metricApproximateNumberOfMessagesVisible({ period: FIVE_MINUTES, statistic: 'Maximum' }),
         1,
@@ -92,7 +109,11 @@ export class Alarms extends Construct {
           `redrive (docs/operations.md).`,
       );
     }
-    alarm(
+  }
+
+  /** The event pipeline: ingest, stream, queue, consumer and the sweeper behind them. */
+  #pipelineAlarms(props: AlarmsProps): void {
+    this.#alarm(
       'OldestDelivery',
       props.deliveryQueue.metricApproximateAgeOfOldestMessage({ period: FIVE_MINUTES, statistic: 'Maximum' }),
       900,
@@ -100,14 +121,14 @@ export class Alarms extends Construct {
     );
     // Failing calls leave the queue for its DLQ within 5 receives (5 minutes); older ones are not
     // being received at all.
-    alarm(
+    this.#alarm(
       'OldestIngestCall',
       props.ingestQueue.metricApproximateAgeOfOldestMessage({ period: FIVE_MINUTES, statistic: 'Maximum' }),
       900,
       'Calls from the voice platform wait over 15 minutes: the ingest function is not consuming ' +
         'its queue (throttled, failing to start, or its event source disabled).',
     );
-    alarm(
+    this.#alarm(
       'StreamIteratorAge',
       props.streamConsumer.metric('IteratorAge', { period: FIVE_MINUTES, statistic: 'Maximum' }),
       60_000,
@@ -115,7 +136,7 @@ export class Alarms extends Construct {
         '(records older than 24 h are dropped to its DLQ).',
     );
     const timeoutMs = props.queueConsumer.timeout.toMilliseconds();
-    alarm(
+    this.#alarm(
       'ConsumerNearTimeout',
       props.queueConsumer.fn.metricDuration({ period: FIVE_MINUTES, statistic: 'Maximum' }),
       Math.round(timeoutMs * 0.8),
@@ -133,14 +154,17 @@ export class Alarms extends Construct {
         'The sweeper has not run for 10 minutes: overdue deliveries whose message or schedule ' +
         'was lost are not being found (its schedule is disabled or deleted, or the function ' +
         'cannot be invoked).',
-    }).addAlarmAction(action);
-    alarm(
+    }).addAlarmAction(this.#action);
+  }
+
+  #apiAndTableAlarms(props: AlarmsProps): void {
+    this.#alarm(
       'Api5xx',
       props.httpApi.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' }),
       5,
       'The API answered 5xx at least 5 times in 5 minutes.',
     );
-    alarm(
+    this.#alarm(
       'ApiLatency',
       props.httpApi.metricLatency({ period: FIVE_MINUTES, statistic: 'p99' }),
       2000,
@@ -155,17 +179,25 @@ export class Alarms extends Construct {
         period: FIVE_MINUTES,
         statistic: 'Sum',
       });
-      alarm(
+      this.#alarm(
         `Table${metricName}`,
         metric,
         1,
         `The table throttled requests (${metricName}): on-demand capacity is ramping or a key is hot.`,
       );
     }
+  }
+
+  #lambdaAlarms(props: AlarmsProps): void {
     if (props.perFunctionAlarms) {
       for (const { id: fnId, fn } of props.functions) {
-        alarm(`${fnId}Errors`, fn.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }), 1, `${fnId} threw errors.`);
-        alarm(
+        this.#alarm(
+          `${fnId}Errors`,
+          fn.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }),
+          1,
+          `${fnId} threw errors.`,
+        );
+        this.#alarm(
           `${fnId}Throttles`,
           fn.metricThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }),
           1,
@@ -176,14 +208,14 @@ export class Alarms extends Construct {
       // CloudWatch bills an alarm per metric it reads, a metric-math alarm included, so one alarm per
       // metric is the floor: Lambda's metrics without a FunctionName (every function of the account
       // in this Region) cover all of this stack's functions for 2 alarm metrics instead of 2 each.
-      alarm(
+      this.#alarm(
         'LambdaErrors',
         LambdaFunction.metricAllErrors({ period: FIVE_MINUTES, statistic: 'Sum' }),
         1,
         'A Lambda function of this account and Region threw errors (timeouts and failed starts included): ' +
           'which one, docs/operations.md, Observability (AWS).',
       );
-      alarm(
+      this.#alarm(
         'LambdaThrottles',
         LambdaFunction.metricAllThrottles({ period: FIVE_MINUTES, statistic: 'Sum' }),
         1,

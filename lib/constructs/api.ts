@@ -17,6 +17,9 @@ import { FUNCTION_TABLE_PARTS, PIPELINE_FUNCTIONS } from './entries';
 import { ServiceFunction } from './function';
 import { grantSealSecrets } from './secrets-key';
 
+/** What every function of the API is given. */
+type Common = { logRetention: RetentionDays; logLevel: ServiceConfig['logLevel']; sourceMaps: boolean };
+
 export interface ApiProps {
   table: ITableV2;
   secretsKey: IKey;
@@ -37,32 +40,12 @@ export class Api extends Construct {
 
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
-    const common = {
+    const common: Common = {
       logRetention: props.logRetention,
       logLevel: props.config.logLevel,
       sourceMaps: props.config.sourceMaps,
     };
-
-    const limits = props.config.rateLimits;
-    const authorizerFn = new ServiceFunction(this, 'Authorizer', {
-      ...common,
-      entry: PIPELINE_FUNCTIONS.Authorizer,
-      description: 'API key authorizer and per-key rate limits',
-      environment: {
-        RATE_LIMIT_TEST_PER_SECOND: String(limits.test),
-        RATE_LIMIT_LIVE_PER_SECOND: String(limits.live),
-        RATE_LIMIT_BURST_FACTOR: String(limits.burstFactor),
-        RATE_LIMIT_AUTH_FAILURES_PER_SECOND: String(limits.authFailures),
-      },
-    }).bindTable(props.table, true);
-    // Its only write: the rate-limit buckets (docs/rate-limits.md), by an IAM condition on their key prefix.
-    authorizerFn.addToRolePolicy(
-      new PolicyStatement({
-        actions: ['dynamodb:UpdateItem'],
-        resources: [props.table.tableArn],
-        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${RATE_PK_PREFIX}*`] } },
-      }),
-    );
+    const authorizerFn = this.#authorizerFunction(props, common);
     const fallbackFn = new ServiceFunction(this, 'Fallback', {
       ...common,
       entry: PIPELINE_FUNCTIONS.Fallback,
@@ -84,6 +67,49 @@ export class Api extends Construct {
       defaultIntegration: new HttpLambdaIntegration('FallbackIntegration', fallbackFn),
     });
 
+    this.#operations(props, common, authorizer);
+    // Uncached, API Gateway needs no identity source, and without one it never answers 401 itself.
+    const cfnAuthorizer = this.httpApi.node.findChild('KeyAuthorizer').node.defaultChild as CfnAuthorizer;
+    cfnAuthorizer.addPropertyDeletionOverride('IdentitySource');
+
+    Validations.of(this.httpApi).acknowledge({
+      id: 'AwsSolutions-APIG4',
+      reason:
+        'Only $default and GET/HEAD /portal(/{file}) are unauthenticated: the fallback answers ' +
+        '404/405 and the portal serves fixed static files; neither reads any data.',
+    });
+
+    this.#portal(common);
+    this.stage = this.#stage(props);
+  }
+
+  /** The key authorizer: it reads keys and writes only the rate-limit buckets. */
+  #authorizerFunction(props: ApiProps, common: Common): ServiceFunction {
+    const limits = props.config.rateLimits;
+    const authorizerFn = new ServiceFunction(this, 'Authorizer', {
+      ...common,
+      entry: PIPELINE_FUNCTIONS.Authorizer,
+      description: 'API key authorizer and per-key rate limits',
+      environment: {
+        RATE_LIMIT_TEST_PER_SECOND: String(limits.test),
+        RATE_LIMIT_LIVE_PER_SECOND: String(limits.live),
+        RATE_LIMIT_BURST_FACTOR: String(limits.burstFactor),
+        RATE_LIMIT_AUTH_FAILURES_PER_SECOND: String(limits.authFailures),
+      },
+    }).bindTable(props.table, true);
+    // Its only write: the rate-limit buckets (docs/rate-limits.md), by an IAM condition on their key prefix.
+    authorizerFn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:UpdateItem'],
+        resources: [props.table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${RATE_PK_PREFIX}*`] } },
+      }),
+    );
+    return authorizerFn;
+  }
+
+  /** One function per operation of shared/routes.ts, each on its route behind the authorizer. */
+  #operations(props: ApiProps, common: Common, authorizer: HttpLambdaAuthorizer): void {
     for (const route of routes) {
       if (!route.handler) continue;
       const id = route.operationId[0]?.toUpperCase() + route.operationId.slice(1);
@@ -119,18 +145,9 @@ export class Api extends Construct {
       });
       this.functions.push(fn);
     }
+  }
 
-    // Uncached, API Gateway needs no identity source, and without one it never answers 401 itself.
-    const cfnAuthorizer = this.httpApi.node.findChild('KeyAuthorizer').node.defaultChild as CfnAuthorizer;
-    cfnAuthorizer.addPropertyDeletionOverride('IdentitySource');
-
-    Validations.of(this.httpApi).acknowledge({
-      id: 'AwsSolutions-APIG4',
-      reason:
-        'Only $default and GET/HEAD /portal(/{file}) are unauthenticated: the fallback answers ' +
-        '404/405 and the portal serves fixed static files; neither reads any data.',
-    });
-
+  #portal(common: Common): void {
     // The webhook portal: a page and its files, public like the fallback (it reads no table);
     // the page asks for a key and sends it only to the /v1 routes above.
     // Its other methods fall to $default, whose fallback answers 405 with Allow.
@@ -152,8 +169,11 @@ export class Api extends Construct {
       methods: portalMethods,
       integration: new HttpLambdaIntegration('PortalFileIntegration', portalFn),
     });
+  }
 
-    this.stage = new HttpStage(this, 'Stage', {
+  /** The $default stage: throttled, with access logs. */
+  #stage(props: ApiProps): HttpStage {
+    const stage = new HttpStage(this, 'Stage', {
       httpApi: this.httpApi,
       stageName: '$default',
       autoDeploy: true,
@@ -163,7 +183,7 @@ export class Api extends Construct {
       retention: props.logRetention,
       removalPolicy: RemovalPolicy.DESTROY,
     });
-    (this.stage.node.defaultChild as CfnStage).accessLogSettings = {
+    (stage.node.defaultChild as CfnStage).accessLogSettings = {
       destinationArn: accessLogs.logGroupArn,
       format: JSON.stringify({
         requestId: '$context.requestId',
@@ -178,6 +198,7 @@ export class Api extends Construct {
         authorizerError: '$context.authorizer.error',
       }),
     };
+    return stage;
   }
 
   get url(): string {

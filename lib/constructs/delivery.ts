@@ -25,6 +25,14 @@ export interface DeliveryProps {
 
 const CONSUMER_TIMEOUT = Duration.seconds(CONSUMER_TIMEOUT_SECONDS);
 
+/** What every function of the pipeline is given. */
+type Common = {
+  logRetention: RetentionDays;
+  logLevel: ServiceConfig['logLevel'];
+  sourceMaps: boolean;
+  tracing: ReturnType<typeof pipelineTracing>;
+};
+
 /**
  * SES authorizes SendEmail on every identity the message uses: the sender's address identity
  * or its domain identity (whichever is verified), and in the SES sandbox the recipients'
@@ -67,8 +75,8 @@ export class Delivery extends Construct {
 
   constructor(scope: Construct, id: string, props: DeliveryProps) {
     super(scope, id);
-    const { table, secretsKey, config } = props;
-    const common = {
+    const { config } = props;
+    const common: Common = {
       logRetention: props.logRetention,
       logLevel: config.logLevel,
       sourceMaps: config.sourceMaps,
@@ -91,21 +99,39 @@ export class Delivery extends Construct {
       deadLetterQueue: { queue: deliveryDlq, maxReceiveCount: 5 },
     });
 
+    const { group, role } = this.#retrySchedules(schedulerDlq);
+    this.schedulerRole = role;
+    const { notify, notifyQueue } = this.#ownerEmails(props, common, notifyDlq);
+    this.notifyQueue = notifyQueue;
+    const fanout = this.#fanout(props, common, streamDlq);
+    const consumer = this.#consumer(props, common, { group, schedulerRole: role, schedulerDlq });
+    this.functions = [fanout, consumer, notify];
+    this.fanout = fanout;
+    this.consumer = consumer;
+  }
+
+  /** The schedule group of retries beyond 15 minutes, and the role its schedules send with. */
+  #retrySchedules(schedulerDlq: Queue): { group: CfnScheduleGroup; role: Role } {
     const group = new CfnScheduleGroup(this, 'Retries', { name: `${Stack.of(this).stackName}-delivery-retries` });
     // Scheduler may do one thing: put a message on the delivery queue (and on its own DLQ).
-    this.schedulerRole = new Role(this, 'SchedulerRole', {
+    const role = new Role(this, 'SchedulerRole', {
       // Only schedules of this account's retry group may assume it (the confused-deputy guard).
       assumedBy: new ServicePrincipal('scheduler.amazonaws.com', {
         conditions: { StringEquals: { 'aws:SourceAccount': Aws.ACCOUNT_ID, 'aws:SourceArn': group.attrArn } },
       }),
       description: 'EventBridge Scheduler: put delivery retries on the delivery queue',
     });
-    this.schedulerRole.addToPolicy(
+    role.addToPolicy(
       new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.queue.queueArn, schedulerDlq.queueArn] }),
     );
 
+    return { group, role };
+  }
+
+  #ownerEmails(props: DeliveryProps, common: Common, notifyDlq: Queue) {
+    const { table, config } = props;
     // Owner emails: their own queue and function, so a refused email never holds a stream record.
-    this.notifyQueue = new Queue(this, 'OwnerEmails', {
+    const notifyQueue = new Queue(this, 'OwnerEmails', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       visibilityTimeout: Duration.seconds(60 * 6),
@@ -123,7 +149,7 @@ export class Delivery extends Construct {
       grantSendEmail(notify, config.senderEmail);
     }
     notify.addEventSource(
-      new SqsEventSource(this.notifyQueue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 2 }),
+      new SqsEventSource(notifyQueue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency: 2 }),
     );
     Validations.of(notify).acknowledge({
       id: 'Serverless-LambdaEventSourceMappingDestination',
@@ -132,6 +158,13 @@ export class Delivery extends Construct {
         "NotifyDlq by the queue's redrive policy (5 receives), which an alarm watches.",
     });
 
+    return { notify, notifyQueue };
+  }
+
+  /** The stream's consumer: delivery rows and queue messages for each event. */
+  #fanout(props: DeliveryProps, common: Common, streamDlq: Queue): ServiceFunction {
+    const { table, config } = props;
+    const notifyQueue = this.notifyQueue;
     const fanout = new ServiceFunction(this, 'Fanout', {
       ...common,
       systemLogLevel: pipelineSystemLogLevel(config),
@@ -142,8 +175,8 @@ export class Delivery extends Construct {
     fanout.bindTable(table, false);
     this.queue.grantSendMessages(fanout);
     fanout.addEnvironment('QUEUE_URL', this.queue.queueUrl);
-    this.notifyQueue.grantSendMessages(fanout);
-    fanout.addEnvironment('NOTIFY_QUEUE_URL', this.notifyQueue.queueUrl);
+    notifyQueue.grantSendMessages(fanout);
+    fanout.addEnvironment('NOTIFY_QUEUE_URL', notifyQueue.queueUrl);
     fanout.addEventSource(
       new DynamoEventSource(table as unknown as ITable, {
         startingPosition: StartingPosition.TRIM_HORIZON,
@@ -157,6 +190,17 @@ export class Delivery extends Construct {
       }),
     );
 
+    return fanout;
+  }
+
+  /** The queue's consumer: signs and POSTs, and schedules the retries. */
+  #consumer(
+    props: DeliveryProps,
+    common: Common,
+    retries: { group: CfnScheduleGroup; schedulerRole: Role; schedulerDlq: Queue },
+  ): ServiceFunction {
+    const { table, secretsKey, config } = props;
+    const { group, schedulerRole, schedulerDlq } = retries;
     const consumer = new ServiceFunction(this, 'Deliver', {
       ...common,
       systemLogLevel: pipelineSystemLogLevel(config),
@@ -170,7 +214,7 @@ export class Delivery extends Construct {
         QUEUE_URL: this.queue.queueUrl,
         QUEUE_ARN: this.queue.queueArn,
         SCHEDULER_GROUP: group.ref,
-        SCHEDULER_ROLE_ARN: this.schedulerRole.roleArn,
+        SCHEDULER_ROLE_ARN: schedulerRole.roleArn,
         SCHEDULER_DLQ_ARN: schedulerDlq.queueArn,
         DELIVERY_TIMEOUT_MS: String(config.deliveryTimeoutMs),
       },
@@ -191,7 +235,7 @@ export class Delivery extends Construct {
       new PolicyStatement({
         effect: Effect.ALLOW,
         actions: ['iam:PassRole'],
-        resources: [this.schedulerRole.roleArn],
+        resources: [schedulerRole.roleArn],
         conditions: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
       }),
     );
@@ -216,9 +260,7 @@ export class Delivery extends Construct {
         "DeliveryDlq by the queue's redrive policy (5 receives), which an alarm watches.",
     });
 
-    this.functions = [fanout, consumer, notify];
-    this.fanout = fanout;
-    this.consumer = consumer;
+    return consumer;
   }
 }
 
