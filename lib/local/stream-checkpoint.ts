@@ -1,5 +1,6 @@
 import { PutItemCommand, QueryCommand, type AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
+import { logger } from '../../shared/logger';
 import { localClient } from './dynamodb-local';
 
 /**
@@ -69,5 +70,54 @@ export function dynamoStreamCheckpoints(endpoint: string, tableName: string): St
       );
     },
     close: () => client.destroy(),
+  };
+}
+
+/**
+ * Checkpoint writes off the read path: `save` notes a shard's position; the latest noted
+ * positions are written at most every `everyMs`, one write at a time. A failed write is
+ * logged and its position written with the next (a later one wins). `flush` writes what is
+ * noted and waits.
+ */
+export function behindTheReads(
+  store: StreamCheckpoints,
+  everyMs: number,
+): { save(shardId: string, sequenceNumber: string): void; flush(): Promise<void> } {
+  const noted = new Map<string, string>();
+  let writing: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const writeNoted = async () => {
+    const batch = [...noted];
+    noted.clear();
+    for (const [shardId, sequenceNumber] of batch) {
+      try {
+        await store.save(shardId, sequenceNumber);
+      } catch (err) {
+        if (!noted.has(shardId)) noted.set(shardId, sequenceNumber);
+        logger.warn('Stream checkpoint write failed; it is written with the next', {
+          shard_id: shardId,
+          error: err as Error,
+        });
+      }
+    }
+  };
+  const start = () => {
+    timer = undefined;
+    writing = writeNoted().finally(() => {
+      writing = undefined;
+      if (noted.size > 0) timer ??= setTimeout(start, everyMs);
+    });
+  };
+  return {
+    save(shardId, sequenceNumber) {
+      noted.set(shardId, sequenceNumber);
+      if (!writing) timer ??= setTimeout(start, everyMs);
+    },
+    async flush() {
+      clearTimeout(timer);
+      timer = undefined;
+      await writing;
+      if (noted.size > 0) await writeNoted();
+    },
   };
 }
