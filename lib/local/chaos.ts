@@ -75,19 +75,24 @@ export function parseChaos(spec: string | undefined, defaults: { scheduleLateMs:
     if (ON.has(item.toLowerCase())) continue;
     const [name = '', raw = '', ...rest] = item.split(':').map((p) => p.trim());
     if (rest.length > 0 || raw === '') invalid(`item '${item}' is not name:value`);
-    const n = Number(raw);
-    if (name === 'seed') {
-      if (!/^\d+$/.test(raw) || n >= 2 ** 31) invalid(`seed must be a whole number below 2^31, got '${raw}'`);
-      settings.seed = n;
-    } else if ((PROBABILITIES as string[]).includes(name)) {
-      if (!/^\d+(\.\d+)?$/.test(raw) || n > 1) invalid(`${name} must be a probability from 0 to 1, got '${raw}'`);
-      settings[name as Knob] = n;
-    } else if ((DURATIONS as string[]).includes(name)) {
-      if (!/^\d+$/.test(raw)) invalid(`${name} must be a whole number of milliseconds, got '${raw}'`);
-      settings[name as Knob] = n;
-    } else invalid(`has no knob '${name}' (${['seed', ...PROBABILITIES, ...DURATIONS].join(', ')})`);
+    setKnob(settings, name, raw);
   }
   return settings;
+}
+
+/** One `name:value` item of LOCAL_CHAOS, checked for its knob's form. */
+function setKnob(settings: ChaosSettings, name: string, raw: string): void {
+  const n = Number(raw);
+  if (name === 'seed') {
+    if (!/^\d+$/.test(raw) || n >= 2 ** 31) invalid(`seed must be a whole number below 2^31, got '${raw}'`);
+    settings.seed = n;
+  } else if ((PROBABILITIES as string[]).includes(name)) {
+    if (!/^\d+(\.\d+)?$/.test(raw) || n > 1) invalid(`${name} must be a probability from 0 to 1, got '${raw}'`);
+    settings[name as Knob] = n;
+  } else if ((DURATIONS as string[]).includes(name)) {
+    if (!/^\d+$/.test(raw)) invalid(`${name} must be a whole number of milliseconds, got '${raw}'`);
+    settings[name as Knob] = n;
+  } else invalid(`has no knob '${name}' (${['seed', ...PROBABILITIES, ...DURATIONS].join(', ')})`);
 }
 
 /** The settings as LOCAL_CHAOS spells them: this value replays a run's draws with every knob as it was. */

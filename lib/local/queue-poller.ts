@@ -17,6 +17,20 @@ import type { ChaosDraws } from './chaos';
  */
 const LONG_POLL_SECONDS = 1;
 
+export interface QueuePollerOptions {
+  /** A client of the emulator that serves the queue (lib/local/sqs.ts). */
+  sqs: SQSClient;
+  queueUrl: string;
+  queueArn: string;
+  handler: (event: SQSEvent) => Promise<SQSBatchResponse>;
+  batchSize?: number;
+  concurrency?: number;
+  /** Receives at a time (default 5, at most `concurrency`). */
+  pollers?: number;
+  /** Chaos mode (./chaos.ts): received messages reordered, some handled late, some twice. */
+  chaos?: ChaosDraws;
+}
+
 export interface QueuePoller {
   /** Stops receiving and waits for batches in flight. */
   stop(): Promise<void>;
@@ -32,19 +46,7 @@ export interface QueuePoller {
  * long poll for one message (answered within 10 ms of a send, no busy loop), and a busy
  * one is received from in batches sized to what is visible (answered on the next check).
  */
-export function startQueuePoller(opts: {
-  /** A client of the emulator that serves the queue (lib/local/sqs.ts). */
-  sqs: SQSClient;
-  queueUrl: string;
-  queueArn: string;
-  handler: (event: SQSEvent) => Promise<SQSBatchResponse>;
-  batchSize?: number;
-  concurrency?: number;
-  /** Receives at a time (default 5, at most `concurrency`). */
-  pollers?: number;
-  /** Chaos mode (./chaos.ts): received messages reordered, some handled late, some twice. */
-  chaos?: ChaosDraws;
-}): QueuePoller {
+export function startQueuePoller(opts: QueuePollerOptions): QueuePoller {
   const batchSize = opts.batchSize ?? 10;
   // Lambda scales out per batch; a batch waiting on a slow receiver must not stop the others (at most
   // MAX_IN_FLIGHT of them can hold a request to one endpoint).
@@ -62,80 +64,8 @@ export function startQueuePoller(opts: {
   // dies with the stack).
   const later = new Set<NodeJS.Timeout>();
 
-  const invoke = async (messages: Message[]) => {
-    const event: SQSEvent = {
-      Records: messages.map((m) => ({
-        messageId: m.MessageId as string,
-        receiptHandle: m.ReceiptHandle as string,
-        body: m.Body as string,
-        attributes: (m.Attributes ?? {}) as never,
-        messageAttributes: {},
-        md5OfBody: m.MD5OfBody as string,
-        eventSource: 'aws:sqs',
-        eventSourceARN: opts.queueArn,
-        awsRegion: 'us-east-1',
-      })),
-    };
-    let failed = new Set<string>(event.Records.map((r) => r.messageId));
-    try {
-      const response = await opts.handler(event);
-      failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
-    } catch (err) {
-      logger.error('Delivery consumer failed a whole batch', { error: err as Error });
-    }
-    const done = event.Records.filter((r) => !failed.has(r.messageId));
-    if (done.length > 0) {
-      await opts.sqs.send(
-        new DeleteMessageBatchCommand({
-          QueueUrl: opts.queueUrl,
-          Entries: done.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle })),
-        }),
-      );
-    }
-  };
-
-  /** Messages waiting to be received: visible, and not in flight. */
-  const visibleCount = async (): Promise<number> => {
-    const attributes = await opts.sqs.send(
-      new GetQueueAttributesCommand({
-        QueueUrl: opts.queueUrl,
-        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
-      }),
-      { abortSignal: stopping.signal },
-    );
-    // local-aws-sqs counts the messages in flight in ApproximateNumberOfMessages (SQS does not): asking
-    // for those too, a receive would wait out the 40 ms minimum whenever a batch is in flight (a hanging
-    // receiver's holds one for its whole timeout), and every other endpoint's messages with it.
-    const count = (name: 'ApproximateNumberOfMessages' | 'ApproximateNumberOfMessagesNotVisible') =>
-      Number(attributes.Attributes?.[name] ?? 0);
-    return Math.max(0, count('ApproximateNumberOfMessages') - count('ApproximateNumberOfMessagesNotVisible'));
-  };
-
-  /**
-   * A receive sized to what waits, or a long poll for one message when nothing does. After a long
-   * poll that came back empty nothing was waiting, so the next one goes without reading the count:
-   * an idle queue costs one request a second per poller, not two.
-   */
-  const receive = async (idle: boolean): Promise<{ messages: Message[]; idle: boolean }> => {
-    const visible = idle ? 0 : await visibleCount();
-    const wait = visible > 0 ? 0 : LONG_POLL_SECONDS;
-    // The event sources' client sets no request timeout: a receive cut off and retried would leave
-    // its messages hidden for the visibility timeout.
-    const out = await opts.sqs.send(
-      new ReceiveMessageCommand({
-        QueueUrl: opts.queueUrl,
-        MaxNumberOfMessages: Math.max(1, Math.min(batchSize, visible)),
-        WaitTimeSeconds: wait,
-        AttributeNames: ['All'],
-      }),
-      { abortSignal: stopping.signal },
-    );
-    const messages = out.Messages ?? [];
-    return { messages, idle: wait > 0 && messages.length === 0 };
-  };
-
   const dispatch = (messages: Message[]) => {
-    const batch = invoke(messages).catch((err: unknown) =>
+    const batch = invokeAndDelete(messages, opts).catch((err: unknown) =>
       logger.error('Local queue delete failed', { error: err as Error }),
     );
     inFlight.add(batch);
@@ -168,7 +98,7 @@ export function startQueuePoller(opts: {
       let messages: Message[];
       receiving++;
       try {
-        ({ messages, idle } = await receive(idle));
+        ({ messages, idle } = await receive(opts, { idle, batchSize, signal: stopping.signal }));
       } catch (err) {
         if (!running) break;
         logger.error('Local queue receive failed', { error: err as Error });
@@ -192,4 +122,80 @@ export function startQueuePoller(opts: {
       await Promise.allSettled([...inFlight]);
     },
   };
+}
+
+/** One batch to the handler, as Lambda invokes it; then the messages it did not fail are deleted. */
+async function invokeAndDelete(messages: Message[], opts: QueuePollerOptions): Promise<void> {
+  const event: SQSEvent = {
+    Records: messages.map((m) => ({
+      messageId: m.MessageId as string,
+      receiptHandle: m.ReceiptHandle as string,
+      body: m.Body as string,
+      attributes: (m.Attributes ?? {}) as never,
+      messageAttributes: {},
+      md5OfBody: m.MD5OfBody as string,
+      eventSource: 'aws:sqs',
+      eventSourceARN: opts.queueArn,
+      awsRegion: 'us-east-1',
+    })),
+  };
+  let failed = new Set<string>(event.Records.map((r) => r.messageId));
+  try {
+    const response = await opts.handler(event);
+    failed = new Set(response.batchItemFailures.map((f) => f.itemIdentifier));
+  } catch (err) {
+    logger.error('Delivery consumer failed a whole batch', { error: err as Error });
+  }
+  const done = event.Records.filter((r) => !failed.has(r.messageId));
+  if (done.length > 0) {
+    await opts.sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: opts.queueUrl,
+        Entries: done.map((r, i) => ({ Id: String(i), ReceiptHandle: r.receiptHandle })),
+      }),
+    );
+  }
+}
+
+/** Messages waiting to be received: visible, and not in flight. */
+async function visibleCount(opts: QueuePollerOptions, signal: AbortSignal): Promise<number> {
+  const attributes = await opts.sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: opts.queueUrl,
+      AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+    }),
+    { abortSignal: signal },
+  );
+  // local-aws-sqs counts the messages in flight in ApproximateNumberOfMessages (SQS does not): asking
+  // for those too, a receive would wait out the 40 ms minimum whenever a batch is in flight (a hanging
+  // receiver's holds one for its whole timeout), and every other endpoint's messages with it.
+  const count = (name: 'ApproximateNumberOfMessages' | 'ApproximateNumberOfMessagesNotVisible') =>
+    Number(attributes.Attributes?.[name] ?? 0);
+  return Math.max(0, count('ApproximateNumberOfMessages') - count('ApproximateNumberOfMessagesNotVisible'));
+}
+
+/**
+ * A receive sized to what waits, or a long poll for one message when nothing does. After a long
+ * poll that came back empty nothing was waiting, so the next one goes without reading the count:
+ * an idle queue costs one request a second per poller, not two.
+ */
+async function receive(
+  opts: QueuePollerOptions,
+  { idle, batchSize, signal }: { idle: boolean; batchSize: number; signal: AbortSignal },
+): Promise<{ messages: Message[]; idle: boolean }> {
+  const visible = idle ? 0 : await visibleCount(opts, signal);
+  const wait = visible > 0 ? 0 : LONG_POLL_SECONDS;
+  // The event sources' client sets no request timeout: a receive cut off and retried would leave
+  // its messages hidden for the visibility timeout.
+  const out = await opts.sqs.send(
+    new ReceiveMessageCommand({
+      QueueUrl: opts.queueUrl,
+      MaxNumberOfMessages: Math.max(1, Math.min(batchSize, visible)),
+      WaitTimeSeconds: wait,
+      AttributeNames: ['All'],
+    }),
+    { abortSignal: signal },
+  );
+  const messages = out.Messages ?? [];
+  return { messages, idle: wait > 0 && messages.length === 0 };
 }

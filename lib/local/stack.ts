@@ -5,16 +5,16 @@ import { observeTable, type Dynamo } from '../../shared/store/client';
 import { passesFanoutFilter } from '../../shared/stream-filters';
 import { sweepGraceMs } from '../../shared/delivery/policy';
 import { LocalRetryScheduler } from './adapters';
-import { chaosFor, chaosSpec, emptyTally, type ChaosSettings } from './chaos';
+import { chaosFor, chaosSpec, emptyTally, type ChaosDraws, type ChaosSettings } from './chaos';
 import { localChaos, localConfig, localVariables } from './config';
 import type { LocalStackOptions } from './options';
 import { installInvokeStore } from './invocations';
-import { startLocalSweeper, type LocalSweeper } from './sweeper';
+import { startLocalSweeper } from './sweeper';
 import { breakLeasesOfLastRun } from './leases';
 import { indexFastPathRowsOfLastRun } from './fast-path-rows';
 import { startQueuePoller, type QueuePoller } from './queue-poller';
 import { startLocalQueues, type LocalQueues } from './sqs';
-import { startStreamPoller, type StreamPoller } from './stream-poller';
+import { startStreamPoller } from './stream-poller';
 import { dropTable, ensureTable, startDynamoDbLocal, type DynamoDbLocal } from './dynamodb-local';
 import { startHttpAdapter, type HttpAdapter } from './http-adapter';
 import { seedDemo, seedDemoData, type DemoSeed } from './seed';
@@ -123,45 +123,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   installInvokeStore();
   const tableName = options.tableName ?? LOCAL_DEFAULTS.table;
   const variables = localVariables(options);
-  const chaos = localChaos(options, variables);
-  const tally = emptyTally();
-  const chaosOf = (part: string) => (chaos ? chaosFor(chaos, part, tally) : undefined);
-  if (chaos)
-    logger.warn(
-      'Chaos mode: the local queues, stream and scheduler duplicate, reorder and delay as AWS may; ' +
-        'the value below replays these draws',
-      { LOCAL_CHAOS: chaosSpec(chaos) },
-    );
+  const { chaos, chaosOf, tally } = chaosOfStart(options, variables);
+  // Everything but DynamoDB Local this start has started, each with its stop: stopped last first.
+  const started: Stops = [];
+  const stopServing = async () => {
+    for (const stop of started.splice(0).reverse()) await stop();
+  };
   let dynamodb: DynamoDbLocal | undefined;
-  let http: HttpAdapter | undefined;
-  let queues: LocalQueues | undefined;
-  let streamPoller: StreamPoller | undefined;
-  let queuePoller: QueuePoller | undefined;
-  let notifyPoller: QueuePoller | undefined;
-  let ingestPoller: QueuePoller | undefined;
-  let sweeper: LocalSweeper | undefined;
-  let unwatch: (() => void) | undefined;
-  let deps: LocalDeps | undefined;
   /** Where the table this start created is (dropped should the start fail). */
   let createdOn: string | undefined;
-  /** Everything but DynamoDB Local. */
-  const stopServing = async () => {
-    await http?.close();
-    await sweeper?.stop();
-    unwatch?.();
-    await streamPoller?.stop();
-    await queuePoller?.stop();
-    await notifyPoller?.stop();
-    await ingestPoller?.stop();
-    LocalRetryScheduler.clearAll();
-    await queues?.stop();
-    deps?.db.client.destroy();
-  };
-  const stop = async () => {
-    await stopServing();
-    await dynamodb?.stop();
-    if (chaos) logger.info('Chaos mode: the faults played', { LOCAL_CHAOS: chaosSpec(chaos), ...tally });
-  };
   try {
     if (!options.dynamodbEndpoint) {
       dynamodb = await startDynamoDbLocal({ port: options.dynamodbPort ?? 0, dataDir: options.dataDir });
@@ -169,81 +139,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const endpoint = options.dynamodbEndpoint ?? (dynamodb as DynamoDbLocal).endpoint;
     const created = await ensureTable(endpoint, tableName);
     if (created) createdOn = endpoint;
+    const at: Where = { options, endpoint, tableName, chaosOf };
+    const pipeline = await startPipeline(at, variables, started);
+    const { deps, queues } = pipeline;
 
-    // The event pipeline: stream → fan-out → queue → consumer, with local stand-ins for
-    // the Lambda event sources, EventBridge Scheduler and SES.
-    const timeoutMs = Number(variables.DELIVERY_TIMEOUT_MS);
-    queues = await startLocalQueues({
-      visibilityTimeoutSeconds: options.queueVisibilitySeconds ?? Math.ceil((6 * timeoutMs) / 1000),
-      port: options.sqsPort,
-    });
-    const queue = { endpoint: queues.endpoint, url: queues.queueUrl, arn: queues.queueArn };
-    const { config, env } = localConfig(variables, {
-      dynamodbEndpoint: endpoint,
-      tableName,
-      queue,
-      notifyQueueUrl: queues.notifyQueueUrl,
-      ingestDlqUrl: queues.ingest.dlqUrl,
-      deliveryDlqUrl: queues.dlqUrl,
-    });
-    deps = localDeps(config, {
-      sqs: queues.api,
-      outboxDir: options.outboxDir ?? (process.env.OUTBOX_DIR || join('.local', 'outbox')),
-      schedulerChaos: chaosOf('scheduler'),
-    });
-    const handlers = (options.wrapHandlers ?? ((h: LocalHandlers) => h))(localHandlers(deps, options.deliveryMetrics));
-
-    const demo = created && options.seed !== false ? await seedDemo(deps) : undefined;
-    if (demo && options.demoData !== false) demo.data = await seedDemoData(deps, demo.shop);
-    if (!created) {
-      await breakLeasesOfLastRun(deps.db);
-      // The last run's queue died with it: its fast-path rows go to the first sweep, before this run writes any.
-      await indexFastPathRowsOfLastRun(deps.db, new Date());
-    }
-
-    streamPoller = await startStreamPoller({ endpoint, tableName, handler: handlers.fanout, chaos: chaosOf('stream') });
-    unwatch = watchWrites(deps.db, streamPoller.wake);
-    if (options.consumer !== false) {
-      queuePoller = startQueuePoller({
-        sqs: queues.events,
-        queueUrl: queues.queueUrl,
-        queueArn: queues.queueArn,
-        handler: handlers.deliver,
-        concurrency: options.consumerConcurrency,
-        chaos: chaosOf('queue:deliveries'),
-      });
-    }
-    // Owner emails: their own queue and consumer, as in AWS (functions/notify.ts).
-    notifyPoller = startQueuePoller({
-      sqs: queues.events,
-      queueUrl: queues.notifyQueueUrl,
-      queueArn: queues.notifyQueueArn,
-      handler: handlers.notify,
-      concurrency: 1,
-      chaos: chaosOf('queue:notifications'),
-    });
-    // The voice platform's calls: the ingest queue and the same ingest handler, as in AWS (functions/ingest.ts).
-    ingestPoller = startQueuePoller({
-      sqs: queues.events,
-      queueUrl: queues.ingest.url,
-      queueArn: queues.ingest.arn,
-      handler: handlers.ingest,
-      concurrency: 2,
-      chaos: chaosOf('queue:ingest'),
-    });
-    // Every minute (scaled) in AWS too; at start it also sends what the last run left due.
-    const grace = sweepGraceMs(config.webhooks.timeScale);
-    sweeper = startLocalSweeper({
-      run: handlers.sweep,
-      intervalMs: grace,
-      startupHorizonMs: grace,
-      chaos: chaosOf('sweeper'),
-    });
-
-    http = await startHttpAdapter(handlers, options.port ?? 0, options.host);
+    const demo = await seedOrTakeOver(deps, created, options);
+    await startEventSources(pipeline, at, started);
+    const http = await startApi(pipeline, at, started);
     return {
       url: http.url,
-      queue: { ...queue, dlqUrl: queues.dlqUrl },
+      queue: { ...pipeline.queue, dlqUrl: queues.dlqUrl },
       ingestQueue: queues.ingest,
       sqs: queues.events,
       sqsApi: queues.api,
@@ -252,9 +157,13 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       tableName,
       demo,
       deps,
-      env,
+      env: pipeline.env,
       chaos,
-      stop,
+      stop: async () => {
+        await stopServing();
+        await dynamodb?.stop();
+        if (chaos) logger.info('Chaos mode: the faults played', { LOCAL_CHAOS: chaosSpec(chaos), ...tally });
+      },
     };
   } catch (err) {
     // A table this start created holds only its seed, whose key nobody was shown (the port was taken, say):
@@ -264,4 +173,156 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     await dynamodb?.stop();
     throw err;
   }
+}
+
+type Stops = (() => unknown)[];
+
+/** Chaos mode's draws for each part of this start, when LOCAL_CHAOS (or the options) turn it on. */
+function chaosOfStart(options: LocalStackOptions, variables: Record<string, string>) {
+  const chaos = localChaos(options, variables);
+  const tally = emptyTally();
+  const chaosOf = (part: string) => (chaos ? chaosFor(chaos, part, tally) : undefined);
+  if (chaos)
+    logger.warn(
+      'Chaos mode: the local queues, stream and scheduler duplicate, reorder and delay as AWS may; ' +
+        'the value below replays these draws',
+      { LOCAL_CHAOS: chaosSpec(chaos) },
+    );
+  return { chaos, chaosOf, tally };
+}
+
+/**
+ * A table this start created gets the demo shop (and its data) unless told not to; a table of an
+ * earlier run has that run's leases broken and its fast-path rows indexed, as its queue died with it.
+ */
+async function seedOrTakeOver(
+  deps: LocalDeps,
+  created: boolean,
+  options: LocalStackOptions,
+): Promise<DemoSeed | undefined> {
+  if (!created) {
+    await breakLeasesOfLastRun(deps.db);
+    // Its fast-path rows go to the first sweep, before this run writes any.
+    await indexFastPathRowsOfLastRun(deps.db, new Date());
+    return undefined;
+  }
+  if (options.seed === false) return undefined;
+  const demo = await seedDemo(deps);
+  if (options.demoData !== false) demo.data = await seedDemoData(deps, demo.shop);
+  return demo;
+}
+
+/** Where a start runs: its options, its table and the chaos draws of each part. */
+interface Where {
+  options: LocalStackOptions;
+  endpoint: string;
+  tableName: string;
+  chaosOf: (part: string) => ChaosDraws | undefined;
+}
+
+interface Pipeline {
+  queues: LocalQueues;
+  queue: { endpoint: string; url: string; arn: string };
+  deps: LocalDeps;
+  handlers: LocalHandlers;
+  /** The variables a consumer in another process needs (LocalStack.env). */
+  env: Record<string, string>;
+  /** The sweeper's interval: a minute in AWS, scaled by TIME_SCALE. */
+  sweepEveryMs: number;
+}
+
+/**
+ * The local queues and the handlers' wiring, made from this stack's config: the event pipeline
+ * (stream → fan-out → queue → consumer) with local stand-ins for EventBridge Scheduler and SES.
+ */
+async function startPipeline(at: Where, variables: Record<string, string>, started: Stops): Promise<Pipeline> {
+  const { options } = at;
+  const timeoutMs = Number(variables.DELIVERY_TIMEOUT_MS);
+  const queues = await startLocalQueues({
+    visibilityTimeoutSeconds: options.queueVisibilitySeconds ?? Math.ceil((6 * timeoutMs) / 1000),
+    port: options.sqsPort,
+  });
+  started.push(() => queues.stop());
+  const queue = { endpoint: queues.endpoint, url: queues.queueUrl, arn: queues.queueArn };
+  const { config, env } = localConfig(variables, {
+    dynamodbEndpoint: at.endpoint,
+    tableName: at.tableName,
+    queue,
+    notifyQueueUrl: queues.notifyQueueUrl,
+    ingestDlqUrl: queues.ingest.dlqUrl,
+    deliveryDlqUrl: queues.dlqUrl,
+  });
+  const deps = localDeps(config, {
+    sqs: queues.api,
+    outboxDir: options.outboxDir ?? (process.env.OUTBOX_DIR || join('.local', 'outbox')),
+    schedulerChaos: at.chaosOf('scheduler'),
+  });
+  started.push(() => deps.db.client.destroy());
+  // The local scheduler's timers send to the queues: cleared once the event sources have stopped.
+  started.push(() => LocalRetryScheduler.clearAll());
+  const handlers = (options.wrapHandlers ?? ((h: LocalHandlers) => h))(localHandlers(deps, options.deliveryMetrics));
+  return { queues, queue, deps, handlers, env, sweepEveryMs: sweepGraceMs(config.webhooks.timeScale) };
+}
+
+/** Lambda's event sources, locally: the stream poller, woken by this process's writes, and a poller per queue. */
+async function startEventSources({ queues, deps, handlers }: Pipeline, at: Where, started: Stops): Promise<void> {
+  const { endpoint, tableName, chaosOf } = at;
+  const streamPoller = await startStreamPoller({
+    endpoint,
+    tableName,
+    handler: handlers.fanout,
+    chaos: chaosOf('stream'),
+  });
+  started.push(() => streamPoller.stop());
+  const unwatch = watchWrites(deps.db, streamPoller.wake);
+  started.push(unwatch);
+  const poll = (poller: QueuePoller) => started.push(() => poller.stop());
+  if (at.options.consumer !== false) {
+    poll(
+      startQueuePoller({
+        sqs: queues.events,
+        queueUrl: queues.queueUrl,
+        queueArn: queues.queueArn,
+        handler: handlers.deliver,
+        concurrency: at.options.consumerConcurrency,
+        chaos: chaosOf('queue:deliveries'),
+      }),
+    );
+  }
+  // Owner emails: their own queue and consumer, as in AWS (functions/notify.ts).
+  poll(
+    startQueuePoller({
+      sqs: queues.events,
+      queueUrl: queues.notifyQueueUrl,
+      queueArn: queues.notifyQueueArn,
+      handler: handlers.notify,
+      concurrency: 1,
+      chaos: chaosOf('queue:notifications'),
+    }),
+  );
+  // The voice platform's calls: the ingest queue and the same ingest handler, as in AWS (functions/ingest.ts).
+  poll(
+    startQueuePoller({
+      sqs: queues.events,
+      queueUrl: queues.ingest.url,
+      queueArn: queues.ingest.arn,
+      handler: handlers.ingest,
+      concurrency: 2,
+      chaos: chaosOf('queue:ingest'),
+    }),
+  );
+}
+
+/** The sweeper (at start it also sends what the last run left due), then the HTTP API. */
+async function startApi({ handlers, sweepEveryMs }: Pipeline, at: Where, started: Stops): Promise<HttpAdapter> {
+  const sweeper = startLocalSweeper({
+    run: handlers.sweep,
+    intervalMs: sweepEveryMs,
+    startupHorizonMs: sweepEveryMs,
+    chaos: at.chaosOf('sweeper'),
+  });
+  started.push(() => sweeper.stop());
+  const http = await startHttpAdapter(handlers, at.options.port ?? 0, at.options.host);
+  started.push(() => http.close());
+  return http;
 }
