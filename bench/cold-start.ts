@@ -20,10 +20,10 @@
  * Each round runs every function right after its reference (fresh processes), so both meet
  * the machine in the same state; a function whose reference takes little CPU runs several pairs
  * in its round, alternated, and the round takes each side's median process (ROUND_CPU_MS). A
- * function's ratio is the median of its rounds' ratios (BENCH_INIT_RUNS rounds, default 15),
+ * function's ratio is the median of its rounds' ratios (BENCH_INIT_RUNS rounds, default 11),
  * printed with their quartiles, its times the medians of its rounds.
  *
- *   npm run bench:cold-start         (BENCH_INIT_RUNS=15; BENCH_COLD_START_ONLY=GetShop,Deliver to measure a few)
+ *   npm run bench:cold-start         (BENCH_INIT_RUNS=11; BENCH_COLD_START_ONLY=GetShop,Deliver to measure a few)
  */
 import './lib/quiet';
 import { spawn } from 'node:child_process';
@@ -38,7 +38,7 @@ import { coldStartCases, seedTable, type ColdStartCase, type SdkClient } from '.
 import { functionEnvironments, lambdaVariables } from './lib/function-env';
 import { median, printTable, setting, spreadOf, verdict, withSpread } from './lib/stats';
 
-const RUNS = setting('BENCH_INIT_RUNS', 15);
+const RUNS = setting('BENCH_INIT_RUNS', 11);
 /** A comma-separated list of functions to measure (with their references) instead of all, while working on them. */
 const ONLY = process.env.BENCH_COLD_START_ONLY?.split(',')
   .map((s) => s.trim())

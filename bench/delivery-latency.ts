@@ -6,7 +6,7 @@
  * table's document client, the functions' and the event source's SQS clients). Target:
  * p99 ≤ 3× the floor's p50.
  *
- *   npm run bench:latency   (BENCH_LATENCY_ROUNDS=5, BENCH_EVENTS=500, BENCH_FLOOR_SAMPLES=200;
+ *   npm run bench:latency   (BENCH_LATENCY_ROUNDS=5, BENCH_EVENTS=400, BENCH_FLOOR_SAMPLES=150;
  *                            BENCH_INTERVAL_MS fixes the pace, which is otherwise set as below)
  *
  * One stack, warmed up once, then rounds: the floor, and right after it a measured run of
@@ -85,14 +85,14 @@ import {
 } from './lib/stats';
 
 const ROUNDS = setting('BENCH_LATENCY_ROUNDS', 5);
-const EVENTS = setting('BENCH_EVENTS', 500);
+const EVENTS = setting('BENCH_EVENTS', 400);
 const FIXED_INTERVAL = process.env.BENCH_INTERVAL_MS !== undefined;
 /** The fastest pace: one event every this many ms. */
 const MIN_INTERVAL_MS = setting('BENCH_INTERVAL_MS', 40);
 /** The share of a core the emulator may take at the measured runs' pace. */
 const EMULATOR_SHARE = 0.5;
 const CALIBRATION_EVENTS = 100;
-const FLOOR_SAMPLES = setting('BENCH_FLOOR_SAMPLES', 200);
+const FLOOR_SAMPLES = setting('BENCH_FLOOR_SAMPLES', 150);
 const WARMUP = 30;
 
 const P99_TARGET = 3;

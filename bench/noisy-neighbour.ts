@@ -14,7 +14,7 @@
  *   3. the hanging endpoint in another shop, sent test events while the healthy shop's
  *      events flow.
  *
- *   npm run bench:noisy   (BENCH_EVENTS=100, BENCH_INTERVAL_MS=200, BENCH_ROUNDS=5, BENCH_TEST_EVENTS=80, BENCH_SETTLE_MS=30000)
+ *   npm run bench:noisy   (BENCH_EVENTS=80, BENCH_INTERVAL_MS=200, BENCH_ROUNDS=5, BENCH_TEST_EVENTS=64, BENCH_SETTLE_MS=30000)
  *
  * The three runs are repeated in rounds, each round in another order, and each run is
  * compared with its own round's baseline; the verdict takes the median over the rounds,
@@ -53,10 +53,10 @@ import { countPerEndpoint, type EndpointTally } from './lib/per-endpoint';
 import { DynamoEventStore } from '../shared/store/events';
 import { mostInOneSecond, percentile, printTable, sleep, setting, spreadOf, verdict, withSpread } from './lib/stats';
 
-const EVENTS = setting('BENCH_EVENTS', 100);
+const EVENTS = setting('BENCH_EVENTS', 80);
 const INTERVAL_MS = setting('BENCH_INTERVAL_MS', 200);
 const ROUNDS = setting('BENCH_ROUNDS', 5);
-const TEST_EVENTS = setting('BENCH_TEST_EVENTS', 80);
+const TEST_EVENTS = setting('BENCH_TEST_EVENTS', 64);
 const SETTLE_MS = setting('BENCH_SETTLE_MS', 30_000);
 const WARMUP = 10;
 const HANGING_MAX = 25;
