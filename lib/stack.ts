@@ -11,7 +11,7 @@ import { Key } from 'aws-cdk-lib/aws-kms';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
-import { configFromContext } from './config';
+import { configFromContext, type ServiceConfig } from './config';
 import { Alarms } from './constructs/alarms';
 import { Api } from './constructs/api';
 import { ServiceDashboard } from './constructs/dashboard';
@@ -19,6 +19,14 @@ import { Delivery } from './constructs/delivery';
 import { CallIngest } from './constructs/ingest';
 import { DeliverySweeper } from './constructs/sweeper';
 import { ServiceTable } from './constructs/table';
+
+/** The constructs the alarms and outputs read. */
+interface Parts {
+  table: ServiceTable['table'];
+  api: Api;
+  delivery: Delivery;
+  ingest: CallIngest;
+}
 
 /** Wires the constructs; each concern lives in its own construct under lib/constructs. */
 export class ShopCallsStack extends Stack {
@@ -28,17 +36,7 @@ export class ShopCallsStack extends Stack {
     const logRetention = config.logRetentionDays as RetentionDays;
     const { table } = new ServiceTable(this, 'Data');
 
-    // Encrypts webhook signing secrets and stored idempotent responses (envelope encryption).
-    const secretsKey = new Key(this, 'SecretsKey', {
-      enableKeyRotation: true,
-      description: 'Shop Calls API: webhook secrets',
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
-    const cursorSecret = new Secret(this, 'CursorKey', {
-      description: 'HMAC key of list cursors (rotating it invalidates open cursors: clients restart the listing)',
-      generateSecretString: { passwordLength: 64, excludePunctuation: true },
-    });
-
+    const { secretsKey, cursorSecret } = this.#keys();
     const api = new Api(this, 'Api', { table, secretsKey, cursorSecret, config, logRetention });
     const delivery = new Delivery(this, 'Delivery', { table, secretsKey, config, logRetention });
     const ingest = new CallIngest(this, 'CallIngest', { table, config, logRetention });
@@ -57,7 +55,40 @@ export class ShopCallsStack extends Stack {
           'alarmEmail=ops@example.com (docs/deploy.md).',
       );
     }
-    const alarms = new Alarms(this, 'Alarms', {
+    const alarms = this.#alarms({ config, table, api, delivery, ingest, sweeper });
+    if (config.dashboard) {
+      new ServiceDashboard(this, 'Dashboard', {
+        httpApi: api.httpApi,
+        deliveryQueue: delivery.queue,
+        fanout: delivery.fanout,
+        consumer: delivery.consumer,
+        table,
+      });
+    }
+
+    this.#acknowledge(table, cursorSecret);
+    this.#outputs({ api, table, secretsKey, ingest, alarms });
+  }
+
+  /** The KMS key that seals webhook secrets and stored idempotent responses, and the cursors' HMAC key. */
+  #keys() {
+    // Encrypts webhook signing secrets and stored idempotent responses (envelope encryption).
+    const secretsKey = new Key(this, 'SecretsKey', {
+      enableKeyRotation: true,
+      description: 'Shop Calls API: webhook secrets',
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    const cursorSecret = new Secret(this, 'CursorKey', {
+      description: 'HMAC key of list cursors (rotating it invalidates open cursors: clients restart the listing)',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+    });
+
+    return { secretsKey, cursorSecret };
+  }
+
+  #alarms(parts: Parts & { config: ServiceConfig; sweeper: DeliverySweeper }): Alarms {
+    const { config, table, api, delivery, ingest, sweeper } = parts;
+    return new Alarms(this, 'Alarms', {
       httpApi: api.httpApi,
       streamConsumer: delivery.fanout,
       queueConsumer: { fn: delivery.consumer, timeout: delivery.consumerTimeout },
@@ -74,22 +105,14 @@ export class ShopCallsStack extends Stack {
       alarmEmail: config.alarmEmail,
       perFunctionAlarms: config.perFunctionAlarms,
     });
+  }
 
-    if (config.dashboard) {
-      new ServiceDashboard(this, 'Dashboard', {
-        httpApi: api.httpApi,
-        deliveryQueue: delivery.queue,
-        fanout: delivery.fanout,
-        consumer: delivery.consumer,
-        table,
-      });
-    }
-
+  /** cdk-nag findings that apply stack-wide, each with its reason. */
+  #acknowledge(table: ServiceTable['table'], cursorSecret: Secret): void {
     Validations.of(cursorSecret).acknowledge({
       id: 'AwsSolutions-SMG4',
       reason: 'Rotating the cursor key invalidates every open list cursor; it is rotated by hand (docs/operations.md).',
     });
-    // Stack-wide, with the reason each applies everywhere.
     Validations.of(this).acknowledge({
       id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
       reason:
@@ -102,7 +125,10 @@ export class ShopCallsStack extends Stack {
         'Table grants include its global secondary indexes (gsi1, and gsi2 the due index), which ' +
         'IAM expresses as index/*.',
     });
+  }
 
+  #outputs(parts: Pick<Parts, 'api' | 'table' | 'ingest'> & { secretsKey: Key; alarms: Alarms }): void {
+    const { api, table, secretsKey, ingest, alarms } = parts;
     new CfnOutput(this, 'ApiUrl', { value: api.url, description: 'Base URL; paths start with /v1' });
     new CfnOutput(this, 'TableName', { value: table.tableName });
     // With TableName, all the operator CLI needs (`npm run cli -- --stack NAME`, docs/deploy.md).
