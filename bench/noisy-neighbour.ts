@@ -14,7 +14,8 @@
  *   3. the hanging endpoint in another shop, sent test events while the healthy shop's
  *      events flow.
  *
- *   npm run bench:noisy   (BENCH_EVENTS=80, BENCH_INTERVAL_MS=200, BENCH_ROUNDS=5, BENCH_TEST_EVENTS=64, BENCH_SETTLE_MS=30000)
+ *   npm run bench:noisy   (BENCH_EVENTS=80, BENCH_INTERVAL_MS=200, BENCH_ROUNDS=5, BENCH_TEST_EVENTS=64,
+ *                          BENCH_SETTLE_MS=30000)
  *
  * The three runs are repeated in rounds, each round in another order, and each run is
  * compared with its own round's baseline; the verdict takes the median over the rounds,
@@ -75,7 +76,10 @@ interface RunResult {
   seconds: number;
   /** Where the healthy endpoint's time went, per event (ms, sorted): see stagesOf. */
   stages: Record<Stage, number[]>;
-  /** Table requests by operation from the first healthy event to the end of the run (every tenant's, warm-up included). */
+  /**
+   * Table requests by operation from the first healthy event to the end of the run (every tenant's,
+   * warm-up included).
+   */
   requests: Map<string, number>;
   /** Writes to each endpoint's item and queue messages for its deliveries, by endpoint id (warm-up included). */
   perEndpoint: Map<string, EndpointTally>;
@@ -240,7 +244,10 @@ async function newTenant(name: string): Promise<Tenant> {
   return { shop, key };
 }
 
-/** Healthy events paced (and a job for the ordered endpoint with every fifth); resolves when the healthy receiver has them all or SETTLE_MS after the last write. */
+/**
+ * Healthy events paced (and a job for the ordered endpoint with every fifth); resolves when the
+ * healthy receiver has them all or SETTLE_MS after the last write.
+ */
 async function healthyTraffic(t: Tenant, healthy: FaultReceiver, ordered?: OrderedJobs): Promise<Map<string, number>> {
   const written = new Map<string, number>();
   await paced(EVENTS, INTERVAL_MS, (i) =>
@@ -303,7 +310,10 @@ const otherShopRun = () =>
     return { written, receivers: { healthy, hanging } };
   });
 
-/** What run 2's ordered endpoint got, and what its chains cost in the table's units (as DynamoDB reports them, or estimated). */
+/**
+ * What run 2's ordered endpoint got, and what its chains cost in the table's units (as DynamoDB
+ * reports them, or estimated).
+ */
 async function summarizeOrdered(
   ordered: OrderedJobs,
   tallies: Map<string, OpTally> | undefined,
@@ -369,7 +379,8 @@ const rows = (['1', '2', '3'] as Config[]).flatMap((c) =>
   }),
 );
 printTable(
-  `Noisy neighbour: healthy endpoint, event written → verified receipt, ms (${EVENTS} events, one every ${INTERVAL_MS} ms; ${ROUNDS} rounds)`,
+  'Noisy neighbour: healthy endpoint, event written → verified receipt, ms ' +
+    `(${EVENTS} events, one every ${INTERVAL_MS} ms; ${ROUNDS} rounds)`,
   ['run', 'delivered', 'p50', 'p90', 'p99', 'max', "p50 vs round's baseline", "p90 vs round's baseline"],
   rows,
 );
@@ -416,7 +427,8 @@ printTable(
   ],
 );
 printTable(
-  "Run 2's ordered endpoint (ordering per_resource; its first delivery fails, retried a minute later): a job's job.created and job.approved with every fifth healthy event",
+  "Run 2's ordered endpoint (ordering per_resource; its first delivery fails, retried a minute later): " +
+    "a job's job.created and job.approved with every fifth healthy event",
   [
     'round',
     'jobs',
@@ -445,7 +457,8 @@ printTable(
   }),
 );
 printTable(
-  `The rate-limited endpoint (rate_limit: ${RATE}, sent the same ${EVENTS} events at ${(1000 / INTERVAL_MS).toFixed(0)}/s) beside the healthy one, in run 2`,
+  `The rate-limited endpoint (rate_limit: ${RATE}, sent the same ${EVENTS} events ` +
+    `at ${(1000 / INTERVAL_MS).toFixed(0)}/s) beside the healthy one, in run 2`,
   ['round', 'delivered', 'most started in any 1 s', 'target', 'result'],
   results['2'].map((r, i) => {
     const most = mostInOneSecond((r.receivers.limited?.receipts ?? []).map((x) => x.at));
@@ -460,7 +473,8 @@ printTable(
   }),
 );
 printTable(
-  "What the rate limit costs per delivery, in run 2: writes to the endpoint's own item (admissions, attempts' ends) and queue messages",
+  "What the rate limit costs per delivery, in run 2: writes to the endpoint's own item " +
+    "(admissions, attempts' ends) and queue messages",
   ['round', 'endpoint', 'item writes', 'write units', 'queue messages', 'extra write units vs healthy'],
   results['2'].flatMap((r, i) => {
     const per = (name: string) => {
@@ -488,7 +502,8 @@ const runs: [string, RunResult][] = (['1', '2', '3'] as Config[]).flatMap((c) =>
   results[c].map((r, i): [string, RunResult] => [`${c}, round ${i + 1}`, r]),
 );
 printTable(
-  'Table requests during each run, per healthy event (the one DynamoDB Local serves ingest, fan-out, consumer, API and sweeper alike)',
+  'Table requests during each run, per healthy event ' +
+    '(the one DynamoDB Local serves ingest, fan-out, consumer, API and sweeper alike)',
   ['run', 'per event', 'by operation'],
   runs.map(([n, r]) => [
     n,
@@ -510,7 +525,8 @@ printTable(
   ]),
 );
 console.log(
-  `\nRun times: ${runs.map(([n, r]) => `${n}: ${r.seconds.toFixed(0)} s`).join(', ')}. A run ends when the healthy receiver has all ${EVENTS} events, or ${settleS} s after the last write.`,
+  `\nRun times: ${runs.map(([n, r]) => `${n}: ${r.seconds.toFixed(0)} s`).join(', ')}. ` +
+    `A run ends when the healthy receiver has all ${EVENTS} events, or ${settleS} s after the last write.`,
 );
 const rejected = runs.flatMap(([, r]) => Object.values(r.receivers)).reduce((n, r) => n + r.rejected, 0);
 if (rejected > 0) throw new Error(`${rejected} requests failed signature verification`);
